@@ -1,0 +1,91 @@
+//! Thin PyO3 binding: `simulate(config_json) -> dict` plus typed exceptions.
+//! All logic lives in the pure-Rust `ccfair-sim` crate.
+
+use ccfair_sim::{config::RunConfig, error::SimError, result::RunResult};
+use pyo3::create_exception;
+use pyo3::exceptions::PyValueError;
+use pyo3::prelude::*;
+use pyo3::types::PyDict;
+
+create_exception!(_core, SimConfigError, PyValueError, "The run configuration could not be decoded.");
+create_exception!(_core, SimValueError, PyValueError, "A configuration value is out of range; args = (field, message).");
+
+fn to_py_err(e: SimError) -> PyErr {
+    match e {
+        SimError::Config(m) => SimConfigError::new_err(m),
+        SimError::Invalid { field, msg } => SimValueError::new_err((field, msg)),
+    }
+}
+
+fn result_to_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyDict>> {
+    let d = PyDict::new(py);
+    d.set_item("duration_ns", r.duration_ns)?;
+    d.set_item("bin_ns", r.bin_ns)?;
+    d.set_item("sample_ns", r.sample_ns)?;
+    d.set_item("sojourn_bin_ns", r.sojourn_bin_ns)?;
+    d.set_item("bottleneck_rate_bps", r.bottleneck_rate_bps)?;
+    let flows = pyo3::types::PyList::empty(py);
+    for f in r.flows {
+        let fd = PyDict::new(py);
+        fd.set_item("name", f.name)?;
+        fd.set_item("cca", f.cca)?;
+        fd.set_item("rtt_ns", f.rtt_ns)?;
+        fd.set_item("start_ns", f.start_ns)?;
+        fd.set_item("delivered_bytes", f.delivered_bytes)?;
+        fd.set_item("sent_packets", f.sent_packets)?;
+        fd.set_item("retransmissions", f.retransmissions)?;
+        fd.set_item("losses_detected", f.losses_detected)?;
+        fd.set_item("drops", f.drops)?;
+        fd.set_item("rto_count", f.rto_count)?;
+        fd.set_item("min_rtt_ns", f.min_rtt_ns)?;
+        fd.set_item("mean_rtt_ns", f.mean_rtt_ns)?;
+        fd.set_item("recoveries", f.recoveries)?;
+        flows.append(fd)?;
+    }
+    d.set_item("flows", flows)?;
+    d.set_item("link_tx_bytes", r.link_tx_bytes)?;
+    d.set_item("queue_time_ns", r.queue_time_ns)?;
+    d.set_item("queue_packets", r.queue_packets)?;
+    d.set_item("queue_bytes", r.queue_bytes)?;
+    d.set_item("sojourn_bin", r.sojourn_bin)?;
+    d.set_item("sojourn_count", r.sojourn_count)?;
+    d.set_item("sojourn_sum_ns_per_bin", r.sojourn_sum_ns_per_bin)?;
+    d.set_item("sojourn_pkts_per_bin", r.sojourn_pkts_per_bin)?;
+    let t = PyDict::new(py);
+    t.set_item("flow", r.trace.flow)?;
+    t.set_item("time_ns", r.trace.time_ns)?;
+    t.set_item("cwnd_pkts", r.trace.cwnd_pkts)?;
+    t.set_item("inflight_pkts", r.trace.inflight_pkts)?;
+    t.set_item("srtt_ns", r.trace.srtt_ns)?;
+    t.set_item("pacing_rate_bps", r.trace.pacing_rate_bps)?;
+    t.set_item("ssthresh_pkts", r.trace.ssthresh_pkts)?;
+    d.set_item("trace", t)?;
+    d.set_item("events", r.events)?;
+    d.set_item("data_packets", r.data_packets)?;
+    d.set_item("wall_ns", r.wall_ns)?;
+    Ok(d)
+}
+
+/// Run one simulation. `config_json` is a serialized `RunConfig` (all units resolved).
+#[pyfunction]
+fn simulate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = RunConfig::from_json(config_json).map_err(to_py_err)?;
+    let res = py.allow_threads(move || ccfair_sim::run(&cfg));
+    result_to_dict(py, res)
+}
+
+/// Names of the congestion-control algorithms the simulator knows, with their sources.
+#[pyfunction]
+fn ccas() -> Vec<(String, String)> {
+    ccfair_sim::cc::catalogue().iter().map(|(n, s)| (n.to_string(), s.to_string())).collect()
+}
+
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(ccas, m)?)?;
+    m.add("SimConfigError", m.py().get_type::<SimConfigError>())?;
+    m.add("SimValueError", m.py().get_type::<SimValueError>())?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

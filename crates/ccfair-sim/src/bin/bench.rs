@@ -1,0 +1,163 @@
+//! Simulator benchmark (wall time per run and simulated data packets per wall
+//! second), and a tiny driver for ad-hoc runs.
+//!
+//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- table [--reps N]
+//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED]
+//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- json FILE.json
+//!
+//! `table` prints the S0 base case (CUBIC vs BBR, 10 Mbit/s, 50 ms, 0.5 BDP,
+//! 45 s) and the scaling table (rates at 2 CUBIC flows, flow counts at
+//! 100 Mbit/s ... see docs/benchmarks.md) as medians over N repetitions.
+
+use ccfair_sim::config::{BottleneckConfig, FlowConfig, QdiscConfig, RunConfig};
+use std::time::Instant;
+
+fn flow(name: &str, cca: &str, rtt_ms: u64, start_ms: u64) -> FlowConfig {
+    FlowConfig {
+        name: name.into(),
+        cca: cca.into(),
+        pacing: false,
+        rtt_ns: rtt_ms * 1_000_000,
+        start_ns: start_ms * 1_000_000,
+        start_jitter_ns: 0,
+        stop_ns: None,
+        mss_bytes: 1448,
+        rwnd_init_pkts: 200,
+        rwnd_max_pkts: None,
+        init_cwnd_pkts: 10,
+        delayed_ack: true,
+    }
+}
+
+fn cfg(rate_bps: u64, rtt_ms: u64, buf_bdp: f64, flows: Vec<FlowConfig>, duration_s: u64, seed: u64) -> RunConfig {
+    let bdp_pkts = rate_bps as f64 / 8.0 * (rtt_ms as f64 / 1000.0) / 1500.0;
+    let limit = ((bdp_pkts * buf_bdp).round() as u64).max(1);
+    RunConfig {
+        duration_ns: duration_s * 1_000_000_000,
+        seed,
+        bin_ns: 100_000_000,
+        sample_ns: 10_000_000,
+        sojourn_bin_ns: 100_000,
+        window_start_ns: None,
+        window_end_ns: None,
+        trace: false,
+        bottleneck: BottleneckConfig {
+            rate_bps,
+            delay_ns: 0,
+            qdisc: QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
+        },
+        flows,
+    }
+}
+
+fn s0(seed: u64) -> RunConfig {
+    cfg(10_000_000, 50, 0.5, vec![flow("A", "cubic", 50, 0), flow("B", "bbr", 50, 5000)], 45, seed)
+}
+
+struct Measure {
+    wall_ms: f64,
+    pkts_per_s: f64,
+    pkts: u64,
+    events: u64,
+}
+
+fn measure(c: &RunConfig, reps: usize) -> Measure {
+    let mut walls = Vec::new();
+    let mut pkts = 0;
+    let mut events = 0;
+    for _ in 0..reps {
+        let t = Instant::now();
+        let r = ccfair_sim::run(c);
+        walls.push(t.elapsed().as_secs_f64());
+        pkts = r.data_packets;
+        events = r.events;
+    }
+    walls.sort_by(|a, b| a.partial_cmp(b).unwrap());
+    let med = walls[walls.len() / 2];
+    Measure { wall_ms: med * 1e3, pkts_per_s: pkts as f64 / med, pkts, events }
+}
+
+fn print_row(label: &str, m: &Measure, base: f64) {
+    println!(
+        "| {label:<38} | {:>9.2} | {:>11} | {:>10.2} M | {:>5.2} | {:>11} |",
+        m.wall_ms,
+        m.pkts,
+        m.pkts_per_s / 1e6,
+        m.pkts_per_s / base,
+        m.events
+    );
+}
+
+fn table(reps: usize) {
+    println!("median of {reps} runs; ratio = packets/s relative to the S0 base case\n");
+    println!("| scenario                               | wall (ms) | data pkts   | pkts/wall-s  | ratio | events      |");
+    println!("|----------------------------------------|-----------|-------------|--------------|-------|-------------|");
+    let base = measure(&s0(1), reps);
+    print_row("S0 base: cubic vs bbr 10M 50ms 0.5BDP 45s", &base, base.pkts_per_s);
+    let b = base.pkts_per_s;
+    for (rate, label, dur) in [
+        (10_000_000u64, "10 Mbit/s", 45u64),
+        (100_000_000, "100 Mbit/s", 45),
+        (1_000_000_000, "1 Gbit/s", 10),
+        (10_000_000_000, "10 Gbit/s", 3),
+    ] {
+        let c = cfg(rate, 50, 1.0, vec![flow("A", "cubic", 50, 0), flow("B", "cubic", 50, 0)], dur, 1);
+        let m = measure(&c, reps);
+        print_row(&format!("2 cubic, {label}, 50ms, 1BDP, {dur}s"), &m, b);
+    }
+    for (n, rate, dur) in [(2usize, 100_000_000u64, 20u64), (20, 100_000_000, 20), (200, 1_000_000_000, 5), (2000, 10_000_000_000, 2)] {
+        let flows = (0..n).map(|i| flow(&format!("f{i}"), "cubic", 50, (i as u64 * 7) % 1000)).collect();
+        let c = cfg(rate, 50, 1.0, flows, dur, 1);
+        let m = measure(&c, reps);
+        print_row(&format!("{n} cubic, {} Mbit/s, 50ms, 1BDP, {dur}s", rate / 1_000_000), &m, b);
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    match args.get(1).map(String::as_str) {
+        Some("table") => {
+            let reps = args.iter().position(|a| a == "--reps").and_then(|i| args.get(i + 1)).and_then(|s| s.parse().ok()).unwrap_or(5);
+            table(reps);
+        }
+        Some("one") => {
+            let a = &args[2];
+            let b = &args[3];
+            let rate: u64 = args[4].parse().unwrap();
+            let rtt: u64 = args[5].parse().unwrap();
+            let buf: f64 = args[6].parse().unwrap();
+            let seed: u64 = args.get(7).and_then(|s| s.parse().ok()).unwrap_or(1);
+            let c = cfg(rate * 1_000_000, rtt, buf, vec![flow("A", a, rtt, 0), flow("B", b, rtt, 5000)], 45, seed);
+            let r = ccfair_sim::run(&c);
+            let bins = |v: &Vec<u64>| v[100..450].iter().sum::<u64>();
+            let (ba, bb) = (bins(&r.flows[0].delivered_bytes), bins(&r.flows[1].delivered_bytes));
+            let link: u64 = r.link_tx_bytes[100..450].iter().sum();
+            println!(
+                "A {a}: {:.2} Mbit/s rtx {} rto {} | B {b}: {:.2} Mbit/s rtx {} rto {} | util {:.3} | share B {:.3} | wall {:.1} ms pkts {}",
+                ba as f64 * 8.0 / 35e6,
+                r.flows[0].retransmissions,
+                r.flows[0].rto_count,
+                bb as f64 * 8.0 / 35e6,
+                r.flows[1].retransmissions,
+                r.flows[1].rto_count,
+                link as f64 * 8.0 / (rate as f64 * 1e6 * 35.0),
+                bb as f64 / (ba + bb) as f64,
+                r.wall_ns as f64 / 1e6,
+                r.data_packets
+            );
+        }
+        Some("json") => {
+            let s = std::fs::read_to_string(&args[2]).expect("read file");
+            let c = RunConfig::from_json(&s).unwrap_or_else(|e| {
+                eprintln!("error: {e}");
+                std::process::exit(2)
+            });
+            let r = ccfair_sim::run(&c);
+            println!("{}", serde_json::to_string(&r).unwrap());
+        }
+        _ => {
+            eprintln!("usage: ccfair-bench table [--reps N] | one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED] | json FILE");
+            std::process::exit(2);
+        }
+    }
+}

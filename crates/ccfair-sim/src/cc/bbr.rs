@@ -1,0 +1,1781 @@
+//! BBR version 1 (Bottleneck Bandwidth and Round-trip propagation time).
+//!
+//! Algorithm (Linux `tcp_bbr.c`, draft-cardwell-iccrg-bbr-congestion-control-00):
+//!   - model the path on every ACK: `btl_bw` = windowed max of delivery-rate
+//!     samples over 10 packet-timed rounds; `min_rtt` = min RTT over 10 s;
+//!   - pacing_rate = pacing_gain * btl_bw * 99 %; cwnd = cwnd_gain * BDP +
+//!     ACK-aggregation allowance + quantization (TSO) budget, floor 4 packets;
+//!   - state machine: STARTUP (gains 2/ln2) until 3 rounds without 25 % bw
+//!     growth -> DRAIN (pacing 1/2.885) until in-flight <= BDP -> PROBE_BW
+//!     (pacing-gain cycle 5/4, 3/4, 1 x 6, one phase per min_rtt, random
+//!     initial phase) <-> PROBE_RTT (cwnd 4 for >= 200 ms and one round,
+//!     entered when min_rtt is 10 s old);
+//!   - losses: packet conservation during the first round of recovery, then
+//!     at most 2 packets per packet acked; cwnd restored on leaving recovery;
+//!   - long-term ("LT") bandwidth: detect a token-bucket policer from two
+//!     consistent lossy intervals and then pace at the policed rate for 48 rounds.
+//!
+//! Sources: Linux net/ipv4/tcp_bbr.c (v5.x/6.x, including the ACK-aggregation
+//! `extra_acked` allowance merged in 5.1) and lib/win_minmax.c (Kathleen
+//! Nichols' windowed min/max); draft-cardwell-iccrg-bbr-congestion-control-00;
+//! Cardwell et al., "BBR: Congestion-Based Congestion Control", ACM Queue 14(5), 2016.
+//! The code here is written from those descriptions, not copied.
+//!
+//! Units, as in Linux: gains are fixed point with `BBR_UNIT` = 256 = 1.0;
+//! bandwidth is packets per microsecond << `BW_SCALE` (24); RTTs are whole
+//! microseconds (`min_rtt_us`); timestamps are the simulator's ns clock
+//! (Linux uses µs `tcp_mstamp` and jiffies, i.e. coarser). All arithmetic is
+//! integer, so runs are bit-for-bit deterministic.
+//!
+//! Simplifications against Linux (see docs/fidelity.md):
+//!   - `bbr_packets_in_net_at_edt`: the earliest departure time of the next
+//!     packet is taken as "now" (the trait does not expose `tcp_wstamp_ns`), so
+//!     no in-flight is credited as drained before the next departure; the
+//!     difference is at most one pacing interval's worth of packets;
+//!   - `rs->is_ack_delayed` is not modelled (treated as false);
+//!   - `sk_max_pacing_rate` is unlimited; `GSO_MAX_SIZE - 1 - MAX_TCP_HEADER`
+//!     uses MAX_TCP_HEADER = 320 bytes (x86-64 defaults).
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+
+use super::{CaEvent, CaState, CongestionControl, RateSample, TcpCc, INFINITE_SSTHRESH};
+
+/// Bandwidth scale: bw is packets/µs << 24 (one unit ~ 715 bit/s at 1500 B).
+pub const BW_SCALE: u32 = 24;
+pub const BW_UNIT: u64 = 1 << BW_SCALE;
+/// Gain scale: 256 = 1.0.
+pub const BBR_SCALE: u32 = 8;
+pub const BBR_UNIT: u32 = 1 << BBR_SCALE;
+
+/// Phases in the PROBE_BW pacing-gain cycle.
+pub const CYCLE_LEN: usize = 8;
+/// Window of the max-bandwidth filter, packet-timed rounds (CYCLE_LEN + 2).
+pub const BW_FILTER_WINDOW_ROUNDS: u32 = CYCLE_LEN as u32 + 2;
+/// Window of the min_rtt filter, ns (10 s).
+pub const MIN_RTT_WINDOW_NS: u64 = 10_000_000_000;
+/// Minimum time spent at `CWND_MIN_TARGET_PKTS` in PROBE_RTT, ns (200 ms).
+pub const PROBE_RTT_DURATION_NS: u64 = 200_000_000;
+/// Below this pacing rate TSO is skipped (min TSO segs 1, else 2), bit/s.
+pub const MIN_TSO_RATE_BITS_PER_S: u64 = 1_200_000;
+/// Pace this many percent below the estimated bandwidth.
+pub const PACING_MARGIN_PERCENT: u64 = 1;
+/// STARTUP pacing and cwnd gain 2/ln 2 = 2.885, in BBR_UNIT (= 739).
+pub const HIGH_GAIN: u32 = BBR_UNIT * 2885 / 1000 + 1;
+/// DRAIN pacing gain 1/2.885, in BBR_UNIT (= 88).
+pub const DRAIN_GAIN: u32 = BBR_UNIT * 1000 / 2885;
+/// PROBE_BW cwnd gain 2.0, in BBR_UNIT.
+pub const CWND_GAIN: u32 = BBR_UNIT * 2;
+/// PROBE_BW pacing gains, in BBR_UNIT: probe 5/4, drain 3/4, cruise 1 x 6.
+pub const PACING_GAIN_CYCLE: [u32; CYCLE_LEN] = [
+    BBR_UNIT * 5 / 4,
+    BBR_UNIT * 3 / 4,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+    BBR_UNIT,
+];
+/// The initial gain-cycle phase is randomised over this many phases.
+pub const CYCLE_RAND: u32 = 7;
+/// Minimum cwnd, and the cwnd of PROBE_RTT, packets.
+pub const CWND_MIN_TARGET_PKTS: u32 = 4;
+/// Bandwidth growth that counts as "still growing" in STARTUP: 1.25, in BBR_UNIT.
+pub const FULL_BW_THRESH: u32 = BBR_UNIT * 5 / 4;
+/// Rounds without such growth before the pipe is deemed full.
+pub const FULL_BW_CNT_ROUNDS: u32 = 3;
+/// Minimum length of a long-term bw sampling interval, rounds.
+pub const LT_INTVL_MIN_ROUNDS: u32 = 4;
+/// Lost/delivered ratio above which an LT interval is "lossy": 50/256 ~ 20 %.
+pub const LT_LOSS_THRESH: u64 = 50;
+/// Two LT intervals are consistent if their bw differs by <= 1/8 (BBR_UNIT)...
+pub const LT_BW_RATIO: u64 = BBR_UNIT as u64 / 8;
+/// ... or by <= 4 kbit/s = 500 bytes/s.
+pub const LT_BW_DIFF_BYTES_PER_S: u64 = 4000 / 8;
+/// Rounds to keep using the policed rate `lt_bw` once detected.
+pub const LT_BW_MAX_ROUNDS: u32 = 48;
+/// Gain on the ACK-aggregation allowance, in BBR_UNIT (1.0 = on, Linux default).
+pub const EXTRA_ACKED_GAIN: u32 = BBR_UNIT;
+/// Window of the extra_acked max filter, rounds (two halves of 5).
+pub const EXTRA_ACKED_WIN_ROUNDS: u32 = 5;
+/// Reset the ACK-aggregation epoch after this many packets acked in it.
+pub const ACK_EPOCH_ACKED_RESET_THRESH_PKTS: u32 = 1 << 20;
+/// The aggregation allowance is capped at bw x this, µs (100 ms).
+pub const EXTRA_ACKED_MAX_US: u64 = 100_000;
+/// `TCP_INIT_CWND`, packets: cwnd cap while no RTT sample exists.
+pub const INIT_CWND_PKTS: u32 = 10;
+/// `sk_pacing_shift`: TSO autosizing aims at ~1 ms (2^-10 s) of data per skb.
+pub const PACING_SHIFT: u32 = 10;
+/// `GSO_MAX_SIZE - 1 - MAX_TCP_HEADER`, bytes (65536 - 1 - 320).
+pub const TSO_MAX_BYTES: u64 = 65536 - 1 - 320;
+/// Largest TSO goal, segments (0x7F).
+pub const TSO_SEGS_MAX: u32 = 0x7f;
+/// Default RTT for the initial pacing rate when no sample exists, µs (1 ms).
+pub const DEFAULT_RTT_US: u64 = 1_000;
+
+/// `min_rtt_us` before any RTT sample (Linux: ~0U).
+const NO_RTT_US: u64 = u64::MAX;
+
+/// BBR's modes (Linux `enum bbr_mode`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BbrMode {
+    /// Ramp up the sending rate rapidly to fill the pipe.
+    Startup,
+    /// Drain the queue created in STARTUP.
+    Drain,
+    /// Pace around the estimated bandwidth, cycling gains to probe and share.
+    ProbeBw,
+    /// Cut in-flight to 4 packets to re-measure min_rtt.
+    ProbeRtt,
+}
+
+/// One sample of a windowed min/max tracker: (time, value).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct MinmaxSample {
+    t: u32,
+    v: u64,
+}
+
+/// Kathleen Nichols' windowed max (Linux lib/win_minmax.c): keeps the best,
+/// second-best and third-best samples from successively later sub-windows,
+/// so the max over the last `win` time units is tracked in O(1).
+/// Time here is BBR's round count; wrap-around arithmetic as in Linux.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct WindowedMax {
+    s: [MinmaxSample; 3],
+}
+
+impl WindowedMax {
+    /// Current windowed max.
+    pub fn get(&self) -> u64 {
+        self.s[0].v
+    }
+
+    /// Forget everything; the window holds just (t, v).
+    pub fn reset(&mut self, t: u32, v: u64) -> u64 {
+        let s = MinmaxSample { t, v };
+        self.s = [s; 3];
+        v
+    }
+
+    /// Add measurement `v` taken at time `t`; return the windowed max.
+    pub fn update(&mut self, win: u32, t: u32, v: u64) -> u64 {
+        let val = MinmaxSample { t, v };
+        // A new overall max, or nothing left in the window: start afresh.
+        if v >= self.s[0].v || t.wrapping_sub(self.s[2].t) > win {
+            return self.reset(t, v);
+        }
+        if v >= self.s[1].v {
+            self.s[1] = val;
+            self.s[2] = val;
+        } else if v >= self.s[2].v {
+            self.s[2] = val;
+        }
+        self.subwin_update(win, val)
+    }
+
+    /// Age the choices: promote the 2nd/3rd best as the best leaves the window,
+    /// and take fresh 2nd/3rd choices from later quarters/halves of the window.
+    fn subwin_update(&mut self, win: u32, val: MinmaxSample) -> u64 {
+        let dt = val.t.wrapping_sub(self.s[0].t);
+        if dt > win {
+            self.s[0] = self.s[1];
+            self.s[1] = self.s[2];
+            self.s[2] = val;
+            if val.t.wrapping_sub(self.s[0].t) > win {
+                self.s[0] = self.s[1];
+                self.s[1] = self.s[2];
+                self.s[2] = val;
+            }
+        } else if self.s[1].t == self.s[0].t && dt > win / 4 {
+            self.s[1] = val;
+            self.s[2] = val;
+        } else if self.s[2].t == self.s[1].t && dt > win / 2 {
+            self.s[2] = val;
+        }
+        self.s[0].v
+    }
+}
+
+/// BBRv1 congestion control block (Linux `struct bbr`).
+#[derive(Debug, Clone)]
+pub struct Bbr {
+    rng: Pcg64Mcg,
+    mode: BbrMode,
+    /// Min RTT in the 10 s window, µs (`NO_RTT_US` before any sample).
+    min_rtt_us: u64,
+    /// When `min_rtt_us` was last set or refreshed, ns.
+    min_rtt_stamp_ns: u64,
+    /// End of the PROBE_RTT dwell, ns (None until in-flight reached 4).
+    probe_rtt_done_ns: Option<u64>,
+    probe_rtt_round_done: bool,
+    /// Max delivery rate over the last 10 rounds, packets/µs << 24.
+    bw: WindowedMax,
+    /// Packet-timed rounds elapsed.
+    rtt_cnt: u32,
+    /// `tp.delivered` at which the current round ends.
+    next_rtt_delivered: u64,
+    /// Start of the current gain-cycle phase (`delivered_time_ns` then), ns.
+    cycle_start_ns: u64,
+    cycle_idx: usize,
+    prev_ca_state: CaState,
+    packet_conservation: bool,
+    round_start: bool,
+    idle_restart: bool,
+    pacing_gain: u32,
+    cwnd_gain: u32,
+    full_bw_reached: bool,
+    full_bw_cnt: u32,
+    /// Bandwidth at the last 25 % growth in STARTUP, packets/µs << 24.
+    full_bw: u64,
+    has_seen_rtt: bool,
+    /// cwnd saved on entering recovery or PROBE_RTT, packets.
+    prior_cwnd: u32,
+    // Long-term (policer) bandwidth sampling.
+    lt_is_sampling: bool,
+    lt_rtt_cnt: u32,
+    lt_use_bw: bool,
+    /// Long-term delivery rate, packets/µs << 24.
+    lt_bw: u64,
+    lt_last_delivered: u64,
+    /// Start of the LT interval, ms (Linux keeps ms here too).
+    lt_last_stamp_ms: u64,
+    lt_last_lost: u64,
+    // ACK aggregation.
+    ack_epoch_start_ns: u64,
+    ack_epoch_acked: u32,
+    extra_acked: [u32; 2],
+    extra_acked_win_rtts: u32,
+    extra_acked_win_idx: usize,
+}
+
+impl Bbr {
+    /// A fresh BBR; `seed` drives the random initial PROBE_BW phase.
+    pub fn new(seed: u64) -> Bbr {
+        let mut bw = WindowedMax::default();
+        bw.reset(0, 0);
+        Bbr {
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            mode: BbrMode::Startup,
+            min_rtt_us: NO_RTT_US,
+            min_rtt_stamp_ns: 0,
+            probe_rtt_done_ns: None,
+            probe_rtt_round_done: false,
+            bw,
+            rtt_cnt: 0,
+            next_rtt_delivered: 0,
+            cycle_start_ns: 0,
+            cycle_idx: 0,
+            prev_ca_state: CaState::Open,
+            packet_conservation: false,
+            round_start: false,
+            idle_restart: false,
+            // Linux leaves these 0 until the first ACK; STARTUP's values are
+            // what the first ACK sets, so start with them for observability.
+            pacing_gain: HIGH_GAIN,
+            cwnd_gain: HIGH_GAIN,
+            full_bw_reached: false,
+            full_bw_cnt: 0,
+            full_bw: 0,
+            has_seen_rtt: false,
+            prior_cwnd: 0,
+            lt_is_sampling: false,
+            lt_rtt_cnt: 0,
+            lt_use_bw: false,
+            lt_bw: 0,
+            lt_last_delivered: 0,
+            lt_last_stamp_ms: 0,
+            lt_last_lost: 0,
+            ack_epoch_start_ns: 0,
+            ack_epoch_acked: 0,
+            extra_acked: [0, 0],
+            extra_acked_win_rtts: 0,
+            extra_acked_win_idx: 0,
+        }
+    }
+
+    /// Current mode of the state machine.
+    pub fn mode(&self) -> BbrMode {
+        self.mode
+    }
+
+    /// Current pacing gain, in BBR_UNIT (256 = 1.0).
+    pub fn pacing_gain(&self) -> u32 {
+        self.pacing_gain
+    }
+
+    /// Current cwnd gain, in BBR_UNIT (256 = 1.0).
+    pub fn cwnd_gain(&self) -> u32 {
+        self.cwnd_gain
+    }
+
+    /// Index into `PACING_GAIN_CYCLE` (meaningful in PROBE_BW).
+    pub fn cycle_idx(&self) -> usize {
+        self.cycle_idx
+    }
+
+    /// Windowed min RTT, µs (None before any sample).
+    pub fn min_rtt_us(&self) -> Option<u64> {
+        (self.min_rtt_us != NO_RTT_US).then_some(self.min_rtt_us)
+    }
+
+    /// Whether STARTUP estimated the pipe full.
+    pub fn full_bw_reached(&self) -> bool {
+        self.full_bw_reached
+    }
+
+    /// Whether the policer estimate `lt_bw` is in use.
+    pub fn lt_use_bw(&self) -> bool {
+        self.lt_use_bw
+    }
+
+    /// Packet-timed rounds elapsed.
+    pub fn round_count(&self) -> u32 {
+        self.rtt_cnt
+    }
+
+    /// Windowed max delivery rate, packets/µs << 24 (`bbr_max_bw`).
+    pub fn max_bw(&self) -> u64 {
+        self.bw.get()
+    }
+
+    /// Bandwidth estimate in use, packets/µs << 24 (`bbr_bw`: lt_bw if policed).
+    pub fn bw(&self) -> u64 {
+        if self.lt_use_bw {
+            self.lt_bw
+        } else {
+            self.max_bw()
+        }
+    }
+
+    /// Bandwidth estimate in use, payload bytes per second (as `bbr_get_info`).
+    pub fn bw_bytes_per_s(&self, mss: u32) -> u64 {
+        ((self.bw() as u128 * mss as u128 * 1_000_000) >> BW_SCALE) as u64
+    }
+
+    fn extra_acked_max(&self) -> u32 {
+        self.extra_acked[0].max(self.extra_acked[1])
+    }
+
+    /// `bbr_rate_bytes_per_sec`: bw (pkts/µs << 24) x gain x (1 - margin) in
+    /// payload bytes/s.
+    fn rate_bytes_per_sec(mss: u32, rate: u64, gain: u32) -> u64 {
+        let mut r = rate as u128 * mss as u128;
+        r = (r * gain as u128) >> BBR_SCALE;
+        r *= (1_000_000 / 100 * (100 - PACING_MARGIN_PERCENT)) as u128;
+        (r >> BW_SCALE).min(u64::MAX as u128) as u64
+    }
+
+    /// `bbr_init_pacing_rate_from_rtt`: high_gain x cwnd / srtt (1 ms if none).
+    fn init_pacing_rate_from_rtt(&mut self, tp: &mut TcpCc) {
+        let rtt_us = if tp.srtt_ns != 0 {
+            self.has_seen_rtt = true;
+            (tp.srtt_ns / 1000).max(1)
+        } else {
+            DEFAULT_RTT_US
+        };
+        let bw = tp.cwnd as u64 * BW_UNIT / rtt_us;
+        tp.pacing_rate_bytes_per_s = Self::rate_bytes_per_sec(tp.mss, bw, HIGH_GAIN);
+    }
+
+    /// `bbr_set_pacing_rate`: never lower the rate before the pipe is full.
+    fn set_pacing_rate(&mut self, tp: &mut TcpCc, bw: u64, gain: u32) {
+        let rate = Self::rate_bytes_per_sec(tp.mss, bw, gain);
+        if !self.has_seen_rtt && tp.srtt_ns != 0 {
+            self.init_pacing_rate_from_rtt(tp);
+        }
+        if self.full_bw_reached || rate > tp.pacing_rate_bytes_per_s {
+            tp.pacing_rate_bytes_per_s = rate;
+        }
+    }
+
+    /// `bbr_min_tso_segs`.
+    fn min_tso_segs(tp: &TcpCc) -> u32 {
+        if tp.pacing_rate_bytes_per_s < MIN_TSO_RATE_BITS_PER_S >> 3 {
+            1
+        } else {
+            2
+        }
+    }
+
+    /// `bbr_tso_segs_goal`: segments in ~1 ms at the pacing rate, >= min TSO segs.
+    fn tso_segs_goal(tp: &TcpCc) -> u32 {
+        let bytes = (tp.pacing_rate_bytes_per_s >> PACING_SHIFT).min(TSO_MAX_BYTES);
+        let segs = ((bytes / tp.mss.max(1) as u64) as u32).max(Self::min_tso_segs(tp));
+        segs.min(TSO_SEGS_MAX)
+    }
+
+    /// `bbr_save_cwnd`: remember the last known good cwnd.
+    fn save_cwnd(&mut self, cwnd: u32) {
+        if self.prev_ca_state < CaState::Recovery && self.mode != BbrMode::ProbeRtt {
+            self.prior_cwnd = cwnd;
+        } else {
+            // Recovery or PROBE_RTT have cut cwnd temporarily.
+            self.prior_cwnd = self.prior_cwnd.max(cwnd);
+        }
+    }
+
+    /// `bbr_bdp`: ceil(bw x min_rtt x gain), packets.
+    fn bdp(&self, bw: u64, gain: u32) -> u32 {
+        if self.min_rtt_us == NO_RTT_US {
+            return INIT_CWND_PKTS;
+        }
+        let w = bw as u128 * self.min_rtt_us as u128;
+        let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128);
+        bdp.min(u32::MAX as u128) as u32
+    }
+
+    /// `bbr_quantization_budget`: room for 3 TSO bursts, rounded up to even,
+    /// +2 in the probing phase so in-flight gets above BDP even for small BDPs.
+    fn quantization_budget(&self, tp: &TcpCc, cwnd: u32) -> u32 {
+        let mut cwnd = cwnd.saturating_add(3 * Self::tso_segs_goal(tp));
+        cwnd = cwnd.saturating_add(1) & !1;
+        if self.mode == BbrMode::ProbeBw && self.cycle_idx == 0 {
+            cwnd = cwnd.saturating_add(2);
+        }
+        cwnd
+    }
+
+    /// `bbr_inflight`: BDP x gain plus the quantization budget.
+    fn inflight(&self, tp: &TcpCc, bw: u64, gain: u32) -> u32 {
+        let bdp = self.bdp(bw, gain);
+        self.quantization_budget(tp, bdp)
+    }
+
+    /// `bbr_packets_in_net_at_edt`, with the next departure time taken as now
+    /// (see the header): when raising in-flight, count the next TSO burst too.
+    fn packets_in_net_at_edt(&self, tp: &TcpCc, inflight_now: u32) -> u32 {
+        let mut inflight = inflight_now;
+        if self.pacing_gain > BBR_UNIT {
+            inflight += Self::tso_segs_goal(tp);
+        }
+        inflight
+    }
+
+    /// `bbr_ack_aggregation_cwnd`: extra cwnd for ACK aggregation, once full.
+    fn ack_aggregation_cwnd(&self) -> u32 {
+        if EXTRA_ACKED_GAIN == 0 || !self.full_bw_reached {
+            return 0;
+        }
+        let max_aggr = (self.bw() as u128 * EXTRA_ACKED_MAX_US as u128 / BW_UNIT as u128)
+            .min(u32::MAX as u128) as u32;
+        let aggr = ((EXTRA_ACKED_GAIN as u64 * self.extra_acked_max() as u64) >> BBR_SCALE) as u32;
+        aggr.min(max_aggr)
+    }
+
+    /// `bbr_set_cwnd_to_recover_or_restore`: packet conservation in the first
+    /// round of recovery; restore the saved cwnd when recovery ends.
+    /// Returns (using packet conservation, new cwnd).
+    fn set_cwnd_to_recover_or_restore(
+        &mut self,
+        tp: &TcpCc,
+        rs: &RateSample,
+        acked: u32,
+    ) -> (bool, u32) {
+        let prev_state = self.prev_ca_state;
+        let state = tp.ca_state;
+        let mut cwnd = tp.cwnd;
+        // An ACK for P packets releases at most 2P: first deduct the losses
+        // here, then `set_cwnd` slow-starts up toward the target.
+        if rs.losses > 0 {
+            cwnd = (cwnd as i64 - rs.losses as i64).max(1) as u32;
+        }
+        if state == CaState::Recovery && prev_state != CaState::Recovery {
+            // First round of recovery: packet conservation.
+            self.packet_conservation = true;
+            self.next_rtt_delivered = tp.delivered; // the round starts now
+            // Cut cwnd left unused by the application.
+            cwnd = tp.in_flight + acked;
+        } else if prev_state >= CaState::Recovery && state < CaState::Recovery {
+            // Leaving recovery: restore the cwnd saved when it began.
+            cwnd = cwnd.max(self.prior_cwnd);
+            self.packet_conservation = false;
+        }
+        self.prev_ca_state = state;
+        if self.packet_conservation {
+            return (true, cwnd.max(tp.in_flight + acked));
+        }
+        (false, cwnd)
+    }
+
+    /// `bbr_set_cwnd`: slow-start toward the target cwnd, or snap down to it
+    /// once the pipe has been filled.
+    fn set_cwnd(&mut self, tp: &mut TcpCc, rs: &RateSample, acked: u32, bw: u64, gain: u32) {
+        let mut cwnd = tp.cwnd;
+        if acked > 0 {
+            let (conserving, c) = self.set_cwnd_to_recover_or_restore(tp, rs, acked);
+            cwnd = c;
+            if !conserving {
+                let mut target = self.bdp(bw, gain);
+                target = target.saturating_add(self.ack_aggregation_cwnd());
+                target = self.quantization_budget(tp, target);
+                if self.full_bw_reached {
+                    cwnd = cwnd.saturating_add(acked).min(target);
+                } else if cwnd < target || tp.delivered < INIT_CWND_PKTS as u64 {
+                    cwnd = cwnd.saturating_add(acked);
+                }
+                cwnd = cwnd.max(CWND_MIN_TARGET_PKTS);
+            }
+        }
+        tp.cwnd = cwnd.min(tp.cwnd_clamp);
+        if self.mode == BbrMode::ProbeRtt {
+            tp.cwnd = tp.cwnd.min(CWND_MIN_TARGET_PKTS);
+        }
+    }
+
+    /// `bbr_is_next_cycle_phase`.
+    fn is_next_cycle_phase(&self, tp: &TcpCc, rs: &RateSample) -> bool {
+        let elapsed_us = tp.delivered_time_ns.saturating_sub(self.cycle_start_ns) / 1000;
+        let is_full_length = elapsed_us > self.min_rtt_us;
+        if self.pacing_gain == BBR_UNIT {
+            return is_full_length;
+        }
+        let inflight = self.packets_in_net_at_edt(tp, rs.prior_in_flight);
+        let bw = self.max_bw();
+        if self.pacing_gain > BBR_UNIT {
+            // Probe until in-flight reaches gain x BDP (or a loss says it won't fit).
+            return is_full_length
+                && (rs.losses > 0 || inflight >= self.inflight(tp, bw, self.pacing_gain));
+        }
+        // Drain until in-flight is down to BDP, but at most one min_rtt.
+        is_full_length || inflight <= self.inflight(tp, bw, BBR_UNIT)
+    }
+
+    fn advance_cycle_phase(&mut self, tp: &TcpCc) {
+        self.cycle_idx = (self.cycle_idx + 1) % CYCLE_LEN;
+        self.cycle_start_ns = tp.delivered_time_ns;
+    }
+
+    fn update_cycle_phase(&mut self, tp: &TcpCc, rs: &RateSample) {
+        if self.mode == BbrMode::ProbeBw && self.is_next_cycle_phase(tp, rs) {
+            self.advance_cycle_phase(tp);
+        }
+    }
+
+    /// `bbr_reset_probe_bw_mode`: enter PROBE_BW at a random phase other than
+    /// the 3/4 drain phase (Linux: CYCLE_LEN - 1 - prandom_u32_max(7), then +1).
+    fn reset_probe_bw_mode(&mut self, tp: &TcpCc) {
+        self.mode = BbrMode::ProbeBw;
+        let r = self.rng.gen_range(0..CYCLE_RAND) as usize;
+        self.cycle_idx = CYCLE_LEN - 1 - r;
+        self.advance_cycle_phase(tp);
+    }
+
+    fn reset_mode(&mut self, tp: &TcpCc) {
+        if self.full_bw_reached {
+            self.reset_probe_bw_mode(tp);
+        } else {
+            self.mode = BbrMode::Startup;
+        }
+    }
+
+    /// Start a new long-term sampling interval.
+    fn reset_lt_bw_sampling_interval(&mut self, tp: &TcpCc) {
+        self.lt_last_stamp_ms = tp.delivered_time_ns / 1_000_000;
+        self.lt_last_delivered = tp.delivered;
+        self.lt_last_lost = tp.lost;
+        self.lt_rtt_cnt = 0;
+    }
+
+    /// Completely reset long-term bandwidth sampling.
+    fn reset_lt_bw_sampling(&mut self, tp: &TcpCc) {
+        self.lt_bw = 0;
+        self.lt_use_bw = false;
+        self.lt_is_sampling = false;
+        self.reset_lt_bw_sampling_interval(tp);
+    }
+
+    /// An LT interval ended: two consistent lossy intervals mean a policer.
+    fn lt_bw_interval_done(&mut self, tp: &TcpCc, bw: u64) {
+        if self.lt_bw != 0 {
+            let diff = bw.abs_diff(self.lt_bw);
+            if diff * BBR_UNIT as u64 <= LT_BW_RATIO * self.lt_bw
+                || Self::rate_bytes_per_sec(tp.mss, diff, BBR_UNIT) <= LT_BW_DIFF_BYTES_PER_S
+            {
+                // Policed: use the average of the two intervals.
+                self.lt_bw = (bw + self.lt_bw) >> 1;
+                self.lt_use_bw = true;
+                self.pacing_gain = BBR_UNIT;
+                self.lt_rtt_cnt = 0;
+                return;
+            }
+        }
+        self.lt_bw = bw;
+        self.reset_lt_bw_sampling_interval(tp);
+    }
+
+    /// `bbr_lt_bw_sampling`: token-bucket policer detection.
+    fn lt_bw_sampling(&mut self, tp: &TcpCc, rs: &RateSample) {
+        if self.lt_use_bw {
+            if self.mode == BbrMode::ProbeBw && self.round_start {
+                self.lt_rtt_cnt += 1;
+                if self.lt_rtt_cnt >= LT_BW_MAX_ROUNDS {
+                    self.reset_lt_bw_sampling(tp);
+                    self.reset_probe_bw_mode(tp);
+                }
+            }
+            return;
+        }
+        // Start sampling at the first loss, once the policer's tokens are gone.
+        if !self.lt_is_sampling {
+            if rs.losses == 0 {
+                return;
+            }
+            self.reset_lt_bw_sampling_interval(tp);
+            self.lt_is_sampling = true;
+        }
+        // Running out of data would underestimate the rate.
+        if rs.is_app_limited {
+            self.reset_lt_bw_sampling(tp);
+            return;
+        }
+        if self.round_start {
+            self.lt_rtt_cnt += 1;
+        }
+        if self.lt_rtt_cnt < LT_INTVL_MIN_ROUNDS {
+            return;
+        }
+        if self.lt_rtt_cnt > 4 * LT_INTVL_MIN_ROUNDS {
+            self.reset_lt_bw_sampling(tp);
+            return;
+        }
+        // End the interval at a loss (tokens exhausted).
+        if rs.losses == 0 {
+            return;
+        }
+        let lost = tp.lost.saturating_sub(self.lt_last_lost);
+        let delivered = tp.delivered.saturating_sub(self.lt_last_delivered);
+        if delivered == 0 || (lost << BBR_SCALE) < LT_LOSS_THRESH * delivered {
+            return;
+        }
+        let t_ms = (tp.delivered_time_ns / 1_000_000) as i64 - self.lt_last_stamp_ms as i64;
+        if t_ms < 1 {
+            return; // shorter than 1 ms: wait
+        }
+        if t_ms as u64 >= u32::MAX as u64 / 1000 {
+            self.reset_lt_bw_sampling(tp);
+            return;
+        }
+        let bw = delivered * BW_UNIT / (t_ms as u64 * 1000);
+        self.lt_bw_interval_done(tp, bw);
+    }
+
+    /// `bbr_update_bw`: round counting and the max-bw filter.
+    fn update_bw(&mut self, tp: &TcpCc, rs: &RateSample) {
+        self.round_start = false;
+        if rs.delivered < 0 || rs.interval_ns <= 0 {
+            return;
+        }
+        let interval_us = rs.interval_ns as u64 / 1000;
+        if interval_us == 0 {
+            return; // Linux's interval_us <= 0
+        }
+        if rs.prior_delivered >= self.next_rtt_delivered {
+            self.next_rtt_delivered = tp.delivered;
+            self.rtt_cnt = self.rtt_cnt.wrapping_add(1);
+            self.round_start = true;
+            self.packet_conservation = false;
+        }
+        self.lt_bw_sampling(tp, rs);
+        let bw = rs.delivered as u64 * BW_UNIT / interval_us;
+        // App-limited samples only count if they do not lower the estimate.
+        if !rs.is_app_limited || bw >= self.max_bw() {
+            self.bw.update(BW_FILTER_WINDOW_ROUNDS, self.rtt_cnt, bw);
+        }
+    }
+
+    /// `bbr_update_ack_aggregation`: windowed max of packets acked beyond
+    /// what bw predicts since the start of the current ACK epoch.
+    fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
+        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_ns <= 0
+        {
+            return;
+        }
+        if self.round_start {
+            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
+            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_ROUNDS {
+                self.extra_acked_win_rtts = 0;
+                self.extra_acked_win_idx ^= 1;
+                self.extra_acked[self.extra_acked_win_idx] = 0;
+            }
+        }
+        let epoch_us = tp.delivered_time_ns.saturating_sub(self.ack_epoch_start_ns) / 1000;
+        let mut expected =
+            (self.bw() as u128 * epoch_us as u128 / BW_UNIT as u128).min(u32::MAX as u128) as u32;
+        if self.ack_epoch_acked <= expected
+            || self.ack_epoch_acked as u64 + rs.acked_sacked as u64
+                >= ACK_EPOCH_ACKED_RESET_THRESH_PKTS as u64
+        {
+            self.ack_epoch_acked = 0;
+            self.ack_epoch_start_ns = tp.delivered_time_ns;
+            expected = 0;
+        }
+        self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xfffff);
+        let extra = (self.ack_epoch_acked - expected).min(tp.cwnd);
+        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
+        if extra > *slot {
+            *slot = extra;
+        }
+    }
+
+    /// `bbr_check_full_bw_reached`: 3 rounds without 25 % growth = pipe full.
+    fn check_full_bw_reached(&mut self, rs: &RateSample) {
+        if self.full_bw_reached || !self.round_start || rs.is_app_limited {
+            return;
+        }
+        let thresh = ((self.full_bw as u128 * FULL_BW_THRESH as u128) >> BBR_SCALE) as u64;
+        if self.max_bw() >= thresh {
+            self.full_bw = self.max_bw();
+            self.full_bw_cnt = 0;
+            return;
+        }
+        self.full_bw_cnt += 1;
+        self.full_bw_reached = self.full_bw_cnt >= FULL_BW_CNT_ROUNDS;
+    }
+
+    /// `bbr_check_drain`: STARTUP -> DRAIN when full; DRAIN -> PROBE_BW when
+    /// in-flight is down to one BDP (plus budget).
+    fn check_drain(&mut self, tp: &mut TcpCc) {
+        if self.mode == BbrMode::Startup && self.full_bw_reached {
+            self.mode = BbrMode::Drain;
+            tp.ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
+        }
+        if self.mode == BbrMode::Drain
+            && self.packets_in_net_at_edt(tp, tp.in_flight)
+                <= self.inflight(tp, self.max_bw(), BBR_UNIT)
+        {
+            self.reset_probe_bw_mode(tp);
+        }
+    }
+
+    /// `bbr_check_probe_rtt_done`: leave PROBE_RTT once its dwell is over.
+    fn check_probe_rtt_done(&mut self, tp: &mut TcpCc) {
+        match self.probe_rtt_done_ns {
+            Some(done) if tp.now_ns > done => {}
+            _ => return,
+        }
+        self.min_rtt_stamp_ns = tp.now_ns; // wait a while until the next PROBE_RTT
+        tp.cwnd = tp.cwnd.max(self.prior_cwnd);
+        self.reset_mode(tp);
+    }
+
+    /// `bbr_update_min_rtt`: the 10 s min filter and PROBE_RTT.
+    fn update_min_rtt(&mut self, tp: &mut TcpCc, rs: &RateSample) {
+        let filter_expired = tp.now_ns > self.min_rtt_stamp_ns.saturating_add(MIN_RTT_WINDOW_NS);
+        if rs.rtt_ns >= 0 {
+            let rtt_us = rs.rtt_ns as u64 / 1000;
+            if rtt_us <= self.min_rtt_us || filter_expired {
+                self.min_rtt_us = rtt_us;
+                self.min_rtt_stamp_ns = tp.now_ns;
+            }
+        }
+        if filter_expired && !self.idle_restart && self.mode != BbrMode::ProbeRtt {
+            self.mode = BbrMode::ProbeRtt;
+            self.save_cwnd(tp.cwnd);
+            self.probe_rtt_done_ns = None;
+        }
+        if self.mode == BbrMode::ProbeRtt {
+            // Mark the samples of this mode app-limited: they are low on purpose.
+            tp.app_limited = (tp.delivered + tp.in_flight as u64).max(1);
+            // Hold in-flight at the minimum for max(200 ms, one round).
+            if self.probe_rtt_done_ns.is_none() && tp.in_flight <= CWND_MIN_TARGET_PKTS {
+                self.probe_rtt_done_ns = Some(tp.now_ns + PROBE_RTT_DURATION_NS);
+                self.probe_rtt_round_done = false;
+                self.next_rtt_delivered = tp.delivered;
+            } else if self.probe_rtt_done_ns.is_some() {
+                if self.round_start {
+                    self.probe_rtt_round_done = true;
+                }
+                if self.probe_rtt_round_done {
+                    self.check_probe_rtt_done(tp);
+                }
+            }
+        }
+        // An idle restart ends with the first ACK that delivers data.
+        if rs.delivered > 0 {
+            self.idle_restart = false;
+        }
+    }
+
+    fn update_gains(&mut self) {
+        let (pacing, cwnd) = match self.mode {
+            BbrMode::Startup => (HIGH_GAIN, HIGH_GAIN),
+            BbrMode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            BbrMode::ProbeBw => {
+                let p = if self.lt_use_bw { BBR_UNIT } else { PACING_GAIN_CYCLE[self.cycle_idx] };
+                (p, CWND_GAIN)
+            }
+            BbrMode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
+        };
+        self.pacing_gain = pacing;
+        self.cwnd_gain = cwnd;
+    }
+
+    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample) {
+        self.update_bw(tp, rs);
+        self.update_ack_aggregation(tp, rs);
+        self.update_cycle_phase(tp, rs);
+        self.check_full_bw_reached(rs);
+        self.check_drain(tp);
+        self.update_min_rtt(tp, rs);
+        self.update_gains();
+    }
+}
+
+impl CongestionControl for Bbr {
+    fn name(&self) -> &'static str {
+        "bbr"
+    }
+
+    /// `bbr_init`.
+    fn init(&mut self, tp: &mut TcpCc) {
+        self.prior_cwnd = 0;
+        tp.ssthresh = INFINITE_SSTHRESH;
+        self.rtt_cnt = 0;
+        self.next_rtt_delivered = 0;
+        self.prev_ca_state = CaState::Open;
+        self.packet_conservation = false;
+        self.probe_rtt_done_ns = None;
+        self.probe_rtt_round_done = false;
+        self.min_rtt_us = if tp.min_rtt_ns == u64::MAX { NO_RTT_US } else { tp.min_rtt_ns / 1000 };
+        self.min_rtt_stamp_ns = tp.now_ns;
+        self.bw.reset(self.rtt_cnt, 0);
+        self.has_seen_rtt = false;
+        self.init_pacing_rate_from_rtt(tp);
+        self.round_start = false;
+        self.idle_restart = false;
+        self.full_bw_reached = false;
+        self.full_bw = 0;
+        self.full_bw_cnt = 0;
+        self.cycle_start_ns = 0;
+        self.cycle_idx = 0;
+        self.reset_lt_bw_sampling(tp);
+        self.mode = BbrMode::Startup;
+        self.pacing_gain = HIGH_GAIN;
+        self.cwnd_gain = HIGH_GAIN;
+        self.ack_epoch_start_ns = tp.now_ns;
+        self.ack_epoch_acked = 0;
+        self.extra_acked_win_rtts = 0;
+        self.extra_acked_win_idx = 0;
+        self.extra_acked = [0, 0];
+    }
+
+    /// `bbr_ssthresh`: save cwnd for after recovery; ssthresh unchanged.
+    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+        self.save_cwnd(tp.cwnd);
+        tp.ssthresh
+    }
+
+    /// `bbr_main`.
+    fn cong_control(&mut self, tp: &mut TcpCc, rs: &RateSample) -> bool {
+        self.update_model(tp, rs);
+        let bw = self.bw();
+        self.set_pacing_rate(tp, bw, self.pacing_gain);
+        self.set_cwnd(tp, rs, rs.acked_sacked, bw, self.cwnd_gain);
+        true
+    }
+
+    /// `bbr_set_state`: an RTO ends a round and counts as a loss for LT sampling.
+    fn set_state(&mut self, tp: &mut TcpCc, new_state: CaState) {
+        if new_state == CaState::Loss {
+            self.prev_ca_state = CaState::Loss;
+            self.full_bw = 0;
+            self.round_start = true;
+            let rs = RateSample { losses: 1, ..RateSample::default() };
+            self.lt_bw_sampling(tp, &rs);
+        }
+    }
+
+    /// `bbr_cwnd_event`: on restart from idle, pace at bw (not above it).
+    fn cwnd_event(&mut self, tp: &mut TcpCc, ev: CaEvent) {
+        if ev == CaEvent::TxStart && tp.app_limited != 0 {
+            self.idle_restart = true;
+            self.ack_epoch_start_ns = tp.now_ns;
+            self.ack_epoch_acked = 0;
+            match self.mode {
+                BbrMode::ProbeBw => {
+                    let bw = self.bw();
+                    self.set_pacing_rate(tp, bw, BBR_UNIT);
+                }
+                BbrMode::ProbeRtt => self.check_probe_rtt_done(tp),
+                _ => {}
+            }
+        }
+    }
+
+    /// `bbr_undo_cwnd`: a spurious slow-down; restart full-pipe detection and
+    /// LT sampling, keep cwnd.
+    fn undo_cwnd(&mut self, tp: &TcpCc) -> u32 {
+        self.full_bw = 0;
+        self.full_bw_cnt = 0;
+        self.reset_lt_bw_sampling(tp);
+        tp.cwnd
+    }
+
+    fn needs_pacing(&self) -> bool {
+        true
+    }
+
+    /// BBR sets `tp.pacing_rate_bytes_per_s` itself in `cong_control`.
+    fn sets_pacing_rate(&self) -> bool {
+        false
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::testutil::tp;
+    use std::collections::VecDeque;
+
+    const MS: u64 = 1_000_000;
+
+    /// bw in BW units for `pkts` packets per `us` microseconds.
+    fn bw_units(pkts: u64, us: u64) -> u64 {
+        pkts * BW_UNIT / us
+    }
+
+    // ---------------------------------------------------------------------
+    // A tiny fixed-rate path: one FIFO bottleneck of `rate` (1500-byte wire
+    // packets), propagation RTT `prop_rtt_ns`, unlimited buffer, one ACK per
+    // packet. The sender is always backlogged, sends while in_flight < cwnd,
+    // paced at mss / pacing_rate, and builds rate samples as tcp_rate.c does.
+    // ---------------------------------------------------------------------
+
+    struct Sent {
+        sent_ns: u64,
+        ack_ns: u64,
+        delivered: u64,
+        delivered_time_ns: u64,
+        first_tx_ns: u64,
+    }
+
+    struct Path {
+        tp: TcpCc,
+        cc: Bbr,
+        ser_ns: u64,
+        prop_rtt_ns: u64,
+        link_free_ns: u64,
+        flights: VecDeque<Sent>,
+        next_send_ns: u64,
+        first_tx_ns: u64,
+    }
+
+    impl Path {
+        /// 10 Mbit/s (1.2 ms per 1500-byte packet), 50 ms propagation RTT.
+        fn new(seed: u64) -> Path {
+            let mut t = tp();
+            let mut cc = Bbr::new(seed);
+            cc.init(&mut t);
+            Path {
+                tp: t,
+                cc,
+                ser_ns: 1_200_000,
+                prop_rtt_ns: 50 * MS,
+                link_free_ns: 0,
+                flights: VecDeque::new(),
+                next_send_ns: 0,
+                first_tx_ns: 0,
+            }
+        }
+
+        /// Bottleneck rate in BW units (packets/µs << 24).
+        fn link_bw(&self) -> u64 {
+            BW_UNIT * 1000 / self.ser_ns
+        }
+
+        fn send(&mut self) {
+            let now = self.tp.now_ns;
+            if self.tp.in_flight == 0 {
+                self.first_tx_ns = now;
+                self.tp.delivered_time_ns = now;
+                self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+            }
+            let dep = now.max(self.link_free_ns) + self.ser_ns;
+            self.link_free_ns = dep;
+            self.flights.push_back(Sent {
+                sent_ns: now,
+                ack_ns: dep + self.prop_rtt_ns,
+                delivered: self.tp.delivered,
+                delivered_time_ns: self.tp.delivered_time_ns,
+                first_tx_ns: self.first_tx_ns,
+            });
+            self.tp.in_flight += 1;
+            self.tp.snd_nxt += 1;
+            let rate = self.tp.pacing_rate_bytes_per_s.max(1);
+            self.next_send_ns = now + self.tp.mss as u64 * 1_000_000_000 / rate;
+        }
+
+        fn ack(&mut self) -> RateSample {
+            let f = self.flights.pop_front().unwrap();
+            let now = self.tp.now_ns;
+            let prior_in_flight = self.tp.in_flight;
+            self.tp.in_flight -= 1;
+            self.tp.snd_una += 1;
+            self.tp.delivered += 1;
+            self.tp.delivered_time_ns = now;
+            let rtt = now - f.sent_ns;
+            self.tp.min_rtt_ns = self.tp.min_rtt_ns.min(rtt);
+            self.tp.srtt_ns =
+                if self.tp.srtt_ns == 0 { rtt } else { (7 * self.tp.srtt_ns + rtt) / 8 };
+            let send_elapsed = f.sent_ns - f.first_tx_ns;
+            let ack_elapsed = now - f.delivered_time_ns;
+            self.first_tx_ns = f.sent_ns;
+            let mut interval = send_elapsed.max(ack_elapsed) as i64;
+            if (interval as u64) < self.tp.min_rtt_ns {
+                interval = -1; // tcp_rate_gen: shorter than min_rtt is unreliable
+            }
+            let rs = RateSample {
+                prior_delivered: f.delivered,
+                delivered: (self.tp.delivered - f.delivered) as i64,
+                interval_ns: interval,
+                rtt_ns: rtt as i64,
+                losses: 0,
+                acked_sacked: 1,
+                prior_in_flight,
+                is_app_limited: false,
+                ..RateSample::default()
+            };
+            self.cc.cong_control(&mut self.tp, &rs);
+            rs
+        }
+
+        /// Run until `end_ns`; `on_ack(bbr_before, bbr_after, tp_after, rs)`.
+        fn run_until(&mut self, end_ns: u64, mut on_ack: impl FnMut(&Bbr, &Bbr, &TcpCc, &RateSample)) {
+            loop {
+                let t_send = if self.tp.in_flight < self.tp.cwnd {
+                    self.next_send_ns.max(self.tp.now_ns)
+                } else {
+                    u64::MAX
+                };
+                let t_ack = self.flights.front().map_or(u64::MAX, |f| f.ack_ns);
+                let t = t_send.min(t_ack);
+                if t > end_ns {
+                    self.tp.now_ns = end_ns;
+                    return;
+                }
+                self.tp.now_ns = t;
+                if t_ack <= t_send {
+                    let before = self.cc.clone();
+                    let rs = self.ack();
+                    on_ack(&before, &self.cc, &self.tp, &rs);
+                } else {
+                    self.send();
+                }
+            }
+        }
+    }
+
+    // ---------------------------------------------------------------------
+    // Synthetic driving: one "round" = `n` ACKs of one packet each, spread
+    // over `round_ns`, whose packets were all sent when the previous round
+    // began, so each round's first ACK starts a new packet-timed round.
+    // ---------------------------------------------------------------------
+
+    fn feed_round(b: &mut Bbr, t: &mut TcpCc, n: u64, round_ns: u64, rtt_ns: u64, losses: u32) {
+        let prior_delivered = t.delivered;
+        for i in 0..n {
+            t.now_ns += round_ns / n;
+            t.delivered += 1;
+            t.delivered_time_ns = t.now_ns;
+            let l = if i == n - 1 { losses } else { 0 };
+            t.lost += l as u64;
+            let rs = RateSample {
+                prior_delivered,
+                delivered: n as i64,
+                interval_ns: round_ns as i64,
+                rtt_ns: rtt_ns as i64,
+                losses: l,
+                acked_sacked: 1,
+                prior_in_flight: t.in_flight,
+                ..RateSample::default()
+            };
+            b.cong_control(t, &rs);
+        }
+    }
+
+    fn started(seed: u64) -> (Bbr, TcpCc) {
+        let mut t = tp();
+        let mut b = Bbr::new(seed);
+        b.init(&mut t);
+        (b, t)
+    }
+
+    // --- constants ------------------------------------------------------
+
+    #[test]
+    fn gains_match_linux_fixed_point_values() {
+        assert_eq!(HIGH_GAIN, 739); // 2.885 x 256 + 1
+        assert_eq!(DRAIN_GAIN, 88); // 256 / 2.885
+        assert_eq!(CWND_GAIN, 512);
+        assert_eq!(PACING_GAIN_CYCLE, [320, 192, 256, 256, 256, 256, 256, 256]);
+        assert_eq!(BW_FILTER_WINDOW_ROUNDS, 10);
+    }
+
+    // --- windowed max filter --------------------------------------------
+
+    #[test]
+    fn windowed_max_keeps_max_for_ten_rounds_then_forgets_it() {
+        let mut m = WindowedMax::default();
+        m.reset(0, 0);
+        assert_eq!(m.update(10, 1, 100), 100);
+        for r in 2..=11 {
+            // Lower samples do not displace the max while it is in the window.
+            assert_eq!(m.update(10, r, 50 + r as u64), 100, "round {r}");
+        }
+        // Round 12 is more than 10 rounds after round 1: the max has expired
+        // and the best of the later samples takes over.
+        let after = m.update(10, 12, 40);
+        assert!((58..100).contains(&after), "got {after}");
+    }
+
+    #[test]
+    fn windowed_max_takes_new_max_immediately() {
+        let mut m = WindowedMax::default();
+        m.reset(0, 10);
+        assert_eq!(m.update(10, 1, 5), 10);
+        assert_eq!(m.update(10, 2, 30), 30);
+    }
+
+    #[test]
+    fn bw_filter_spans_ten_rounds_of_samples() {
+        let (mut b, mut t) = started(1);
+        // Round of 50 pkts in 50 ms, then 20 rounds at half that rate.
+        feed_round(&mut b, &mut t, 50, 50 * MS, 50 * MS, 0);
+        let high = b.max_bw();
+        assert_eq!(high, bw_units(50, 50_000));
+        let mut expired_at = None;
+        for i in 0..20 {
+            feed_round(&mut b, &mut t, 25, 50 * MS, 50 * MS, 0);
+            if b.max_bw() < high && expired_at.is_none() {
+                expired_at = Some(i + 1);
+            }
+        }
+        // The high sample was taken in round 1; the window is 10 rounds, so it
+        // is still the max in rounds 2..=11 and gone in round 12, the 11th
+        // lower round (Linux: expires when now - t > bbr_bw_rtts).
+        assert_eq!(expired_at, Some(11), "expired after {expired_at:?} lower rounds");
+        assert_eq!(b.max_bw(), bw_units(25, 50_000));
+    }
+
+    #[test]
+    fn app_limited_samples_only_raise_the_bw_estimate() {
+        let (mut b, mut t) = started(1);
+        feed_round(&mut b, &mut t, 40, 50 * MS, 50 * MS, 0);
+        let est = b.max_bw();
+        t.now_ns += MS;
+        t.delivered += 1;
+        let rs = RateSample {
+            prior_delivered: t.delivered - 1,
+            delivered: 2,
+            interval_ns: 50 * MS as i64,
+            rtt_ns: 50 * MS as i64,
+            acked_sacked: 1,
+            is_app_limited: true,
+            ..RateSample::default()
+        };
+        b.cong_control(&mut t, &rs);
+        assert_eq!(b.max_bw(), est);
+    }
+
+    // --- pacing ---------------------------------------------------------
+
+    #[test]
+    fn initial_pacing_rate_is_high_gain_times_cwnd_over_rtt() {
+        // No RTT sample: assume 1 ms. 10 pkts/ms x 1448 B x 2.885 x 0.99.
+        let (_, t) = started(1);
+        let bw = 10 * BW_UNIT / 1000;
+        let expect = (((bw * 1448 * HIGH_GAIN as u64) >> 8) * 990_000) >> 24;
+        assert_eq!(t.pacing_rate_bytes_per_s, expect);
+        assert!((41_000_000..41_500_000).contains(&expect), "{expect}");
+        // With an srtt of 100 ms it is 100x lower.
+        let mut t2 = tp();
+        t2.srtt_ns = 100 * MS;
+        Bbr::new(1).init(&mut t2);
+        let r = t2.pacing_rate_bytes_per_s;
+        assert!((409_000..416_000).contains(&r), "{r}");
+    }
+
+    #[test]
+    fn pacing_rate_is_gain_times_bw_less_one_percent() {
+        let (mut b, mut t) = started(1);
+        t.pacing_rate_bytes_per_s = 0;
+        t.srtt_ns = 50 * MS;
+        feed_round(&mut b, &mut t, 100, 100 * MS, 50 * MS, 0);
+        // 1000 pkt/s x 1448 B x 2.885 x 0.99 (rate only rises in STARTUP).
+        let r = t.pacing_rate_bytes_per_s as f64;
+        let expect = 1000.0 * 1448.0 * 739.0 / 256.0 * 0.99;
+        assert!((r - expect).abs() / expect < 1e-3, "{r} vs {expect}");
+    }
+
+    #[test]
+    fn needs_pacing_and_takes_full_control() {
+        let (mut b, mut t) = started(1);
+        assert!(b.needs_pacing());
+        assert!(!b.sets_pacing_rate());
+        assert!(b.cong_control(&mut t, &RateSample { interval_ns: -1, rtt_ns: -1, ..Default::default() }));
+    }
+
+    // --- STARTUP / DRAIN on the path model -------------------------------
+
+    #[test]
+    fn startup_uses_high_gain_and_exits_after_three_rounds_without_growth() {
+        let mut p = Path::new(7);
+        assert_eq!(p.cc.mode(), BbrMode::Startup);
+        let mut round_bw = Vec::new(); // max_bw at each round start in STARTUP
+        let mut exit = None;
+        p.run_until(5_000 * MS, |before, after, _, _| {
+            if before.mode() == BbrMode::Startup {
+                assert_eq!(before.pacing_gain(), HIGH_GAIN);
+                assert_eq!(before.cwnd_gain(), HIGH_GAIN);
+                if after.round_start {
+                    round_bw.push((after.max_bw(), after.full_bw, after.full_bw_cnt));
+                }
+                if after.mode() != BbrMode::Startup && exit.is_none() {
+                    exit = Some((after.mode(), after.round_count()));
+                }
+            }
+        });
+        let (mode, _) = exit.expect("left STARTUP");
+        assert_eq!(mode, BbrMode::Drain);
+        // The last three rounds each failed to grow bw by 25 % over full_bw.
+        let n = round_bw.len();
+        assert!(n >= 4, "{round_bw:?}");
+        let full_bw = round_bw[n - 1].1;
+        for &(bw, fb, _) in &round_bw[n - 3..] {
+            assert_eq!(fb, full_bw);
+            assert!(bw < full_bw * 5 / 4);
+        }
+        assert_eq!(round_bw[n - 1].2, 3);
+        // ...and the round before them did grow (reset the count).
+        assert_eq!(round_bw[n - 4].2, 0);
+        // The estimate is the link rate (833 pkt/s) within a few percent.
+        let lb = p.link_bw() as f64;
+        assert!((full_bw as f64 - lb).abs() / lb < 0.05, "{full_bw} vs {lb}");
+    }
+
+    #[test]
+    fn startup_exit_is_three_flat_rounds_exactly() {
+        let (mut b, mut t) = started(3);
+        // Growing rounds: 10, 20, 40, 80 packets per 50 ms.
+        for n in [10, 20, 40, 80] {
+            feed_round(&mut b, &mut t, n, 50 * MS, 50 * MS, 0);
+            assert_eq!(b.full_bw_cnt, 0);
+        }
+        // Flat rounds (+20 %: not enough).
+        feed_round(&mut b, &mut t, 96, 50 * MS, 50 * MS, 0);
+        assert_eq!((b.full_bw_cnt, b.mode()), (1, BbrMode::Startup));
+        feed_round(&mut b, &mut t, 96, 50 * MS, 50 * MS, 0);
+        assert_eq!((b.full_bw_cnt, b.mode()), (2, BbrMode::Startup));
+        t.in_flight = 500; // queue still large: stay in DRAIN
+        feed_round(&mut b, &mut t, 96, 50 * MS, 50 * MS, 0);
+        assert!(b.full_bw_reached());
+        assert_eq!(b.mode(), BbrMode::Drain);
+        assert_eq!((b.pacing_gain(), b.cwnd_gain()), (DRAIN_GAIN, HIGH_GAIN));
+        // ssthresh is set to the BDP-based in-flight (BDP + budget at the
+        // STARTUP pacing rate of that moment), for tcp_info.
+        assert!(t.ssthresh >= b.bdp(b.max_bw(), BBR_UNIT) + 6 && t.ssthresh < 200, "{}", t.ssthresh);
+    }
+
+    #[test]
+    fn drain_ends_when_inflight_falls_to_bdp() {
+        let mut p = Path::new(11);
+        let mut saw_drain = false;
+        let mut entered = None;
+        p.run_until(5_000 * MS, |before, after, tp, _| {
+            if after.mode() == BbrMode::Drain {
+                saw_drain = true;
+                assert_eq!(after.pacing_gain(), DRAIN_GAIN);
+                // Still draining: in-flight above the BDP target.
+                assert!(tp.in_flight > after.inflight(tp, after.max_bw(), BBR_UNIT));
+            }
+            if before.mode() != BbrMode::ProbeBw && after.mode() == BbrMode::ProbeBw && entered.is_none() {
+                // in_flight <= BDP + quantization budget at the switch.
+                let mut probe = after.clone();
+                probe.mode = BbrMode::Drain; // budget as computed in DRAIN
+                assert!(tp.in_flight <= probe.inflight(tp, after.max_bw(), BBR_UNIT));
+                entered = Some(tp.now_ns);
+            }
+        });
+        assert!(saw_drain);
+        assert!(entered.is_some());
+    }
+
+    // --- PROBE_BW gain cycling ---------------------------------------------
+
+    #[test]
+    fn probe_bw_cycles_gains_in_order_one_phase_per_min_rtt() {
+        let mut p = Path::new(5);
+        let mut phases: Vec<(usize, u64, u64)> = Vec::new(); // (idx, start, end), delivered time
+        let mut probe_ends = 0;
+        p.run_until(6_000 * MS, |before, after, tp, rs| {
+            if before.mode() == BbrMode::ProbeBw && after.mode() == BbrMode::ProbeBw {
+                if after.cycle_idx() != before.cycle_idx() {
+                    assert_eq!(after.cycle_idx(), (before.cycle_idx() + 1) % CYCLE_LEN);
+                    phases.push((before.cycle_idx(), before.cycle_start_ns, tp.delivered_time_ns));
+                    if before.cycle_idx() == 0 {
+                        // 5/4 phase ends only once in-flight reached 1.25 x BDP
+                        // (plus budget) or a loss happened.
+                        let need = before.inflight(tp, before.max_bw(), PACING_GAIN_CYCLE[0]);
+                        let have = before.packets_in_net_at_edt(tp, rs.prior_in_flight);
+                        assert!(rs.losses > 0 || have >= need, "{have} < {need}");
+                        probe_ends += 1;
+                    }
+                }
+                assert_eq!(after.pacing_gain(), PACING_GAIN_CYCLE[after.cycle_idx()]);
+                assert_eq!(after.cwnd_gain(), CWND_GAIN);
+                // Pacing at gain x bw x 99 %.
+                let r = Bbr::rate_bytes_per_sec(tp.mss, after.bw(), after.pacing_gain());
+                assert_eq!(tp.pacing_rate_bytes_per_s, r);
+            }
+        });
+        assert!(probe_ends >= 3, "{probe_ends} probe phases");
+        let min_rtt_ns = p.cc.min_rtt_us().unwrap() * 1000;
+        for &(idx, start, end) in &phases {
+            match idx {
+                // Gain-1 and probe phases last more than min_rtt.
+                0 | 2..=7 => assert!(end - start > min_rtt_ns, "phase {idx}: {}", end - start),
+                // The 3/4 phase may end early, once the queue is drained.
+                _ => {}
+            }
+        }
+        // On this path the probe needs longer than one min_rtt to build
+        // 1.25 x BDP + budget of in-flight: it outlasts the cruise phases.
+        assert!(phases.iter().any(|&(i, s, e)| i == 0 && e - s >= min_rtt_ns + 5 * MS));
+        // The 3/4 phase ends early once the queue it drains is gone.
+        assert!(phases.iter().any(|&(i, s, e)| i == 1 && e - s < min_rtt_ns));
+    }
+
+    /// A BBR in PROBE_BW at 1000 pkt/s (bw filter) and 50 ms min_rtt.
+    fn in_probe_bw(cycle_idx: usize) -> (Bbr, TcpCc) {
+        let (mut b, mut t) = started(2);
+        for _ in 0..3 {
+            feed_round(&mut b, &mut t, 50, 50 * MS, 50 * MS, 0);
+        }
+        b.full_bw_reached = true;
+        b.mode = BbrMode::ProbeBw;
+        b.cycle_idx = cycle_idx;
+        b.cycle_start_ns = t.delivered_time_ns;
+        b.update_gains();
+        b.has_seen_rtt = true;
+        t.srtt_ns = 50 * MS;
+        t.pacing_rate_bytes_per_s = Bbr::rate_bytes_per_sec(t.mss, b.bw(), b.pacing_gain());
+        (b, t)
+    }
+
+    /// One ACK of one packet, `dt_ns` after the previous one, delivery rate
+    /// 1000 pkt/s; the packet was sent one 50-packet flight earlier, so a new
+    /// round starts about every 50 ACKs.
+    fn ack_one(b: &mut Bbr, t: &mut TcpCc, dt_ns: u64, prior_in_flight: u32, losses: u32) {
+        let prior_delivered = t.delivered.saturating_sub(49);
+        ack_sent_at(b, t, dt_ns, prior_in_flight, losses, prior_delivered);
+    }
+
+    /// As `ack_one`, for a packet sent when `tp.delivered` was `prior_delivered`.
+    fn ack_sent_at(
+        b: &mut Bbr,
+        t: &mut TcpCc,
+        dt_ns: u64,
+        prior_in_flight: u32,
+        losses: u32,
+        prior_delivered: u64,
+    ) {
+        t.now_ns += dt_ns;
+        t.delivered += 1;
+        t.delivered_time_ns = t.now_ns;
+        t.lost += losses as u64;
+        let rs = RateSample {
+            prior_delivered,
+            delivered: 50,
+            interval_ns: 50 * MS as i64,
+            rtt_ns: 50 * MS as i64,
+            losses,
+            acked_sacked: 1,
+            prior_in_flight,
+            ..RateSample::default()
+        };
+        b.cong_control(t, &rs);
+    }
+
+    #[test]
+    fn probe_phase_persists_until_inflight_reaches_five_quarters_bdp() {
+        let (mut b, mut t) = in_probe_bw(0);
+        let need = b.inflight(&t, b.max_bw(), 320); // 1.25 x 50 + budget
+        // Within min_rtt: no advance even with enough in flight.
+        ack_one(&mut b, &mut t, 10 * MS, need, 0);
+        assert_eq!(b.cycle_idx(), 0);
+        // After min_rtt but in-flight short of the target: keep probing.
+        ack_one(&mut b, &mut t, 45 * MS, need - 10, 0);
+        assert_eq!(b.cycle_idx(), 0);
+        ack_one(&mut b, &mut t, 45 * MS, need - 10, 0);
+        assert_eq!(b.cycle_idx(), 0);
+        // Target reached (the next TSO burst counts as in the network).
+        let goal = Bbr::tso_segs_goal(&t);
+        ack_one(&mut b, &mut t, MS, need - goal, 0);
+        assert_eq!(b.cycle_idx(), 1);
+        assert_eq!(b.pacing_gain(), 192);
+    }
+
+    #[test]
+    fn probe_phase_ends_on_loss_after_min_rtt() {
+        let (mut b, mut t) = in_probe_bw(0);
+        ack_one(&mut b, &mut t, 60 * MS, 10, 1);
+        assert_eq!(b.cycle_idx(), 1);
+    }
+
+    #[test]
+    fn drain_phase_ends_early_when_inflight_is_down_to_bdp() {
+        let (mut b, mut t) = in_probe_bw(1);
+        let bdp_target = b.inflight(&t, b.max_bw(), BBR_UNIT);
+        ack_one(&mut b, &mut t, 5 * MS, bdp_target + 5, 0);
+        assert_eq!(b.cycle_idx(), 1);
+        ack_one(&mut b, &mut t, 5 * MS, bdp_target, 0);
+        assert_eq!(b.cycle_idx(), 2);
+        // Cruise phases: wall clock only, min_rtt each.
+        ack_one(&mut b, &mut t, 49 * MS, 0, 0);
+        assert_eq!(b.cycle_idx(), 2);
+        ack_one(&mut b, &mut t, 2 * MS, 0, 0);
+        assert_eq!(b.cycle_idx(), 3);
+    }
+
+    // --- cwnd -----------------------------------------------------------------
+
+    #[test]
+    fn target_cwnd_is_two_bdp_plus_aggregation_and_quantization_budget() {
+        let (mut b, mut t) = in_probe_bw(2);
+        t.cwnd = 1000;
+        ack_one(&mut b, &mut t, MS, 60, 0);
+        assert_eq!(b.min_rtt_us(), Some(50_000));
+        // bw = 1000 pkt/s; BDP = 50 pkts; 2 x BDP = 100.
+        assert_eq!(b.bdp(b.max_bw(), CWND_GAIN), 100);
+        // Pacing ~1.43 MB/s -> 1.4 KB per ms < 1 MSS -> TSO goal = 2 segs.
+        assert_eq!(Bbr::tso_segs_goal(&t), 2);
+        // One packet per ACK on a smooth clock: extra_acked is the packet of
+        // the ACK itself, plus one when integer bw rounds the expectation down.
+        let extra = b.ack_aggregation_cwnd();
+        assert!((1..=2).contains(&extra), "{extra}");
+        // 100 + extra + 3 x 2 = 107..108, rounded up to even = 108; cwnd snaps
+        // down to it once the pipe was full.
+        assert_eq!(t.cwnd, 108);
+        // In the 5/4 phase, 2 more.
+        b.cycle_idx = 0;
+        assert_eq!(b.quantization_budget(&t, 101), 110);
+    }
+
+    #[test]
+    fn cwnd_grows_by_acked_until_full_then_clamps_to_target() {
+        let (mut b, mut t) = started(1);
+        t.cwnd = 10;
+        feed_round(&mut b, &mut t, 10, 50 * MS, 50 * MS, 0);
+        assert_eq!(t.cwnd, 20); // slow-start-like: +1 per packet acked
+        assert_eq!(BbrMode::Startup, b.mode());
+    }
+
+    #[test]
+    fn quantization_budget_grows_with_pacing_rate() {
+        let mut t = tp();
+        t.pacing_rate_bytes_per_s = 100_000; // < 1.2 Mbit/s: 1 seg
+        assert_eq!(Bbr::tso_segs_goal(&t), 1);
+        t.pacing_rate_bytes_per_s = 1_250_000_000 / 8; // 1.25 Gbit/s: 152 KB/ms -> 64 KB cap
+        assert_eq!(Bbr::tso_segs_goal(&t), (TSO_MAX_BYTES / 1448) as u32);
+        t.pacing_rate_bytes_per_s = 100_000_000 / 8; // 100 Mbit/s: 12207 B -> 8 segs
+        assert_eq!(Bbr::tso_segs_goal(&t), 8);
+    }
+
+    #[test]
+    fn ack_aggregation_raises_cwnd_allowance() {
+        let (mut b, mut t) = in_probe_bw(3);
+        ack_one(&mut b, &mut t, MS, 50, 0);
+        // A stretch ACK of 20 packets arriving at once.
+        t.now_ns += 100_000;
+        t.delivered += 20;
+        t.delivered_time_ns = t.now_ns;
+        let rs = RateSample {
+            prior_delivered: t.delivered - 20,
+            delivered: 50,
+            interval_ns: 50 * MS as i64,
+            rtt_ns: 50 * MS as i64,
+            acked_sacked: 20,
+            prior_in_flight: 60,
+            ..RateSample::default()
+        };
+        b.cong_control(&mut t, &rs);
+        assert!(b.ack_aggregation_cwnd() >= 20, "{}", b.ack_aggregation_cwnd());
+    }
+
+    // --- loss recovery ---------------------------------------------------------
+
+    #[test]
+    fn recovery_starts_with_packet_conservation_then_restores_cwnd() {
+        let (mut b, mut t) = in_probe_bw(3);
+        t.cwnd = 100;
+        t.in_flight = 70;
+        // Entering fast recovery: the sender asks ssthresh, then set_state.
+        assert_eq!(b.ssthresh(&t), t.ssthresh);
+        b.set_state(&mut t, CaState::Recovery);
+        t.ca_state = CaState::Recovery;
+        t.in_flight = 68; // one delivered, one marked lost
+        ack_one(&mut b, &mut t, MS, 70, 1);
+        // cwnd = in_flight + acked: release one packet per packet acked.
+        assert_eq!(t.cwnd, 69);
+        assert!(b.packet_conservation);
+        let round_end = t.delivered;
+        // Rest of the first round: cwnd tracks in_flight + acked.
+        for _ in 0..5 {
+            t.in_flight -= 1;
+            let prior = t.in_flight + 1;
+            ack_one(&mut b, &mut t, MS, prior, 0);
+        }
+        assert_eq!(t.cwnd, 69);
+        assert_eq!(t.in_flight, 63);
+        // A packet sent after recovery began is acked: new round, conservation
+        // ends and cwnd slow-starts toward target (+acked per ACK).
+        t.now_ns += MS;
+        t.delivered += 1;
+        t.delivered_time_ns = t.now_ns;
+        let rs = RateSample {
+            prior_delivered: round_end,
+            delivered: 50,
+            interval_ns: 50 * MS as i64,
+            rtt_ns: 50 * MS as i64,
+            acked_sacked: 1,
+            prior_in_flight: 64,
+            ..RateSample::default()
+        };
+        b.cong_control(&mut t, &rs);
+        assert!(!b.packet_conservation);
+        assert_eq!(t.cwnd, 70);
+        // Recovery ends: cwnd restored to the saved 100, then +1 for this ACK
+        // (still below the 2 x BDP target of 108).
+        t.ca_state = CaState::Open;
+        ack_one(&mut b, &mut t, MS, 60, 0);
+        assert_eq!(t.cwnd, 101);
+        assert!(!b.packet_conservation);
+    }
+
+    #[test]
+    fn losses_are_deducted_from_cwnd_outside_conservation() {
+        let (mut b, mut t) = in_probe_bw(3);
+        t.cwnd = 80;
+        ack_one(&mut b, &mut t, MS, 60, 5);
+        // 80 - 5 losses + 1 acked.
+        assert_eq!(t.cwnd, 76);
+    }
+
+    #[test]
+    fn rto_resets_full_bw_and_undo_resets_lt_sampling() {
+        let (mut b, mut t) = in_probe_bw(3);
+        b.full_bw = 123;
+        b.set_state(&mut t, CaState::Loss);
+        assert_eq!(b.prev_ca_state, CaState::Loss);
+        assert_eq!(b.full_bw, 0);
+        assert!(b.lt_is_sampling); // the RTO counts as the first loss
+        t.cwnd = 33;
+        assert_eq!(b.undo_cwnd(&t), 33);
+        assert!(!b.lt_is_sampling && !b.lt_use_bw && b.lt_bw == 0);
+    }
+
+    #[test]
+    fn save_cwnd_keeps_the_larger_during_recovery() {
+        let (mut b, mut t) = in_probe_bw(3);
+        t.cwnd = 90;
+        b.ssthresh(&t);
+        assert_eq!(b.prior_cwnd, 90);
+        b.prev_ca_state = CaState::Recovery;
+        t.cwnd = 40;
+        b.ssthresh(&t);
+        assert_eq!(b.prior_cwnd, 90);
+    }
+
+    // --- PROBE_RTT ----------------------------------------------------------
+
+    #[test]
+    fn probe_rtt_after_ten_seconds_without_a_lower_rtt() {
+        let mut p = Path::new(9);
+        // Warm up, then lengthen the path by 0.5 ms so min_rtt is never refreshed.
+        p.run_until(1_000 * MS, |_, _, _, _| {});
+        assert_eq!(p.cc.mode(), BbrMode::ProbeBw);
+        p.prop_rtt_ns += MS / 2;
+        let mut entered: Option<(u64, u64)> = None; // (time, old min_rtt stamp)
+        let mut low_since: Option<u64> = None;
+        let mut exited: Option<u64> = None;
+        let mut prior = 0;
+        let mut rounds_at_low = 0;
+        p.run_until(13_000 * MS, |before, after, tp, _| {
+            if before.mode() != BbrMode::ProbeRtt && after.mode() == BbrMode::ProbeRtt && entered.is_none() {
+                entered = Some((tp.now_ns, before.min_rtt_stamp_ns));
+                prior = after.prior_cwnd;
+            }
+            if after.mode() == BbrMode::ProbeRtt {
+                assert!(tp.cwnd <= CWND_MIN_TARGET_PKTS);
+                assert_eq!((after.pacing_gain(), after.cwnd_gain()), (BBR_UNIT, BBR_UNIT));
+                assert!(tp.app_limited != 0);
+                if low_since.is_none() && after.probe_rtt_done_ns.is_some() {
+                    assert!(tp.in_flight <= CWND_MIN_TARGET_PKTS);
+                    low_since = Some(tp.now_ns);
+                }
+                if low_since.is_some() && after.round_start {
+                    rounds_at_low += 1;
+                }
+            }
+            if before.mode() == BbrMode::ProbeRtt && after.mode() != BbrMode::ProbeRtt && exited.is_none() {
+                exited = Some(tp.now_ns);
+                assert_eq!(after.mode(), BbrMode::ProbeBw); // pipe was full
+                assert!(tp.cwnd >= prior, "cwnd {} restored to >= {prior}", tp.cwnd);
+                assert_eq!(after.min_rtt_stamp_ns, tp.now_ns);
+            }
+        });
+        let (t_in, stamp) = entered.expect("entered PROBE_RTT");
+        assert!(t_in > stamp + MIN_RTT_WINDOW_NS);
+        assert!(t_in < stamp + MIN_RTT_WINDOW_NS + 100 * MS);
+        let low = low_since.expect("in-flight reached 4");
+        let out = exited.expect("left PROBE_RTT");
+        assert!(out - low > PROBE_RTT_DURATION_NS);
+        assert!(rounds_at_low >= 1);
+        assert!(prior > CWND_MIN_TARGET_PKTS);
+        // New min_rtt: 50.5 ms propagation + 1.2 ms serialisation, no queue.
+        assert_eq!(p.cc.min_rtt_us(), Some(51_700));
+    }
+
+    #[test]
+    fn probe_rtt_waits_for_a_round_as_well_as_200ms() {
+        let (mut b, mut t) = in_probe_bw(2);
+        t.cwnd = 100;
+        t.in_flight = 3;
+        t.now_ns = b.min_rtt_stamp_ns + MIN_RTT_WINDOW_NS;
+        ack_one(&mut b, &mut t, MS, 4, 0); // rtt 50 ms: filter expired
+        assert_eq!(b.mode(), BbrMode::ProbeRtt);
+        assert_eq!(t.cwnd, 4);
+        assert_eq!(b.prior_cwnd, 100);
+        let done = b.probe_rtt_done_ns.unwrap();
+        assert_eq!(done, t.now_ns + PROBE_RTT_DURATION_NS);
+        // 250 ms later but no round has ended (ACKs of packets sent before).
+        t.now_ns += 250 * MS;
+        let before_round = t.delivered;
+        let rs = RateSample {
+            prior_delivered: before_round - 1,
+            delivered: 4,
+            interval_ns: 50 * MS as i64,
+            rtt_ns: 50 * MS as i64,
+            acked_sacked: 1,
+            prior_in_flight: 4,
+            ..RateSample::default()
+        };
+        t.delivered += 1;
+        t.delivered_time_ns = t.now_ns;
+        b.cong_control(&mut t, &rs);
+        assert_eq!(b.mode(), BbrMode::ProbeRtt);
+        // A packet sent after the dwell began is acked: the round ends, so
+        // leave, restoring cwnd to the saved 100 (+1 for this ACK).
+        let d = t.delivered;
+        ack_sent_at(&mut b, &mut t, MS, 4, 0, d);
+        assert_eq!(b.mode(), BbrMode::ProbeBw);
+        assert_eq!(t.cwnd, 101);
+    }
+
+    #[test]
+    fn idle_restart_paces_at_bw_and_defers_probe_rtt() {
+        let (mut b, mut t) = in_probe_bw(0);
+        t.app_limited = 5;
+        b.cwnd_event(&mut t, CaEvent::TxStart);
+        assert!(b.idle_restart);
+        assert_eq!(t.pacing_rate_bytes_per_s, Bbr::rate_bytes_per_sec(t.mss, b.bw(), BBR_UNIT));
+        // An expired filter does not trigger PROBE_RTT on this restart ACK
+        // if it delivered nothing new.
+        t.now_ns = b.min_rtt_stamp_ns + MIN_RTT_WINDOW_NS + MS;
+        let rs = RateSample { interval_ns: -1, rtt_ns: -1, delivered: 0, ..RateSample::default() };
+        b.cong_control(&mut t, &rs);
+        assert_ne!(b.mode(), BbrMode::ProbeRtt);
+        // Without app_limited, TX_START is ignored.
+        let (mut b2, mut t2) = in_probe_bw(0);
+        b2.cwnd_event(&mut t2, CaEvent::TxStart);
+        assert!(!b2.idle_restart);
+    }
+
+    #[test]
+    fn min_rtt_tracks_lower_and_equal_samples() {
+        let (mut b, mut t) = started(1);
+        assert_eq!(b.min_rtt_us(), None);
+        feed_round(&mut b, &mut t, 5, 50 * MS, 60 * MS, 0);
+        assert_eq!(b.min_rtt_us(), Some(60_000));
+        feed_round(&mut b, &mut t, 5, 50 * MS, 70 * MS, 0);
+        assert_eq!(b.min_rtt_us(), Some(60_000));
+        let stamp = b.min_rtt_stamp_ns;
+        feed_round(&mut b, &mut t, 5, 50 * MS, 60 * MS, 0);
+        assert!(b.min_rtt_stamp_ns > stamp); // equal sample refreshes the stamp
+        feed_round(&mut b, &mut t, 5, 50 * MS, 40 * MS, 0);
+        assert_eq!(b.min_rtt_us(), Some(40_000));
+    }
+
+    // --- long-term bandwidth (policer) ---------------------------------------
+
+    #[test]
+    fn policer_detected_from_two_consistent_lossy_intervals() {
+        let (mut b, mut t) = in_probe_bw(2);
+        // 50 pkts per 50 ms round, 15 lost per round (30 % > 20 %).
+        let mut rounds = 0;
+        while !b.lt_use_bw() && rounds < 40 {
+            feed_round(&mut b, &mut t, 50, 50 * MS, 50 * MS, 15);
+            rounds += 1;
+        }
+        assert!(b.lt_use_bw(), "policer not detected");
+        // Two intervals of >= 4 rounds each (sampling starts at the first loss).
+        assert!(rounds >= 8, "{rounds}");
+        // lt_bw ~ 1000 pkt/s; pacing gain 1.0 while policed.
+        let expect = bw_units(1, 1000) as f64;
+        assert!((b.bw() as f64 - expect).abs() / expect < 0.05, "{} vs {expect}", b.bw());
+        assert_eq!(b.pacing_gain(), BBR_UNIT);
+        // Used for 48 rounds of PROBE_BW, then gain cycling restarts.
+        let mut used = 0;
+        while b.lt_use_bw() && used < 100 {
+            feed_round(&mut b, &mut t, 50, 50 * MS, 50 * MS, 0);
+            assert_eq!(b.mode(), BbrMode::ProbeBw);
+            used += 1;
+        }
+        assert_eq!(used, LT_BW_MAX_ROUNDS);
+        assert!(b.lt_bw == 0 && !b.lt_is_sampling);
+    }
+
+    #[test]
+    fn low_loss_does_not_trigger_policer_detection() {
+        let (mut b, mut t) = in_probe_bw(2);
+        for _ in 0..40 {
+            feed_round(&mut b, &mut t, 50, 50 * MS, 50 * MS, 2); // 4 %
+        }
+        assert!(!b.lt_use_bw());
+    }
+
+    // --- randomness -------------------------------------------------------------
+
+    fn first_probe_bw_idx(seed: u64) -> usize {
+        let (mut b, mut t) = started(seed);
+        b.full_bw_reached = true;
+        b.min_rtt_us = 50_000;
+        b.check_drain(&mut t);
+        assert_eq!(b.mode(), BbrMode::ProbeBw);
+        b.cycle_idx()
+    }
+
+    #[test]
+    fn same_seed_same_initial_phase_and_seeds_vary_it() {
+        for s in 0..20 {
+            assert_eq!(first_probe_bw_idx(s), first_probe_bw_idx(s));
+        }
+        let idx: std::collections::BTreeSet<usize> = (0..64).map(first_probe_bw_idx).collect();
+        assert!(idx.len() >= 4, "{idx:?}");
+        // Never starts in the 3/4 drain phase (Linux: idx in {2..7, 0}).
+        assert!(!idx.contains(&1));
+    }
+
+    #[test]
+    fn whole_run_is_deterministic_per_seed() {
+        let trace = |seed| {
+            let mut p = Path::new(seed);
+            let mut v = Vec::new();
+            p.run_until(3_000 * MS, |_, a, tp, _| v.push((tp.cwnd, tp.pacing_rate_bytes_per_s, a.cycle_idx())));
+            v
+        };
+        assert_eq!(trace(42), trace(42));
+    }
+}

@@ -1,0 +1,287 @@
+//! Congestion control: the trait every algorithm implements, and the registry.
+//!
+//! The trait mirrors Linux's `struct tcp_congestion_ops` (include/net/tcp.h),
+//! because every algorithm we model is specified against it:
+//!
+//! | Linux hook      | here                 | who uses it                         |
+//! |-----------------|----------------------|-------------------------------------|
+//! | `ssthresh`      | [`CongestionControl::ssthresh`]     | all loss-based (on loss / ECE)      |
+//! | `cong_avoid`    | [`CongestionControl::cong_avoid`]   | window-based growth (Reno, CUBIC)   |
+//! | `cong_control`  | [`CongestionControl::cong_control`] | rate-based: BBR sets cwnd + pacing  |
+//! | `pkts_acked`    | [`CongestionControl::pkts_acked`]   | delay-based (Vegas, HyStart, LEDBAT)|
+//! | `set_state`     | [`CongestionControl::set_state`]    | entering Loss / Recovery / CWR      |
+//! | `cwnd_event`    | [`CongestionControl::cwnd_event`]   | ECN (CE seen / not seen), TX start  |
+//! | `undo_cwnd`     | [`CongestionControl::undo_cwnd`]    | spurious-loss undo                  |
+//!
+//! The sender owns the connection state ([`TcpCc`]) and calls the hooks in the
+//! same order as Linux's `tcp_ack()` -> `tcp_cong_control()`:
+//!   1. `pkts_acked` with the RTT sample of this ACK;
+//!   2. loss detection / recovery state changes (`ssthresh`, `set_state`);
+//!   3. if the CCA has `cong_control` it sets cwnd/pacing itself; otherwise in
+//!      Recovery/CWR the sender applies PRR (RFC 6937), and in Open state calls
+//!      `cong_avoid` when the flow is cwnd-limited.
+//!
+//! Windows are in packets (segments) as in Linux (`tp->snd_cwnd`).
+
+pub mod bbr;
+pub mod cubic;
+pub mod reno;
+
+/// Linux's `tcp_ca_state`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub enum CaState {
+    Open,
+    Disorder,
+    Cwr,
+    Recovery,
+    Loss,
+}
+
+/// Linux's `tcp_ca_event`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum CaEvent {
+    /// First transmission when no packet is in flight.
+    TxStart,
+    /// Congestion window restart after idle.
+    CwndRestart,
+    /// End of CWR / Recovery (cwnd reduction complete).
+    CompleteCwr,
+    /// Retransmission timeout (entering Loss).
+    Loss,
+    /// An ACK without ECE arrived (ECN-capable flows).
+    EcnNoCe,
+    /// An ACK with ECE (or CE-count increase) arrived.
+    EcnIsCe,
+}
+
+/// Congestion-relevant connection state, owned by the sender and lent to the
+/// CCA on every hook. Field names follow Linux's `struct tcp_sock`.
+#[derive(Debug, Clone)]
+pub struct TcpCc {
+    /// Current simulated time, ns.
+    pub now_ns: u64,
+    /// Congestion window, packets (`snd_cwnd`).
+    pub cwnd: u32,
+    /// Linear-increase counter (`snd_cwnd_cnt`).
+    pub cwnd_cnt: u32,
+    /// Upper bound of cwnd (`snd_cwnd_clamp`).
+    pub cwnd_clamp: u32,
+    /// Slow-start threshold, packets (`snd_ssthresh`); `INFINITE_SSTHRESH` initially.
+    pub ssthresh: u32,
+    /// Payload bytes per segment.
+    pub mss: u32,
+    /// Bytes per segment on the wire (MSS + headers).
+    pub wire_bytes: u32,
+    /// Smoothed RTT, ns (0 before the first sample).
+    pub srtt_ns: u64,
+    /// Minimum RTT seen (Linux keeps a windowed min; we keep the lifetime min), ns.
+    pub min_rtt_ns: u64,
+    /// Packets in flight (`tcp_packets_in_flight`: out - sacked - lost + retrans).
+    pub in_flight: u32,
+    /// Packets delivered (acked or sacked) so far (`tp->delivered`).
+    pub delivered: u64,
+    /// Packets delivered that carried CE (for ECN-based CCAs).
+    pub delivered_ce: u64,
+    /// Time `delivered` last changed, ns (`tp->delivered_mstamp`).
+    pub delivered_time_ns: u64,
+    /// Loss-recovery state machine (`icsk_ca_state`).
+    pub ca_state: CaState,
+    /// Pacing rate in bytes per second (`sk_pacing_rate`), 0 = not set.
+    pub pacing_rate_bytes_per_s: u64,
+    /// Whether the sender paces at all.
+    pub pacing: bool,
+    /// `tp->app_limited`: nonzero while the application limits sending.
+    pub app_limited: u64,
+    /// Total segments marked lost so far (`tp->lost`).
+    pub lost: u64,
+    /// Highest sequence sent + 1 (packets) (`snd_nxt`).
+    pub snd_nxt: u64,
+    /// Lowest unacknowledged sequence (packets) (`snd_una`).
+    pub snd_una: u64,
+    /// cwnd before the last reduction (`prior_cwnd`).
+    pub prior_cwnd: u32,
+    /// Whether the flow used its whole cwnd recently (`tcp_is_cwnd_limited`).
+    pub is_cwnd_limited: bool,
+}
+
+pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
+
+impl TcpCc {
+    pub fn in_slow_start(&self) -> bool {
+        self.cwnd < self.ssthresh
+    }
+
+    /// Linux `tcp_slow_start`: grow cwnd by `acked`, but not past ssthresh;
+    /// returns the ACKed packets left over for congestion avoidance.
+    pub fn slow_start(&mut self, acked: u32) -> u32 {
+        let cwnd = (self.cwnd.saturating_add(acked)).min(self.ssthresh);
+        let used = cwnd - self.cwnd.min(cwnd);
+        let left = acked - used.min(acked);
+        self.cwnd = cwnd.min(self.cwnd_clamp);
+        left
+    }
+
+    /// Linux `tcp_cong_avoid_ai`: cwnd += acked / w (w = ACKs needed per +1).
+    pub fn cong_avoid_ai(&mut self, w: u32, acked: u32) {
+        let w = w.max(1);
+        // If credits accumulated at a higher w, apply them gently.
+        if self.cwnd_cnt >= w {
+            self.cwnd_cnt = 0;
+            self.cwnd += 1;
+        }
+        self.cwnd_cnt += acked;
+        if self.cwnd_cnt >= w {
+            let delta = self.cwnd_cnt / w;
+            self.cwnd_cnt -= delta * w;
+            self.cwnd += delta;
+        }
+        self.cwnd = self.cwnd.min(self.cwnd_clamp);
+    }
+}
+
+/// What one ACK delivered, plus the delivery-rate sample of Linux's
+/// `tcp_rate.c` (`struct rate_sample`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct RateSample {
+    /// `tp->delivered` at the time the sampled packet was sent.
+    pub prior_delivered: u64,
+    /// Packets delivered over `interval_ns` (0 if no sample).
+    pub delivered: i64,
+    /// Sampling interval, ns; negative = invalid sample (Linux: -1).
+    pub interval_ns: i64,
+    /// RTT of the most recently sent packet this ACK delivered, ns; negative = none.
+    pub rtt_ns: i64,
+    /// Packets newly marked lost while processing this ACK.
+    pub losses: u32,
+    /// Packets newly acked or sacked by this ACK.
+    pub acked_sacked: u32,
+    /// In-flight before this ACK was processed.
+    pub prior_in_flight: u32,
+    /// The sampled packet was sent while the application limited sending.
+    pub is_app_limited: bool,
+    /// The sampled packet was a retransmission.
+    pub is_retrans: bool,
+    /// Packets newly delivered that carried CE (ECN).
+    pub delivered_ce: u32,
+}
+
+/// ACK facts for `pkts_acked` (Linux `struct ack_sample`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct AckSample {
+    /// Packets newly acked (cumulatively or by SACK).
+    pub pkts_acked: u32,
+    /// RTT sample of this ACK, ns; negative = none (e.g. only retransmissions acked).
+    pub rtt_ns: i64,
+    /// In-flight before this ACK.
+    pub in_flight: u32,
+}
+
+/// One congestion-control algorithm. Only `name` and `ssthresh` are required;
+/// every other hook has Linux's default (no-op / Reno-like) behaviour.
+pub trait CongestionControl: Send {
+    /// Canonical name (as Linux's `tcp_congestion_control` sysctl spells it).
+    fn name(&self) -> &'static str;
+
+    /// Called once when the connection starts.
+    fn init(&mut self, _tp: &mut TcpCc) {}
+
+    /// Slow-start threshold to use after a loss / ECE (Linux `ssthresh`).
+    fn ssthresh(&mut self, tp: &TcpCc) -> u32;
+
+    /// Window growth on an ACK in Open state when cwnd-limited (Linux `cong_avoid`).
+    /// Default: Reno (`tcp_reno_cong_avoid`).
+    fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
+        reno::reno_cong_avoid(tp, acked);
+    }
+
+    /// Full control of cwnd and pacing rate on every ACK (Linux `cong_control`).
+    /// Return `true` if this CCA handles it (then PRR and `cong_avoid` are skipped).
+    fn cong_control(&mut self, _tp: &mut TcpCc, _rs: &RateSample) -> bool {
+        false
+    }
+
+    /// Per-ACK sample of acked packets and RTT (Linux `pkts_acked`).
+    fn pkts_acked(&mut self, _tp: &mut TcpCc, _sample: &AckSample) {}
+
+    /// Loss-recovery state change (Linux `set_state`), called before the change.
+    fn set_state(&mut self, _tp: &mut TcpCc, _new_state: CaState) {}
+
+    /// Congestion event (Linux `cwnd_event`).
+    fn cwnd_event(&mut self, _tp: &mut TcpCc, _ev: CaEvent) {}
+
+    /// cwnd to restore when a loss turns out spurious (Linux `undo_cwnd`).
+    fn undo_cwnd(&mut self, tp: &TcpCc) -> u32 {
+        tp.cwnd.max(tp.prior_cwnd)
+    }
+
+    /// Whether the sender should pace even if the flow did not ask for pacing
+    /// (BBR: `sk_pacing_status = SK_PACING_NEEDED`).
+    fn needs_pacing(&self) -> bool {
+        false
+    }
+
+    /// Whether the sender should set the pacing rate itself from cwnd/srtt
+    /// (Linux `tcp_update_pacing_rate`); false when the CCA sets it.
+    fn sets_pacing_rate(&self) -> bool {
+        false
+    }
+}
+
+/// (canonical name, source) for every algorithm, for `ccfair list ccas`.
+pub fn catalogue() -> &'static [(&'static str, &'static str)] {
+    &[
+        ("reno", "NewReno: RFC 5681 / RFC 6582; Linux net/ipv4/tcp_cong.c (tcp_reno_*)"),
+        ("cubic", "CUBIC: RFC 9438; Linux net/ipv4/tcp_cubic.c with HyStart"),
+        ("bbr", "BBRv1: draft-cardwell-iccrg-bbr-congestion-control-00; Linux net/ipv4/tcp_bbr.c"),
+    ]
+}
+
+/// Canonical names, for error messages.
+pub fn names() -> Vec<&'static str> {
+    catalogue().iter().map(|(n, _)| *n).collect()
+}
+
+/// Build a fresh instance by canonical name. `seed` feeds the algorithm's own
+/// random choices (e.g. BBR's initial gain-cycle phase); it is derived from the
+/// run seed and the flow index, so runs stay deterministic.
+pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
+    match name {
+        "reno" => Some(Box::new(reno::Reno)),
+        "cubic" => Some(Box::new(cubic::Cubic::new())),
+        "bbr" => Some(Box::new(bbr::Bbr::new(seed))),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod testutil {
+    use super::*;
+
+    /// A connection state as the sender has it after the handshake.
+    pub fn tp() -> TcpCc {
+        TcpCc {
+            now_ns: 0,
+            cwnd: 10,
+            cwnd_cnt: 0,
+            cwnd_clamp: u32::MAX / 2,
+            ssthresh: INFINITE_SSTHRESH,
+            mss: 1448,
+            wire_bytes: 1500,
+            srtt_ns: 0,
+            min_rtt_ns: u64::MAX,
+            in_flight: 0,
+            delivered: 0,
+            delivered_ce: 0,
+            delivered_time_ns: 0,
+            ca_state: CaState::Open,
+            pacing_rate_bytes_per_s: 0,
+            pacing: false,
+            app_limited: 0,
+            lost: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            prior_cwnd: 0,
+            is_cwnd_limited: true,
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! NewReno congestion control.
+//!
+//! Algorithm (RFC 5681 section 3.1, Linux `tcp_reno_cong_avoid`):
+//!   - slow start: cwnd += acked (appropriate byte counting, capped at ssthresh);
+//!   - congestion avoidance: cwnd += 1 per cwnd packets ACKed;
+//!   - on loss: ssthresh = max(cwnd / 2, 2) (Linux `tcp_reno_ssthresh`).
+//! NewReno's partial-ACK handling (RFC 6582) lives in the sender's SACK/RACK
+//! recovery, which subsumes it; PRR (RFC 6937) shapes the reduction.
+//!
+//! Sources: RFC 5681, RFC 6582; Linux net/ipv4/tcp_cong.c.
+//! Constants: beta = 1/2 (halving), minimum ssthresh 2 packets.
+
+use super::{CongestionControl, TcpCc};
+
+/// Minimum slow-start threshold after a loss, packets (Linux: 2).
+pub const MIN_SSTHRESH_PKTS: u32 = 2;
+
+/// Linux `tcp_reno_cong_avoid`, shared as the default growth of the trait.
+pub fn reno_cong_avoid(tp: &mut TcpCc, mut acked: u32) {
+    if !tp.is_cwnd_limited {
+        return;
+    }
+    if tp.in_slow_start() {
+        acked = tp.slow_start(acked);
+        if acked == 0 {
+            return;
+        }
+    }
+    let w = tp.cwnd;
+    tp.cong_avoid_ai(w, acked);
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct Reno;
+
+impl CongestionControl for Reno {
+    fn name(&self) -> &'static str {
+        "reno"
+    }
+
+    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+        (tp.cwnd / 2).max(MIN_SSTHRESH_PKTS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::testutil::tp;
+
+    #[test]
+    fn slow_start_doubles_per_window_of_acks() {
+        let mut t = tp();
+        let mut r = Reno;
+        // One ACK per packet of a 10-packet window: cwnd 10 -> 20 (RFC 5681 / ABC L=1 per ACK).
+        for _ in 0..10 {
+            r.cong_avoid(&mut t, 1);
+        }
+        assert_eq!(t.cwnd, 20);
+    }
+
+    #[test]
+    fn slow_start_stops_at_ssthresh_and_leftover_goes_to_ca() {
+        let mut t = tp();
+        t.cwnd = 18;
+        t.ssthresh = 20;
+        let mut r = Reno;
+        r.cong_avoid(&mut t, 4); // 2 used to reach 20, 2 left for CA
+        assert_eq!(t.cwnd, 20);
+        assert_eq!(t.cwnd_cnt, 2);
+    }
+
+    #[test]
+    fn congestion_avoidance_adds_one_per_window() {
+        let mut t = tp();
+        t.cwnd = 20;
+        t.ssthresh = 10;
+        let mut r = Reno;
+        for _ in 0..19 {
+            r.cong_avoid(&mut t, 1);
+        }
+        assert_eq!(t.cwnd, 20);
+        r.cong_avoid(&mut t, 1);
+        assert_eq!(t.cwnd, 21);
+    }
+
+    #[test]
+    fn no_growth_when_not_cwnd_limited() {
+        let mut t = tp();
+        t.is_cwnd_limited = false;
+        Reno.cong_avoid(&mut t, 5);
+        assert_eq!(t.cwnd, 10);
+    }
+
+    #[test]
+    fn ssthresh_halves_with_floor_of_two() {
+        let mut t = tp();
+        t.cwnd = 31;
+        assert_eq!(Reno.ssthresh(&t), 15);
+        t.cwnd = 3;
+        assert_eq!(Reno.ssthresh(&t), 2);
+    }
+}

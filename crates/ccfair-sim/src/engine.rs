@@ -1,0 +1,218 @@
+//! Event queue: a binary min-heap ordered by (time, sequence number), so events
+//! scheduled for the same nanosecond run in the order they were scheduled.
+//! Scheduling into the past panics (a simulator bug, never user input).
+//!
+//! Timers use lazy cancellation ([`Timer`]): re-arming a timer later than its
+//! pending heap entry costs nothing; the entry re-schedules itself when it
+//! pops early. An RTO re-armed on every ACK thus costs one heap operation per
+//! RTO interval, not per ACK.
+
+use std::cmp::Ordering;
+use std::collections::BinaryHeap;
+
+/// Simulated time, integer nanoseconds since the start of the run.
+pub type TimeNs = u64;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Entry<E> {
+    time: TimeNs,
+    seq: u64,
+    ev: E,
+}
+
+impl<E: Eq> Ord for Entry<E> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        // Reversed: BinaryHeap is a max-heap.
+        other.time.cmp(&self.time).then_with(|| other.seq.cmp(&self.seq))
+    }
+}
+impl<E: Eq> PartialOrd for Entry<E> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+pub struct EventQueue<E> {
+    heap: BinaryHeap<Entry<E>>,
+    seq: u64,
+    now: TimeNs,
+    popped: u64,
+}
+
+impl<E: Eq + Copy> EventQueue<E> {
+    pub fn new() -> Self {
+        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: 0, popped: 0 }
+    }
+
+    pub fn now(&self) -> TimeNs {
+        self.now
+    }
+
+    /// Number of events processed so far.
+    pub fn popped(&self) -> u64 {
+        self.popped
+    }
+
+    pub fn len(&self) -> usize {
+        self.heap.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.heap.is_empty()
+    }
+
+    pub fn schedule(&mut self, time: TimeNs, ev: E) {
+        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        self.seq += 1;
+        self.heap.push(Entry { time, seq: self.seq, ev });
+    }
+
+    /// Pop the next event and advance the clock to its time.
+    pub fn pop(&mut self) -> Option<(TimeNs, E)> {
+        let e = self.heap.pop()?;
+        self.now = e.time;
+        self.popped += 1;
+        Some((e.time, e.ev))
+    }
+
+    pub fn peek_time(&self) -> Option<TimeNs> {
+        self.heap.peek().map(|e| e.time)
+    }
+}
+
+impl<E: Eq + Copy> Default for EventQueue<E> {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+/// A one-shot timer with lazy cancellation.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Timer {
+    /// When the timer should fire (None = disarmed).
+    pub deadline: Option<TimeNs>,
+    /// Time of the heap entry that represents this timer, if any.
+    pending: Option<TimeNs>,
+}
+
+/// What to do with a popped timer entry.
+#[derive(Debug, PartialEq, Eq)]
+pub enum TimerPop {
+    /// Stale or disarmed: ignore.
+    Ignore,
+    /// The deadline moved later: the entry was re-scheduled.
+    Rescheduled,
+    /// The timer fires now (it is disarmed).
+    Fire,
+}
+
+impl Timer {
+    pub fn arm(&mut self, at: TimeNs) {
+        self.deadline = Some(at);
+    }
+
+    pub fn disarm(&mut self) {
+        self.deadline = None;
+    }
+
+    pub fn is_armed(&self) -> bool {
+        self.deadline.is_some()
+    }
+
+    /// Make sure a heap entry exists no later than the deadline.
+    pub fn sync<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, ev: E) {
+        if let Some(d) = self.deadline {
+            if self.pending.map_or(true, |p| p > d) {
+                q.schedule(d.max(q.now()), ev);
+                self.pending = Some(d.max(q.now()));
+            }
+        }
+    }
+
+    /// Handle a popped entry for this timer at time `now`.
+    pub fn on_pop<E: Eq + Copy>(&mut self, now: TimeNs, q: &mut EventQueue<E>, ev: E) -> TimerPop {
+        if self.pending != Some(now) {
+            return TimerPop::Ignore; // superseded by an earlier entry
+        }
+        self.pending = None;
+        match self.deadline {
+            None => TimerPop::Ignore,
+            Some(d) if d > now => {
+                q.schedule(d, ev);
+                self.pending = Some(d);
+                TimerPop::Rescheduled
+            }
+            Some(_) => {
+                self.deadline = None;
+                TimerPop::Fire
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ties_run_in_scheduling_order() {
+        let mut q = EventQueue::new();
+        q.schedule(10, 'a');
+        q.schedule(5, 'b');
+        q.schedule(10, 'c');
+        q.schedule(10, 'd');
+        let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
+        assert_eq!(order, vec!['b', 'a', 'c', 'd']);
+    }
+
+    #[test]
+    #[should_panic(expected = "past")]
+    fn scheduling_into_the_past_panics() {
+        let mut q = EventQueue::new();
+        q.schedule(10, 1u8);
+        q.pop();
+        q.schedule(5, 2u8);
+    }
+
+    #[test]
+    fn lazy_timer_fires_once_at_latest_deadline() {
+        let mut q: EventQueue<u8> = EventQueue::new();
+        let mut t = Timer::default();
+        t.arm(100);
+        t.sync(&mut q, 0);
+        t.arm(150); // re-armed later: no new entry
+        t.sync(&mut q, 0);
+        assert_eq!(q.len(), 1);
+        let (now, _) = q.pop().unwrap();
+        assert_eq!(t.on_pop(now, &mut q, 0), TimerPop::Rescheduled);
+        let (now, _) = q.pop().unwrap();
+        assert_eq!(now, 150);
+        assert_eq!(t.on_pop(now, &mut q, 0), TimerPop::Fire);
+        assert!(q.is_empty());
+    }
+
+    #[test]
+    fn lazy_timer_earlier_rearm_supersedes() {
+        let mut q: EventQueue<u8> = EventQueue::new();
+        let mut t = Timer::default();
+        t.arm(100);
+        t.sync(&mut q, 0);
+        t.arm(50);
+        t.sync(&mut q, 0);
+        let (now, _) = q.pop().unwrap();
+        assert_eq!((now, t.on_pop(now, &mut q, 0)), (50, TimerPop::Fire));
+        let (now, _) = q.pop().unwrap();
+        assert_eq!((now, t.on_pop(now, &mut q, 0)), (100, TimerPop::Ignore));
+    }
+
+    #[test]
+    fn disarmed_timer_is_ignored() {
+        let mut q: EventQueue<u8> = EventQueue::new();
+        let mut t = Timer::default();
+        t.arm(10);
+        t.sync(&mut q, 0);
+        t.disarm();
+        let (now, _) = q.pop().unwrap();
+        assert_eq!(t.on_pop(now, &mut q, 0), TimerPop::Ignore);
+    }
+}

@@ -1,0 +1,18 @@
+//! ccfair-sim: a deterministic packet-level simulator of TCP congestion
+//! control at a shared bottleneck (dumbbell). Pure Rust, no Python.
+//!
+//! Entry point: [`run`] takes a fully-resolved [`config::RunConfig`] and
+//! returns a [`result::RunResult`]. See docs/architecture.md for the map.
+
+pub mod cc;
+pub mod config;
+pub mod engine;
+pub mod error;
+pub mod packet;
+pub mod qdisc;
+pub mod result;
+pub mod rng;
+pub mod sim;
+pub mod tcp;
+
+pub use sim::run;

@@ -1,0 +1,73 @@
+//! What one run returns. Plain vectors, columnar, so the binding can hand them
+//! to pandas without per-row objects. Times in ns, sizes in bytes.
+
+use serde::Serialize;
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct FlowResult {
+    pub name: String,
+    pub cca: String,
+    /// Base RTT of the path (config), ns.
+    pub rtt_ns: u64,
+    /// Actual start time after jitter, ns.
+    pub start_ns: u64,
+    /// Bytes delivered in order to the receiving application, per bin of `bin_ns`.
+    pub delivered_bytes: Vec<u64>,
+    /// Data packets transmitted by the sender (originals + retransmissions).
+    pub sent_packets: u64,
+    /// Retransmitted data packets.
+    pub retransmissions: u64,
+    /// Segments the sender marked lost (RACK / RTO).
+    pub losses_detected: u64,
+    /// This flow's data packets dropped at the bottleneck.
+    pub drops: u64,
+    /// Retransmission timeouts that fired.
+    pub rto_count: u64,
+    /// Minimum RTT sample seen by the sender, ns (0 if none).
+    pub min_rtt_ns: u64,
+    /// Mean of all RTT samples, ns (0 if none).
+    pub mean_rtt_ns: f64,
+    /// Recovery episodes entered (fast recovery).
+    pub recoveries: u64,
+}
+
+/// Optional per-flow trace, sampled every `sample_ns`.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct TraceResult {
+    pub flow: Vec<u32>,
+    pub time_ns: Vec<u64>,
+    pub cwnd_pkts: Vec<u32>,
+    pub inflight_pkts: Vec<u32>,
+    pub srtt_ns: Vec<u64>,
+    pub pacing_rate_bps: Vec<u64>,
+    pub ssthresh_pkts: Vec<u32>,
+}
+
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct RunResult {
+    pub duration_ns: u64,
+    pub bin_ns: u64,
+    pub sample_ns: u64,
+    pub sojourn_bin_ns: u64,
+    pub bottleneck_rate_bps: u64,
+    pub flows: Vec<FlowResult>,
+    /// Bytes (wire size) the bottleneck finished transmitting, per bin.
+    pub link_tx_bytes: Vec<u64>,
+    /// Queue samples every `sample_ns`: time, backlog in packets and bytes.
+    pub queue_time_ns: Vec<u64>,
+    pub queue_packets: Vec<u32>,
+    pub queue_bytes: Vec<u64>,
+    /// Sojourn-time histogram of packets leaving the bottleneck queue within the
+    /// analysis window, sparse: bin index i covers [i*sojourn_bin_ns, (i+1)*sojourn_bin_ns).
+    pub sojourn_bin: Vec<u32>,
+    pub sojourn_count: Vec<u64>,
+    /// Exact sojourn sums and packet counts per delivered-bytes bin (whole run),
+    /// for queueing delay over time and exact means.
+    pub sojourn_sum_ns_per_bin: Vec<u64>,
+    pub sojourn_pkts_per_bin: Vec<u64>,
+    pub trace: TraceResult,
+    /// Counters for benchmarks.
+    pub events: u64,
+    pub data_packets: u64,
+    pub wall_ns: u64,
+}

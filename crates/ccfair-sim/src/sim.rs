@@ -1,0 +1,451 @@
+//! The dumbbell simulation: builds the topology from a [`RunConfig`], runs the
+//! event loop and collects the [`RunResult`].
+//!
+//! ```text
+//!  sender i --(access, one-way a_i)--> [qdisc | bottleneck rate R] --(d_b)--> receiver i
+//!  sender i <-------------(reverse path: d_b + a_i, uncongested)------------ receiver i
+//! ```
+//! with a_i = rtt_i / 2 - d_b, so the base RTT of flow i is rtt_i (plus
+//! serialization at the bottleneck). Access links are infinitely fast.
+//!
+//! Fast path: every propagation delay is a FIFO delay line (constant delay
+//! => packets leave in the order they entered), so a line holds its packets in
+//! a VecDeque and only its head is in the event heap. The heap therefore holds
+//! O(flows) entries whatever the window sizes.
+
+use std::collections::VecDeque;
+
+use crate::cc;
+use crate::config::{RunConfig, HEADER_BYTES};
+use crate::engine::{EventQueue, TimeNs, TimerPop};
+use crate::packet::{Kind, Packet};
+use crate::qdisc::{self, DropReason, Qdisc};
+use crate::result::{FlowResult, RunResult, TraceResult};
+use crate::rng::{derive_seed, stream, stream_rng};
+use crate::tcp::receiver::Receiver;
+use crate::tcp::sender::{Sender, SenderConfig};
+use rand::Rng;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ev {
+    /// The head of delay line `n` arrives.
+    Line(u32),
+    /// The bottleneck finished serializing its current packet.
+    TxDone,
+    Rto(u32),
+    Pace(u32),
+    Reo(u32),
+    Delack(u32),
+    Start(u32),
+    Sample,
+}
+
+struct DelayLine {
+    delay_ns: u64,
+    q: VecDeque<(TimeNs, Packet)>,
+}
+
+/// Where a delay line delivers.
+#[derive(Clone, Copy)]
+enum Sink {
+    Bottleneck,
+    Receiver,
+    Sender,
+}
+
+struct Monitor {
+    bin_ns: u64,
+    delivered: Vec<Vec<u64>>,
+    link_tx: Vec<u64>,
+    drops: Vec<u64>,
+    sojourn_hist: Vec<u64>,
+    sojourn_bin_ns: u64,
+    sojourn_sum: Vec<u64>,
+    sojourn_pkts: Vec<u64>,
+    window: (u64, u64),
+    queue_time: Vec<u64>,
+    queue_pkts: Vec<u32>,
+    queue_bytes: Vec<u64>,
+    trace: Option<TraceResult>,
+}
+
+/// Cap on sojourn histogram bins (beyond: counted in the last bin).
+const MAX_SOJOURN_BINS: usize = 1 << 20;
+
+impl Monitor {
+    fn bin(&self, t: TimeNs) -> usize {
+        (t / self.bin_ns) as usize
+    }
+}
+
+pub struct Simulation {
+    q: EventQueue<Ev>,
+    lines: Vec<DelayLine>,
+    sinks: Vec<Sink>,
+    qdisc: Box<dyn Qdisc>,
+    rate_bps: u64,
+    tx_rem: u128,
+    tx_current: Option<Packet>,
+    senders: Vec<Sender>,
+    receivers: Vec<Receiver>,
+    mon: Monitor,
+    out: Vec<Packet>,
+    dropped: Vec<(Packet, DropReason)>,
+    duration_ns: u64,
+    sample_ns: u64,
+    starts: Vec<u64>,
+    data_packets: u64,
+}
+
+const LINE_BOTTLENECK_OUT: u32 = 0;
+
+impl Simulation {
+    pub fn new(cfg: &RunConfig) -> Simulation {
+        let n = cfg.flows.len();
+        let d_b = cfg.bottleneck.delay_ns;
+        let mut lines = vec![DelayLine { delay_ns: d_b, q: VecDeque::new() }];
+        let mut sinks = vec![Sink::Receiver];
+        for f in &cfg.flows {
+            lines.push(DelayLine { delay_ns: f.rtt_ns / 2 - d_b, q: VecDeque::new() });
+            sinks.push(Sink::Bottleneck);
+        }
+        for f in &cfg.flows {
+            lines.push(DelayLine { delay_ns: f.rtt_ns - f.rtt_ns / 2, q: VecDeque::new() });
+            sinks.push(Sink::Sender);
+        }
+        let mut senders = Vec::with_capacity(n);
+        let mut receivers = Vec::with_capacity(n);
+        let mut starts = Vec::with_capacity(n);
+        for (i, f) in cfg.flows.iter().enumerate() {
+            let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
+            let cca = cc::make(&f.cca, cca_seed).expect("validated CCA name");
+            senders.push(Sender::new(
+                SenderConfig {
+                    flow: i as u32,
+                    mss_bytes: f.mss_bytes,
+                    wire_bytes: f.mss_bytes + HEADER_BYTES,
+                    init_cwnd_pkts: f.init_cwnd_pkts,
+                    pacing: f.pacing,
+                    stop_ns: f.stop_ns,
+                },
+                cca,
+            ));
+            receivers.push(Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts));
+            let jitter = if f.start_jitter_ns > 0 {
+                stream_rng(cfg.seed, stream::FLOW_START + i as u64).gen_range(0..f.start_jitter_ns)
+            } else {
+                0
+            };
+            starts.push(f.start_ns + jitter);
+        }
+        let nbins = cfg.duration_ns.div_ceil(cfg.bin_ns) as usize;
+        let window = (cfg.window_start_ns.unwrap_or(0), cfg.window_end_ns.unwrap_or(cfg.duration_ns));
+        let mon = Monitor {
+            bin_ns: cfg.bin_ns,
+            delivered: vec![vec![0; nbins]; n],
+            link_tx: vec![0; nbins],
+            drops: vec![0; n],
+            sojourn_hist: Vec::new(),
+            sojourn_bin_ns: cfg.sojourn_bin_ns,
+            sojourn_sum: vec![0; nbins],
+            sojourn_pkts: vec![0; nbins],
+            window,
+            queue_time: Vec::new(),
+            queue_pkts: Vec::new(),
+            queue_bytes: Vec::new(),
+            trace: if cfg.trace { Some(TraceResult::default()) } else { None },
+        };
+        let mut q = EventQueue::new();
+        for (i, &s) in starts.iter().enumerate() {
+            if s < cfg.duration_ns {
+                q.schedule(s, Ev::Start(i as u32));
+            }
+        }
+        q.schedule(0, Ev::Sample);
+        Simulation {
+            q,
+            lines,
+            sinks,
+            qdisc: qdisc::build(&cfg.bottleneck.qdisc),
+            rate_bps: cfg.bottleneck.rate_bps,
+            tx_rem: 0,
+            tx_current: None,
+            senders,
+            receivers,
+            mon,
+            out: Vec::with_capacity(64),
+            dropped: Vec::new(),
+            duration_ns: cfg.duration_ns,
+            sample_ns: cfg.sample_ns,
+            starts,
+            data_packets: 0,
+        }
+    }
+
+    fn fwd_line(flow: u32) -> u32 {
+        1 + flow
+    }
+
+    fn rev_line(&self, flow: u32) -> u32 {
+        1 + self.senders.len() as u32 + flow
+    }
+
+    fn line_push(&mut self, line: u32, now: TimeNs, p: Packet) {
+        let l = &mut self.lines[line as usize];
+        let at = now + l.delay_ns;
+        if l.q.is_empty() {
+            self.q.schedule(at, Ev::Line(line));
+        }
+        l.q.push_back((at, p));
+    }
+
+    /// Move the packets a sender produced onto its access link.
+    fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
+        let line = Self::fwd_line(flow);
+        let mut out = std::mem::take(&mut self.out);
+        for p in out.drain(..) {
+            if p.kind == Kind::Data {
+                self.data_packets += 1;
+            }
+            self.line_push(line, now, p);
+        }
+        self.out = out;
+        self.sync_sender_timers(flow);
+    }
+
+    fn flush_receiver_out(&mut self, flow: u32, now: TimeNs) {
+        let line = self.rev_line(flow);
+        let mut out = std::mem::take(&mut self.out);
+        for p in out.drain(..) {
+            self.line_push(line, now, p);
+        }
+        self.out = out;
+        let r = &mut self.receivers[flow as usize];
+        r.delack_timer.sync(&mut self.q, Ev::Delack(flow));
+    }
+
+    fn sync_sender_timers(&mut self, flow: u32) {
+        let s = &mut self.senders[flow as usize];
+        s.rto_timer.sync(&mut self.q, Ev::Rto(flow));
+        s.pace_timer.sync(&mut self.q, Ev::Pace(flow));
+        s.reo_timer.sync(&mut self.q, Ev::Reo(flow));
+    }
+
+    fn tx_time_ns(&mut self, wire_bytes: u32) -> u64 {
+        // Exact serialization time, carrying the sub-nanosecond remainder.
+        let num = wire_bytes as u128 * 8 * 1_000_000_000 + self.tx_rem;
+        let r = self.rate_bps as u128;
+        self.tx_rem = num % r;
+        (num / r) as u64
+    }
+
+    fn bottleneck_arrive(&mut self, now: TimeNs, mut p: Packet) {
+        p.enqueue_ns = now;
+        if let Err((d, _why)) = self.qdisc.enqueue(p, now) {
+            self.mon.drops[d.flow as usize] += 1;
+        }
+        if self.tx_current.is_none() {
+            self.start_tx(now);
+        }
+    }
+
+    fn start_tx(&mut self, now: TimeNs) {
+        let p = self.qdisc.dequeue(now, &mut self.dropped);
+        for (d, _) in self.dropped.drain(..) {
+            self.mon.drops[d.flow as usize] += 1;
+        }
+        if let Some(p) = p {
+            let sojourn = now - p.enqueue_ns;
+            let b = self.mon.bin(now);
+            if b < self.mon.sojourn_sum.len() {
+                self.mon.sojourn_sum[b] += sojourn;
+                self.mon.sojourn_pkts[b] += 1;
+            }
+            if now >= self.mon.window.0 && now < self.mon.window.1 {
+                let i = ((sojourn / self.mon.sojourn_bin_ns) as usize).min(MAX_SOJOURN_BINS - 1);
+                if i >= self.mon.sojourn_hist.len() {
+                    self.mon.sojourn_hist.resize(i + 1, 0);
+                }
+                self.mon.sojourn_hist[i] += 1;
+            }
+            let dt = self.tx_time_ns(p.wire_bytes);
+            self.tx_current = Some(p);
+            self.q.schedule(now + dt, Ev::TxDone);
+        } else {
+            self.tx_rem = 0;
+        }
+    }
+
+    fn tx_done(&mut self, now: TimeNs) {
+        let p = self.tx_current.take().expect("TxDone without a packet");
+        let b = self.mon.bin(now);
+        if b < self.mon.link_tx.len() {
+            self.mon.link_tx[b] += p.wire_bytes as u64;
+        }
+        self.line_push(LINE_BOTTLENECK_OUT, now, p);
+        self.start_tx(now);
+    }
+
+    fn sample(&mut self, now: TimeNs) {
+        self.mon.queue_time.push(now);
+        self.mon.queue_pkts.push(self.qdisc.len_packets() as u32);
+        self.mon.queue_bytes.push(self.qdisc.len_bytes());
+        if let Some(t) = self.mon.trace.as_mut() {
+            for (i, s) in self.senders.iter().enumerate() {
+                if now < self.starts[i] {
+                    continue;
+                }
+                t.flow.push(i as u32);
+                t.time_ns.push(now);
+                t.cwnd_pkts.push(s.tp.cwnd);
+                t.inflight_pkts.push(s.in_flight());
+                t.srtt_ns.push(s.srtt_ns());
+                t.pacing_rate_bps.push(s.tp.pacing_rate_bytes_per_s.saturating_mul(8));
+                t.ssthresh_pkts.push(s.tp.ssthresh);
+            }
+        }
+        let next = now + self.sample_ns;
+        if next < self.duration_ns {
+            self.q.schedule(next, Ev::Sample);
+        }
+    }
+
+    fn dispatch(&mut self, now: TimeNs, ev: Ev) {
+        match ev {
+            Ev::Line(l) => {
+                let line = &mut self.lines[l as usize];
+                let (at, p) = line.q.pop_front().expect("line event with empty line");
+                debug_assert_eq!(at, now);
+                if let Some(&(next, _)) = line.q.front() {
+                    self.q.schedule(next, Ev::Line(l));
+                }
+                match self.sinks[l as usize] {
+                    Sink::Bottleneck => self.bottleneck_arrive(now, p),
+                    Sink::Receiver => {
+                        let f = p.flow;
+                        let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
+                        if n > 0 {
+                            let b = self.mon.bin(now);
+                            if b < self.mon.delivered[f as usize].len() {
+                                self.mon.delivered[f as usize][b] += n * self.receivers[f as usize].mss_bytes as u64;
+                            }
+                        }
+                        self.flush_receiver_out(f, now);
+                    }
+                    Sink::Sender => {
+                        let f = p.flow;
+                        self.senders[f as usize].on_ack(now, &p, &mut self.out);
+                        self.flush_sender_out(f, now);
+                    }
+                }
+            }
+            Ev::TxDone => self.tx_done(now),
+            Ev::Rto(f) => {
+                let s = &mut self.senders[f as usize];
+                if s.rto_timer.on_pop(now, &mut self.q, Ev::Rto(f)) == TimerPop::Fire {
+                    s.on_rto(now, &mut self.out);
+                    self.flush_sender_out(f, now);
+                }
+            }
+            Ev::Pace(f) => {
+                let s = &mut self.senders[f as usize];
+                if s.pace_timer.on_pop(now, &mut self.q, Ev::Pace(f)) == TimerPop::Fire {
+                    s.on_pace_timer(now, &mut self.out);
+                    self.flush_sender_out(f, now);
+                }
+            }
+            Ev::Reo(f) => {
+                let s = &mut self.senders[f as usize];
+                if s.reo_timer.on_pop(now, &mut self.q, Ev::Reo(f)) == TimerPop::Fire {
+                    s.on_reo_timer(now, &mut self.out);
+                    self.flush_sender_out(f, now);
+                }
+            }
+            Ev::Delack(f) => {
+                let r = &mut self.receivers[f as usize];
+                if r.delack_timer.on_pop(now, &mut self.q, Ev::Delack(f)) == TimerPop::Fire {
+                    r.on_delack_timer(now, &mut self.out);
+                    self.flush_receiver_out(f, now);
+                }
+            }
+            Ev::Start(f) => {
+                self.senders[f as usize].start(now, &mut self.out);
+                self.flush_sender_out(f, now);
+            }
+            Ev::Sample => self.sample(now),
+        }
+    }
+
+    pub fn run(mut self) -> RunResult {
+        let wall = std::time::Instant::now();
+        while let Some(t) = self.q.peek_time() {
+            if t >= self.duration_ns {
+                break;
+            }
+            let (now, ev) = self.q.pop().expect("peeked");
+            self.dispatch(now, ev);
+        }
+        let wall_ns = wall.elapsed().as_nanos() as u64;
+        self.finish(wall_ns)
+    }
+
+    fn finish(self, wall_ns: u64) -> RunResult {
+        let mut flows = Vec::with_capacity(self.senders.len());
+        for (i, (s, delivered)) in self.senders.iter().zip(self.mon.delivered).enumerate() {
+            let st = &s.stats;
+            flows.push(FlowResult {
+                name: String::new(),
+                cca: s.cc.name().to_string(),
+                rtt_ns: 0,
+                start_ns: self.starts[i],
+                delivered_bytes: delivered,
+                sent_packets: st.sent_packets,
+                retransmissions: st.retransmissions,
+                losses_detected: st.losses_detected,
+                drops: self.mon.drops[i],
+                rto_count: st.rto_count,
+                min_rtt_ns: st.min_rtt_ns,
+                mean_rtt_ns: if st.rtt_samples > 0 { st.rtt_sum_ns as f64 / st.rtt_samples as f64 } else { 0.0 },
+                recoveries: st.recoveries,
+            });
+        }
+        let (sojourn_bin, sojourn_count): (Vec<u32>, Vec<u64>) = self
+            .mon
+            .sojourn_hist
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| (i as u32, c))
+            .unzip();
+        RunResult {
+            duration_ns: self.duration_ns,
+            bin_ns: self.mon.bin_ns,
+            sample_ns: self.sample_ns,
+            sojourn_bin_ns: self.mon.sojourn_bin_ns,
+            bottleneck_rate_bps: self.rate_bps,
+            flows,
+            link_tx_bytes: self.mon.link_tx,
+            queue_time_ns: self.mon.queue_time,
+            queue_packets: self.mon.queue_pkts,
+            queue_bytes: self.mon.queue_bytes,
+            sojourn_bin,
+            sojourn_count,
+            sojourn_sum_ns_per_bin: self.mon.sojourn_sum,
+            sojourn_pkts_per_bin: self.mon.sojourn_pkts,
+            trace: self.mon.trace.unwrap_or_default(),
+            events: self.q.popped(),
+            data_packets: self.data_packets,
+            wall_ns,
+        }
+    }
+}
+
+/// Run one configuration to completion.
+pub fn run(cfg: &RunConfig) -> RunResult {
+    let mut r = Simulation::new(cfg).run();
+    for (f, c) in r.flows.iter_mut().zip(&cfg.flows) {
+        f.name = c.name.clone();
+        f.rtt_ns = c.rtt_ns;
+    }
+    r
+}

@@ -1,0 +1,298 @@
+//! TCP receiver, modelled on Linux (net/ipv4/tcp_input.c).
+//!
+//! - In-order data advances `rcv_nxt` and is delivered to the application
+//!   immediately (the reader is never the bottleneck).
+//! - Delayed ACKs (RFC 1122 4.2.3.2, RFC 5681 4.2, Linux `__tcp_ack_snd_check`):
+//!   ACK every second full segment, otherwise after the delayed-ACK timer
+//!   (40 ms = Linux TCP_DELACK_MIN / TCP_ATO_MIN). Quick-ACK mode at the start
+//!   of the connection: the first min(rwnd / 2, 16) segments are ACKed at once
+//!   (Linux `tcp_enter_quickack_mode`, TCP_MAX_QUICKACKS = 16).
+//! - Out-of-order data is ACKed at once with a SACK of the arriving segment; a
+//!   segment that fills a hole is ACKed at once (RFC 5681 4.2).
+//!   Because the ACK path never loses ACKs, reporting the arriving segment is
+//!   equivalent to Linux's SACK blocks (docs/fidelity.md).
+//! - Receive window: starts at `rwnd_init` segments and grows like Linux's
+//!   receive-buffer auto-tuning (`tcp_rcv_space_adjust`): once per receiver
+//!   RTT estimate (timestamps, `tcp_rcv_rtt_measure_ts`), if the application
+//!   read `copied` segments, more than before, the window becomes at least
+//!   2*copied + 16 plus twice the growth term; capped at `rwnd_max`.
+
+use crate::config::ACK_WIRE_BYTES;
+use crate::engine::{TimeNs, Timer};
+use crate::packet::{Kind, Packet, NO_SACK};
+
+/// Linux TCP_DELACK_MIN (HZ/25).
+pub const DELACK_NS: u64 = 40_000_000;
+/// Linux TCP_MAX_QUICKACKS.
+pub const MAX_QUICKACKS: u32 = 16;
+
+pub struct Receiver {
+    pub flow: u32,
+    pub mss_bytes: u32,
+    pub delayed_ack: bool,
+    pub delack_timer: Timer,
+    rcv_nxt: u64,
+    /// Out-of-order ranges [start, end), sorted, disjoint, all above rcv_nxt.
+    ooo: Vec<(u64, u64)>,
+    /// Full segments received since the last ACK.
+    unacked: u32,
+    quick: u32,
+    rwnd: u32,
+    rwnd_max: Option<u32>,
+    // Auto-tuning state (tp->rcvq_space).
+    space: u64,
+    space_seq: u64,
+    space_time: u64,
+    rcv_rtt_ns: u64,
+    ts_recent: u64,
+    established: bool,
+}
+
+impl Receiver {
+    pub fn new(flow: u32, mss_bytes: u32, delayed_ack: bool, rwnd_init: u32, rwnd_max: Option<u32>, init_cwnd: u32) -> Receiver {
+        let rwnd_init = rwnd_max.map_or(rwnd_init, |m| rwnd_init.min(m));
+        Receiver {
+            flow,
+            mss_bytes,
+            delayed_ack,
+            delack_timer: Timer::default(),
+            rcv_nxt: 0,
+            ooo: Vec::new(),
+            unacked: 0,
+            quick: (rwnd_init / 2).min(MAX_QUICKACKS),
+            rwnd: rwnd_init,
+            rwnd_max,
+            space: init_cwnd as u64,
+            space_seq: 0,
+            space_time: 0,
+            rcv_rtt_ns: 0,
+            ts_recent: 0,
+            established: false,
+        }
+    }
+
+    pub fn rwnd(&self) -> u32 {
+        self.rwnd
+    }
+
+    /// Handle a packet from the network. ACKs go to `out`. Returns the number
+    /// of segments newly delivered in order to the application.
+    pub fn on_packet(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
+        match p.kind {
+            Kind::Syn => {
+                self.established = true;
+                self.space_time = now;
+                let mut a = Packet::new(self.flow, Kind::SynAck, ACK_WIRE_BYTES + 8);
+                a.rwnd = self.rwnd;
+                a.ts_val = now;
+                a.ts_ecr = p.ts_val;
+                out.push(a);
+                0
+            }
+            Kind::Data => self.on_data(now, p, out),
+            _ => 0,
+        }
+    }
+
+    fn on_data(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
+        self.ts_recent = p.ts_val;
+        if p.ts_ecr != 0 {
+            // tcp_rcv_rtt_measure_ts: RTT from our ACK's timestamp echoed back.
+            let sample = now.saturating_sub(p.ts_ecr).max(1);
+            self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 { sample } else { (7 * self.rcv_rtt_ns + sample) / 8 };
+        }
+        let seq = p.seq;
+        let had_ooo = !self.ooo.is_empty();
+        let mut delivered = 0;
+        if seq == self.rcv_nxt {
+            self.rcv_nxt += 1;
+            delivered = 1;
+            // Pull in the first out-of-order range if it is now contiguous.
+            if let Some(&(s, e)) = self.ooo.first() {
+                if s <= self.rcv_nxt {
+                    delivered += e - self.rcv_nxt;
+                    self.rcv_nxt = e;
+                    self.ooo.remove(0);
+                }
+            }
+            self.unacked += 1;
+            if had_ooo || !self.delayed_ack || self.unacked >= 2 || self.quick > 0 {
+                if self.quick > 0 && !had_ooo {
+                    self.quick -= 1;
+                }
+                self.send_ack(now, NO_SACK, out);
+            } else if !self.delack_timer.is_armed() {
+                self.delack_timer.arm(now + DELACK_NS);
+            }
+            self.rcv_space_adjust(now);
+        } else if seq > self.rcv_nxt {
+            self.insert_ooo(seq);
+            self.send_ack(now, seq, out);
+        } else {
+            // Duplicate (spurious retransmission): ACK at once (Linux sends a DSACK).
+            self.send_ack(now, NO_SACK, out);
+        }
+        delivered
+    }
+
+    fn insert_ooo(&mut self, seq: u64) {
+        // Find the first range ending at or after seq.
+        let i = self.ooo.partition_point(|&(_, e)| e < seq);
+        if i < self.ooo.len() {
+            let (s, e) = self.ooo[i];
+            if seq >= s && seq < e {
+                return; // already have it
+            }
+            if e == seq {
+                self.ooo[i].1 = seq + 1;
+                // Merge with the next range if now adjacent.
+                if i + 1 < self.ooo.len() && self.ooo[i + 1].0 == seq + 1 {
+                    self.ooo[i].1 = self.ooo[i + 1].1;
+                    self.ooo.remove(i + 1);
+                }
+                return;
+            }
+            if s == seq + 1 {
+                self.ooo[i].0 = seq;
+                return;
+            }
+        }
+        self.ooo.insert(i, (seq, seq + 1));
+    }
+
+    fn send_ack(&mut self, now: TimeNs, sack: u64, out: &mut Vec<Packet>) {
+        let mut a = Packet::new(self.flow, Kind::Ack, ACK_WIRE_BYTES);
+        a.ack = self.rcv_nxt;
+        a.sack = sack;
+        a.rwnd = self.rwnd;
+        a.ts_val = now;
+        a.ts_ecr = self.ts_recent;
+        out.push(a);
+        self.unacked = 0;
+        self.delack_timer.disarm();
+    }
+
+    pub fn on_delack_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        if self.unacked > 0 {
+            self.send_ack(now, NO_SACK, out);
+        }
+    }
+
+    /// Linux `tcp_rcv_space_adjust` (dynamic right-sizing of the receive window).
+    fn rcv_space_adjust(&mut self, now: TimeNs) {
+        if self.rcv_rtt_ns == 0 || now < self.space_time + self.rcv_rtt_ns {
+            return;
+        }
+        let copied = self.rcv_nxt - self.space_seq;
+        if copied > self.space {
+            let mut rcvwin = 2 * copied + 16;
+            let grow = rcvwin * (copied - self.space) / self.space.max(1);
+            rcvwin += 2 * grow;
+            let cap = self.rwnd_max.map_or(u32::MAX as u64 / 2, |m| m as u64);
+            self.rwnd = self.rwnd.max(rcvwin.min(cap) as u32);
+            self.space = copied;
+        }
+        self.space_seq = self.rcv_nxt;
+        self.space_time = now;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn data(seq: u64) -> Packet {
+        let mut p = Packet::new(0, Kind::Data, 1500);
+        p.seq = seq;
+        p
+    }
+
+    fn rx() -> Receiver {
+        let mut r = Receiver::new(0, 1448, true, 200, None, 10);
+        r.quick = 0;
+        r
+    }
+
+    #[test]
+    fn delayed_ack_every_second_segment() {
+        let mut r = rx();
+        let mut out = vec![];
+        r.on_packet(0, &data(0), &mut out);
+        assert!(out.is_empty());
+        assert!(r.delack_timer.is_armed());
+        r.on_packet(1, &data(1), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 2);
+        assert!(!r.delack_timer.is_armed());
+    }
+
+    #[test]
+    fn delack_timer_is_40ms_and_acks_a_lone_segment() {
+        let mut r = rx();
+        let mut out = vec![];
+        r.on_packet(1000, &data(0), &mut out);
+        assert_eq!(r.delack_timer.deadline, Some(1000 + 40_000_000));
+        r.on_delack_timer(1000 + 40_000_000, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 1);
+    }
+
+    #[test]
+    fn quickack_at_start_acks_each_of_the_first_16_segments() {
+        let mut r = Receiver::new(0, 1448, true, 200, None, 10);
+        let mut out = vec![];
+        for s in 0..20 {
+            r.on_packet(s, &data(s), &mut out);
+        }
+        // 16 immediate ACKs, then every second segment: 2 more for segments 16..20.
+        assert_eq!(out.len(), 18);
+    }
+
+    #[test]
+    fn out_of_order_is_acked_at_once_with_sack_and_hole_fill_acks_at_once() {
+        let mut r = rx();
+        let mut out = vec![];
+        r.on_packet(0, &data(0), &mut out);
+        r.on_packet(0, &data(1), &mut out);
+        out.clear();
+        r.on_packet(0, &data(3), &mut out); // 2 lost
+        r.on_packet(0, &data(4), &mut out);
+        assert_eq!(out.len(), 2);
+        assert!(out.iter().all(|a| a.ack == 2));
+        assert_eq!((out[0].sack, out[1].sack), (3, 4));
+        out.clear();
+        let n = r.on_packet(0, &data(2), &mut out); // retransmission fills the hole
+        assert_eq!(n, 3);
+        assert_eq!(out.len(), 1);
+        assert_eq!(out[0].ack, 5);
+    }
+
+    #[test]
+    fn ooo_ranges_merge() {
+        let mut r = rx();
+        for s in [5, 7, 6, 9, 3] {
+            r.insert_ooo(s);
+        }
+        assert_eq!(r.ooo, vec![(3, 4), (5, 8), (9, 10)]);
+        r.insert_ooo(4);
+        r.insert_ooo(8);
+        assert_eq!(r.ooo, vec![(3, 10)]);
+    }
+
+    #[test]
+    fn window_grows_with_delivery_and_respects_the_cap() {
+        let mut r = Receiver::new(0, 1448, false, 20, Some(100), 10);
+        let mut out = vec![];
+        let mut seq = 0;
+        // 50 segments per 10 ms "RTT", receiver RTT estimate from echoed timestamps.
+        for round in 0..10u64 {
+            for _ in 0..50 {
+                let mut p = data(seq);
+                p.ts_ecr = round * 10_000_000 + 1;
+                r.on_packet(round * 10_000_000 + 10_000_000, &p, &mut out);
+                seq += 1;
+            }
+        }
+        assert_eq!(r.rwnd(), 100);
+    }
+}

@@ -1,0 +1,99 @@
+//! RTT estimation and retransmission timeout.
+//!
+//! RFC 6298 section 2: on the first sample R, SRTT = R, RTTVAR = R/2; then
+//! RTTVAR = 3/4 RTTVAR + 1/4 |SRTT - R|, SRTT = 7/8 SRTT + 1/8 R.
+//! Linux (net/ipv4/tcp_input.c `tcp_set_rto`) computes
+//! RTO = SRTT + max(4 RTTVAR, rto_min) with rto_min = 200 ms (TCP_RTO_MIN),
+//! instead of RFC 6298's max(1 s, SRTT + 4 RTTVAR); we follow Linux.
+//! The initial RTO is 1 s (RFC 6298 2.1, Linux TCP_TIMEOUT_INIT); backoff
+//! doubles it per expiry (RFC 6298 5.5) up to TCP_RTO_MAX = 120 s.
+
+/// Linux TCP_RTO_MIN.
+pub const RTO_MIN_NS: u64 = 200_000_000;
+/// Linux TCP_RTO_MAX.
+pub const RTO_MAX_NS: u64 = 120_000_000_000;
+/// RFC 6298 / Linux TCP_TIMEOUT_INIT.
+pub const RTO_INIT_NS: u64 = 1_000_000_000;
+
+#[derive(Debug, Clone, Default)]
+pub struct RttEstimator {
+    /// Smoothed RTT, ns (0 = no sample yet).
+    pub srtt_ns: u64,
+    /// RTT variation, ns.
+    pub rttvar_ns: u64,
+}
+
+impl RttEstimator {
+    pub fn update(&mut self, sample_ns: u64) {
+        let r = sample_ns.max(1);
+        if self.srtt_ns == 0 {
+            self.srtt_ns = r;
+            self.rttvar_ns = r / 2;
+        } else {
+            let err = self.srtt_ns.abs_diff(r);
+            self.rttvar_ns = (3 * self.rttvar_ns + err) / 4;
+            self.srtt_ns = (7 * self.srtt_ns + r) / 8;
+        }
+    }
+
+    /// Current RTO before backoff, ns.
+    pub fn rto_ns(&self) -> u64 {
+        if self.srtt_ns == 0 {
+            return RTO_INIT_NS;
+        }
+        (self.srtt_ns + (4 * self.rttvar_ns).max(RTO_MIN_NS)).min(RTO_MAX_NS)
+    }
+
+    /// RTO after `backoff` expiries, ns (RFC 6298 5.5, capped at 120 s).
+    pub fn backed_off_rto_ns(&self, backoff: u32) -> u64 {
+        let base = self.rto_ns();
+        let shift = backoff.min(20);
+        base.saturating_mul(1u64 << shift).min(RTO_MAX_NS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn first_sample_sets_srtt_and_half_rttvar() {
+        let mut e = RttEstimator::default();
+        assert_eq!(e.rto_ns(), RTO_INIT_NS);
+        e.update(100_000_000);
+        assert_eq!(e.srtt_ns, 100_000_000);
+        assert_eq!(e.rttvar_ns, 50_000_000);
+        // Linux: srtt + max(4*rttvar, 200 ms) = 100 + 200 = 300 ms.
+        assert_eq!(e.rto_ns(), 300_000_000);
+    }
+
+    #[test]
+    fn steady_rtt_converges_to_srtt_plus_rto_min() {
+        let mut e = RttEstimator::default();
+        for _ in 0..200 {
+            e.update(50_000_000);
+        }
+        assert_eq!(e.srtt_ns, 50_000_000);
+        assert_eq!(e.rto_ns(), 250_000_000);
+    }
+
+    #[test]
+    fn rfc6298_smoothing_constants() {
+        let mut e = RttEstimator::default();
+        e.update(80);
+        e.update(160);
+        // RTTVAR = 3/4*40 + 1/4*|80-160| = 50; SRTT = 7/8*80 + 1/8*160 = 90.
+        assert_eq!(e.rttvar_ns, 50);
+        assert_eq!(e.srtt_ns, 90);
+    }
+
+    #[test]
+    fn backoff_doubles_and_caps_at_120s() {
+        let mut e = RttEstimator::default();
+        e.update(50_000_000);
+        let base = e.rto_ns();
+        assert_eq!(e.backed_off_rto_ns(1), 2 * base);
+        assert_eq!(e.backed_off_rto_ns(3), 8 * base);
+        assert_eq!(e.backed_off_rto_ns(30), RTO_MAX_NS);
+    }
+}

@@ -1,0 +1,823 @@
+//! TCP sender, modelled on Linux's (net/ipv4/tcp_output.c, tcp_input.c,
+//! tcp_recovery.c, tcp_rate.c, tcp_timer.c).
+//!
+//! - Handshake: a SYN through the real path; its RTT seeds SRTT (as Linux's
+//!   SYN RTT does); a lost SYN is retried after 1 s, doubling.
+//! - Initial window 10 segments (RFC 6928), cwnd in segments.
+//! - SACK scoreboard per segment: sacked / lost / retransmitted flags and the
+//!   counters `packets_out`, `sacked_out`, `lost_out`, `retrans_out`, with
+//!   in_flight = out - (sacked + lost) + retrans (`tcp_packets_in_flight`).
+//! - Loss detection by RACK (RFC 8985): a segment is lost when a segment sent
+//!   later was delivered and it is older than RACK.rtt + reo_wnd. As in Linux
+//!   without observed reordering, reo_wnd = 0 once in recovery or when
+//!   sacked_out >= 3 (DupThresh), else min_rtt/4 with the reordering timer.
+//!   Lost retransmissions are detected the same way (no RTO needed).
+//! - Fast recovery with PRR (RFC 6937, Linux `tcp_cwnd_reduction`), recovery
+//!   point = snd_nxt at entry; on exit cwnd = ssthresh (`tcp_end_cwnd_reduction`).
+//! - RTO (RFC 6298 with Linux's 200 ms minimum, see rtt.rs), exponential
+//!   backoff, `tcp_enter_loss`: every unSACKed segment is marked lost, cwnd = 1.
+//! - Delivery-rate samples as Linux tcp_rate.c (`tcp_rate_skb_sent`,
+//!   `tcp_rate_skb_delivered`, `tcp_rate_gen`), consumed by BBR.
+//! - Pacing (Linux internal pacing / fq): the next packet leaves no earlier than
+//!   the previous departure + mss / pacing_rate. Window-based CCAs that pace use
+//!   `tcp_update_pacing_rate`: 200 % (slow start) or 120 % (congestion
+//!   avoidance) of cwnd x mss / srtt.
+//! - Receiver window: never send beyond snd_una + rwnd.
+//! Simplifications are listed in docs/fidelity.md (no TLP, no undo, no TSO).
+
+use std::collections::VecDeque;
+
+use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpCc, INFINITE_SSTHRESH};
+use crate::engine::{TimeNs, Timer};
+use crate::packet::{Kind, Packet, NO_SACK};
+use crate::tcp::rtt::{RttEstimator, RTO_INIT_NS, RTO_MAX_NS};
+
+/// RFC 6675 / Linux `tp->reordering` default (sysctl_tcp_reordering).
+pub const DUPTHRESH: u32 = 3;
+/// Linux `sysctl_tcp_pacing_ss_ratio` (percent).
+pub const PACING_SS_RATIO_PCT: u64 = 200;
+/// Linux `sysctl_tcp_pacing_ca_ratio` (percent).
+pub const PACING_CA_RATIO_PCT: u64 = 120;
+
+const F_SACKED: u8 = 1;
+const F_LOST: u8 = 2;
+/// A retransmission of this segment is outstanding (Linux TCPCB_SACKED_RETRANS).
+const F_RETRANS: u8 = 4;
+/// The segment was retransmitted at least once (Linux TCPCB_EVER_RETRANS).
+const F_EVER_RETRANS: u8 = 8;
+const F_APP_LIMITED: u8 = 16;
+/// Its delivery was already counted in a rate sample (Linux clears delivered_mstamp).
+const F_RATE_DONE: u8 = 32;
+
+/// Per-segment scoreboard entry (Linux `tcp_skb_cb` + `tx` rate fields).
+#[derive(Debug, Clone, Copy)]
+struct Seg {
+    /// Time of the most recent (re)transmission.
+    sent_ns: u64,
+    /// tcp_rate: `tp->first_tx_mstamp` when sent.
+    first_tx_ns: u64,
+    /// tcp_rate: `tp->delivered_mstamp` when sent.
+    delivered_ns: u64,
+    /// tcp_rate: `tp->delivered` when sent.
+    delivered: u64,
+    flags: u8,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ConnState {
+    Idle,
+    SynSent,
+    Established,
+}
+
+#[derive(Debug, Clone)]
+pub struct SenderConfig {
+    pub flow: u32,
+    pub mss_bytes: u32,
+    pub wire_bytes: u32,
+    pub init_cwnd_pkts: u32,
+    pub pacing: bool,
+    pub stop_ns: Option<u64>,
+}
+
+#[derive(Debug, Clone, Default)]
+pub struct SenderStats {
+    pub sent_packets: u64,
+    pub retransmissions: u64,
+    pub losses_detected: u64,
+    pub rto_count: u64,
+    pub recoveries: u64,
+    pub rtt_sum_ns: u128,
+    pub rtt_samples: u64,
+    pub min_rtt_ns: u64,
+}
+
+pub struct Sender {
+    pub cfg: SenderConfig,
+    pub cc: Box<dyn CongestionControl>,
+    pub tp: TcpCc,
+    pub state: ConnState,
+    pub stats: SenderStats,
+    pub rto_timer: Timer,
+    pub pace_timer: Timer,
+    pub reo_timer: Timer,
+
+    segs: VecDeque<Seg>,
+    packets_out: u32,
+    sacked_out: u32,
+    lost_out: u32,
+    retrans_out: u32,
+    /// Outstanding transmissions in send order (Linux `tsorted_sent_queue`).
+    tsorted: VecDeque<(u64, u64)>,
+    /// Segments marked lost, waiting to be retransmitted, in marking order.
+    rtx_queue: VecDeque<u64>,
+    // RACK state (RFC 8985 6.1).
+    rack_xmit_ns: u64,
+    rack_end_seq: u64,
+    rack_rtt_ns: u64,
+    // Recovery.
+    high_seq: u64,
+    prr_delivered: u32,
+    prr_out: u32,
+    /// Whether the CCA takes over cwnd (`cong_control`); learnt on the first ACK.
+    cc_controls: bool,
+    rtt: RttEstimator,
+    backoff: u32,
+    rwnd: u32,
+    next_send_ns: u64,
+    syn_sent_ns: u64,
+    syn_retries: u32,
+    ts_recent: u64,
+    // tcp_rate.c connection state.
+    first_tx_ns: u64,
+    rate_delivered: i64,
+    rate_interval_ns: i64,
+    // tcp_cwnd_validate state.
+    max_packets_out: u32,
+    cwnd_usage_seq: u64,
+    cwnd_limited_flag: bool,
+}
+
+/// Per-ACK bookkeeping of tcp_rate.c `tcp_rate_skb_delivered`.
+#[derive(Default)]
+struct RateAcc {
+    have: bool,
+    prior_delivered: u64,
+    prior_ns: u64,
+    first_tx_ns: u64,
+    snd_interval_ns: i64,
+    is_app_limited: bool,
+    is_retrans: bool,
+}
+
+impl Sender {
+    pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Sender {
+        let tp = TcpCc {
+            now_ns: 0,
+            cwnd: cfg.init_cwnd_pkts,
+            cwnd_cnt: 0,
+            cwnd_clamp: u32::MAX / 2,
+            ssthresh: INFINITE_SSTHRESH,
+            mss: cfg.mss_bytes,
+            wire_bytes: cfg.wire_bytes,
+            srtt_ns: 0,
+            min_rtt_ns: u64::MAX,
+            in_flight: 0,
+            delivered: 0,
+            delivered_ce: 0,
+            delivered_time_ns: 0,
+            ca_state: CaState::Open,
+            pacing_rate_bytes_per_s: 0,
+            pacing: cfg.pacing || cc.needs_pacing(),
+            app_limited: 0,
+            lost: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            prior_cwnd: 0,
+            is_cwnd_limited: false,
+        };
+        Sender {
+            cfg,
+            cc,
+            tp,
+            state: ConnState::Idle,
+            stats: SenderStats { min_rtt_ns: 0, ..Default::default() },
+            rto_timer: Timer::default(),
+            pace_timer: Timer::default(),
+            reo_timer: Timer::default(),
+            segs: VecDeque::with_capacity(64),
+            packets_out: 0,
+            sacked_out: 0,
+            lost_out: 0,
+            retrans_out: 0,
+            tsorted: VecDeque::with_capacity(64),
+            rtx_queue: VecDeque::new(),
+            rack_xmit_ns: 0,
+            rack_end_seq: 0,
+            rack_rtt_ns: 0,
+            high_seq: 0,
+            prr_delivered: 0,
+            prr_out: 0,
+            cc_controls: false,
+            rtt: RttEstimator::default(),
+            backoff: 0,
+            rwnd: 10,
+            next_send_ns: 0,
+            syn_sent_ns: 0,
+            syn_retries: 0,
+            ts_recent: 0,
+            first_tx_ns: 0,
+            rate_delivered: 0,
+            rate_interval_ns: 0,
+            max_packets_out: 0,
+            cwnd_usage_seq: 0,
+            cwnd_limited_flag: false,
+        }
+    }
+
+    /// Packets in flight (Linux `tcp_packets_in_flight`).
+    pub fn in_flight(&self) -> u32 {
+        self.packets_out - (self.sacked_out + self.lost_out) + self.retrans_out
+    }
+
+    pub fn srtt_ns(&self) -> u64 {
+        self.rtt.srtt_ns
+    }
+
+    fn seg(&mut self, seq: u64) -> &mut Seg {
+        let i = (seq - self.tp.snd_una) as usize;
+        &mut self.segs[i]
+    }
+
+    fn has_new_data(&self, now: TimeNs) -> bool {
+        self.cfg.stop_ns.map_or(true, |s| now < s)
+    }
+
+    // ------------------------------------------------------------------ start
+
+    /// Open the connection: send the SYN.
+    pub fn start(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        self.state = ConnState::SynSent;
+        self.send_syn(now, out);
+    }
+
+    fn send_syn(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        self.syn_sent_ns = now;
+        let mut p = Packet::new(self.cfg.flow, Kind::Syn, crate::config::ACK_WIRE_BYTES + 8);
+        p.ts_val = now;
+        out.push(p);
+        let rto = RTO_INIT_NS.saturating_mul(1 << self.syn_retries.min(10)).min(RTO_MAX_NS);
+        self.rto_timer.arm(now + rto);
+    }
+
+    fn on_synack(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) {
+        self.state = ConnState::Established;
+        // Timestamps make the SYN RTT unambiguous even after a SYN retry.
+        let sample = now.saturating_sub(p.ts_ecr).max(1);
+        self.rtt_sample(sample);
+        self.rwnd = p.rwnd;
+        self.ts_recent = p.ts_val;
+        self.rto_timer.disarm();
+        if self.syn_retries > 0 {
+            // RFC 6298 5.7 / Linux: cwnd = 1 after a lost SYN.
+            self.tp.cwnd = 1;
+        }
+        self.tp.now_ns = now;
+        self.cc.init(&mut self.tp);
+        if self.tp.pacing && !self.cc.needs_pacing() {
+            self.update_pacing_rate();
+        }
+        self.try_send(now, out);
+    }
+
+    fn rtt_sample(&mut self, sample_ns: u64) {
+        self.rtt.update(sample_ns);
+        self.tp.srtt_ns = self.rtt.srtt_ns;
+        self.tp.min_rtt_ns = self.tp.min_rtt_ns.min(sample_ns);
+        self.stats.min_rtt_ns = self.tp.min_rtt_ns;
+        self.stats.rtt_sum_ns += sample_ns as u128;
+        self.stats.rtt_samples += 1;
+    }
+
+    // ------------------------------------------------------------------- send
+
+    /// Send as much as cwnd, rwnd, the application and pacing allow.
+    pub fn try_send(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        if self.state != ConnState::Established {
+            return;
+        }
+        let mut sent_any = false;
+        let mut cwnd_limited = false;
+        loop {
+            if self.in_flight() >= self.tp.cwnd {
+                cwnd_limited = true;
+                break;
+            }
+            let rtx = self.next_retransmission();
+            if rtx.is_none() {
+                if !self.has_new_data(now) {
+                    // Application-limited (Linux tcp_rate_check_app_limited).
+                    self.tp.app_limited = (self.tp.delivered + self.in_flight() as u64).max(1);
+                    break;
+                }
+                if self.tp.snd_nxt >= self.tp.snd_una + self.rwnd as u64 {
+                    break;
+                }
+            }
+            if self.tp.pacing && now < self.next_send_ns {
+                self.pace_timer.arm(self.next_send_ns);
+                break;
+            }
+            self.transmit(now, rtx, out);
+            sent_any = true;
+        }
+        cwnd_limited |= self.in_flight() >= self.tp.cwnd;
+        if sent_any || cwnd_limited {
+            self.cwnd_validate(cwnd_limited);
+        }
+    }
+
+    /// Linux `tcp_cwnd_validate` (the part that tracks cwnd use).
+    fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
+        if self.tp.snd_una >= self.cwnd_usage_seq
+            || is_cwnd_limited
+            || (!self.cwnd_limited_flag && self.packets_out > self.max_packets_out)
+        {
+            self.cwnd_limited_flag = is_cwnd_limited;
+            self.max_packets_out = self.packets_out;
+            self.cwnd_usage_seq = self.tp.snd_nxt;
+        }
+    }
+
+    /// Linux `tcp_is_cwnd_limited`.
+    fn is_cwnd_limited(&self) -> bool {
+        if self.cwnd_limited_flag {
+            return true;
+        }
+        if self.tp.in_slow_start() {
+            return self.tp.cwnd < 2 * self.max_packets_out;
+        }
+        false
+    }
+
+    fn next_retransmission(&mut self) -> Option<u64> {
+        while let Some(&seq) = self.rtx_queue.front() {
+            if seq >= self.tp.snd_una {
+                let f = self.segs[(seq - self.tp.snd_una) as usize].flags;
+                if f & F_LOST != 0 && f & (F_RETRANS | F_SACKED) == 0 {
+                    return Some(seq);
+                }
+            }
+            self.rtx_queue.pop_front();
+        }
+        None
+    }
+
+    fn transmit(&mut self, now: TimeNs, rtx: Option<u64>, out: &mut Vec<Packet>) {
+        let was_idle = self.in_flight() == 0;
+        if self.packets_out == 0 {
+            // tcp_rate_skb_sent: restart the sampling epoch after idle.
+            self.first_tx_ns = now;
+            self.tp.delivered_time_ns = now;
+        }
+        if was_idle {
+            self.cc.cwnd_event(&mut self.tp, CaEvent::TxStart);
+        }
+        let rate = Seg {
+            sent_ns: now,
+            first_tx_ns: self.first_tx_ns,
+            delivered_ns: self.tp.delivered_time_ns,
+            delivered: self.tp.delivered,
+            flags: if self.tp.app_limited != 0 { F_APP_LIMITED } else { 0 },
+        };
+        let seq = match rtx {
+            Some(seq) => {
+                let s = self.seg(seq);
+                s.sent_ns = rate.sent_ns;
+                s.first_tx_ns = rate.first_tx_ns;
+                s.delivered_ns = rate.delivered_ns;
+                s.delivered = rate.delivered;
+                s.flags = (s.flags & !(F_APP_LIMITED | F_RATE_DONE)) | rate.flags | F_RETRANS | F_EVER_RETRANS;
+                self.retrans_out += 1;
+                self.stats.retransmissions += 1;
+                self.rtx_queue.pop_front();
+                seq
+            }
+            None => {
+                let seq = self.tp.snd_nxt;
+                self.segs.push_back(rate);
+                self.tp.snd_nxt += 1;
+                self.packets_out += 1;
+                seq
+            }
+        };
+        self.tsorted.push_back((seq, now));
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+            self.prr_out += 1;
+        }
+        if self.tp.pacing {
+            let rate = self.tp.pacing_rate_bytes_per_s;
+            if rate > 0 {
+                let gap = (self.cfg.mss_bytes as u64 * 1_000_000_000) / rate;
+                self.next_send_ns = self.next_send_ns.max(now) + gap;
+            }
+        }
+        if !self.rto_timer.is_armed() {
+            self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+        }
+        let mut p = Packet::new(self.cfg.flow, Kind::Data, self.cfg.wire_bytes);
+        p.seq = seq;
+        p.ts_val = now;
+        p.ts_ecr = self.ts_recent;
+        out.push(p);
+        self.stats.sent_packets += 1;
+        self.tp.in_flight = self.in_flight();
+    }
+
+    /// Linux `tcp_update_pacing_rate` for window-based CCAs that pace.
+    fn update_pacing_rate(&mut self) {
+        let srtt = self.rtt.srtt_ns.max(1);
+        let ratio = if self.tp.cwnd < self.tp.ssthresh / 2 { PACING_SS_RATIO_PCT } else { PACING_CA_RATIO_PCT };
+        let cwnd = self.tp.cwnd.max(self.packets_out) as u64;
+        let rate = (self.cfg.mss_bytes as u64 * cwnd * ratio / 100) as u128 * 1_000_000_000 / srtt as u128;
+        self.tp.pacing_rate_bytes_per_s = rate.min(u64::MAX as u128) as u64;
+    }
+
+    // -------------------------------------------------------------------- ACK
+
+    pub fn on_ack(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) {
+        self.tp.now_ns = now;
+        match (self.state, p.kind) {
+            (ConnState::SynSent, Kind::SynAck) => return self.on_synack(now, p, out),
+            (ConnState::Established, Kind::Ack) => {}
+            _ => return,
+        }
+        self.rwnd = p.rwnd;
+        self.ts_recent = p.ts_val;
+        let prior_in_flight = self.in_flight();
+        let prior_una = self.tp.snd_una;
+        let mut newly_delivered: u32 = 0;
+        let mut rate = RateAcc::default();
+        let mut seq_rtt: Option<u64> = None; // oldest cumulatively ACKed, never retransmitted
+        let mut ca_rtt: Option<u64> = None; // newest delivered, never retransmitted
+        let mut sack_rtt: Option<u64> = None;
+
+        // Cumulative ACK.
+        let ack = p.ack.min(self.tp.snd_nxt);
+        while self.tp.snd_una < ack {
+            let seq = self.tp.snd_una;
+            let seg = self.segs.pop_front().expect("scoreboard covers [snd_una, snd_nxt)");
+            self.tp.snd_una += 1;
+            self.packets_out -= 1;
+            if seg.flags & F_SACKED != 0 {
+                self.sacked_out -= 1;
+            } else {
+                newly_delivered += 1;
+                self.rate_delivered(&seg, &mut rate);
+                self.rack_advance(now, &seg, seq);
+                if seg.flags & F_EVER_RETRANS == 0 {
+                    let r = now - seg.sent_ns;
+                    seq_rtt.get_or_insert(r);
+                    ca_rtt = Some(r);
+                }
+            }
+            if seg.flags & F_LOST != 0 {
+                self.lost_out -= 1;
+            }
+            if seg.flags & F_RETRANS != 0 {
+                self.retrans_out -= 1;
+            }
+        }
+        // SACK of one segment (see receiver.rs: every out-of-order arrival is ACKed at once).
+        if p.sack != NO_SACK && p.sack >= self.tp.snd_una && p.sack < self.tp.snd_nxt {
+            let seq = p.sack;
+            let i = (seq - self.tp.snd_una) as usize;
+            let seg = self.segs[i];
+            if seg.flags & F_SACKED == 0 {
+                self.segs[i].flags |= F_SACKED;
+                self.sacked_out += 1;
+                newly_delivered += 1;
+                if seg.flags & F_LOST != 0 {
+                    self.lost_out -= 1;
+                    self.segs[i].flags &= !F_LOST;
+                }
+                if seg.flags & F_RETRANS != 0 {
+                    self.retrans_out -= 1;
+                    self.segs[i].flags &= !F_RETRANS;
+                }
+                self.rate_delivered(&seg, &mut rate);
+                self.segs[i].flags |= F_RATE_DONE;
+                self.rack_advance(now, &seg, seq);
+                if seg.flags & F_EVER_RETRANS == 0 {
+                    let r = now - seg.sent_ns;
+                    sack_rtt = Some(r);
+                    ca_rtt = Some(ca_rtt.map_or(r, |c| c.min(r)));
+                }
+            }
+        }
+        let una_advanced = self.tp.snd_una > prior_una;
+        if una_advanced {
+            self.backoff = 0;
+        }
+        if newly_delivered > 0 {
+            self.tp.delivered += newly_delivered as u64;
+            self.tp.delivered_time_ns = now;
+        }
+        if let Some(r) = seq_rtt.or(sack_rtt) {
+            self.rtt_sample(r);
+        }
+        self.tp.in_flight = self.in_flight();
+        let ack_sample = AckSample {
+            pkts_acked: newly_delivered,
+            rtt_ns: ca_rtt.map_or(-1, |r| r as i64),
+            in_flight: prior_in_flight,
+        };
+        if newly_delivered > 0 {
+            self.cc.pkts_acked(&mut self.tp, &ack_sample);
+        }
+
+        // Leave Recovery / Loss when the recovery point is ACKed.
+        if self.tp.snd_una >= self.high_seq {
+            match self.tp.ca_state {
+                CaState::Recovery | CaState::Cwr => self.end_cwnd_reduction(),
+                CaState::Loss => self.set_state(CaState::Open),
+                _ => {}
+            }
+        }
+
+        let lost_before = self.tp.lost;
+        self.rack_detect_loss(now);
+        let newly_lost = (self.tp.lost - lost_before) as u32;
+        if newly_lost > 0 && self.tp.ca_state < CaState::Recovery {
+            self.enter_recovery();
+        }
+
+        let mut rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, &rate);
+        rs.rtt_ns = ack_sample.rtt_ns;
+        self.tp.in_flight = self.in_flight();
+        self.cc_controls = self.cc.cong_control(&mut self.tp, &rs);
+        if !self.cc_controls {
+            match self.tp.ca_state {
+                CaState::Recovery | CaState::Cwr => self.prr(newly_delivered, newly_lost, una_advanced),
+                _ => {
+                    if newly_delivered > 0 {
+                        self.tp.is_cwnd_limited = self.is_cwnd_limited();
+                        self.cc.cong_avoid(&mut self.tp, newly_delivered);
+                    }
+                }
+            }
+            if self.tp.pacing {
+                self.update_pacing_rate();
+            }
+        }
+        self.tp.cwnd = self.tp.cwnd.max(1);
+
+        if self.packets_out == 0 {
+            self.rto_timer.disarm();
+        } else if una_advanced {
+            self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+        }
+        self.try_send(now, out);
+    }
+
+    /// tcp_rate.c `tcp_rate_skb_delivered`: remember the most recently sent
+    /// delivered segment's sending-time snapshot.
+    fn rate_delivered(&self, seg: &Seg, acc: &mut RateAcc) {
+        if seg.flags & F_RATE_DONE != 0 {
+            return;
+        }
+        if !acc.have || seg.delivered > acc.prior_delivered {
+            acc.have = true;
+            acc.prior_delivered = seg.delivered;
+            acc.prior_ns = seg.delivered_ns;
+            acc.is_app_limited = seg.flags & F_APP_LIMITED != 0;
+            acc.is_retrans = seg.flags & F_RETRANS != 0;
+            acc.first_tx_ns = seg.sent_ns;
+            acc.snd_interval_ns = seg.sent_ns as i64 - seg.first_tx_ns as i64;
+        }
+    }
+
+    /// tcp_rate.c `tcp_rate_gen`.
+    fn rate_gen(&mut self, now: TimeNs, delivered: u32, lost: u32, prior_in_flight: u32, acc: &RateAcc) -> RateSample {
+        if self.tp.app_limited != 0 && self.tp.delivered > self.tp.app_limited {
+            self.tp.app_limited = 0;
+        }
+        let mut rs = RateSample {
+            acked_sacked: delivered,
+            losses: lost,
+            prior_in_flight,
+            delivered: -1,
+            interval_ns: -1,
+            rtt_ns: -1,
+            ..Default::default()
+        };
+        if acc.have {
+            self.first_tx_ns = acc.first_tx_ns;
+            rs.prior_delivered = acc.prior_delivered;
+            rs.is_app_limited = acc.is_app_limited;
+            rs.is_retrans = acc.is_retrans;
+        }
+        if !acc.have || delivered == 0 {
+            return rs;
+        }
+        rs.delivered = (self.tp.delivered - acc.prior_delivered) as i64;
+        let ack_interval = now as i64 - acc.prior_ns as i64;
+        rs.interval_ns = acc.snd_interval_ns.max(ack_interval);
+        let min_rtt = if self.tp.min_rtt_ns == u64::MAX { 0 } else { self.tp.min_rtt_ns as i64 };
+        if rs.interval_ns < min_rtt {
+            rs.interval_ns = -1;
+            return rs;
+        }
+        if !rs.is_app_limited
+            || (rs.delivered as i128 * self.rate_interval_ns as i128 >= self.rate_delivered as i128 * rs.interval_ns as i128)
+        {
+            self.rate_delivered = rs.delivered;
+            self.rate_interval_ns = rs.interval_ns;
+        }
+        rs
+    }
+
+    // --------------------------------------------------------------- recovery
+
+    fn set_state(&mut self, s: CaState) {
+        if s != self.tp.ca_state {
+            self.cc.set_state(&mut self.tp, s);
+            self.tp.ca_state = s;
+        }
+    }
+
+    /// Linux `tcp_enter_recovery` + `tcp_init_cwnd_reduction`.
+    fn enter_recovery(&mut self) {
+        self.stats.recoveries += 1;
+        self.high_seq = self.tp.snd_nxt;
+        self.tp.prior_cwnd = self.tp.cwnd;
+        self.prr_delivered = 0;
+        self.prr_out = 0;
+        self.tp.ssthresh = self.cc.ssthresh(&self.tp);
+        self.set_state(CaState::Recovery);
+    }
+
+    /// Linux `tcp_end_cwnd_reduction`.
+    fn end_cwnd_reduction(&mut self) {
+        if !self.cc_controls && self.tp.ssthresh < INFINITE_SSTHRESH {
+            self.tp.cwnd = self.tp.ssthresh;
+            self.tp.cwnd_cnt = 0;
+        }
+        self.cc.cwnd_event(&mut self.tp, CaEvent::CompleteCwr);
+        self.set_state(CaState::Open);
+    }
+
+    /// Proportional rate reduction, RFC 6937 as Linux `tcp_cwnd_reduction`.
+    fn prr(&mut self, newly_acked_sacked: u32, newly_lost: u32, una_advanced: bool) {
+        if newly_acked_sacked == 0 || self.tp.prior_cwnd == 0 {
+            return;
+        }
+        self.prr_delivered += newly_acked_sacked;
+        let in_flight = self.in_flight() as i64;
+        let delta = self.tp.ssthresh as i64 - in_flight;
+        let mut sndcnt: i64 = if delta < 0 {
+            // Proportional part: pace reductions over the recovery round.
+            let dividend = self.tp.ssthresh as u64 * self.prr_delivered as u64 + self.tp.prior_cwnd as u64 - 1;
+            (dividend / self.tp.prior_cwnd as u64) as i64 - self.prr_out as i64
+        } else {
+            // Slow-start reduction bound: grow back towards ssthresh.
+            let mut s = (self.prr_delivered as i64 - self.prr_out as i64).max(newly_acked_sacked as i64);
+            if una_advanced && newly_lost == 0 {
+                s += 1;
+            }
+            s.min(delta)
+        };
+        // Force a fast retransmit upon entering recovery.
+        sndcnt = sndcnt.max(if self.prr_out > 0 { 0 } else { 1 });
+        self.tp.cwnd = (in_flight + sndcnt).max(1) as u32;
+    }
+
+    /// RACK.update (RFC 8985 6.2 step 2, Linux `tcp_rack_advance`).
+    fn rack_advance(&mut self, now: TimeNs, seg: &Seg, seq: u64) {
+        let rtt = now - seg.sent_ns;
+        if seg.flags & F_EVER_RETRANS != 0 && self.tp.min_rtt_ns != u64::MAX && rtt < self.tp.min_rtt_ns {
+            // Possibly the ACK of the original transmission: ambiguous, skip.
+            return;
+        }
+        if seg.sent_ns > self.rack_xmit_ns || (seg.sent_ns == self.rack_xmit_ns && seq > self.rack_end_seq) {
+            self.rack_xmit_ns = seg.sent_ns;
+            self.rack_end_seq = seq;
+            self.rack_rtt_ns = rtt;
+        }
+    }
+
+    /// RACK.detect_loss (RFC 8985 6.2 step 5, Linux `tcp_rack_detect_loss`).
+    fn rack_detect_loss(&mut self, now: TimeNs) {
+        let reo_wnd = if self.tp.ca_state >= CaState::Recovery || self.sacked_out >= DUPTHRESH {
+            0
+        } else if self.tp.min_rtt_ns == u64::MAX {
+            0
+        } else {
+            (self.tp.min_rtt_ns / 4).min(self.rtt.srtt_ns)
+        };
+        while let Some(&(seq, sent)) = self.tsorted.front() {
+            if seq < self.tp.snd_una {
+                self.tsorted.pop_front();
+                continue;
+            }
+            let seg = self.segs[(seq - self.tp.snd_una) as usize];
+            let outstanding = seg.sent_ns == sent
+                && seg.flags & F_SACKED == 0
+                && (seg.flags & F_LOST == 0 || seg.flags & F_RETRANS != 0);
+            if !outstanding {
+                self.tsorted.pop_front();
+                continue;
+            }
+            let sent_before = sent < self.rack_xmit_ns || (sent == self.rack_xmit_ns && seq < self.rack_end_seq);
+            if !sent_before {
+                break;
+            }
+            let deadline = sent + self.rack_rtt_ns + reo_wnd;
+            if deadline <= now {
+                self.mark_lost(seq);
+                self.tsorted.pop_front();
+            } else {
+                self.reo_timer.arm(deadline);
+                break;
+            }
+        }
+        self.tp.in_flight = self.in_flight();
+    }
+
+    /// Linux `tcp_mark_skb_lost`.
+    fn mark_lost(&mut self, seq: u64) {
+        let i = (seq - self.tp.snd_una) as usize;
+        let f = self.segs[i].flags;
+        if f & F_SACKED != 0 {
+            return;
+        }
+        if f & F_LOST != 0 {
+            if f & F_RETRANS != 0 {
+                self.segs[i].flags &= !F_RETRANS;
+                self.retrans_out -= 1;
+            }
+        } else {
+            self.segs[i].flags |= F_LOST;
+            self.lost_out += 1;
+        }
+        self.tp.lost += 1;
+        self.stats.losses_detected += 1;
+        self.rtx_queue.push_back(seq);
+    }
+
+    // ----------------------------------------------------------------- timers
+
+    /// RACK reordering timer (Linux `tcp_rack_reo_timeout`).
+    pub fn on_reo_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        if self.state != ConnState::Established {
+            return;
+        }
+        self.tp.now_ns = now;
+        let lost_before = self.tp.lost;
+        self.rack_detect_loss(now);
+        if self.tp.lost > lost_before && self.tp.ca_state < CaState::Recovery {
+            self.enter_recovery();
+            // As tcp_cwnd_reduction would on the next ACK: allow the retransmission.
+            self.tp.cwnd = self.tp.cwnd.min(self.in_flight() + 1).max(1);
+        }
+        self.try_send(now, out);
+    }
+
+    /// Retransmission timeout (Linux `tcp_retransmit_timer` + `tcp_enter_loss`).
+    pub fn on_rto(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        self.tp.now_ns = now;
+        match self.state {
+            ConnState::Idle => return,
+            ConnState::SynSent => {
+                self.syn_retries += 1;
+                self.stats.rto_count += 1;
+                return self.send_syn(now, out);
+            }
+            ConnState::Established => {}
+        }
+        if self.packets_out == 0 {
+            return;
+        }
+        self.stats.rto_count += 1;
+        if self.tp.ca_state <= CaState::Disorder || self.tp.snd_una >= self.high_seq || self.tp.ca_state == CaState::Loss {
+            self.tp.prior_cwnd = self.tp.cwnd;
+            self.tp.ssthresh = self.cc.ssthresh(&self.tp);
+            self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+        }
+        // tcp_timeout_mark_lost: everything not SACKed is lost.
+        self.rtx_queue.clear();
+        self.tsorted.clear();
+        for i in 0..self.segs.len() {
+            let f = self.segs[i].flags;
+            if f & F_SACKED != 0 {
+                continue;
+            }
+            if f & F_RETRANS != 0 {
+                self.segs[i].flags &= !F_RETRANS;
+                self.retrans_out -= 1;
+            }
+            if f & F_LOST == 0 {
+                self.segs[i].flags |= F_LOST;
+                self.lost_out += 1;
+            }
+            self.tp.lost += 1;
+            self.stats.losses_detected += 1;
+            self.rtx_queue.push_back(self.tp.snd_una + i as u64);
+        }
+        self.tp.cwnd = self.in_flight() + 1;
+        self.tp.cwnd_cnt = 0;
+        self.set_state(CaState::Loss);
+        self.high_seq = self.tp.snd_nxt;
+        self.backoff += 1;
+        self.tp.in_flight = self.in_flight();
+        // BBR and friends see the loss through their next rate sample.
+        self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+        self.next_send_ns = now;
+        self.try_send(now, out);
+    }
+
+    pub fn on_pace_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        self.tp.now_ns = now;
+        self.try_send(now, out);
+    }
+}
