@@ -33,6 +33,9 @@
 //!     no in-flight is credited as drained before the next departure; the
 //!     difference is at most one pacing interval's worth of packets;
 //!   - `rs->is_ack_delayed` is not modelled (treated as false);
+//!   - the min_rtt window and PROBE_RTT dwell are timed on the exact ns clock
+//!     (Linux: jiffies); RTT and rate intervals are truncated to whole µs as
+//!     Linux's µs timestamps are; bandwidth is a u64 (Linux: u32);
 //!   - `sk_max_pacing_rate` is unlimited; `GSO_MAX_SIZE - 1 - MAX_TCP_HEADER`
 //!     uses MAX_TCP_HEADER = 320 bytes (x86-64 defaults).
 
@@ -116,6 +119,15 @@ pub const DEFAULT_RTT_US: u64 = 1_000;
 
 /// `min_rtt_us` before any RTT sample (Linux: ~0U).
 const NO_RTT_US: u64 = u64::MAX;
+
+/// The rate sample's interval in whole µs, if the sample is valid (Linux:
+/// `rs->delivered >= 0 && rs->interval_us > 0`, with µs timestamps).
+fn valid_interval_us(rs: &RateSample) -> Option<u64> {
+    if rs.delivered < 0 || rs.interval_ns < 1000 {
+        return None;
+    }
+    Some(rs.interval_ns as u64 / 1000)
+}
 
 /// BBR's modes (Linux `enum bbr_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -484,7 +496,8 @@ impl Bbr {
         if state == CaState::Recovery && prev_state != CaState::Recovery {
             // First round of recovery: packet conservation.
             self.packet_conservation = true;
-            self.next_rtt_delivered = tp.delivered; // the round starts now
+            // The round starts now.
+            self.next_rtt_delivered = tp.delivered;
             // Cut cwnd left unused by the application.
             cwnd = tp.in_flight + acked;
         } else if prev_state >= CaState::Recovery && state < CaState::Recovery {
@@ -664,13 +677,9 @@ impl Bbr {
     /// `bbr_update_bw`: round counting and the max-bw filter.
     fn update_bw(&mut self, tp: &TcpCc, rs: &RateSample) {
         self.round_start = false;
-        if rs.delivered < 0 || rs.interval_ns <= 0 {
-            return;
-        }
-        let interval_us = rs.interval_ns as u64 / 1000;
-        if interval_us == 0 {
-            return; // Linux's interval_us <= 0
-        }
+        let Some(interval_us) = valid_interval_us(rs) else {
+            return; // not a valid observation
+        };
         if rs.prior_delivered >= self.next_rtt_delivered {
             self.next_rtt_delivered = tp.delivered;
             self.rtt_cnt = self.rtt_cnt.wrapping_add(1);
@@ -688,8 +697,7 @@ impl Bbr {
     /// `bbr_update_ack_aggregation`: windowed max of packets acked beyond
     /// what bw predicts since the start of the current ACK epoch.
     fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
-        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || rs.delivered < 0 || rs.interval_ns <= 0
-        {
+        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || valid_interval_us(rs).is_none() {
             return;
         }
         if self.round_start {
@@ -803,7 +811,11 @@ impl Bbr {
             BbrMode::Startup => (HIGH_GAIN, HIGH_GAIN),
             BbrMode::Drain => (DRAIN_GAIN, HIGH_GAIN),
             BbrMode::ProbeBw => {
-                let p = if self.lt_use_bw { BBR_UNIT } else { PACING_GAIN_CYCLE[self.cycle_idx] };
+                let p = if self.lt_use_bw {
+                    BBR_UNIT
+                } else {
+                    PACING_GAIN_CYCLE[self.cycle_idx]
+                };
                 (p, CWND_GAIN)
             }
             BbrMode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
@@ -838,7 +850,11 @@ impl CongestionControl for Bbr {
         self.packet_conservation = false;
         self.probe_rtt_done_ns = None;
         self.probe_rtt_round_done = false;
-        self.min_rtt_us = if tp.min_rtt_ns == u64::MAX { NO_RTT_US } else { tp.min_rtt_ns / 1000 };
+        self.min_rtt_us = if tp.min_rtt_ns == u64::MAX {
+            NO_RTT_US
+        } else {
+            tp.min_rtt_ns / 1000
+        };
         self.min_rtt_stamp_ns = tp.now_ns;
         self.bw.reset(self.rtt_cnt, 0);
         self.has_seen_rtt = false;
@@ -882,7 +898,10 @@ impl CongestionControl for Bbr {
             self.prev_ca_state = CaState::Loss;
             self.full_bw = 0;
             self.round_start = true;
-            let rs = RateSample { losses: 1, ..RateSample::default() };
+            let rs = RateSample {
+                losses: 1,
+                ..RateSample::default()
+            };
             self.lt_bw_sampling(tp, &rs);
         }
     }
@@ -1017,8 +1036,11 @@ mod tests {
             self.tp.delivered_time_ns = now;
             let rtt = now - f.sent_ns;
             self.tp.min_rtt_ns = self.tp.min_rtt_ns.min(rtt);
-            self.tp.srtt_ns =
-                if self.tp.srtt_ns == 0 { rtt } else { (7 * self.tp.srtt_ns + rtt) / 8 };
+            self.tp.srtt_ns = if self.tp.srtt_ns == 0 {
+                rtt
+            } else {
+                (7 * self.tp.srtt_ns + rtt) / 8
+            };
             let send_elapsed = f.sent_ns - f.first_tx_ns;
             let ack_elapsed = now - f.delivered_time_ns;
             self.first_tx_ns = f.sent_ns;
@@ -1042,7 +1064,11 @@ mod tests {
         }
 
         /// Run until `end_ns`; `on_ack(bbr_before, bbr_after, tp_after, rs)`.
-        fn run_until(&mut self, end_ns: u64, mut on_ack: impl FnMut(&Bbr, &Bbr, &TcpCc, &RateSample)) {
+        fn run_until(
+            &mut self,
+            end_ns: u64,
+            mut on_ack: impl FnMut(&Bbr, &Bbr, &TcpCc, &RateSample),
+        ) {
             loop {
                 let t_send = if self.tp.in_flight < self.tp.cwnd {
                     self.next_send_ns.max(self.tp.now_ns)
@@ -1155,7 +1181,11 @@ mod tests {
         // The high sample was taken in round 1; the window is 10 rounds, so it
         // is still the max in rounds 2..=11 and gone in round 12, the 11th
         // lower round (Linux: expires when now - t > bbr_bw_rtts).
-        assert_eq!(expired_at, Some(11), "expired after {expired_at:?} lower rounds");
+        assert_eq!(
+            expired_at,
+            Some(11),
+            "expired after {expired_at:?} lower rounds"
+        );
         assert_eq!(b.max_bw(), bw_units(25, 50_000));
     }
 
@@ -1214,7 +1244,14 @@ mod tests {
         let (mut b, mut t) = started(1);
         assert!(b.needs_pacing());
         assert!(!b.sets_pacing_rate());
-        assert!(b.cong_control(&mut t, &RateSample { interval_ns: -1, rtt_ns: -1, ..Default::default() }));
+        assert!(b.cong_control(
+            &mut t,
+            &RateSample {
+                interval_ns: -1,
+                rtt_ns: -1,
+                ..Default::default()
+            }
+        ));
     }
 
     // --- STARTUP / DRAIN on the path model -------------------------------
@@ -1275,7 +1312,11 @@ mod tests {
         assert_eq!((b.pacing_gain(), b.cwnd_gain()), (DRAIN_GAIN, HIGH_GAIN));
         // ssthresh is set to the BDP-based in-flight (BDP + budget at the
         // STARTUP pacing rate of that moment), for tcp_info.
-        assert!(t.ssthresh >= b.bdp(b.max_bw(), BBR_UNIT) + 6 && t.ssthresh < 200, "{}", t.ssthresh);
+        assert!(
+            t.ssthresh >= b.bdp(b.max_bw(), BBR_UNIT) + 6 && t.ssthresh < 200,
+            "{}",
+            t.ssthresh
+        );
     }
 
     #[test]
@@ -1290,7 +1331,10 @@ mod tests {
                 // Still draining: in-flight above the BDP target.
                 assert!(tp.in_flight > after.inflight(tp, after.max_bw(), BBR_UNIT));
             }
-            if before.mode() != BbrMode::ProbeBw && after.mode() == BbrMode::ProbeBw && entered.is_none() {
+            if before.mode() != BbrMode::ProbeBw
+                && after.mode() == BbrMode::ProbeBw
+                && entered.is_none()
+            {
                 // in_flight <= BDP + quantization budget at the switch.
                 let mut probe = after.clone();
                 probe.mode = BbrMode::Drain; // budget as computed in DRAIN
@@ -1313,7 +1357,11 @@ mod tests {
             if before.mode() == BbrMode::ProbeBw && after.mode() == BbrMode::ProbeBw {
                 if after.cycle_idx() != before.cycle_idx() {
                     assert_eq!(after.cycle_idx(), (before.cycle_idx() + 1) % CYCLE_LEN);
-                    phases.push((before.cycle_idx(), before.cycle_start_ns, tp.delivered_time_ns));
+                    phases.push((
+                        before.cycle_idx(),
+                        before.cycle_start_ns,
+                        tp.delivered_time_ns,
+                    ));
                     if before.cycle_idx() == 0 {
                         // 5/4 phase ends only once in-flight reached 1.25 x BDP
                         // (plus budget) or a loss happened.
@@ -1342,7 +1390,9 @@ mod tests {
         }
         // On this path the probe needs longer than one min_rtt to build
         // 1.25 x BDP + budget of in-flight: it outlasts the cruise phases.
-        assert!(phases.iter().any(|&(i, s, e)| i == 0 && e - s >= min_rtt_ns + 5 * MS));
+        assert!(phases
+            .iter()
+            .any(|&(i, s, e)| i == 0 && e - s >= min_rtt_ns + 5 * MS));
         // The 3/4 phase ends early once the queue it drains is gone.
         assert!(phases.iter().any(|&(i, s, e)| i == 1 && e - s < min_rtt_ns));
     }
@@ -1402,7 +1452,7 @@ mod tests {
     fn probe_phase_persists_until_inflight_reaches_five_quarters_bdp() {
         let (mut b, mut t) = in_probe_bw(0);
         let need = b.inflight(&t, b.max_bw(), 320); // 1.25 x 50 + budget
-        // Within min_rtt: no advance even with enough in flight.
+                                                    // Within min_rtt: no advance even with enough in flight.
         ack_one(&mut b, &mut t, 10 * MS, need, 0);
         assert_eq!(b.cycle_idx(), 0);
         // After min_rtt but in-flight short of the target: keep probing.
@@ -1501,7 +1551,11 @@ mod tests {
             ..RateSample::default()
         };
         b.cong_control(&mut t, &rs);
-        assert!(b.ack_aggregation_cwnd() >= 20, "{}", b.ack_aggregation_cwnd());
+        assert!(
+            b.ack_aggregation_cwnd() >= 20,
+            "{}",
+            b.ack_aggregation_cwnd()
+        );
     }
 
     // --- loss recovery ---------------------------------------------------------
@@ -1603,13 +1657,19 @@ mod tests {
         let mut prior = 0;
         let mut rounds_at_low = 0;
         p.run_until(13_000 * MS, |before, after, tp, _| {
-            if before.mode() != BbrMode::ProbeRtt && after.mode() == BbrMode::ProbeRtt && entered.is_none() {
+            if before.mode() != BbrMode::ProbeRtt
+                && after.mode() == BbrMode::ProbeRtt
+                && entered.is_none()
+            {
                 entered = Some((tp.now_ns, before.min_rtt_stamp_ns));
                 prior = after.prior_cwnd;
             }
             if after.mode() == BbrMode::ProbeRtt {
                 assert!(tp.cwnd <= CWND_MIN_TARGET_PKTS);
-                assert_eq!((after.pacing_gain(), after.cwnd_gain()), (BBR_UNIT, BBR_UNIT));
+                assert_eq!(
+                    (after.pacing_gain(), after.cwnd_gain()),
+                    (BBR_UNIT, BBR_UNIT)
+                );
                 assert!(tp.app_limited != 0);
                 if low_since.is_none() && after.probe_rtt_done_ns.is_some() {
                     assert!(tp.in_flight <= CWND_MIN_TARGET_PKTS);
@@ -1619,7 +1679,10 @@ mod tests {
                     rounds_at_low += 1;
                 }
             }
-            if before.mode() == BbrMode::ProbeRtt && after.mode() != BbrMode::ProbeRtt && exited.is_none() {
+            if before.mode() == BbrMode::ProbeRtt
+                && after.mode() != BbrMode::ProbeRtt
+                && exited.is_none()
+            {
                 exited = Some(tp.now_ns);
                 assert_eq!(after.mode(), BbrMode::ProbeBw); // pipe was full
                 assert!(tp.cwnd >= prior, "cwnd {} restored to >= {prior}", tp.cwnd);
@@ -1680,11 +1743,19 @@ mod tests {
         t.app_limited = 5;
         b.cwnd_event(&mut t, CaEvent::TxStart);
         assert!(b.idle_restart);
-        assert_eq!(t.pacing_rate_bytes_per_s, Bbr::rate_bytes_per_sec(t.mss, b.bw(), BBR_UNIT));
+        assert_eq!(
+            t.pacing_rate_bytes_per_s,
+            Bbr::rate_bytes_per_sec(t.mss, b.bw(), BBR_UNIT)
+        );
         // An expired filter does not trigger PROBE_RTT on this restart ACK
         // if it delivered nothing new.
         t.now_ns = b.min_rtt_stamp_ns + MIN_RTT_WINDOW_NS + MS;
-        let rs = RateSample { interval_ns: -1, rtt_ns: -1, delivered: 0, ..RateSample::default() };
+        let rs = RateSample {
+            interval_ns: -1,
+            rtt_ns: -1,
+            delivered: 0,
+            ..RateSample::default()
+        };
         b.cong_control(&mut t, &rs);
         assert_ne!(b.mode(), BbrMode::ProbeRtt);
         // Without app_limited, TX_START is ignored.
@@ -1724,7 +1795,11 @@ mod tests {
         assert!(rounds >= 8, "{rounds}");
         // lt_bw ~ 1000 pkt/s; pacing gain 1.0 while policed.
         let expect = bw_units(1, 1000) as f64;
-        assert!((b.bw() as f64 - expect).abs() / expect < 0.05, "{} vs {expect}", b.bw());
+        assert!(
+            (b.bw() as f64 - expect).abs() / expect < 0.05,
+            "{} vs {expect}",
+            b.bw()
+        );
         assert_eq!(b.pacing_gain(), BBR_UNIT);
         // Used for 48 rounds of PROBE_BW, then gain cycling restarts.
         let mut used = 0;
@@ -1773,7 +1848,9 @@ mod tests {
         let trace = |seed| {
             let mut p = Path::new(seed);
             let mut v = Vec::new();
-            p.run_until(3_000 * MS, |_, a, tp, _| v.push((tp.cwnd, tp.pacing_rate_bytes_per_s, a.cycle_idx())));
+            p.run_until(3_000 * MS, |_, a, tp, _| {
+                v.push((tp.cwnd, tp.pacing_rate_bytes_per_s, a.cycle_idx()))
+            });
             v
         };
         assert_eq!(trace(42), trace(42));

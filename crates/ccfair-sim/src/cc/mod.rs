@@ -220,8 +220,9 @@ pub trait CongestionControl: Send {
         false
     }
 
-    /// Whether the sender should set the pacing rate itself from cwnd/srtt
-    /// (Linux `tcp_update_pacing_rate`); false when the CCA sets it.
+    /// True when the CCA sets `tp.pacing_rate_bytes_per_s` itself (BBR). The
+    /// sender computes Linux's `tcp_update_pacing_rate` only for CCAs without
+    /// `cong_control`, so this is informational.
     fn sets_pacing_rate(&self) -> bool {
         false
     }

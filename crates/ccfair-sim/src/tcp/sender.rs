@@ -264,7 +264,7 @@ impl Sender {
         }
         self.tp.now_ns = now;
         self.cc.init(&mut self.tp);
-        if self.tp.pacing && !self.cc.needs_pacing() {
+        if !self.cc.needs_pacing() {
             self.update_pacing_rate();
         }
         self.try_send(now, out);
@@ -540,15 +540,17 @@ impl Sender {
             match self.tp.ca_state {
                 CaState::Recovery | CaState::Cwr => self.prr(newly_delivered, newly_lost, una_advanced),
                 _ => {
-                    if newly_delivered > 0 {
+                    // tcp_may_raise_cwnd: with default reordering only an ACK that
+                    // advances snd_una (FLAG_DATA_ACKED) may grow cwnd.
+                    if newly_delivered > 0 && una_advanced {
                         self.tp.is_cwnd_limited = self.is_cwnd_limited();
                         self.cc.cong_avoid(&mut self.tp, newly_delivered);
                     }
                 }
             }
-            if self.tp.pacing {
-                self.update_pacing_rate();
-            }
+            // Linux computes sk_pacing_rate for every CCA without cong_control,
+            // paced or not (HyStart reads it); it is only enforced when pacing.
+            self.update_pacing_rate();
         }
         self.tp.cwnd = self.tp.cwnd.max(1);
 
@@ -819,5 +821,165 @@ impl Sender {
     pub fn on_pace_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
         self.tp.now_ns = now;
         self.try_send(now, out);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::reno::Reno;
+
+    const RTT: u64 = 100_000_000;
+
+    /// An established Reno sender (SYN RTT = 100 ms) and its first flight.
+    fn established() -> (Sender, Vec<Packet>) {
+        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None };
+        let mut s = Sender::new(cfg, Box::new(Reno));
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 60);
+        synack.rwnd = 1000;
+        synack.ts_ecr = 0;
+        out.clear();
+        s.on_ack(RTT, &synack, &mut out);
+        (s, out)
+    }
+
+    fn ack(cum: u64, sack: u64) -> Packet {
+        let mut a = Packet::new(0, Kind::Ack, 52);
+        a.ack = cum;
+        a.sack = sack;
+        a.rwnd = 1000;
+        a
+    }
+
+    fn seqs(out: &[Packet]) -> Vec<u64> {
+        out.iter().map(|p| p.seq).collect()
+    }
+
+    #[test]
+    fn initial_window_is_ten_segments() {
+        let (s, out) = established();
+        assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
+        assert_eq!(s.in_flight(), 10);
+        assert_eq!(s.srtt_ns(), RTT);
+    }
+
+    #[test]
+    fn slow_start_sends_two_per_acked_segment() {
+        let (mut s, _) = established();
+        let mut out = vec![];
+        s.on_ack(2 * RTT, &ack(1, NO_SACK), &mut out);
+        assert_eq!(s.tp.cwnd, 11);
+        assert_eq!(seqs(&out), vec![10, 11]);
+    }
+
+    #[test]
+    fn three_sacks_trigger_fast_retransmit_and_prr_reaches_ssthresh() {
+        let (mut s, _) = established();
+        let t = 2 * RTT;
+        let mut out = vec![];
+        // Segment 0 is lost; 1, 2, 3 arrive and are SACKed.
+        s.on_ack(t, &ack(0, 1), &mut out);
+        s.on_ack(t, &ack(0, 2), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Open, "fewer than DupThresh SACKs: no recovery yet");
+        assert_eq!(seqs(&out), vec![10, 11], "limited transmit (RFC 3042): new data per SACK, cwnd unchanged");
+        assert_eq!(s.tp.cwnd, 10);
+        out.clear();
+        s.on_ack(t, &ack(0, 3), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        assert_eq!(s.tp.ssthresh, 5, "Reno halves cwnd 10");
+        assert_eq!(out.first().map(|p| p.seq), Some(0), "fast retransmit of the hole first");
+        assert_eq!(s.stats.retransmissions, 1);
+        // Remaining SACKs: PRR sends about ssthresh/prior_cwnd = 1/2 per delivery.
+        out.clear();
+        for k in 4..10 {
+            s.on_ack(t, &ack(0, k), &mut out);
+        }
+        // RFC 6937 / tcp_cwnd_reduction, prior_cwnd 10, ssthresh 5: prr_delivered
+        // 2..7 allows ceil(5*d/10) sends in total; pipe falls by one per SACK.
+        // The two new segments go out at d = 3 and d = 5; at d = 7 pipe == ssthresh,
+        // the slow-start bound min(ssthresh - pipe, ..) = 0 applies and PRR
+        // lands exactly on ssthresh.
+        assert_eq!(seqs(&out), vec![12, 13]);
+        assert_eq!(s.in_flight(), 5);
+        assert_eq!(s.tp.cwnd, 5);
+        // The retransmission is ACKed: everything up to snd_nxt is cumulatively ACKed.
+        let nxt = s.tp.snd_nxt;
+        s.on_ack(t + RTT, &ack(nxt, NO_SACK), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        // tcp_end_cwnd_reduction sets cwnd = ssthresh = 5; the same ACK then runs
+        // congestion avoidance with its 5 newly ACKed segments: 5/5 -> +1.
+        assert_eq!(s.tp.ssthresh, 5);
+        assert_eq!(s.tp.cwnd, 6);
+    }
+
+    #[test]
+    fn lost_retransmission_is_detected_by_rack_without_rto() {
+        let (mut s, _) = established();
+        let t = 2 * RTT;
+        let mut out = vec![];
+        for k in 1..10 {
+            s.on_ack(t, &ack(0, k), &mut out);
+        }
+        assert_eq!(s.stats.retransmissions, 1);
+        // Segments sent after the retransmission are SACKed one RTT later, but not 0:
+        // the retransmission was lost too.
+        let after: Vec<u64> = out.iter().map(|p| p.seq).filter(|&q| q >= 10).collect();
+        assert!(!after.is_empty());
+        for &q in &after {
+            s.on_ack(t + RTT + 1, &ack(0, q), &mut out);
+        }
+        assert_eq!(s.stats.retransmissions, 2, "second retransmission of segment 0");
+        assert_eq!(s.stats.rto_count, 0);
+    }
+
+    #[test]
+    fn rto_marks_everything_lost_sets_cwnd_one_and_backs_off() {
+        let (mut s, _) = established();
+        let mut out = vec![];
+        let rto = s.rto_timer.deadline.unwrap();
+        assert_eq!(rto, RTT + 300_000_000, "RTO = srtt + max(4 rttvar, 200 ms) = 100 + 200 ms after the first send");
+        s.on_rto(rto, &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Loss);
+        assert_eq!(s.tp.cwnd, 1);
+        assert_eq!(s.tp.ssthresh, 5);
+        assert_eq!(seqs(&out), vec![0], "retransmit the head only");
+        let rto2 = s.rto_timer.deadline.unwrap();
+        assert_eq!(rto2 - rto, 600_000_000, "backoff doubles the RTO");
+        out.clear();
+        s.on_rto(rto2, &mut out);
+        assert_eq!(s.rto_timer.deadline.unwrap() - rto2, 1_200_000_000);
+        assert_eq!(s.stats.rto_count, 2);
+        // An ACK of new data resets the backoff and slow start resumes from 1.
+        s.on_ack(rto2 + RTT, &ack(1, NO_SACK), &mut out);
+        assert_eq!(s.tp.cwnd, 2);
+        assert_eq!(s.backoff, 0);
+    }
+
+    #[test]
+    fn receiver_window_limits_new_data() {
+        let (mut s, _) = established();
+        let mut out = vec![];
+        let mut a = ack(10, NO_SACK);
+        a.rwnd = 12;
+        s.on_ack(2 * RTT, &a, &mut out);
+        assert_eq!(s.tp.snd_nxt, 22, "never beyond snd_una + rwnd");
+    }
+
+    #[test]
+    fn delivery_rate_sample_matches_ack_clock() {
+        // One segment acked per 1 ms for a 10-packet window: delivered/interval = 1 pkt/ms.
+        let (mut s, _) = established();
+        let mut out = vec![];
+        for k in 1..=10u64 {
+            s.on_ack(2 * RTT + k * 1_000_000, &ack(k, NO_SACK), &mut out);
+        }
+        // tcp_rate.c: the last sample covers the 10 packets delivered since the
+        // flight was sent (delivered_mstamp = connection start, at the SYN-ACK):
+        // interval = max(send phase 0, ack phase RTT + 10 ms).
+        assert_eq!(s.tp.delivered, 10);
+        assert_eq!(s.rate_delivered, 10);
+        assert_eq!(s.rate_interval_ns, (RTT + 10_000_000) as i64);
     }
 }

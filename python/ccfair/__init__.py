@@ -1,0 +1,41 @@
+"""ccfair: measure fairness between congestion-control algorithms at a shared bottleneck.
+
+Typical use::
+
+    import ccfair
+    result = ccfair.run("examples/s0-cubic-vs-bbr.toml", seed=3)
+    print(result.summary["fness"])
+    result.flows            # per-flow summary (pandas DataFrame)
+    result.to_parquet("out/run3")
+
+The simulator extension (``ccfair._core``) is imported only when a run starts,
+so specs can be loaded and validated without it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from ccfair.errors import SimulationError, SpecError
+from ccfair.spec import Spec
+
+__version__ = "0.1.0"
+
+__all__ = ["Result", "SimulationError", "Spec", "SpecError", "load", "run", "__version__"]
+
+if TYPE_CHECKING:
+    from ccfair.api import load, run
+    from ccfair.result import Result
+
+
+def __getattr__(name: str) -> Any:
+    # run/load/Result pull in pandas; import them on first use.
+    if name in ("run", "load"):
+        from ccfair import api
+
+        return getattr(api, name)
+    if name == "Result":
+        from ccfair.result import Result
+
+        return Result
+    raise AttributeError(f"module 'ccfair' has no attribute {name!r}")

@@ -1,0 +1,98 @@
+"""The Python API: ``ccfair.run`` and ``ccfair.load``.
+
+``run`` validates the experiment, resolves it to the simulator's
+``RunConfig``, calls the Rust engine (``ccfair._core``, imported only here)
+and wraps its output in a :class:`~ccfair.result.Result`.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+from ccfair.errors import SimulationError, SpecError
+from ccfair.result import Result
+from ccfair.spec import Spec
+
+__all__ = ["run", "load", "simulate", "as_spec", "import_core"]
+
+
+def import_core() -> ModuleType:
+    """Import the compiled simulator, or raise :class:`SimulationError` saying how to build it."""
+    try:
+        from ccfair import _core
+    except ImportError as e:
+        raise SimulationError(
+            "the simulator extension ccfair._core is not built; "
+            "run `maturin develop --release` (or `pip install -e .`) in the repository root"
+        ) from e
+    return _core
+
+
+def as_spec(spec: Spec | str | Path | dict[str, Any]) -> Spec:
+    """Accept a :class:`Spec`, a path to a TOML file, or a raw dict."""
+    if isinstance(spec, Spec):
+        return spec
+    if isinstance(spec, (str, Path)):
+        return Spec.from_toml(spec)
+    if isinstance(spec, dict):
+        return Spec.from_dict(spec)
+    raise TypeError(f"expected a Spec, a path or a dict, got {type(spec).__name__}")
+
+
+def simulate(config: dict[str, Any], spec: Spec | None = None) -> dict[str, Any]:
+    """Run the engine on a resolved ``RunConfig`` dict and return its raw output dict.
+
+    The engine's own range checks surface as :class:`SpecError` (they name a
+    field; with ``spec`` given, expanded flow indices are mapped back to the
+    ``[[flows]]`` entry they came from). Anything else the engine rejects is
+    a :class:`SimulationError`.
+    """
+    core = import_core()
+    try:
+        return core.simulate(json.dumps(config))
+    except core.SimValueError as e:
+        if len(e.args) >= 2:
+            field, message = e.args[0], e.args[1]
+        else:
+            field, message = "", str(e)
+        raise SpecError(_group_field(str(field), spec), str(message)) from None
+    except core.SimConfigError as e:
+        raise SimulationError(f"the simulator rejected the configuration: {e}") from e
+
+
+def _group_field(field: str, spec: Spec | None) -> str:
+    """Map ``flows.<expanded index>.x`` back to ``flows.<[[flows]] index>.x``."""
+    m = re.fullmatch(r"flows\.(\d+)(\..*)?", field)
+    if spec is None or m is None:
+        return field
+    expanded = spec.expand_flows()
+    k = int(m.group(1))
+    if k >= len(expanded):
+        return field
+    return f"flows.{expanded[k][0]}{m.group(2) or ''}"
+
+
+def run(spec: Spec | str | Path | dict[str, Any], seed: int | None = None) -> Result:
+    """Run one experiment on the simulator and return its :class:`Result`.
+
+    Args:
+        spec: a :class:`Spec`, a path to an experiment TOML file, or a raw dict.
+        seed: replaces the spec's seed (every random stream derives from it).
+
+    Raises:
+        SpecError: the experiment is invalid (names the field).
+        SimulationError: the simulator is not built or failed.
+    """
+    s = as_spec(spec)
+    config = s.to_run_config(seed)
+    raw = simulate(config, s)
+    return Result.from_raw(s, config, raw)
+
+
+def load(directory: str | Path) -> Result:
+    """Read a result directory written by :meth:`Result.to_parquet`."""
+    return Result.load(directory)

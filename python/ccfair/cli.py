@@ -1,0 +1,268 @@
+"""Command line: ``ccfair run``, ``ccfair check``, ``ccfair list``.
+
+Bad input of any kind (experiment file, ``--set``, options) ends with exit
+status 2 and one line ``error: <field>: <message>`` on stderr -- never a
+traceback. A simulator failure exits with status 1, also as one line.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import sys
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ccfair import ccas
+from ccfair.errors import SimulationError, SpecError
+from ccfair.spec import QDISC_ALIASES, QDISCS, Spec, apply_overrides, load_toml
+from ccfair.units import format_time
+
+app = typer.Typer(
+    name="ccfair",
+    help="Measure fairness between congestion-control algorithms at a shared bottleneck.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+)
+list_app = typer.Typer(help="List what the simulator supports.", no_args_is_help=True)
+app.add_typer(list_app, name="list")
+
+#: Rows of the per-flow table printed before eliding (use --json / --out for all).
+MAX_FLOW_ROWS = 40
+
+_out = Console(highlight=False)
+_err = Console(stderr=True, highlight=False)
+
+SetOption = Annotated[
+    Optional[list[str]],
+    typer.Option(
+        "--set",
+        metavar="PATH=VALUE",
+        help="Override a field of the file, e.g. --set bottleneck.buffer=8bdp --set flows.1.cca=reno. Repeatable.",
+    ),
+]
+FileArg = Annotated[Path, typer.Argument(metavar="FILE", help="Experiment file (TOML).", show_default=False)]
+
+
+def load_spec(file: Path, overrides: list[str] | None, seed: int | None = None) -> Spec:
+    """Read ``file``, apply ``--set`` overrides (and ``--seed``) to the raw dict, then validate."""
+    raw = load_toml(file)
+    raw.setdefault("name", file.stem)
+    raw = apply_overrides(raw, overrides or [])
+    spec = Spec.from_dict(raw)
+    if seed is not None:
+        spec.to_run_config(seed)  # validates the seed (range), raising SpecError("seed", ...)
+    return spec
+
+
+# ---------------------------------------------------------------- formatting
+
+
+def fmt_rate(bps: float | None) -> str:
+    """``6.52 Mbit/s`` style."""
+    if bps is None or (isinstance(bps, float) and math.isnan(bps)):
+        return "-"
+    for unit, size in (("Gbit/s", 1e9), ("Mbit/s", 1e6), ("kbit/s", 1e3)):
+        if bps >= size:
+            return f"{bps / size:.2f} {unit}"
+    return f"{bps:.0f} bit/s"
+
+
+def _fmt(x: float | None, spec: str, suffix: str = "") -> str:
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return "-"
+    return f"{x:{spec}}{suffix}"
+
+
+def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
+    """Print the per-flow table and the run's fairness/performance numbers."""
+    w = summary["window_s"]
+    table = Table(title=summary["name"], title_justify="left")
+    for col, justify in (
+        ("Flow", "left"),
+        ("CCA", "left"),
+        ("Base RTT", "right"),
+        ("Start", "right"),
+        ("Throughput", "right"),
+        ("Share", "right"),
+        ("Retrans", "right"),
+    ):
+        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+    rows = flows_table.to_dict("records")
+    for r in rows[:MAX_FLOW_ROWS]:
+        cca = r["cca"] + ("+pacing" if r["pacing"] and r["cca"] != "bbr" else "")
+        table.add_row(
+            str(r["name"]),
+            cca,
+            f"{r['rtt_ms']:g} ms",
+            f"{r['start_s']:.3f} s",
+            fmt_rate(r["throughput_bps"]),
+            _fmt(r["share"] * 100 if r["share"] == r["share"] else None, ".1f", " %"),
+            str(r["retransmissions"]),
+        )
+    if len(rows) > MAX_FLOW_ROWS:
+        table.caption = f"... and {len(rows) - MAX_FLOW_ROWS} more flows (all of them: --json or --out)"
+    _out.print(table)
+
+    q = summary["queue_delay_ms"]
+    fness = summary["fness"]
+    lines = [
+        ("run", f"seed {summary['seed']}, analysis window {w['start']:g}-{w['end']:g} s"),
+        ("JFI", _fmt(summary["jfi"], ".3f")),
+        ("fness (A vs B)", _fmt(fness, "+.3f") if fness is not None else "- (needs exactly two flows)"),
+        ("utilization", _fmt(None if summary["utilization"] is None else summary["utilization"] * 100, ".1f", " %")),
+        ("queueing delay", f"mean {_fmt(q['mean'], '.2f', ' ms')}, p99 {_fmt(q['p99'], '.2f', ' ms')}"),
+        ("mean queue", _fmt(summary.get("queue_packets_mean"), ".1f", " packets")),
+        ("sim wall time", _sim_speed(summary)),
+    ]
+    for label, value in lines:
+        _out.print(f"  [bold]{label:<16}[/bold] {value}")
+
+
+def _sim_speed(summary: dict[str, Any]) -> str:
+    wall = summary.get("sim_wall_s") or 0.0
+    pkts = summary.get("data_packets") or 0
+    text = f"{wall * 1e3:.1f} ms"
+    if wall > 0 and pkts:
+        text += f" ({pkts / wall / 1e6:.2f} M data packets/s)"
+    return text
+
+
+# ---------------------------------------------------------------- commands
+
+
+@app.command()
+def run(
+    file: FileArg,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed for this run (replaces the file's seed).")] = None,
+    set_: SetOption = None,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", metavar="DIR", help="Write Parquet tables and JSON into DIR.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+) -> None:
+    """Run one experiment on the simulator and report per-flow throughput and fairness."""
+    from ccfair.api import run as run_experiment
+
+    spec = load_spec(file, set_, seed)
+    n_flows = sum(f.count for f in spec.flows)
+    with _err.status(f"simulating {spec.name}: {format_time(spec.duration)}, {n_flows} flow(s) ..."):
+        result = run_experiment(spec, seed=seed)
+    if out is not None:
+        result.to_parquet(out)
+    if as_json:
+        sys.stdout.write(json.dumps(result.summary) + "\n")
+    else:
+        print_summary(result.summary, result.flows)
+        if out is not None:
+            _out.print(f"  [bold]{'results':<16}[/bold] {out}")
+
+
+@app.command()
+def check(
+    file: FileArg,
+    set_: SetOption = None,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed to resolve with.")] = None,
+) -> None:
+    """Validate an experiment file and print the resolved simulator configuration (JSON)."""
+    spec = load_spec(file, set_, seed)
+    sys.stdout.write(json.dumps(spec.to_run_config(seed), indent=2) + "\n")
+
+
+@list_app.command("ccas")
+def list_ccas() -> None:
+    """Congestion-control algorithms, their sources and accepted aliases."""
+    try:
+        from ccfair import _core  # noqa: F401
+    except ImportError:
+        _err.print("note: ccfair._core is not built; listing the algorithms ccfair expects it to provide")
+    table = Table(title="Congestion-control algorithms", title_justify="left")
+    table.add_column("Name")
+    table.add_column("Aliases")
+    table.add_column("Source")
+    for name, source in ccas.catalogue():
+        aliases = ", ".join(a for a, c in ccas.ALIASES.items() if c == name)
+        table.add_row(name, aliases, source)
+    _out.print(table)
+    _out.print(f"Add '{ccas.PACING_SUFFIX}' to any name to turn pacing on (e.g. cubic{ccas.PACING_SUFFIX}).")
+
+
+@list_app.command("qdiscs")
+def list_qdiscs() -> None:
+    """Queue disciplines for bottleneck.qdisc."""
+    table = Table(title="Queue disciplines", title_justify="left")
+    table.add_column("Kind")
+    table.add_column("Aliases")
+    table.add_column("Description")
+    for kind, model in QDISCS.items():
+        aliases = ", ".join(a for a, k in QDISC_ALIASES.items() if k == kind)
+        table.add_row(kind, aliases, (model.__doc__ or "").strip().splitlines()[0])
+    _out.print(table)
+
+
+# ---------------------------------------------------------------- entry point
+
+
+def _fail(message: str, code: int) -> int:
+    sys.stderr.write(" ".join(message.split()) + "\n")  # always one line
+    return code
+
+
+def _kinds(e: BaseException) -> set[str]:
+    """Class names in ``e``'s MRO. Typer raises click's exceptions or (typer >= 0.2x) its own
+    vendored copies; matching by name handles both without importing either."""
+    return {c.__name__ for c in type(e).__mro__}
+
+
+def _usage_message(e: Exception) -> str:
+    """One-line text for a command-line usage error, in the ``error: <field>: <message>`` form."""
+    kinds = _kinds(e)
+    param = getattr(e, "param", None)
+    if "MissingParameter" in kinds:
+        return f"error: {e.format_message().rstrip('.')} (see --help)"  # type: ignore[attr-defined]
+    if "BadParameter" in kinds and param is not None:
+        opts = getattr(param, "opts", None) or [getattr(param, "name", "value")]
+        return f"error: {opts[0]}: {getattr(e, 'message', e)}"
+    return f"error: {e.format_message()}"  # type: ignore[attr-defined]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point of the ``ccfair`` command.
+
+    With ``argv`` given (tests), returns the exit status; otherwise exits with it.
+    """
+    try:
+        code = app(args=argv, prog_name="ccfair", standalone_mode=False)
+    except SpecError as e:
+        code = _fail(f"error: {e}", 2)
+    except SimulationError as e:
+        code = _fail(f"error: simulation: {e}", 1)
+    except KeyboardInterrupt:
+        code = _fail("error: interrupted", 130)
+    except Exception as e:
+        kinds = _kinds(e)
+        if "NoArgsIsHelpError" in kinds:
+            text = e.format_message()  # type: ignore[attr-defined]
+            if text:  # older click returns the help text instead of printing it
+                sys.stdout.write(text + "\n")
+            code = 2
+        elif "UsageError" in kinds:
+            code = _fail(_usage_message(e), 2)
+        elif "Abort" in kinds:
+            code = _fail("error: aborted", 130)
+        else:
+            raise
+    if not isinstance(code, int):
+        code = 0
+    if argv is None:
+        sys.exit(code)
+    return code
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()

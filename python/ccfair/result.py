@@ -1,0 +1,306 @@
+"""The result of one run: pandas tables, a summary dict, and Parquet I/O.
+
+:meth:`Result.from_raw` turns the simulator's columnar output (see
+``crates/ccfair-sim/src/result.rs``) into tables; every windowed number in
+the summary is computed here, in one place, from whole measurement bins
+inside the analysis window ``[window.start, window.end)``.
+
+On disk (``Result.to_parquet(dir)``)::
+
+    flows.parquet       per-flow summary (window throughput, share, counters)
+    throughput.parquet  per-flow delivered bytes per bin (long format)
+    link.parquet        bottleneck bytes sent, utilization, mean sojourn per bin
+    queue.parquet       queue backlog samples
+    sojourn.parquet     per-packet sojourn-time histogram (analysis window)
+    trace.parquet       cwnd / RTT / pacing samples (only when traced)
+    summary.json        the summary (the same object `ccfair run --json` prints)
+    spec.json           the validated experiment (human units)
+    run_config.json     the exact configuration the simulator received
+
+The Parquet files and spec/run_config JSON are byte-identical for the same
+spec and seed; only ``summary.json`` carries the (varying) wall time.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ccfair import metrics
+from ccfair.spec import Spec
+
+__all__ = ["Result", "TABLES"]
+
+#: Parquet tables every result has (trace is optional).
+TABLES = ("flows", "throughput", "link", "queue", "sojourn")
+
+_NS_PER_S = 1e9
+_NS_PER_MS = 1e6
+
+
+def _num(x: float | int | None) -> float | int | None:
+    """JSON-safe number: NaN and infinities become None."""
+    if x is None:
+        return None
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def _fit(values: Any, n: int) -> np.ndarray:
+    """An int64 array of exactly ``n`` entries: ``values`` cut or zero-padded."""
+    a = np.asarray(values, dtype=np.int64)[:n]
+    return np.pad(a, (0, n - len(a))) if len(a) < n else a
+
+
+def window_bins(window_start_ns: int, window_end_ns: int, bin_ns: int, n_bins: int) -> tuple[int, int]:
+    """Indices ``[first, last)`` of the bins lying wholly inside the window.
+
+    Spec validation makes window edges multiples of the bin width, so these
+    bins cover the window exactly; for other edges partial bins are left out.
+    """
+    first = -(-window_start_ns // bin_ns)  # ceil
+    last = min(window_end_ns // bin_ns, n_bins)
+    return first, max(first, last)
+
+
+@dataclass
+class Result:
+    """One run's tables (pandas DataFrames) and summary.
+
+    Attributes:
+        spec: the validated experiment.
+        config: the ``RunConfig`` dict the simulator received (seed included).
+        flows: per-flow summary over the analysis window: name, cca, pacing,
+            rtt_ms, start_s, throughput_bps, share, bytes, then whole-run
+            counters sent_packets, retransmissions, losses, drops, rto,
+            recoveries and min_rtt_ms, mean_rtt_ms.
+        throughput: long table (flow, time_s, bytes, throughput_bps), one row
+            per flow and bin; time_s is the bin start.
+        link: per bin: time_s, tx_bytes (wire bytes the bottleneck sent),
+            utilization, sojourn_packets, queue_delay_ms (mean sojourn of the
+            packets that left the queue in the bin; NaN if none).
+        queue: backlog samples: time_s, packets, bytes.
+        sojourn: sojourn-time histogram of packets leaving the queue inside
+            the window: bin_start_ms, bin_end_ms, count.
+        trace: per-flow samples (flow, time_s, cwnd_pkts, inflight_pkts,
+            srtt_ms, pacing_rate_bps, ssthresh_pkts) or None if not traced.
+        summary: JSON-ready dict; keys documented in docs/experiment-file.md.
+    """
+
+    spec: Spec
+    config: dict[str, Any]
+    flows: pd.DataFrame
+    throughput: pd.DataFrame
+    link: pd.DataFrame
+    queue: pd.DataFrame
+    sojourn: pd.DataFrame
+    trace: pd.DataFrame | None
+    summary: dict[str, Any] = field(default_factory=dict)
+
+    # ------------------------------------------------------------ building
+
+    @classmethod
+    def from_raw(cls, spec: Spec, config: dict[str, Any], raw: dict[str, Any]) -> Result:
+        """Build tables and summary from ``ccfair._core.simulate`` output."""
+        bin_ns = int(raw["bin_ns"])
+        bin_s = bin_ns / _NS_PER_S
+        rate_bps = int(raw["bottleneck_rate_bps"])
+        link_tx = np.asarray(raw["link_tx_bytes"], dtype=np.int64)
+        n_bins = len(link_tx)
+        ws, we = int(config["window_start_ns"]), int(config["window_end_ns"])
+        b0, b1 = window_bins(ws, we, bin_ns, n_bins)
+        window_s = (b1 - b0) * bin_ns / _NS_PER_S
+        times_s = np.arange(n_bins, dtype=np.int64) * bin_ns / _NS_PER_S
+
+        # --- per-flow
+        names = [f["name"] for f in raw["flows"]]
+        delivered = [np.asarray(f["delivered_bytes"], dtype=np.int64) for f in raw["flows"]]
+        window_bytes = [int(d[b0:b1].sum()) for d in delivered]
+        shares = metrics.share(window_bytes)
+        throughput_bps = [b * 8 / window_s if window_s > 0 else math.nan for b in window_bytes]
+        pacing = [bool(f.get("pacing", False)) for f in config["flows"]]
+        flows = pd.DataFrame(
+            {
+                "name": names,
+                "cca": [f["cca"] for f in raw["flows"]],
+                "pacing": pacing,
+                "rtt_ms": [f["rtt_ns"] / _NS_PER_MS for f in raw["flows"]],
+                "start_s": [f["start_ns"] / _NS_PER_S for f in raw["flows"]],
+                "throughput_bps": throughput_bps,
+                "share": shares,
+                "bytes": np.asarray(window_bytes, dtype=np.int64),
+                "sent_packets": [int(f["sent_packets"]) for f in raw["flows"]],
+                "retransmissions": [int(f["retransmissions"]) for f in raw["flows"]],
+                "losses": [int(f["losses_detected"]) for f in raw["flows"]],
+                "drops": [int(f["drops"]) for f in raw["flows"]],
+                "rto": [int(f["rto_count"]) for f in raw["flows"]],
+                "recoveries": [int(f["recoveries"]) for f in raw["flows"]],
+                "min_rtt_ms": [f["min_rtt_ns"] / _NS_PER_MS for f in raw["flows"]],
+                "mean_rtt_ms": [float(f["mean_rtt_ns"]) / _NS_PER_MS for f in raw["flows"]],
+            }
+        )
+
+        # --- per-flow series (long format)
+        per_flow_bins = [len(d) for d in delivered]
+        all_bytes = np.concatenate(delivered) if delivered else np.zeros(0, dtype=np.int64)
+        throughput = pd.DataFrame(
+            {
+                "flow": np.repeat(np.asarray(names, dtype=object), per_flow_bins),
+                "time_s": np.concatenate([np.arange(n, dtype=np.int64) * bin_ns / _NS_PER_S for n in per_flow_bins])
+                if delivered
+                else np.zeros(0),
+                "bytes": all_bytes,
+                "throughput_bps": all_bytes * 8 / bin_s,
+            }
+        )
+
+        # --- link and queueing delay per bin
+        soj_sum = _fit(raw["sojourn_sum_ns_per_bin"], n_bins)
+        soj_pkts = _fit(raw["sojourn_pkts_per_bin"], n_bins)
+        per_bin_delay = np.full(n_bins, np.nan)
+        has = soj_pkts > 0
+        per_bin_delay[has] = soj_sum[has] / soj_pkts[has] / _NS_PER_MS
+        link = pd.DataFrame(
+            {
+                "time_s": times_s,
+                "tx_bytes": link_tx,
+                "utilization": link_tx * 8 / (rate_bps * bin_s),
+                "sojourn_packets": soj_pkts,
+                "queue_delay_ms": per_bin_delay,
+            }
+        )
+
+        queue_t = np.asarray(raw["queue_time_ns"], dtype=np.int64)
+        queue = pd.DataFrame(
+            {
+                "time_s": queue_t / _NS_PER_S,
+                "packets": np.asarray(raw["queue_packets"], dtype=np.int64),
+                "bytes": np.asarray(raw["queue_bytes"], dtype=np.int64),
+            }
+        )
+
+        soj_bin_ns = int(raw["sojourn_bin_ns"])
+        order = np.argsort(np.asarray(raw["sojourn_bin"], dtype=np.int64), kind="stable")
+        hist_bins = np.asarray(raw["sojourn_bin"], dtype=np.int64)[order]
+        hist_counts = np.asarray(raw["sojourn_count"], dtype=np.int64)[order]
+        sojourn = pd.DataFrame(
+            {
+                "bin_start_ms": hist_bins * soj_bin_ns / _NS_PER_MS,
+                "bin_end_ms": (hist_bins + 1) * soj_bin_ns / _NS_PER_MS,
+                "count": hist_counts,
+            }
+        )
+
+        trace = None
+        if config.get("trace"):
+            t = raw["trace"]
+            idx = np.asarray(t["flow"], dtype=np.int64)
+            trace = pd.DataFrame(
+                {
+                    "flow": np.asarray(names, dtype=object)[idx] if len(idx) else np.zeros(0, dtype=object),
+                    "time_s": np.asarray(t["time_ns"], dtype=np.int64) / _NS_PER_S,
+                    "cwnd_pkts": np.asarray(t["cwnd_pkts"], dtype=np.int64),
+                    "inflight_pkts": np.asarray(t["inflight_pkts"], dtype=np.int64),
+                    "srtt_ms": np.asarray(t["srtt_ns"], dtype=np.int64) / _NS_PER_MS,
+                    "pacing_rate_bps": np.asarray(t["pacing_rate_bps"], dtype=np.int64),
+                    "ssthresh_pkts": np.asarray(t["ssthresh_pkts"], dtype=np.int64),
+                }
+            )
+
+        # --- summary over the window
+        w_pkts = int(soj_pkts[b0:b1].sum())
+        mean_delay_ms = int(soj_sum[b0:b1].sum()) / w_pkts / _NS_PER_MS if w_pkts else math.nan
+        p99_ms = metrics.histogram_percentile(hist_bins, hist_counts, soj_bin_ns / _NS_PER_MS, 99)
+        in_window = (queue_t >= ws) & (queue_t < we)
+        queue_pkts_mean = float(queue["packets"][in_window].mean()) if in_window.any() else math.nan
+        util = (
+            metrics.utilization(int(link_tx[b0:b1].sum()), rate_bps, window_s) if window_s > 0 else math.nan
+        )
+        summary: dict[str, Any] = {
+            "name": spec.name,
+            "seed": int(config["seed"]),
+            "duration_s": int(raw["duration_ns"]) / _NS_PER_S,
+            "window_s": {"start": b0 * bin_ns / _NS_PER_S, "end": b1 * bin_ns / _NS_PER_S},
+            "flows": [
+                {
+                    "name": names[i],
+                    "cca": flows["cca"][i],
+                    "pacing": pacing[i],
+                    "rtt_ms": float(flows["rtt_ms"][i]),
+                    "throughput_bps": _num(float(throughput_bps[i])),
+                    "share": _num(float(shares[i])),
+                    "bytes": window_bytes[i],
+                    "retransmissions": int(flows["retransmissions"][i]),
+                }
+                for i in range(len(names))
+            ],
+            "jfi": _num(metrics.jain(window_bytes)) if names else None,
+            "fness": _num(metrics.fness(window_bytes[0], window_bytes[1])) if len(names) == 2 else None,
+            "utilization": _num(util),
+            "queue_delay_ms": {"mean": _num(mean_delay_ms), "p99": _num(p99_ms)},
+            "queue_packets_mean": _num(queue_pkts_mean),
+            "data_packets": int(raw.get("data_packets", 0)),
+            "events": int(raw.get("events", 0)),
+            "sim_wall_s": int(raw.get("wall_ns", 0)) / _NS_PER_S,
+        }
+        return cls(spec, config, flows, throughput, link, queue, sojourn, trace, summary)
+
+    # ------------------------------------------------------------ storage
+
+    def tables(self) -> dict[str, pd.DataFrame]:
+        """The result's tables by file name (trace only when present)."""
+        out = {name: getattr(self, name) for name in TABLES}
+        if self.trace is not None:
+            out["trace"] = self.trace
+        return out
+
+    def to_parquet(self, directory: str | Path) -> Path:
+        """Write every table as Parquet plus summary/spec/run_config JSON into ``directory``.
+
+        Deterministic: the same spec and seed give byte-identical files
+        (except ``summary.json``, which records the wall time).
+        """
+        import pyarrow as pa  # imported here: only needed when writing
+        import pyarrow.parquet as pq
+
+        out = Path(directory)
+        out.mkdir(parents=True, exist_ok=True)
+        for name, df in self.tables().items():
+            table = pa.Table.from_pandas(df, preserve_index=False)
+            pq.write_table(table, out / f"{name}.parquet", compression="zstd")
+        _write_json(out / "summary.json", self.summary)
+        _write_json(out / "spec.json", self.spec.model_dump(mode="json"))
+        _write_json(out / "run_config.json", self.config)
+        return out
+
+    @classmethod
+    def load(cls, directory: str | Path) -> Result:
+        """Read a result written by :meth:`to_parquet`."""
+        d = Path(directory)
+        if not d.is_dir():
+            raise FileNotFoundError(f"{d}: not a result directory")
+        tables = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+        trace_path = d / "trace.parquet"
+        trace = pd.read_parquet(trace_path) if trace_path.exists() else None
+        summary = json.loads((d / "summary.json").read_text())
+        spec = Spec.from_dict(json.loads((d / "spec.json").read_text()))
+        config = json.loads((d / "run_config.json").read_text())
+        return cls(spec=spec, config=config, trace=trace, summary=summary, **tables)
+
+    def __repr__(self) -> str:
+        s = self.summary
+        return (
+            f"<Result {s.get('name')!r} seed={s.get('seed')} flows={len(self.flows)} "
+            f"jfi={s.get('jfi')} utilization={s.get('utilization')}>"
+        )
+
+
+def _write_json(path: Path, obj: Any) -> None:
+    path.write_text(json.dumps(obj, indent=2, allow_nan=False) + "\n")

@@ -1,0 +1,618 @@
+"""The experiment description: typed, validated, with human units.
+
+An experiment file (TOML) is read into a raw dict, optional ``--set``
+overrides are applied to that dict, and the result is validated into a
+:class:`Spec`. Every unit is converted on the way in (times to ns, rates to
+bit/s, sizes to bytes); :meth:`Spec.to_run_config` then produces the
+fully-resolved JSON dict the simulator accepts (``RunConfig`` in
+``crates/ccfair-sim/src/config.rs``).
+
+Every problem is reported as a :class:`~ccfair.errors.SpecError` naming the
+dotted field (``flows.1.cca``) and what is allowed. Unknown keys are errors,
+never silently ignored.
+
+The schema is documented in ``docs/experiment-file.md``.
+"""
+
+from __future__ import annotations
+
+import copy
+import difflib
+import numbers
+import tomllib
+import typing
+from decimal import Decimal
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    PrivateAttr,
+    ValidationError,
+    model_validator,
+)
+
+from ccfair import ccas
+from ccfair.errors import SpecError
+from ccfair.units import (
+    Buffer,
+    format_rate,
+    format_time,
+    parse_buffer,
+    parse_rate,
+    parse_time,
+)
+
+__all__ = [
+    "HEADER_BYTES",
+    "Spec",
+    "Window",
+    "Bottleneck",
+    "Flow",
+    "DropTail",
+    "QDISCS",
+    "apply_overrides",
+    "load_toml",
+    "parse_override",
+]
+
+#: Header bytes per data packet on the wire (IPv4 20 + TCP 20 + timestamps 12),
+#: as in the simulator: the default MSS of 1448 gives 1500-byte packets.
+HEADER_BYTES = 52
+
+
+# --------------------------------------------------------------------------
+# Field types with units. Stored as integers in simulator units; printed back
+# in human units when dumped as JSON (so a dumped spec re-validates).
+# --------------------------------------------------------------------------
+
+
+def _positive(parse: typing.Callable[[object], int]) -> typing.Callable[[object], int]:
+    def check(value: object) -> int:
+        parsed = parse(value)
+        if parsed <= 0:
+            raise ValueError(f"must be > 0, got {value!r}")
+        return parsed
+
+    return check
+
+
+def _optional(parse: typing.Callable[[object], Any]) -> typing.Callable[[object], Any]:
+    def check(value: object) -> Any:
+        return None if value is None else parse(value)
+
+    return check
+
+
+def _opt_format(fmt: typing.Callable[[Any], str]) -> typing.Callable[[Any], str | None]:
+    return lambda v: None if v is None else fmt(v)
+
+
+_TimeOut = PlainSerializer(format_time, return_type=str, when_used="json")
+
+#: A time >= 0 in ns ("50ms", "5s", ...).
+Time = Annotated[int, PlainValidator(parse_time), _TimeOut]
+#: A time > 0 in ns.
+PositiveTime = Annotated[int, PlainValidator(_positive(parse_time)), _TimeOut]
+#: An optional time in ns.
+OptionalTime = Annotated[
+    int | None, PlainValidator(_optional(parse_time)), PlainSerializer(_opt_format(format_time), when_used="json")
+]
+#: An optional time > 0 in ns.
+OptionalPositiveTime = Annotated[
+    int | None,
+    PlainValidator(_optional(_positive(parse_time))),
+    PlainSerializer(_opt_format(format_time), when_used="json"),
+]
+#: A rate > 0 in bit/s ("10Mbit", ...).
+Rate = Annotated[int, PlainValidator(parse_rate), PlainSerializer(format_rate, return_type=str, when_used="json")]
+#: A buffer limit ("42pkt", "64KB", "0.5bdp").
+BufferLimit = Annotated[Buffer, PlainValidator(parse_buffer), PlainSerializer(str, return_type=str, when_used="json")]
+
+
+class _Model(BaseModel):
+    """Base of every spec model: unknown keys are rejected."""
+
+    model_config = ConfigDict(extra="forbid", validate_default=False)
+
+
+# --------------------------------------------------------------------------
+# Queue disciplines. One model per discipline, each with a `kind` literal;
+# QDISCS is the registry. When a second discipline is added, turn `Qdisc`
+# below into Annotated[DropTail | CoDel | ..., Field(discriminator="kind"), ...].
+# --------------------------------------------------------------------------
+
+
+class DropTail(_Model):
+    """FIFO with tail drop; its limit is ``bottleneck.buffer``."""
+
+    kind: Literal["droptail"] = "droptail"
+
+
+#: Queue disciplines by canonical name.
+QDISCS: dict[str, type[_Model]] = {"droptail": DropTail}
+#: Other spellings accepted for queue disciplines.
+QDISC_ALIASES: dict[str, str] = {
+    "drop-tail": "droptail",
+    "drop_tail": "droptail",
+    "taildrop": "droptail",
+    "tail-drop": "droptail",
+    "fifo": "droptail",
+    "pfifo": "droptail",
+    "bfifo": "droptail",
+}
+
+
+def _qdisc_shorthand(value: object) -> object:
+    """Accept ``qdisc = "droptail"`` as shorthand for ``{kind = "droptail"}``; resolve aliases.
+
+    A table without ``kind`` means the default, drop-tail.
+    """
+    if isinstance(value, BaseModel):
+        return value
+    if isinstance(value, str):
+        value = {"kind": value}
+    if not isinstance(value, dict):
+        raise ValueError(f"expected a queue discipline name ({', '.join(QDISCS)}) or a table with 'kind'")
+    kind = str(value.get("kind", "droptail")).strip().lower()
+    kind = QDISC_ALIASES.get(kind, kind)
+    if kind not in QDISCS:
+        raise SpecError("kind", f"unknown queue discipline {value['kind']!r}; allowed: {', '.join(QDISCS)}")
+    return {**value, "kind": kind}
+
+
+Qdisc = Annotated[DropTail, BeforeValidator(_qdisc_shorthand)]
+
+
+# --------------------------------------------------------------------------
+# The experiment models.
+# --------------------------------------------------------------------------
+
+
+class Window(_Model):
+    """Analysis window ``[start, end)``; ``end`` defaults to the end of the run."""
+
+    start: Time = 0
+    end: OptionalTime = None
+
+
+class Bottleneck(_Model):
+    """The shared bottleneck link and its queue."""
+
+    rate: Rate
+    delay: Time = 0
+    buffer: BufferLimit = Buffer("bdp", Decimal(1))
+    bdp_rtt: OptionalPositiveTime = None
+    qdisc: Qdisc = Field(default_factory=DropTail)
+
+
+class Flow(_Model):
+    """One bulk flow, or ``count`` identical flows (named ``name.0`` .. ``name.N-1``)."""
+
+    name: str | None = None
+    cca: str
+    pacing: bool = False
+    rtt: PositiveTime
+    start: Time = 0
+    stop: OptionalTime = None
+    start_jitter: Time = 0
+    mss: int = Field(1448, ge=64, le=9000)
+    rwnd: int = Field(200, ge=1)
+    rwnd_max: int | None = Field(None, ge=1)
+    init_cwnd: int = Field(10, ge=1)
+    delayed_ack: bool = True
+    count: int = Field(1, ge=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_cca(cls, data: Any) -> Any:
+        """Canonicalise the CCA name (aliases, ``+pacing``) before field validation."""
+        if not isinstance(data, dict) or not isinstance(data.get("cca"), str):
+            return data
+        try:
+            canonical, paced = ccas.resolve(data["cca"])
+        except ValueError as e:
+            raise SpecError("cca", str(e)) from None
+        data = dict(data)
+        data["cca"] = canonical
+        if paced:
+            if data.get("pacing") is False:
+                raise SpecError("pacing", f"false contradicts cca = {data['cca']}{ccas.PACING_SUFFIX!r}")
+            data["pacing"] = True
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> Flow:
+        if self.stop is not None and self.stop <= self.start:
+            raise SpecError("stop", f"must be after start ({format_time(self.start)})")
+        if self.rwnd_max is not None and self.rwnd_max < self.rwnd:
+            raise SpecError("rwnd_max", f"must be >= rwnd ({self.rwnd})")
+        return self
+
+    @property
+    def label(self) -> str:
+        """The CCA as a person would write it: ``"cubic+pacing"`` when paced (BBR always paces)."""
+        if self.pacing and self.cca != "bbr":
+            return self.cca + ccas.PACING_SUFFIX
+        return self.cca
+
+
+def _default_names(n: int) -> list[str]:
+    """'A', 'B', ... for up to 26 flows, else 'flow0', 'flow1', ..."""
+    if n <= 26:
+        return [chr(ord("A") + i) for i in range(n)]
+    return [f"flow{i}" for i in range(n)]
+
+
+class Spec(_Model):
+    """A complete experiment: one bottleneck, its flows, duration and measurement settings.
+
+    Build one with :meth:`from_toml` or :meth:`from_dict` (both raise
+    :class:`~ccfair.errors.SpecError`); derive variants with :meth:`with_overrides`.
+    """
+
+    name: str = "experiment"
+    duration: PositiveTime
+    window: Window = Field(default_factory=Window)
+    seed: int = Field(1, ge=0, le=2**64 - 1)
+    bin: PositiveTime = 100_000_000
+    sample: PositiveTime = 10_000_000
+    sojourn_bin: PositiveTime = 100_000
+    trace: bool = False
+    bottleneck: Bottleneck
+    flows: list[Flow]
+
+    _raw: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _check(self) -> Spec:
+        if not self.flows:
+            raise SpecError("flows", "at least one flow is required (add a [[flows]] table)")
+        self._check_names()
+        self._check_window()
+        delay = self.bottleneck.delay
+        for i, f in enumerate(self.flows):
+            if f.rtt < 2 * delay:
+                raise SpecError(
+                    f"flows.{i}.rtt",
+                    f"must be at least twice bottleneck.delay ({format_time(2 * delay)}); "
+                    "rtt is the flow's whole base RTT including the bottleneck",
+                )
+            if f.start >= self.duration:
+                raise SpecError(f"flows.{i}.start", f"must be before the end of the run (duration = {format_time(self.duration)})")
+        if self.bottleneck.bdp_rtt is not None and self.bottleneck.bdp_rtt < 2 * delay:
+            raise SpecError("bottleneck.bdp_rtt", f"must be at least twice bottleneck.delay ({format_time(2 * delay)})")
+        buf = self.bottleneck.buffer
+        if buf.kind == "bytes" and buf.value < self.packet_wire_bytes:
+            raise SpecError(
+                "bottleneck.buffer",
+                f"{buf} cannot hold one {self.packet_wire_bytes}-byte packet; use at least {self.packet_wire_bytes}B, '1pkt' or a BDP multiple",
+            )
+        return self
+
+    def _check_names(self) -> None:
+        defaults = _default_names(len(self.flows))
+        seen: dict[str, int] = {}
+        for i, f in enumerate(self.flows):
+            if f.name is None:
+                f.name = defaults[i]
+            if not f.name:
+                raise SpecError(f"flows.{i}.name", "must not be empty")
+            names = [f.name] if f.count == 1 else [f"{f.name}.{j}" for j in range(f.count)]
+            for n in names:
+                if n in seen:
+                    raise SpecError(f"flows.{i}.name", f"duplicate flow name {n!r} (also used by flows.{seen[n]})")
+                seen[n] = i
+
+    def _check_window(self) -> None:
+        w = self.window
+        end_field = "window.end"
+        if w.end is None:
+            w.end = self.duration
+            end_field = "duration"  # the window's end defaults to the duration
+        if w.end > self.duration:
+            raise SpecError("window.end", f"must be within the run (<= duration = {format_time(self.duration)})")
+        if w.start >= w.end:
+            raise SpecError("window.start", f"must be before window.end ({format_time(w.end)})")
+        for field, value in (("window.start", w.start), (end_field, w.end)):
+            if value % self.bin:
+                raise SpecError(
+                    field,
+                    f"{format_time(value)} is not a multiple of bin ({format_time(self.bin)}); "
+                    "the analysis window must cover whole measurement bins",
+                )
+
+    # ---------------------------------------------------------------- loading
+
+    def __eq__(self, other: object) -> bool:
+        """Two specs are equal when they describe the same experiment (raw input ignored)."""
+        if not isinstance(other, Spec):
+            return NotImplemented
+        return self.model_dump() == other.model_dump()
+
+    __hash__ = None  # type: ignore[assignment]  # mutable model
+
+    @classmethod
+    def from_dict(cls, data: Any) -> Spec:
+        """Validate a raw dict (as read from TOML). Raises :class:`SpecError`."""
+        if not isinstance(data, dict):
+            raise SpecError("", f"an experiment must be a table of keys, got {type(data).__name__}")
+        raw = copy.deepcopy(data)
+        try:
+            spec = cls.model_validate(raw)
+        except ValidationError as e:
+            raise spec_error_from(e) from None
+        spec._raw = copy.deepcopy(data)
+        return spec
+
+    @classmethod
+    def from_toml(cls, path: str | Path) -> Spec:
+        """Read and validate an experiment file. ``name`` defaults to the file's stem."""
+        raw = load_toml(path)
+        raw.setdefault("name", Path(path).stem)
+        return cls.from_dict(raw)
+
+    @property
+    def raw(self) -> dict[str, Any]:
+        """The unvalidated dict this spec was built from (a copy); overrides apply to it."""
+        if self._raw is not None:
+            return copy.deepcopy(self._raw)
+        return self.model_dump(mode="json")
+
+    def with_overrides(self, overrides: list[str]) -> Spec:
+        """A new spec with ``PATH=VALUE`` overrides applied to the raw dict, then validated.
+
+        Example: ``spec.with_overrides(["bottleneck.buffer=8bdp", "flows.1.cca=reno"])``.
+        """
+        return Spec.from_dict(apply_overrides(self.raw, overrides))
+
+    # ------------------------------------------------------------- resolving
+
+    @property
+    def packet_wire_bytes(self) -> int:
+        """Wire size of the largest data packet: max MSS + headers (1500 by default)."""
+        return max(f.mss for f in self.flows) + HEADER_BYTES
+
+    @property
+    def bdp_rtt_ns(self) -> int:
+        """RTT used for BDP buffers: ``bottleneck.bdp_rtt`` or the flows' minimum base RTT."""
+        if self.bottleneck.bdp_rtt is not None:
+            return self.bottleneck.bdp_rtt
+        return min(f.rtt for f in self.flows)
+
+    @property
+    def window_end_ns(self) -> int:
+        """End of the analysis window in ns (resolved; never None after validation)."""
+        return self.window.end if self.window.end is not None else self.duration
+
+    def expand_flows(self) -> list[tuple[int, str, Flow]]:
+        """Every simulated flow as ``(index in self.flows, name, flow)``; ``count`` expanded."""
+        out: list[tuple[int, str, Flow]] = []
+        for i, f in enumerate(self.flows):
+            assert f.name is not None
+            if f.count == 1:
+                out.append((i, f.name, f))
+            else:
+                out.extend((i, f"{f.name}.{j}", f) for j in range(f.count))
+        return out
+
+    def buffer_limits(self) -> tuple[int | None, int | None]:
+        """The drop-tail limit as ``(limit_packets, limit_bytes)``; exactly one is set.
+
+        A BDP multiple becomes packets: ``max(1, round(mult * rate/8 * bdp_rtt / packet))``
+        with the packet's wire size (:attr:`packet_wire_bytes`).
+        """
+        b = self.bottleneck
+        if b.buffer.kind == "packets":
+            return int(b.buffer.value), None
+        if b.buffer.kind == "bytes":
+            return None, int(b.buffer.value)
+        return b.buffer.limit_packets(b.rate, self.bdp_rtt_ns, self.packet_wire_bytes), None
+
+    def to_run_config(self, seed: int | None = None) -> dict[str, Any]:
+        """The fully-resolved ``RunConfig`` dict for the simulator (ns, bit/s, bytes, packets).
+
+        ``seed`` replaces the spec's seed when given.
+        """
+        if seed is None:
+            seed = self.seed
+        if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
+            raise SpecError("seed", f"must be an integer in 0..2^64-1, got {seed!r}")
+        seed = int(seed)
+        limit_packets, limit_bytes = self.buffer_limits()
+        qdisc: dict[str, Any] = {"kind": self.bottleneck.qdisc.kind}
+        if qdisc["kind"] == "droptail":
+            qdisc.update(limit_packets=limit_packets, limit_bytes=limit_bytes)
+        return {
+            "duration_ns": self.duration,
+            "seed": seed,
+            "bin_ns": self.bin,
+            "sample_ns": self.sample,
+            "sojourn_bin_ns": self.sojourn_bin,
+            "window_start_ns": self.window.start,
+            "window_end_ns": self.window_end_ns,
+            "trace": self.trace,
+            "bottleneck": {
+                "rate_bps": self.bottleneck.rate,
+                "delay_ns": self.bottleneck.delay,
+                "qdisc": qdisc,
+            },
+            "flows": [
+                {
+                    "name": name,
+                    "cca": f.cca,
+                    "pacing": f.pacing,
+                    "rtt_ns": f.rtt,
+                    "start_ns": f.start,
+                    "start_jitter_ns": f.start_jitter,
+                    "stop_ns": f.stop,
+                    "mss_bytes": f.mss,
+                    "rwnd_init_pkts": f.rwnd,
+                    "rwnd_max_pkts": f.rwnd_max,
+                    "init_cwnd_pkts": f.init_cwnd,
+                    "delayed_ack": f.delayed_ack,
+                }
+                for _, name, f in self.expand_flows()
+            ],
+        }
+
+
+# --------------------------------------------------------------------------
+# TOML and overrides
+# --------------------------------------------------------------------------
+
+
+def load_toml(path: str | Path) -> dict[str, Any]:
+    """Read a TOML file into a dict; every failure is a :class:`SpecError` naming the file."""
+    p = Path(path)
+    try:
+        data = p.read_bytes()
+    except FileNotFoundError:
+        raise SpecError(str(path), "file not found") from None
+    except IsADirectoryError:
+        raise SpecError(str(path), "is a directory, expected an experiment file (.toml)") from None
+    except OSError as e:
+        raise SpecError(str(path), f"cannot read: {e.strerror or e}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError(str(path), f"not UTF-8 text (byte {e.start}); expected a TOML experiment file") from None
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(str(path), f"malformed TOML: {e}") from None
+
+
+def parse_override(item: str) -> tuple[list[str], Any]:
+    """Split ``"a.b.0.c=VALUE"`` into (path parts, value).
+
+    The value is read as a TOML value when it parses (``8`` -> int, ``true``
+    -> bool, ``"x"`` -> str, ``{start="1s"}`` -> table), else kept as a
+    string (``8bdp``, ``5s``, ``reno``).
+    """
+    path, sep, text = item.partition("=")
+    path = path.strip()
+    if not sep or not path:
+        raise SpecError("--set", f"expected PATH=VALUE (e.g. bottleneck.buffer=8bdp), got {item!r}")
+    parts = path.split(".")
+    if any(not p.strip() for p in parts):
+        raise SpecError("--set", f"empty component in path {path!r}")
+    text = text.strip()
+    try:
+        value = tomllib.loads(f"v = {text}")["v"]
+    except tomllib.TOMLDecodeError:
+        value = text
+    return [p.strip() for p in parts], value
+
+
+def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
+    """Apply ``PATH=VALUE`` overrides to a copy of ``raw`` (before validation).
+
+    Path components are table keys or list indices (``flows.1.cca``); missing
+    tables are created, list indices must exist. Unknown keys are caught later
+    by validation, which names them.
+    """
+    out = copy.deepcopy(raw)
+    for item in overrides:
+        parts, value = parse_override(item)
+        node: Any = out
+        for depth, part in enumerate(parts):
+            here = ".".join(parts[: depth + 1])
+            parent = ".".join(parts[:depth]) or "the experiment"
+            last = depth == len(parts) - 1
+            if isinstance(node, list):
+                if not part.isdigit():
+                    raise SpecError(here, f"{parent} is a list; use an index 0..{len(node) - 1}")
+                idx = int(part)
+                if idx >= len(node):
+                    raise SpecError(here, f"{parent} has {len(node)} entries (indices 0..{len(node) - 1})")
+                if last:
+                    node[idx] = value
+                else:
+                    node = node[idx]
+            elif isinstance(node, dict):
+                if last:
+                    node[part] = value
+                else:
+                    if part not in node:
+                        node[part] = {}
+                    node = node[part]
+            else:
+                raise SpecError(here, f"{parent} is a value ({node!r}), not a table or list")
+    return out
+
+
+# --------------------------------------------------------------------------
+# Pydantic errors -> one-line SpecError
+# --------------------------------------------------------------------------
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model inside an annotation (unwrapping Optional, list, Annotated)."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    origin = typing.get_origin(annotation)
+    if origin is None:
+        return None
+    for arg in typing.get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _walk(loc: tuple[Any, ...]) -> tuple[list[str], type[BaseModel] | None]:
+    """Display path for a pydantic ``loc``, and the model that owns its last element."""
+    model: type[BaseModel] | None = Spec
+    owner: type[BaseModel] | None = Spec
+    shown: list[str] = []
+    for el in loc:
+        if isinstance(el, int):
+            shown.append(str(el))
+        elif model is not None and el in model.model_fields:
+            shown.append(el)
+            owner = model
+            model = _model_in(model.model_fields[el].annotation)
+        elif el in QDISCS or "[" in el:
+            continue  # a union tag pydantic inserts into loc, not a user key
+        else:
+            shown.append(el)
+            owner, model = model, None
+    return shown, owner
+
+
+def spec_error_from(exc: ValidationError) -> SpecError:
+    """Turn the first pydantic error into a one-line :class:`SpecError`."""
+    err = exc.errors()[0]
+    loc = tuple(err["loc"])
+    shown, owner = _walk(loc)
+    etype = err["type"]
+    ctx = err.get("ctx") or {}
+    cause = ctx.get("error")
+    if isinstance(cause, SpecError):
+        shown = shown + [p for p in cause.field.split(".") if p]
+        return SpecError(".".join(shown), cause.message)
+    field = ".".join(shown)
+    got = err.get("input")
+    if etype == "extra_forbidden":
+        key = str(loc[-1])
+        valid = list(owner.model_fields) if owner else []
+        hint = difflib.get_close_matches(key, valid, n=1)
+        dym = f"did you mean {hint[0]!r}? " if hint else ""
+        return SpecError(field, f"unknown key; {dym}valid keys: {', '.join(valid)}")
+    if etype == "missing":
+        return SpecError(field, "required field is missing")
+    if etype in ("model_type", "model_attributes_type", "dict_type"):
+        return SpecError(field, f"expected a table, got {got!r}")
+    if etype == "list_type":
+        return SpecError(field, f"expected a list of tables (e.g. [[{shown[-1] if shown else 'flows'}]]), got {got!r}")
+    if isinstance(cause, ValueError):
+        return SpecError(field, str(cause))
+    msg = err["msg"]
+    msg = msg[0].lower() + msg[1:] if msg else msg
+    return SpecError(field, f"{msg}, got {got!r}")

@@ -1,0 +1,88 @@
+"""A stand-in for ``ccfair._core`` with the same interface and simple, hand-computable output.
+
+Flow ``i`` delivers ``(i + 1) * 1000`` bytes in every bin from its start on;
+the link sends those bytes scaled to wire size (1500/1448); the sojourn
+histogram holds 90 packets in bin 10, 9 in bin 20 and 1 in bin 30; every bin
+has 10 packets with 2 ms mean sojourn. The seed shifts the queue samples so
+different seeds give different (deterministic) output.
+"""
+
+from __future__ import annotations
+
+import json
+
+
+class SimConfigError(ValueError):
+    pass
+
+
+class SimValueError(ValueError):
+    pass
+
+
+def ccas() -> list[tuple[str, str]]:
+    return [("reno", "fake reno"), ("cubic", "fake cubic"), ("bbr", "fake bbr")]
+
+
+def simulate(config_json: str) -> dict:
+    cfg = json.loads(config_json)
+    known = {n for n, _ in ccas()}
+    for i, f in enumerate(cfg["flows"]):
+        if f["cca"] not in known:
+            raise SimValueError(f"flows.{i}.cca", f"unknown CCA '{f['cca']}'")
+    duration, bin_ns, sample_ns = cfg["duration_ns"], cfg["bin_ns"], cfg["sample_ns"]
+    n_bins = -(-duration // bin_ns)
+    flows = []
+    for i, f in enumerate(cfg["flows"]):
+        delivered = [0 if b * bin_ns < f["start_ns"] else (i + 1) * 1000 for b in range(n_bins)]
+        flows.append(
+            {
+                "name": f["name"],
+                "cca": f["cca"],
+                "rtt_ns": f["rtt_ns"],
+                "start_ns": f["start_ns"],
+                "delivered_bytes": delivered,
+                "sent_packets": 100 + i,
+                "retransmissions": 3 * i,
+                "losses_detected": 2 * i,
+                "drops": i,
+                "rto_count": 0,
+                "min_rtt_ns": f["rtt_ns"] + 1_000_000,
+                "mean_rtt_ns": float(f["rtt_ns"]) + 5e6,
+                "recoveries": i,
+            }
+        )
+    link = [sum(fl["delivered_bytes"][b] for fl in flows) * 1500 // 1448 for b in range(n_bins)]
+    qt = list(range(0, duration, sample_ns))
+    qp = [(k + cfg["seed"]) % 5 for k in range(len(qt))]
+    trace = {k: [] for k in ("flow", "time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
+    if cfg["trace"]:
+        for t in range(0, duration, sample_ns * 100):
+            for i in range(len(flows)):
+                trace["flow"].append(i)
+                trace["time_ns"].append(t)
+                trace["cwnd_pkts"].append(10 + i)
+                trace["inflight_pkts"].append(5)
+                trace["srtt_ns"].append(cfg["flows"][i]["rtt_ns"])
+                trace["pacing_rate_bps"].append(0)
+                trace["ssthresh_pkts"].append(2**31 - 1)
+    return {
+        "duration_ns": duration,
+        "bin_ns": bin_ns,
+        "sample_ns": sample_ns,
+        "sojourn_bin_ns": cfg["sojourn_bin_ns"],
+        "bottleneck_rate_bps": cfg["bottleneck"]["rate_bps"],
+        "flows": flows,
+        "link_tx_bytes": link,
+        "queue_time_ns": qt,
+        "queue_packets": qp,
+        "queue_bytes": [p * 1500 for p in qp],
+        "sojourn_bin": [30, 10, 20],
+        "sojourn_count": [1, 90, 9],
+        "sojourn_sum_ns_per_bin": [20_000_000] * n_bins,
+        "sojourn_pkts_per_bin": [10] * n_bins,
+        "trace": trace,
+        "events": 1234,
+        "data_packets": 1000,
+        "wall_ns": 5_000_000,
+    }

@@ -1,0 +1,163 @@
+"""The command line: bad input exits 2 with one line naming the field; no tracebacks.
+
+In-process tests call ``ccfair.cli.main(argv)``; a few run ``python -m ccfair``
+in a subprocess to check the real exit status and stderr. Runs use the fake
+simulator (fake_core.py) so they work before the Rust extension is built.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ccfair.cli import main
+
+S0 = Path(__file__).resolve().parent.parent / "examples" / "s0-cubic-vs-bbr.toml"
+
+
+def run_main(capsys, *argv: str) -> tuple[int, str, str]:
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def assert_one_line_error(code: int, err: str, field: str) -> None:
+    assert code == 2
+    lines = [line for line in err.splitlines() if line.strip()]
+    assert len(lines) == 1, err
+    assert lines[0].startswith(f"error: {field}: "), lines[0]
+    assert "Traceback" not in err
+
+
+@pytest.fixture
+def bad_files(tmp_path: Path) -> dict[str, Path]:
+    base = S0.read_text()
+    files = {
+        "unknown_cca": base.replace('cca = "bbr"', 'cca = "nosuchcca"'),
+        "negative_rate": base.replace('rate = "10Mbit"', 'rate = "-10Mbit"'),
+        "missing_field": base.replace('rtt = "50ms"           # base RTT', "# base RTT"),
+        "unknown_key": base.replace('delay = "0ms"', 'delay = "0ms"\ncolour = "red"'),
+        "zero_buffer": base.replace('buffer = "0.5bdp"', 'buffer = "0pkt"'),
+        "malformed": base.replace("[bottleneck]", "[bottleneck"),
+        "window": base.replace('end = "45s"', 'end = "50s"'),
+    }
+    out = {}
+    for name, text in files.items():
+        assert text != base, name
+        p = tmp_path / f"{name}.toml"
+        p.write_text(text)
+        out[name] = p
+    return out
+
+
+@pytest.mark.parametrize(
+    ("case", "field", "allowed"),
+    [
+        ("unknown_cca", "flows.1.cca", "reno, cubic, bbr"),
+        ("negative_rate", "bottleneck.rate", "> 0"),
+        ("missing_field", "flows.0.rtt", "missing"),
+        ("unknown_key", "bottleneck.colour", "valid keys: rate, delay, buffer"),
+        ("zero_buffer", "bottleneck.buffer", "> 0"),
+        ("window", "window.end", "duration"),
+    ],
+)
+def test_bad_input_one_line_exit_2(capsys, bad_files, case, field, allowed):
+    code, out, err = run_main(capsys, "run", str(bad_files[case]))
+    assert_one_line_error(code, err, field)
+    assert allowed in err
+    assert out == ""
+
+
+def test_malformed_toml(capsys, bad_files):
+    path = bad_files["malformed"]
+    code, _, err = run_main(capsys, "run", str(path))
+    assert_one_line_error(code, err, str(path))
+    assert "line" in err
+
+
+def test_file_not_found(capsys, tmp_path):
+    path = tmp_path / "missing.toml"
+    code, _, err = run_main(capsys, "run", str(path))
+    assert_one_line_error(code, err, str(path))
+    assert "not found" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (["--set", "nonsense"], "--set"),
+        (["--set", "flows.7.cca=reno"], "flows.7"),
+        (["--set", "flows.1.cca=nosuchcca"], "flows.1.cca"),
+        (["--set", "bottleneck.buffer=0bdp"], "bottleneck.buffer"),
+        (["--set", "bottleneck.buffr=2bdp"], "bottleneck.buffr"),
+        (["--seed", "-3"], "seed"),
+        (["--seed", "abc"], "--seed"),
+    ],
+)
+def test_bad_options(capsys, args, field):
+    code, _, err = run_main(capsys, "run", str(S0), *args)
+    assert_one_line_error(code, err, field)
+
+
+def test_usage_errors_are_one_line(capsys):
+    for argv in (["run"], ["run", str(S0), "--bogus"], ["frobnicate"]):
+        code, _, err = run_main(capsys, *argv)
+        assert code == 2
+        assert len(err.strip().splitlines()) == 1 and err.startswith("error: "), err
+
+
+def test_check_prints_the_resolved_config(capsys):
+    code, out, _ = run_main(capsys, "check", str(S0), "--set", "bottleneck.buffer=8bdp")
+    assert code == 0
+    assert json.loads(out)["bottleneck"]["qdisc"]["limit_packets"] == 333
+
+
+def test_run_json(capsys, fake_sim):
+    code, out, _ = run_main(capsys, "run", str(S0), "--json", "--seed", "5")
+    assert code == 0
+    summary = json.loads(out)
+    assert summary["seed"] == 5
+    assert summary["fness"] == pytest.approx(0.5)
+    assert [f["name"] for f in summary["flows"]] == ["A", "B"]
+
+
+def test_run_table_and_out(capsys, fake_sim, tmp_path):
+    code, out, _ = run_main(capsys, "run", str(S0), "--out", str(tmp_path / "res"), "--set", "flows.0.cca=cubic+pacing")
+    assert code == 0
+    for text in ("cubic+pacing", "bbr", "JFI", "0.900", "fness", "+0.500", "utilization", "p99", "sim wall time"):
+        assert text in out, text
+    assert (tmp_path / "res" / "flows.parquet").exists()
+
+
+def test_list_ccas(capsys, fake_sim):
+    code, out, _ = run_main(capsys, "list", "ccas")
+    assert code == 0
+    for text in ("reno", "cubic", "bbr", "newreno", "bbrv1", "+pacing"):
+        assert text in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "code", "field"),
+    [
+        (["run", "NOFILE.toml"], 2, "NOFILE.toml"),
+        (["run", str(S0), "--set", "flows.1.cca=nosuchcca"], 2, "flows.1.cca"),
+        (["run", str(S0), "--set", "bottleneck.rate=-1Mbit"], 2, "bottleneck.rate"),
+    ],
+)
+def test_subprocess_exit_status_and_no_traceback(subprocess_env, argv, code, field):
+    p = subprocess.run([sys.executable, "-m", "ccfair", *argv], capture_output=True, text=True, env=subprocess_env, timeout=60)
+    assert p.returncode == code
+    assert "Traceback" not in p.stderr + p.stdout
+    assert p.stderr.strip().splitlines() == [p.stderr.strip()]
+    assert p.stderr.startswith(f"error: {field}: ")
+
+
+def test_subprocess_help(subprocess_env):
+    p = subprocess.run([sys.executable, "-m", "ccfair", "run", "--help"], capture_output=True, text=True, env=subprocess_env, timeout=60)
+    assert p.returncode == 0
+    for option in ("--seed", "--set", "--out", "--json"):
+        assert option in p.stdout
