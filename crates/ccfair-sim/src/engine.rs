@@ -37,11 +37,15 @@ pub struct EventQueue<E> {
     seq: u64,
     now: TimeNs,
     popped: u64,
+    /// The root of the heap is the event being processed: it is removed
+    /// lazily, so that the first event scheduled while processing it can
+    /// replace the root in place (one sift instead of a pop and a push).
+    root_consumed: bool,
 }
 
 impl<E: Eq + Copy> EventQueue<E> {
     pub fn new() -> Self {
-        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: 0, popped: 0 }
+        EventQueue { heap: BinaryHeap::with_capacity(1024), seq: 0, now: 0, popped: 0, root_consumed: false }
     }
 
     pub fn now(&self) -> TimeNs {
@@ -53,29 +57,47 @@ impl<E: Eq + Copy> EventQueue<E> {
         self.popped
     }
 
+    /// Pending events.
     pub fn len(&self) -> usize {
-        self.heap.len()
+        self.heap.len() - self.root_consumed as usize
     }
 
     pub fn is_empty(&self) -> bool {
-        self.heap.is_empty()
+        self.len() == 0
     }
 
     pub fn schedule(&mut self, time: TimeNs, ev: E) {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         self.seq += 1;
-        self.heap.push(Entry { time, seq: self.seq, ev });
+        let entry = Entry { time, seq: self.seq, ev };
+        if self.root_consumed {
+            self.root_consumed = false;
+            // Overwrite the consumed root; PeekMut restores the heap on drop.
+            *self.heap.peek_mut().expect("consumed root exists") = entry;
+        } else {
+            self.heap.push(entry);
+        }
+    }
+
+    fn drop_consumed_root(&mut self) {
+        if self.root_consumed {
+            self.root_consumed = false;
+            self.heap.pop();
+        }
     }
 
     /// Pop the next event and advance the clock to its time.
     pub fn pop(&mut self) -> Option<(TimeNs, E)> {
-        let e = self.heap.pop()?;
+        self.drop_consumed_root();
+        let e = *self.heap.peek()?;
+        self.root_consumed = true;
         self.now = e.time;
         self.popped += 1;
         Some((e.time, e.ev))
     }
 
-    pub fn peek_time(&self) -> Option<TimeNs> {
+    pub fn peek_time(&mut self) -> Option<TimeNs> {
+        self.drop_consumed_root();
         self.heap.peek().map(|e| e.time)
     }
 }
@@ -172,6 +194,26 @@ mod tests {
         q.schedule(10, 1u8);
         q.pop();
         q.schedule(5, 2u8);
+    }
+
+    #[test]
+    fn root_replacement_keeps_order() {
+        // Events scheduled while processing another must interleave correctly.
+        let mut q = EventQueue::new();
+        for t in [30u64, 10, 20] {
+            q.schedule(t, t);
+        }
+        let mut seen = vec![];
+        while let Some((now, ev)) = q.pop() {
+            seen.push(ev);
+            if ev == 10 {
+                q.schedule(25, 25); // replaces the consumed root
+                q.schedule(15, 15); // ordinary push
+            }
+            let _ = now;
+        }
+        assert_eq!(seen, vec![10, 15, 20, 25, 30]);
+        assert!(q.is_empty());
     }
 
     #[test]

@@ -19,7 +19,9 @@
 //! - Delivery-rate samples as Linux tcp_rate.c (`tcp_rate_skb_sent`,
 //!   `tcp_rate_skb_delivered`, `tcp_rate_gen`), consumed by BBR.
 //! - Pacing (Linux internal pacing / fq): the next packet leaves no earlier than
-//!   the previous departure + mss / pacing_rate. Window-based CCAs that pace use
+//!   the previous departure + mss / pacing_rate, except that a TSO-autosized
+//!   burst (`tcp_tso_autosize`: ~1 ms of data, >= 2 segments, <= 64 KB) may
+//!   leave back-to-back, as Linux sends one TSO packet per pacing slot. Window-based CCAs that pace use
 //!   `tcp_update_pacing_rate`: 200 % (slow start) or 120 % (congestion
 //!   avoidance) of cwnd x mss / srtt.
 //! - Receiver window: never send beyond snd_una + rwnd.
@@ -38,6 +40,13 @@ pub const DUPTHRESH: u32 = 3;
 pub const PACING_SS_RATIO_PCT: u64 = 200;
 /// Linux `sysctl_tcp_pacing_ca_ratio` (percent).
 pub const PACING_CA_RATIO_PCT: u64 = 120;
+
+/// Linux `sk_pacing_shift` default (TSO bursts of ~1 ms of data).
+pub const PACING_SHIFT: u32 = 10;
+/// Linux `sysctl_tcp_min_tso_segs`.
+pub const MIN_TSO_SEGS: u64 = 2;
+/// Linux GSO_LEGACY_MAX_SIZE (64 KB) minus headers.
+pub const GSO_MAX_BYTES: u64 = 65536 - 320;
 
 const F_SACKED: u8 = 1;
 const F_LOST: u8 = 2;
@@ -288,6 +297,7 @@ impl Sender {
         }
         let mut sent_any = false;
         let mut cwnd_limited = false;
+        let mut burst_quota = 0u32;
         loop {
             if self.in_flight() >= self.tp.cwnd {
                 cwnd_limited = true;
@@ -304,10 +314,16 @@ impl Sender {
                     break;
                 }
             }
-            if self.tp.pacing && now < self.next_send_ns {
-                self.pace_timer.arm(self.next_send_ns);
-                break;
+            if self.tp.pacing && burst_quota == 0 {
+                // TSO autosizing: when the pacing slot opens, a burst of up to
+                // `tso_segs` leaves back-to-back; each segment is charged.
+                if now < self.next_send_ns {
+                    self.pace_timer.arm(self.next_send_ns);
+                    break;
+                }
+                burst_quota = self.tso_segs();
             }
+            burst_quota = burst_quota.saturating_sub(1);
             self.transmit(now, rtx, out);
             sent_any = true;
         }
@@ -396,11 +412,7 @@ impl Sender {
             self.prr_out += 1;
         }
         if self.tp.pacing {
-            let rate = self.tp.pacing_rate_bytes_per_s;
-            if rate > 0 {
-                let gap = (self.cfg.mss_bytes as u64 * 1_000_000_000) / rate;
-                self.next_send_ns = self.next_send_ns.max(now) + gap;
-            }
+            self.next_send_ns = self.next_send_ns.max(now) + self.pacing_gap_ns();
         }
         if !self.rto_timer.is_armed() {
             self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
@@ -412,6 +424,24 @@ impl Sender {
         out.push(p);
         self.stats.sent_packets += 1;
         self.tp.in_flight = self.in_flight();
+    }
+
+    /// Time one segment occupies at the pacing rate, ns (0 if no rate yet).
+    fn pacing_gap_ns(&self) -> u64 {
+        let rate = self.tp.pacing_rate_bytes_per_s;
+        if rate == 0 {
+            return 0;
+        }
+        self.cfg.mss_bytes as u64 * 1_000_000_000 / rate
+    }
+
+    /// Linux `tcp_tso_autosize`: segments per TSO burst = the data of one
+    /// 2^-sk_pacing_shift s (~1 ms) at the pacing rate, at least
+    /// `MIN_TSO_SEGS`, at most a 64 KB GSO packet.
+    pub fn tso_segs(&self) -> u32 {
+        let bytes = self.tp.pacing_rate_bytes_per_s >> PACING_SHIFT;
+        let max = (GSO_MAX_BYTES / self.cfg.mss_bytes as u64).max(1);
+        ((bytes / self.cfg.mss_bytes as u64).max(MIN_TSO_SEGS)).min(max) as u32
     }
 
     /// Linux `tcp_update_pacing_rate` for window-based CCAs that pace.
