@@ -1,9 +1,4 @@
-"""End-to-end tests on the real simulator (ccfair._core).
-
-TEMPORARY SKIP: these are skipped while the Rust extension does not build.
-Once `maturin develop --release` works, remove the importorskip below so a
-missing extension fails the suite instead of skipping it.
-"""
+"""End-to-end tests on the real simulator (ccfair._core)."""
 
 from __future__ import annotations
 
@@ -11,7 +6,7 @@ import json
 
 import pytest
 
-_core = pytest.importorskip("ccfair._core")  # TEMPORARY: remove once the extension builds in CI
+from ccfair import _core  # a missing extension must fail the suite, not skip it
 
 import ccfair  # noqa: E402
 from ccfair import ccas, Spec, SpecError  # noqa: E402

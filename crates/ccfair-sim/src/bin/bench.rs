@@ -63,6 +63,11 @@ struct Measure {
 
 fn measure(c: &RunConfig, reps: usize) -> Measure {
     let mut walls = Vec::new();
+    // Warm-up run; then enough repetitions for ~1 s of measurement (at least `reps`).
+    let t = Instant::now();
+    let _ = ccfair_sim::run(c);
+    let one = t.elapsed().as_secs_f64();
+    let reps = reps.max((1.0 / one.max(1e-6)).ceil() as usize).min(201);
     let mut pkts = 0;
     let mut events = 0;
     for _ in 0..reps {
@@ -89,7 +94,8 @@ fn print_row(label: &str, m: &Measure, base: f64) {
 }
 
 fn table(reps: usize) {
-    println!("median of {reps} runs; ratio = packets/s relative to the S0 base case\n");
+    println!("median of at least {reps} runs (more for short runs: ~1 s of runs per row, after one warm-up run);");
+    println!("ratio = data packets per wall second relative to the S0 base case\n");
     println!("| scenario                               | wall (ms) | data pkts   | pkts/wall-s  | ratio | events      |");
     println!("|----------------------------------------|-----------|-------------|--------------|-------|-------------|");
     let base = measure(&s0(1), reps);
