@@ -19,7 +19,7 @@ pub struct FlowResult {
     pub retransmissions: u64,
     /// Segments the sender marked lost (RACK / RTO).
     pub losses_detected: u64,
-    /// This flow's data packets dropped at the bottleneck.
+    /// Packets of this flow (data and SYN) dropped at the bottleneck.
     pub drops: u64,
     /// Retransmission timeouts that fired.
     pub rto_count: u64,

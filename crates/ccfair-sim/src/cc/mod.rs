@@ -107,6 +107,35 @@ pub struct TcpCc {
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
 
 impl TcpCc {
+    /// State of a connection before its first ACK: cwnd = `init_cwnd`,
+    /// infinite ssthresh, no RTT sample, Open.
+    pub fn new(mss: u32, wire_bytes: u32, init_cwnd: u32) -> TcpCc {
+        TcpCc {
+            now_ns: 0,
+            cwnd: init_cwnd,
+            cwnd_cnt: 0,
+            cwnd_clamp: u32::MAX / 2,
+            ssthresh: INFINITE_SSTHRESH,
+            mss,
+            wire_bytes,
+            srtt_ns: 0,
+            min_rtt_ns: u64::MAX,
+            in_flight: 0,
+            delivered: 0,
+            delivered_ce: 0,
+            delivered_time_ns: 0,
+            ca_state: CaState::Open,
+            pacing_rate_bytes_per_s: 0,
+            pacing: false,
+            app_limited: 0,
+            lost: 0,
+            snd_nxt: 0,
+            snd_una: 0,
+            prior_cwnd: 0,
+            is_cwnd_limited: true,
+        }
+    }
+
     pub fn in_slow_start(&self) -> bool {
         self.cwnd < self.ssthresh
     }
@@ -260,29 +289,6 @@ pub(crate) mod testutil {
 
     /// A connection state as the sender has it after the handshake.
     pub fn tp() -> TcpCc {
-        TcpCc {
-            now_ns: 0,
-            cwnd: 10,
-            cwnd_cnt: 0,
-            cwnd_clamp: u32::MAX / 2,
-            ssthresh: INFINITE_SSTHRESH,
-            mss: 1448,
-            wire_bytes: 1500,
-            srtt_ns: 0,
-            min_rtt_ns: u64::MAX,
-            in_flight: 0,
-            delivered: 0,
-            delivered_ce: 0,
-            delivered_time_ns: 0,
-            ca_state: CaState::Open,
-            pacing_rate_bytes_per_s: 0,
-            pacing: false,
-            app_limited: 0,
-            lost: 0,
-            snd_nxt: 0,
-            snd_una: 0,
-            prior_cwnd: 0,
-            is_cwnd_limited: true,
-        }
+        TcpCc::new(1448, 1500, 10)
     }
 }

@@ -161,30 +161,9 @@ struct RateAcc {
 
 impl Sender {
     pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Sender {
-        let tp = TcpCc {
-            now_ns: 0,
-            cwnd: cfg.init_cwnd_pkts,
-            cwnd_cnt: 0,
-            cwnd_clamp: u32::MAX / 2,
-            ssthresh: INFINITE_SSTHRESH,
-            mss: cfg.mss_bytes,
-            wire_bytes: cfg.wire_bytes,
-            srtt_ns: 0,
-            min_rtt_ns: u64::MAX,
-            in_flight: 0,
-            delivered: 0,
-            delivered_ce: 0,
-            delivered_time_ns: 0,
-            ca_state: CaState::Open,
-            pacing_rate_bytes_per_s: 0,
-            pacing: cfg.pacing || cc.needs_pacing(),
-            app_limited: 0,
-            lost: 0,
-            snd_nxt: 0,
-            snd_una: 0,
-            prior_cwnd: 0,
-            is_cwnd_limited: false,
-        };
+        let mut tp = TcpCc::new(cfg.mss_bytes, cfg.wire_bytes, cfg.init_cwnd_pkts);
+        tp.pacing = cfg.pacing || cc.needs_pacing();
+        tp.is_cwnd_limited = false;
         Sender {
             cfg,
             cc,
