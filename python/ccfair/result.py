@@ -144,8 +144,13 @@ class Result:
                 "recoveries": [int(f["recoveries"]) for f in raw["flows"]],
                 "min_rtt_ms": [f["min_rtt_ns"] / _NS_PER_MS for f in raw["flows"]],
                 "mean_rtt_ms": [float(f["mean_rtt_ns"]) / _NS_PER_MS for f in raw["flows"]],
+                "group": spec.flow_groups(config),
+                "size_bytes": pd.array([f.get("size_bytes") for f in raw["flows"]], dtype="Int64"),
+                "fct_s": [math.nan if f.get("fct_ns") is None else f["fct_ns"] / _NS_PER_S for f in raw["flows"]],
+                "random_losses": [int(f.get("random_losses", 0)) for f in raw["flows"]],
             }
         )
+        fct = fct_summary(flows, rate_bps, [int(c.get("rate_cap_bps") or 0) for c in config["flows"]])
 
         # --- per-flow series (long format)
         per_flow_bins = [len(d) for d in delivered]
@@ -250,6 +255,8 @@ class Result:
             "events": int(raw.get("events", 0)),
             "sim_wall_s": int(raw.get("wall_ns", 0)) / _NS_PER_S,
         }
+        if fct:
+            summary["fct"] = fct
         return cls(spec, config, flows, throughput, link, queue, sojourn, trace, summary)
 
     # ------------------------------------------------------------ storage
@@ -300,6 +307,42 @@ class Result:
             f"<Result {s.get('name')!r} seed={s.get('seed')} flows={len(self.flows)} "
             f"jfi={s.get('jfi')} utilization={s.get('utilization')}>"
         )
+
+
+def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) -> dict[str, Any]:
+    """Per-group flow-completion statistics of the finite flows (S2).
+
+    For each group: flows, completed, FCT mean/p50/p95/p99 in seconds over the
+    completed flows, and the FCT slowdown = FCT / ideal FCT, with the usual
+    ideal (e.g. pFabric, Alizadeh et al. 2013) of one base RTT plus the
+    transfer time: the flow's wire bytes at the bottleneck rate or its payload
+    at its rate cap, whichever is longer. A rate-capped flow can come in just
+    under 1, because its application starts producing data at the SYN. Empty when no flow is finite.
+    """
+    out: dict[str, Any] = {}
+    finite = flows["size_bytes"].notna().to_numpy()
+    if not finite.any():
+        return out
+    mss_wire = 1448 + 52
+    for group, idx in flows[finite].groupby("group", sort=True).groups.items():
+        g = flows.loc[idx]
+        done = g["fct_s"].notna()
+        fct = g.loc[done, "fct_s"].to_numpy(dtype=float)
+        sizes = g.loc[done, "size_bytes"].to_numpy(dtype=float)
+        caps = np.asarray([rate_caps_bps[i] or math.inf for i in g.index[done]], dtype=float)
+        wire = np.ceil(sizes / 1448) * mss_wire
+        # The link carries wire bytes; a rate cap limits application (payload) bytes.
+        transfer = np.maximum(wire * 8 / rate_bps, sizes * 8 / caps)
+        ideal = g.loc[done, "rtt_ms"].to_numpy(dtype=float) / 1e3 + transfer
+        slow = fct / ideal
+        pct = lambda a, q: _num(float(np.percentile(a, q))) if len(a) else None  # noqa: E731
+        out[str(group)] = {
+            "flows": int(len(g)),
+            "completed": int(done.sum()),
+            "fct_s": {"mean": _num(float(fct.mean())) if len(fct) else None, "p50": pct(fct, 50), "p95": pct(fct, 95), "p99": pct(fct, 99)},
+            "slowdown": {"mean": _num(float(slow.mean())) if len(slow) else None, "p50": pct(slow, 50), "p99": pct(slow, 99)},
+        }
+    return out
 
 
 def _write_json(path: Path, obj: Any) -> None:

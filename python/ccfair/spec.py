@@ -39,12 +39,15 @@ from pydantic import (
 
 from ccfair import ccas
 from ccfair.errors import SpecError
+from ccfair.traffic import Group, expand_group
 from ccfair.units import (
     Buffer,
     format_rate,
+    format_size,
     format_time,
     parse_buffer,
     parse_rate,
+    parse_size,
     parse_time,
 )
 
@@ -111,6 +114,14 @@ OptionalPositiveTime = Annotated[
 ]
 #: A rate > 0 in bit/s ("10Mbit", ...).
 Rate = Annotated[int, PlainValidator(parse_rate), PlainSerializer(format_rate, return_type=str, when_used="json")]
+#: An optional rate > 0 in bit/s.
+OptionalRate = Annotated[
+    int | None, PlainValidator(_optional(_positive(parse_rate))), PlainSerializer(_opt_format(format_rate), when_used="json")
+]
+#: An optional size > 0 in bytes ("3MB", ...).
+OptionalSize = Annotated[
+    int | None, PlainValidator(_optional(_positive(parse_size))), PlainSerializer(_opt_format(format_size), when_used="json")
+]
 #: A buffer limit ("42pkt", "64KB", "0.5bdp").
 BufferLimit = Annotated[Buffer, PlainValidator(parse_buffer), PlainSerializer(str, return_type=str, when_used="json")]
 
@@ -207,6 +218,9 @@ class Flow(_Model):
     init_cwnd: int = Field(10, ge=1)
     delayed_ack: bool = True
     count: int = Field(1, ge=1)
+    size: OptionalSize = None
+    rate_cap: OptionalRate = None
+    loss: float = Field(0.0, ge=0.0, lt=1.0)
 
     @model_validator(mode="before")
     @classmethod
@@ -265,14 +279,15 @@ class Spec(_Model):
     sojourn_bin: PositiveTime = 100_000
     trace: bool = False
     bottleneck: Bottleneck
-    flows: list[Flow]
+    flows: list[Flow] = Field(default_factory=list)
+    groups: list[Group] = Field(default_factory=list)
 
     _raw: dict[str, Any] | None = PrivateAttr(default=None)
 
     @model_validator(mode="after")
     def _check(self) -> Spec:
-        if not self.flows:
-            raise SpecError("flows", "at least one flow is required (add a [[flows]] table)")
+        if not self.flows and not self.groups:
+            raise SpecError("flows", "missing: at least one flow is required (add a [[flows]] or [[groups]] table)")
         self._check_names()
         self._check_window()
         delay = self.bottleneck.delay
@@ -376,14 +391,14 @@ class Spec(_Model):
     @property
     def packet_wire_bytes(self) -> int:
         """Wire size of the largest data packet: max MSS + headers (1500 by default)."""
-        return max(f.mss for f in self.flows) + HEADER_BYTES
+        return max([f.mss for f in self.flows] + [g.mss for g in self.groups]) + HEADER_BYTES
 
     @property
     def bdp_rtt_ns(self) -> int:
         """RTT used for BDP buffers: ``bottleneck.bdp_rtt`` or the flows' minimum base RTT."""
         if self.bottleneck.bdp_rtt is not None:
             return self.bottleneck.bdp_rtt
-        return min(f.rtt for f in self.flows)
+        return min([f.rtt for f in self.flows] + [g.rtt for g in self.groups])
 
     @property
     def window_end_ns(self) -> int:
@@ -456,10 +471,21 @@ class Spec(_Model):
                     "rwnd_max_pkts": f.rwnd_max,
                     "init_cwnd_pkts": f.init_cwnd,
                     "delayed_ack": f.delayed_ack,
+                    "size_bytes": f.size,
+                    "rate_cap_bps": f.rate_cap,
+                    "loss": f.loss,
                 }
                 for _, name, f in self.expand_flows()
-            ],
+            ]
+            + [fc for gi, g in enumerate(self.groups) for fc in expand_group(g, gi, seed, self.duration)],
         }
+
+    def flow_groups(self, config: dict[str, Any]) -> list[str]:
+        """The entry each simulated flow of ``config`` came from: the
+        ``[[flows]]`` or ``[[groups]]`` name (used for per-class statistics)."""
+        names = [f.name or "" for _, _, f in self.expand_flows()]
+        extra = len(config["flows"]) - len(names)
+        return names + [fc["name"].rsplit(".", 1)[0] for fc in config["flows"][len(names) :]][:extra]
 
 
 # --------------------------------------------------------------------------

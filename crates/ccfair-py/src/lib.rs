@@ -40,6 +40,9 @@ fn result_to_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyD
         fd.set_item("min_rtt_ns", f.min_rtt_ns)?;
         fd.set_item("mean_rtt_ns", f.mean_rtt_ns)?;
         fd.set_item("recoveries", f.recoveries)?;
+        fd.set_item("size_bytes", f.size_bytes)?;
+        fd.set_item("fct_ns", f.fct_ns)?;
+        fd.set_item("random_losses", f.random_losses)?;
         flows.append(fd)?;
     }
     d.set_item("flows", flows)?;

@@ -110,6 +110,16 @@ pub struct FlowConfig {
     /// Delayed ACKs (every second full segment, 40 ms timer, quick-ACK at start).
     #[serde(default = "default_true")]
     pub delayed_ack: bool,
+    /// Finite flow: bytes the application sends (None = bulk, until `stop_ns`).
+    #[serde(default)]
+    pub size_bytes: Option<u64>,
+    /// Application-limited flow: the application hands TCP data at this rate.
+    #[serde(default)]
+    pub rate_cap_bps: Option<u64>,
+    /// Probability that a data packet of this flow is lost on its access path,
+    /// before the bottleneck (non-congestion loss, e.g. a lossy wireless hop).
+    #[serde(default)]
+    pub loss: f64,
 }
 
 fn default_mss() -> u32 {
@@ -197,6 +207,15 @@ impl RunConfig {
             }
             if f.rwnd_init_pkts == 0 {
                 return Err(SimError::Invalid { field: field("rwnd"), msg: "must be >= 1".into() });
+            }
+            if !(0.0..1.0).contains(&f.loss) {
+                return Err(SimError::Invalid { field: field("loss"), msg: "must be a probability in [0, 1)".into() });
+            }
+            if f.size_bytes == Some(0) {
+                return Err(SimError::Invalid { field: field("size"), msg: "must be > 0 bytes".into() });
+            }
+            if f.rate_cap_bps == Some(0) {
+                return Err(SimError::Invalid { field: field("rate_cap"), msg: "must be > 0".into() });
             }
             if let Some(stop) = f.stop_ns {
                 if stop <= f.start_ns {

@@ -29,6 +29,12 @@ pub struct FlowResult {
     pub mean_rtt_ns: f64,
     /// Recovery episodes entered (fast recovery).
     pub recoveries: u64,
+    /// Finite flows: size in bytes (None = bulk).
+    pub size_bytes: Option<u64>,
+    /// Finite flows: completion time (last byte delivered) from the flow's start, ns.
+    pub fct_ns: Option<u64>,
+    /// Data packets lost on the access path by random (non-congestion) loss.
+    pub random_losses: u64,
 }
 
 /// Optional per-flow trace, sampled every `sample_ns`.

@@ -26,6 +26,9 @@ fn flow(name: &str, cca: &str, rtt_ms: u64, start_ms: u64) -> FlowConfig {
         rwnd_max_pkts: None,
         init_cwnd_pkts: 10,
         delayed_ack: true,
+        size_bytes: None,
+        rate_cap_bps: None,
+        loss: 0.0,
     }
 }
 

@@ -87,6 +87,10 @@ pub struct SenderConfig {
     pub init_cwnd_pkts: u32,
     pub pacing: bool,
     pub stop_ns: Option<u64>,
+    /// Finite flow size (None = bulk).
+    pub size_bytes: Option<u64>,
+    /// Application data rate (None = always has data).
+    pub rate_cap_bps: Option<u64>,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -135,6 +139,7 @@ pub struct Sender {
     rwnd: u32,
     next_send_ns: u64,
     syn_sent_ns: u64,
+    start_ns: u64,
     syn_retries: u32,
     ts_recent: u64,
     // tcp_rate.c connection state.
@@ -192,6 +197,7 @@ impl Sender {
             rwnd: 10,
             next_send_ns: 0,
             syn_sent_ns: 0,
+            start_ns: 0,
             syn_retries: 0,
             ts_recent: 0,
             first_tx_ns: 0,
@@ -217,14 +223,45 @@ impl Sender {
         &mut self.segs[i]
     }
 
-    fn has_new_data(&self, now: TimeNs) -> bool {
-        self.cfg.stop_ns.map_or(true, |s| now < s)
+    /// Segments the application has handed to TCP by `now` (u64::MAX = unbounded).
+    fn segs_available(&self, now: TimeNs) -> u64 {
+        let mss = self.cfg.mss_bytes as u64;
+        let mut avail = self.cfg.size_bytes.map_or(u64::MAX, |b| b.div_ceil(mss));
+        if let Some(rate) = self.cfg.rate_cap_bps {
+            let bytes = rate as u128 * now.saturating_sub(self.start_ns) as u128 / 8_000_000_000;
+            avail = avail.min((bytes as u64 / mss) + 1);
+        }
+        avail
+    }
+
+    /// Whether the application has unsent data; if it will have more later
+    /// (rate cap), arm the application timer (shared with pacing) for then.
+    fn has_new_data(&mut self, now: TimeNs) -> bool {
+        if self.cfg.stop_ns.is_some_and(|s| now >= s) {
+            return false;
+        }
+        if self.tp.snd_nxt < self.segs_available(now) {
+            return true;
+        }
+        if let (Some(rate), true) = (self.cfg.rate_cap_bps, self.cfg.size_bytes.map_or(true, |b| self.tp.snd_nxt * (self.cfg.mss_bytes as u64) < b)) {
+            // Time at which segment snd_nxt becomes available.
+            let need_bytes = self.tp.snd_nxt as u128 * self.cfg.mss_bytes as u128;
+            let at = self.start_ns + (need_bytes * 8_000_000_000).div_ceil(rate as u128) as u64;
+            self.pace_timer.arm(at.max(now + 1));
+        }
+        false
+    }
+
+    /// True once every byte of a finite flow is cumulatively ACKed.
+    pub fn is_complete(&self) -> bool {
+        self.cfg.size_bytes.is_some_and(|b| self.tp.snd_una * self.cfg.mss_bytes as u64 >= b)
     }
 
     // ------------------------------------------------------------------ start
 
     /// Open the connection: send the SYN.
     pub fn start(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        self.start_ns = now;
         self.state = ConnState::SynSent;
         self.send_syn(now, out);
     }
@@ -842,7 +879,16 @@ mod tests {
 
     /// An established Reno sender (SYN RTT = 100 ms) and its first flight.
     fn established() -> (Sender, Vec<Packet>) {
-        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None };
+        let cfg = SenderConfig {
+            flow: 0,
+            mss_bytes: 1448,
+            wire_bytes: 1500,
+            init_cwnd_pkts: 10,
+            pacing: false,
+            stop_ns: None,
+            size_bytes: None,
+            rate_cap_bps: None,
+        };
         let mut s = Sender::new(cfg, Box::new(Reno));
         let mut out = vec![];
         s.start(0, &mut out);

@@ -1,0 +1,214 @@
+"""Traffic for realistic studies (S2): groups of finite flows arriving as a
+Poisson process, with object sizes from a distribution, optional per-flow
+rate caps (application-limited flows) and non-congestion random loss.
+
+A ``[[groups]]`` entry of the experiment file expands, for a given run seed,
+into explicit flows named ``<group>.<i>`` (start = arrival time). The
+expansion is deterministic: every draw comes from a numpy PCG64 generator
+seeded by (run seed, group index), so the same seed gives the same flows.
+
+Size distributions (``size``):
+
+- ``"3MB"``: every flow has that size (fixed);
+- ``{ dist = "uniform", min = "10KB", max = "100KB" }`` (S1);
+- ``{ dist = "lognormal", median = "100KB", sigma = 1.5 }``: ln(size) ~ N(ln median, sigma^2);
+- ``{ dist = "empirical", file = "sizes.csv" }``: a CSV with columns
+  ``size_bytes,cdf`` (cdf non-decreasing, last value 1), sampled by inverse
+  transform with linear interpolation between points.
+
+Rate caps (``rate_cap``): ``"1Mbit"`` or ``{ dist = "uniform", min = "0.01Mbit", max = "1Mbit" }`` (S1's scenario 2).
+"""
+
+from __future__ import annotations
+
+import csv
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import numpy as np
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
+
+from ccfair.errors import SpecError
+from ccfair.units import format_rate, format_size, format_time, parse_rate, parse_size, parse_time
+
+__all__ = ["SizeDist", "RateDist", "Group", "expand_group"]
+
+#: Safety bound on the flows one group may expand to.
+MAX_GROUP_FLOWS = 200_000
+
+_Size = Annotated[int, PlainValidator(parse_size), PlainSerializer(format_size, return_type=str, when_used="json")]
+_Rate = Annotated[int, PlainValidator(parse_rate), PlainSerializer(format_rate, return_type=str, when_used="json")]
+_Time = Annotated[int, PlainValidator(parse_time), PlainSerializer(format_time, return_type=str, when_used="json")]
+
+
+class _Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class SizeDist(_Model):
+    """An object-size distribution (see the module docstring)."""
+
+    dist: Literal["fixed", "uniform", "lognormal", "empirical"]
+    value: _Size | None = None
+    min: _Size | None = None
+    max: _Size | None = None
+    median: _Size | None = None
+    sigma: float | None = Field(None, gt=0)
+    file: str | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> SizeDist:
+        need = {"fixed": ["value"], "uniform": ["min", "max"], "lognormal": ["median", "sigma"], "empirical": ["file"]}[self.dist]
+        for k in need:
+            if getattr(self, k) is None:
+                raise SpecError(k, f"required for dist = {self.dist!r} (needs {', '.join(need)})")
+        if self.dist == "uniform" and not (0 < self.min <= self.max):  # type: ignore[operator]
+            raise SpecError("min", "uniform sizes need 0 < min <= max")
+        if self.dist == "fixed" and not self.value:
+            raise SpecError("value", "must be > 0 bytes")
+        return self
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        """``n`` sizes in bytes (>= 1)."""
+        if self.dist == "fixed":
+            out = np.full(n, self.value, dtype=np.float64)
+        elif self.dist == "uniform":
+            out = rng.uniform(self.min, self.max, n)  # type: ignore[arg-type]
+        elif self.dist == "lognormal":
+            out = rng.lognormal(np.log(self.median), self.sigma, n)  # type: ignore[arg-type]
+        else:
+            sizes, cdf = _read_cdf(self.file)  # type: ignore[arg-type]
+            out = np.interp(rng.uniform(0.0, 1.0, n), cdf, sizes)
+        return np.maximum(1, np.rint(out)).astype(np.int64)
+
+
+def _read_cdf(file: str) -> tuple[np.ndarray, np.ndarray]:
+    path = Path(file)
+    try:
+        with path.open(newline="") as fh:
+            rows = [(float(r["size_bytes"]), float(r["cdf"])) for r in csv.DictReader(fh)]
+    except FileNotFoundError:
+        raise SpecError("file", f"empirical CDF file not found: {file}") from None
+    except (KeyError, ValueError) as e:
+        raise SpecError("file", f"{file}: expected CSV columns size_bytes,cdf with numbers ({e})") from None
+    if not rows:
+        raise SpecError("file", f"{file}: no rows")
+    sizes, cdf = np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
+    if np.any(np.diff(cdf) < 0) or np.any(np.diff(sizes) < 0) or abs(cdf[-1] - 1.0) > 1e-9 or cdf[0] < 0:
+        raise SpecError("file", f"{file}: size_bytes and cdf must be non-decreasing, cdf in [0, 1] ending at 1")
+    return sizes, cdf
+
+
+def _size_in(value: Any) -> Any:
+    return {"dist": "fixed", "value": value} if isinstance(value, (str, int)) else value
+
+
+def _rate_in(value: Any) -> Any:
+    if value is None:
+        return None
+    return {"dist": "fixed", "value": value} if isinstance(value, (str, int)) else value
+
+
+class RateDist(_Model):
+    """A per-flow application rate cap: fixed or uniform."""
+
+    dist: Literal["fixed", "uniform"]
+    value: _Rate | None = None
+    min: _Rate | None = None
+    max: _Rate | None = None
+
+    @model_validator(mode="after")
+    def _check(self) -> RateDist:
+        if self.dist == "fixed" and self.value is None:
+            raise SpecError("value", "required for dist = 'fixed'")
+        if self.dist == "uniform" and (self.min is None or self.max is None or not 0 < self.min <= self.max):
+            raise SpecError("min", "uniform rate caps need 0 < min <= max")
+        return self
+
+    def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        if self.dist == "fixed":
+            return np.full(n, self.value, dtype=np.int64)
+        return np.maximum(1, np.rint(rng.uniform(self.min, self.max, n))).astype(np.int64)  # type: ignore[arg-type]
+
+
+class Group(_Model):
+    """A class of finite flows arriving as a Poisson process (``[[groups]]``)."""
+
+    name: str
+    cca: str
+    pacing: bool = False
+    rtt: _Time
+    arrival_rate: float = Field(gt=0, description="flows per second (Poisson)")
+    start: _Time = 0
+    stop: _Time | None = None
+    size: Annotated[SizeDist, BeforeValidator(_size_in)]
+    rate_cap: Annotated[RateDist | None, BeforeValidator(_rate_in)] = None
+    loss: float = Field(0.0, ge=0.0, lt=1.0)
+    mss: int = Field(1448, ge=64, le=9000)
+    init_cwnd: int = Field(10, ge=1)
+    rwnd: int = Field(200, ge=1)
+    delayed_ack: bool = True
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_cca(cls, data: Any) -> Any:
+        """Canonicalise the CCA name (aliases, ``+pacing``) as for ``[[flows]]``."""
+        from ccfair import ccas
+
+        if not isinstance(data, dict) or not isinstance(data.get("cca"), str):
+            return data
+        try:
+            canonical, paced = ccas.resolve(data["cca"])
+        except ValueError as e:
+            raise SpecError("cca", str(e)) from None
+        data = dict(data, cca=canonical)
+        if paced:
+            data["pacing"] = True
+        return data
+
+    @model_validator(mode="after")
+    def _check(self) -> Group:
+        if self.stop is not None and self.stop <= self.start:
+            raise SpecError("stop", "must be after start")
+        if self.rtt <= 0:
+            raise SpecError("rtt", "must be > 0")
+        return self
+
+
+def expand_group(group: Group, index: int, seed: int, duration_ns: int) -> list[dict[str, Any]]:
+    """The flows of ``group`` for one run, as simulator ``FlowConfig`` dicts.
+
+    Arrivals: exponential inter-arrival times with mean 1/arrival_rate from
+    ``start`` until ``stop`` (default: the end of the run).
+    """
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed & (2**64 - 1), index, 0x67726F7570])))
+    stop = duration_ns if group.stop is None else min(group.stop, duration_ns)
+    t, starts = float(group.start), []
+    mean_gap_ns = 1e9 / group.arrival_rate
+    while True:
+        t += rng.exponential(mean_gap_ns)
+        if t >= stop:
+            break
+        starts.append(int(t))
+        if len(starts) > MAX_GROUP_FLOWS:
+            raise SpecError("arrival_rate", f"group {group.name!r} would start more than {MAX_GROUP_FLOWS} flows; lower the rate or the window")
+    n = len(starts)
+    sizes = group.size.sample(rng, n)
+    caps = group.rate_cap.sample(rng, n) if group.rate_cap is not None else [None] * n
+    return [
+        {
+            "name": f"{group.name}.{i}",
+            "cca": group.cca,
+            "pacing": group.pacing,
+            "rtt_ns": group.rtt,
+            "start_ns": starts[i],
+            "size_bytes": int(sizes[i]),
+            "rate_cap_bps": None if caps[i] is None else int(caps[i]),
+            "loss": group.loss,
+            "mss_bytes": group.mss,
+            "init_cwnd_pkts": group.init_cwnd,
+            "rwnd_init_pkts": group.rwnd,
+            "delayed_ack": group.delayed_ack,
+        }
+        for i in range(n)
+    ]
