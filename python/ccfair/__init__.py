@@ -21,11 +21,12 @@ from ccfair.spec import Spec
 
 __version__ = "0.1.0"
 
-__all__ = ["Result", "SimulationError", "Spec", "SpecError", "load", "run", "__version__"]
+__all__ = ["Result", "SimulationError", "Spec", "SpecError", "load", "load_sweep", "run", "__version__"]
 
 if TYPE_CHECKING:
     from ccfair.api import load, run
     from ccfair.result import Result
+    from ccfair.store import load_sweep
 
 
 def __getattr__(name: str) -> Any:
@@ -34,6 +35,10 @@ def __getattr__(name: str) -> Any:
         from ccfair import api
 
         return getattr(api, name)
+    if name == "load_sweep":
+        from ccfair.store import load_sweep
+
+        return load_sweep
     if name == "Result":
         from ccfair.result import Result
 

@@ -1,4 +1,4 @@
-"""Command line: ``ccfair run``, ``ccfair check``, ``ccfair list``.
+"""Command line: ``ccfair run``, ``ccfair check``, ``ccfair list``, ``ccfair sweep``, ``ccfair report``.
 
 Bad input of any kind (experiment file, ``--set``, options) ends with exit
 status 2 and one line ``error: <field>: <message>`` on stderr -- never a
@@ -54,6 +54,7 @@ def load_spec(file: Path, overrides: list[str] | None, seed: int | None = None) 
     raw = load_toml(file)
     raw.setdefault("name", file.stem)
     raw = apply_overrides(raw, overrides or [])
+    raw.pop("sweep", None)  # a sweep file's base experiment runs as is (`ccfair sweep` runs the grid)
     spec = Spec.from_dict(raw)
     if seed is not None:
         spec.to_run_config(seed)  # validates the seed (range), raising SpecError("seed", ...)
@@ -172,6 +173,125 @@ def check(
     """Validate an experiment file and print the resolved simulator configuration (JSON)."""
     spec = load_spec(file, set_, seed)
     sys.stdout.write(json.dumps(spec.to_run_config(seed), indent=2) + "\n")
+
+
+@app.command()
+def sweep(
+    file: FileArg,
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Sweep directory (results; resumes if it exists).")],
+    jobs: Annotated[
+        Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")
+    ] = None,
+    executor: Annotated[
+        str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")
+    ] = "pool",
+    scheduler: Annotated[
+        Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
+    ] = None,
+    set_: SetOption = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Expand and validate only; print the grid.")] = False,
+) -> None:
+    """Run every experiment of a sweep file's [sweep] grid and store the results in DIR.
+
+    Finished runs are kept: re-running resumes a killed sweep, and a finished one does nothing.
+    """
+    import time
+
+    from rich.progress import (
+        BarColumn,
+        MofNCompleteColumn,
+        ProgressColumn,
+        Progress,
+        TextColumn,
+        TimeElapsedColumn,
+        TimeRemainingColumn,
+    )
+    from rich.text import Text
+
+    from ccfair.executors import EXECUTORS, default_jobs
+    from ccfair.sweep import load_sweep_file, run_sweep
+
+    if executor not in EXECUTORS:
+        raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
+    if jobs is not None and jobs < 1:
+        raise SpecError("--jobs", f"must be >= 1, got {jobs}")
+    if scheduler and executor != "dask":
+        raise SpecError("--scheduler", "only used with --executor dask")
+    plan = load_sweep_file(file, set_)
+    axes = ", ".join(f"{a.name} ({len(a.values)})" for a in plan.axes) or "no axes"
+    _err.print(
+        f"sweep {plan.name!r}: {plan.n_points} grid point(s) [{axes}] x {plan.repetitions} repetition(s)"
+        + (" x 2 orders" if plan.flip_order else "")
+        + f" = {len(plan.tasks)} runs",
+        markup=False,
+    )
+    if dry_run:
+        for a in plan.axes:
+            _out.print(f"  {a.name}: {', '.join(str(a.label(v)) for v in a.values)}", markup=False)
+        return
+    n_jobs = jobs if jobs is not None else default_jobs()
+
+    class RateColumn(ProgressColumn):
+        def render(self, task: Any) -> Text:
+            speed = task.finished_speed or task.speed
+            return Text("- runs/s" if speed is None else f"{speed:.1f} runs/s")
+
+    progress = Progress(
+        TextColumn("[bold]{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        RateColumn(),
+        TextColumn("elapsed"),
+        TimeElapsedColumn(),
+        TextColumn("ETA"),
+        TimeRemainingColumn(),
+        console=_err,
+    )
+    source = file.read_text(encoding="utf-8")
+    t0 = time.perf_counter()
+    with progress:
+        task = progress.add_task(f"{executor} x{n_jobs if executor != 'inprocess' else 1}", total=len(plan.tasks))
+        from ccfair import store
+
+        if out.is_dir():
+            already = len(store.finished_runs(out) & {t.run_id for t in plan.tasks})
+            progress.update(task, completed=already)
+        outcome = run_sweep(
+            plan,
+            out,
+            executor=executor,
+            jobs=n_jobs,
+            scheduler=scheduler,
+            source=source,
+            overrides=list(set_ or []),
+            progress=lambda n, _o: progress.advance(task, n),
+        )
+    wall = time.perf_counter() - t0
+    _err.print(
+        f"{outcome.total} runs: {outcome.stored} new, {outcome.skipped} already stored, "
+        f"{len(outcome.failed)} failed, {wall:.1f} s -> {outcome.directory}"
+    )
+    if outcome.failed:
+        rid, err = next(iter(outcome.failed.items()))
+        raise SimulationError(
+            f"{len(outcome.failed)} run(s) failed (errors in {out}/failed/; re-run to retry); first: {rid}: {err.splitlines()[0]}"
+        )
+
+
+@app.command()
+def report(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Sweep directory (ccfair sweep --out DIR).")],
+    out: Annotated[
+        Optional[Path], typer.Option("--out", metavar="FILE", help="HTML file to write (default: DIR/report.html).")
+    ] = None,
+) -> None:
+    """Write one self-contained HTML page (figures, tables, experiment, versions, seeds) for a sweep."""
+    from ccfair.report import write_report
+
+    if not directory.is_dir() or not (directory / "sweep.json").exists():
+        raise SpecError(str(directory), "not a sweep directory (no sweep.json); run `ccfair sweep FILE --out DIR` first")
+    path = write_report(directory, out)
+    _err.print(f"report: {path}")
 
 
 @list_app.command("ccas")

@@ -1,0 +1,419 @@
+"""``ccfair report DIR``: one self-contained HTML page for a sweep.
+
+The page embeds everything it shows -- figures as base64 PNG ``data:``
+URIs, tables as HTML, the experiment file, the sweep's axes, the seeds of
+every run and the versions that produced the results -- and references no
+external file, script, style sheet or font, so it opens offline and can be
+mailed or archived as one file.
+
+Figures are drawn with :mod:`ccfair.plots` when that module provides the
+function (``fness_scatter_kde``, ``throughput_over_time``,
+``queue_delay_hist``); otherwise, or if it fails, with the small built-in
+helpers below, so a report is always complete. Every figure is a
+:class:`matplotlib.figure.Figure` rendered with the Agg canvas (no pyplot,
+no display needed).
+"""
+
+from __future__ import annotations
+
+import base64
+import html
+import io
+import json
+import math
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ccfair import store
+
+__all__ = ["build_report", "write_report"]
+
+#: Rows of the runs table shown in the page (the rest is in runs.parquet).
+MAX_RUN_ROWS = 2000
+#: Most fness figures (one per setting of the non-pair axes) in one report.
+MAX_FNESS_FIGURES = 24
+#: Most grid points in the JFI box plot.
+MAX_BOX_POINTS = 60
+
+_CSS = """
+body { font-family: system-ui, -apple-system, Segoe UI, Helvetica, Arial, sans-serif; margin: 2em auto;
+       max-width: 1200px; padding: 0 1em; color: #222; }
+h1 { font-size: 1.6em; } h2 { font-size: 1.25em; margin-top: 2em; border-bottom: 1px solid #ccc; }
+table { border-collapse: collapse; font-size: 0.85em; margin: 0.5em 0; }
+th, td { border: 1px solid #ddd; padding: 2px 6px; text-align: right; }
+th { background: #f3f3f3; } td.l, th.l { text-align: left; }
+pre { background: #f7f7f7; padding: 0.8em; overflow-x: auto; font-size: 0.85em; }
+figure { display: inline-block; margin: 0.5em; vertical-align: top; }
+figcaption { font-size: 0.85em; color: #555; max-width: 640px; }
+img { max-width: 100%; height: auto; }
+.note { color: #666; font-size: 0.9em; }
+"""
+
+
+# --------------------------------------------------------------------------
+# figure helpers
+# --------------------------------------------------------------------------
+
+
+def _new_figure(width: float = 6.4, height: float = 3.6) -> Any:
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=(width, height), dpi=100, layout="constrained")
+
+
+def _as_figure(obj: Any) -> Any:
+    """A Figure from whatever a plotting function returned (Figure, Axes, (fig, ax), array of Axes)."""
+    from matplotlib.figure import Figure
+
+    if isinstance(obj, Figure):
+        return obj
+    if isinstance(obj, tuple) and obj and isinstance(obj[0], Figure):
+        return obj[0]
+    fig = getattr(obj, "figure", None) or getattr(obj, "get_figure", lambda: None)()
+    if fig is None and isinstance(obj, (list, np.ndarray)):
+        flat = np.asarray(obj, dtype=object).ravel()
+        fig = getattr(flat[0], "figure", None) if len(flat) else None
+    if fig is None:
+        raise TypeError(f"expected a matplotlib Figure or Axes, got {type(obj).__name__}")
+    return fig
+
+
+def _png(fig: Any) -> str:
+    buf = io.BytesIO()
+    fig.savefig(buf, format="png", dpi=100)
+    return base64.b64encode(buf.getvalue()).decode("ascii")
+
+
+def _plots_function(name: str) -> Any:
+    try:
+        from ccfair import plots  # provided by the metrics/plots work; optional here
+    except Exception:  # noqa: BLE001 - absent or broken: use the built-in helpers
+        return None
+    return getattr(plots, name, None)
+
+
+def _try_plots(name: str, *args: Any, **kwargs: Any) -> Any:
+    fn = _plots_function(name)
+    if fn is None:
+        return None
+    try:
+        return _as_figure(fn(*args, **kwargs))
+    except Exception:  # noqa: BLE001 - fall back to the built-in figure
+        return None
+
+
+def _kde(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
+    """Gaussian kernel density with Scott's bandwidth (n^(-1/5) * std); zeros if degenerate."""
+    v = values[np.isfinite(values)]
+    if len(v) < 2 or np.std(v) == 0:
+        return np.zeros_like(grid)
+    h = np.std(v, ddof=1) * len(v) ** (-1 / 5)
+    z = (grid[:, None] - v[None, :]) / h
+    return np.exp(-0.5 * z * z).sum(axis=1) / (len(v) * h * math.sqrt(2 * math.pi))
+
+
+def _fness_figure(df: pd.DataFrame, group: str, title: str) -> Any:
+    """S0-style: per pair, fness of every run (dots) and its kernel density, "A first" | "B first"."""
+    orders = [o for o in ("A first", "B first") if (df["order"] == o).any()] or ["A first"]
+    pairs = list(dict.fromkeys(df[group]))
+    fig = _new_figure(4.0 * len(orders) + 1.5, 0.7 * len(pairs) + 1.6)
+    axes = fig.subplots(1, len(orders), sharey=True, squeeze=False)[0]
+    grid = np.linspace(-1, 1, 201)
+    rng = np.random.default_rng(0)  # jitter only; deterministic pictures
+    for ax, order in zip(axes, orders):
+        sub = df[df["order"] == order]
+        for k, pair in enumerate(pairs):
+            v = sub.loc[sub[group] == pair, "fness"].to_numpy(dtype=float)
+            v = v[np.isfinite(v)]
+            ax.scatter(v, k + rng.uniform(-0.15, 0.15, len(v)), s=12, alpha=0.7, color="C0")
+            dens = _kde(v, grid)
+            if dens.max() > 0:
+                ax.plot(grid, k - 0.4 + 0.8 * dens / dens.max(), color="C1", lw=1)
+        ax.axvline(0, color="#888", lw=0.8, ls="--")
+        ax.set_xlim(-1.05, 1.05)
+        ax.set_xlabel("fness(A, B)   (-1: A takes all, +1: B takes all)")
+        ax.set_title(order)
+    axes[0].set_yticks(range(len(pairs)), [str(p) for p in pairs])
+    axes[0].set_ylim(-0.6, len(pairs) - 0.4)
+    fig.suptitle(title, fontsize=10)
+    return fig
+
+
+def _jfi_box(df: pd.DataFrame, keys: list[str]) -> Any:
+    labels, data = [], []
+    for key, sub in df.groupby(keys, sort=False, dropna=False):
+        key = key if isinstance(key, tuple) else (key,)
+        labels.append(", ".join(str(k) for k in key))
+        data.append(sub["jfi"].dropna().to_numpy(dtype=float))
+    fig = _new_figure(6.4, 0.28 * len(labels) + 1.4)
+    ax = fig.subplots()
+    label_kw = "tick_labels" if _mpl_has_tick_labels() else "labels"  # renamed in matplotlib 3.9
+    ax.boxplot(data, vert=False, **{label_kw: labels})
+    ax.set_xlabel("Jain's index over the flows (analysis window)")
+    ax.set_xlim(0, 1.02)
+    ax.tick_params(axis="y", labelsize=7)
+    ax.invert_yaxis()
+    return fig
+
+
+def _mpl_has_tick_labels() -> bool:
+    import matplotlib
+
+    major, minor = (int(x) for x in matplotlib.__version__.split(".")[:2])
+    return (major, minor) >= (3, 9)
+
+
+def _heatmap(df: pd.DataFrame, x: str, y: str, metric: str) -> Any:
+    table = df.pivot_table(index=y, columns=x, values=metric, aggfunc="mean", sort=False)
+    fig = _new_figure(1.2 * len(table.columns) + 2.5, 0.6 * len(table.index) + 1.6)
+    ax = fig.subplots()
+    im = ax.imshow(table.to_numpy(dtype=float), cmap="viridis", vmin=0, vmax=1, aspect="auto")
+    ax.set_xticks(range(len(table.columns)), [str(c) for c in table.columns], rotation=30, ha="right")
+    ax.set_yticks(range(len(table.index)), [str(i) for i in table.index])
+    ax.set_xlabel(x)
+    ax.set_ylabel(y)
+    for (i, j), val in np.ndenumerate(table.to_numpy(dtype=float)):
+        if np.isfinite(val):
+            ax.text(j, i, f"{val:.2f}", ha="center", va="center", color="w" if val < 0.6 else "k", fontsize=8)
+    fig.colorbar(im, ax=ax, label=f"mean {metric}")
+    return fig
+
+
+def _throughput_figure(tp: pd.DataFrame, title: str) -> Any:
+    fig = _try_plots("throughput_over_time", tp)
+    if fig is not None:
+        return fig
+    fig = _new_figure()
+    ax = fig.subplots()
+    for name, sub in tp.groupby("flow", sort=False):
+        ax.plot(sub["time_s"], sub["throughput_bps"] / 1e6, lw=1, label=str(name))
+    ax.set_xlabel("time (s)")
+    ax.set_ylabel("throughput (Mbit/s)")
+    ax.legend(fontsize=8)
+    ax.set_title(title, fontsize=9)
+    return fig
+
+
+def _queue_figure(queue: pd.DataFrame, sojourn: pd.DataFrame, title: str) -> Any:
+    fig = _try_plots("queue_delay_hist", sojourn)
+    if fig is not None:
+        return fig
+    fig = _new_figure(9.0, 3.2)
+    ax1, ax2 = fig.subplots(1, 2)
+    ax1.plot(queue["time_s"], queue["packets"], lw=0.8)
+    ax1.set_xlabel("time (s)")
+    ax1.set_ylabel("queue (packets)")
+    width = (sojourn["bin_end_ms"] - sojourn["bin_start_ms"]).to_numpy(dtype=float)
+    ax2.bar(sojourn["bin_start_ms"], sojourn["count"], width=width, align="edge")
+    ax2.set_xlabel("queueing delay (ms), analysis window")
+    ax2.set_ylabel("packets")
+    fig.suptitle(title, fontsize=9)
+    return fig
+
+
+# --------------------------------------------------------------------------
+# page
+# --------------------------------------------------------------------------
+
+
+def _esc(x: Any) -> str:
+    return html.escape(str(x))
+
+
+def _table(df: pd.DataFrame, left: tuple[str, ...] = ()) -> str:
+    head = "".join(f'<th class="{"l" if c in left else ""}">{_esc(c)}</th>' for c in df.columns)
+    rows = []
+    for rec in df.itertuples(index=False):
+        cells = []
+        for c, v in zip(df.columns, rec):
+            if isinstance(v, float):
+                text = "" if not math.isfinite(v) else f"{v:.4g}"
+            else:
+                text = _esc(v)
+            cells.append(f'<td class="{"l" if c in left else ""}">{text}</td>')
+        rows.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(rows)}</tbody></table>"
+
+
+def _kv_table(pairs: list[tuple[str, Any]]) -> str:
+    rows = "".join(f'<tr><th class="l">{_esc(k)}</th><td class="l">{_esc(v)}</td></tr>' for k, v in pairs)
+    return f"<table>{rows}</table>"
+
+
+class _Page:
+    def __init__(self) -> None:
+        self.parts: list[str] = []
+        self.n_figures = 0
+
+    def add(self, text: str) -> None:
+        self.parts.append(text)
+
+    def figure(self, fig: Any, caption: str) -> None:
+        data = _png(fig)
+        self.n_figures += 1
+        self.parts.append(
+            f'<figure><img alt="{_esc(caption)}" src="data:image/png;base64,{data}">'
+            f"<figcaption>Figure {self.n_figures}. {_esc(caption)}</figcaption></figure>"
+        )
+
+
+def build_report(directory: str | Path) -> str:
+    """The HTML text of the report of the sweep in ``directory``."""
+    d = Path(directory)
+    meta = json.loads((d / store.SWEEP_JSON).read_text())
+    runs = store.load_sweep(d)
+    axes = meta.get("axes", [])
+    axis_names = [a["name"] for a in axes if a["name"] in runs.columns]
+    failed_dir = d / store.FAILED_DIR
+    failed = sorted(failed_dir.glob("*.json")) if failed_dir.is_dir() else []
+
+    page = _Page()
+    title = f"ccfair sweep report: {meta.get('name', d.name)}"
+    page.add(f"<h1>{_esc(title)}</h1>")
+    n_planned = int(meta.get("n_runs", len(runs)))
+    status = f"{len(runs)} of {n_planned} runs stored"
+    if failed:
+        status += f", {len(failed)} failed"
+    if len(runs) < n_planned:
+        status += " (incomplete: re-run `ccfair sweep` with the same file and --out to finish it)"
+    page.add(f"<p>{_esc(status)}. Directory: <code>{_esc(d.resolve())}</code>.</p>")
+
+    # --- sweep description
+    page.add("<h2>Sweep</h2>")
+    axis_rows = [(a["name"], ", ".join(str(v) for v in a["values"])) for a in axes]
+    settings = [
+        ("grid points", meta.get("n_points")),
+        ("repetitions", meta.get("repetitions")),
+        ("flip_order", meta.get("flip_order")),
+        ("runs", n_planned),
+        ("base seed", meta.get("base_seed")),
+        ("seed derivation", _seed_text(meta.get("seeds", "independent"))),
+        ("--set overrides", " ".join(meta.get("overrides", [])) or "none"),
+    ]
+    page.add(_kv_table(axis_rows + settings))
+
+    # --- figures
+    page.add("<h2>Figures</h2>")
+    if len(runs):
+        _figures(page, runs, axis_names, d)
+    else:
+        page.add('<p class="note">No run is stored yet.</p>')
+
+    # --- per-point summary
+    if len(runs):
+        page.add("<h2>Summary per grid point</h2>")
+        keys = axis_names + (["order"] if runs["order"].nunique() > 1 else [])
+        page.add(_table(_summary(runs, keys), left=tuple(keys)))
+
+    # --- failed runs
+    if failed:
+        page.add("<h2>Failed runs</h2>")
+        fail_rows = [json.loads(p.read_text()) for p in failed]
+        page.add(
+            _table(
+                pd.DataFrame({"run_id": [f["run_id"] for f in fail_rows], "error": [f["error"].splitlines()[0] for f in fail_rows]}),
+                left=("run_id", "error"),
+            )
+        )
+
+    # --- experiment
+    page.add("<h2>Experiment</h2>")
+    source = d / "experiment.toml"
+    if source.exists():
+        page.add("<p>The sweep file as given:</p>")
+        page.add(f"<pre>{_esc(source.read_text())}</pre>")
+    page.add("<p>The base experiment after <code>--set</code> overrides (JSON):</p>")
+    page.add(f"<pre>{_esc(json.dumps(meta.get('experiment', {}), indent=2))}</pre>")
+
+    # --- runs with seeds
+    page.add("<h2>Runs</h2>")
+    shown = runs.head(MAX_RUN_ROWS)
+    if len(runs) > MAX_RUN_ROWS:
+        page.add(f'<p class="note">First {MAX_RUN_ROWS} of {len(runs)} runs; all of them: runs.parquet or ccfair.load_sweep().</p>')
+    page.add(
+        "<details><summary>run id, parameters, repetition, order, seed and metrics of every run</summary>"
+        + _table(shown, left=("run_id", *axis_names, "order", "ccas", "first"))
+        + "</details>"
+    )
+
+    # --- versions
+    page.add("<h2>Versions</h2>")
+    page.add(_kv_table(sorted((meta.get("versions") or {}).items())))
+
+    return (
+        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>\n"
+        + "\n".join(page.parts)
+        + "\n</body></html>\n"
+    )
+
+
+def _seed_text(mode: str) -> str:
+    if mode == "common":
+        return "common: seed = blake2b(base seed, repetition) -- the same seeds at every grid point and order"
+    return "independent: seed = blake2b(base seed, grid point, order, repetition) -- see docs/sweeps.md"
+
+
+def _summary(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    metrics = ["jfi", "fness", "utilization", "queue_delay_mean_ms", "queue_delay_p99_ms"]
+    if not keys:
+        runs = runs.assign(_all="all runs")
+        keys = ["_all"]
+    g = runs.groupby(keys, sort=False, dropna=False)
+    out = g.size().rename("runs").to_frame()
+    for m in metrics:
+        if m in runs.columns and runs[m].notna().any():
+            out[f"{m} mean"] = g[m].mean()
+            if m in ("jfi", "fness"):
+                out[f"{m} std"] = g[m].std()
+    return out.reset_index()
+
+
+def _figures(page: _Page, runs: pd.DataFrame, axis_names: list[str], d: Path) -> None:
+    has_fness = "fness" in runs.columns and runs["fness"].notna().any()
+    group = "pair" if "pair" in runs.columns else "ccas"
+    others = [a for a in axis_names if a != "pair"]
+    if has_fness:
+        settings = list(runs.groupby(others, sort=False, dropna=False)) if others else [((), runs)]
+        made = 0
+        for key, sub in settings[:MAX_FNESS_FIGURES]:
+            key = key if isinstance(key, tuple) else (key,)
+            label = ", ".join(f"{a} = {v}" for a, v in zip(others, key)) or "all runs"
+            fig = _try_plots("fness_scatter_kde", sub)
+            if fig is None:
+                fig = _fness_figure(sub, group, label)
+            page.figure(fig, f"fness per CCA pair, {label}: every run (dots) and kernel density, by start order.")
+            made += 1
+        if len(settings) > made:
+            page.add(f'<p class="note">{len(settings) - made} more settings not drawn (limit {MAX_FNESS_FIGURES}).</p>')
+
+    varying = [a for a in axis_names if runs[a].nunique() > 1]
+    if len(varying) >= 2:
+        y, x = sorted(varying, key=lambda a: runs[a].nunique())[-2:]
+        page.figure(_heatmap(runs, x, y, "jfi"), f"Mean Jain's index over {x} and {y} (averaged over the other parameters).")
+    keys = axis_names + (["order"] if runs["order"].nunique() > 1 else [])
+    if keys and runs.groupby(keys, sort=False, dropna=False).ngroups <= MAX_BOX_POINTS:
+        page.figure(_jfi_box(runs, keys), "Jain's index of every grid point over its repetitions.")
+    elif not keys:
+        page.figure(_jfi_box(runs.assign(all="all runs"), ["all"]), "Jain's index over the repetitions.")
+
+    first = str(runs["run_id"].iloc[0])
+    label = ", ".join(f"{a} = {runs[a].iloc[0]}" for a in axis_names) or "base experiment"
+    label = f"run {first} ({label}, repetition {runs['repetition'].iloc[0]}, {runs['order'].iloc[0]})"
+    run = store.load_run(d, first)
+    page.figure(_throughput_figure(run.throughput, label), f"Per-flow throughput over time, {label}.")
+    page.figure(_queue_figure(run.queue, run.sojourn, label), f"Bottleneck queue and queueing-delay histogram, {label}.")
+
+
+def write_report(directory: str | Path, out: str | Path | None = None) -> Path:
+    """Write the report of the sweep in ``directory`` to ``out`` (default ``DIR/report.html``)."""
+    d = Path(directory)
+    path = Path(out) if out is not None else d / "report.html"
+    text = build_report(d)
+    tmp = path.with_name(f".tmp-{path.name}")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+    return path

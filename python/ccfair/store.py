@@ -1,0 +1,336 @@
+"""The result store of a sweep: one directory, Parquet tables, one sub-directory per run.
+
+Layout of a sweep directory ``DIR``::
+
+    sweep.json            the expanded sweep: base experiment, [sweep] table, axes,
+                          ordered run ids, versions (written before any run)
+    experiment.toml       the sweep file as given (plus the --set overrides in sweep.json)
+    runs/<run_id>/        one finished run: the files of Result.to_parquet
+                          (flows, throughput, link, queue, sojourn .parquet;
+                          summary/spec/run_config .json) plus row.json
+                          (its runs-table row and flows-table rows)
+    runs.parquet          the runs table, one row per finished run (compacted)
+    flows.parquet         the flows table, one row per flow per finished run (compacted)
+    failed/<run_id>.json  runs that raised (retried on the next invocation)
+
+A run is *finished* exactly when ``runs/<run_id>/`` exists: its files are
+written into ``runs/.tmp-<run_id>-<pid>/`` and the directory is renamed into
+place (atomic on POSIX), so a sweep killed at any instant leaves only whole
+runs; leftover ``.tmp-*`` directories are removed on the next start. One
+directory per run id means a run can be stored at most once: there are no
+duplicated rows. ``runs.parquet``/``flows.parquet`` are caches rebuilt from
+the run directories (at the end of a sweep, and in memory by
+:func:`load_sweep` when they are missing or stale).
+
+Everything in a run directory except ``summary.json`` (which records the
+simulator's wall time) is byte-identical whichever executor ran it.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import math
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from ccfair.result import Result
+
+__all__ = [
+    "RUNS_DIR",
+    "encode_result",
+    "make_row",
+    "write_run",
+    "finished_runs",
+    "read_rows",
+    "compact",
+    "load_sweep",
+    "load_run",
+    "runs_frame",
+]
+
+RUNS_DIR = "runs"
+FAILED_DIR = "failed"
+SWEEP_JSON = "sweep.json"
+#: Series tables that can be loaded across runs with :func:`load_sweep`.
+SERIES_TABLES = ("throughput", "link", "queue", "sojourn", "trace")
+#: Summary metrics in the runs table, in column order.
+METRIC_COLUMNS = (
+    "jfi",
+    "fness",
+    "utilization",
+    "queue_delay_mean_ms",
+    "queue_delay_p99_ms",
+    "queue_packets_mean",
+    "retransmissions",
+    "data_packets",
+    "events",
+)
+#: Columns of the flows table taken from Result.flows (run_id and position are added).
+FLOW_COLUMNS = (
+    "name",
+    "cca",
+    "pacing",
+    "rtt_ms",
+    "start_s",
+    "throughput_bps",
+    "share",
+    "bytes",
+    "sent_packets",
+    "retransmissions",
+    "losses",
+    "drops",
+    "rto",
+    "recoveries",
+    "min_rtt_ms",
+    "mean_rtt_ms",
+)
+
+
+def _json_bytes(obj: Any) -> bytes:
+    return (json.dumps(obj, indent=2, allow_nan=False) + "\n").encode()
+
+
+def _nan_to_none(x: Any) -> Any:
+    if isinstance(x, float) and not math.isfinite(x):
+        return None
+    return x
+
+
+def encode_result(result: Result) -> dict[str, bytes]:
+    """The files of :meth:`Result.to_parquet` as ``{file name: bytes}`` (same encoding)."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    files: dict[str, bytes] = {}
+    for name, df in result.tables().items():
+        sink = io.BytesIO()
+        pq.write_table(pa.Table.from_pandas(df, preserve_index=False), sink, compression="zstd")
+        files[f"{name}.parquet"] = sink.getvalue()
+    files["summary.json"] = _json_bytes(result.summary)
+    files["spec.json"] = _json_bytes(result.spec.model_dump(mode="json"))
+    files["run_config.json"] = _json_bytes(result.config)
+    return files
+
+
+def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any]:
+    """The runs-table row and flows-table rows of one run (JSON-ready).
+
+    ``fness`` is S0's fness(A, B) with A and B the flows the sweep calls A
+    and B (entries 0 and 1 of the grid point's experiment), whichever
+    started first; NaN unless the run has exactly two flows.
+    """
+    from ccfair import metrics
+
+    s = result.summary
+    flows = result.flows
+    fness = math.nan
+    a, b = meta.get("flow_a"), meta.get("flow_b")
+    if a is not None and b is not None and len(flows) == 2:
+        by_name = dict(zip(flows["name"], flows["bytes"]))
+        fness = metrics.fness(int(by_name[a]), int(by_name[b]))
+    first = flows.sort_values("start_s", kind="stable").iloc[0] if len(flows) else None
+    row: dict[str, Any] = {"run_id": run_id}
+    row.update(meta["params"])
+    row.update(
+        {
+            "repetition": int(meta["repetition"]),
+            "order": meta["order"],
+            "seed": int(meta["seed"]),
+            "ccas": meta.get("ccas", ""),
+            "first": None if first is None else str(first["name"]),
+            "jfi": s["jfi"],
+            "fness": fness,
+            "utilization": s["utilization"],
+            "queue_delay_mean_ms": s["queue_delay_ms"]["mean"],
+            "queue_delay_p99_ms": s["queue_delay_ms"]["p99"],
+            "queue_packets_mean": s.get("queue_packets_mean"),
+            "retransmissions": int(flows["retransmissions"].sum()),
+            "data_packets": int(s.get("data_packets", 0)),
+            "events": int(s.get("events", 0)),
+        }
+    )
+    flow_rows = []
+    for pos, rec in enumerate(flows.to_dict("records")):
+        r = {"run_id": run_id, "position": pos}
+        for c in FLOW_COLUMNS:
+            v = rec[c]
+            r[c] = v.item() if hasattr(v, "item") else v
+        flow_rows.append(r)
+    return {
+        "row": {k: _nan_to_none(v) for k, v in row.items()},
+        "flows": [{k: _nan_to_none(v) for k, v in r.items()} for r in flow_rows],
+    }
+
+
+# --------------------------------------------------------------------------
+# writing
+# --------------------------------------------------------------------------
+
+
+def write_run(directory: str | Path, run_id: str, files: dict[str, bytes]) -> bool:
+    """Store one run atomically (temp directory, then rename). False if it was already stored."""
+    runs = Path(directory) / RUNS_DIR
+    final = runs / run_id
+    if final.exists():
+        return False
+    tmp = runs / f".tmp-{run_id}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for name, data in files.items():
+        (tmp / name).write_bytes(data)
+    try:
+        os.rename(tmp, final)
+    except OSError:
+        if final.exists():  # another writer got there first: same run, same bytes
+            shutil.rmtree(tmp, ignore_errors=True)
+            return False
+        raise
+    failed = Path(directory) / FAILED_DIR / f"{run_id}.json"
+    if failed.exists():
+        failed.unlink()
+    return True
+
+
+def write_failure(directory: str | Path, run_id: str, error: str) -> None:
+    d = Path(directory) / FAILED_DIR
+    d.mkdir(parents=True, exist_ok=True)
+    tmp = d / f".tmp-{run_id}"
+    tmp.write_bytes(_json_bytes({"run_id": run_id, "error": error}))
+    os.replace(tmp, d / f"{run_id}.json")
+
+
+def clean_partial(directory: str | Path) -> int:
+    """Remove ``.tmp-*`` leftovers of a killed writer; returns how many."""
+    runs = Path(directory) / RUNS_DIR
+    n = 0
+    if runs.is_dir():
+        for p in runs.glob(".tmp-*"):
+            shutil.rmtree(p, ignore_errors=True)
+            n += 1
+    return n
+
+
+def finished_runs(directory: str | Path) -> set[str]:
+    """Run ids stored in ``directory`` (finished runs)."""
+    runs = Path(directory) / RUNS_DIR
+    if not runs.is_dir():
+        return set()
+    return {p.name for p in runs.iterdir() if not p.name.startswith(".") and p.is_dir()}
+
+
+def read_rows(directory: str | Path, run_ids: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Runs-table rows and flows-table rows of the given finished runs, in that order."""
+    runs, flows = [], []
+    base = Path(directory) / RUNS_DIR
+    for rid in run_ids:
+        data = json.loads((base / rid / "row.json").read_text())
+        runs.append(data["row"])
+        flows.extend(data["flows"])
+    return runs, flows
+
+
+def _ordered_ids(directory: Path) -> list[str]:
+    """Finished run ids in plan order (sweep.json), then any others sorted."""
+    done = finished_runs(directory)
+    order: list[str] = []
+    meta = directory / SWEEP_JSON
+    if meta.exists():
+        order = [r for r in json.loads(meta.read_text()).get("runs", []) if r in done]
+    rest = sorted(done - set(order))
+    return order + rest
+
+
+def runs_frame(rows: list[dict[str, Any]], param_columns: list[str] | None = None) -> pd.DataFrame:
+    """A runs DataFrame from row dicts, with None as NaN in float columns."""
+    df = pd.DataFrame.from_records(rows)
+    for c in METRIC_COLUMNS:
+        if c in df.columns and c not in ("retransmissions", "data_packets", "events"):
+            df[c] = pd.to_numeric(df[c], errors="coerce").astype("float64")
+    return df.reset_index(drop=True)
+
+
+def _frames(directory: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    ids = _ordered_ids(directory)
+    rows, flows = read_rows(directory, ids)
+    return runs_frame(rows), pd.DataFrame.from_records(flows)
+
+
+def _write_parquet_atomic(df: pd.DataFrame, path: Path) -> None:
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    tmp = path.with_name(f".tmp-{path.name}-{os.getpid()}")
+    pq.write_table(pa.Table.from_pandas(df, preserve_index=False), tmp, compression="zstd")
+    os.replace(tmp, path)
+
+
+def compact(directory: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rebuild ``runs.parquet`` and ``flows.parquet`` from the run directories (atomically)."""
+    d = Path(directory)
+    runs, flows = _frames(d)
+    _write_parquet_atomic(runs, d / "runs.parquet")
+    _write_parquet_atomic(flows, d / "flows.parquet")
+    return runs, flows
+
+
+# --------------------------------------------------------------------------
+# reading
+# --------------------------------------------------------------------------
+
+
+def load_sweep(directory: str | Path, table: str = "runs", run_ids: list[str] | None = None) -> pd.DataFrame:
+    """Load a sweep directory's results into one pandas DataFrame.
+
+    Args:
+        directory: the ``--out`` directory of ``ccfair sweep``.
+        table: ``"runs"`` (one row per run: run_id, the swept parameters,
+            repetition, order, seed, summary metrics), ``"flows"`` (one row
+            per flow per run), or a per-run series table (``"throughput"``,
+            ``"link"``, ``"queue"``, ``"sojourn"``, ``"trace"``) concatenated
+            over runs with a leading ``run_id`` column.
+        run_ids: restrict a series table to these runs (default: all).
+
+    The runs and flows tables come from ``runs.parquet``/``flows.parquet``
+    when those are up to date, else they are rebuilt from the run
+    directories (nothing is written).
+    """
+    d = Path(directory)
+    if not (d / RUNS_DIR).is_dir() and not (d / SWEEP_JSON).exists():
+        raise FileNotFoundError(f"{d}: not a sweep directory (no {SWEEP_JSON} or {RUNS_DIR}/)")
+    if table in ("runs", "flows"):
+        cached = d / f"{table}.parquet"
+        done = finished_runs(d)
+        if cached.exists():
+            df = pd.read_parquet(cached)
+            if set(df["run_id"]) == done if len(df) else not done:
+                return df
+        runs, flows = _frames(d)
+        return runs if table == "runs" else flows
+    if table not in SERIES_TABLES:
+        raise ValueError(f"unknown table {table!r}; allowed: runs, flows, {', '.join(SERIES_TABLES)}")
+    ids = run_ids if run_ids is not None else _ordered_ids(d)
+    parts = []
+    for rid in ids:
+        path = d / RUNS_DIR / rid / f"{table}.parquet"
+        if not path.exists():
+            if table == "trace":
+                continue
+            raise FileNotFoundError(f"{path}: run {rid} is not stored")
+        df = pd.read_parquet(path)
+        df.insert(0, "run_id", rid)
+        parts.append(df)
+    if not parts:
+        return pd.DataFrame({"run_id": pd.Series([], dtype=object)})
+    return pd.concat(parts, ignore_index=True)
+
+
+def load_run(directory: str | Path, run_id: str) -> Result:
+    """One stored run of a sweep as a :class:`~ccfair.result.Result`."""
+    return Result.load(Path(directory) / RUNS_DIR / run_id)
+

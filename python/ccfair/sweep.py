@@ -1,0 +1,666 @@
+"""Sweeps: a grid of experiments described by a ``[sweep]`` table in the experiment file.
+
+A sweep file is an ordinary experiment file (the *base* experiment) plus a
+``[sweep]`` table. Every key of ``[sweep]`` other than the reserved ones
+(``repetitions``, ``flip_order``, ``seeds``, ``pairs``) is a grid axis: a
+dotted parameter path of the experiment (``"bottleneck.rate"``,
+``"flows.1.cca"``, ``"flows.*.rtt"`` for every flow) and the list of values
+it takes. ``pairs`` is a CCA axis that sets ``flows.0.cca``, ``flows.1.cca``,
+... together. The grid is the Cartesian product of the axes; each grid point
+is run ``repetitions`` times, and with ``flip_order = true`` also with the
+first two flows exchanged (see :func:`flip_flows`).
+
+Seeds are derived, never drawn: ``seed = blake2b([base seed, point, order,
+repetition])`` where *point* is the grid point as a mapping from axis name to
+value (sorted by name), so a run's seed does not depend on the order of the
+axes in the file or on which other values the axes have; adding a value or
+a repetition leaves every existing run (and its ``run_id``) unchanged. With
+``seeds = "common"`` the seed depends on the repetition only (common random
+numbers across grid points and orders).
+
+Each run is identified by ``run_id`` = the first 16 hex digits of the
+SHA-256 of its fully-resolved ``RunConfig`` JSON (sorted keys), so two runs
+with the same id would give bit-identical results.
+
+Everything here is validated before any run starts: unknown parameter
+paths, empty axes, ``repetitions = 0`` and every grid point's experiment are
+checked, and a problem is a :class:`~ccfair.errors.SpecError` naming it.
+
+The format is documented in ``docs/sweeps.md``.
+"""
+
+from __future__ import annotations
+
+import copy
+import hashlib
+import itertools
+import json
+import typing
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel
+
+from ccfair.errors import SpecError
+from ccfair.spec import Spec, _default_names, apply_overrides, load_toml
+
+__all__ = [
+    "Axis",
+    "RunTask",
+    "SweepPlan",
+    "ORDERS",
+    "RESERVED",
+    "flip_flows",
+    "derive_seed",
+    "run_id_of",
+    "plan_sweep",
+    "load_sweep_file",
+]
+
+#: Keys of ``[sweep]`` that are settings, not grid axes.
+RESERVED = ("repetitions", "flip_order", "seeds", "pairs")
+#: Labels of the two start orders: "A first" is the file's order, "B first" the flipped one.
+ORDERS = ("A first", "B first")
+#: Seed derivation modes.
+SEED_MODES = ("independent", "common")
+#: Fields of a [[flows]] entry that stay with the position when the order is flipped.
+TIMING_FIELDS = ("start", "start_jitter", "stop")
+#: Name of the column of the ``pairs`` axis.
+PAIR_AXIS = "pair"
+
+
+@dataclass(frozen=True)
+class Axis:
+    """One grid axis: ``paths`` set together to each entry of ``values``.
+
+    A plain axis has one path and scalar values. ``pairs`` has the paths
+    ``flows.0.cca``, ``flows.1.cca``, ... and each value is a list of CCAs.
+    ``label(value)`` is what the runs table shows for a value.
+    """
+
+    name: str
+    paths: tuple[str, ...]
+    values: tuple[Any, ...]
+    is_pairs: bool = False
+
+    def assignments(self, value: Any) -> list[tuple[str, Any]]:
+        """The ``(path, value)`` settings one value of this axis makes."""
+        if self.is_pairs:
+            return [(f"flows.{i}.cca", cca) for i, cca in enumerate(value)]
+        return [(p, value) for p in self.paths]
+
+    def label(self, value: Any) -> Any:
+        """Display value for the runs table (a string for pairs and tables)."""
+        if self.is_pairs:
+            return " vs ".join(str(c) for c in value)
+        if isinstance(value, (dict, list)):
+            return json.dumps(value, sort_keys=True, separators=(",", ":"))
+        return value
+
+
+@dataclass
+class RunTask:
+    """One run of a sweep: everything a worker needs, and the row metadata."""
+
+    index: int
+    run_id: str
+    params: dict[str, Any]
+    repetition: int
+    order: str
+    seed: int
+    experiment: dict[str, Any]
+    config: dict[str, Any]
+    #: Names of the flows called A and B (entries 0 and 1 before flipping), for fness(A, B).
+    flow_a: str | None = None
+    flow_b: str | None = None
+    #: CCA labels of the [[flows]] entries in A, B, ... order (before flipping).
+    ccas: list[str] = field(default_factory=list)
+
+    def payload(self) -> dict[str, Any]:
+        """A plain dict (picklable without ccfair classes) for executors."""
+        return {
+            "run_id": self.run_id,
+            "experiment": self.experiment,
+            "config": self.config,
+            "meta": {
+                "params": self.params,
+                "repetition": self.repetition,
+                "order": self.order,
+                "seed": self.seed,
+                "flow_a": self.flow_a,
+                "flow_b": self.flow_b,
+                "ccas": ",".join(self.ccas),
+            },
+        }
+
+
+@dataclass
+class SweepPlan:
+    """An expanded, validated sweep."""
+
+    name: str
+    base: dict[str, Any]
+    sweep: dict[str, Any]
+    axes: list[Axis]
+    repetitions: int
+    flip_order: bool
+    seeds: str
+    base_seed: int
+    tasks: list[RunTask]
+
+    @property
+    def n_points(self) -> int:
+        n = 1
+        for a in self.axes:
+            n *= len(a.values)
+        return n
+
+    def param_columns(self) -> list[str]:
+        return [a.name for a in self.axes]
+
+    def describe(self) -> dict[str, Any]:
+        """JSON-ready description stored with the results (``sweep.json``)."""
+        return {
+            "name": self.name,
+            "experiment": self.base,
+            "sweep": self.sweep,
+            "axes": [
+                {"name": a.name, "paths": list(a.paths), "values": [a.label(v) for v in a.values]} for a in self.axes
+            ],
+            "repetitions": self.repetitions,
+            "flip_order": self.flip_order,
+            "seeds": self.seeds,
+            "base_seed": self.base_seed,
+            "n_points": self.n_points,
+            "n_runs": len(self.tasks),
+            "runs": [t.run_id for t in self.tasks],
+        }
+
+
+# --------------------------------------------------------------------------
+# seeds and ids
+# --------------------------------------------------------------------------
+
+
+def _canonical(obj: Any) -> str:
+    return json.dumps(obj, sort_keys=True, separators=(",", ":"), ensure_ascii=True)
+
+
+def derive_seed(base_seed: int, point: dict[str, Any] | None, order: str | None, repetition: int) -> int:
+    """A run's seed in 0..2^63-1 from the base seed, grid point, order and repetition.
+
+    ``point`` and ``order`` are None in ``seeds = "common"`` mode. The point
+    is hashed with sorted keys, so the seed is independent of axis order.
+    """
+    text = _canonical([int(base_seed), point, order, int(repetition)])
+    digest = hashlib.blake2b(text.encode(), digest_size=8, person=b"ccfair-seed").digest()
+    return int.from_bytes(digest, "big") & (2**63 - 1)
+
+
+def run_id_of(config: dict[str, Any]) -> str:
+    """16 hex digits of SHA-256 over the canonical JSON of a resolved ``RunConfig``."""
+    return hashlib.sha256(_canonical(config).encode()).hexdigest()[:16]
+
+
+# --------------------------------------------------------------------------
+# reading the [sweep] table
+# --------------------------------------------------------------------------
+
+
+def _flatten_axes(table: dict[str, Any], prefix: str = "") -> list[tuple[str, Any]]:
+    """``{"bottleneck": {"rate": [..]}}`` and ``{"bottleneck.rate": [..]}`` both give ``("bottleneck.rate", [..])``."""
+    out: list[tuple[str, Any]] = []
+    for key, value in table.items():
+        path = f"{prefix}{key}"
+        if isinstance(value, dict):
+            if not value:
+                raise SpecError(f"sweep.{path}", "empty table: expected a list of values for this parameter")
+            out.extend(_flatten_axes(value, path + "."))
+        else:
+            out.append((path, value))
+    return out
+
+
+def _models_in(annotation: Any) -> list[type[BaseModel]]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return [annotation]
+    found: list[type[BaseModel]] = []
+    for arg in typing.get_args(annotation):
+        found.extend(_models_in(arg))
+    return found
+
+
+def _check_path(axis: str, path: str, base: dict[str, Any]) -> list[str]:
+    """Check ``path`` names a parameter of the experiment; expand ``*``; return concrete paths.
+
+    Walks the pydantic models (so a typo is caught even when the base file
+    does not set the field) as deep as the schema is fixed; below a union
+    (e.g. a queue discipline's own parameters) validation of each grid point
+    catches unknown keys.
+    """
+    field_name = f"sweep.{axis}"
+    parts = path.split(".")
+    if any(not p.strip() for p in parts):
+        raise SpecError(field_name, f"unknown parameter path {path!r}: empty component")
+    parts = [p.strip() for p in parts]
+    concrete: list[list[str]] = [[]]
+    model: type[BaseModel] | None = Spec
+    node: Any = base
+    i = 0
+    while i < len(parts):
+        part = parts[i]
+        here = ".".join(parts[:i]) or "the experiment"
+        if model is None:
+            concrete = [c + [part] for c in concrete]
+            i += 1
+            continue
+        if part not in model.model_fields:
+            valid = ", ".join(model.model_fields)
+            raise SpecError(field_name, f"unknown parameter path {path!r}: {here} has no field {part!r}; valid: {valid}")
+        if model is Spec and part == "seed":
+            raise SpecError(field_name, "the seed is not a grid axis: set sweep.repetitions (seeds are derived from the file's seed)")
+        ann = model.model_fields[part].annotation
+        concrete = [c + [part] for c in concrete]
+        node = node.get(part) if isinstance(node, dict) else None
+        if typing.get_origin(ann) is list:
+            models = _models_in(ann)
+            if i + 1 == len(parts):
+                break  # the whole list is the value (e.g. "flows" = [[...], [...]])
+            idx = parts[i + 1]
+            n = len(node) if isinstance(node, list) else 0
+            if idx == "*":
+                if n == 0:
+                    raise SpecError(field_name, f"{path!r}: the experiment has no {part} entries for '*'")
+                concrete = [c + [str(k)] for c in concrete for k in range(n)]
+                node = node[0]
+            elif idx.isdigit():
+                if int(idx) >= n:
+                    raise SpecError(
+                        field_name, f"unknown parameter path {path!r}: {part} has {n} entries (indices 0..{n - 1})"
+                    )
+                concrete = [c + [idx] for c in concrete]
+                node = node[int(idx)]
+            else:
+                raise SpecError(field_name, f"unknown parameter path {path!r}: {part} is a list; use an index or '*'")
+            model = models[0] if len(models) == 1 else None
+            i += 2
+            continue
+        models = _models_in(ann)
+        model = models[0] if len(models) == 1 else None
+        i += 1
+    return [".".join(c) for c in concrete]
+
+
+def _expand_pairs(value: Any, n_entries: int) -> list[list[str]]:
+    field_name = "sweep.pairs"
+    if isinstance(value, dict):
+        unknown = set(value) - {"of", "self"}
+        if unknown:
+            raise SpecError(field_name, f"unknown key {sorted(unknown)[0]!r}; valid keys: of, self")
+        of = value.get("of")
+        if not isinstance(of, list) or not all(isinstance(c, str) for c in of):
+            raise SpecError(f"{field_name}.of", f"expected a list of CCA names, got {of!r}")
+        if not of:
+            raise SpecError(f"{field_name}.of", "empty list: the pairs axis needs at least one CCA")
+        with_self = value.get("self", True)
+        if not isinstance(with_self, bool):
+            raise SpecError(f"{field_name}.self", f"expected true or false, got {with_self!r}")
+        combos = itertools.combinations_with_replacement(of, 2) if with_self else itertools.combinations(of, 2)
+        pairs = [list(p) for p in combos]
+        if not pairs:
+            raise SpecError(f"{field_name}.of", "needs at least two CCAs when self = false")
+    elif isinstance(value, list):
+        pairs = value
+        if not pairs:
+            raise SpecError(field_name, "empty list: the pairs axis needs at least one entry")
+        for k, p in enumerate(pairs):
+            if not isinstance(p, list) or not p or not all(isinstance(c, str) for c in p):
+                raise SpecError(f"{field_name}.{k}", f"expected a list of CCA names like [\"cubic\", \"bbr\"], got {p!r}")
+    else:
+        raise SpecError(
+            field_name, f"expected a list of CCA lists ([[\"cubic\", \"bbr\"], ...]) or {{ of = [...] }}, got {value!r}"
+        )
+    for k, p in enumerate(pairs):
+        if len(p) > n_entries:
+            raise SpecError(
+                f"{field_name}.{k}", f"{p!r} has {len(p)} CCAs but the experiment has only {n_entries} [[flows]] entries"
+            )
+    return pairs
+
+
+def _set_path(raw: dict[str, Any], path: str, value: Any) -> None:
+    node: Any = raw
+    parts = path.split(".")
+    for depth, part in enumerate(parts):
+        last = depth == len(parts) - 1
+        if isinstance(node, list):
+            idx = int(part)
+            if last:
+                node[idx] = copy.deepcopy(value)
+            else:
+                node = node[idx]
+        else:
+            if last:
+                node[part] = copy.deepcopy(value)
+            else:
+                if not isinstance(node.get(part), (dict, list)):
+                    node[part] = {}
+                node = node[part]
+
+
+def flip_flows(raw: dict[str, Any]) -> dict[str, Any]:
+    """The experiment with the first two ``[[flows]]`` entries exchanged, start times kept in place.
+
+    Every setting of entries 0 and 1 (name, CCA, pacing, RTT, MSS, windows,
+    count, ...) is swapped except the timing fields ``start``,
+    ``start_jitter`` and ``stop``, which stay with the position: the flow
+    that started first now starts second and vice versa. Names are filled
+    in first (``A``, ``B``, ... by position), so "A" still names the same
+    flow after the flip. This is S0's "B first" run for the pair (A, B).
+    """
+    out = copy.deepcopy(raw)
+    flows = out["flows"]
+    names = _default_names(len(flows))
+    for i, f in enumerate(flows):
+        f.setdefault("name", names[i])
+    a, b = flows[0], flows[1]
+    new_a = {k: v for k, v in b.items() if k not in TIMING_FIELDS}
+    new_a.update({k: v for k, v in a.items() if k in TIMING_FIELDS})
+    new_b = {k: v for k, v in a.items() if k not in TIMING_FIELDS}
+    new_b.update({k: v for k, v in b.items() if k in TIMING_FIELDS})
+    flows[0], flows[1] = new_a, new_b
+    return out
+
+
+def _axes_from(sweep: dict[str, Any], base: dict[str, Any]) -> list[Axis]:
+    n_entries = len(base.get("flows") or [])
+    axes: list[Axis] = []
+    seen_paths: dict[str, str] = {}
+    for key, value in sweep.items():
+        if key == "pairs":
+            if n_entries < 1:
+                raise SpecError("sweep.pairs", "the experiment has no [[flows]] entries")
+            pairs = _expand_pairs(value, n_entries)
+            axis = Axis(PAIR_AXIS, tuple(f"flows.{i}.cca" for i in range(max(len(p) for p in pairs))), tuple(pairs), True)
+            axes.append(axis)
+            for p in axis.paths:
+                seen_paths[p] = "pairs"
+            continue
+        if key in RESERVED:
+            continue
+        entries = [(key, value)] if not isinstance(value, dict) else _flatten_axes(value, key + ".")
+        for path, values in entries:
+            if not isinstance(values, list):
+                raise SpecError(f"sweep.{path}", f"expected a list of values (e.g. [{values!r}]), got {values!r}")
+            if not values:
+                raise SpecError(f"sweep.{path}", "empty list of values: a grid axis needs at least one value")
+            concrete = _check_path(path, path, base)
+            for p in concrete:
+                if p in seen_paths:
+                    raise SpecError(f"sweep.{path}", f"sets {p}, which axis {seen_paths[p]!r} already sets")
+                seen_paths[p] = path
+            axes.append(Axis(path, tuple(concrete), tuple(values)))
+    return axes
+
+
+def _settings(sweep: dict[str, Any]) -> tuple[int, bool, str]:
+    reps = sweep.get("repetitions", 1)
+    if isinstance(reps, bool) or not isinstance(reps, int):
+        raise SpecError("sweep.repetitions", f"expected an integer >= 1, got {reps!r}")
+    if reps < 1:
+        raise SpecError("sweep.repetitions", f"must be >= 1 (the number of runs of each grid point), got {reps}")
+    flip = sweep.get("flip_order", False)
+    if not isinstance(flip, bool):
+        raise SpecError("sweep.flip_order", f"expected true or false, got {flip!r}")
+    seeds = sweep.get("seeds", "independent")
+    if seeds not in SEED_MODES:
+        raise SpecError("sweep.seeds", f"unknown mode {seeds!r}; allowed: {', '.join(SEED_MODES)}")
+    return reps, flip, seeds
+
+
+def _point_error(e: SpecError, point: dict[str, Any], order: str | None) -> SpecError:
+    where = ", ".join(f"{k} = {json.dumps(v)}" for k, v in point.items()) or "the base experiment"
+    if order == ORDERS[1]:
+        where += ", flipped order"
+    field = e.field
+    return SpecError(f"sweep ({where})" + (f": {field}" if field else ""), e.message)
+
+
+def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
+    """Validate and expand a raw sweep file (a dict with a ``sweep`` table) into a :class:`SweepPlan`.
+
+    Every grid point (and its flipped variant) is validated as an
+    experiment; nothing is run. Raises :class:`SpecError`.
+    """
+    if not isinstance(data, dict):
+        raise SpecError("", "a sweep file must be a table of keys")
+    data = copy.deepcopy(data)
+    sweep = data.pop("sweep", None)
+    if sweep is None:
+        raise SpecError("sweep", "the file has no [sweep] table; add one (see docs/sweeps.md) or use `ccfair run`")
+    if not isinstance(sweep, dict):
+        raise SpecError("sweep", f"expected a table, got {sweep!r}")
+    if name is not None:
+        data.setdefault("name", name)
+    base = data
+    base_spec = Spec.from_dict(base)  # the base experiment must be valid on its own
+    reps, flip, seeds = _settings(sweep)
+    axes = _axes_from(sweep, base)
+    if flip and len(base.get("flows") or []) < 2:
+        raise SpecError("sweep.flip_order", "needs at least two [[flows]] entries to exchange")
+
+    orders = ORDERS if flip else ORDERS[:1]
+    # Validate every grid point (and flipped variant) once; repetitions only change the seed.
+    points: list[tuple[dict[str, Any], str, dict[str, Any], Spec, list[str], str | None, str | None]] = []
+    for combo in itertools.product(*(a.values for a in axes)):
+        point = {a.name: a.label(v) for a, v in zip(axes, combo)}
+        raw = copy.deepcopy(base)
+        for a, v in zip(axes, combo):
+            for path, value in a.assignments(v):
+                _set_path(raw, path, value)
+        try:
+            spec = Spec.from_dict(raw)
+        except SpecError as e:
+            raise _point_error(e, point, None) from None
+        labels = [f.label for f in spec.flows]
+        expanded = spec.expand_flows()
+        # A and B are the flows of entries 0 and 1 as the grid point defines them; the flip
+        # exchanges their settings (names included), so the names identify them in both orders.
+        flow_a, flow_b = (expanded[0][1], expanded[1][1]) if len(expanded) == 2 else (None, None)
+        for order in orders:
+            if order == ORDERS[0]:
+                exp_raw, ospec = raw, spec
+            else:
+                exp_raw = flip_flows(raw)
+                try:
+                    ospec = Spec.from_dict(exp_raw)
+                except SpecError as e:
+                    raise _point_error(e, point, order) from None
+            points.append((point, order, exp_raw, ospec, labels, flow_a, flow_b))
+
+    tasks: list[RunTask] = []
+    seen: dict[str, RunTask] = {}
+    for rep in range(reps):
+        for point, order, exp_raw, ospec, labels, flow_a, flow_b in points:
+            if seeds == "common":
+                seed = derive_seed(base_spec.seed, None, None, rep)
+            else:
+                seed = derive_seed(base_spec.seed, point, order, rep)
+            config = ospec.to_run_config(seed)
+            rid = run_id_of(config)
+            task = RunTask(
+                index=len(tasks),
+                run_id=rid,
+                params=dict(point),
+                repetition=rep,
+                order=order,
+                seed=seed,
+                experiment=exp_raw,
+                config=config,
+                flow_a=flow_a,
+                flow_b=flow_b,
+                ccas=labels,
+            )
+            if rid in seen:
+                other = seen[rid]
+                raise SpecError(
+                    "sweep",
+                    f"grid points {other.params} ({other.order}, repetition {other.repetition}) and "
+                    f"{point} ({order}, repetition {rep}) resolve to the same run; remove the duplicate value",
+                )
+            seen[rid] = task
+            tasks.append(task)
+    return SweepPlan(
+        name=base_spec.name,
+        base=base,
+        sweep=sweep,
+        axes=axes,
+        repetitions=reps,
+        flip_order=flip,
+        seeds=seeds,
+        base_seed=base_spec.seed,
+        tasks=tasks,
+    )
+
+
+def load_sweep_file(path: str | Path, overrides: list[str] | None = None) -> SweepPlan:
+    """Read a sweep file, apply ``--set`` overrides (``sweep.repetitions=2`` works too), expand and validate."""
+    raw = load_toml(path)
+    raw.setdefault("name", Path(path).stem)
+    raw = apply_overrides(raw, overrides or [])
+    return plan_sweep(raw)
+
+
+# --------------------------------------------------------------------------
+# running a sweep into a store
+# --------------------------------------------------------------------------
+
+
+@dataclass
+class SweepOutcome:
+    """What one invocation of :func:`run_sweep` did."""
+
+    total: int
+    skipped: int
+    stored: int
+    failed: dict[str, str]
+    wall_s: float
+    directory: Path
+
+
+def versions() -> dict[str, str]:
+    """Versions of ccfair, its simulator and the libraries that shape the stored results."""
+    import platform
+    import sys
+
+    import numpy
+    import pandas
+    import pyarrow
+
+    import ccfair
+
+    out = {
+        "ccfair": ccfair.__version__,
+        "python": sys.version.split()[0],
+        "platform": platform.platform(),
+        "numpy": numpy.__version__,
+        "pandas": pandas.__version__,
+        "pyarrow": pyarrow.__version__,
+    }
+    try:
+        from ccfair import _core
+
+        out["ccfair._core"] = str(getattr(_core, "__version__", "?"))
+    except ImportError:
+        out["ccfair._core"] = "not built"
+    return out
+
+
+def _write_text_atomic(path: Path, text: str) -> None:
+    import os
+
+    tmp = path.with_name(f".tmp-{path.name}-{os.getpid()}")
+    tmp.write_text(text)
+    os.replace(tmp, path)
+
+
+def prepare_store(plan: SweepPlan, directory: str | Path, source: str | None = None, overrides: list[str] | None = None) -> Path:
+    """Create (or check and update) the sweep directory before any run.
+
+    A directory that already holds runs of another sweep is refused (its
+    stored run ids must all belong to this plan: re-running the same sweep,
+    or one extended with more values or repetitions, is fine).
+    """
+    from ccfair import store
+
+    d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise SpecError("--out", f"{d} exists and is not a directory")
+    d.mkdir(parents=True, exist_ok=True)
+    planned = {t.run_id for t in plan.tasks}
+    foreign = store.finished_runs(d) - planned
+    if foreign:
+        raise SpecError(
+            "--out",
+            f"{d} holds {len(foreign)} run(s) of a different sweep (e.g. {sorted(foreign)[0]}); "
+            "use a new --out directory, or restore the sweep file that produced them",
+        )
+    meta = plan.describe()
+    meta["overrides"] = list(overrides or [])
+    meta["versions"] = versions()
+    for path, text in ((d / store.SWEEP_JSON, json.dumps(meta, indent=1) + "\n"), (d / "experiment.toml", source)):
+        if text is not None and (not path.exists() or path.read_text() != text):
+            _write_text_atomic(path, text)
+    (d / store.RUNS_DIR).mkdir(exist_ok=True)
+    store.clean_partial(d)
+    return d
+
+
+def run_sweep(
+    plan: SweepPlan,
+    directory: str | Path,
+    executor: str = "pool",
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    source: str | None = None,
+    overrides: list[str] | None = None,
+    progress: Any = None,
+) -> SweepOutcome:
+    """Run every run of ``plan`` not yet stored in ``directory``; store each as it finishes.
+
+    ``progress`` is a callable ``(n_done_now, outcome_dict)`` called after
+    each stored run, or None. Returns counts; failed runs are listed (their
+    errors are also written to ``failed/<run_id>.json``) and are retried by
+    the next invocation.
+    """
+    import time
+
+    from ccfair import store
+    from ccfair.executors import run_tasks
+
+    t0 = time.perf_counter()
+    d = prepare_store(plan, directory, source, overrides)
+    done = store.finished_runs(d)
+    todo = [t for t in plan.tasks if t.run_id not in done]
+    failed: dict[str, str] = {}
+    stored = 0
+    for out in run_tasks([t.payload() for t in todo], executor, jobs, scheduler):
+        if "error" in out:
+            failed[out["run_id"]] = out["error"]
+            store.write_failure(d, out["run_id"], out["error"])
+        else:
+            store.write_run(d, out["run_id"], out["files"])
+            stored += 1
+        if progress is not None:
+            progress(1, out)
+    if stored or not (d / "runs.parquet").exists():
+        store.compact(d)
+    return SweepOutcome(
+        total=len(plan.tasks),
+        skipped=len(plan.tasks) - len(todo),
+        stored=stored,
+        failed=failed,
+        wall_s=time.perf_counter() - t0,
+        directory=d,
+    )
