@@ -30,6 +30,27 @@ ALIASES: dict[str, str] = {
     "new_reno": "reno",
     "bbr1": "bbr",
     "bbrv1": "bbr",
+    # Loss-based CCAs of S1: Linux names are canonical; ns-3 class names
+    # (TcpBic, TcpWestwoodPlus, ...) and common spellings map to them.
+    "tcpbic": "bic",
+    "bic-tcp": "bic",
+    "hstcp": "highspeed",
+    "high-speed": "highspeed",
+    "tcphighspeed": "highspeed",
+    "h-tcp": "htcp",
+    "tcphtcp": "htcp",
+    "tcphybla": "hybla",
+    "tcp-illinois": "illinois",
+    "tcpillinois": "illinois",
+    "stcp": "scalable",
+    "tcpscalable": "scalable",
+    "tcpveno": "veno",
+    "westwood+": "westwood",
+    "westwoodplus": "westwood",
+    "westwood-plus": "westwood",
+    "tcpwestwoodplus": "westwood",
+    "yeah-tcp": "yeah",
+    "tcpyeah": "yeah",
 }
 
 #: Suffix that turns pacing on: ``"cubic+pacing"``.

@@ -24,8 +24,17 @@
 //! Windows are in packets (segments) as in Linux (`tp->snd_cwnd`).
 
 pub mod bbr;
+pub mod bic;
 pub mod cubic;
+pub mod highspeed;
+pub mod htcp;
+pub mod hybla;
+pub mod illinois;
 pub mod reno;
+pub mod scalable;
+pub mod veno;
+pub mod westwood;
+pub mod yeah;
 
 /// Linux's `tcp_ca_state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -263,6 +272,15 @@ pub fn catalogue() -> &'static [(&'static str, &'static str)] {
         ("reno", "NewReno: RFC 5681 / RFC 6582; Linux net/ipv4/tcp_cong.c (tcp_reno_*)"),
         ("cubic", "CUBIC: RFC 9438; Linux net/ipv4/tcp_cubic.c with HyStart"),
         ("bbr", "BBRv1: draft-cardwell-iccrg-bbr-congestion-control-00; Linux net/ipv4/tcp_bbr.c"),
+        ("bic", "BIC: Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c"),
+        ("highspeed", "HighSpeed TCP: RFC 3649; Linux net/ipv4/tcp_highspeed.c"),
+        ("htcp", "H-TCP: Leith & Shorten, PFLDnet 2004; Linux net/ipv4/tcp_htcp.c"),
+        ("hybla", "Hybla: Caini & Firrincieli, IJSCN 2004; Linux net/ipv4/tcp_hybla.c"),
+        ("illinois", "TCP-Illinois: Liu, Basar, Srikant, Perf. Eval. 2008; Linux net/ipv4/tcp_illinois.c"),
+        ("scalable", "Scalable TCP: Kelly, CCR 2003; Linux net/ipv4/tcp_scalable.c"),
+        ("veno", "Veno: Fu & Liew, IEEE JSAC 2003; Linux net/ipv4/tcp_veno.c"),
+        ("westwood", "Westwood+: Mascolo et al. 2001, Grieco & Mascolo 2004; Linux net/ipv4/tcp_westwood.c"),
+        ("yeah", "YeAH-TCP: Baiocchi, Castellani, Vacirca, PFLDnet 2007; Linux net/ipv4/tcp_yeah.c"),
     ]
 }
 
@@ -279,6 +297,15 @@ pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
         "reno" => Some(Box::new(reno::Reno)),
         "cubic" => Some(Box::new(cubic::Cubic::new())),
         "bbr" => Some(Box::new(bbr::Bbr::new(seed))),
+        "bic" => Some(Box::new(bic::Bic::new())),
+        "highspeed" => Some(Box::new(highspeed::HighSpeed::new())),
+        "htcp" => Some(Box::new(htcp::Htcp::new())),
+        "hybla" => Some(Box::new(hybla::Hybla::new())),
+        "illinois" => Some(Box::new(illinois::Illinois::new())),
+        "scalable" => Some(Box::new(scalable::Scalable)),
+        "veno" => Some(Box::new(veno::Veno::new())),
+        "westwood" => Some(Box::new(westwood::Westwood::new())),
+        "yeah" => Some(Box::new(yeah::Yeah::new())),
         _ => None,
     }
 }

@@ -1,0 +1,119 @@
+//! Scalable TCP (Kelly), modelled on Linux `tcp_scalable.c`.
+//!
+//! Algorithm (T. Kelly, "Scalable TCP: Improving Performance in Highspeed
+//! Wide Area Networks", ACM SIGCOMM CCR 33(2), 2003):
+//!   - congestion avoidance: cwnd += a per ACKed packet with a = 0.01, i.e.
+//!     +1 per 100 ACKed packets, independent of cwnd (an MIMD law: +1 % per
+//!     RTT). Linux writes this as `tcp_cong_avoid_ai(tp, min(cwnd, 100), acked)`,
+//!     so below 100 packets it grows like Reno (+1 per cwnd ACKed packets)
+//!     — the paper's "legacy window" below which Scalable behaves like Reno;
+//!   - on loss: cwnd <- cwnd (1 - b) with b = 0.125
+//!     (`ssthresh = max(cwnd - cwnd >> 3, 2)`);
+//!   - slow start as Reno, the leftover of an ACK that crosses ssthresh goes
+//!     to congestion avoidance.
+//!
+//! Sources: Kelly 2003; Linux net/ipv4/tcp_scalable.c (J. Heffner).
+//! Constants: `AI_CNT_PKTS` = 100 (a = 1/100 per packet), `MD_SHIFT` = 3
+//! (b = 1/8), minimum ssthresh 2 packets.
+//! Simplifications: none beyond the sender's (Linux undo uses the trait
+//! default, `tcp_reno_undo_cwnd`).
+
+use super::{CongestionControl, TcpCc};
+
+/// ACKed packets per +1 cwnd once cwnd >= this (Linux `TCP_SCALABLE_AI_CNT`): a = 0.01.
+pub const AI_CNT_PKTS: u32 = 100;
+/// Multiplicative decrease b = 1 / 2^3 = 0.125 (Linux `TCP_SCALABLE_MD_SCALE`).
+pub const MD_SHIFT: u32 = 3;
+/// Minimum ssthresh after a loss, packets.
+const MIN_SSTHRESH_PKTS: u32 = 2;
+
+#[derive(Debug, Clone, Default)]
+pub struct Scalable;
+
+impl CongestionControl for Scalable {
+    fn name(&self) -> &'static str {
+        "scalable"
+    }
+
+    fn cong_avoid(&mut self, tp: &mut TcpCc, mut acked: u32) {
+        if !tp.is_cwnd_limited {
+            return;
+        }
+        if tp.in_slow_start() {
+            acked = tp.slow_start(acked);
+            if acked == 0 {
+                return;
+            }
+        }
+        let w = tp.cwnd.min(AI_CNT_PKTS);
+        tp.cong_avoid_ai(w, acked);
+    }
+
+    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+        (tp.cwnd - (tp.cwnd >> MD_SHIFT)).max(MIN_SSTHRESH_PKTS)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::testutil::tp;
+
+    #[test]
+    fn large_window_grows_one_per_hundred_acked_packets() {
+        // Kelly 2003: a = 0.01 per ACK, independent of cwnd.
+        let mut t = tp();
+        t.cwnd = 1000;
+        t.ssthresh = 500;
+        let mut s = Scalable;
+        for _ in 0..99 {
+            s.cong_avoid(&mut t, 1);
+        }
+        assert_eq!(t.cwnd, 1000);
+        s.cong_avoid(&mut t, 1);
+        assert_eq!(t.cwnd, 1001);
+        // One RTT's worth of ACKs (cwnd packets) adds 1 %: +10.
+        for _ in 0..1001 {
+            s.cong_avoid(&mut t, 1);
+        }
+        assert_eq!(t.cwnd, 1011);
+    }
+
+    #[test]
+    fn small_window_grows_like_reno() {
+        let mut t = tp();
+        t.cwnd = 50;
+        t.ssthresh = 10;
+        let mut s = Scalable;
+        for _ in 0..49 {
+            s.cong_avoid(&mut t, 1);
+        }
+        assert_eq!(t.cwnd, 50);
+        s.cong_avoid(&mut t, 1);
+        assert_eq!(t.cwnd, 51);
+    }
+
+    #[test]
+    fn loss_cuts_one_eighth() {
+        let mut t = tp();
+        t.cwnd = 1000;
+        assert_eq!(Scalable.ssthresh(&t), 875);
+        t.cwnd = 80;
+        assert_eq!(Scalable.ssthresh(&t), 70);
+        t.cwnd = 2;
+        assert_eq!(Scalable.ssthresh(&t), 2);
+    }
+
+    #[test]
+    fn slow_start_leftover_goes_to_avoidance_and_app_limited_does_not_grow() {
+        let mut t = tp();
+        t.cwnd = 198;
+        t.ssthresh = 200;
+        let mut s = Scalable;
+        s.cong_avoid(&mut t, 4);
+        assert_eq!((t.cwnd, t.cwnd_cnt), (200, 2));
+        t.is_cwnd_limited = false;
+        s.cong_avoid(&mut t, 500);
+        assert_eq!(t.cwnd, 200);
+    }
+}
