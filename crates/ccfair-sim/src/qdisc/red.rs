@@ -161,6 +161,9 @@ impl Qdisc for Red {
                 self.stats.marks += 1;
             } else {
                 self.stats.early_drops += 1;
+                if self.q.is_empty() {
+                    self.idle_since = Some(now); // a dropped arrival does not end the idle period
+                }
                 return Err((pkt, DropReason::Aqm));
             }
         }
@@ -283,5 +286,24 @@ mod tests {
         assert!(reasons.contains(&DropReason::Overflow));
         assert_eq!(r.len_packets(), 5);
         assert!(r.q.iter().skip(2).all(|p| p.ecn == Ecn::Ce));
+    }
+
+    #[test]
+    fn average_decays_while_arrivals_are_dropped_into_an_empty_queue() {
+        // Floyd & Jacobson: the idle period lasts while the queue is empty, so
+        // dropped arrivals do not stop the (1 - w_q)^m decay; RED recovers.
+        let mut r = red(r#"{"limit_packets":80,"min_th":5,"max_th":15}"#);
+        r.idle_since = None;
+        r.avg = 60.0;
+        let mut now = 0;
+        let mut admitted = false;
+        for _ in 0..50 {
+            now += 200_000_000; // one arrival every 200 ms (a flow in RTO backoff)
+            if r.enqueue(Packet::new(0, Kind::Data, 1500), now).is_ok() {
+                admitted = true;
+                break;
+            }
+        }
+        assert!(admitted, "avg {}", r.avg);
     }
 }
