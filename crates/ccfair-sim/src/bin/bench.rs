@@ -5,6 +5,7 @@
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED]
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- json FILE.json
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- aqm          (CoDel/PIE sojourn table)
+//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- qdisc-cost [--reps N]  (paired AQM / drop-tail wall time)
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- fq-fairness  (FQ-CoDel CUBIC vs BBR, 10 seeds)
 //!
 //! `table` prints the S0 base case (CUBIC vs BBR, 10 Mbit/s, 50 ms, 0.5 BDP,
@@ -117,6 +118,44 @@ fn fq_fairness_table() {
             let min = v.iter().cloned().fold(f64::INFINITY, f64::min);
             let max = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
             println!("| {kind} | {a} | {b} | {mean:+.3} | {min:+.3} | {max:+.3} |");
+        }
+    }
+}
+
+/// Paired cost of an AQM against drop-tail on the S0 base case (0.5 and 2
+/// BDP): runs alternate (drop-tail, AQM, drop-tail, ...) so that load
+/// drifts on a shared machine hit both alike; prints the median of the
+/// per-pair wall-time ratios.
+fn qdisc_cost(reps: usize) {
+    println!("| scenario | median drop-tail wall (ms) | median AQM wall (ms) | median paired ratio AQM / drop-tail |");
+    println!("|---|---|---|---|");
+    for kind in ["fq_codel", "codel", "pie", "fq_drr"] {
+        for (label, buf) in [("0.5BDP", 0.5), ("2BDP", 2.0)] {
+            let dt = cfg(10_000_000, 50, buf, vec![flow("A", "cubic", 50, 0), flow("B", "bbr", 50, 5000)], 45, 1);
+            let aqm = with_qdisc(dt.clone(), kind);
+            let _ = (ccfair_sim::run(&dt), ccfair_sim::run(&aqm)); // warm-up
+            let (mut wd, mut wa, mut ratio) = (vec![], vec![], vec![]);
+            for _ in 0..reps {
+                let t = Instant::now();
+                let _ = ccfair_sim::run(&dt);
+                let a = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let _ = ccfair_sim::run(&aqm);
+                let b = t.elapsed().as_secs_f64();
+                wd.push(a);
+                wa.push(b);
+                ratio.push(b / a);
+            }
+            let med = |v: &mut Vec<f64>| {
+                v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+                v[v.len() / 2]
+            };
+            println!(
+                "| S0 {label} {kind} | {:.2} | {:.2} | {:.2} |",
+                med(&mut wd) * 1e3,
+                med(&mut wa) * 1e3,
+                med(&mut ratio)
+            );
         }
     }
 }
@@ -234,6 +273,10 @@ fn main() {
             );
         }
         Some("aqm") => aqm_table(),
+        Some("qdisc-cost") => {
+            let reps = args.iter().position(|a| a == "--reps").and_then(|i| args.get(i + 1)).and_then(|s| s.parse().ok()).unwrap_or(31);
+            qdisc_cost(reps);
+        }
         Some("fq-fairness") => fq_fairness_table(),
         Some("json") => {
             let s = std::fs::read_to_string(&args[2]).expect("read file");
@@ -245,7 +288,7 @@ fn main() {
             println!("{}", serde_json::to_string(&r).unwrap());
         }
         _ => {
-            eprintln!("usage: ccfair-bench table [--reps N] | aqm | fq-fairness | one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED] | json FILE");
+            eprintln!("usage: ccfair-bench table [--reps N] | aqm | fq-fairness | qdisc-cost [--reps N] | one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED] | json FILE");
             std::process::exit(2);
         }
     }
