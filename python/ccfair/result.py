@@ -79,7 +79,8 @@ class Result:
         config: the ``RunConfig`` dict the simulator received (seed included).
         flows: per-flow summary over the analysis window: name, cca, pacing,
             rtt_ms, start_s, throughput_bps, share, bytes, then whole-run
-            counters sent_packets, retransmissions, losses, drops, rto,
+            counters sent_packets, retransmissions, losses, drops (= drops_overflow
+            + drops_aqm: buffer full vs AQM decision), ecn_marks, rto,
             recoveries and min_rtt_ms, mean_rtt_ms.
         throughput: long table (flow, time_s, bytes, throughput_bps), one row
             per flow and bin; time_s is the bin start.
@@ -140,6 +141,9 @@ class Result:
                 "retransmissions": [int(f["retransmissions"]) for f in raw["flows"]],
                 "losses": [int(f["losses_detected"]) for f in raw["flows"]],
                 "drops": [int(f["drops"]) for f in raw["flows"]],
+                "drops_overflow": [int(f.get("drops_overflow", 0)) for f in raw["flows"]],
+                "drops_aqm": [int(f.get("drops_aqm", 0)) for f in raw["flows"]],
+                "ecn_marks": [int(f.get("ecn_marks", 0)) for f in raw["flows"]],
                 "rto": [int(f["rto_count"]) for f in raw["flows"]],
                 "recoveries": [int(f["recoveries"]) for f in raw["flows"]],
                 "min_rtt_ms": [f["min_rtt_ns"] / _NS_PER_MS for f in raw["flows"]],

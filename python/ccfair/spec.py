@@ -22,6 +22,7 @@ import numbers
 import tomllib
 import typing
 from decimal import Decimal
+from fractions import Fraction
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -49,6 +50,7 @@ from ccfair.units import (
     parse_rate,
     parse_size,
     parse_time,
+    round_half_up,
 )
 
 __all__ = [
@@ -58,6 +60,12 @@ __all__ = [
     "Bottleneck",
     "Flow",
     "DropTail",
+    "Red",
+    "Step",
+    "CoDel",
+    "FqCodel",
+    "Pie",
+    "FqDrr",
     "QDISCS",
     "apply_overrides",
     "load_toml",
@@ -145,8 +153,245 @@ class DropTail(_Model):
     kind: Literal["droptail"] = "droptail"
 
 
+#: Sizes in bytes ("1514B", "64KiB"), printed back in human units.
+Size = Annotated[int, PlainValidator(parse_size), PlainSerializer(format_size, return_type=str, when_used="json")]
+OptionalSize = Annotated[
+    int | None, PlainValidator(_optional(parse_size)), PlainSerializer(_opt_format(format_size), when_used="json")
+]
+OptionalBufferLimit = Annotated[
+    Buffer | None, PlainValidator(_optional(parse_buffer)), PlainSerializer(_opt_format(str), when_used="json")
+]
+
+
+class _Aqm(_Model):
+    """Common to the AQMs/schedulers: ``limit`` (default: ``bottleneck.buffer``)."""
+
+    limit: OptionalBufferLimit = None
+
+    def _resolve(self, spec: Spec) -> dict[str, Any]:
+        return {}
+
+    def _check(self, spec: Spec) -> None:
+        pass
+
+
+def _ms(ns: int) -> str:
+    return format_time(int(ns))
+
+
+class _TargetAqm(_Aqm):
+    def _check(self, spec: Spec) -> None:
+        drain_ns = spec.drain_time_ns(self.limit)
+        target = getattr(self, "target")
+        if target >= drain_ns:
+            raise SpecError(
+                "bottleneck.qdisc.target",
+                f"{_ms(target)} is not below the buffer's drain time ({_ms(drain_ns)} at {format_rate(spec.bottleneck.rate)}); "
+                "the AQM could never act before the buffer overflows - raise the buffer or lower the target",
+            )
+
+
+class Red(_Aqm):
+    """RED (Floyd & Jacobson 1993, RFC 2309; Linux sch_red): EWMA average queue, early drop/mark between min_th and max_th."""
+
+    kind: Literal["red"] = "red"
+    min_th: OptionalBufferLimit = None
+    max_th: OptionalBufferLimit = None
+    max_p: float = Field(0.02, gt=0, le=1)
+    w_q: float = Field(0.002, gt=0, le=1)
+    gentle: bool = False
+    byte_mode: bool = False
+    mean_packet: Size = 1500
+    ecn: bool = False
+
+    def _resolve(self, spec: Spec) -> dict[str, Any]:
+        def conv(b: Buffer | None) -> float | None:
+            if b is None:
+                return None
+            pkts, nbytes = spec.resolve_buffer(b)
+            if self.byte_mode:
+                return float(nbytes if nbytes is not None else pkts * spec.packet_wire_bytes)  # type: ignore[operator]
+            return float(pkts if pkts is not None else nbytes / spec.packet_wire_bytes)  # type: ignore[operator]
+
+        return {
+            "min_th": conv(self.min_th),
+            "max_th": conv(self.max_th),
+            "max_p": self.max_p,
+            "w_q": self.w_q,
+            "gentle": self.gentle,
+            "byte_mode": self.byte_mode,
+            "mean_packet_bytes": self.mean_packet,
+            "ecn": self.ecn,
+        }
+
+    def _check(self, spec: Spec) -> None:
+        r = self._resolve(spec)
+        if r["min_th"] is not None and r["max_th"] is not None and r["min_th"] >= r["max_th"]:
+            raise SpecError("bottleneck.qdisc.min_th", f"must be below max_th ({self.max_th}), got {self.min_th}")
+        if self.mean_packet <= 0:
+            raise SpecError("bottleneck.qdisc.mean_packet", "must be > 0 bytes")
+
+
+class StepK(_Model):
+    """S3's threshold: ``k`` x ``rtt`` x bottleneck rate."""
+
+    k: float = Field(gt=0)
+    rtt: PositiveTime
+
+
+def _parse_threshold(value: object) -> str:
+    text = str(value).strip()
+    try:
+        parse_buffer(text)
+        return text
+    except ValueError:
+        pass
+    try:
+        if parse_time(text) <= 0:
+            raise ValueError
+        return text
+    except ValueError:
+        raise ValueError(f"expected a queue length ('30pkt', '45KB', '0.2bdp') or a delay at the link rate ('10ms'), got {value!r}") from None
+
+
+class Step(_Aqm):
+    """STEP marker (S3, DCTCP's K): mark/drop every arrival while the queue is above a threshold."""
+
+    kind: Literal["step"] = "step"
+    threshold: Annotated[str | None, PlainValidator(_optional(_parse_threshold))] = None
+    step: StepK | None = None
+    ecn: bool = True
+
+    def _threshold(self, spec: Spec) -> tuple[int | None, int | None]:
+        if (self.threshold is None) == (self.step is None):
+            raise SpecError("bottleneck.qdisc.threshold", "give exactly one of threshold ('30pkt', '10ms') or step = {k, rtt}")
+        if self.step is not None:
+            nbytes = round_half_up(Fraction(Decimal(str(self.step.k))) * spec.bottleneck.rate * self.step.rtt / (8 * 10**9))
+            return None, max(1, nbytes)
+        assert self.threshold is not None
+        try:
+            return spec.resolve_buffer(parse_buffer(self.threshold))
+        except ValueError:
+            ns = parse_time(self.threshold)
+            return None, max(1, round_half_up(Fraction(spec.bottleneck.rate * ns, 8 * 10**9)))
+
+    def _resolve(self, spec: Spec) -> dict[str, Any]:
+        pkts, nbytes = self._threshold(spec)
+        return {"threshold_packets": pkts, "threshold_bytes": nbytes, "ecn": self.ecn}
+
+    def _check(self, spec: Spec) -> None:
+        pkts, nbytes = self._threshold(spec)
+        lp, lb = spec.resolve_buffer(self.limit or spec.bottleneck.buffer)
+        cap_bytes = lb if lb is not None else (lp or 0) * spec.packet_wire_bytes
+        th_bytes = nbytes if nbytes is not None else (pkts or 0) * spec.packet_wire_bytes
+        if th_bytes >= cap_bytes:
+            raise SpecError("bottleneck.qdisc.threshold", f"must be below the queue limit ({cap_bytes} bytes), got {th_bytes} bytes")
+
+
+class CoDel(_TargetAqm):
+    """CoDel (RFC 8289; Linux sch_codel): drop at dequeue once the sojourn stays above target for an interval."""
+
+    kind: Literal["codel"] = "codel"
+    target: PositiveTime = 5_000_000
+    interval: PositiveTime = 100_000_000
+    mtu: Size = 1514
+    ecn: bool = False
+
+    def _resolve(self, spec: Spec) -> dict[str, Any]:
+        return {"target_ns": self.target, "interval_ns": self.interval, "mtu_bytes": self.mtu, "ecn": self.ecn}
+
+    def _check(self, spec: Spec) -> None:
+        if self.target >= self.interval:
+            raise SpecError("bottleneck.qdisc.target", f"must be smaller than interval ({_ms(self.interval)}), got {_ms(self.target)}")
+        super()._check(spec)
+
+
+class FqCodel(_TargetAqm):
+    """FQ-CoDel (RFC 8290; Linux sch_fq_codel): hashed flow queues, DRR with new/old lists, CoDel per queue."""
+
+    kind: Literal["fq_codel"] = "fq_codel"
+    target: PositiveTime = 5_000_000
+    interval: PositiveTime = 100_000_000
+    flows: int = Field(1024, ge=1, le=65536)
+    quantum: Size = 1514
+    memory_limit: OptionalSize = 32 * 2**20
+    mtu: Size = 1514
+    ecn: bool = True
+    drop_batch: int = Field(64, ge=1)
+
+    def _resolve(self, spec: Spec) -> dict[str, Any]:
+        return {
+            "target_ns": self.target,
+            "interval_ns": self.interval,
+            "flows": self.flows,
+            "quantum_bytes": self.quantum,
+            "memory_limit_bytes": self.memory_limit,
+            "mtu_bytes": self.mtu,
+            "ecn": self.ecn,
+            "drop_batch": self.drop_batch,
+        }
+
+    def _check(self, spec: Spec) -> None:
+        if self.target >= self.interval:
+            raise SpecError("bottleneck.qdisc.target", f"must be smaller than interval ({_ms(self.interval)}), got {_ms(self.target)}")
+        if self.quantum <= 0:
+            raise SpecError("bottleneck.qdisc.quantum", "must be > 0 bytes")
+        super()._check(spec)
+
+
+class Pie(_TargetAqm):
+    """PIE (RFC 8033; Linux sch_pie): PI controller on the queueing delay, random early drop with burst allowance."""
+
+    kind: Literal["pie"] = "pie"
+    target: PositiveTime = 15_000_000
+    tupdate: PositiveTime = 15_000_000
+    alpha: float = Field(0.125, ge=0)
+    beta: float = Field(1.25, ge=0)
+    burst: Time = 150_000_000
+    ecn: bool = False
+    byte_mode: bool = False
+    derandomize: bool = True
+    mtu: Size = 1514
+
+    def _resolve(self, spec: Spec) -> dict[str, Any]:
+        return {
+            "target_ns": self.target,
+            "tupdate_ns": self.tupdate,
+            "alpha": self.alpha,
+            "beta": self.beta,
+            "burst_ns": self.burst,
+            "ecn": self.ecn,
+            "byte_mode": self.byte_mode,
+            "derandomize": self.derandomize,
+            "mtu_bytes": self.mtu,
+        }
+
+
+class FqDrr(_Aqm):
+    """Per-flow fair queueing (DRR, Shreedhar & Varghese 1995), no AQM: the perfect-isolation reference."""
+
+    kind: Literal["fq_drr"] = "fq_drr"
+    quantum: Size = 1514
+
+    def _resolve(self, spec: Spec) -> dict[str, Any]:
+        if self.quantum <= 0:
+            raise SpecError("bottleneck.qdisc.quantum", "must be > 0 bytes")
+        return {"quantum_bytes": self.quantum}
+
+    def _check(self, spec: Spec) -> None:
+        self._resolve(spec)
+
+
 #: Queue disciplines by canonical name.
-QDISCS: dict[str, type[_Model]] = {"droptail": DropTail}
+QDISCS: dict[str, type[_Model]] = {
+    "droptail": DropTail,
+    "red": Red,
+    "step": Step,
+    "codel": CoDel,
+    "fq_codel": FqCodel,
+    "pie": Pie,
+    "fq_drr": FqDrr,
+}
 #: Other spellings accepted for queue disciplines.
 QDISC_ALIASES: dict[str, str] = {
     "drop-tail": "droptail",
@@ -156,6 +401,10 @@ QDISC_ALIASES: dict[str, str] = {
     "fifo": "droptail",
     "pfifo": "droptail",
     "bfifo": "droptail",
+    "fq-codel": "fq_codel",
+    "fqcodel": "fq_codel",
+    "drr": "fq_drr",
+    "fq-drr": "fq_drr",
 }
 
 
@@ -177,7 +426,11 @@ def _qdisc_shorthand(value: object) -> object:
     return {**value, "kind": kind}
 
 
-Qdisc = Annotated[DropTail, BeforeValidator(_qdisc_shorthand)]
+Qdisc = Annotated[
+    DropTail | Red | Step | CoDel | FqCodel | Pie | FqDrr,
+    Field(discriminator="kind"),
+    BeforeValidator(_qdisc_shorthand),
+]
 
 
 # --------------------------------------------------------------------------
@@ -308,6 +561,11 @@ class Spec(_Model):
                 "bottleneck.buffer",
                 f"{buf} cannot hold one {self.packet_wire_bytes}-byte packet; use at least {self.packet_wire_bytes}B, '1pkt' or a BDP multiple",
             )
+        q = self.bottleneck.qdisc
+        if isinstance(q, _Aqm):
+            if q.limit is not None and q.limit.kind == "bytes" and q.limit.value < self.packet_wire_bytes:
+                raise SpecError("bottleneck.qdisc.limit", f"{q.limit} cannot hold one {self.packet_wire_bytes}-byte packet")
+            q._check(self)
         return self
 
     def _check_names(self) -> None:
@@ -429,6 +687,21 @@ class Spec(_Model):
             return None, int(b.buffer.value)
         return b.buffer.limit_packets(b.rate, self.bdp_rtt_ns, self.packet_wire_bytes), None
 
+    def resolve_buffer(self, buf: Buffer) -> tuple[int | None, int | None]:
+        """A buffer-like value as ``(packets, bytes)``, exactly one set (BDP multiples -> packets)."""
+        if buf.kind == "packets":
+            return int(buf.value), None
+        if buf.kind == "bytes":
+            return None, int(buf.value)
+        b = self.bottleneck
+        return buf.limit_packets(b.rate, self.bdp_rtt_ns, self.packet_wire_bytes), None
+
+    def drain_time_ns(self, limit: Buffer | None = None) -> int:
+        """Time the bottleneck needs to send a full queue of ``limit`` (default ``bottleneck.buffer``)."""
+        pkts, nbytes = self.resolve_buffer(limit or self.bottleneck.buffer)
+        total = nbytes if nbytes is not None else (pkts or 0) * self.packet_wire_bytes
+        return total * 8 * 10**9 // self.bottleneck.rate
+
     def to_run_config(self, seed: int | None = None) -> dict[str, Any]:
         """The fully-resolved ``RunConfig`` dict for the simulator (ns, bit/s, bytes, packets).
 
@@ -440,8 +713,14 @@ class Spec(_Model):
             raise SpecError("seed", f"must be an integer in 0..2^64-1, got {seed!r}")
         seed = int(seed)
         limit_packets, limit_bytes = self.buffer_limits()
-        qdisc: dict[str, Any] = {"kind": self.bottleneck.qdisc.kind}
-        if qdisc["kind"] == "droptail":
+        q = self.bottleneck.qdisc
+        qdisc: dict[str, Any] = {"kind": q.kind}
+        if isinstance(q, _Aqm):
+            if q.limit is not None:
+                limit_packets, limit_bytes = self.resolve_buffer(q.limit)
+            qdisc.update(limit_packets=limit_packets, limit_bytes=limit_bytes)
+            qdisc.update(q._resolve(self))
+        else:
             qdisc.update(limit_packets=limit_packets, limit_bytes=limit_bytes)
         return {
             "duration_ns": self.duration,
@@ -604,7 +883,9 @@ def _walk(loc: tuple[Any, ...]) -> tuple[list[str], type[BaseModel] | None]:
             shown.append(el)
             owner = model
             model = _model_in(model.model_fields[el].annotation)
-        elif el in QDISCS or "[" in el:
+        elif el in QDISCS:
+            model = QDISCS[el]  # the discriminated union's tag: descend into that model
+        elif "[" in el:
             continue  # a union tag pydantic inserts into loc, not a user key
         else:
             shown.append(el)

@@ -36,6 +36,9 @@ fn result_to_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyD
         fd.set_item("retransmissions", f.retransmissions)?;
         fd.set_item("losses_detected", f.losses_detected)?;
         fd.set_item("drops", f.drops)?;
+        fd.set_item("drops_overflow", f.drops_overflow)?;
+        fd.set_item("drops_aqm", f.drops_aqm)?;
+        fd.set_item("ecn_marks", f.ecn_marks)?;
         fd.set_item("rto_count", f.rto_count)?;
         fd.set_item("min_rtt_ns", f.min_rtt_ns)?;
         fd.set_item("mean_rtt_ns", f.mean_rtt_ns)?;

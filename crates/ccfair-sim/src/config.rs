@@ -72,6 +72,320 @@ pub enum QdiscConfig {
         #[serde(default)]
         limit_bytes: Option<u64>,
     },
+    /// RED (Floyd & Jacobson 1993; RFC 2309; Linux sch_red), qdisc/red.rs.
+    Red(RedConfig),
+    /// STEP marker: mark/drop every arrival while the queue exceeds a threshold (S3), qdisc/step.rs.
+    Step(StepConfig),
+    /// CoDel (RFC 8289; Linux sch_codel), qdisc/codel.rs.
+    Codel(CodelConfig),
+    /// FQ-CoDel (RFC 8290; Linux sch_fq_codel), qdisc/fq_codel.rs.
+    FqCodel(FqCodelConfig),
+    /// PIE (RFC 8033; Linux sch_pie), qdisc/pie.rs.
+    Pie(PieConfig),
+    /// Per-flow deficit round robin without AQM ("perfect isolation"), qdisc/drr.rs.
+    FqDrr(FqDrrConfig),
+}
+
+// Defaults of the AQM configs: the source's values, Linux's where the source
+// leaves them open (stated per field; see docs/qdiscs.md).
+fn d_limit_1000() -> Option<u64> {
+    Some(1000) // Linux sch_codel / sch_pie default limit, packets
+}
+fn d_limit_10240() -> Option<u64> {
+    Some(10 * 1024) // Linux sch_fq_codel default limit, packets
+}
+fn d_target_5ms() -> u64 {
+    5_000_000 // RFC 8289 / RFC 8290
+}
+fn d_interval_100ms() -> u64 {
+    100_000_000 // RFC 8289 / RFC 8290
+}
+fn d_mtu_1514() -> u64 {
+    1514 // Linux psched_mtu() of an Ethernet device
+}
+fn d_false() -> bool {
+    false
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RedConfig {
+    #[serde(default = "d_limit_1000")]
+    pub limit_packets: Option<u64>,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    /// Thresholds on the average queue, packets (or bytes in byte mode).
+    /// Defaults as tc-red: max_th = limit / 4, min_th = max_th / 3.
+    #[serde(default)]
+    pub min_th: Option<f64>,
+    #[serde(default)]
+    pub max_th: Option<f64>,
+    /// Maximum marking probability at max_th (tc-red default 0.02 = Floyd's 1/50).
+    #[serde(default = "d_red_max_p")]
+    pub max_p: f64,
+    /// EWMA weight of the average queue (Floyd & Jacobson: 0.002).
+    #[serde(default = "d_red_w_q")]
+    pub w_q: f64,
+    /// Gentle RED (Floyd 2000): ramp p from max_p to 1 between max_th and 2 max_th. Linux has no gentle mode: off.
+    #[serde(default = "d_false")]
+    pub gentle: bool,
+    /// Byte mode: average and thresholds in bytes, probability scaled by size / mean_packet_bytes.
+    #[serde(default = "d_false")]
+    pub byte_mode: bool,
+    /// Typical packet size (tc-red `avpkt`; ours: a full data packet), for byte mode and the idle-time correction.
+    #[serde(default = "d_red_avpkt")]
+    pub mean_packet_bytes: u64,
+    /// Mark ECN-capable packets instead of dropping them (tc-red `ecn`, off by default).
+    #[serde(default = "d_false")]
+    pub ecn: bool,
+}
+fn d_red_max_p() -> f64 {
+    0.02
+}
+fn d_red_w_q() -> f64 {
+    0.002
+}
+fn d_red_avpkt() -> u64 {
+    1500
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StepConfig {
+    #[serde(default = "d_limit_1000")]
+    pub limit_packets: Option<u64>,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    /// Threshold on the instantaneous queue; exactly one of the two.
+    #[serde(default)]
+    pub threshold_packets: Option<u64>,
+    #[serde(default)]
+    pub threshold_bytes: Option<u64>,
+    /// Mark ECN-capable packets (S3's STEP marks); Not-ECT packets are dropped either way.
+    #[serde(default = "default_true")]
+    pub ecn: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CodelConfig {
+    #[serde(default = "d_limit_1000")]
+    pub limit_packets: Option<u64>,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    #[serde(default = "d_target_5ms")]
+    pub target_ns: u64,
+    #[serde(default = "d_interval_100ms")]
+    pub interval_ns: u64,
+    /// No drop while the backlog is at most this (one MTU).
+    #[serde(default = "d_mtu_1514")]
+    pub mtu_bytes: u64,
+    /// Linux sch_codel: ecn off by default.
+    #[serde(default = "d_false")]
+    pub ecn: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FqCodelConfig {
+    #[serde(default = "d_limit_10240")]
+    pub limit_packets: Option<u64>,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    /// Linux memory_limit (32 MiB), here counted in wire bytes.
+    #[serde(default = "d_fq_memory")]
+    pub memory_limit_bytes: Option<u64>,
+    /// Hash buckets (Linux `flows`, 1024).
+    #[serde(default = "d_fq_flows")]
+    pub flows: u32,
+    /// DRR quantum (Linux: the device MTU, 1514).
+    #[serde(default = "d_mtu_1514")]
+    pub quantum_bytes: u64,
+    #[serde(default = "d_target_5ms")]
+    pub target_ns: u64,
+    #[serde(default = "d_interval_100ms")]
+    pub interval_ns: u64,
+    #[serde(default = "d_mtu_1514")]
+    pub mtu_bytes: u64,
+    /// Linux sch_fq_codel: ecn on by default.
+    #[serde(default = "default_true")]
+    pub ecn: bool,
+    /// Packets dropped at most per overflow from the fattest queue (Linux drop_batch_size 64).
+    #[serde(default = "d_fq_batch")]
+    pub drop_batch: u32,
+}
+fn d_fq_memory() -> Option<u64> {
+    Some(32 << 20)
+}
+fn d_fq_flows() -> u32 {
+    1024
+}
+fn d_fq_batch() -> u32 {
+    64
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PieConfig {
+    #[serde(default = "d_limit_1000")]
+    pub limit_packets: Option<u64>,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    /// Target queueing delay (RFC 8033 QDELAY_REF = 15 ms; Linux 15 ms).
+    #[serde(default = "d_pie_15ms")]
+    pub target_ns: u64,
+    /// Probability update interval (RFC 8033 T_UPDATE = 15 ms; Linux 15 ms).
+    #[serde(default = "d_pie_15ms")]
+    pub tupdate_ns: u64,
+    /// Gains in Hz (RFC 8033: alpha 0.125, beta 1.25; Linux tc 2/16, 20/16).
+    #[serde(default = "d_pie_alpha")]
+    pub alpha: f64,
+    #[serde(default = "d_pie_beta")]
+    pub beta: f64,
+    /// Burst allowance (RFC 8033 MAX_BURST = 150 ms).
+    #[serde(default = "d_pie_burst")]
+    pub burst_ns: u64,
+    /// Linux sch_pie: ecn off by default; marks only while p <= 10 %.
+    #[serde(default = "d_false")]
+    pub ecn: bool,
+    #[serde(default = "d_false")]
+    pub byte_mode: bool,
+    /// RFC 8033 section 5.1 derandomisation (Linux always does it).
+    #[serde(default = "default_true")]
+    pub derandomize: bool,
+    #[serde(default = "d_mtu_1514")]
+    pub mtu_bytes: u64,
+}
+fn d_pie_15ms() -> u64 {
+    15_000_000
+}
+fn d_pie_alpha() -> f64 {
+    0.125
+}
+fn d_pie_beta() -> f64 {
+    1.25
+}
+fn d_pie_burst() -> u64 {
+    150_000_000
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct FqDrrConfig {
+    #[serde(default = "d_limit_1000")]
+    pub limit_packets: Option<u64>,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    #[serde(default = "d_mtu_1514")]
+    pub quantum_bytes: u64,
+}
+
+impl QdiscConfig {
+    /// (limit_packets, limit_bytes) of any discipline.
+    pub fn limits(&self) -> (Option<u64>, Option<u64>) {
+        match self {
+            QdiscConfig::Droptail { limit_packets, limit_bytes } => (*limit_packets, *limit_bytes),
+            QdiscConfig::Red(c) => (c.limit_packets, c.limit_bytes),
+            QdiscConfig::Step(c) => (c.limit_packets, c.limit_bytes),
+            QdiscConfig::Codel(c) => (c.limit_packets, c.limit_bytes),
+            QdiscConfig::FqCodel(c) => (c.limit_packets, c.limit_bytes),
+            QdiscConfig::Pie(c) => (c.limit_packets, c.limit_bytes),
+            QdiscConfig::FqDrr(c) => (c.limit_packets, c.limit_bytes),
+        }
+    }
+
+    /// Reject parameter combinations the disciplines cannot run: (field under
+    /// `bottleneck.qdisc`, message).
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        let (lp, lb) = self.limits();
+        if lp == Some(0) {
+            return Err(("limit", "must be at least one packet".into()));
+        }
+        if let Some(b) = lb {
+            if b < 1500 {
+                return Err(("limit", "must hold at least one 1500-byte packet".into()));
+            }
+        }
+        let codel = |target: u64, interval: u64, mtu: u64| -> Result<(), (&'static str, String)> {
+            if target == 0 {
+                return Err(("target", "must be > 0".into()));
+            }
+            if target >= interval {
+                return Err(("target", format!("must be smaller than interval ({interval} ns), got {target} ns")));
+            }
+            if mtu == 0 {
+                return Err(("mtu", "must be > 0".into()));
+            }
+            Ok(())
+        };
+        match self {
+            QdiscConfig::Droptail { .. } => {}
+            QdiscConfig::Red(c) => {
+                if !(c.max_p > 0.0 && c.max_p <= 1.0) {
+                    return Err(("max_p", format!("must be in (0, 1], got {}", c.max_p)));
+                }
+                if !(c.w_q > 0.0 && c.w_q <= 1.0) {
+                    return Err(("w_q", format!("must be in (0, 1], got {}", c.w_q)));
+                }
+                if c.mean_packet_bytes == 0 {
+                    return Err(("mean_packet", "must be > 0".into()));
+                }
+                let (min, max) = crate::qdisc::red::thresholds(c);
+                if !(min >= 0.0 && min.is_finite()) {
+                    return Err(("min_th", format!("must be >= 0, got {min}")));
+                }
+                if !(max > min) {
+                    return Err(("min_th", format!("must be smaller than max_th ({max}), got {min}")));
+                }
+            }
+            QdiscConfig::Step(c) => match (c.threshold_packets, c.threshold_bytes) {
+                (Some(0), _) | (_, Some(0)) => return Err(("threshold", "must be > 0".into())),
+                (Some(_), Some(_)) | (None, None) => {
+                    return Err(("threshold", "exactly one of threshold_packets and threshold_bytes is required".into()))
+                }
+                _ => {}
+            },
+            QdiscConfig::Codel(c) => codel(c.target_ns, c.interval_ns, c.mtu_bytes)?,
+            QdiscConfig::FqCodel(c) => {
+                codel(c.target_ns, c.interval_ns, c.mtu_bytes)?;
+                if c.flows == 0 || c.flows > 65536 {
+                    return Err(("flows", format!("must be in 1..=65536, got {}", c.flows)));
+                }
+                if c.quantum_bytes == 0 {
+                    return Err(("quantum", "must be > 0".into()));
+                }
+                if c.drop_batch == 0 {
+                    return Err(("drop_batch", "must be >= 1".into()));
+                }
+                if c.memory_limit_bytes.is_some_and(|m| m < 1500) {
+                    return Err(("memory_limit", "must hold at least one 1500-byte packet".into()));
+                }
+            }
+            QdiscConfig::Pie(c) => {
+                if c.target_ns == 0 {
+                    return Err(("target", "must be > 0".into()));
+                }
+                if c.tupdate_ns == 0 {
+                    return Err(("tupdate", "must be > 0".into()));
+                }
+                if !(c.alpha >= 0.0 && c.alpha.is_finite()) {
+                    return Err(("alpha", format!("must be >= 0 (Hz), got {}", c.alpha)));
+                }
+                if !(c.beta >= 0.0 && c.beta.is_finite()) {
+                    return Err(("beta", format!("must be >= 0 (Hz), got {}", c.beta)));
+                }
+                if c.mtu_bytes == 0 {
+                    return Err(("mtu", "must be > 0".into()));
+                }
+            }
+            QdiscConfig::FqDrr(c) => {
+                if c.quantum_bytes == 0 {
+                    return Err(("quantum", "must be > 0".into()));
+                }
+            }
+        }
+        Ok(())
+    }
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -176,6 +490,11 @@ impl RunConfig {
                     if *b < 1500 {
                         return bad("bottleneck.buffer", "must hold at least one 1500-byte packet");
                     }
+                }
+            }
+            q => {
+                if let Err((field, msg)) = q.check() {
+                    return bad(&format!("bottleneck.qdisc.{field}"), &msg);
                 }
             }
         }

@@ -19,8 +19,14 @@ pub struct FlowResult {
     pub retransmissions: u64,
     /// Segments the sender marked lost (RACK / RTO).
     pub losses_detected: u64,
-    /// Packets of this flow (data and SYN) dropped at the bottleneck.
+    /// Packets of this flow (data and SYN) dropped at the bottleneck (= drops_overflow + drops_aqm).
     pub drops: u64,
+    /// ... of which dropped because the buffer (limit) was full.
+    pub drops_overflow: u64,
+    /// ... of which dropped by the AQM's decision.
+    pub drops_aqm: u64,
+    /// This flow's packets CE-marked by the queue discipline (counted as they leave the queue).
+    pub ecn_marks: u64,
     /// Retransmission timeouts that fired.
     pub rto_count: u64,
     /// Minimum RTT sample seen by the sender, ns (0 if none).

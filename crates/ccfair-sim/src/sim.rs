@@ -18,7 +18,7 @@ use std::collections::VecDeque;
 use crate::cc;
 use crate::config::{RunConfig, HEADER_BYTES};
 use crate::engine::{EventQueue, TimeNs, TimerPop};
-use crate::packet::{Kind, Packet};
+use crate::packet::{Ecn, Kind, Packet};
 use crate::qdisc::{self, DropReason, Qdisc};
 use crate::result::{FlowResult, RunResult, TraceResult};
 use crate::rng::{derive_seed, stream, stream_rng};
@@ -59,6 +59,9 @@ struct Monitor {
     delivered: Vec<Vec<u64>>,
     link_tx: Vec<u64>,
     drops: Vec<u64>,
+    drops_overflow: Vec<u64>,
+    drops_aqm: Vec<u64>,
+    ecn_marks: Vec<u64>,
     sojourn_hist: Vec<u64>,
     sojourn_bin_ns: u64,
     sojourn_sum: Vec<u64>,
@@ -80,6 +83,15 @@ struct Monitor {
 const MAX_SOJOURN_BINS: usize = 1 << 20;
 
 impl Monitor {
+    fn count_drop(&mut self, flow: u32, why: DropReason) {
+        let f = flow as usize;
+        self.drops[f] += 1;
+        match why {
+            DropReason::Overflow => self.drops_overflow[f] += 1,
+            DropReason::Aqm => self.drops_aqm[f] += 1,
+        }
+    }
+
     fn bin(&self, t: TimeNs) -> usize {
         (t / self.bin_ns) as usize
     }
@@ -157,6 +169,9 @@ impl Simulation {
             delivered: vec![vec![0; nbins]; n],
             link_tx: vec![0; nbins],
             drops: vec![0; n],
+            drops_overflow: vec![0; n],
+            drops_aqm: vec![0; n],
+            ecn_marks: vec![0; n],
             sojourn_hist: Vec::new(),
             sojourn_bin_ns: cfg.sojourn_bin_ns,
             sojourn_sum: vec![0; nbins],
@@ -181,7 +196,7 @@ impl Simulation {
             q,
             lines,
             sinks,
-            qdisc: qdisc::build(&cfg.bottleneck.qdisc),
+            qdisc: qdisc::build(&cfg.bottleneck.qdisc, cfg.seed, cfg.bottleneck.rate_bps),
             rate_bps: cfg.bottleneck.rate_bps,
             tx_rem: 0,
             tx_current: None,
@@ -263,8 +278,12 @@ impl Simulation {
 
     fn bottleneck_arrive(&mut self, now: TimeNs, mut p: Packet) {
         p.enqueue_ns = now;
-        if let Err((d, _why)) = self.qdisc.enqueue(p, now) {
-            self.mon.drops[d.flow as usize] += 1;
+        if let Err((d, why)) = self.qdisc.enqueue(p, now) {
+            self.mon.count_drop(d.flow, why);
+        }
+        self.qdisc.take_enqueue_drops(&mut self.dropped);
+        for (d, why) in self.dropped.drain(..) {
+            self.mon.count_drop(d.flow, why);
         }
         if self.tx_current.is_none() {
             self.start_tx(now);
@@ -273,10 +292,14 @@ impl Simulation {
 
     fn start_tx(&mut self, now: TimeNs) {
         let p = self.qdisc.dequeue(now, &mut self.dropped);
-        for (d, _) in self.dropped.drain(..) {
-            self.mon.drops[d.flow as usize] += 1;
+        for (d, why) in self.dropped.drain(..) {
+            self.mon.count_drop(d.flow, why);
         }
         if let Some(p) = p {
+            if p.ecn == Ecn::Ce {
+                // Senders never send CE, so a CE packet leaving the queue was marked here.
+                self.mon.ecn_marks[p.flow as usize] += 1;
+            }
             let sojourn = now - p.enqueue_ns;
             let b = self.mon.bin(now);
             if b < self.mon.sojourn_sum.len() {
@@ -450,6 +473,9 @@ impl Simulation {
                 retransmissions: st.retransmissions,
                 losses_detected: st.losses_detected,
                 drops: self.mon.drops[i],
+                drops_overflow: self.mon.drops_overflow[i],
+                drops_aqm: self.mon.drops_aqm[i],
+                ecn_marks: self.mon.ecn_marks[i],
                 rto_count: st.rto_count,
                 min_rtt_ns: st.min_rtt_ns,
                 mean_rtt_ns: if st.rtt_samples > 0 { st.rtt_sum_ns as f64 / st.rtt_samples as f64 } else { 0.0 },

@@ -4,6 +4,9 @@
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- table [--reps N]
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED]
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- json FILE.json
+//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- aqm          (CoDel/PIE sojourn table)
+//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- qdisc-cost [--reps N]  (paired AQM / drop-tail wall time)
+//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- fq-fairness  (FQ-CoDel CUBIC vs BBR, 10 seeds)
 //!
 //! `table` prints the S0 base case (CUBIC vs BBR, 10 Mbit/s, 50 ms, 0.5 BDP,
 //! 45 s) and the scaling table (rates at 2 CUBIC flows, flow counts at
@@ -50,6 +53,113 @@ fn cfg(rate_bps: u64, rtt_ms: u64, buf_bdp: f64, flows: Vec<FlowConfig>, duratio
             qdisc: QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
         },
         flows,
+    }
+}
+
+/// `c` with an AQM in place of drop-tail; the AQM's limit is the drop-tail limit.
+fn with_qdisc(mut c: RunConfig, kind: &str) -> RunConfig {
+    let (lp, _) = c.bottleneck.qdisc.limits();
+    let json = format!(r#"{{"kind":"{kind}","limit_packets":{}}}"#, lp.unwrap());
+    c.bottleneck.qdisc = serde_json::from_str(&json).expect("qdisc json");
+    c
+}
+
+/// Mean sojourn (ms) and utilization over bins [b0, b1).
+fn sojourn_util(r: &ccfair_sim::result::RunResult, rate_bps: u64, b0: usize, b1: usize) -> (f64, f64) {
+    let s: u64 = r.sojourn_sum_ns_per_bin[b0..b1].iter().sum();
+    let n: u64 = r.sojourn_pkts_per_bin[b0..b1].iter().sum();
+    let tx: u64 = r.link_tx_bytes[b0..b1].iter().sum();
+    let secs = (b1 - b0) as f64 * r.bin_ns as f64 / 1e9;
+    (s as f64 / n.max(1) as f64 / 1e6, tx as f64 * 8.0 / (rate_bps as f64 * secs))
+}
+
+/// AQM acceptance (issue 3): mean sojourn and utilization of CoDel and PIE
+/// with N long-lived CUBIC flows, 50 ms, 2 BDP; window 10-30 s of a 30 s run.
+fn aqm_table() {
+    println!("| qdisc | rate | flows | mean sojourn (ms) | target (ms) | ratio | utilization |");
+    println!("|---|---|---|---|---|---|---|");
+    for kind in ["codel", "pie"] {
+        let target = if kind == "codel" { 5.0 } else { 15.0 };
+        for rate in [10_000_000u64, 100_000_000] {
+            for n in [1usize, 4, 16] {
+                let flows = (0..n).map(|i| flow(&format!("f{i}"), "cubic", 50, i as u64 * 13)).collect();
+                let c = with_qdisc(cfg(rate, 50, 2.0, flows, 30, 1), kind);
+                let r = ccfair_sim::run(&c);
+                let (soj, util) = sojourn_util(&r, rate, 100, 300);
+                println!("| {kind} | {} Mbit/s | {n} | {soj:.2} | {target} | {:.2} | {:.3} |", rate / 1_000_000, soj / target, util);
+            }
+        }
+    }
+}
+
+/// FQ-CoDel acceptance (issue 3): CUBIC vs BBR, 10 Mbit/s, 50 ms, 2 BDP, S0
+/// timing (B starts at 5 s, window 10-45 s), fness(A, B) mean over 10 seeds,
+/// both start orders, FQ-CoDel vs drop-tail.
+fn fq_fairness_table() {
+    let fness = |a: f64, b: f64| if b >= a { 1.0 - a / b } else { b / a - 1.0 };
+    println!("| qdisc | A first | B second | mean fness(cubic, bbr) | min | max |");
+    println!("|---|---|---|---|---|---|");
+    for kind in ["droptail", "fq_codel", "fq_drr"] {
+        for (a, b) in [("cubic", "bbr"), ("bbr", "cubic")] {
+            let mut v = vec![];
+            for seed in 1..=10u64 {
+                let mut fa = flow("A", a, 50, 0);
+                fa.start_jitter_ns = 100_000_000; // seeds differ by the start times (S0: repeated runs)
+                let mut fb = flow("B", b, 50, 5000);
+                fb.start_jitter_ns = 100_000_000;
+                let mut c = cfg(10_000_000, 50, 2.0, vec![fa, fb], 45, seed);
+                if kind != "droptail" {
+                    c = with_qdisc(c, kind);
+                }
+                let r = ccfair_sim::run(&c);
+                let bytes = |i: usize| r.flows[i].delivered_bytes[100..450].iter().sum::<u64>() as f64;
+                // fness of the (cubic, bbr) pair whichever starts first
+                let (cu, bb) = if a == "cubic" { (bytes(0), bytes(1)) } else { (bytes(1), bytes(0)) };
+                v.push(fness(cu, bb));
+            }
+            let mean = v.iter().sum::<f64>() / v.len() as f64;
+            let min = v.iter().cloned().fold(f64::INFINITY, f64::min);
+            let max = v.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
+            println!("| {kind} | {a} | {b} | {mean:+.3} | {min:+.3} | {max:+.3} |");
+        }
+    }
+}
+
+/// Paired cost of an AQM against drop-tail on the S0 base case (0.5 and 2
+/// BDP): runs alternate (drop-tail, AQM, drop-tail, ...) so that load
+/// drifts on a shared machine hit both alike; prints the median of the
+/// per-pair wall-time ratios.
+fn qdisc_cost(reps: usize) {
+    println!("| scenario | median drop-tail wall (ms) | median AQM wall (ms) | median paired ratio AQM / drop-tail |");
+    println!("|---|---|---|---|");
+    for kind in ["fq_codel", "codel", "pie", "fq_drr"] {
+        for (label, buf) in [("0.5BDP", 0.5), ("2BDP", 2.0)] {
+            let dt = cfg(10_000_000, 50, buf, vec![flow("A", "cubic", 50, 0), flow("B", "bbr", 50, 5000)], 45, 1);
+            let aqm = with_qdisc(dt.clone(), kind);
+            let _ = (ccfair_sim::run(&dt), ccfair_sim::run(&aqm)); // warm-up
+            let (mut wd, mut wa, mut ratio) = (vec![], vec![], vec![]);
+            for _ in 0..reps {
+                let t = Instant::now();
+                let _ = ccfair_sim::run(&dt);
+                let a = t.elapsed().as_secs_f64();
+                let t = Instant::now();
+                let _ = ccfair_sim::run(&aqm);
+                let b = t.elapsed().as_secs_f64();
+                wd.push(a);
+                wa.push(b);
+                ratio.push(b / a);
+            }
+            let med = |v: &mut Vec<f64>| {
+                v.sort_by(|x, y| x.partial_cmp(y).unwrap());
+                v[v.len() / 2]
+            };
+            println!(
+                "| S0 {label} {kind} | {:.2} | {:.2} | {:.2} |",
+                med(&mut wd) * 1e3,
+                med(&mut wa) * 1e3,
+                med(&mut ratio)
+            );
+        }
     }
 }
 
@@ -104,6 +214,16 @@ fn table(reps: usize) {
     let base = measure(&s0(1), reps);
     print_row("S0 base: cubic vs bbr 10M 50ms 0.5BDP 45s", &base, base.pkts_per_s);
     let b = base.pkts_per_s;
+    let s0_2bdp = cfg(10_000_000, 50, 2.0, vec![flow("A", "cubic", 50, 0), flow("B", "bbr", 50, 5000)], 45, 1);
+    let dt = measure(&s0_2bdp, reps);
+    print_row("S0 at 2 BDP, drop-tail", &dt, b);
+    for kind in ["fq_codel", "codel", "pie", "fq_drr"] {
+        for (label, c) in [("0.5BDP", s0(1)), ("2BDP", s0_2bdp.clone())] {
+            let m = measure(&with_qdisc(c, kind), reps);
+            let base_wall = if label == "2BDP" { dt.wall_ms } else { base.wall_ms };
+            print_row(&format!("S0 {label} {kind} (x{:.2} drop-tail wall)", m.wall_ms / base_wall), &m, b);
+        }
+    }
     for (rate, label, dur) in [
         (10_000_000u64, "10 Mbit/s", 45u64),
         (100_000_000, "100 Mbit/s", 45),
@@ -155,6 +275,12 @@ fn main() {
                 r.data_packets
             );
         }
+        Some("aqm") => aqm_table(),
+        Some("qdisc-cost") => {
+            let reps = args.iter().position(|a| a == "--reps").and_then(|i| args.get(i + 1)).and_then(|s| s.parse().ok()).unwrap_or(31);
+            qdisc_cost(reps);
+        }
+        Some("fq-fairness") => fq_fairness_table(),
         Some("json") => {
             let s = std::fs::read_to_string(&args[2]).expect("read file");
             let c = RunConfig::from_json(&s).unwrap_or_else(|e| {
@@ -165,7 +291,7 @@ fn main() {
             println!("{}", serde_json::to_string(&r).unwrap());
         }
         _ => {
-            eprintln!("usage: ccfair-bench table [--reps N] | one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED] | json FILE");
+            eprintln!("usage: ccfair-bench table [--reps N] | aqm | fq-fairness | qdisc-cost [--reps N] | one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED] | json FILE");
             std::process::exit(2);
         }
     }
