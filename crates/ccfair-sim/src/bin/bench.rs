@@ -26,6 +26,7 @@ fn flow(name: &str, cca: &str, rtt_ms: u64, start_ms: u64) -> FlowConfig {
         rwnd_max_pkts: None,
         init_cwnd_pkts: 10,
         delayed_ack: true,
+        ecn: None,
     }
 }
 

@@ -10,6 +10,8 @@ use crate::engine::TimeNs;
 use crate::packet::Packet;
 
 pub mod droptail;
+pub mod dualpi2;
+pub mod pi2;
 
 /// Why a packet was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -31,10 +33,25 @@ pub trait Qdisc: Send {
     fn len_bytes(&self) -> u64;
 }
 
-pub fn build(cfg: &QdiscConfig) -> Box<dyn Qdisc> {
+/// Build the discipline; `seed` feeds its random stream (derived from the run
+/// seed with `rng::stream::QDISC`).
+pub fn build(cfg: &QdiscConfig, seed: u64) -> Box<dyn Qdisc> {
     match cfg {
         QdiscConfig::Droptail { limit_packets, limit_bytes } => {
             Box::new(droptail::DropTail::new(*limit_packets, *limit_bytes))
         }
+        QdiscConfig::Pi2 { .. } => Box::new(pi2::Pi2::from_config(cfg, seed)),
+        QdiscConfig::DualPi2 { .. } => Box::new(dualpi2::DualPi2::from_config(cfg, seed)),
+    }
+}
+
+/// AQM congestion signal: CE-mark an ECN-capable packet (returns true), or
+/// tell the caller to drop a Not-ECT one (returns false). RFC 3168 section 5.
+pub fn ecn_mark(p: &mut Packet) -> bool {
+    if p.ecn.is_capable() {
+        p.ecn = crate::packet::Ecn::Ce;
+        true
+    } else {
+        false
     }
 }
