@@ -21,6 +21,9 @@ FALLBACK: tuple[tuple[str, str], ...] = (
     ("reno", "RFC 5681 / RFC 6582 (NewReno)"),
     ("cubic", "RFC 9438, Linux tcp_cubic.c (HyStart)"),
     ("bbr", "BBRv1: Linux tcp_bbr.c, draft-cardwell-iccrg-bbr-congestion-control"),
+    ("dctcp", "DCTCP: RFC 8257, Linux tcp_dctcp.c"),
+    ("prague", "TCP Prague (L4S), RTT-independent increase"),
+    ("prague-rttdep", "TCP Prague without RTT-independence"),
 )
 
 #: Other spellings accepted in experiment files -> canonical simulator name.
@@ -51,6 +54,7 @@ ALIASES: dict[str, str] = {
     "tcpwestwoodplus": "westwood",
     "yeah-tcp": "yeah",
     "tcpyeah": "yeah",
+    "tcp-prague": "prague",
 }
 
 #: Suffix that turns pacing on: ``"cubic+pacing"``.

@@ -152,6 +152,12 @@ class Result:
                 "size_bytes": pd.array([f.get("size_bytes") for f in raw["flows"]], dtype="Int64"),
                 "fct_s": [math.nan if f.get("fct_ns") is None else f["fct_ns"] / _NS_PER_S for f in raw["flows"]],
                 "random_losses": [int(f.get("random_losses", 0)) for f in raw["flows"]],
+                "ecn": [str(f.get("ecn", "off")) for f in raw["flows"]],
+                "ecn_reductions": [int(f.get("ecn_reductions", 0)) for f in raw["flows"]],
+                "queue_delay_ms": [
+                    int(f["sojourn_sum_ns"]) / int(f["sojourn_pkts"]) / _NS_PER_MS if f.get("sojourn_pkts") else math.nan
+                    for f in raw["flows"]
+                ],
             }
         )
         fct = fct_summary(flows, rate_bps, [int(c.get("rate_cap_bps") or 0) for c in config["flows"]])
@@ -199,11 +205,14 @@ class Result:
         order = np.argsort(np.asarray(raw["sojourn_bin"], dtype=np.int64), kind="stable")
         hist_bins = np.asarray(raw["sojourn_bin"], dtype=np.int64)[order]
         hist_counts = np.asarray(raw["sojourn_count"], dtype=np.int64)[order]
+        l4s = dict(zip((int(b) for b in raw.get("sojourn_l4s_bin", [])), (int(c) for c in raw.get("sojourn_l4s_count", []))))
+        l4s_counts = np.asarray([l4s.get(int(b), 0) for b in hist_bins], dtype=np.int64)
         sojourn = pd.DataFrame(
             {
                 "bin_start_ms": hist_bins * soj_bin_ns / _NS_PER_MS,
                 "bin_end_ms": (hist_bins + 1) * soj_bin_ns / _NS_PER_MS,
                 "count": hist_counts,
+                "count_l4s": l4s_counts,
             }
         )
 
@@ -227,6 +236,14 @@ class Result:
         w_pkts = int(soj_pkts[b0:b1].sum())
         mean_delay_ms = int(soj_sum[b0:b1].sum()) / w_pkts / _NS_PER_MS if w_pkts else math.nan
         p99_ms = metrics.histogram_percentile(hist_bins, hist_counts, soj_bin_ns / _NS_PER_MS, 99)
+        l4s_pkts = int(l4s_counts.sum())
+        l4s_delay = None
+        if l4s_pkts:
+            l4s_sum = sum(int(f["sojourn_sum_ns"]) for f in raw["flows"] if f.get("ecn") == "scalable")
+            l4s_delay = {
+                "mean": _num(l4s_sum / l4s_pkts / _NS_PER_MS),
+                "p99": _num(metrics.histogram_percentile(hist_bins, l4s_counts, soj_bin_ns / _NS_PER_MS, 99)),
+            }
         in_window = (queue_t >= ws) & (queue_t < we)
         queue_pkts_mean = float(queue["packets"][in_window].mean()) if in_window.any() else math.nan
         util = (
@@ -247,6 +264,8 @@ class Result:
                     "share": _num(float(shares[i])),
                     "bytes": window_bytes[i],
                     "retransmissions": int(flows["retransmissions"][i]),
+                    "ecn": str(flows["ecn"][i]),
+                    "ecn_marks": int(flows["ecn_marks"][i]),
                 }
                 for i in range(len(names))
             ],
@@ -254,6 +273,7 @@ class Result:
             "fness": _num(metrics.fness(window_bytes[0], window_bytes[1])) if len(names) == 2 else None,
             "utilization": _num(util),
             "queue_delay_ms": {"mean": _num(mean_delay_ms), "p99": _num(p99_ms)},
+            "queue_delay_l4s_ms": l4s_delay,
             "queue_packets_mean": _num(queue_pkts_mean),
             "data_packets": int(raw.get("data_packets", 0)),
             "events": int(raw.get("events", 0)),

@@ -66,6 +66,8 @@ __all__ = [
     "FqCodel",
     "Pie",
     "FqDrr",
+    "Pi2",
+    "DualPi2",
     "QDISCS",
     "apply_overrides",
     "load_toml",
@@ -151,6 +153,29 @@ class DropTail(_Model):
     """FIFO with tail drop; its limit is ``bottleneck.buffer``."""
 
     kind: Literal["droptail"] = "droptail"
+
+
+class Pi2(_Model):
+    """PI2 (De Schepper et al., CoNEXT 2016): PI controller on queue delay; classic
+    packets dropped/marked with p'^2, ECT(1) marked with coupling x p'. Limit: ``bottleneck.buffer``."""
+
+    kind: Literal["pi2"] = "pi2"
+    target: PositiveTime = 15_000_000
+    tupdate: PositiveTime = 16_000_000
+    alpha: float = Field(0.16, ge=0, allow_inf_nan=False)
+    beta: float = Field(3.2, ge=0, allow_inf_nan=False)
+    coupling: float = Field(2.0, ge=1, allow_inf_nan=False)
+
+
+class DualPi2(Pi2):
+    """DualPI2 (RFC 9332): L4S queue (ECT(1)/CE) with a step/ramp marker, classic
+    queue with PI2, coupled by ``coupling``, time-shifted FIFO between them."""
+
+    kind: Literal["dualpi2"] = "dualpi2"  # type: ignore[assignment]
+    step_thresh: PositiveTime = 1_000_000
+    ramp_range: Time = 0
+    tshift: Time = 40_000_000
+    drop_overload: bool = True
 
 
 #: Sizes in bytes ("1514B", "64KiB"), printed back in human units.
@@ -391,6 +416,8 @@ QDISCS: dict[str, type[_Model]] = {
     "fq_codel": FqCodel,
     "pie": Pie,
     "fq_drr": FqDrr,
+    "pi2": Pi2,
+    "dualpi2": DualPi2,
 }
 #: Other spellings accepted for queue disciplines.
 QDISC_ALIASES: dict[str, str] = {
@@ -405,6 +432,8 @@ QDISC_ALIASES: dict[str, str] = {
     "fqcodel": "fq_codel",
     "drr": "fq_drr",
     "fq-drr": "fq_drr",
+    "dual-pi2": "dualpi2",
+    "dualq": "dualpi2",
 }
 
 
@@ -427,10 +456,33 @@ def _qdisc_shorthand(value: object) -> object:
 
 
 Qdisc = Annotated[
-    DropTail | Red | Step | CoDel | FqCodel | Pie | FqDrr,
+    DropTail | Red | Step | CoDel | FqCodel | Pie | FqDrr | Pi2 | DualPi2,
     Field(discriminator="kind"),
     BeforeValidator(_qdisc_shorthand),
 ]
+
+#: ECN modes of a flow (RFC 3168 classic, RFC 9331 scalable / L4S) and accepted spellings.
+ECN_MODES = ("off", "classic", "scalable")
+ECN_ALIASES: dict[str, str] = {"rfc3168": "classic", "ect0": "classic", "l4s": "scalable", "ect1": "scalable", "none": "off"}
+
+
+def _ecn_mode(value: object) -> object:
+    """``true`` -> classic, ``false`` -> off, aliases resolved; None = the CCA's default."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "classic" if value else "off"
+    if isinstance(value, str):
+        v = value.strip().lower()
+        v = ECN_ALIASES.get(v, v)
+        if v in ECN_MODES:
+            return v
+    raise ValueError(
+        f"expected one of {', '.join(ECN_MODES)} (or true = classic, false = off, 'l4s' = scalable), got {value!r}"
+    )
+
+
+EcnMode = Annotated[Literal["off", "classic", "scalable"] | None, BeforeValidator(_ecn_mode)]
 
 
 # --------------------------------------------------------------------------
@@ -470,6 +522,7 @@ class Flow(_Model):
     rwnd_max: int | None = Field(None, ge=1)
     init_cwnd: int = Field(10, ge=1)
     delayed_ack: bool = True
+    ecn: EcnMode = None
     count: int = Field(1, ge=1)
     size: OptionalSize = None
     rate_cap: OptionalRate = None
@@ -722,6 +775,27 @@ class Spec(_Model):
             qdisc.update(q._resolve(self))
         else:
             qdisc.update(limit_packets=limit_packets, limit_bytes=limit_bytes)
+        q = self.bottleneck.qdisc
+        if isinstance(q, Pi2):
+            # PI2/DualPI2 limits are in packets (Linux: `limit` packets); a byte
+            # buffer becomes whole full-size packets.
+            lp = limit_packets if limit_packets is not None else max(1, int(limit_bytes or 0) // self.packet_wire_bytes)
+            qdisc.pop("limit_bytes", None)
+            qdisc.update(
+                limit_packets=lp,
+                target_ns=q.target,
+                tupdate_ns=q.tupdate,
+                alpha_hz=q.alpha,
+                beta_hz=q.beta,
+                coupling=q.coupling,
+            )
+        if isinstance(q, DualPi2):
+            qdisc.update(
+                step_thresh_ns=q.step_thresh,
+                ramp_range_ns=q.ramp_range,
+                tshift_ns=q.tshift,
+                drop_overload=q.drop_overload,
+            )
         return {
             "duration_ns": self.duration,
             "seed": seed,
@@ -753,6 +827,7 @@ class Spec(_Model):
                     "size_bytes": f.size,
                     "rate_cap_bps": f.rate_cap,
                     "loss": f.loss,
+                    "ecn": f.ecn,
                 }
                 for _, name, f in self.expand_flows()
             ]

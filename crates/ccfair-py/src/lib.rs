@@ -46,6 +46,10 @@ fn result_to_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyD
         fd.set_item("size_bytes", f.size_bytes)?;
         fd.set_item("fct_ns", f.fct_ns)?;
         fd.set_item("random_losses", f.random_losses)?;
+        fd.set_item("ecn", f.ecn)?;
+        fd.set_item("ecn_reductions", f.ecn_reductions)?;
+        fd.set_item("sojourn_sum_ns", f.sojourn_sum_ns)?;
+        fd.set_item("sojourn_pkts", f.sojourn_pkts)?;
         flows.append(fd)?;
     }
     d.set_item("flows", flows)?;
@@ -55,6 +59,8 @@ fn result_to_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyD
     d.set_item("queue_bytes", r.queue_bytes)?;
     d.set_item("sojourn_bin", r.sojourn_bin)?;
     d.set_item("sojourn_count", r.sojourn_count)?;
+    d.set_item("sojourn_l4s_bin", r.sojourn_l4s_bin)?;
+    d.set_item("sojourn_l4s_count", r.sojourn_l4s_count)?;
     d.set_item("sojourn_sum_ns_per_bin", r.sojourn_sum_ns_per_bin)?;
     d.set_item("sojourn_pkts_per_bin", r.sojourn_pkts_per_bin)?;
     let t = PyDict::new(py);

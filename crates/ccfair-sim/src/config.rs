@@ -84,6 +84,45 @@ pub enum QdiscConfig {
     Pie(PieConfig),
     /// Per-flow deficit round robin without AQM ("perfect isolation"), qdisc/drr.rs.
     FqDrr(FqDrrConfig),
+    /// PI2 (De Schepper et al., CoNEXT 2016): one FIFO, PI controller on queue
+    /// delay; classic packets dropped/marked with p'^2, ECT(1) marked with k*p'.
+    Pi2 {
+        limit_packets: u64,
+        #[serde(default = "default_pi2_target_ns")]
+        target_ns: u64,
+        #[serde(default = "default_pi2_tupdate_ns")]
+        tupdate_ns: u64,
+        #[serde(default = "default_pi2_alpha_hz")]
+        alpha_hz: f64,
+        #[serde(default = "default_pi2_beta_hz")]
+        beta_hz: f64,
+        #[serde(default = "default_coupling")]
+        coupling: f64,
+    },
+    /// DualPI2 (RFC 9332, Linux sch_dualpi2): L4S queue (ECT(1)/CE) with a step
+    /// (or ramp) marker, classic queue with PI2, coupled by k, time-shifted FIFO.
+    #[serde(rename = "dualpi2")]
+    DualPi2 {
+        limit_packets: u64,
+        #[serde(default = "default_pi2_target_ns")]
+        target_ns: u64,
+        #[serde(default = "default_pi2_tupdate_ns")]
+        tupdate_ns: u64,
+        #[serde(default = "default_pi2_alpha_hz")]
+        alpha_hz: f64,
+        #[serde(default = "default_pi2_beta_hz")]
+        beta_hz: f64,
+        #[serde(default = "default_coupling")]
+        coupling: f64,
+        #[serde(default = "default_step_thresh_ns")]
+        step_thresh_ns: u64,
+        #[serde(default)]
+        ramp_range_ns: u64,
+        #[serde(default = "default_tshift_ns")]
+        tshift_ns: u64,
+        #[serde(default = "default_true")]
+        drop_overload: bool,
+    },
 }
 
 // Defaults of the AQM configs: the source's values, Linux's where the source
@@ -291,6 +330,7 @@ impl QdiscConfig {
             QdiscConfig::FqCodel(c) => (c.limit_packets, c.limit_bytes),
             QdiscConfig::Pie(c) => (c.limit_packets, c.limit_bytes),
             QdiscConfig::FqDrr(c) => (c.limit_packets, c.limit_bytes),
+            QdiscConfig::Pi2 { limit_packets, .. } | QdiscConfig::DualPi2 { limit_packets, .. } => (Some(*limit_packets), None),
         }
     }
 
@@ -383,9 +423,50 @@ impl QdiscConfig {
                     return Err(("quantum", "must be > 0".into()));
                 }
             }
+            // Checked in RunConfig::validate (their errors name bottleneck.buffer / bottleneck.qdisc.*).
+            QdiscConfig::Pi2 { .. } | QdiscConfig::DualPi2 { .. } => {}
         }
         Ok(())
     }
+}
+
+
+fn default_pi2_target_ns() -> u64 {
+    crate::qdisc::pi2::DEFAULT_TARGET_NS
+}
+fn default_pi2_tupdate_ns() -> u64 {
+    crate::qdisc::pi2::DEFAULT_TUPDATE_NS
+}
+fn default_pi2_alpha_hz() -> f64 {
+    crate::qdisc::pi2::DEFAULT_ALPHA_HZ
+}
+fn default_pi2_beta_hz() -> f64 {
+    crate::qdisc::pi2::DEFAULT_BETA_HZ
+}
+fn default_coupling() -> f64 {
+    crate::qdisc::pi2::DEFAULT_COUPLING
+}
+fn default_step_thresh_ns() -> u64 {
+    crate::qdisc::dualpi2::DEFAULT_STEP_THRESH_NS
+}
+fn default_tshift_ns() -> u64 {
+    crate::qdisc::dualpi2::DEFAULT_TSHIFT_NS
+}
+
+/// A flow's use of ECN (RFC 3168 / RFC 9331).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EcnMode {
+    /// Not ECN-capable: data is Not-ECT; congestion is signalled by drops only.
+    #[default]
+    Off,
+    /// RFC 3168: data ECT(0); the receiver echoes ECE until it sees CWR; the
+    /// sender reduces once per window (CWR state).
+    Classic,
+    /// Scalable / L4S (RFC 9331): data ECT(1); the receiver echoes the CE state
+    /// of every packet (DCTCP's state machine, RFC 8257 3.2), accurate enough for
+    /// per-packet CE counts.
+    Scalable,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -434,6 +515,9 @@ pub struct FlowConfig {
     /// before the bottleneck (non-congestion loss, e.g. a lossy wireless hop).
     #[serde(default)]
     pub loss: f64,
+    /// ECN use; None = the CCA's default (scalable for CCAs that need ECN, e.g. DCTCP, Prague; else off).
+    #[serde(default)]
+    pub ecn: Option<EcnMode>,
 }
 
 fn default_mss() -> u32 {
@@ -490,6 +574,27 @@ impl RunConfig {
                     if *b < 1500 {
                         return bad("bottleneck.buffer", "must hold at least one 1500-byte packet");
                     }
+                }
+            }
+            QdiscConfig::Pi2 { limit_packets, target_ns, tupdate_ns, alpha_hz, beta_hz, coupling }
+            | QdiscConfig::DualPi2 { limit_packets, target_ns, tupdate_ns, alpha_hz, beta_hz, coupling, .. } => {
+                if *limit_packets == 0 {
+                    return bad("bottleneck.buffer", "must be at least one packet");
+                }
+                if *target_ns == 0 {
+                    return bad("bottleneck.qdisc.target", "must be > 0");
+                }
+                if *tupdate_ns == 0 {
+                    return bad("bottleneck.qdisc.tupdate", "must be > 0");
+                }
+                if !(alpha_hz.is_finite() && *alpha_hz >= 0.0) {
+                    return bad("bottleneck.qdisc.alpha", "must be a finite number >= 0 (Hz)");
+                }
+                if !(beta_hz.is_finite() && *beta_hz >= 0.0) {
+                    return bad("bottleneck.qdisc.beta", "must be a finite number >= 0 (Hz)");
+                }
+                if !(coupling.is_finite() && *coupling >= 1.0) {
+                    return bad("bottleneck.qdisc.coupling", "must be a finite number >= 1");
                 }
             }
             q => {

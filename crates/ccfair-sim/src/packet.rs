@@ -2,7 +2,7 @@
 //! segments; sequence numbers count segments (packets), not bytes, because
 //! every data segment of a flow carries one MSS (see docs/fidelity.md).
 
-/// ECN codepoint in the IP header (RFC 3168). Used by the AQM issue.
+/// ECN codepoint in the IP header (RFC 3168; ECT(1) is the L4S identifier, RFC 9331).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Ecn {
     #[default]
@@ -42,6 +42,8 @@ pub struct Packet {
     pub ecn: Ecn,
     /// Ack: ECN-Echo.
     pub ece: bool,
+    /// Data: Congestion Window Reduced (RFC 3168): the sender reduced after ECE.
+    pub cwr: bool,
     /// Timestamp value (TSval) set by the sender of this packet, ns.
     pub ts_val: u64,
     /// Timestamp echo (TSecr), ns.
@@ -51,6 +53,13 @@ pub struct Packet {
 }
 
 pub const NO_SACK: u64 = u64::MAX;
+
+impl Ecn {
+    /// ECT(0), ECT(1) or CE: an AQM may mark it instead of dropping it.
+    pub fn is_capable(self) -> bool {
+        self != Ecn::NotEct
+    }
+}
 
 impl Packet {
     pub fn new(flow: u32, kind: Kind, wire_bytes: u32) -> Packet {
@@ -64,6 +73,7 @@ impl Packet {
             wire_bytes,
             ecn: Ecn::NotEct,
             ece: false,
+            cwr: false,
             ts_val: 0,
             ts_ecr: 0,
             enqueue_ns: 0,

@@ -41,6 +41,14 @@ pub struct FlowResult {
     pub fct_ns: Option<u64>,
     /// Data packets lost on the access path by random (non-congestion) loss.
     pub random_losses: u64,
+    /// ECN mode used: "off", "classic" or "scalable".
+    pub ecn: String,
+    /// ECN-triggered window reductions (CWR entries) of the sender.
+    pub ecn_reductions: u64,
+    /// Sum and count of this flow's packet sojourn times at the bottleneck
+    /// within the analysis window (mean = sum / count).
+    pub sojourn_sum_ns: u64,
+    pub sojourn_pkts: u64,
 }
 
 /// Optional per-flow trace, sampled every `sample_ns`.
@@ -73,6 +81,9 @@ pub struct RunResult {
     /// analysis window, sparse: bin index i covers [i*sojourn_bin_ns, (i+1)*sojourn_bin_ns).
     pub sojourn_bin: Vec<u32>,
     pub sojourn_count: Vec<u64>,
+    /// The same histogram for packets of scalable-ECN (L4S-class) flows only.
+    pub sojourn_l4s_bin: Vec<u32>,
+    pub sojourn_l4s_count: Vec<u64>,
     /// Exact sojourn sums and packet counts per delivered-bytes bin (whole run),
     /// for queueing delay over time and exact means.
     pub sojourn_sum_ns_per_bin: Vec<u64>,

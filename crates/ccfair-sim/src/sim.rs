@@ -16,7 +16,7 @@
 use std::collections::VecDeque;
 
 use crate::cc;
-use crate::config::{RunConfig, HEADER_BYTES};
+use crate::config::{EcnMode, RunConfig, HEADER_BYTES};
 use crate::engine::{EventQueue, TimeNs, TimerPop};
 use crate::packet::{Ecn, Kind, Packet};
 use crate::qdisc::{self, DropReason, Qdisc};
@@ -62,6 +62,13 @@ struct Monitor {
     drops_overflow: Vec<u64>,
     drops_aqm: Vec<u64>,
     ecn_marks: Vec<u64>,
+    /// Window sojourn sum / packets per flow.
+    flow_sojourn_sum: Vec<u64>,
+    flow_sojourn_pkts: Vec<u64>,
+    /// Sojourn histogram (window) of packets of scalable-ECN (L4S) flows only.
+    sojourn_hist_l4s: Vec<u64>,
+    /// Per flow: uses scalable ECN (its packets form the L4S class).
+    flow_l4s: Vec<bool>,
     sojourn_hist: Vec<u64>,
     sojourn_bin_ns: u64,
     sojourn_sum: Vec<u64>,
@@ -138,9 +145,12 @@ impl Simulation {
         let mut senders = Vec::with_capacity(n);
         let mut receivers = Vec::with_capacity(n);
         let mut starts = Vec::with_capacity(n);
+        let mut flow_l4s = Vec::with_capacity(n);
         for (i, f) in cfg.flows.iter().enumerate() {
             let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
             let cca = cc::make(&f.cca, cca_seed).expect("validated CCA name");
+            let ecn = resolve_ecn(f.ecn, cca.as_ref());
+            flow_l4s.push(ecn == EcnMode::Scalable);
             senders.push(Sender::new(
                 SenderConfig {
                     flow: i as u32,
@@ -151,10 +161,14 @@ impl Simulation {
                     stop_ns: f.stop_ns,
                     size_bytes: f.size_bytes,
                     rate_cap_bps: f.rate_cap_bps,
+                    ecn,
                 },
                 cca,
             ));
-            receivers.push(Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts));
+            receivers.push(
+                Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts)
+                    .with_ecn(ecn),
+            );
             let jitter = if f.start_jitter_ns > 0 {
                 stream_rng(cfg.seed, stream::FLOW_START + i as u64).gen_range(0..f.start_jitter_ns)
             } else {
@@ -172,6 +186,10 @@ impl Simulation {
             drops_overflow: vec![0; n],
             drops_aqm: vec![0; n],
             ecn_marks: vec![0; n],
+            flow_sojourn_sum: vec![0; n],
+            flow_sojourn_pkts: vec![0; n],
+            sojourn_hist_l4s: Vec::new(),
+            flow_l4s,
             sojourn_hist: Vec::new(),
             sojourn_bin_ns: cfg.sojourn_bin_ns,
             sojourn_sum: vec![0; nbins],
@@ -296,7 +314,7 @@ impl Simulation {
             self.mon.count_drop(d.flow, why);
         }
         if let Some(p) = p {
-            if p.ecn == Ecn::Ce {
+            if p.ecn == Ecn::Ce && p.kind == Kind::Data {
                 // Senders never send CE, so a CE packet leaving the queue was marked here.
                 self.mon.ecn_marks[p.flow as usize] += 1;
             }
@@ -312,6 +330,16 @@ impl Simulation {
                     self.mon.sojourn_hist.resize(i + 1, 0);
                 }
                 self.mon.sojourn_hist[i] += 1;
+                let f = p.flow as usize;
+                self.mon.flow_sojourn_sum[f] += sojourn;
+                self.mon.flow_sojourn_pkts[f] += 1;
+                if self.mon.flow_l4s[f] {
+                    let h = &mut self.mon.sojourn_hist_l4s;
+                    if i >= h.len() {
+                        h.resize(i + 1, 0);
+                    }
+                    h[i] += 1;
+                }
             }
             let dt = self.tx_time_ns(p.wire_bytes);
             self.tx_current = Some(p);
@@ -483,11 +511,28 @@ impl Simulation {
                 size_bytes: self.sizes[i],
                 fct_ns: self.mon.fct_ns[i],
                 random_losses: self.mon.random_losses[i],
+                ecn: match s.cfg.ecn {
+                    EcnMode::Off => "off",
+                    EcnMode::Classic => "classic",
+                    EcnMode::Scalable => "scalable",
+                }
+                .to_string(),
+                ecn_reductions: st.ecn_reductions,
+                sojourn_sum_ns: self.mon.flow_sojourn_sum[i],
+                sojourn_pkts: self.mon.flow_sojourn_pkts[i],
             });
         }
         let (sojourn_bin, sojourn_count): (Vec<u32>, Vec<u64>) = self
             .mon
             .sojourn_hist
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(i, &c)| (i as u32, c))
+            .unzip();
+        let (sojourn_l4s_bin, sojourn_l4s_count): (Vec<u32>, Vec<u64>) = self
+            .mon
+            .sojourn_hist_l4s
             .iter()
             .enumerate()
             .filter(|(_, &c)| c > 0)
@@ -506,6 +551,8 @@ impl Simulation {
             queue_bytes: self.mon.queue_bytes,
             sojourn_bin,
             sojourn_count,
+            sojourn_l4s_bin,
+            sojourn_l4s_count,
             sojourn_sum_ns_per_bin: self.mon.sojourn_sum,
             sojourn_pkts_per_bin: self.mon.sojourn_pkts,
             trace: self.mon.trace.unwrap_or_default(),
@@ -514,6 +561,12 @@ impl Simulation {
             wall_ns,
         }
     }
+}
+
+/// A flow's ECN mode: as configured, else scalable for CCAs that need ECN
+/// (DCTCP, Prague; Linux TCP_CONG_NEEDS_ECN), else off.
+pub fn resolve_ecn(cfg: Option<EcnMode>, cca: &dyn cc::CongestionControl) -> EcnMode {
+    cfg.unwrap_or(if cca.needs_ecn() { EcnMode::Scalable } else { EcnMode::Off })
 }
 
 /// Run one configuration to completion.

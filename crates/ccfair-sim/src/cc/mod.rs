@@ -12,6 +12,7 @@
 //! | `set_state`     | [`CongestionControl::set_state`]    | entering Loss / Recovery / CWR      |
 //! | `cwnd_event`    | [`CongestionControl::cwnd_event`]   | ECN (CE seen / not seen), TX start  |
 //! | `undo_cwnd`     | [`CongestionControl::undo_cwnd`]    | spurious-loss undo                  |
+//! | `in_ack_event`  | [`CongestionControl::in_ack_event`] | ECN-based (DCTCP/Prague alpha)      |
 //!
 //! The sender owns the connection state ([`TcpCc`]) and calls the hooks in the
 //! same order as Linux's `tcp_ack()` -> `tcp_cong_control()`:
@@ -30,6 +31,8 @@ pub mod highspeed;
 pub mod htcp;
 pub mod hybla;
 pub mod illinois;
+pub mod dctcp;
+pub mod prague;
 pub mod reno;
 pub mod scalable;
 pub mod veno;
@@ -57,9 +60,11 @@ pub enum CaEvent {
     CompleteCwr,
     /// Retransmission timeout (entering Loss).
     Loss,
-    /// An ACK without ECE arrived (ECN-capable flows).
+    /// Linux: the receiver got a packet without CE. The receiver's ECN echo is
+    /// modelled in tcp/receiver.rs, so the sender never raises this; a sender-side
+    /// CCA sees ECN through `in_ack_event` and `delivered_ce`.
     EcnNoCe,
-    /// An ACK with ECE (or CE-count increase) arrived.
+    /// Linux: the receiver got a CE packet (see `EcnNoCe`).
     EcnIsCe,
 }
 
@@ -252,6 +257,17 @@ pub trait CongestionControl: Send {
         tp.cwnd.max(tp.prior_cwnd)
     }
 
+    /// Per-ACK event (Linux `in_ack_event`), called on every ACK after the
+    /// delivered / delivered_ce counters include it; `ece` = the ACK carried
+    /// ECN-Echo (Linux CA_ACK_ECE).
+    fn in_ack_event(&mut self, _tp: &mut TcpCc, _ece: bool) {}
+
+    /// The algorithm needs ECN (Linux TCP_CONG_NEEDS_ECN): a flow using it is
+    /// scalable-ECN-capable unless its `ecn` option says otherwise.
+    fn needs_ecn(&self) -> bool {
+        false
+    }
+
     /// Whether the sender should pace even if the flow did not ask for pacing
     /// (BBR: `sk_pacing_status = SK_PACING_NEEDED`).
     fn needs_pacing(&self) -> bool {
@@ -281,6 +297,9 @@ pub fn catalogue() -> &'static [(&'static str, &'static str)] {
         ("veno", "Veno: Fu & Liew, IEEE JSAC 2003; Linux net/ipv4/tcp_veno.c"),
         ("westwood", "Westwood+: Mascolo et al. 2001, Grieco & Mascolo 2004; Linux net/ipv4/tcp_westwood.c"),
         ("yeah", "YeAH-TCP: Baiocchi, Castellani, Vacirca, PFLDnet 2007; Linux net/ipv4/tcp_yeah.c"),
+        ("dctcp", "DCTCP: RFC 8257; Linux net/ipv4/tcp_dctcp.c (g = 1/16, halve on loss as Linux >= 5.1)"),
+        ("prague", "TCP Prague (L4S): draft-briscoe-iccrg-prague-congestion-control; scalable ECN, RTT-independent increase (25 ms)"),
+        ("prague-rttdep", "TCP Prague without RTT-independence (Reno additive increase)"),
     ]
 }
 
@@ -306,6 +325,9 @@ pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
         "veno" => Some(Box::new(veno::Veno::new())),
         "westwood" => Some(Box::new(westwood::Westwood::new())),
         "yeah" => Some(Box::new(yeah::Yeah::new())),
+        "dctcp" => Some(Box::new(dctcp::Dctcp::new())),
+        "prague" => Some(Box::new(prague::Prague::new(true))),
+        "prague-rttdep" => Some(Box::new(prague::Prague::new(false))),
         _ => None,
     }
 }

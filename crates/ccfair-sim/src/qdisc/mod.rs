@@ -16,6 +16,8 @@ pub mod fq_codel;
 pub mod pie;
 pub mod red;
 pub mod step;
+pub mod dualpi2;
+pub mod pi2;
 
 /// Why a packet was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -55,6 +57,7 @@ pub fn mark_ce(p: &mut Packet) -> bool {
 /// Build the discipline; `seed` is the run seed (randomised disciplines draw
 /// from the `rng::stream::QDISC` stream), `rate_bps` the link it feeds.
 pub fn build(cfg: &QdiscConfig, seed: u64, rate_bps: u64) -> Box<dyn Qdisc> {
+    use crate::rng::{derive_seed, stream};
     match cfg {
         QdiscConfig::Droptail { limit_packets, limit_bytes } => {
             Box::new(droptail::DropTail::new(*limit_packets, *limit_bytes))
@@ -65,6 +68,8 @@ pub fn build(cfg: &QdiscConfig, seed: u64, rate_bps: u64) -> Box<dyn Qdisc> {
         QdiscConfig::FqCodel(c) => Box::new(fq_codel::FqCodel::new(c, seed)),
         QdiscConfig::Pie(c) => Box::new(pie::Pie::new(c, seed)),
         QdiscConfig::FqDrr(c) => Box::new(drr::FqDrr::new(c)),
+        QdiscConfig::Pi2 { .. } => Box::new(pi2::Pi2::from_config(cfg, derive_seed(seed, stream::QDISC))),
+        QdiscConfig::DualPi2 { .. } => Box::new(dualpi2::DualPi2::from_config(cfg, derive_seed(seed, stream::QDISC))),
     }
 }
 
@@ -93,6 +98,9 @@ mod conservation_tests {
             j(r#"{"kind":"pie","limit_packets":40,"ecn":true,"derandomize":false,"target_ns":2000000,"tupdate_ns":2000000,"burst_ns":0}"#),
             j(r#"{"kind":"fq_drr","limit_packets":40}"#),
             j(r#"{"kind":"fq_drr","limit_bytes":30000,"quantum_bytes":300}"#),
+            j(r#"{"kind":"pi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000}"#),
+            j(r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000}"#),
+            j(r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000,"ramp_range_ns":500000,"drop_overload":false}"#),
         ]
     }
 

@@ -16,10 +16,20 @@
 //!   RTT estimate (timestamps, `tcp_rcv_rtt_measure_ts`), if the application
 //!   read `copied` segments, more than before, the window becomes at least
 //!   2*copied + 16 plus twice the growth term; capped at `rwnd_max`.
+//! - ECN echo (`EcnMode`):
+//!   - classic (RFC 3168 6.1.3, Linux tcp_ecn_check_ce / tcp_ecn_accept_cwr):
+//!     a CE arrival sets "demand CWR" (entering quick-ACK for 2 segments if it
+//!     was not set); every ACK carries ECE until a data segment with CWR
+//!     arrives (that segment is ACKed at once);
+//!   - scalable (DCTCP's receiver, RFC 8257 3.2, Linux dctcp_ece_ack_update):
+//!     ECE on each ACK = CE state of the latest data segment; when the CE
+//!     state changes, the segments received so far but not yet ACKed are ACKed
+//!     at once with the old state, and the new segment is ACKed at once. The
+//!     sender thus learns the CE state of every segment (with lossless ACKs).
 
-use crate::config::ACK_WIRE_BYTES;
+use crate::config::{EcnMode, ACK_WIRE_BYTES};
 use crate::engine::{TimeNs, Timer};
-use crate::packet::{Kind, Packet, NO_SACK};
+use crate::packet::{Ecn, Kind, Packet, NO_SACK};
 
 /// Linux TCP_DELACK_MIN (HZ/25).
 pub const DELACK_NS: u64 = 40_000_000;
@@ -46,6 +56,11 @@ pub struct Receiver {
     rcv_rtt_ns: u64,
     ts_recent: u64,
     established: bool,
+    ecn: EcnMode,
+    /// Classic: echo ECE until CWR arrives (Linux TCP_ECN_DEMAND_CWR).
+    demand_cwr: bool,
+    /// Scalable: CE state of the latest data segment (DCTCP `ce_state`).
+    ce_state: bool,
 }
 
 impl Receiver {
@@ -68,7 +83,16 @@ impl Receiver {
             rcv_rtt_ns: 0,
             ts_recent: 0,
             established: false,
+            ecn: EcnMode::Off,
+            demand_cwr: false,
+            ce_state: false,
         }
+    }
+
+    /// Set how this receiver echoes ECN (the flow's mode).
+    pub fn with_ecn(mut self, ecn: EcnMode) -> Receiver {
+        self.ecn = ecn;
+        self
     }
 
     pub fn rwnd(&self) -> u32 {
@@ -101,6 +125,7 @@ impl Receiver {
             let sample = now.saturating_sub(p.ts_ecr).max(1);
             self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 { sample } else { (7 * self.rcv_rtt_ns + sample) / 8 };
         }
+        let ack_now = self.ecn_on_data(now, p, out);
         let seq = p.seq;
         let had_ooo = !self.ooo.is_empty();
         let mut delivered = 0;
@@ -116,7 +141,7 @@ impl Receiver {
                 }
             }
             self.unacked += 1;
-            if had_ooo || !self.delayed_ack || self.unacked >= 2 || self.quick > 0 {
+            if had_ooo || !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || ack_now {
                 if self.quick > 0 && !had_ooo {
                     self.quick -= 1;
                 }
@@ -133,6 +158,46 @@ impl Receiver {
             self.send_ack(now, NO_SACK, out);
         }
         delivered
+    }
+
+    /// ECN processing of an arriving data segment; returns "ACK it at once".
+    fn ecn_on_data(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> bool {
+        let ce = p.ecn == Ecn::Ce;
+        match self.ecn {
+            EcnMode::Off => false,
+            EcnMode::Classic => {
+                let mut ack_now = false;
+                if p.cwr {
+                    self.demand_cwr = false;
+                    ack_now = true;
+                }
+                if ce && !self.demand_cwr {
+                    // tcp_enter_quickack_mode(sk, 2): do not delay the news.
+                    self.quick = self.quick.max(2);
+                    self.demand_cwr = true;
+                }
+                ack_now
+            }
+            EcnMode::Scalable => {
+                if ce == self.ce_state {
+                    return false;
+                }
+                if self.unacked > 0 {
+                    // ACK what came before with the old CE state.
+                    self.send_ack(now, NO_SACK, out);
+                }
+                self.ce_state = ce;
+                true
+            }
+        }
+    }
+
+    fn ece(&self) -> bool {
+        match self.ecn {
+            EcnMode::Off => false,
+            EcnMode::Classic => self.demand_cwr,
+            EcnMode::Scalable => self.ce_state,
+        }
     }
 
     fn insert_ooo(&mut self, seq: u64) {
@@ -167,6 +232,7 @@ impl Receiver {
         a.rwnd = self.rwnd;
         a.ts_val = now;
         a.ts_ecr = self.ts_recent;
+        a.ece = self.ece();
         out.push(a);
         self.unacked = 0;
         self.delack_timer.disarm();
@@ -294,5 +360,55 @@ mod tests {
             }
         }
         assert_eq!(r.rwnd(), 100);
+    }
+
+    fn ce(seq: u64) -> Packet {
+        let mut p = data(seq);
+        p.ecn = Ecn::Ce;
+        p
+    }
+
+    #[test]
+    fn classic_echoes_ece_until_cwr() {
+        let mut r = rx().with_ecn(EcnMode::Classic);
+        let mut out = vec![];
+        r.on_packet(0, &data(0), &mut out);
+        r.on_packet(0, &data(1), &mut out);
+        assert!(!out[0].ece);
+        out.clear();
+        r.on_packet(0, &ce(2), &mut out);
+        assert_eq!(out.len(), 1, "CE enters quick-ACK: ACKed at once");
+        assert!(out[0].ece);
+        out.clear();
+        for s in 3..7 {
+            r.on_packet(0, &data(s), &mut out);
+        }
+        assert!(!out.is_empty() && out.iter().all(|a| a.ece), "ECE persists without new CE");
+        out.clear();
+        let mut c = data(7);
+        c.cwr = true;
+        r.on_packet(0, &c, &mut out);
+        assert_eq!(out.len(), 1, "CWR segment ACKed at once");
+        assert!(!out[0].ece, "CWR clears the echo");
+    }
+
+    #[test]
+    fn scalable_echo_follows_ce_state_with_immediate_acks_on_change() {
+        let mut r = rx().with_ecn(EcnMode::Scalable);
+        let mut out = vec![];
+        r.on_packet(0, &data(0), &mut out); // delayed
+        assert!(out.is_empty());
+        r.on_packet(0, &ce(1), &mut out);
+        // State change: ACK for segment 0 with ECE = 0, then segment 1 at once with ECE = 1.
+        assert_eq!(out.iter().map(|a| (a.ack, a.ece)).collect::<Vec<_>>(), vec![(1, false), (2, true)]);
+        out.clear();
+        r.on_packet(0, &ce(2), &mut out);
+        r.on_packet(0, &ce(3), &mut out);
+        assert_eq!(out.iter().map(|a| (a.ack, a.ece)).collect::<Vec<_>>(), vec![(4, true)], "delayed ACK while CE persists");
+        out.clear();
+        r.on_packet(0, &ce(4), &mut out);
+        r.on_packet(0, &data(5), &mut out);
+        assert_eq!(out.iter().map(|a| (a.ack, a.ece)).collect::<Vec<_>>(), vec![(5, true), (6, false)]);
+        // Every segment's CE state reached the sender: CE-echoed ACKs cover 1..=4.
     }
 }

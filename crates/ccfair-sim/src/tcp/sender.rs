@@ -25,11 +25,21 @@
 //!   `tcp_update_pacing_rate`: 200 % (slow start) or 120 % (congestion
 //!   avoidance) of cwnd x mss / srtt.
 //! - Receiver window: never send beyond snd_una + rwnd.
+//! - ECN (RFC 3168, Linux tcp_ecn_send / tcp_enter_cwr): new data is ECT(0)
+//!   (classic) or ECT(1) (scalable); classic retransmissions are Not-ECT (as
+//!   Linux for CCAs without TCP_CONG_NEEDS_ECN). An ACK with ECE in Open state
+//!   enters CWR: ssthresh from the CCA, PRR down to it, one reduction per
+//!   window (CWR ends when snd_una passes the point where it began); the next
+//!   new data segment carries CWR. Every ACK with ECE counts its newly
+//!   delivered packets into `delivered_ce` (Linux `tcp_newly_delivered`), the
+//!   per-packet CE count that DCTCP/Prague read in `in_ack_event`.
 //! Simplifications are listed in docs/fidelity.md (no TLP, no undo, no TSO).
 
 use std::collections::VecDeque;
 
 use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpCc, INFINITE_SSTHRESH};
+use crate::config::EcnMode;
+use crate::packet::Ecn;
 use crate::engine::{TimeNs, Timer};
 use crate::packet::{Kind, Packet, NO_SACK};
 use crate::tcp::rtt::{RttEstimator, RTO_INIT_NS, RTO_MAX_NS};
@@ -91,6 +101,8 @@ pub struct SenderConfig {
     pub size_bytes: Option<u64>,
     /// Application data rate (None = always has data).
     pub rate_cap_bps: Option<u64>,
+    /// ECN use (resolved: the CCA's default already applied).
+    pub ecn: EcnMode,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -103,6 +115,10 @@ pub struct SenderStats {
     pub rtt_sum_ns: u128,
     pub rtt_samples: u64,
     pub min_rtt_ns: u64,
+    /// ACKs that carried ECN-Echo.
+    pub ece_acks: u64,
+    /// ECN-triggered window reductions (entries into CWR).
+    pub ecn_reductions: u64,
 }
 
 pub struct Sender {
@@ -150,6 +166,8 @@ pub struct Sender {
     max_packets_out: u32,
     cwnd_usage_seq: u64,
     cwnd_limited_flag: bool,
+    /// Set CWR on the next new data segment (Linux TCP_ECN_QUEUE_CWR).
+    queue_cwr: bool,
 }
 
 /// Per-ACK bookkeeping of tcp_rate.c `tcp_rate_skb_delivered`.
@@ -206,6 +224,7 @@ impl Sender {
             max_packets_out: 0,
             cwnd_usage_seq: 0,
             cwnd_limited_flag: false,
+            queue_cwr: false,
         }
     }
 
@@ -435,6 +454,17 @@ impl Sender {
         }
         let mut p = Packet::new(self.cfg.flow, Kind::Data, self.cfg.wire_bytes);
         p.seq = seq;
+        let is_new = rtx.is_none();
+        p.ecn = match self.cfg.ecn {
+            EcnMode::Off => Ecn::NotEct,
+            EcnMode::Classic if is_new => Ecn::Ect0,
+            EcnMode::Classic => Ecn::NotEct,
+            EcnMode::Scalable => Ecn::Ect1,
+        };
+        if is_new && self.queue_cwr {
+            p.cwr = true;
+            self.queue_cwr = false;
+        }
         p.ts_val = now;
         p.ts_ecr = self.ts_recent;
         out.push(p);
@@ -549,6 +579,13 @@ impl Sender {
             self.tp.delivered += newly_delivered as u64;
             self.tp.delivered_time_ns = now;
         }
+        // tcp_ecn_rcv_ecn_echo: ECE counts only on an ECN-capable connection.
+        let ece = p.ece && self.cfg.ecn != EcnMode::Off;
+        let newly_ce = if ece { newly_delivered } else { 0 };
+        if ece {
+            self.stats.ece_acks += 1;
+            self.tp.delivered_ce += newly_ce as u64;
+        }
         if let Some(r) = seq_rtt.or(sack_rtt) {
             self.rtt_sample(r);
         }
@@ -558,14 +595,18 @@ impl Sender {
             rtt_ns: ca_rtt.map_or(-1, |r| r as i64),
             in_flight: prior_in_flight,
         };
+        self.cc.in_ack_event(&mut self.tp, ece);
         if newly_delivered > 0 {
             self.cc.pkts_acked(&mut self.tp, &ack_sample);
         }
 
-        // Leave Recovery / Loss when the recovery point is ACKed.
+        // Leave Recovery / Loss when the recovery point is ACKed. CWR is held
+        // until something above high_seq is ACKed, so that CWR reached the
+        // receiver (Linux tcp_fastretrans_alert).
         if self.tp.snd_una >= self.high_seq {
             match self.tp.ca_state {
-                CaState::Recovery | CaState::Cwr => self.end_cwnd_reduction(),
+                CaState::Recovery => self.end_cwnd_reduction(),
+                CaState::Cwr if self.tp.snd_una > self.high_seq => self.end_cwnd_reduction(),
                 CaState::Loss => self.set_state(CaState::Open),
                 _ => {}
             }
@@ -576,10 +617,14 @@ impl Sender {
         let newly_lost = (self.tp.lost - lost_before) as u32;
         if newly_lost > 0 && self.tp.ca_state < CaState::Recovery {
             self.enter_recovery();
+        } else if ece && self.tp.ca_state < CaState::Cwr {
+            // tcp_try_to_open -> tcp_enter_cwr.
+            self.enter_cwr();
         }
 
         let mut rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, &rate);
         rs.rtt_ns = ack_sample.rtt_ns;
+        rs.delivered_ce = newly_ce;
         self.tp.in_flight = self.in_flight();
         self.cc_controls = self.cc.cong_control(&mut self.tp, &rs);
         if !self.cc_controls {
@@ -674,15 +719,35 @@ impl Sender {
         }
     }
 
-    /// Linux `tcp_enter_recovery` + `tcp_init_cwnd_reduction`.
+    /// Linux `tcp_enter_recovery` + `tcp_init_cwnd_reduction`. From CWR (an
+    /// ECN reduction already under way) the reduction is not started again
+    /// (`tcp_in_cwnd_reduction`); the recovery point still moves to snd_nxt.
     fn enter_recovery(&mut self) {
         self.stats.recoveries += 1;
         self.high_seq = self.tp.snd_nxt;
+        if self.tp.ca_state != CaState::Cwr {
+            self.init_cwnd_reduction();
+        }
+        self.set_state(CaState::Recovery);
+    }
+
+    /// Linux `tcp_init_cwnd_reduction` (without high_seq).
+    fn init_cwnd_reduction(&mut self) {
         self.tp.prior_cwnd = self.tp.cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
+        self.tp.cwnd_cnt = 0;
         self.tp.ssthresh = self.cc.ssthresh(&self.tp);
-        self.set_state(CaState::Recovery);
+    }
+
+    /// Linux `tcp_enter_cwr`: one ECN-triggered reduction, paced by PRR; the
+    /// next new segment carries CWR (`tcp_ecn_queue_cwr`).
+    fn enter_cwr(&mut self) {
+        self.stats.ecn_reductions += 1;
+        self.high_seq = self.tp.snd_nxt;
+        self.init_cwnd_reduction();
+        self.queue_cwr = true;
+        self.set_state(CaState::Cwr);
     }
 
     /// Linux `tcp_end_cwnd_reduction`.
@@ -879,16 +944,11 @@ mod tests {
 
     /// An established Reno sender (SYN RTT = 100 ms) and its first flight.
     fn established() -> (Sender, Vec<Packet>) {
-        let cfg = SenderConfig {
-            flow: 0,
-            mss_bytes: 1448,
-            wire_bytes: 1500,
-            init_cwnd_pkts: 10,
-            pacing: false,
-            stop_ns: None,
-            size_bytes: None,
-            rate_cap_bps: None,
-        };
+        established_with(EcnMode::Off)
+    }
+
+    fn established_with(ecn: EcnMode) -> (Sender, Vec<Packet>) {
+        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn };
         let mut s = Sender::new(cfg, Box::new(Reno));
         let mut out = vec![];
         s.start(0, &mut out);
@@ -1036,5 +1096,69 @@ mod tests {
         assert_eq!(s.tp.delivered, 10);
         assert_eq!(s.rate_delivered, 10);
         assert_eq!(s.rate_interval_ns, (RTT + 10_000_000) as i64);
+    }
+
+    fn ece_ack(cum: u64) -> Packet {
+        let mut a = ack(cum, NO_SACK);
+        a.ece = true;
+        a
+    }
+
+    #[test]
+    fn classic_ecn_reduces_once_per_window_and_signals_cwr() {
+        let (mut s, first) = established_with(EcnMode::Classic);
+        assert!(first.iter().all(|p| p.ecn == Ecn::Ect0 && !p.cwr), "new data is ECT(0)");
+        let mut out = vec![];
+        s.on_ack(2 * RTT, &ece_ack(1), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Cwr);
+        assert_eq!((s.stats.ecn_reductions, s.tp.ssthresh), (1, 5), "Reno's ssthresh: half of 10");
+        assert_eq!(s.tp.delivered_ce, 1);
+        // PRR (prior_cwnd 10, ssthresh 5): one new segment, and it carries CWR.
+        assert_eq!(seqs(&out), vec![10]);
+        assert!(out[0].cwr);
+        // More ECE within the same window: no second reduction; CWR only once.
+        for k in 2..=10 {
+            s.on_ack(2 * RTT + k, &ece_ack(k), &mut out);
+        }
+        assert_eq!(s.stats.ecn_reductions, 1);
+        assert_eq!(s.tp.delivered_ce, 10);
+        assert_eq!(out.iter().filter(|p| p.cwr).count(), 1);
+        assert_eq!(s.tp.ca_state, CaState::Cwr, "held until data above high_seq is ACKed");
+        assert_eq!(s.tp.cwnd, 5, "PRR brought cwnd down to ssthresh");
+        // The CWR segment (10) is ACKed without ECE: CWR ends at ssthresh.
+        s.on_ack(3 * RTT, &ack(11, NO_SACK), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!(s.stats.recoveries, 0);
+        // A new ECE in the next window: a second reduction.
+        let before = s.tp.cwnd;
+        s.on_ack(3 * RTT + 1, &ece_ack(12), &mut out);
+        assert_eq!(s.stats.ecn_reductions, 2);
+        assert_eq!(s.tp.ssthresh, (before / 2).max(2));
+    }
+
+    #[test]
+    fn ecn_codepoints_of_retransmissions_and_ece_ignored_when_off() {
+        // Classic: a retransmission is Not-ECT (RFC 3168 6.1.5, Linux tcp_ecn_send).
+        let (mut s, _) = established_with(EcnMode::Classic);
+        let mut out = vec![];
+        for k in 1..=3 {
+            s.on_ack(2 * RTT, &ack(0, k), &mut out);
+        }
+        let rtx: Vec<&Packet> = out.iter().filter(|p| p.seq == 0).collect();
+        assert_eq!(rtx.len(), 1);
+        assert_eq!(rtx[0].ecn, Ecn::NotEct);
+        // Scalable: every data segment is ECT(1), retransmissions included.
+        let (mut s, first) = established_with(EcnMode::Scalable);
+        assert!(first.iter().all(|p| p.ecn == Ecn::Ect1));
+        out.clear();
+        for k in 1..=3 {
+            s.on_ack(2 * RTT, &ack(0, k), &mut out);
+        }
+        assert!(out.iter().all(|p| p.ecn == Ecn::Ect1));
+        // Off: Not-ECT, and a stray ECE changes nothing.
+        let (mut s, first) = established_with(EcnMode::Off);
+        assert!(first.iter().all(|p| p.ecn == Ecn::NotEct));
+        s.on_ack(2 * RTT, &ece_ack(1), &mut out);
+        assert_eq!((s.tp.ca_state, s.tp.delivered_ce, s.stats.ecn_reductions), (CaState::Open, 0, 0));
     }
 }

@@ -1,0 +1,243 @@
+//! DCTCP: Data Center TCP, a scalable ECN congestion control.
+//!
+//! Algorithm (RFC 8257 sections 3.3-3.5; Linux net/ipv4/tcp_dctcp.c):
+//!   - Once per window of data (when snd_una passes the sequence that was
+//!     snd_nxt at the previous update), with F = fraction of the packets
+//!     delivered in that window that carried CE (ECE-echoed):
+//!         alpha <- (1 - g) * alpha + g * F,   g = 1/16
+//!     in Linux's fixed point: alpha in [0, 1024],
+//!         alpha -= min_not_zero(alpha, alpha >> 4);  alpha += (ce << 6) / delivered.
+//!   - On ECE the sender enters CWR once per window (the sender's RFC 3168
+//!     machinery, tcp/sender.rs); the reduction is this algorithm's ssthresh:
+//!         cwnd <- cwnd * (1 - alpha / 2)   (Linux: cwnd - (cwnd * alpha >> 11), >= 2)
+//!   - On loss (entering Recovery, or an RTO) halve: ssthresh = max(cwnd / 2, 2)
+//!     (`dctcp_react_to_loss`, Linux >= 5.1). Linux before 4.x had the module
+//!     option `dctcp_clamp_alpha_on_loss` (alpha <- 1 on entering Loss); it is
+//!     available here through [`Dctcp::with_clamp_alpha_on_loss`], off by default.
+//!   - Growth: Reno slow start and congestion avoidance.
+//!   - alpha starts at 1 (Linux `dctcp_alpha_on_init` = DCTCP_MAX_ALPHA).
+//! The receiver side (echo the CE state of every packet, ACK at once on a CE
+//! state change, RFC 8257 3.2) is tcp/receiver.rs's scalable ECN mode; a DCTCP
+//! flow defaults to it (`needs_ecn`).
+//!
+//! Linux's 10-bit alpha has a granularity trap that we keep: below 16/1024 the
+//! decay step `min_not_zero(alpha, alpha >> 4)` removes all of alpha, so with
+//! CE fractions F < 1/4 per window alpha stays near F x 64/1024 instead of F
+//! (sparse, probabilistic marking such as DualPI2's coupled marks exposes it;
+//! docs/fidelity.md). TCP Prague (cc/prague.rs) uses a 20-bit alpha instead.
+//!
+//! Simplification: Linux calls `in_ack_event` before the ACK's deliveries are
+//! counted in `delivered_ce`, so its alpha lags one ACK; here the counters
+//! include the current ACK (docs/fidelity.md).
+
+use super::{reno, CaEvent, CaState, CongestionControl, TcpCc};
+
+/// Fixed-point 1.0 of alpha (Linux DCTCP_MAX_ALPHA).
+pub const MAX_ALPHA: u32 = 1024;
+/// g = 1 / 2^SHIFT_G (Linux `dctcp_shift_g` = 4, RFC 8257 g = 1/16).
+pub const SHIFT_G: u32 = 4;
+/// Minimum ssthresh, packets.
+pub const MIN_SSTHRESH_PKTS: u32 = 2;
+
+#[derive(Debug, Clone)]
+pub struct Dctcp {
+    /// alpha x 1024.
+    pub alpha: u32,
+    old_delivered: u64,
+    old_delivered_ce: u64,
+    next_seq: u64,
+    loss_cwnd: u32,
+    clamp_alpha_on_loss: bool,
+}
+
+impl Default for Dctcp {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Dctcp {
+    pub fn new() -> Self {
+        Dctcp { alpha: MAX_ALPHA, old_delivered: 0, old_delivered_ce: 0, next_seq: 0, loss_cwnd: 0, clamp_alpha_on_loss: false }
+    }
+
+    /// Pre-5.1 Linux option: set alpha to 1 when entering the Loss state (RTO).
+    pub fn with_clamp_alpha_on_loss(mut self, on: bool) -> Self {
+        self.clamp_alpha_on_loss = on;
+        self
+    }
+
+    fn reset_window(&mut self, tp: &TcpCc) {
+        self.next_seq = tp.snd_nxt;
+        self.old_delivered = tp.delivered;
+        self.old_delivered_ce = tp.delivered_ce;
+    }
+
+    /// `dctcp_update_alpha`: once per window of data.
+    fn update_alpha(&mut self, tp: &TcpCc) {
+        if tp.snd_una < self.next_seq {
+            return;
+        }
+        let delivered_ce = tp.delivered_ce - self.old_delivered_ce;
+        let mut alpha = self.alpha;
+        let decay = alpha >> SHIFT_G;
+        alpha -= if decay == 0 { alpha } else { decay.min(alpha) };
+        if delivered_ce > 0 {
+            let delivered = (tp.delivered - self.old_delivered).max(1);
+            let add = (delivered_ce << (10 - SHIFT_G)) / delivered;
+            alpha = (alpha as u64 + add).min(MAX_ALPHA as u64) as u32;
+        }
+        self.alpha = alpha;
+        self.reset_window(tp);
+    }
+
+    /// `dctcp_react_to_loss`.
+    fn react_to_loss(&mut self, tp: &mut TcpCc) {
+        self.loss_cwnd = tp.cwnd;
+        tp.ssthresh = (tp.cwnd >> 1).max(MIN_SSTHRESH_PKTS);
+    }
+}
+
+impl CongestionControl for Dctcp {
+    fn name(&self) -> &'static str {
+        "dctcp"
+    }
+
+    fn init(&mut self, tp: &mut TcpCc) {
+        self.reset_window(tp);
+        self.alpha = MAX_ALPHA;
+        self.loss_cwnd = 0;
+    }
+
+    /// The ECN cut: cwnd (1 - alpha/2).
+    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+        self.loss_cwnd = tp.cwnd;
+        let cut = ((tp.cwnd as u64 * self.alpha as u64) >> 11) as u32;
+        (tp.cwnd - cut).max(MIN_SSTHRESH_PKTS)
+    }
+
+    fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
+        reno::reno_cong_avoid(tp, acked);
+    }
+
+    fn in_ack_event(&mut self, tp: &mut TcpCc, _ece: bool) {
+        self.update_alpha(tp);
+    }
+
+    fn set_state(&mut self, tp: &mut TcpCc, new_state: CaState) {
+        if new_state == CaState::Recovery && tp.ca_state != CaState::Recovery {
+            self.react_to_loss(tp);
+        }
+        if self.clamp_alpha_on_loss && new_state == CaState::Loss {
+            self.alpha = MAX_ALPHA;
+        }
+    }
+
+    fn cwnd_event(&mut self, tp: &mut TcpCc, ev: CaEvent) {
+        if ev == CaEvent::Loss {
+            self.react_to_loss(tp);
+        }
+    }
+
+    fn undo_cwnd(&mut self, tp: &TcpCc) -> u32 {
+        tp.cwnd.max(self.loss_cwnd)
+    }
+
+    fn needs_ecn(&self) -> bool {
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::cc::testutil::tp;
+
+    /// One window: `n` packets delivered, `ce` of them with CE, then snd_una passes next_seq.
+    fn window(d: &mut Dctcp, t: &mut TcpCc, n: u64, ce: u64) {
+        t.delivered += n;
+        t.delivered_ce += ce;
+        t.snd_una = t.snd_nxt;
+        t.snd_nxt += n;
+        d.in_ack_event(t, ce > 0);
+    }
+
+    #[test]
+    fn alpha_ewma_with_g_one_sixteenth() {
+        let mut t = tp();
+        let mut d = Dctcp::new();
+        d.init(&mut t);
+        assert_eq!(d.alpha, 1024, "alpha starts at 1");
+        // No marks: alpha <- alpha (1 - 1/16): 1024 -> 960 -> 900.
+        window(&mut d, &mut t, 100, 0);
+        assert_eq!(d.alpha, 960);
+        window(&mut d, &mut t, 100, 0);
+        assert_eq!(d.alpha, 900);
+        // F = 1/2: alpha <- 900 - 56 + (50 << 6) / 100 = 844 + 32 = 876
+        // (RFC 8257: (1-g) 0.879 + g 0.5 = 0.855 x 1024 = 875.6).
+        window(&mut d, &mut t, 100, 50);
+        assert_eq!(d.alpha, 876);
+        // Converges to F: all packets marked -> alpha -> 1024 (within fixed-point rounding).
+        for _ in 0..200 {
+            window(&mut d, &mut t, 100, 100);
+        }
+        assert!(d.alpha >= 1024 - 16, "{}", d.alpha);
+        // No marks for long: alpha reaches exactly 0 (min_not_zero drains the tail).
+        for _ in 0..200 {
+            window(&mut d, &mut t, 100, 0);
+        }
+        assert_eq!(d.alpha, 0);
+    }
+
+    #[test]
+    fn alpha_updates_only_once_per_window() {
+        let mut t = tp();
+        let mut d = Dctcp::new();
+        d.init(&mut t);
+        t.snd_nxt = 100;
+        window(&mut d, &mut t, 10, 0); // snd_una 100 >= next_seq 0: update, next_seq = 110
+        assert_eq!(d.alpha, 960);
+        t.snd_una = 50;
+        d.in_ack_event(&mut t, false);
+        assert_eq!(d.alpha, 960, "snd_una < next_seq: no update");
+    }
+
+    #[test]
+    fn ecn_cut_is_cwnd_times_one_minus_alpha_half() {
+        let mut t = tp();
+        let mut d = Dctcp::new();
+        t.cwnd = 100;
+        d.alpha = 512; // alpha = 1/2: cwnd (1 - 1/4) = 75
+        assert_eq!(d.ssthresh(&t), 75);
+        d.alpha = 1024; // alpha = 1: halve
+        assert_eq!(d.ssthresh(&t), 50);
+        d.alpha = 0; // no congestion seen: no cut
+        assert_eq!(d.ssthresh(&t), 100);
+        t.cwnd = 2;
+        d.alpha = 1024;
+        assert_eq!(d.ssthresh(&t), 2, "floor of 2 packets");
+    }
+
+    #[test]
+    fn loss_halves_whatever_alpha() {
+        let mut t = tp();
+        let mut d = Dctcp::new();
+        d.init(&mut t);
+        d.alpha = 64;
+        t.cwnd = 80;
+        // The sender computes ssthresh (the small alpha cut), then enters Recovery:
+        t.ssthresh = d.ssthresh(&t);
+        assert_eq!(t.ssthresh, 78);
+        d.set_state(&mut t, CaState::Recovery);
+        assert_eq!(t.ssthresh, 40, "Linux >= 5.1: halve on loss");
+        // RTO: the same.
+        t.cwnd = 30;
+        d.cwnd_event(&mut t, CaEvent::Loss);
+        assert_eq!(t.ssthresh, 15);
+        assert_eq!(d.alpha, 64, "alpha untouched by default");
+        let mut c = Dctcp::new().with_clamp_alpha_on_loss(true);
+        c.alpha = 64;
+        c.set_state(&mut t, CaState::Loss);
+        assert_eq!(c.alpha, MAX_ALPHA);
+    }
+}
