@@ -30,6 +30,14 @@ ALIASES: dict[str, str] = {
     "new_reno": "reno",
     "bbr1": "bbr",
     "bbrv1": "bbr",
+    "bbrv2": "bbr2",
+    "tcpvegas": "vegas",
+    "tcpledbat": "ledbat",
+    "ledbat-25ms": "ledbat25",
+    "compound": "ctcp",
+    "compoundtcp": "ctcp",
+    "compound-tcp": "ctcp",
+    "tcpcompound": "ctcp",
 }
 
 #: Suffix that turns pacing on: ``"cubic+pacing"``.

@@ -24,8 +24,12 @@
 //! Windows are in packets (segments) as in Linux (`tp->snd_cwnd`).
 
 pub mod bbr;
+pub mod bbr2;
+pub mod ctcp;
 pub mod cubic;
+pub mod ledbat;
 pub mod reno;
+pub mod vegas;
 
 /// Linux's `tcp_ca_state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
@@ -102,6 +106,12 @@ pub struct TcpCc {
     pub prior_cwnd: u32,
     /// Whether the flow used its whole cwnd recently (`tcp_is_cwnd_limited`).
     pub is_cwnd_limited: bool,
+    /// TSval of the last ACK: the receiver's clock when it sent the ACK, ns; 0 = none
+    /// (ns-3 `m_rcvTimestampValue`). Hosts share the simulator clock, so
+    /// `rcv_tsval_ns - rcv_tsecr_ns` is a one-way (forward) delay sample (LEDBAT).
+    pub rcv_tsval_ns: u64,
+    /// TSecr of the last ACK: the TSval of the data segment it echoes, ns; 0 = none.
+    pub rcv_tsecr_ns: u64,
 }
 
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -163,6 +173,11 @@ pub struct RateSample {
     pub is_retrans: bool,
     /// Packets newly delivered that carried CE (ECN).
     pub delivered_ce: u32,
+    /// In-flight just after the sampled packet was sent (BBRv2 `rs->tx_in_flight`).
+    pub tx_in_flight: u32,
+    /// Packets marked lost between the sampled packet's send and this ACK
+    /// (BBRv2 `rs->lost` = `tp->lost` now minus `tx.lost` at send).
+    pub lost: u64,
 }
 
 /// ACK facts for `pkts_acked` (Linux `struct ack_sample`).
@@ -234,6 +249,11 @@ pub fn catalogue() -> &'static [(&'static str, &'static str)] {
         ("reno", "NewReno: RFC 5681 / RFC 6582; Linux net/ipv4/tcp_cong.c (tcp_reno_*)"),
         ("cubic", "CUBIC: RFC 9438; Linux net/ipv4/tcp_cubic.c with HyStart"),
         ("bbr", "BBRv1: draft-cardwell-iccrg-bbr-congestion-control-00; Linux net/ipv4/tcp_bbr.c"),
+        ("vegas", "Vegas: Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c (alpha 2, beta 4, gamma 1)"),
+        ("ledbat", "LEDBAT: RFC 6817; ns-3 tcp-ledbat.cc (target 100 ms, gain 1)"),
+        ("ledbat25", "LEDBAT with a 25 ms target (uTP / RFC 6817 drafts); otherwise as ledbat"),
+        ("bbr2", "BBRv2: Linux v2alpha net/ipv4/tcp_bbr2.c (google/bbr); draft-cardwell-iccrg-bbr-congestion-control-02; ECN logic on"),
+        ("ctcp", "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30)"),
     ]
 }
 
@@ -250,6 +270,11 @@ pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
         "reno" => Some(Box::new(reno::Reno)),
         "cubic" => Some(Box::new(cubic::Cubic::new())),
         "bbr" => Some(Box::new(bbr::Bbr::new(seed))),
+        "vegas" => Some(Box::new(vegas::Vegas::new())),
+        "ledbat" => Some(Box::new(ledbat::Ledbat::new())),
+        "ledbat25" => Some(Box::new(ledbat::Ledbat::with_target(ledbat::TARGET_25MS_NS))),
+        "bbr2" => Some(Box::new(bbr2::Bbr2::new(seed))),
+        "ctcp" => Some(Box::new(ctcp::Ctcp::new())),
         _ => None,
     }
 }
@@ -283,6 +308,8 @@ pub(crate) mod testutil {
             snd_una: 0,
             prior_cwnd: 0,
             is_cwnd_limited: true,
+            rcv_tsval_ns: 0,
+            rcv_tsecr_ns: 0,
         }
     }
 }

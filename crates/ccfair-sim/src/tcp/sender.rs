@@ -69,6 +69,10 @@ struct Seg {
     delivered_ns: u64,
     /// tcp_rate: `tp->delivered` when sent.
     delivered: u64,
+    /// tcp_rate (BBRv2 `tx.in_flight`): packets in flight just after this send.
+    tx_in_flight: u32,
+    /// tcp_rate (BBRv2 `tx.lost`): `tp->lost` when sent.
+    tx_lost: u64,
     flags: u8,
 }
 
@@ -157,6 +161,8 @@ struct RateAcc {
     snd_interval_ns: i64,
     is_app_limited: bool,
     is_retrans: bool,
+    tx_in_flight: u32,
+    tx_lost: u64,
 }
 
 impl Sender {
@@ -184,6 +190,8 @@ impl Sender {
             snd_una: 0,
             prior_cwnd: 0,
             is_cwnd_limited: false,
+            rcv_tsval_ns: 0,
+            rcv_tsecr_ns: 0,
         };
         Sender {
             cfg,
@@ -384,6 +392,8 @@ impl Sender {
             first_tx_ns: self.first_tx_ns,
             delivered_ns: self.tp.delivered_time_ns,
             delivered: self.tp.delivered,
+            tx_in_flight: self.in_flight() + 1,
+            tx_lost: self.tp.lost,
             flags: if self.tp.app_limited != 0 { F_APP_LIMITED } else { 0 },
         };
         let seq = match rtx {
@@ -393,6 +403,8 @@ impl Sender {
                 s.first_tx_ns = rate.first_tx_ns;
                 s.delivered_ns = rate.delivered_ns;
                 s.delivered = rate.delivered;
+                s.tx_in_flight = rate.tx_in_flight;
+                s.tx_lost = rate.tx_lost;
                 s.flags = (s.flags & !(F_APP_LIMITED | F_RATE_DONE)) | rate.flags | F_RETRANS | F_EVER_RETRANS;
                 self.retrans_out += 1;
                 self.stats.retransmissions += 1;
@@ -464,6 +476,8 @@ impl Sender {
         }
         self.rwnd = p.rwnd;
         self.ts_recent = p.ts_val;
+        self.tp.rcv_tsval_ns = p.ts_val;
+        self.tp.rcv_tsecr_ns = p.ts_ecr;
         let prior_in_flight = self.in_flight();
         let prior_una = self.tp.snd_una;
         let mut newly_delivered: u32 = 0;
@@ -606,6 +620,8 @@ impl Sender {
             acc.is_retrans = seg.flags & F_RETRANS != 0;
             acc.first_tx_ns = seg.sent_ns;
             acc.snd_interval_ns = seg.sent_ns as i64 - seg.first_tx_ns as i64;
+            acc.tx_in_flight = seg.tx_in_flight;
+            acc.tx_lost = seg.tx_lost;
         }
     }
 
@@ -628,6 +644,8 @@ impl Sender {
             rs.prior_delivered = acc.prior_delivered;
             rs.is_app_limited = acc.is_app_limited;
             rs.is_retrans = acc.is_retrans;
+            rs.tx_in_flight = acc.tx_in_flight;
+            rs.lost = self.tp.lost.saturating_sub(acc.tx_lost);
         }
         if !acc.have || delivered == 0 {
             return rs;
