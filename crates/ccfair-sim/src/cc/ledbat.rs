@@ -20,8 +20,8 @@
 //!
 //! Sources: RFC 6817 (Shalunov et al., 2012); ns-3 src/internet/model/tcp-ledbat.cc
 //! (target 100 ms, gain 1, base history 10, noise filter 4, min cwnd 2 segments).
-//! RFC 6817 sets TARGET <= 100 ms; 25 ms is the value of uTP / libutp and of
-//! the RFC's 2010 drafts, available as [`TARGET_25MS_NS`] through [`Ledbat::with_target`].
+//! RFC 6817 sets TARGET <= 100 ms; 25 ms, the value of the early LEDBAT
+//! drafts, is available as [`TARGET_25MS_NS`] through [`Ledbat::with_target`].
 //! Written from those descriptions, not copied.
 //!
 //! One-way delay: the simulator's hosts share one clock, so TSval - TSecr is
@@ -38,7 +38,7 @@ use super::{AckSample, CongestionControl, TcpCc};
 
 /// Default target queueing delay, ns (ns-3 default; RFC 6817 maximum): 100 ms.
 pub const TARGET_NS: u64 = 100_000_000;
-/// The smaller target of uTP / the LEDBAT drafts, ns: 25 ms.
+/// The smaller target of the early LEDBAT drafts, ns: 25 ms.
 pub const TARGET_25MS_NS: u64 = 25_000_000;
 /// GAIN: cwnd change per RTT at zero queueing delay, packets (RFC: <= 1).
 pub const GAIN: i64 = 1;

@@ -251,7 +251,7 @@ pub fn catalogue() -> &'static [(&'static str, &'static str)] {
         ("bbr", "BBRv1: draft-cardwell-iccrg-bbr-congestion-control-00; Linux net/ipv4/tcp_bbr.c"),
         ("vegas", "Vegas: Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c (alpha 2, beta 4, gamma 1)"),
         ("ledbat", "LEDBAT: RFC 6817; ns-3 tcp-ledbat.cc (target 100 ms, gain 1)"),
-        ("ledbat25", "LEDBAT with a 25 ms target (uTP / RFC 6817 drafts); otherwise as ledbat"),
+        ("ledbat25", "LEDBAT with a 25 ms target (early LEDBAT drafts); otherwise as ledbat"),
         ("bbr2", "BBRv2: Linux v2alpha net/ipv4/tcp_bbr2.c (google/bbr); draft-cardwell-iccrg-bbr-congestion-control-02; ECN logic on"),
         ("ctcp", "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30)"),
     ]

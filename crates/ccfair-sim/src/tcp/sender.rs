@@ -579,6 +579,9 @@ impl Sender {
         let mut rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, &rate);
         rs.rtt_ns = ack_sample.rtt_ns;
         self.tp.in_flight = self.in_flight();
+        // Linux keeps tp->is_cwnd_limited current for every CCA (BBRv2's
+        // inflight_hi growth reads it in cong_control).
+        self.tp.is_cwnd_limited = self.is_cwnd_limited();
         self.cc_controls = self.cc.cong_control(&mut self.tp, &rs);
         if !self.cc_controls {
             match self.tp.ca_state {
