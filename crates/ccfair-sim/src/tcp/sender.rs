@@ -1033,4 +1033,44 @@ mod tests {
         assert_eq!(s.rate_delivered, 10);
         assert_eq!(s.rate_interval_ns, (RTT + 10_000_000) as i64);
     }
+
+    /// A CCA that only records the rate samples the sender gives it.
+    #[derive(Clone, Default)]
+    struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<RateSample>>>);
+
+    impl CongestionControl for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+            (tp.cwnd / 2).max(2)
+        }
+        fn cong_control(&mut self, _tp: &mut TcpCc, rs: &RateSample) -> bool {
+            self.0.lock().unwrap().push(*rs);
+            false
+        }
+    }
+
+    #[test]
+    fn rate_sample_carries_tx_in_flight_and_losses_since_send() {
+        // BBRv2's tcp_rate fields: tx.in_flight when the sampled segment was
+        // sent, and tp->lost now minus tp->lost then.
+        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None };
+        let rec = Recorder::default();
+        let mut s = Sender::new(cfg, Box::new(rec.clone()));
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 60);
+        synack.rwnd = 1000;
+        s.on_ack(RTT, &synack, &mut out);
+        // Segment 0 is lost; SACKs of 1, 2, 3: the third marks 0 lost (RACK).
+        for k in 1..=3 {
+            s.on_ack(2 * RTT, &ack(0, k), &mut out);
+        }
+        let last = *rec.0.lock().unwrap().last().unwrap();
+        assert_eq!(s.tp.lost, 1);
+        assert_eq!(last.tx_in_flight, 4, "segment 3 left with segments 0-2 in flight");
+        assert_eq!(last.lost, 1, "one segment marked lost since segment 3 was sent");
+        assert_eq!(last.losses, 1);
+    }
 }
