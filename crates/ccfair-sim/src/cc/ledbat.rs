@@ -167,7 +167,7 @@ impl CongestionControl for Ledbat {
 
     fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
         // ns-3 TcpLedbat::IncreaseWindow: NewReno slow start while cwnd <= ssthresh.
-        if tp.cwnd <= tp.ssthresh && tp.in_slow_start() {
+        if tp.in_slow_start() {
             if tp.is_cwnd_limited {
                 tp.slow_start(acked);
             }
