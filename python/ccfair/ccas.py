@@ -55,6 +55,14 @@ ALIASES: dict[str, str] = {
     "yeah-tcp": "yeah",
     "tcpyeah": "yeah",
     "tcp-prague": "prague",
+    "bbrv2": "bbr2",
+    "tcpvegas": "vegas",
+    "tcpledbat": "ledbat",
+    "ledbat-25ms": "ledbat25",
+    "compound": "ctcp",
+    "compoundtcp": "ctcp",
+    "compound-tcp": "ctcp",
+    "tcpcompound": "ctcp",
 }
 
 #: Suffix that turns pacing on: ``"cubic+pacing"``.

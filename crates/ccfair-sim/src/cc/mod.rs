@@ -25,16 +25,20 @@
 //! Windows are in packets (segments) as in Linux (`tp->snd_cwnd`).
 
 pub mod bbr;
+pub mod bbr2;
 pub mod bic;
+pub mod ctcp;
 pub mod cubic;
+pub mod dctcp;
 pub mod highspeed;
 pub mod htcp;
 pub mod hybla;
 pub mod illinois;
-pub mod dctcp;
+pub mod ledbat;
 pub mod prague;
 pub mod reno;
 pub mod scalable;
+pub mod vegas;
 pub mod veno;
 pub mod westwood;
 pub mod yeah;
@@ -116,6 +120,12 @@ pub struct TcpCc {
     pub prior_cwnd: u32,
     /// Whether the flow used its whole cwnd recently (`tcp_is_cwnd_limited`).
     pub is_cwnd_limited: bool,
+    /// TSval of the last ACK: the receiver's clock when it sent the ACK, ns; 0 = none
+    /// (ns-3 `m_rcvTimestampValue`). Hosts share the simulator clock, so
+    /// `rcv_tsval_ns - rcv_tsecr_ns` is a one-way (forward) delay sample (LEDBAT).
+    pub rcv_tsval_ns: u64,
+    /// TSecr of the last ACK: the TSval of the data segment it echoes, ns; 0 = none.
+    pub rcv_tsecr_ns: u64,
 }
 
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -147,6 +157,8 @@ impl TcpCc {
             snd_una: 0,
             prior_cwnd: 0,
             is_cwnd_limited: true,
+            rcv_tsval_ns: 0,
+            rcv_tsecr_ns: 0,
         }
     }
 
@@ -206,6 +218,11 @@ pub struct RateSample {
     pub is_retrans: bool,
     /// Packets newly delivered that carried CE (ECN).
     pub delivered_ce: u32,
+    /// In-flight just after the sampled packet was sent (BBRv2 `rs->tx_in_flight`).
+    pub tx_in_flight: u32,
+    /// Packets marked lost between the sampled packet's send and this ACK
+    /// (BBRv2 `rs->lost` = `tp->lost` now minus `tx.lost` at send).
+    pub lost: u64,
 }
 
 /// ACK facts for `pkts_acked` (Linux `struct ack_sample`).
@@ -300,6 +317,11 @@ pub fn catalogue() -> &'static [(&'static str, &'static str)] {
         ("dctcp", "DCTCP: RFC 8257; Linux net/ipv4/tcp_dctcp.c (g = 1/16, halve on loss as Linux >= 5.1)"),
         ("prague", "TCP Prague (L4S): draft-briscoe-iccrg-prague-congestion-control; scalable ECN, RTT-independent increase (25 ms)"),
         ("prague-rttdep", "TCP Prague without RTT-independence (Reno additive increase)"),
+        ("vegas", "Vegas: Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c (alpha 2, beta 4, gamma 1)"),
+        ("ledbat", "LEDBAT: RFC 6817; ns-3 tcp-ledbat.cc (target 100 ms, gain 1)"),
+        ("ledbat25", "LEDBAT with a 25 ms target (early LEDBAT drafts); otherwise as ledbat"),
+        ("bbr2", "BBRv2: Linux v2alpha net/ipv4/tcp_bbr2.c (google/bbr); draft-cardwell-iccrg-bbr-congestion-control-02; ECN logic on"),
+        ("ctcp", "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30)"),
     ]
 }
 
@@ -328,6 +350,11 @@ pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
         "dctcp" => Some(Box::new(dctcp::Dctcp::new())),
         "prague" => Some(Box::new(prague::Prague::new(true))),
         "prague-rttdep" => Some(Box::new(prague::Prague::new(false))),
+        "vegas" => Some(Box::new(vegas::Vegas::new())),
+        "ledbat" => Some(Box::new(ledbat::Ledbat::new())),
+        "ledbat25" => Some(Box::new(ledbat::Ledbat::with_target(ledbat::TARGET_25MS_NS))),
+        "bbr2" => Some(Box::new(bbr2::Bbr2::new(seed))),
+        "ctcp" => Some(Box::new(ctcp::Ctcp::new())),
         _ => None,
     }
 }

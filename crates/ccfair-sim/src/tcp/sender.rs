@@ -79,6 +79,10 @@ struct Seg {
     delivered_ns: u64,
     /// tcp_rate: `tp->delivered` when sent.
     delivered: u64,
+    /// tcp_rate (BBRv2 `tx.in_flight`): packets in flight just after this send.
+    tx_in_flight: u32,
+    /// tcp_rate (BBRv2 `tx.lost`): `tp->lost` when sent.
+    tx_lost: u64,
     flags: u8,
 }
 
@@ -180,6 +184,8 @@ struct RateAcc {
     snd_interval_ns: i64,
     is_app_limited: bool,
     is_retrans: bool,
+    tx_in_flight: u32,
+    tx_lost: u64,
 }
 
 impl Sender {
@@ -419,6 +425,8 @@ impl Sender {
             first_tx_ns: self.first_tx_ns,
             delivered_ns: self.tp.delivered_time_ns,
             delivered: self.tp.delivered,
+            tx_in_flight: self.in_flight() + 1,
+            tx_lost: self.tp.lost,
             flags: if self.tp.app_limited != 0 { F_APP_LIMITED } else { 0 },
         };
         let seq = match rtx {
@@ -428,6 +436,8 @@ impl Sender {
                 s.first_tx_ns = rate.first_tx_ns;
                 s.delivered_ns = rate.delivered_ns;
                 s.delivered = rate.delivered;
+                s.tx_in_flight = rate.tx_in_flight;
+                s.tx_lost = rate.tx_lost;
                 s.flags = (s.flags & !(F_APP_LIMITED | F_RATE_DONE)) | rate.flags | F_RETRANS | F_EVER_RETRANS;
                 self.retrans_out += 1;
                 self.stats.retransmissions += 1;
@@ -510,6 +520,8 @@ impl Sender {
         }
         self.rwnd = p.rwnd;
         self.ts_recent = p.ts_val;
+        self.tp.rcv_tsval_ns = p.ts_val;
+        self.tp.rcv_tsecr_ns = p.ts_ecr;
         let prior_in_flight = self.in_flight();
         let prior_una = self.tp.snd_una;
         let mut newly_delivered: u32 = 0;
@@ -626,6 +638,9 @@ impl Sender {
         rs.rtt_ns = ack_sample.rtt_ns;
         rs.delivered_ce = newly_ce;
         self.tp.in_flight = self.in_flight();
+        // Linux keeps tp->is_cwnd_limited current for every CCA (BBRv2's
+        // inflight_hi growth reads it in cong_control).
+        self.tp.is_cwnd_limited = self.is_cwnd_limited();
         self.cc_controls = self.cc.cong_control(&mut self.tp, &rs);
         if !self.cc_controls {
             match self.tp.ca_state {
@@ -667,6 +682,8 @@ impl Sender {
             acc.is_retrans = seg.flags & F_RETRANS != 0;
             acc.first_tx_ns = seg.sent_ns;
             acc.snd_interval_ns = seg.sent_ns as i64 - seg.first_tx_ns as i64;
+            acc.tx_in_flight = seg.tx_in_flight;
+            acc.tx_lost = seg.tx_lost;
         }
     }
 
@@ -689,6 +706,8 @@ impl Sender {
             rs.prior_delivered = acc.prior_delivered;
             rs.is_app_limited = acc.is_app_limited;
             rs.is_retrans = acc.is_retrans;
+            rs.tx_in_flight = acc.tx_in_flight;
+            rs.lost = self.tp.lost.saturating_sub(acc.tx_lost);
         }
         if !acc.have || delivered == 0 {
             return rs;
@@ -1160,5 +1179,45 @@ mod tests {
         assert!(first.iter().all(|p| p.ecn == Ecn::NotEct));
         s.on_ack(2 * RTT, &ece_ack(1), &mut out);
         assert_eq!((s.tp.ca_state, s.tp.delivered_ce, s.stats.ecn_reductions), (CaState::Open, 0, 0));
+    }
+
+    /// A CCA that only records the rate samples the sender gives it.
+    #[derive(Clone, Default)]
+    struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<RateSample>>>);
+
+    impl CongestionControl for Recorder {
+        fn name(&self) -> &'static str {
+            "recorder"
+        }
+        fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+            (tp.cwnd / 2).max(2)
+        }
+        fn cong_control(&mut self, _tp: &mut TcpCc, rs: &RateSample) -> bool {
+            self.0.lock().unwrap().push(*rs);
+            false
+        }
+    }
+
+    #[test]
+    fn rate_sample_carries_tx_in_flight_and_losses_since_send() {
+        // BBRv2's tcp_rate fields: tx.in_flight when the sampled segment was
+        // sent, and tp->lost now minus tp->lost then.
+        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn: EcnMode::Off };
+        let rec = Recorder::default();
+        let mut s = Sender::new(cfg, Box::new(rec.clone()));
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 60);
+        synack.rwnd = 1000;
+        s.on_ack(RTT, &synack, &mut out);
+        // Segment 0 is lost; SACKs of 1, 2, 3: the third marks 0 lost (RACK).
+        for k in 1..=3 {
+            s.on_ack(2 * RTT, &ack(0, k), &mut out);
+        }
+        let last = *rec.0.lock().unwrap().last().unwrap();
+        assert_eq!(s.tp.lost, 1);
+        assert_eq!(last.tx_in_flight, 4, "segment 3 left with segments 0-2 in flight");
+        assert_eq!(last.lost, 1, "one segment marked lost since segment 3 was sent");
+        assert_eq!(last.losses, 1);
     }
 }
