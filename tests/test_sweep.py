@@ -276,3 +276,9 @@ def test_itertools_product_order_is_file_order(base):
     plan = plan_sweep(with_sweep(base, {"bottleneck.rate": ["10Mbit", "50Mbit"], "bottleneck.buffer": ["0.5bdp", "2bdp"]}))
     got = [(t.params["bottleneck.rate"], t.params["bottleneck.buffer"]) for t in plan.tasks]
     assert got == list(itertools.product(["10Mbit", "50Mbit"], ["0.5bdp", "2bdp"]))
+
+
+def test_mixed_type_values_become_one_text_column(base):
+    plan = plan_sweep(with_sweep(base, {"flows.0.rwnd": [100, 200], "bottleneck.buffer": ["21pkt", "2bdp"], "flows.1.init_cwnd": [10, "20"]}))
+    assert {type(t.params["flows.0.rwnd"]) for t in plan.tasks} == {int}
+    assert {t.params["flows.1.init_cwnd"] for t in plan.tasks} == {"10", "20"}
