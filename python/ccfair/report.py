@@ -138,7 +138,7 @@ def _fness_figure(df: pd.DataFrame, group: str, title: str) -> Any:
         ax.set_xlabel("fness(A, B)   (-1: A takes all, +1: B takes all)")
         ax.set_title(order)
     axes[0].set_yticks(range(len(pairs)), [str(p) for p in pairs])
-    axes[0].set_ylim(-0.6, len(pairs) - 0.4)
+    axes[0].set_ylim(len(pairs) - 0.4, -0.6)  # first pair on top
     fig.suptitle(title, fontsize=10)
     return fig
 
