@@ -14,7 +14,7 @@ import pytest
 
 from ccfair.cli import main
 from ccfair.errors import SpecError
-from ccfair.spec import Spec
+from ccfair.spec import Spec, load_toml
 from ccfair.sweep import ORDERS, derive_seed, flip_flows, plan_sweep, run_id_of
 
 
@@ -282,3 +282,11 @@ def test_mixed_type_values_become_one_text_column(base):
     plan = plan_sweep(with_sweep(base, {"flows.0.rwnd": [100, 200], "bottleneck.buffer": ["21pkt", "2bdp"], "flows.1.init_cwnd": [10, "20"]}))
     assert {type(t.params["flows.0.rwnd"]) for t in plan.tasks} == {int}
     assert {t.params["flows.1.init_cwnd"] for t in plan.tasks} == {"10", "20"}
+
+
+def test_spec_from_toml_reads_the_base_experiment_of_a_sweep_file(examples):
+    spec = Spec.from_toml(examples / "s0-lab-grid.toml")
+    assert [f.label for f in spec.flows] == ["cubic", "bbr"]
+    plan = plan_sweep(load_toml(examples / "s0-lab-grid.toml"))
+    # S0's lab grid with drop-tail only: 2 rates x 2 RTTs x 2 buffers x 6 pairs x 2 orders x 30 repetitions
+    assert len(plan.tasks) == 2 * 2 * 2 * 6 * 2 * 30
