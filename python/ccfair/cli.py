@@ -191,7 +191,7 @@ def sweep(
     set_: SetOption = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Expand and validate only; print the grid.")] = False,
 ) -> None:
-    """Run every experiment of a sweep file's [sweep] grid and store the results in DIR.
+    """Run every experiment in the grid of a sweep file (its sweep table) and store the results in DIR.
 
     Finished runs are kept: re-running resumes a killed sweep, and a finished one does nothing.
     """

@@ -21,6 +21,7 @@ import html
 import io
 import json
 import math
+import re
 from pathlib import Path
 from typing import Any
 
@@ -137,7 +138,7 @@ def _fness_figure(df: pd.DataFrame, group: str, title: str) -> Any:
         ax.set_xlabel("fness(A, B)   (-1: A takes all, +1: B takes all)")
         ax.set_title(order)
     axes[0].set_yticks(range(len(pairs)), [str(p) for p in pairs])
-    axes[0].set_ylim(-0.6, len(pairs) - 0.4)
+    axes[0].set_ylim(len(pairs) - 0.4, -0.6)  # first pair on top
     fig.suptitle(title, fontsize=10)
     return fig
 
@@ -150,8 +151,7 @@ def _jfi_box(df: pd.DataFrame, keys: list[str]) -> Any:
         data.append(sub["jfi"].dropna().to_numpy(dtype=float))
     fig = _new_figure(6.4, 0.28 * len(labels) + 1.4)
     ax = fig.subplots()
-    label_kw = "tick_labels" if _mpl_has_tick_labels() else "labels"  # renamed in matplotlib 3.9
-    ax.boxplot(data, vert=False, **{label_kw: labels})
+    ax.boxplot(data, **_horizontal_box_kwargs(labels))
     ax.set_xlabel("Jain's index over the flows (analysis window)")
     ax.set_xlim(0, 1.02)
     ax.tick_params(axis="y", labelsize=7)
@@ -159,11 +159,18 @@ def _jfi_box(df: pd.DataFrame, keys: list[str]) -> Any:
     return fig
 
 
-def _mpl_has_tick_labels() -> bool:
+def _horizontal_box_kwargs(labels: list[str]) -> dict[str, Any]:
+    """boxplot() keywords for horizontal boxes with labels across matplotlib versions
+    (``labels`` became ``tick_labels`` in 3.9, ``vert`` became ``orientation`` in 3.10)."""
     import matplotlib
 
-    major, minor = (int(x) for x in matplotlib.__version__.split(".")[:2])
-    return (major, minor) >= (3, 9)
+    version = tuple(int(x) for x in re.findall(r"\d+", matplotlib.__version__)[:2])
+    kw: dict[str, Any] = {"tick_labels" if version >= (3, 9) else "labels": labels}
+    if version >= (3, 10):
+        kw["orientation"] = "horizontal"
+    else:
+        kw["vert"] = False
+    return kw
 
 
 def _heatmap(df: pd.DataFrame, x: str, y: str, metric: str) -> Any:

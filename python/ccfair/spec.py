@@ -678,9 +678,10 @@ class Spec(_Model):
 
     @classmethod
     def from_toml(cls, path: str | Path) -> Spec:
-        """Read and validate an experiment file. ``name`` defaults to the file's stem."""
+        """Read and validate an experiment file. ``name`` defaults to the file's stem; a ``[sweep]`` table is ignored."""
         raw = load_toml(path)
         raw.setdefault("name", Path(path).stem)
+        raw.pop("sweep", None)  # a sweep file's [sweep] grid is for ccfair.sweep; this is its base experiment
         return cls.from_dict(raw)
 
     @property

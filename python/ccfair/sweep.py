@@ -83,6 +83,8 @@ class Axis:
     paths: tuple[str, ...]
     values: tuple[Any, ...]
     is_pairs: bool = False
+    #: Show every value as text (set when the values mix types, so the column has one type).
+    as_text: bool = False
 
     def assignments(self, value: Any) -> list[tuple[str, Any]]:
         """The ``(path, value)`` settings one value of this axis makes."""
@@ -96,6 +98,8 @@ class Axis:
             return " vs ".join(str(c) for c in value)
         if isinstance(value, (dict, list)):
             return json.dumps(value, sort_keys=True, separators=(",", ":"))
+        if self.as_text and not isinstance(value, str):
+            return json.dumps(value)
         return value
 
 
@@ -400,8 +404,23 @@ def _axes_from(sweep: dict[str, Any], base: dict[str, Any]) -> list[Axis]:
                 if p in seen_paths:
                     raise SpecError(f"sweep.{path}", f"sets {p}, which axis {seen_paths[p]!r} already sets")
                 seen_paths[p] = path
-            axes.append(Axis(path, tuple(concrete), tuple(values)))
+            axes.append(Axis(path, tuple(concrete), tuple(values), as_text=_mixed_types(values)))
     return axes
+
+
+def _mixed_types(values: list[Any]) -> bool:
+    """True when a column of these values would mix types (ints with floats is fine)."""
+    kinds = set()
+    for v in values:
+        if isinstance(v, bool):
+            kinds.add("bool")
+        elif isinstance(v, (int, float)):
+            kinds.add("number")
+        elif isinstance(v, str):
+            kinds.add("str")
+        else:
+            kinds.add("json")  # tables and lists become JSON text
+    return len(kinds) > 1 and kinds != {"json", "str"}
 
 
 def _settings(sweep: dict[str, Any]) -> tuple[int, bool, str]:

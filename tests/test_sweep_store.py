@@ -1,0 +1,225 @@
+"""Running sweeps on the real simulator: executors give identical stores; resume after SIGKILL.
+
+The sweeps here are small (short runs) to keep the suite fast; the
+acceptance-size figures are in docs/benchmarks.md.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from ccfair import _core  # noqa: F401  a missing extension must fail the suite, not skip it
+from ccfair import ccas, store
+from ccfair.cli import main
+from ccfair.sweep import load_sweep_file, run_sweep
+
+SMALL = """
+name = "small"
+duration = "4s"
+window = { start = "2s", end = "4s" }
+seed = 11
+
+[bottleneck]
+rate = "10Mbit"
+buffer = "1bdp"
+
+[[flows]]
+cca = "cubic"
+rtt = "20ms"
+start_jitter = "50ms"
+
+[[flows]]
+cca = "bbr"
+rtt = "20ms"
+start = "1s"
+start_jitter = "50ms"
+
+[sweep]
+repetitions = 2
+flip_order = true
+pairs = [["cubic", "bbr"], ["reno", "cubic+pacing"]]
+"bottleneck.buffer" = ["0.5bdp", "2bdp"]
+"""
+
+
+@pytest.fixture(autouse=True)
+def _real_catalogue():
+    ccas.catalogue.cache_clear()
+    yield
+    ccas.catalogue.cache_clear()
+
+
+@pytest.fixture
+def small_file(tmp_path: Path) -> Path:
+    p = tmp_path / "small.toml"
+    p.write_text(SMALL)
+    return p
+
+
+def _files(directory: Path) -> dict[str, bytes]:
+    """Every stored file except the wall-time-bearing summary.json and the sweep's versions."""
+    out = {}
+    for p in sorted((directory / "runs").rglob("*")):
+        if p.is_file() and p.name != "summary.json":
+            out[str(p.relative_to(directory))] = p.read_bytes()
+    return out
+
+
+def test_executors_give_identical_results(tmp_path, small_file):
+    plan = load_sweep_file(small_file)
+    n = len(plan.tasks)
+    assert n == 16
+    runs = {}
+    execs = [("inprocess", 1), ("pool", 2)]
+    try:
+        import distributed  # noqa: F401
+
+        execs.append(("dask", 2))
+    except ImportError:
+        pass  # reported by test_dask_is_installed below
+    for executor, jobs in execs:
+        out = tmp_path / executor
+        res = run_sweep(plan, out, executor=executor, jobs=jobs, source=SMALL)
+        assert (res.stored, res.skipped, res.failed) == (n, 0, {})
+        runs[executor] = out
+    ref = runs["inprocess"]
+    ref_runs = store.load_sweep(ref)
+    assert list(ref_runs["run_id"]) == [t.run_id for t in plan.tasks]
+    assert ref_runs["jfi"].between(0.5, 1.0).all()
+    for executor, out in runs.items():
+        pd.testing.assert_frame_equal(store.load_sweep(out), ref_runs)
+        pd.testing.assert_frame_equal(store.load_sweep(out, "flows"), store.load_sweep(ref, "flows"))
+        assert _files(out) == _files(ref), executor
+        assert (out / "runs.parquet").read_bytes() == (ref / "runs.parquet").read_bytes()
+
+
+def test_dask_is_installed():
+    """The test extra installs dask[distributed]; the executor comparison above needs it."""
+    pytest.importorskip("distributed", reason="dask[distributed] is not installed (pip install -e '.[test]' installs it)")
+
+
+def test_runs_table_contents(tmp_path, small_file):
+    plan = load_sweep_file(small_file)
+    run_sweep(plan, tmp_path / "o", executor="inprocess")
+    runs = store.load_sweep(tmp_path / "o")
+    assert len(runs) == len(set(runs["run_id"])) == 16
+    for col in ("pair", "bottleneck.buffer", "repetition", "order", "seed", "jfi", "fness", "utilization", "queue_delay_mean_ms", "queue_delay_p99_ms"):
+        assert col in runs.columns, col
+    flows = store.load_sweep(tmp_path / "o", "flows")
+    assert len(flows) == 32
+    # fness is fness(A, B) by flow identity in both orders: recompute it from the flows table
+    for rid, sub in flows.groupby("run_id"):
+        by = dict(zip(sub["name"], sub["bytes"]))
+        a, b = by["A"], by["B"]
+        expect = 1 - a / b if b >= a else b / a - 1
+        assert runs.loc[runs["run_id"] == rid, "fness"].item() == pytest.approx(expect)
+    # in the flipped order the flow that starts first is B
+    assert set(runs.loc[runs["order"] == "B first", "first"]) == {"B"}
+    assert set(runs.loc[runs["order"] == "A first", "first"]) == {"A"}
+    # each run directory is an ordinary result directory
+    r = store.load_run(tmp_path / "o", runs["run_id"][0])
+    assert r.config["seed"] == runs["seed"][0]
+    tp = store.load_sweep(tmp_path / "o", "throughput", run_ids=list(runs["run_id"][:2]))
+    assert list(tp["run_id"].unique()) == list(runs["run_id"][:2])
+
+
+def test_rerun_does_nothing_and_foreign_dir_refused(tmp_path, small_file, capsys):
+    out = tmp_path / "o"
+    assert main(["sweep", str(small_file), "--out", str(out), "--executor", "inprocess"]) == 0
+    before = {p: p.stat().st_mtime_ns for p in out.rglob("*")}
+    assert main(["sweep", str(small_file), "--out", str(out), "--executor", "inprocess"]) == 0
+    err = capsys.readouterr().err
+    assert "0 new, 16 already stored" in err
+    assert {p: p.stat().st_mtime_ns for p in out.rglob("*")} == before
+    # a different sweep into the same directory is refused before running anything
+    code = main(["sweep", str(small_file), "--out", str(out), "--set", "seed=12", "--executor", "inprocess"])
+    assert code == 2
+    assert "different sweep" in capsys.readouterr().err
+    # extending the sweep (more repetitions) keeps the stored runs and adds the new ones
+    assert main(["sweep", str(small_file), "--out", str(out), "--set", "sweep.repetitions=3", "--executor", "inprocess"]) == 0
+    assert "8 new, 16 already stored" in capsys.readouterr().err
+
+
+def test_failed_run_is_recorded_and_retried(tmp_path, small_file, monkeypatch):
+    from ccfair import api
+
+    plan = load_sweep_file(small_file)
+    victim = plan.tasks[3].run_id
+    real = api.simulate
+
+    def flaky(config, spec=None):
+        if config["seed"] == plan.tasks[3].seed:
+            raise api.SimulationError("injected failure")
+        return real(config, spec)
+
+    monkeypatch.setattr(api, "simulate", flaky)
+    res = run_sweep(plan, tmp_path / "o", executor="inprocess")
+    assert list(res.failed) == [victim] and "injected failure" in res.failed[victim]
+    assert (tmp_path / "o" / "failed" / f"{victim}.json").exists()
+    assert len(store.load_sweep(tmp_path / "o")) == 15
+    monkeypatch.setattr(api, "simulate", real)
+    res = run_sweep(plan, tmp_path / "o", executor="inprocess")
+    assert (res.stored, res.skipped, res.failed) == (1, 15, {})
+    assert not (tmp_path / "o" / "failed" / f"{victim}.json").exists()
+    assert list(store.load_sweep(tmp_path / "o")["run_id"]) == [t.run_id for t in plan.tasks]
+
+
+def test_sigkill_then_resume_stores_every_run_once(tmp_path, subprocess_env):
+    """Acceptance: kill a running sweep (the whole process group, SIGKILL) and re-run it."""
+    text = SMALL.replace('duration = "4s"', 'duration = "8s"').replace("repetitions = 2", "repetitions = 6")
+    path = tmp_path / "kill.toml"
+    path.write_text(text)
+    out = tmp_path / "o"
+    plan = load_sweep_file(path)
+    total = len(plan.tasks)
+    assert total == 48
+    cmd = [sys.executable, "-m", "ccfair", "sweep", str(path), "--out", str(out), "--jobs", "2"]
+    proc = subprocess.Popen(cmd, env=subprocess_env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    deadline = time.monotonic() + 120
+    stored_at_kill = 0
+    try:
+        while time.monotonic() < deadline and proc.poll() is None:
+            stored_at_kill = len(store.finished_runs(out))
+            if stored_at_kill >= 4:
+                break
+            time.sleep(0.01)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)  # the sweep and its worker processes
+        proc.wait()
+        if proc.stderr is not None:
+            proc.stderr.close()
+    assert proc.returncode == -signal.SIGKILL, "the sweep finished before it could be killed; make it longer"
+    killed = store.finished_runs(out)
+    assert 4 <= len(killed) < total
+    mtimes = {rid: (out / "runs" / rid / "row.json").stat().st_mtime_ns for rid in killed}
+    # every stored run is whole
+    for rid in killed:
+        row = json.loads((out / "runs" / rid / "row.json").read_text())
+        assert row["row"]["run_id"] == rid
+        for name in ("flows", "throughput", "link", "queue", "sojourn"):
+            assert (out / "runs" / rid / f"{name}.parquet").stat().st_size > 0
+
+    res = subprocess.run(cmd, env=subprocess_env, capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr
+    assert f"{total - len(killed)} new, {len(killed)} already stored, 0 failed" in res.stderr
+    runs = store.load_sweep(out)
+    assert sorted(runs["run_id"]) == sorted(t.run_id for t in plan.tasks)
+    assert runs["run_id"].is_unique and len(runs) == total
+    assert pd.read_parquet(out / "runs.parquet")["run_id"].is_unique
+    assert not list((out / "runs").glob(".tmp-*"))
+    # runs stored before the kill were not rewritten
+    assert {rid: (out / "runs" / rid / "row.json").stat().st_mtime_ns for rid in killed} == mtimes
+    # and the resumed store equals an uninterrupted one
+    fresh = tmp_path / "fresh"
+    run_sweep(plan, fresh, executor="inprocess")
+    pd.testing.assert_frame_equal(store.load_sweep(fresh), runs)
