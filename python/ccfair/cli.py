@@ -176,7 +176,8 @@ def _compare_rows(sim: dict[str, Any], tb: dict[str, Any]) -> list[tuple[str, st
 
     rows: list[tuple[str, str, str]] = []
     for fs, ft in zip(sim["flows"], tb["flows"]):
-        label = f"{fs['name']} ({fs['cca']})"
+        paced = fs.get("pacing") and fs["cca"] != "bbr"
+        label = f"{fs['name']} ({fs['cca']}{'+pacing' if paced else ''})"
         rows.append((f"{label} throughput", fmt_rate(fs["throughput_bps"]), fmt_rate(ft["throughput_bps"])))
         rows.append((f"{label} share", pct(fs["share"]), pct(ft["share"])))
         rows.append((f"{label} retransmissions", str(fs["retransmissions"]), str(ft["retransmissions"])))

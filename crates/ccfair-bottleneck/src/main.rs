@@ -182,7 +182,23 @@ fn ecn_of(frame: &[u8]) -> Ecn {
     }
 }
 
-/// Set the CE codepoint and recompute the IPv4 header checksum (RFC 791).
+/// IPv4 header checksum (RFC 791; one's-complement sum, RFC 1071) of `hdr`
+/// with its checksum field taken as zero.
+fn ipv4_checksum(hdr: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for i in (0..hdr.len()).step_by(2) {
+        if i == 10 {
+            continue;
+        }
+        sum += u16::from_be_bytes([hdr[i], hdr[i + 1]]) as u32;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Set the CE codepoint (RFC 3168) and recompute the IPv4 header checksum.
 fn set_ce(frame: &mut [u8]) {
     if !is_ipv4(frame) {
         return;
@@ -193,16 +209,7 @@ fn set_ce(frame: &mut [u8]) {
         return;
     }
     ip[1] |= 0b11;
-    ip[10] = 0;
-    ip[11] = 0;
-    let mut sum: u32 = 0;
-    for i in (0..ihl).step_by(2) {
-        sum += u16::from_be_bytes([ip[i], ip[i + 1]]) as u32;
-    }
-    while sum > 0xffff {
-        sum = (sum & 0xffff) + (sum >> 16);
-    }
-    let c = !(sum as u16);
+    let c = ipv4_checksum(&ip[..ihl]);
     ip[10..12].copy_from_slice(&c.to_be_bytes());
 }
 
@@ -415,5 +422,45 @@ fn main() {
     for p in &io.ports {
         // SAFETY: closing our own descriptors.
         unsafe { libc::close(p.fd) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A well-known IPv4 header (20 bytes, TOS 0) with checksum 0xb861.
+    const HDR: [u8; 20] = [
+        0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
+    ];
+
+    #[test]
+    fn checksum_matches_the_known_header() {
+        assert_eq!(ipv4_checksum(&HDR), 0xb861);
+    }
+
+    #[test]
+    fn ce_mark_sets_both_ecn_bits_and_keeps_the_header_valid() {
+        let mut frame = vec![0u8; ETH_HEADER_BYTES];
+        frame[12] = 0x08; // EtherType IPv4
+        frame.extend_from_slice(&HDR);
+        frame[ETH_HEADER_BYTES + 1] = 0x02; // ECT(0)
+        assert_eq!(ecn_of(&frame), Ecn::Ect0);
+        set_ce(&mut frame);
+        assert_eq!(ecn_of(&frame), Ecn::Ce);
+        // A valid header sums to 0xffff including its checksum (RFC 1071).
+        let ip = &frame[ETH_HEADER_BYTES..];
+        let mut sum: u32 = (0..20).step_by(2).map(|i| u16::from_be_bytes([ip[i], ip[i + 1]]) as u32).sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        assert_eq!(sum, 0xffff);
+        assert_eq!(&ip[2..], &{
+            let mut h = HDR;
+            h[1] = 0x03;
+            let c = ipv4_checksum(&h);
+            h[10..12].copy_from_slice(&c.to_be_bytes());
+            h
+        }[2..]);
     }
 }
