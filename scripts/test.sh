@@ -8,6 +8,11 @@ if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; 
   { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium; } >/dev/null 2>&1 \
     || echo "note: could not install chromium; the report's browser test will be skipped" >&2
 fi
+# The testbed tests (tests/test_testbed.py) need iproute2's `ip`; install it if missing and we can.
+if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  apt-get update -qq && apt-get install -y -qq iproute2 >/dev/null
+fi
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
-cargo test --release -p ccfair-sim
+cargo test --release -p ccfair-sim -p ccfair-bottleneck
+cargo build --release -p ccfair-bottleneck   # the testbed's userspace bottleneck
 python3 -m pytest -q

@@ -289,4 +289,4 @@ def test_spec_from_toml_reads_the_base_experiment_of_a_sweep_file(examples):
     assert [f.label for f in spec.flows] == ["cubic", "bbr"]
     plan = plan_sweep(load_toml(examples / "s0-lab-grid.toml"))
     # S0's lab grid with drop-tail only: 2 rates x 2 RTTs x 2 buffers x 6 pairs x 2 orders x 30 repetitions
-    assert len(plan.tasks) == 2 * 2 * 2 * 6 * 2 * 30
+    assert len(plan.tasks) == 2 * 2 * 2 * 3 * 6 * 2 * 30

@@ -17,7 +17,7 @@ from ccfair.errors import SimulationError, SpecError
 from ccfair.result import Result
 from ccfair.spec import Spec
 
-__all__ = ["run", "load", "simulate", "as_spec", "import_core"]
+__all__ = ["BACKENDS", "run", "load", "simulate", "as_spec", "import_core"]
 
 
 def import_core() -> ModuleType:
@@ -76,18 +76,29 @@ def _group_field(field: str, spec: Spec | None) -> str:
     return f"flows.{expanded[k][0]}{m.group(2) or ''}"
 
 
-def run(spec: Spec | str | Path | dict[str, Any], seed: int | None = None) -> Result:
-    """Run one experiment on the simulator and return its :class:`Result`.
+#: Where an experiment can run: the simulator, or real Linux TCP in network namespaces.
+BACKENDS = ("sim", "testbed")
+
+
+def run(spec: Spec | str | Path | dict[str, Any], seed: int | None = None, backend: str = "sim") -> Result:
+    """Run one experiment on the simulator (or the testbed) and return its :class:`Result`.
 
     Args:
         spec: a :class:`Spec`, a path to an experiment TOML file, or a raw dict.
         seed: replaces the spec's seed (every random stream derives from it).
+        backend: ``"sim"`` (default) or ``"testbed"`` (real kernel TCP; needs root, see docs/testbed.md).
 
     Raises:
         SpecError: the experiment is invalid (names the field).
         SimulationError: the simulator is not built or failed.
     """
     s = as_spec(spec)
+    if backend not in BACKENDS:
+        raise SpecError("backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
+    if backend == "testbed":
+        from ccfair import testbed
+
+        return testbed.run(s, seed)  # type: ignore[no-any-return]
     config = s.to_run_config(seed)
     raw = simulate(config, s)
     return Result.from_raw(s, config, raw)

@@ -146,14 +146,19 @@ def run(
         Optional[Path], typer.Option("--out", metavar="DIR", help="Write Parquet tables and JSON into DIR.")
     ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
+    backend: Annotated[
+        str,
+        typer.Option("--backend", metavar="NAME", help="sim (the simulator) or testbed (real Linux TCP in network namespaces; root)."),
+    ] = "sim",
 ) -> None:
-    """Run one experiment on the simulator and report per-flow throughput and fairness."""
+    """Run one experiment on the simulator (or the testbed) and report per-flow throughput and fairness."""
     from ccfair.api import run as run_experiment
 
     spec = load_spec(file, set_, seed)
     n_flows = sum(f.count for f in spec.flows)
-    with _err.status(f"simulating {spec.name}: {format_time(spec.duration)}, {n_flows} flow(s) ..."):
-        result = run_experiment(spec, seed=seed)
+    verb = "running on the testbed" if backend == "testbed" else "simulating"
+    with _err.status(f"{verb} {spec.name}: {format_time(spec.duration)}, {n_flows} flow(s) ..."):
+        result = run_experiment(spec, seed=seed, backend=backend)
     if out is not None:
         result.to_parquet(out)
     if as_json:
@@ -162,6 +167,71 @@ def run(
         print_summary(result.summary, result.flows)
         if out is not None:
             _out.print(f"  [bold]{'results':<16}[/bold] {out}")
+
+
+def _compare_rows(sim: dict[str, Any], tb: dict[str, Any]) -> list[tuple[str, str, str]]:
+    """(metric, simulator, testbed) rows for ``ccfair compare``."""
+
+    def pct(x: float | None) -> str:
+        return _fmt(None if x is None else x * 100, ".1f", " %")
+
+    rows: list[tuple[str, str, str]] = []
+    for fs, ft in zip(sim["flows"], tb["flows"]):
+        paced = fs.get("pacing") and fs["cca"] != "bbr"
+        label = f"{fs['name']} ({fs['cca']}{'+pacing' if paced else ''})"
+        rows.append((f"{label} throughput", fmt_rate(fs["throughput_bps"]), fmt_rate(ft["throughput_bps"])))
+        rows.append((f"{label} share", pct(fs["share"]), pct(ft["share"])))
+        rows.append((f"{label} retransmissions", str(fs["retransmissions"]), str(ft["retransmissions"])))
+    rows.append(("JFI", _fmt(sim["jfi"], ".3f"), _fmt(tb["jfi"], ".3f")))
+    if sim["fness"] is not None:
+        rows.append(("fness (A vs B)", _fmt(sim["fness"], "+.3f"), _fmt(tb["fness"], "+.3f")))
+    rows.append(("utilization", pct(sim["utilization"]), pct(tb["utilization"])))
+    for k in ("mean", "p99"):
+        rows.append(
+            (f"queueing delay {k}", _fmt(sim["queue_delay_ms"][k], ".2f", " ms"), _fmt(tb["queue_delay_ms"][k], ".2f", " ms"))
+        )
+    rows.append(("mean queue", _fmt(sim["queue_packets_mean"], ".1f", " pkts"), _fmt(tb["queue_packets_mean"], ".1f", " pkts")))
+    return rows
+
+
+@app.command()
+def compare(
+    file: FileArg,
+    seed: Annotated[Optional[int], typer.Option("--seed", help="Seed for both runs (replaces the file's seed).")] = None,
+    set_: SetOption = None,
+    out: Annotated[
+        Optional[Path], typer.Option("--out", metavar="DIR", help="Write both results into DIR/sim and DIR/testbed.")
+    ] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print both summaries as one JSON object.")] = False,
+) -> None:
+    """Run one experiment on the simulator and on the testbed; print the metrics side by side."""
+    from ccfair.api import run as run_experiment
+    from ccfair.testbed import check_available
+
+    spec = load_spec(file, set_, seed)
+    check_available(spec)  # fail before simulating if the testbed cannot run here
+    with _err.status(f"simulating {spec.name} ..."):
+        sim = run_experiment(spec, seed=seed)
+    with _err.status(f"running {spec.name} on the testbed: {format_time(spec.duration)} ..."):
+        tb = run_experiment(spec, seed=seed, backend="testbed")
+    if out is not None:
+        sim.to_parquet(out / "sim")
+        tb.to_parquet(out / "testbed")
+    if as_json:
+        sys.stdout.write(json.dumps({"sim": sim.summary, "testbed": tb.summary}) + "\n")
+        return
+    table = Table(title=f"{spec.name}: simulator vs testbed", title_justify="left")
+    table.add_column("Metric")
+    table.add_column("Simulator", justify="right")
+    table.add_column("Testbed", justify="right")
+    for row in _compare_rows(sim.summary, tb.summary):
+        table.add_row(*row)
+    _out.print(table)
+    t = tb.summary["testbed"]
+    _out.print(
+        f"  testbed: kernel {t['kernel']}, base RTT {', '.join(f'{x:.3f}' for x in t['base_rtt_ms'])} ms (padded to the spec), "
+        f"load {t['load_avg_1min']:.1f}"
+    )
 
 
 @app.command()
@@ -361,7 +431,8 @@ def main(argv: list[str] | None = None) -> int:
     except SpecError as e:
         code = _fail(f"error: {e}", 2)
     except SimulationError as e:
-        code = _fail(f"error: simulation: {e}", 1)
+        where = "testbed" if type(e).__name__ == "TestbedError" else "simulation"
+        code = _fail(f"error: {where}: {e}", 1)
     except KeyboardInterrupt:
         code = _fail("error: interrupted", 130)
     except Exception as e:

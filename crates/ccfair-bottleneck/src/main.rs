@@ -1,0 +1,469 @@
+//! ccfair-bottleneck: the testbed's userspace bottleneck, an L2 "bump in the
+//! wire" running in the bottleneck network namespace.
+//!
+//! It opens one AF_PACKET raw socket per port (packet(7)): one port per sender
+//! namespace and one towards the receiver namespace; its ports carry no IP
+//! address, so the kernel does not route. Frames from a sender port go through
+//! that port's forward delay line, the queue discipline (the simulator's own,
+//! `ccfair_sim::qdisc::build`) and a token-bucket link at the configured rate
+//! (see shaper.rs); frames from the receiver go through the destination port's
+//! reverse delay line (destination found by learning source MACs on the sender
+//! ports; unknown destinations are flooded). Non-IPv4 frames (ARP) are
+//! forwarded at once.
+//!
+//! Single-threaded: ppoll(2) with a nanosecond timeout on the earliest
+//! deadline, CLOCK_MONOTONIC time (shared by every namespace on the host),
+//! timer slack 1 ns (prctl PR_SET_TIMERSLACK), optional SCHED_FIFO.
+//!
+//! Usage: ccfair-bottleneck CONFIG.json   (prints "ready" when the sockets are
+//! bound; on SIGTERM/SIGINT, or when its parent dies, it writes the stats JSON
+//! to `stats_path` and exits 0).
+//!
+//! Sources: packet(7) (AF_PACKET, PACKET_IGNORE_OUTGOING since Linux 4.20,
+//! PACKET_QDISC_BYPASS, PACKET_STATISTICS), ppoll(2), Linux
+//! net/sched/sch_tbf.c (token bucket), RFC 791 (IPv4 header checksum),
+//! RFC 3168 (ECN field).
+
+mod shaper;
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use ccfair_sim::config::QdiscConfig;
+use ccfair_sim::packet::Ecn;
+use serde::Deserialize;
+use shaper::{MonitorConfig, Out, Shaper};
+
+const ETH_P_ALL: u16 = 0x0003;
+const ETH_P_IP: u16 = 0x0800;
+const ETH_HEADER_BYTES: usize = 14;
+const SOL_PACKET: i32 = 263;
+const PACKET_STATISTICS: i32 = 6;
+const PACKET_QDISC_BYPASS: i32 = 20;
+const PACKET_IGNORE_OUTGOING: i32 = 23;
+const PACKET_OUTGOING: u8 = 4;
+/// Socket buffers: enough for a few thousand frames of backlog if the loop stalls.
+const SOCKET_BUFFER_BYTES: i32 = 8 << 20;
+/// Largest frame we accept (anything above the MTU means offloads are still on).
+const MAX_FRAME_BYTES: usize = 65_600;
+const MTU_FRAME_BYTES: usize = 1514;
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Config {
+    sender_ifaces: Vec<String>,
+    receiver_iface: String,
+    rate_bps: u64,
+    qdisc: QdiscConfig,
+    /// Run seed: randomised disciplines (PIE, FQ-CoDel's hash, PI2) draw from it.
+    #[serde(default)]
+    seed: u64,
+    /// Added one-way delay per sender port, forward (towards the receiver) and reverse.
+    fwd_delay_ns: Vec<u64>,
+    rev_delay_ns: Vec<u64>,
+    /// Token-bucket depth (S0: one frame).
+    #[serde(default = "default_burst")]
+    burst_bytes: u64,
+    t0_ns: u64,
+    duration_ns: u64,
+    bin_ns: u64,
+    sample_ns: u64,
+    sojourn_bin_ns: u64,
+    window_start_ns: u64,
+    window_end_ns: u64,
+    stats_path: String,
+    /// Run with SCHED_FIFO priority (needs CAP_SYS_NICE; ignored with a warning otherwise).
+    #[serde(default)]
+    realtime: bool,
+}
+
+fn default_burst() -> u64 {
+    1500
+}
+
+static STOP: AtomicBool = AtomicBool::new(false);
+
+extern "C" fn on_signal(_: libc::c_int) {
+    STOP.store(true, Ordering::SeqCst);
+}
+
+fn now_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn die(msg: String) -> ! {
+    eprintln!("ccfair-bottleneck: {msg}");
+    std::process::exit(2);
+}
+
+fn os_err(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+/// One AF_PACKET socket bound to an interface.
+struct Port {
+    fd: i32,
+}
+
+fn setopt(fd: i32, level: i32, name: i32, val: i32) -> Result<(), String> {
+    // SAFETY: fd is a socket, val lives across the call.
+    let r = unsafe {
+        libc::setsockopt(fd, level, name, &val as *const i32 as *const libc::c_void, std::mem::size_of::<i32>() as u32)
+    };
+    if r < 0 {
+        return Err(os_err(&format!("setsockopt({level},{name})")));
+    }
+    Ok(())
+}
+
+fn open_port(name: &str) -> Result<Port, String> {
+    let cname = std::ffi::CString::new(name).map_err(|_| format!("bad interface name {name:?}"))?;
+    // SAFETY: plain libc calls with valid arguments.
+    let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
+    if ifindex == 0 {
+        return Err(os_err(&format!("interface {name}")));
+    }
+    let fd = unsafe {
+        libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, (ETH_P_ALL.to_be()) as i32)
+    };
+    if fd < 0 {
+        return Err(os_err("socket(AF_PACKET)"));
+    }
+    let mut sll: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+    sll.sll_family = libc::AF_PACKET as u16;
+    sll.sll_protocol = ETH_P_ALL.to_be();
+    sll.sll_ifindex = ifindex as i32;
+    let r = unsafe {
+        libc::bind(fd, &sll as *const libc::sockaddr_ll as *const libc::sockaddr, std::mem::size_of::<libc::sockaddr_ll>() as u32)
+    };
+    if r < 0 {
+        return Err(os_err(&format!("bind to {name}")));
+    }
+    setopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)?;
+    setopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, 1)?;
+    // Force variants exceed rmem_max/wmem_max (root); fall back to the plain ones.
+    if setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, SOCKET_BUFFER_BYTES).is_err() {
+        setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, SOCKET_BUFFER_BYTES)?;
+    }
+    if setopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUFFORCE, SOCKET_BUFFER_BYTES).is_err() {
+        setopt(fd, libc::SOL_SOCKET, libc::SO_SNDBUF, SOCKET_BUFFER_BYTES)?;
+    }
+    Ok(Port { fd })
+}
+
+/// Kernel drop counter of a packet socket (reset on read, so accumulate).
+fn socket_drops(fd: i32) -> u64 {
+    let mut st = [0u32; 2]; // struct tpacket_stats { tp_packets, tp_drops }
+    let mut len = std::mem::size_of_val(&st) as u32;
+    // SAFETY: st is large enough for tpacket_stats.
+    let r = unsafe { libc::getsockopt(fd, SOL_PACKET, PACKET_STATISTICS, st.as_mut_ptr() as *mut libc::c_void, &mut len) };
+    if r < 0 {
+        0
+    } else {
+        st[1] as u64
+    }
+}
+
+/// IPv4 payload of an Ethernet frame, if it is one.
+fn is_ipv4(frame: &[u8]) -> bool {
+    frame.len() >= ETH_HEADER_BYTES + 20 && u16::from_be_bytes([frame[12], frame[13]]) == ETH_P_IP
+}
+
+fn ecn_of(frame: &[u8]) -> Ecn {
+    if !is_ipv4(frame) {
+        return Ecn::NotEct;
+    }
+    match frame[ETH_HEADER_BYTES + 1] & 0b11 {
+        0 => Ecn::NotEct,
+        1 => Ecn::Ect1,
+        2 => Ecn::Ect0,
+        _ => Ecn::Ce,
+    }
+}
+
+/// IPv4 header checksum (RFC 791; one's-complement sum, RFC 1071) of `hdr`
+/// with its checksum field taken as zero.
+fn ipv4_checksum(hdr: &[u8]) -> u16 {
+    let mut sum: u32 = 0;
+    for i in (0..hdr.len()).step_by(2) {
+        if i == 10 {
+            continue;
+        }
+        sum += u16::from_be_bytes([hdr[i], hdr[i + 1]]) as u32;
+    }
+    while sum > 0xffff {
+        sum = (sum & 0xffff) + (sum >> 16);
+    }
+    !(sum as u16)
+}
+
+/// Set the CE codepoint (RFC 3168) and recompute the IPv4 header checksum.
+fn set_ce(frame: &mut [u8]) {
+    if !is_ipv4(frame) {
+        return;
+    }
+    let ip = &mut frame[ETH_HEADER_BYTES..];
+    let ihl = ((ip[0] & 0x0f) as usize) * 4;
+    if ip.len() < ihl || ihl < 20 {
+        return;
+    }
+    ip[1] |= 0b11;
+    let c = ipv4_checksum(&ip[..ihl]);
+    ip[10..12].copy_from_slice(&c.to_be_bytes());
+}
+
+/// Frame buffers, reused.
+struct Slab {
+    frames: Vec<Vec<u8>>,
+    free: Vec<usize>,
+}
+
+impl Slab {
+    fn alloc(&mut self, data: &[u8]) -> usize {
+        if let Some(i) = self.free.pop() {
+            self.frames[i].clear();
+            self.frames[i].extend_from_slice(data);
+            i
+        } else {
+            self.frames.push(data.to_vec());
+            self.frames.len() - 1
+        }
+    }
+    fn release(&mut self, i: usize) {
+        self.free.push(i);
+    }
+}
+
+struct Io {
+    ports: Vec<Port>, // senders 0..n, receiver n
+    tx_errors: u64,
+}
+
+impl Io {
+    fn send(&mut self, port: usize, frame: &[u8]) {
+        // SAFETY: fd is a bound packet socket; frame is a valid buffer.
+        let r = unsafe { libc::send(self.ports[port].fd, frame.as_ptr() as *const libc::c_void, frame.len(), 0) };
+        if r < 0 {
+            self.tx_errors += 1;
+        }
+    }
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 2 {
+        die("usage: ccfair-bottleneck CONFIG.json".into());
+    }
+    let text = std::fs::read_to_string(&args[1]).unwrap_or_else(|e| die(format!("{}: {e}", args[1])));
+    let cfg: Config = serde_json::from_str(&text).unwrap_or_else(|e| die(format!("{}: {e}", args[1])));
+    let n = cfg.sender_ifaces.len();
+    if n == 0 || cfg.fwd_delay_ns.len() != n || cfg.rev_delay_ns.len() != n {
+        die("sender_ifaces, fwd_delay_ns and rev_delay_ns must have the same, non-zero length".into());
+    }
+    if cfg.rate_bps == 0 || cfg.bin_ns == 0 || cfg.sample_ns == 0 || cfg.sojourn_bin_ns == 0 {
+        die("rate_bps, bin_ns, sample_ns and sojourn_bin_ns must be > 0".into());
+    }
+
+    // SAFETY: installing async-signal-safe handlers and process attributes.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as *const () as usize;
+        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1);
+        if cfg.realtime {
+            let p = libc::sched_param { sched_priority: 10 };
+            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
+                eprintln!("ccfair-bottleneck: warning: {}", os_err("SCHED_FIFO"));
+            }
+        }
+    }
+
+    let mut io = Io { ports: Vec::with_capacity(n + 1), tx_errors: 0 };
+    for name in cfg.sender_ifaces.iter().chain(std::iter::once(&cfg.receiver_iface)) {
+        io.ports.push(open_port(name).unwrap_or_else(|e| die(e)));
+    }
+    let rx = n;
+
+    let mon = MonitorConfig {
+        t0_ns: cfg.t0_ns,
+        duration_ns: cfg.duration_ns,
+        bin_ns: cfg.bin_ns,
+        sample_ns: cfg.sample_ns,
+        sojourn_bin_ns: cfg.sojourn_bin_ns,
+        window_start_ns: cfg.window_start_ns,
+        window_end_ns: cfg.window_end_ns,
+    };
+    let mut shaper = Shaper::new(cfg.rate_bps, cfg.burst_bytes, &cfg.qdisc, cfg.seed, cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon);
+    let mut slab = Slab { frames: Vec::new(), free: Vec::new() };
+    let mut macs: HashMap<[u8; 6], usize> = HashMap::new();
+    let mut buf = vec![0u8; MAX_FRAME_BYTES];
+    let mut out: Vec<Out> = Vec::new();
+    let mut freed: Vec<usize> = Vec::new();
+    let mut rx_drops = vec![0u64; n + 1];
+    let mut oversize = 0u64;
+    let mut pfds: Vec<libc::pollfd> = io.ports.iter().map(|p| libc::pollfd { fd: p.fd, events: libc::POLLIN, revents: 0 }).collect();
+
+    println!("ready");
+    let _ = std::io::stdout().flush();
+
+    while !STOP.load(Ordering::SeqCst) {
+        // Receive everything pending on every port.
+        for port in 0..=n {
+            loop {
+                let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+                let mut flen = std::mem::size_of::<libc::sockaddr_ll>() as u32;
+                // SAFETY: buf and from are valid for writes of the given sizes.
+                let r = unsafe {
+                    libc::recvfrom(
+                        io.ports[port].fd,
+                        buf.as_mut_ptr() as *mut libc::c_void,
+                        buf.len(),
+                        libc::MSG_DONTWAIT,
+                        &mut from as *mut libc::sockaddr_ll as *mut libc::sockaddr,
+                        &mut flen,
+                    )
+                };
+                if r <= 0 {
+                    break;
+                }
+                if from.sll_pkttype == PACKET_OUTGOING {
+                    continue;
+                }
+                let frame = &buf[..r as usize];
+                if frame.len() > MTU_FRAME_BYTES {
+                    oversize += 1;
+                }
+                if frame.len() < ETH_HEADER_BYTES {
+                    continue;
+                }
+                let now = now_ns();
+                let dst: [u8; 6] = frame[0..6].try_into().unwrap();
+                if port < n {
+                    let src: [u8; 6] = frame[6..12].try_into().unwrap();
+                    if src[0] & 1 == 0 {
+                        macs.insert(src, port);
+                    }
+                    if is_ipv4(frame) {
+                        let s = slab.alloc(frame);
+                        shaper.arrive_fwd(now, port, s);
+                    } else {
+                        io.send(rx, frame);
+                    }
+                } else {
+                    match macs.get(&dst) {
+                        Some(&to) if is_ipv4(frame) => {
+                            let s = slab.alloc(frame);
+                            shaper.arrive_rev(now, to, s);
+                        }
+                        Some(&to) => io.send(to, frame),
+                        None => {
+                            for to in 0..n {
+                                io.send(to, frame);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+
+        // Everything due.
+        let now = now_ns();
+        {
+            let frames = &slab.frames;
+            let info = |s: usize| {
+                let f = &frames[s];
+                ((f.len() - ETH_HEADER_BYTES) as u32, ecn_of(f))
+            };
+            let mut to_mark: Vec<usize> = Vec::new();
+            shaper.poll(now, &info, &mut |s| to_mark.push(s), &mut out, &mut freed);
+            for s in to_mark {
+                set_ce(&mut slab.frames[s]);
+            }
+        }
+        for o in out.drain(..) {
+            let (port, s) = match o {
+                Out::Receiver(s) => (rx, s),
+                Out::Sender { port, slab: s } => (port, s),
+            };
+            io.send(port, &slab.frames[s]);
+            slab.release(s);
+        }
+        for s in freed.drain(..) {
+            slab.release(s);
+        }
+
+        // Sleep until the next deadline or a frame arrives.
+        let deadline = shaper.next_deadline();
+        let now = now_ns();
+        let wait = deadline.saturating_sub(now).min(100_000_000);
+        if deadline != u64::MAX && deadline <= now {
+            continue;
+        }
+        let ts = libc::timespec { tv_sec: (wait / 1_000_000_000) as i64, tv_nsec: (wait % 1_000_000_000) as i64 };
+        // SAFETY: pfds is a valid array; ts lives across the call.
+        unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, &ts, std::ptr::null()) };
+    }
+
+    for (i, p) in io.ports.iter().enumerate() {
+        rx_drops[i] += socket_drops(p.fd);
+    }
+    shaper.finish();
+    shaper.stats.rx_socket_drops = rx_drops;
+    shaper.stats.tx_errors = io.tx_errors;
+    shaper.stats.oversize_frames = oversize;
+    let json = serde_json::to_string(&shaper.stats).expect("stats serialize");
+    let tmp = format!("{}.tmp", cfg.stats_path);
+    if let Err(e) = std::fs::write(&tmp, json).and_then(|_| std::fs::rename(&tmp, &cfg.stats_path)) {
+        die(format!("{}: {e}", cfg.stats_path));
+    }
+    for p in &io.ports {
+        // SAFETY: closing our own descriptors.
+        unsafe { libc::close(p.fd) };
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A well-known IPv4 header (20 bytes, TOS 0) with checksum 0xb861.
+    const HDR: [u8; 20] = [
+        0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
+    ];
+
+    #[test]
+    fn checksum_matches_the_known_header() {
+        assert_eq!(ipv4_checksum(&HDR), 0xb861);
+    }
+
+    #[test]
+    fn ce_mark_sets_both_ecn_bits_and_keeps_the_header_valid() {
+        let mut frame = vec![0u8; ETH_HEADER_BYTES];
+        frame[12] = 0x08; // EtherType IPv4
+        frame.extend_from_slice(&HDR);
+        frame[ETH_HEADER_BYTES + 1] = 0x02; // ECT(0)
+        assert_eq!(ecn_of(&frame), Ecn::Ect0);
+        set_ce(&mut frame);
+        assert_eq!(ecn_of(&frame), Ecn::Ce);
+        // A valid header sums to 0xffff including its checksum (RFC 1071).
+        let ip = &frame[ETH_HEADER_BYTES..];
+        let mut sum: u32 = (0..20).step_by(2).map(|i| u16::from_be_bytes([ip[i], ip[i + 1]]) as u32).sum();
+        while sum > 0xffff {
+            sum = (sum & 0xffff) + (sum >> 16);
+        }
+        assert_eq!(sum, 0xffff);
+        assert_eq!(&ip[2..], &{
+            let mut h = HDR;
+            h[1] = 0x03;
+            let c = ipv4_checksum(&h);
+            h[10..12].copy_from_slice(&c.to_be_bytes());
+            h
+        }[2..]);
+    }
+}

@@ -1,0 +1,326 @@
+"""Network namespaces, veth links and leftover clean-up for the testbed.
+
+Topology of one run (``ID`` = 4 random hex digits, not derived from the seed)::
+
+    ccf-ID-s0 (sender 0) --veth-- +
+    ccf-ID-s1 (sender 1) --veth-- + ccf-ID-b (bottleneck: ccfair-bottleneck) --veth-- ccf-ID-r (receiver)
+    ...                           +
+
+All hosts share one IPv4 subnet (10.77.0.0/16, no router): the receiver is
+10.77.0.1, sender ``i`` is 10.77.1.0 + i + 1. The bottleneck's ports have no
+address and the kernel does not forward (ip_forward is 0 in a new
+namespace); ccfair-bottleneck bridges them in user space. Neighbour entries
+are static, so there is no ARP. IPv6 is disabled in every namespace.
+
+Offloads: TSO/GSO/GRO, scatter-gather and TX checksum offload are switched
+off on every veth through the legacy ethtool ioctls (SIOCETHTOOL,
+linux/ethtool.h: ETHTOOL_STXCSUM/SSG/STSO/SGSO/SGRO), so every frame the
+bottleneck sees is one MTU-sized packet with a valid checksum. No ethtool
+binary is needed.
+
+Robustness: before anything is created, a state file
+``/run/ccfair/ID.json`` records the run's pid (with its start time, against
+pid reuse), namespaces and helper processes. :func:`clean_stale` removes
+whatever a dead run (e.g. one killed with SIGKILL) left behind: its
+processes, namespaces (after killing every process still inside) and
+``ccf-`` links; it never touches a run whose owner is alive.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import fcntl
+import ipaddress
+import json
+import os
+import signal
+import socket
+import struct
+import subprocess
+import time
+from pathlib import Path
+from typing import Any
+
+PREFIX = "ccf-"
+STATE_DIR = Path(os.environ.get("CCFAIR_STATE_DIR", "/run/ccfair"))
+SUBNET_PREFIX_LEN = 16
+RECEIVER_IP = "10.77.0.1"
+_FIRST_SENDER = int(ipaddress.IPv4Address("10.77.1.0"))
+MTU_BYTES = 1500
+
+SIOCETHTOOL = 0x8946
+ETHTOOL_STXCSUM = 0x17
+ETHTOOL_SSG = 0x19
+ETHTOOL_STSO = 0x1F
+ETHTOOL_SGSO = 0x24
+ETHTOOL_SGRO = 0x2C
+ETHTOOL_GTSO = 0x1E
+ETHTOOL_GGSO = 0x23
+IFREQ_BYTES = 40
+
+
+class NetnsError(RuntimeError):
+    """An ip(8) command or a kernel call failed while building the testbed."""
+
+
+def sender_ip(i: int) -> str:
+    return str(ipaddress.IPv4Address(_FIRST_SENDER + i + 1))
+
+
+def sender_mac(i: int) -> str:
+    return f"02:cc:00:00:{(i >> 8) & 0xFF:02x}:{i & 0xFF:02x}"
+
+
+RECEIVER_MAC = "02:cc:00:01:00:00"
+
+
+def ip(*args: str, ns: str | None = None, check: bool = True) -> str:
+    """Run ``ip [-n ns] args``; raise :class:`NetnsError` with its stderr on failure."""
+    cmd = ["ip"] + (["-n", ns] if ns else []) + list(args)
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise NetnsError(f"`{' '.join(cmd)}` failed: {p.stderr.strip()}")
+    return p.stdout
+
+
+def in_ns(ns: str, *cmd: str, check: bool = True) -> str:
+    p = subprocess.run(["ip", "netns", "exec", ns, *cmd], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise NetnsError(f"`{' '.join(cmd)}` in {ns} failed: {p.stderr.strip()}")
+    return p.stdout
+
+
+def sysctls(ns: str, values: dict[str, str | int]) -> None:
+    in_ns(ns, "sysctl", "-q", "-w", *[f"{k}={v}" for k, v in values.items()])
+
+
+def offloads_off(ifname: str) -> None:
+    """Switch off TX checksum, SG, TSO, GSO and GRO on ``ifname`` (current namespace)."""
+    s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    try:
+        for cmd in (ETHTOOL_SGRO, ETHTOOL_SGSO, ETHTOOL_STSO, ETHTOOL_SSG, ETHTOOL_STXCSUM):
+            _ethtool(s, ifname, cmd, 0)
+        for cmd in (ETHTOOL_GTSO, ETHTOOL_GGSO):
+            if _ethtool(s, ifname, cmd, 0) != 0:
+                raise NetnsError(f"{ifname}: offload {cmd:#x} is still on after switching it off")
+    finally:
+        s.close()
+
+
+def _ethtool(s: socket.socket, ifname: str, cmd: int, value: int) -> int:
+    ev = ctypes.create_string_buffer(struct.pack("II", cmd, value), 8)
+    ifr = struct.pack("16sP", ifname.encode(), ctypes.addressof(ev))
+    ifr += bytes(IFREQ_BYTES - len(ifr))
+    try:
+        fcntl.ioctl(s.fileno(), SIOCETHTOOL, ifr)
+    except OSError as e:
+        raise NetnsError(f"ethtool ioctl {cmd:#x} on {ifname}: {e}") from None
+    return struct.unpack("II", ev.raw)[1]
+
+
+# ------------------------------------------------------------------ state
+
+
+def _proc_start(pid: int) -> int | None:
+    """Start time of ``pid`` in clock ticks (field 22 of /proc/PID/stat), None if gone."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    return int(stat.rsplit(")", 1)[1].split()[19])
+
+
+def _alive(pid: int, start: int | None) -> bool:
+    return start is not None and _proc_start(pid) == start
+
+
+def proc_id(pid: int) -> list[int]:
+    """``[pid, start time]``: identifies a process even after its pid is reused."""
+    return [pid, _proc_start(pid) or 0]
+
+
+def list_namespaces() -> list[str]:
+    out = ip("netns", "list", check=False)
+    return [line.split()[0] for line in out.splitlines() if line.strip()]
+
+
+def list_links() -> list[str]:
+    out = ip("-o", "link", "show", check=False)
+    names = []
+    for line in out.splitlines():
+        parts = line.split(":", 2)
+        if len(parts) >= 2:
+            names.append(parts[1].strip().split("@")[0])
+    return names
+
+
+def kill_namespace(ns: str) -> None:
+    """Kill every process inside ``ns``, then delete it."""
+    pids = ip("netns", "pids", ns, check=False).split()
+    for p in pids:
+        try:
+            os.kill(int(p), signal.SIGKILL)
+        except (ProcessLookupError, ValueError):
+            pass
+    for _ in range(50):
+        if ip("netns", "pids", ns, check=False).split():
+            time.sleep(0.02)
+        else:
+            break
+    ip("netns", "del", ns, check=False)
+
+
+def run_id_of(name: str) -> str | None:
+    """``ccf-1a2b-s0`` -> ``1a2b``."""
+    if not name.startswith(PREFIX):
+        return None
+    rest = name[len(PREFIX) :]
+    return rest.split("-", 1)[0] or None
+
+
+def live_runs() -> set[str]:
+    """Run ids whose owning process is alive."""
+    live = set()
+    if STATE_DIR.is_dir():
+        for f in STATE_DIR.glob("*.json"):
+            try:
+                st = json.loads(f.read_text())
+            except (OSError, ValueError):
+                continue
+            if _alive(*st["owner"]):
+                live.add(st["id"])
+    return live
+
+
+def clean_stale() -> list[str]:
+    """Remove what dead runs left behind; returns a description of what was removed."""
+    removed: list[str] = []
+    live = live_runs()
+    if STATE_DIR.is_dir():
+        for f in STATE_DIR.glob("*.json"):
+            try:
+                st = json.loads(f.read_text())
+            except (OSError, ValueError):
+                f.unlink(missing_ok=True)
+                continue
+            if st.get("id") in live:
+                continue
+            for pid, start in st.get("processes", []):
+                if _alive(pid, start):
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                        removed.append(f"process {pid}")
+                    except ProcessLookupError:
+                        pass
+            f.unlink(missing_ok=True)
+            run_dir = STATE_DIR / st["id"]
+            if run_dir.is_dir():
+                for p in run_dir.iterdir():
+                    p.unlink(missing_ok=True)
+                run_dir.rmdir()
+    for ns in list_namespaces():
+        rid = run_id_of(ns)
+        if rid is not None and rid not in live:
+            kill_namespace(ns)
+            removed.append(f"namespace {ns}")
+    for link in list_links():
+        rid = run_id_of(link)
+        if rid is not None and rid not in live:
+            ip("link", "del", link, check=False)
+            removed.append(f"link {link}")
+    return removed
+
+
+class Topology:
+    """Builds and removes one run's namespaces and links; records them in the state file."""
+
+    def __init__(self, n_senders: int) -> None:
+        self.n = n_senders
+        self.id = os.urandom(2).hex()
+        while any(run_id_of(x) == self.id for x in list_namespaces()):
+            self.id = os.urandom(2).hex()
+        base = f"{PREFIX}{self.id}"
+        self.ns_btl = f"{base}-b"
+        self.ns_rcv = f"{base}-r"
+        self.ns_snd = [f"{base}-s{i}" for i in range(n_senders)]
+        # Interface names (<= 15 chars): sender side sI / bottleneck side bI; receiver r / br.
+        self.if_snd = [f"{base}-s{i}" for i in range(n_senders)]
+        self.if_btl = [f"{base}-b{i}" for i in range(n_senders)]
+        self.if_rcv = f"{base}-r"
+        self.if_btl_rcv = f"{base}-br"
+        self.dir = STATE_DIR / self.id
+        self.state_file = STATE_DIR / f"{self.id}.json"
+        self.processes: list[list[int]] = []
+
+    # ------------------------------------------------------------ state file
+
+    def save_state(self) -> None:
+        st: dict[str, Any] = {
+            "id": self.id,
+            "owner": proc_id(os.getpid()),
+            "namespaces": [self.ns_btl, self.ns_rcv, *self.ns_snd],
+            "processes": self.processes,
+        }
+        tmp = self.state_file.with_suffix(".tmp")
+        tmp.write_text(json.dumps(st))
+        os.replace(tmp, self.state_file)
+
+    def record_process(self, pid: int) -> None:
+        self.processes.append(proc_id(pid))
+        self.save_state()
+
+    # ------------------------------------------------------------ build / remove
+
+    def create(self) -> None:
+        STATE_DIR.mkdir(parents=True, exist_ok=True)
+        self.dir.mkdir(exist_ok=True)
+        self.save_state()  # first, so a crash from here on is cleaned by the next run
+        for ns in (self.ns_btl, self.ns_rcv, *self.ns_snd):
+            ip("netns", "add", ns)
+            sysctls(ns, {"net.ipv6.conf.all.disable_ipv6": 1, "net.ipv6.conf.default.disable_ipv6": 1})
+            ip("link", "set", "lo", "up", ns=ns)
+        pairs = [(self.if_snd[i], self.ns_snd[i], sender_mac(i), self.if_btl[i]) for i in range(self.n)]
+        pairs.append((self.if_rcv, self.ns_rcv, RECEIVER_MAC, self.if_btl_rcv))
+        for host_if, host_ns, mac, btl_if in pairs:
+            ip("link", "add", host_if, "mtu", str(MTU_BYTES), "address", mac, "type", "veth", "peer", "name", btl_if, "mtu", str(MTU_BYTES))
+            offloads_off(host_if)
+            offloads_off(btl_if)
+            ip("link", "set", host_if, "netns", host_ns)
+            ip("link", "set", btl_if, "netns", self.ns_btl)
+            ip("link", "set", btl_if, "up", ns=self.ns_btl)
+        sysctls(self.ns_btl, {"net.ipv4.ip_forward": 0})
+        ip("addr", "add", f"{RECEIVER_IP}/{SUBNET_PREFIX_LEN}", "dev", self.if_rcv, ns=self.ns_rcv)
+        ip("link", "set", self.if_rcv, "up", ns=self.ns_rcv)
+        for i in range(self.n):
+            ns, dev = self.ns_snd[i], self.if_snd[i]
+            ip("addr", "add", f"{sender_ip(i)}/{SUBNET_PREFIX_LEN}", "dev", dev, ns=ns)
+            ip("link", "set", dev, "up", ns=ns)
+            ip("neigh", "replace", RECEIVER_IP, "lladdr", RECEIVER_MAC, "dev", dev, "nud", "permanent", ns=ns)
+            ip("neigh", "replace", sender_ip(i), "lladdr", sender_mac(i), "dev", self.if_rcv, "nud", "permanent", ns=self.ns_rcv)
+
+    def route_options(self, i: int, init_cwnd: int, init_rwnd: int, quickack: bool) -> None:
+        """Per-flow route metrics as S0 sets them: initcwnd at the sender, initrwnd (and
+        quickack, i.e. no delayed ACKs) at the receiver (ip-route(8))."""
+        ip("route", "replace", f"{RECEIVER_IP}/32", "dev", self.if_snd[i], "initcwnd", str(init_cwnd), ns=self.ns_snd[i])
+        extra = ["quickack", "1"] if quickack else []
+        ip("route", "replace", f"{sender_ip(i)}/32", "dev", self.if_rcv, "initrwnd", str(init_rwnd), *extra, ns=self.ns_rcv)
+
+    def destroy(self) -> None:
+        """Kill recorded processes, delete namespaces (and with them the links), the state."""
+        for pid, start in self.processes:
+            if _alive(pid, start):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        for ns in (self.ns_btl, self.ns_rcv, *self.ns_snd):
+            if ns in list_namespaces():
+                kill_namespace(ns)
+        for link in list_links():
+            if run_id_of(link) == self.id:
+                ip("link", "del", link, check=False)
+        if self.dir.is_dir():
+            for p in self.dir.iterdir():
+                p.unlink(missing_ok=True)
+            self.dir.rmdir()
+        self.state_file.unlink(missing_ok=True)
