@@ -103,3 +103,9 @@ def resolve(name: str) -> tuple[str, bool]:
             f" (aliases: {aliases}; add '{PACING_SUFFIX}' to pace, e.g. 'cubic{PACING_SUFFIX}')"
         )
     return canonical, pacing
+
+
+#: CCAs that are ECN-based and default to scalable ECN when a flow leaves
+#: ``ecn`` unset (Rust: ``CongestionControl::needs_ecn``; tests/test_spec_warnings.py
+#: checks the two agree).
+ECN_NATIVE = frozenset({"dctcp", "prague", "prague-rttdep"})

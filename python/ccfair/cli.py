@@ -58,6 +58,8 @@ def load_spec(file: Path, overrides: list[str] | None, seed: int | None = None) 
     spec = Spec.from_dict(raw)
     if seed is not None:
         spec.to_run_config(seed)  # validates the seed (range), raising SpecError("seed", ...)
+    for field, message in spec.warnings():
+        sys.stderr.write(f"warning: {field}: {message}\n")
     return spec
 
 

@@ -717,6 +717,29 @@ class Spec(_Model):
         """End of the analysis window in ns (resolved; never None after validation)."""
         return self.window.end if self.window.end is not None else self.duration
 
+    def warnings(self) -> list[tuple[str, str]]:
+        """Legal but probably unintended settings, as ``(field, message)``.
+
+        - A marking AQM whose marks no flow can read: STEP marks ECN-capable
+          packets and drops the others, so with no ECN-capable flow it is a
+          hard drop threshold (issue 3).
+        """
+        out: list[tuple[str, str]] = []
+        q = self.bottleneck.qdisc
+        if q.kind == "step" and getattr(q, "ecn", False):
+            capable = [f.ecn in ("classic", "scalable") or (f.ecn is None and f.cca in ccas.ECN_NATIVE) for f in self.flows]
+            capable += [g.cca in ccas.ECN_NATIVE for g in self.groups]
+            if not any(capable):
+                out.append(
+                    (
+                        "bottleneck.qdisc",
+                        "STEP marks ECN-capable packets, but no flow is ECN-capable (set ecn = \"classic\" or "
+                        "\"scalable\" on a flow, or use an ECN-based CCA such as dctcp): every packet above the "
+                        "threshold is dropped instead",
+                    )
+                )
+        return out
+
     def expand_flows(self) -> list[tuple[int, str, Flow]]:
         """Every simulated flow as ``(index in self.flows, name, flow)``; ``count`` expanded."""
         out: list[tuple[int, str, Flow]] = []
