@@ -24,7 +24,7 @@ def test_csaqm_parameters_resolve_to_simulator_units() -> None:
     cfg = Spec.from_dict(_spec(q)).to_run_config()
     assert cfg["bottleneck"]["qdisc"] == {
         "kind": "csaqm", "limit_packets": 2000, "limit_bytes": None, "target_ns": 8_500_000,
-        "update_ns": 5_000_000, "rate_tau_ns": 40_000_000, "weights": [1.0, 2.0], "ecn": True,
+        "update_ns": 5_000_000, "rate_tau_ns": 40_000_000, "weights": [1.0, 2.0], "ecn": True, "drop_above": None, "drain_ns": None,
     }  # fmt: skip
     assert Spec.from_dict(_spec("ppv")).to_run_config()["bottleneck"]["qdisc"]["target_ns"] == 5_000_000
 

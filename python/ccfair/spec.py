@@ -413,13 +413,17 @@ class Csaqm(_Aqm):
 
     kind: Literal["csaqm"] = "csaqm"
     #: Delay target D (S3: K x RTT); give ``target`` or ``step = {k, rtt}``.
-    target: PositiveTime | None = None
+    target: OptionalPositiveTime = None
     step: StepK | None = None
     update: PositiveTime = 5_000_000
     rate_tau: PositiveTime = 40_000_000
+    #: Close the backlog's distance to the target over this time (default: one update period).
+    drain: OptionalPositiveTime = None
     #: Sharing policy: weight per flow, in flow order (missing = 1; empty = equal sharing).
     weights: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = []
     ecn: bool = True
+    #: Overload variant (not in S3): drop below-CTV packets while the backlog exceeds this multiple of the target.
+    drop_above: float | None = Field(None, ge=1, allow_inf_nan=False)
 
     def _target_ns(self) -> int:
         if self.target is not None and self.step is not None:
@@ -435,6 +439,8 @@ class Csaqm(_Aqm):
             "rate_tau_ns": self.rate_tau,
             "weights": [float(w) for w in self.weights],
             "ecn": self.ecn,
+            "drop_above": self.drop_above,
+            "drain_ns": self.drain,
         }
 
     def _check(self, spec: Spec) -> None:

@@ -149,6 +149,15 @@ pub struct CsaqmConfig {
     /// Mark ECN-capable packets below the CTV (else drop them); Not-ECT packets are dropped.
     #[serde(default = "default_true")]
     pub ecn: bool,
+    /// Time over which the backlog's distance to the target is to be closed:
+    /// allowed = C x T + (L_target - backlog) x update / drain. None = one
+    /// update period (the whole distance at once).
+    #[serde(default)]
+    pub drain_ns: Option<u64>,
+    /// Overload variant (not in S3): while the backlog exceeds this multiple of
+    /// the target, packets below the CTV are dropped even if ECN-capable. None = never.
+    #[serde(default)]
+    pub drop_above: Option<f64>,
 }
 fn d_csaqm_target() -> u64 {
     crate::qdisc::csaqm::DEFAULT_TARGET_NS
@@ -464,6 +473,12 @@ impl QdiscConfig {
                     if v == 0 {
                         return Err((name, "must be > 0".into()));
                     }
+                }
+                if c.drain_ns == Some(0) {
+                    return Err(("drain", "must be > 0".into()));
+                }
+                if c.drop_above.is_some_and(|m| !(m.is_finite() && m >= 1.0)) {
+                    return Err(("drop_above", "must be a finite multiple of the target >= 1".into()));
                 }
                 if let Some(w) = c.weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
                     return Err(("weights", format!("every weight must be a finite number > 0, got {w}")));

@@ -49,7 +49,10 @@ BUFFER_S = 0.5
 CLASSES = ("bbr2", "dctcp")
 
 
-def spec_dict(qdisc: str, n: int, k: float, rtt_ms: float, *, rate: str = "1Gbit", duration: str = "10s", window_start: str = "3s", seed: int = 1) -> dict[str, Any]:
+def spec_dict(
+    qdisc: str, n: int, k: float, rtt_ms: float, *, rate: str = "1Gbit", duration: str = "10s", window_start: str = "3s", seed: int = 1,
+    csaqm_drop_above: float | None = None,
+) -> dict[str, Any]:
     """The experiment of one grid point as an experiment-file dict."""
     if n < 2 or n % 2:
         raise SpecError("n", f"must be an even number >= 2 (half BBRv2, half DCTCP), got {n}")
@@ -61,6 +64,8 @@ def spec_dict(qdisc: str, n: int, k: float, rtt_ms: float, *, rate: str = "1Gbit
         q = {"kind": "pi2", "target": target, "tupdate": PI2_TUPDATE}
     elif qdisc == "csaqm":
         q = {"kind": "csaqm", "step": {"k": k, "rtt": f"{rtt_ms}ms"}}
+        if csaqm_drop_above is not None:
+            q["drop_above"] = csaqm_drop_above
     elif qdisc == "droptail":
         q = {"kind": "droptail"}
     else:
@@ -101,11 +106,14 @@ class Row:
     wall_s: float
 
 
-def run_point(qdisc: str, n: int, k: float, rtt_ms: float, rate: str, duration: str, window_start: str, seed: int) -> Row:
+def run_point(
+    qdisc: str, n: int, k: float, rtt_ms: float, rate: str, duration: str, window_start: str, seed: int, csaqm_drop_above: float | None = None
+) -> Row:
     """Run one grid point and compute S3's metrics."""
     from ccfair.api import run
 
-    spec = Spec.from_dict(spec_dict(qdisc, n, k, rtt_ms, rate=rate, duration=duration, window_start=window_start, seed=seed))
+    d = spec_dict(qdisc, n, k, rtt_ms, rate=rate, duration=duration, window_start=window_start, seed=seed, csaqm_drop_above=csaqm_drop_above)
+    spec = Spec.from_dict(d)
     t0 = time.perf_counter()
     res = run(spec)
     wall = time.perf_counter() - t0
@@ -194,8 +202,10 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", default="10s")
     ap.add_argument("--window-start", default="3s")
     ap.add_argument("--seeds", default="1", help="seeds, e.g. 1,2")
+    ap.add_argument("--csaqm-drop-above", type=float, default=None, help="CSAQM overload variant (not in S3): drop below-CTV packets above this multiple of the target")
     ap.add_argument("--jobs", type=int, default=1, help="parallel processes")
     ap.add_argument("--out", default=None, help="also write the rows as CSV")
+    ap.add_argument("--plot", default=None, metavar="PREFIX", help="write PREFIX-n{N}-rtt{RTT}.png: relative throughput vs K per AQM")
     a = ap.parse_args(argv)
     try:
         parse_time(a.duration)
@@ -212,7 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SpecError("preset s3", str(e)) from None
     t0 = time.perf_counter()
     rows: list[Row] = []
-    args = [(q, n, k, rtt, a.rate, a.duration, a.window_start, s) for q, n, k, rtt, s in pts]
+    args = [(q, n, k, rtt, a.rate, a.duration, a.window_start, s, a.csaqm_drop_above) for q, n, k, rtt, s in pts]
     print(HEADER)
     print("|" + "---|" * 14)
     if a.jobs > 1:
@@ -234,7 +244,36 @@ def main(argv: list[str] | None = None) -> int:
         import pandas as pd
 
         pd.DataFrame([asdict(r) for r in rows]).to_csv(a.out, index=False)
+    if a.plot:
+        for path in plot(rows, a.plot):
+            print(f"figure: {path}")
     return 0
+
+
+def plot(rows: list[Row], prefix: str) -> list[str]:
+    """S3's figure type: relative throughput of each class vs K, one panel per AQM, one file per (N, RTT)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from ccfair.plots import relative_throughput_vs
+
+    long = pd.DataFrame(
+        [
+            {"qdisc": r.qdisc, "n": r.n, "rtt_ms": r.rtt_ms, "K": r.k, "class": c, "relative_throughput": v}
+            for r in rows
+            if r.qdisc != "droptail"
+            for c, v in (("BBRv2", r.rel_bbr2), ("DCTCP", r.rel_dctcp))
+        ]
+    )
+    paths = []
+    for (n, rtt), sub in long.groupby(["n", "rtt_ms"]):
+        fig = relative_throughput_vs(sub, "K", group_col="qdisc", logx=True, title=f"S3 multi-CC, N={n}, RTT {rtt:g} ms")
+        path = f"{prefix}-n{n}-rtt{rtt:g}.png"
+        fig.savefig(path, dpi=110)
+        paths.append(path)
+    return paths
 
 
 if __name__ == "__main__":  # pragma: no cover

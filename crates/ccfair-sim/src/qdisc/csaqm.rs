@@ -16,11 +16,15 @@
 //!     that the load of the packets with PV >= CTV fits what the link may
 //!     take in the period while the backlog moves to the delay target
 //!     D = K x RTT (L_target = D x C bytes):
-//!         allowed = C x T_update + (L_target - backlog)      (bytes, >= 0)
+//!         allowed = C x T_update + (L_target - backlog) x T_update / drain
+//!     (bytes, >= 0; `drain` defaults to T_update: the whole distance at once)
 //!         CTV = the smallest PV with sum_{pv >= CTV} hist[pv] <= allowed;
 //!   - at enqueue, a packet with PV < CTV is CE-marked if ECN-capable (and
 //!     `ecn` is on), else dropped. Flows under their fair share draw no PV
 //!     below CTV and are never marked (ppv.rs).
+//! Optional overload variant (`drop_above`, not in S3): while the backlog
+//! exceeds `drop_above` x L_target, packets below the CTV are dropped even if
+//! ECN-capable (against flows that do not answer marks enough).
 //! The update rule is our reading of "the unmarked load fits the delay
 //! target" (S3); the ANRW paper's own controller may differ in detail
 //! (docs/fidelity.md). The hard limit is checked first (tail drop).
@@ -64,6 +68,8 @@ pub struct Csaqm {
     /// Bytes the link sends per update period.
     link_bytes_per_update: f64,
     target_bytes: f64,
+    /// update / drain: the share of the distance to the target closed per period.
+    drain_gain: f64,
     q: VecDeque<Packet>,
     bytes: u64,
     pub marker: PpvMarker,
@@ -80,6 +86,7 @@ impl Csaqm {
             c: c.clone(),
             link_bytes_per_update: per_ns * c.update_ns as f64,
             target_bytes: per_ns * c.target_ns as f64,
+            drain_gain: c.drain_ns.map_or(1.0, |d| c.update_ns as f64 / d as f64),
             q: VecDeque::with_capacity(256),
             bytes: 0,
             marker: PpvMarker::new(c.rate_tau_ns, &c.weights, seed),
@@ -95,7 +102,7 @@ impl Csaqm {
     /// update time.
     fn catch_up(&mut self, now: TimeNs) {
         while self.next_update_ns <= now {
-            let allowed = (self.link_bytes_per_update + self.target_bytes - self.bytes as f64).max(0.0);
+            let allowed = (self.link_bytes_per_update + self.drain_gain * (self.target_bytes - self.bytes as f64)).max(0.0);
             self.ctv = ctv_for(&self.hist, allowed);
             self.hist.iter_mut().for_each(|h| *h = 0);
             self.next_update_ns += self.c.update_ns;
@@ -115,7 +122,8 @@ impl Qdisc for Csaqm {
             return Err((pkt, DropReason::Overflow));
         }
         if pkt.pv < self.ctv {
-            if self.c.ecn && mark_ce(&mut pkt) {
+            let overload = self.c.drop_above.is_some_and(|m| self.bytes as f64 > m * self.target_bytes);
+            if self.c.ecn && !overload && mark_ce(&mut pkt) {
                 self.stats.marks += 1;
             } else {
                 self.stats.aqm_drops += 1;
@@ -196,6 +204,19 @@ mod tests {
         // An idle period with no arrivals: the CTV returns to 0.
         q.catch_up(15_000_000);
         assert_eq!(q.ctv, 0);
+        // drain = 20 ms: a quarter of the distance per 5 ms period. 15000 bytes
+        // above target -> allowed = 7500 - 15000 / 4 = 3750 bytes.
+        let mut c = cfg(10, true);
+        c.drain_ns = Some(20_000_000);
+        let mut q = Csaqm::new(&c, 1, 12_000_000);
+        for _ in 0..20 {
+            q.q.push_back(Packet::new(0, Kind::Data, 1500));
+            q.bytes += 1500;
+        }
+        q.hist[100] = 3000;
+        q.hist[50] = 3000;
+        q.catch_up(5_000_000);
+        assert_eq!(q.ctv, 51, "3750 allowed: PV 100 (3000) fits, PV 50 does not");
     }
 
     #[test]
@@ -243,5 +264,22 @@ mod tests {
         let mut p = Packet::new(0, Kind::Data, 1500);
         p.ecn = Ecn::Ect1;
         assert_eq!(q.enqueue(p, 1).unwrap_err().1, DropReason::Aqm);
+        // Overload variant: above drop_above x target an ECT packet below the CTV is dropped, below it marked.
+        let mut c = cfg(1, true); // 1 ms at 12 Mbit/s = 1500 bytes
+        c.drop_above = Some(2.0);
+        let mut q = Csaqm::new(&c, 1, 12_000_000);
+        q.ctv = PV_MAX + 1;
+        q.next_update_ns = u64::MAX;
+        let ect = || {
+            let mut p = Packet::new(0, Kind::Data, 1500);
+            p.ecn = Ecn::Ect1;
+            p
+        };
+        for _ in 0..2 {
+            q.enqueue(ect(), 1).unwrap(); // backlog 0, then 1500 <= 3000: marked
+        }
+        q.enqueue(ect(), 1).unwrap(); // backlog 3000, not above 3000
+        assert_eq!(q.stats.marks, 3);
+        assert_eq!(q.enqueue(ect(), 1).unwrap_err().1, DropReason::Aqm, "backlog 4500 > 2 x 1500");
     }
 }

@@ -104,7 +104,7 @@ mod conservation_tests {
             j(r#"{"kind":"pi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000}"#),
             j(r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000}"#),
             j(r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000,"ramp_range_ns":500000,"drop_overload":false}"#),
-            j(r#"{"kind":"csaqm","limit_packets":40,"target_ns":2000000,"update_ns":1000000}"#),
+            j(r#"{"kind":"csaqm","limit_packets":40,"target_ns":2000000,"update_ns":1000000,"drop_above":2.0}"#),
             j(r#"{"kind":"csaqm","limit_bytes":30000,"target_ns":1000000,"ecn":false,"weights":[1,2,3]}"#),
         ]
     }
