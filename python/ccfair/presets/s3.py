@@ -218,6 +218,8 @@ def main(argv: list[str] | None = None) -> int:
             if n < 2 or n % 2:
                 raise SpecError("--n", f"must be even numbers >= 2, got {n}")
         pts = grid(qdiscs, ns, _floats(a.k), _floats(a.rtt), [int(x) for x in _floats(a.seeds)])
+    except SpecError:
+        raise
     except ValueError as e:
         raise SpecError("preset s3", str(e)) from None
     t0 = time.perf_counter()
