@@ -366,6 +366,31 @@ def report(
     _err.print(f"report: {path}")
 
 
+@app.command(
+    "preset",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+)
+def preset(
+    ctx: typer.Context,
+    name: Annotated[str, typer.Argument(help="Preset name (a module of ccfair.presets, e.g. s3); its options follow.")],
+) -> None:
+    """Run a study's evaluation preset: `ccfair preset NAME --help` lists its options."""
+    import importlib
+
+    if not name.isidentifier():
+        raise SpecError("preset", f"unknown preset {name!r}")
+    try:
+        mod = importlib.import_module(f"ccfair.presets.{name}")
+    except ModuleNotFoundError:
+        raise SpecError("preset", f"unknown preset {name!r}") from None
+    try:
+        code = mod.main(list(ctx.args))
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
+        code = e.code if isinstance(e.code, int) else 2
+    if code:
+        raise typer.Exit(code)
+
+
 @list_app.command("ccas")
 def list_ccas() -> None:
     """Congestion-control algorithms, their sources and accepted aliases."""

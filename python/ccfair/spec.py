@@ -62,6 +62,7 @@ __all__ = [
     "DropTail",
     "Red",
     "Step",
+    "Csaqm",
     "CoDel",
     "FqCodel",
     "Pie",
@@ -407,6 +408,47 @@ class FqDrr(_Aqm):
         self._resolve(spec)
 
 
+class Csaqm(_Aqm):
+    """CSAQM (Nadas et al., ANRW 2018; S3): PPV edge marker + core-stateless AQM marking packets with PV below the CTV."""
+
+    kind: Literal["csaqm"] = "csaqm"
+    #: Delay target D (S3: K x RTT); give ``target`` or ``step = {k, rtt}``.
+    target: OptionalPositiveTime = None
+    step: StepK | None = None
+    update: PositiveTime = 5_000_000
+    rate_tau: PositiveTime = 40_000_000
+    #: Close the backlog's distance to the target over this time (default: one update period).
+    drain: OptionalPositiveTime = None
+    #: Sharing policy: weight per flow, in flow order (missing = 1; empty = equal sharing).
+    weights: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = []
+    ecn: bool = True
+    #: Overload variant (not in S3): drop below-CTV packets while the backlog exceeds this multiple of the target.
+    drop_above: float | None = Field(None, ge=1, allow_inf_nan=False)
+
+    def _target_ns(self) -> int:
+        if self.target is not None and self.step is not None:
+            raise SpecError("bottleneck.qdisc.target", "give target ('10ms') or step = {k, rtt}, not both")
+        if self.step is not None:
+            return max(1, round_half_up(Fraction(Decimal(str(self.step.k))) * self.step.rtt))
+        return self.target if self.target is not None else 5_000_000
+
+    def _resolve(self, spec: Spec) -> dict[str, Any]:
+        return {
+            "target_ns": self._target_ns(),
+            "update_ns": self.update,
+            "rate_tau_ns": self.rate_tau,
+            "weights": [float(w) for w in self.weights],
+            "ecn": self.ecn,
+            "drop_above": self.drop_above,
+            "drain_ns": self.drain,
+        }
+
+    def _check(self, spec: Spec) -> None:
+        if not spec.groups and len(self.weights) > len(spec.flows):
+            raise SpecError("bottleneck.qdisc.weights", f"{len(self.weights)} weights for {len(spec.flows)} flows")
+        self._target_ns()
+
+
 #: Queue disciplines by canonical name.
 QDISCS: dict[str, type[_Model]] = {
     "droptail": DropTail,
@@ -418,6 +460,7 @@ QDISCS: dict[str, type[_Model]] = {
     "fq_drr": FqDrr,
     "pi2": Pi2,
     "dualpi2": DualPi2,
+    "csaqm": Csaqm,
 }
 #: Other spellings accepted for queue disciplines.
 QDISC_ALIASES: dict[str, str] = {
@@ -434,6 +477,8 @@ QDISC_ALIASES: dict[str, str] = {
     "fq-drr": "fq_drr",
     "dual-pi2": "dualpi2",
     "dualq": "dualpi2",
+    "ppv": "csaqm",
+    "cs-aqm": "csaqm",
 }
 
 
@@ -456,7 +501,7 @@ def _qdisc_shorthand(value: object) -> object:
 
 
 Qdisc = Annotated[
-    DropTail | Red | Step | CoDel | FqCodel | Pie | FqDrr | Pi2 | DualPi2,
+    DropTail | Red | Step | CoDel | FqCodel | Pie | FqDrr | Pi2 | DualPi2 | Csaqm,
     Field(discriminator="kind"),
     BeforeValidator(_qdisc_shorthand),
 ]

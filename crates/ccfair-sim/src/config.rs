@@ -123,6 +123,50 @@ pub enum QdiscConfig {
         #[serde(default = "default_true")]
         drop_overload: bool,
     },
+    /// CSAQM: core-stateless AQM with PPV edge marking (Nádas et al., ANRW 2018; S3), qdisc/csaqm.rs.
+    Csaqm(CsaqmConfig),
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct CsaqmConfig {
+    #[serde(default = "d_limit_1000")]
+    pub limit_packets: Option<u64>,
+    #[serde(default)]
+    pub limit_bytes: Option<u64>,
+    /// Delay target D (S3: K x RTT); the backlog target is D x link rate.
+    #[serde(default = "d_csaqm_target")]
+    pub target_ns: u64,
+    /// CTV update period (S3: 5 ms).
+    #[serde(default = "d_csaqm_update")]
+    pub update_ns: u64,
+    /// Time constant of the edge marker's per-flow rate meter.
+    #[serde(default = "d_csaqm_tau")]
+    pub rate_tau_ns: u64,
+    /// Per-flow weights of the sharing policy, by flow index (missing = 1; empty = equal sharing).
+    #[serde(default)]
+    pub weights: Vec<f64>,
+    /// Mark ECN-capable packets below the CTV (else drop them); Not-ECT packets are dropped.
+    #[serde(default = "default_true")]
+    pub ecn: bool,
+    /// Time over which the backlog's distance to the target is to be closed:
+    /// allowed = C x T + (L_target - backlog) x update / drain. None = one
+    /// update period (the whole distance at once).
+    #[serde(default)]
+    pub drain_ns: Option<u64>,
+    /// Overload variant (not in S3): while the backlog exceeds this multiple of
+    /// the target, packets below the CTV are dropped even if ECN-capable. None = never.
+    #[serde(default)]
+    pub drop_above: Option<f64>,
+}
+fn d_csaqm_target() -> u64 {
+    crate::qdisc::csaqm::DEFAULT_TARGET_NS
+}
+fn d_csaqm_update() -> u64 {
+    crate::qdisc::csaqm::DEFAULT_UPDATE_NS
+}
+fn d_csaqm_tau() -> u64 {
+    crate::qdisc::ppv::DEFAULT_RATE_TAU_NS
 }
 
 // Defaults of the AQM configs: the source's values, Linux's where the source
@@ -330,6 +374,7 @@ impl QdiscConfig {
             QdiscConfig::FqCodel(c) => (c.limit_packets, c.limit_bytes),
             QdiscConfig::Pie(c) => (c.limit_packets, c.limit_bytes),
             QdiscConfig::FqDrr(c) => (c.limit_packets, c.limit_bytes),
+            QdiscConfig::Csaqm(c) => (c.limit_packets, c.limit_bytes),
             QdiscConfig::Pi2 { limit_packets, .. } | QdiscConfig::DualPi2 { limit_packets, .. } => (Some(*limit_packets), None),
         }
     }
@@ -421,6 +466,22 @@ impl QdiscConfig {
             QdiscConfig::FqDrr(c) => {
                 if c.quantum_bytes == 0 {
                     return Err(("quantum", "must be > 0".into()));
+                }
+            }
+            QdiscConfig::Csaqm(c) => {
+                for (name, v) in [("target", c.target_ns), ("update", c.update_ns), ("rate_tau", c.rate_tau_ns)] {
+                    if v == 0 {
+                        return Err((name, "must be > 0".into()));
+                    }
+                }
+                if c.drain_ns == Some(0) {
+                    return Err(("drain", "must be > 0".into()));
+                }
+                if c.drop_above.is_some_and(|m| !(m.is_finite() && m >= 1.0)) {
+                    return Err(("drop_above", "must be a finite multiple of the target >= 1".into()));
+                }
+                if let Some(w) = c.weights.iter().find(|w| !(w.is_finite() && **w > 0.0)) {
+                    return Err(("weights", format!("every weight must be a finite number > 0, got {w}")));
                 }
             }
             // Checked in RunConfig::validate (their errors name bottleneck.buffer / bottleneck.qdisc.*).

@@ -50,6 +50,8 @@ pub struct Packet {
     pub ts_ecr: u64,
     /// Time the packet entered the bottleneck queue (for sojourn statistics).
     pub enqueue_ns: u64,
+    /// Packet value set by a PPV edge marker (qdisc/ppv.rs); 0 = none.
+    pub pv: u32,
 }
 
 pub const NO_SACK: u64 = u64::MAX;
@@ -77,6 +79,7 @@ impl Packet {
             ts_val: 0,
             ts_ecr: 0,
             enqueue_ns: 0,
+            pv: 0,
         }
     }
 }

@@ -18,6 +18,8 @@ pub mod red;
 pub mod step;
 pub mod dualpi2;
 pub mod pi2;
+pub mod csaqm;
+pub mod ppv;
 
 /// Why a packet was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -70,6 +72,7 @@ pub fn build(cfg: &QdiscConfig, seed: u64, rate_bps: u64) -> Box<dyn Qdisc> {
         QdiscConfig::FqDrr(c) => Box::new(drr::FqDrr::new(c)),
         QdiscConfig::Pi2 { .. } => Box::new(pi2::Pi2::from_config(cfg, derive_seed(seed, stream::QDISC))),
         QdiscConfig::DualPi2 { .. } => Box::new(dualpi2::DualPi2::from_config(cfg, derive_seed(seed, stream::QDISC))),
+        QdiscConfig::Csaqm(c) => Box::new(csaqm::Csaqm::new(c, derive_seed(seed, stream::QDISC), rate_bps)),
     }
 }
 
@@ -101,6 +104,8 @@ mod conservation_tests {
             j(r#"{"kind":"pi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000}"#),
             j(r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000}"#),
             j(r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000,"ramp_range_ns":500000,"drop_overload":false}"#),
+            j(r#"{"kind":"csaqm","limit_packets":40,"target_ns":2000000,"update_ns":1000000,"drop_above":2.0}"#),
+            j(r#"{"kind":"csaqm","limit_bytes":30000,"target_ns":1000000,"ecn":false,"weights":[1,2,3]}"#),
         ]
     }
 

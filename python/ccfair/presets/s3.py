@@ -1,0 +1,282 @@
+"""S3's multi-CC evaluation (Fejes et al., "On the Incompatibility of Scalable
+Congestion Controls over the Internet") as a preset.
+
+Setup (BRIEF S3): one bottleneck at ``--rate`` (1 Gbit/s), a 500 ms
+("infinite") buffer, N connections, half BBRv2 (with its ECN response,
+scalable ECN) and half DCTCP, all with the same base RTT (5 or 50 ms), starting
+uniformly in [0, 1] s. AQMs with delay target D = K x RTT:
+
+- ``step``: mark every arrival while the backlog exceeds D x C (qdisc step);
+- ``pi2``: PI2 with target D and a 10 ms update (S3), ECT(1) marked with k p';
+- ``csaqm``: the core-stateless AQM, target D, CTV every 5 ms, equal sharing;
+- ``droptail``: the reference (independent of K; run once per N and RTT).
+
+S3 runs 3 minutes; the preset's default is 10 s (window 3-10 s) to fit the
+simulator's wall time (docs/in-network.md states the run length of every
+table). Printed per run: relative throughput per class (class mean / (C/N)),
+utilization, mean and max queueing delay relative to D, ECN-mark and drop
+ratios per class (marks or drops / sent packets), and Jain's index over all
+connections.
+
+Usage: ``ccfair preset s3 [--rate 1Gbit] [--n 2,10] [--k 0.17,1] [--rtt 5,50]
+[--qdiscs step,pi2,csaqm,droptail] [--duration 10s] [--seeds 1] [--jobs 1]
+[--out table.csv]``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import concurrent.futures as cf
+import math
+import sys
+import time
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from ccfair import metrics
+from ccfair.errors import SpecError
+from ccfair.spec import Spec
+from ccfair.units import parse_rate, parse_time
+
+N_VALUES = (2, 10, 20, 100)
+K_VALUES = (0.05, 0.1, 0.17, 0.25, 0.5, 1.0, 2.0)
+RTT_MS = (5, 50)
+QDISCS = ("step", "pi2", "csaqm", "droptail")
+#: S3's PI2 update interval.
+PI2_TUPDATE = "10ms"
+#: S3's "infinite" buffer, as a delay at the link rate.
+BUFFER_S = 0.5
+CLASSES = ("bbr2", "dctcp")
+
+
+def spec_dict(
+    qdisc: str, n: int, k: float, rtt_ms: float, *, rate: str = "1Gbit", duration: str = "10s", window_start: str = "3s", seed: int = 1,
+    csaqm_drop_above: float | None = None,
+) -> dict[str, Any]:
+    """The experiment of one grid point as an experiment-file dict."""
+    if n < 2 or n % 2:
+        raise SpecError("n", f"must be an even number >= 2 (half BBRv2, half DCTCP), got {n}")
+    rate_bps = parse_rate(rate)
+    target = f"{k * rtt_ms}ms"
+    if qdisc == "step":
+        q: dict[str, Any] = {"kind": "step", "step": {"k": k, "rtt": f"{rtt_ms}ms"}}
+    elif qdisc == "pi2":
+        q = {"kind": "pi2", "target": target, "tupdate": PI2_TUPDATE}
+    elif qdisc == "csaqm":
+        q = {"kind": "csaqm", "step": {"k": k, "rtt": f"{rtt_ms}ms"}}
+        if csaqm_drop_above is not None:
+            q["drop_above"] = csaqm_drop_above
+    elif qdisc == "droptail":
+        q = {"kind": "droptail"}
+    else:
+        raise SpecError("qdiscs", f"unknown {qdisc!r}; allowed: {', '.join(QDISCS)}")
+    flow = {"rtt": f"{rtt_ms}ms", "start_jitter": "1s", "count": n // 2}
+    return {
+        "name": f"s3-{qdisc}-n{n}-k{k}-rtt{rtt_ms}",
+        "duration": duration,
+        "seed": seed,
+        "window": {"start": window_start},
+        "bottleneck": {"rate": rate, "buffer": f"{int(rate_bps * BUFFER_S / 8)}B", "qdisc": q},
+        "flows": [
+            {"name": "bbr2", "cca": "bbr2", "ecn": "scalable", **flow},
+            {"name": "dctcp", "cca": "dctcp", **flow},
+        ],
+    }
+
+
+@dataclass
+class Row:
+    qdisc: str
+    n: int
+    k: float
+    rtt_ms: float
+    seed: int
+    rel_bbr2: float
+    rel_dctcp: float
+    utilization: float
+    delay_mean_ms: float
+    delay_max_ms: float
+    delay_mean_rel: float
+    delay_max_rel: float
+    mark_bbr2: float
+    mark_dctcp: float
+    drop_bbr2: float
+    drop_dctcp: float
+    jfi: float
+    wall_s: float
+
+
+def run_point(
+    qdisc: str, n: int, k: float, rtt_ms: float, rate: str, duration: str, window_start: str, seed: int, csaqm_drop_above: float | None = None
+) -> Row:
+    """Run one grid point and compute S3's metrics."""
+    from ccfair.api import run
+
+    d = spec_dict(qdisc, n, k, rtt_ms, rate=rate, duration=duration, window_start=window_start, seed=seed, csaqm_drop_above=csaqm_drop_above)
+    spec = Spec.from_dict(d)
+    t0 = time.perf_counter()
+    res = run(spec)
+    wall = time.perf_counter() - t0
+    fl = res.flows
+    rel = metrics.relative_throughput(fl, spec.bottleneck.rate, by="cca")
+    sent = fl.groupby("cca")["sent_packets"].sum()
+    marks = fl.groupby("cca")["ecn_marks"].sum() / sent
+    drops = fl.groupby("cca")["drops"].sum() / sent
+    soj = res.sojourn
+    nz = soj[soj["count"] > 0]
+    dmax = float(nz["bin_end_ms"].max()) if len(nz) else 0.0
+    dmean = float(res.summary["queue_delay_ms"]["mean"] or 0.0)
+    target_ms = k * rtt_ms
+    rel_t = (lambda x: x / target_ms) if qdisc != "droptail" else (lambda x: math.nan)
+    return Row(
+        qdisc, n, k if qdisc != "droptail" else math.nan, rtt_ms, seed,
+        float(rel.get("bbr2", math.nan)), float(rel.get("dctcp", math.nan)),
+        float(res.summary["utilization"]), dmean, dmax, rel_t(dmean), rel_t(dmax),
+        float(marks.get("bbr2", 0.0)), float(marks.get("dctcp", 0.0)),
+        float(drops.get("bbr2", 0.0)), float(drops.get("dctcp", 0.0)),
+        float(metrics.jain(fl["bytes"].astype(float))), wall,
+    )
+
+
+def grid(qdiscs: list[str], ns: list[int], ks: list[float], rtts: list[float], seeds: list[int]) -> list[tuple[str, int, float, float, int]]:
+    pts = []
+    for rtt in rtts:
+        for n in ns:
+            for q in qdiscs:
+                for k in ks if q != "droptail" else ks[:1]:
+                    for s in seeds:
+                        pts.append((q, n, k, rtt, s))
+    return pts
+
+
+HEADER = (
+    "| qdisc | N | K | RTT ms | rel BBRv2 | rel DCTCP | util | delay mean/D | delay max/D | mark BBRv2 | mark DCTCP "
+    "| drop BBRv2 | drop DCTCP | JFI |"
+)
+
+
+def fmt_row(r: Row) -> str:
+    def f(x: float, d: int = 2) -> str:
+        return "-" if x is None or (isinstance(x, float) and math.isnan(x)) else f"{x:.{d}f}"
+
+    k = "-" if math.isnan(r.k) else f"{r.k:g}"
+    dm = f(r.delay_mean_rel) if r.qdisc != "droptail" else f"({r.delay_mean_ms:.0f} ms)"
+    dx = f(r.delay_max_rel) if r.qdisc != "droptail" else f"({r.delay_max_ms:.0f} ms)"
+    return (
+        f"| {r.qdisc} | {r.n} | {k} | {r.rtt_ms:g} | {f(r.rel_bbr2)} | {f(r.rel_dctcp)} | {f(r.utilization, 3)} | {dm} | {dx} "
+        f"| {f(r.mark_bbr2, 4)} | {f(r.mark_dctcp, 4)} | {f(r.drop_bbr2, 4)} | {f(r.drop_dctcp, 4)} | {f(r.jfi, 3)} |"
+    )
+
+
+def verdict(rows: list[Row]) -> list[str]:
+    """S3's claims over the (N, K, RTT) points present: CSAQM's JFI vs STEP's and PI2's; who wins under STEP and PI2."""
+    by = {(r.qdisc, r.n, r.k, r.rtt_ms, r.seed): r for r in rows}
+    out = []
+    pts = sorted({(r.n, r.k, r.rtt_ms, r.seed) for r in rows if r.qdisc == "csaqm"})
+    for other in ("step", "pi2"):
+        both = [(by[("csaqm", *p)], by[(other, *p)]) for p in pts if (other, *p) in by]
+        if both:
+            wins = sum(c.jfi > o.jfi for c, o in both)
+            out.append(f"CSAQM JFI > {other.upper()} JFI in {wins} of {len(both)} (N, K, RTT) points")
+    for q in ("step", "pi2", "csaqm"):
+        rs = [r for r in rows if r.qdisc == q]
+        if rs:
+            d = sum(r.rel_dctcp > r.rel_bbr2 for r in rs)
+            mean_d = sum(r.rel_dctcp for r in rs) / len(rs)
+            mean_b = sum(r.rel_bbr2 for r in rs) / len(rs)
+            out.append(f"{q}: DCTCP ahead in {d} of {len(rs)} points; mean relative throughput DCTCP {mean_d:.2f}, BBRv2 {mean_b:.2f}")
+    return out
+
+
+def _floats(text: str) -> list[float]:
+    return [float(x) for x in text.split(",") if x.strip()]
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(prog="ccfair preset s3", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rate", default="1Gbit")
+    ap.add_argument("--n", default=",".join(map(str, N_VALUES)), help="connection counts (even)")
+    ap.add_argument("--k", default=",".join(f"{k:g}" for k in K_VALUES), help="delay-target multipliers K (D = K x RTT)")
+    ap.add_argument("--rtt", default=",".join(map(str, RTT_MS)), help="base RTTs, ms")
+    ap.add_argument("--qdiscs", default=",".join(QDISCS))
+    ap.add_argument("--duration", default="10s")
+    ap.add_argument("--window-start", default="3s")
+    ap.add_argument("--seeds", default="1", help="seeds, e.g. 1,2")
+    ap.add_argument("--csaqm-drop-above", type=float, default=None, help="CSAQM overload variant (not in S3): drop below-CTV packets above this multiple of the target")
+    ap.add_argument("--jobs", type=int, default=1, help="parallel processes")
+    ap.add_argument("--out", default=None, help="also write the rows as CSV")
+    ap.add_argument("--plot", default=None, metavar="PREFIX", help="write PREFIX-n{N}-rtt{RTT}.png: relative throughput vs K per AQM")
+    a = ap.parse_args(argv)
+    try:
+        parse_time(a.duration)
+        qdiscs = [q.strip() for q in a.qdiscs.split(",") if q.strip()]
+        for q in qdiscs:
+            if q not in QDISCS:
+                raise SpecError("--qdiscs", f"unknown {q!r}; allowed: {', '.join(QDISCS)}")
+        ns = [int(x) for x in _floats(a.n)]
+        for n in ns:
+            if n < 2 or n % 2:
+                raise SpecError("--n", f"must be even numbers >= 2, got {n}")
+        pts = grid(qdiscs, ns, _floats(a.k), _floats(a.rtt), [int(x) for x in _floats(a.seeds)])
+    except SpecError:
+        raise
+    except ValueError as e:
+        raise SpecError("preset s3", str(e)) from None
+    t0 = time.perf_counter()
+    rows: list[Row] = []
+    args = [(q, n, k, rtt, a.rate, a.duration, a.window_start, s, a.csaqm_drop_above) for q, n, k, rtt, s in pts]
+    print(HEADER)
+    print("|" + "---|" * 14)
+    if a.jobs > 1:
+        with cf.ProcessPoolExecutor(a.jobs) as ex:
+            for r in ex.map(run_point, *zip(*args)):
+                rows.append(r)
+                print(fmt_row(r), flush=True)
+    else:
+        for x in args:
+            r = run_point(*x)
+            rows.append(r)
+            print(fmt_row(r), flush=True)
+    wall = time.perf_counter() - t0
+    print()
+    for line in verdict(rows):
+        print(line)
+    print(f"{len(rows)} runs, wall time {wall:.0f} s (sum of run times {sum(r.wall_s for r in rows):.0f} s)")
+    if a.out:
+        import pandas as pd
+
+        pd.DataFrame([asdict(r) for r in rows]).to_csv(a.out, index=False)
+    if a.plot:
+        for path in plot(rows, a.plot):
+            print(f"figure: {path}")
+    return 0
+
+
+def plot(rows: list[Row], prefix: str) -> list[str]:
+    """S3's figure type: relative throughput of each class vs K, one panel per AQM, one file per (N, RTT)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import pandas as pd
+
+    from ccfair.plots import relative_throughput_vs
+
+    long = pd.DataFrame(
+        [
+            {"qdisc": r.qdisc, "n": r.n, "rtt_ms": r.rtt_ms, "K": r.k, "class": c, "relative_throughput": v}
+            for r in rows
+            if r.qdisc != "droptail"
+            for c, v in (("BBRv2", r.rel_bbr2), ("DCTCP", r.rel_dctcp))
+        ]
+    )
+    paths = []
+    for (n, rtt), sub in long.groupby(["n", "rtt_ms"]):
+        fig = relative_throughput_vs(sub, "K", group_col="qdisc", logx=True, title=f"S3 multi-CC, N={n}, RTT {rtt:g} ms")
+        path = f"{prefix}-n{n}-rtt{rtt:g}.png"
+        fig.savefig(path, dpi=110)
+        paths.append(path)
+    return paths
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())
