@@ -11,8 +11,8 @@ simulators implement:
 - two flows of the same CCA, same path, B starts at 5 s; goodput of each over
   seconds 10-45 and Jain's index;
 
-once in ns-3 (a subprocess of the venv's Python running this file with
-``--worker``) and once in ccfair (seed 1, no start jitter), and prints a
+once in ns-3 (one subprocess of the venv's Python running this file with
+``--worker``, all ns-3 runs in sequence) and once in ccfair (seed 1, no start jitter), and prints a
 Markdown table: goodput (Mbit/s), JFI and bottleneck drops per simulator.
 
 ns-3 topology: sender(s) -1 Gbit/s, 2 ms- router -10 Mbit/s, 21 ms- router
@@ -67,6 +67,8 @@ def ns3_run(tid: str, nflows: int) -> dict:
     """One dumbbell run in ns-3 (called inside the ns-3 venv)."""
     from ns import ns  # type: ignore[import-not-found]
 
+    # Several runs share one process: start each from fresh address state.
+    ns.Ipv4AddressGenerator.Reset()
     ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(1448))
     ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
     ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
@@ -185,12 +187,25 @@ def main() -> None:
     ap.add_argument("--ccas", nargs="+", default=list(PAIRS))
     ap.add_argument("--venv", type=Path, default=Path(os.environ.get("CCFAIR_NS3_VENV", "/tmp/ccfair-ns3-venv")))
     ap.add_argument("--out", type=Path, help="also write the table here")
-    ap.add_argument("--worker", nargs=2, metavar=("TYPEID", "NFLOWS"), help=argparse.SUPPRESS)
+    ap.add_argument("--worker", nargs="+", metavar="TYPEID:NFLOWS", help=argparse.SUPPRESS)
     args = ap.parse_args()
     if args.worker:
-        print("RESULT " + json.dumps(ns3_run(args.worker[0], int(args.worker[1]))), flush=True)
+        # One process runs every job (ns-3's Python bindings take ~40 s to start).
+        for job in args.worker:
+            tid, n = job.rsplit(":", 1)
+            print(f"RESULT {job} " + json.dumps(ns3_run(tid, int(n))), flush=True)
         return
     py = ensure_venv(args.venv)
+    jobs = [f"{PAIRS[c]}:{n}" for c in args.ccas for n in (1, 2)]
+    p = subprocess.run([str(py), __file__, "--worker", *jobs], capture_output=True, text=True)
+    ns3 = {}
+    for ln in p.stdout.splitlines():
+        if ln.startswith("RESULT "):
+            _, job, js = ln.split(" ", 2)
+            ns3[job] = json.loads(js)
+    missing = [j for j in jobs if j not in ns3]
+    if p.returncode != 0 or missing:
+        raise SystemExit(f"ns-3 runs {missing} failed (exit {p.returncode}):\n{p.stderr[-3000:]}")
     lines = [
         "| CCA (ns-3 type) | alone: goodput ns-3 / ccfair (Mbit/s) | alone: drops ns-3 / ccfair "
         "| pair: goodput A, B ns-3 | pair: goodput A, B ccfair | pair: JFI ns-3 / ccfair | pair: drops ns-3 / ccfair |",
@@ -201,11 +216,7 @@ def main() -> None:
         tid = PAIRS[cca]
         row = {}
         for n in (1, 2):
-            p = subprocess.run([str(py), __file__, "--worker", tid, str(n)], capture_output=True, text=True)
-            out = [ln for ln in p.stdout.splitlines() if ln.startswith("RESULT ")]
-            if p.returncode != 0 or not out:
-                raise SystemExit(f"ns-3 run {tid} x{n} failed (exit {p.returncode}):\n{p.stderr[-3000:]}")
-            row[("ns3", n)] = json.loads(out[-1][len("RESULT "):])
+            row[("ns3", n)] = ns3[f"{tid}:{n}"]
             row[("ccfair", n)] = ccfair_run(cca, n)
         m = lambda v: f"{v / 1e6:.2f}"  # noqa: E731
         a3, af = row[("ns3", 1)], row[("ccfair", 1)]
