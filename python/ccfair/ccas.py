@@ -63,6 +63,9 @@ ALIASES: dict[str, str] = {
     "compoundtcp": "ctcp",
     "compound-tcp": "ctcp",
     "tcpcompound": "ctcp",
+    "dccp": "ccid2",
+    "ccid-2": "ccid2",
+    "dccp-ccid2": "ccid2",
 }
 
 #: Suffix that turns pacing on: ``"cubic+pacing"``.

@@ -572,6 +572,8 @@ class Flow(_Model):
     size: OptionalSize = None
     rate_cap: OptionalRate = None
     loss: float = Field(0.0, ge=0.0, lt=1.0)
+    #: "tcp" or "dccp"; None = from the CCA (cca = "ccid2" is DCCP's CCID 2, every other CCA is TCP).
+    transport: Literal["tcp", "dccp"] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -597,7 +599,23 @@ class Flow(_Model):
             raise SpecError("stop", f"must be after start ({format_time(self.start)})")
         if self.rwnd_max is not None and self.rwnd_max < self.rwnd:
             raise SpecError("rwnd_max", f"must be >= rwnd ({self.rwnd})")
+        self._check_transport()
         return self
+
+    def _check_transport(self) -> None:
+        """DCCP carries only CCID 2, and CCID 2 only runs over DCCP; TCP-only options are refused."""
+        if self.transport == "dccp" and self.cca != "ccid2":
+            raise SpecError("cca", f"transport 'dccp' supports only cca 'ccid2' (got {self.cca!r})")
+        if self.transport == "tcp" and self.cca == "ccid2":
+            raise SpecError("transport", "cca 'ccid2' is DCCP's CCID 2: transport must be 'dccp' (or omitted)")
+        if self.cca != "ccid2":
+            return
+        if self.pacing:
+            raise SpecError("pacing", "not supported with transport 'dccp' (CCID 2 is window-based, unpaced)")
+        if self.rate_cap is not None:
+            raise SpecError("rate_cap", "not supported with transport 'dccp'")
+        if self.ecn not in (None, "off"):
+            raise SpecError("ecn", "not supported with transport 'dccp' (allowed: 'off' or omitted)")
 
     @property
     def label(self) -> str:
@@ -897,6 +915,7 @@ class Spec(_Model):
                     "rate_cap_bps": f.rate_cap,
                     "loss": f.loss,
                     "ecn": f.ecn,
+                    "transport": f.transport or ("dccp" if f.cca == "ccid2" else "tcp"),
                 }
                 for _, name, f in self.expand_flows()
             ]

@@ -579,6 +579,28 @@ pub struct FlowConfig {
     /// ECN use; None = the CCA's default (scalable for CCAs that need ECN, e.g. DCTCP, Prague; else off).
     #[serde(default)]
     pub ecn: Option<EcnMode>,
+    /// Transport; None = from the CCA ("ccid2" -> DCCP, every other CCA -> TCP).
+    #[serde(default)]
+    pub transport: Option<Transport>,
+}
+
+/// A flow's transport protocol: TCP, or DCCP with CCID 2 (dccp/, RFC 4340/4341).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Transport {
+    Tcp,
+    Dccp,
+}
+
+impl FlowConfig {
+    /// The transport this flow uses: DCCP exactly when the CCA is CCID 2.
+    pub fn transport(&self) -> Transport {
+        if self.cca == crate::dccp::CCID2_NAME {
+            Transport::Dccp
+        } else {
+            Transport::Tcp
+        }
+    }
 }
 
 fn default_mss() -> u32 {
@@ -669,7 +691,10 @@ impl RunConfig {
         }
         for (i, f) in self.flows.iter().enumerate() {
             let field = |name: &str| format!("flows.{i}.{name}");
-            if crate::cc::make(&f.cca, 0).is_none() {
+            if let Err((name, msg)) = check_transport(f) {
+                return Err(SimError::Invalid { field: field(name), msg });
+            }
+            if f.transport() == Transport::Tcp && crate::cc::make(&f.cca, 0).is_none() {
                 return Err(SimError::Invalid {
                     field: field("cca"),
                     msg: format!("unknown CCA '{}'; allowed: {}", f.cca, crate::cc::names().join(", ")),
@@ -710,4 +735,30 @@ impl RunConfig {
         }
         Ok(())
     }
+}
+
+/// DCCP flows: CCID 2 is the only DCCP congestion control, and the TCP-only
+/// options do not apply (the error names the field).
+fn check_transport(f: &FlowConfig) -> Result<(), (&'static str, String)> {
+    match (f.transport, f.transport()) {
+        (Some(Transport::Dccp), Transport::Tcp) => {
+            return Err(("cca", format!("transport 'dccp' supports only cca 'ccid2' (got '{}')", f.cca)))
+        }
+        (Some(Transport::Tcp), Transport::Dccp) => {
+            return Err(("transport", "cca 'ccid2' is DCCP's CCID 2: transport must be 'dccp' (or omitted)".into()))
+        }
+        _ => {}
+    }
+    if f.transport() == Transport::Dccp {
+        if f.pacing {
+            return Err(("pacing", "not supported with transport 'dccp' (CCID 2 is window-based, unpaced)".into()));
+        }
+        if f.rate_cap_bps.is_some() {
+            return Err(("rate_cap", "not supported with transport 'dccp'".into()));
+        }
+        if matches!(f.ecn, Some(EcnMode::Classic) | Some(EcnMode::Scalable)) {
+            return Err(("ecn", "not supported with transport 'dccp' (allowed: 'off' or omitted)".into()));
+        }
+    }
+    Ok(())
 }

@@ -6,6 +6,8 @@
 
 pub mod cc;
 pub mod config;
+pub mod dccp;
+pub mod endpoint;
 pub mod engine;
 pub mod error;
 pub mod packet;

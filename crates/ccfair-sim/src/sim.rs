@@ -16,12 +16,15 @@
 use std::collections::VecDeque;
 
 use crate::cc;
-use crate::config::{EcnMode, RunConfig, HEADER_BYTES};
+use crate::config::{EcnMode, RunConfig, Transport, HEADER_BYTES};
 use crate::engine::{EventQueue, TimeNs, TimerPop};
 use crate::packet::{Ecn, Kind, Packet};
 use crate::qdisc::{self, DropReason, Qdisc};
 use crate::result::{FlowResult, RunResult, TraceResult};
 use crate::rng::{derive_seed, stream, stream_rng};
+use crate::dccp::receiver::DccpReceiver;
+use crate::dccp::sender::{DccpSender, DccpSenderConfig};
+use crate::endpoint::{FlowReceiver, FlowSender};
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderConfig};
 use rand::Rng;
@@ -112,8 +115,8 @@ pub struct Simulation {
     rate_bps: u64,
     tx_rem: u128,
     tx_current: Option<Packet>,
-    senders: Vec<Sender>,
-    receivers: Vec<Receiver>,
+    senders: Vec<FlowSender>,
+    receivers: Vec<FlowReceiver>,
     mon: Monitor,
     out: Vec<Packet>,
     dropped: Vec<(Packet, DropReason)>,
@@ -147,11 +150,25 @@ impl Simulation {
         let mut starts = Vec::with_capacity(n);
         let mut flow_l4s = Vec::with_capacity(n);
         for (i, f) in cfg.flows.iter().enumerate() {
+            if f.transport() == Transport::Dccp {
+                let ch = crate::dccp::channel();
+                let dcfg = DccpSenderConfig {
+                    flow: i as u32,
+                    mss_bytes: f.mss_bytes,
+                    wire_bytes: f.mss_bytes + HEADER_BYTES,
+                    init_cwnd_pkts: f.init_cwnd_pkts,
+                    stop_ns: f.stop_ns,
+                    size_bytes: f.size_bytes,
+                };
+                senders.push(FlowSender::Dccp(DccpSender::new(dcfg, ch.clone())));
+                receivers.push(FlowReceiver::Dccp(DccpReceiver::new(i as u32, f.mss_bytes, ch)));
+                flow_l4s.push(false);
+            } else {
             let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
             let cca = cc::make(&f.cca, cca_seed).expect("validated CCA name");
             let ecn = resolve_ecn(f.ecn, cca.as_ref());
             flow_l4s.push(ecn == EcnMode::Scalable);
-            senders.push(Sender::new(
+            senders.push(FlowSender::Tcp(Sender::new(
                 SenderConfig {
                     flow: i as u32,
                     mss_bytes: f.mss_bytes,
@@ -164,11 +181,12 @@ impl Simulation {
                     ecn,
                 },
                 cca,
-            ));
-            receivers.push(
+            )));
+            receivers.push(FlowReceiver::Tcp(
                 Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts)
                     .with_ecn(ecn),
-            );
+            ));
+            }
             let jitter = if f.start_jitter_ns > 0 {
                 stream_rng(cfg.seed, stream::FLOW_START + i as u64).gen_range(0..f.start_jitter_ns)
             } else {
@@ -276,14 +294,14 @@ impl Simulation {
         }
         self.out = out;
         let r = &mut self.receivers[flow as usize];
-        r.delack_timer.sync(&mut self.q, Ev::Delack(flow));
+        r.delack_timer().sync(&mut self.q, Ev::Delack(flow));
     }
 
     fn sync_sender_timers(&mut self, flow: u32) {
-        let s = &mut self.senders[flow as usize];
-        s.rto_timer.sync(&mut self.q, Ev::Rto(flow));
-        s.pace_timer.sync(&mut self.q, Ev::Pace(flow));
-        s.reo_timer.sync(&mut self.q, Ev::Reo(flow));
+        let (rto, pace, reo) = self.senders[flow as usize].timers();
+        rto.sync(&mut self.q, Ev::Rto(flow));
+        pace.sync(&mut self.q, Ev::Pace(flow));
+        reo.sync(&mut self.q, Ev::Reo(flow));
     }
 
     fn tx_time_ns(&mut self, wire_bytes: u32) -> u64 {
@@ -363,7 +381,7 @@ impl Simulation {
     /// finite flow's size; the flow completes when all its bytes arrived).
     fn account_delivery(&mut self, f: u32, segs: u64, now: TimeNs) {
         let i = f as usize;
-        let mss = self.receivers[i].mss_bytes as u64;
+        let mss = self.receivers[i].mss_bytes() as u64;
         let before = self.mon.delivered_total[i];
         let mut after = before + segs * mss;
         if let Some(size) = self.sizes[i] {
@@ -390,11 +408,11 @@ impl Simulation {
                 }
                 t.flow.push(i as u32);
                 t.time_ns.push(now);
-                t.cwnd_pkts.push(s.tp.cwnd);
+                t.cwnd_pkts.push(s.cwnd_pkts());
                 t.inflight_pkts.push(s.in_flight());
                 t.srtt_ns.push(s.srtt_ns());
-                t.pacing_rate_bps.push(s.tp.pacing_rate_bytes_per_s.saturating_mul(8));
-                t.ssthresh_pkts.push(s.tp.ssthresh);
+                t.pacing_rate_bps.push(s.pacing_rate_bps());
+                t.ssthresh_pkts.push(s.ssthresh_pkts());
             }
         }
         let next = now + self.sample_ns;
@@ -440,28 +458,28 @@ impl Simulation {
             Ev::TxDone => self.tx_done(now),
             Ev::Rto(f) => {
                 let s = &mut self.senders[f as usize];
-                if s.rto_timer.on_pop(now, &mut self.q, Ev::Rto(f)) == TimerPop::Fire {
+                if s.timers().0.on_pop(now, &mut self.q, Ev::Rto(f)) == TimerPop::Fire {
                     s.on_rto(now, &mut self.out);
                     self.flush_sender_out(f, now);
                 }
             }
             Ev::Pace(f) => {
                 let s = &mut self.senders[f as usize];
-                if s.pace_timer.on_pop(now, &mut self.q, Ev::Pace(f)) == TimerPop::Fire {
+                if s.timers().1.on_pop(now, &mut self.q, Ev::Pace(f)) == TimerPop::Fire {
                     s.on_pace_timer(now, &mut self.out);
                     self.flush_sender_out(f, now);
                 }
             }
             Ev::Reo(f) => {
                 let s = &mut self.senders[f as usize];
-                if s.reo_timer.on_pop(now, &mut self.q, Ev::Reo(f)) == TimerPop::Fire {
+                if s.timers().2.on_pop(now, &mut self.q, Ev::Reo(f)) == TimerPop::Fire {
                     s.on_reo_timer(now, &mut self.out);
                     self.flush_sender_out(f, now);
                 }
             }
             Ev::Delack(f) => {
                 let r = &mut self.receivers[f as usize];
-                if r.delack_timer.on_pop(now, &mut self.q, Ev::Delack(f)) == TimerPop::Fire {
+                if r.delack_timer().on_pop(now, &mut self.q, Ev::Delack(f)) == TimerPop::Fire {
                     r.on_delack_timer(now, &mut self.out);
                     self.flush_receiver_out(f, now);
                 }
@@ -490,10 +508,10 @@ impl Simulation {
     fn finish(self, wall_ns: u64) -> RunResult {
         let mut flows = Vec::with_capacity(self.senders.len());
         for (i, (s, delivered)) in self.senders.iter().zip(self.mon.delivered).enumerate() {
-            let st = &s.stats;
+            let st = s.stats();
             flows.push(FlowResult {
                 name: String::new(),
-                cca: s.cc.name().to_string(),
+                cca: s.cca_name().to_string(),
                 rtt_ns: 0,
                 start_ns: self.starts[i],
                 delivered_bytes: delivered,
@@ -511,7 +529,7 @@ impl Simulation {
                 size_bytes: self.sizes[i],
                 fct_ns: self.mon.fct_ns[i],
                 random_losses: self.mon.random_losses[i],
-                ecn: match s.cfg.ecn {
+                ecn: match s.ecn() {
                     EcnMode::Off => "off",
                     EcnMode::Classic => "classic",
                     EcnMode::Scalable => "scalable",

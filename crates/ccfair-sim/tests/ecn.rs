@@ -25,6 +25,7 @@ fn flow(name: &str, cca: &str, rtt_ms: u64, ecn: Option<EcnMode>) -> FlowConfig 
         size_bytes: None,
         rate_cap_bps: None,
         loss: 0.0,
+        transport: None,
     }
 }
 

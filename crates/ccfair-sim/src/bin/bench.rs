@@ -33,6 +33,7 @@ fn flow(name: &str, cca: &str, rtt_ms: u64, start_ms: u64) -> FlowConfig {
         rate_cap_bps: None,
         loss: 0.0,
         ecn: None,
+        transport: None,
     }
 }
 

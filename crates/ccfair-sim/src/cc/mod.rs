@@ -322,6 +322,7 @@ pub fn catalogue() -> &'static [(&'static str, &'static str)] {
         ("ledbat25", "LEDBAT with a 25 ms target (early LEDBAT drafts); otherwise as ledbat"),
         ("bbr2", "BBRv2: Linux v2alpha net/ipv4/tcp_bbr2.c (google/bbr); draft-cardwell-iccrg-bbr-congestion-control-02; ECN logic on"),
         ("ctcp", "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30)"),
+        ("ccid2", "DCCP CCID 2 (TCP-like, datagrams, no retransmission, Ack Ratio): RFC 4341 / RFC 4340; selects transport dccp (dccp/)"),
     ]
 }
 

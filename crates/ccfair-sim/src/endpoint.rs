@@ -1,0 +1,118 @@
+//! The two transports a flow can use, behind one small dispatch: TCP
+//! (tcp/sender.rs, tcp/receiver.rs) or DCCP with CCID 2 (dccp/). sim.rs
+//! holds one [`FlowSender`] and one [`FlowReceiver`] per flow.
+
+use crate::config::EcnMode;
+use crate::dccp::receiver::DccpReceiver;
+use crate::dccp::sender::DccpSender;
+use crate::engine::{TimeNs, Timer};
+use crate::packet::Packet;
+use crate::tcp::receiver::Receiver;
+use crate::tcp::sender::{Sender, SenderStats};
+
+pub enum FlowSender {
+    Tcp(Sender),
+    Dccp(DccpSender),
+}
+
+pub enum FlowReceiver {
+    Tcp(Receiver),
+    Dccp(DccpReceiver),
+}
+
+macro_rules! both {
+    ($self:expr, $s:ident => $e:expr) => {
+        match $self {
+            FlowSender::Tcp($s) => $e,
+            FlowSender::Dccp($s) => $e,
+        }
+    };
+}
+
+impl FlowSender {
+    pub fn start(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        both!(self, s => s.start(now, out))
+    }
+    pub fn on_ack(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) {
+        both!(self, s => s.on_ack(now, p, out))
+    }
+    pub fn on_rto(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        both!(self, s => s.on_rto(now, out))
+    }
+    pub fn on_pace_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        both!(self, s => s.on_pace_timer(now, out))
+    }
+    pub fn on_reo_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        both!(self, s => s.on_reo_timer(now, out))
+    }
+    /// (RTO, pacing/application, reordering) timers.
+    pub fn timers(&mut self) -> (&mut Timer, &mut Timer, &mut Timer) {
+        both!(self, s => (&mut s.rto_timer, &mut s.pace_timer, &mut s.reo_timer))
+    }
+    pub fn stats(&self) -> &SenderStats {
+        both!(self, s => &s.stats)
+    }
+    pub fn in_flight(&self) -> u32 {
+        both!(self, s => s.in_flight())
+    }
+    pub fn srtt_ns(&self) -> u64 {
+        both!(self, s => s.srtt_ns())
+    }
+    pub fn cwnd_pkts(&self) -> u32 {
+        match self {
+            FlowSender::Tcp(s) => s.tp.cwnd,
+            FlowSender::Dccp(s) => s.cc.cwnd,
+        }
+    }
+    pub fn ssthresh_pkts(&self) -> u32 {
+        match self {
+            FlowSender::Tcp(s) => s.tp.ssthresh,
+            FlowSender::Dccp(s) => s.cc.ssthresh,
+        }
+    }
+    pub fn pacing_rate_bps(&self) -> u64 {
+        match self {
+            FlowSender::Tcp(s) => s.tp.pacing_rate_bytes_per_s.saturating_mul(8),
+            FlowSender::Dccp(_) => 0,
+        }
+    }
+    pub fn cca_name(&self) -> &str {
+        match self {
+            FlowSender::Tcp(s) => s.cc.name(),
+            FlowSender::Dccp(_) => crate::dccp::CCID2_NAME,
+        }
+    }
+    pub fn ecn(&self) -> EcnMode {
+        match self {
+            FlowSender::Tcp(s) => s.cfg.ecn,
+            FlowSender::Dccp(_) => EcnMode::Off,
+        }
+    }
+}
+
+impl FlowReceiver {
+    pub fn on_packet(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
+        match self {
+            FlowReceiver::Tcp(r) => r.on_packet(now, p, out),
+            FlowReceiver::Dccp(r) => r.on_packet(now, p, out),
+        }
+    }
+    pub fn on_delack_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        match self {
+            FlowReceiver::Tcp(r) => r.on_delack_timer(now, out),
+            FlowReceiver::Dccp(r) => r.on_delack_timer(now, out),
+        }
+    }
+    pub fn delack_timer(&mut self) -> &mut Timer {
+        match self {
+            FlowReceiver::Tcp(r) => &mut r.delack_timer,
+            FlowReceiver::Dccp(r) => &mut r.delack_timer,
+        }
+    }
+    pub fn mss_bytes(&self) -> u32 {
+        match self {
+            FlowReceiver::Tcp(r) => r.mss_bytes,
+            FlowReceiver::Dccp(r) => r.mss_bytes,
+        }
+    }
+}

@@ -1,0 +1,74 @@
+//! DCCP / CCID 2 closed loop (issue 4): conservation without retransmission,
+//! utilization alone, and S4's pairwise result in direction (Bhatti &
+//! Bateman 2009: NewReno vs CCID2 J > 0.9; BIC/CUBIC vs CCID2 unfair at
+//! 100 ms, J about 0.67-0.85). The full 300 s table is in docs/ccas.md.
+
+use ccfair_sim::config::{BottleneckConfig, FlowConfig, QdiscConfig, RunConfig};
+
+fn flow(name: &str, cca: &str, rtt_ms: u64, start_s: u64) -> FlowConfig {
+    serde_json::from_str(&format!(
+        r#"{{"name":"{name}","cca":"{cca}","rtt_ns":{},"start_ns":{}}}"#,
+        rtt_ms * 1_000_000,
+        start_s * 1_000_000_000
+    ))
+    .unwrap()
+}
+
+/// Drop-tail buffer of 1 BDP (1500-byte packets) at `rate_bps` and `rtt_ms`.
+fn cfg(rate_bps: u64, rtt_ms: u64, flows: Vec<FlowConfig>, duration_s: u64) -> RunConfig {
+    let limit = (rate_bps as f64 / 8.0 * rtt_ms as f64 / 1000.0 / 1500.0).round() as u64;
+    RunConfig {
+        duration_ns: duration_s * 1_000_000_000,
+        seed: 1,
+        bin_ns: 100_000_000,
+        sample_ns: 10_000_000,
+        sojourn_bin_ns: 100_000,
+        window_start_ns: None,
+        window_end_ns: None,
+        trace: false,
+        bottleneck: BottleneckConfig {
+            rate_bps,
+            delay_ns: 0,
+            qdisc: QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
+        },
+        flows,
+    }
+}
+
+fn jfi(x: &[f64]) -> f64 {
+    let s: f64 = x.iter().sum();
+    s * s / (x.len() as f64 * x.iter().map(|v| v * v).sum::<f64>())
+}
+
+#[test]
+fn ccid2_alone_fills_the_link_and_every_datagram_is_delivered_dropped_or_in_flight() {
+    let r = ccfair_sim::run(&cfg(10_000_000, 50, vec![flow("A", "ccid2", 50, 0)], 30));
+    let f = &r.flows[0];
+    assert_eq!(f.cca, "ccid2");
+    assert_eq!(f.retransmissions, 0, "DCCP never retransmits");
+    let delivered_pkts = f.delivered_bytes.iter().sum::<u64>() / 1448;
+    // Conservation: sent = delivered + dropped + still in flight (<= BDP + buffer + a window's growth).
+    let unaccounted = f.sent_packets - delivered_pkts - f.drops;
+    assert!(f.sent_packets >= delivered_pkts + f.drops);
+    assert!(unaccounted <= 2 * (42 + 42), "{unaccounted} packets neither delivered nor dropped");
+    assert!(f.drops > 0 && f.losses_detected + unaccounted >= f.drops, "every drop is detected (losses {}, drops {})", f.losses_detected, f.drops);
+    // Utilization over 15-30 s (payload bytes / link capacity).
+    let bytes: u64 = f.delivered_bytes[150..300].iter().sum();
+    let util = bytes as f64 * 8.0 / 15.0 / 10e6 * (1500.0 / 1448.0);
+    assert!(util > 0.9, "utilization {util:.3}");
+}
+
+/// S4 subset: 100 Mbit/s, 100 ms, 1 BDP, B starts at 30 s, 120 s run, JFI over 40-120 s.
+fn s4_jfi(a: &str, b: &str) -> f64 {
+    let r = ccfair_sim::run(&cfg(100_000_000, 100, vec![flow("A", a, 100, 0), flow("B", b, 100, 30)], 120));
+    let t: Vec<f64> = r.flows.iter().map(|f| f.delivered_bytes[400..1200].iter().sum::<u64>() as f64).collect();
+    jfi(&t)
+}
+
+#[test]
+fn s4_newreno_and_ccid2_share_fairly_but_bic_takes_over_at_100ms() {
+    let reno = s4_jfi("reno", "ccid2");
+    assert!(reno > 0.9, "NewReno vs CCID2 J = {reno:.3} (S4: > 0.9)");
+    let bic = s4_jfi("bic", "ccid2");
+    assert!(bic < 0.85, "BIC vs CCID2 J = {bic:.3} (S4: about 0.67-0.85, clearly unfair)");
+}
