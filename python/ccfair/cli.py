@@ -31,6 +31,9 @@ app = typer.Typer(
 )
 list_app = typer.Typer(help="List what the simulator supports.", no_args_is_help=True)
 app.add_typer(list_app, name="list")
+from ccfair.presets import app as _preset_app  # noqa: E402
+
+app.add_typer(_preset_app, name="preset")
 
 #: Rows of the per-flow table printed before eliding (use --json / --out for all).
 MAX_FLOW_ROWS = 40

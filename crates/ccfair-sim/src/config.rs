@@ -123,6 +123,8 @@ pub enum QdiscConfig {
         #[serde(default = "default_true")]
         drop_overload: bool,
     },
+    /// RRMQS + flow meter + feedback loop (S1), qdisc/rrmqs.rs.
+    Rrmqs(crate::qdisc::rrmqs::RrmqsConfig),
 }
 
 // Defaults of the AQM configs: the source's values, Linux's where the source
@@ -331,6 +333,7 @@ impl QdiscConfig {
             QdiscConfig::Pie(c) => (c.limit_packets, c.limit_bytes),
             QdiscConfig::FqDrr(c) => (c.limit_packets, c.limit_bytes),
             QdiscConfig::Pi2 { limit_packets, .. } | QdiscConfig::DualPi2 { limit_packets, .. } => (Some(*limit_packets), None),
+            QdiscConfig::Rrmqs(c) => (Some(c.limit_packets), None),
         }
     }
 
@@ -425,6 +428,7 @@ impl QdiscConfig {
             }
             // Checked in RunConfig::validate (their errors name bottleneck.buffer / bottleneck.qdisc.*).
             QdiscConfig::Pi2 { .. } | QdiscConfig::DualPi2 { .. } => {}
+            QdiscConfig::Rrmqs(c) => c.check()?,
         }
         Ok(())
     }

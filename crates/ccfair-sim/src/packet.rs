@@ -50,6 +50,9 @@ pub struct Packet {
     pub ts_ecr: u64,
     /// Time the packet entered the bottleneck queue (for sojourn statistics).
     pub enqueue_ns: u64,
+    /// Index of the flow's CCA among the run's distinct CCAs (order of first
+    /// appearance in the config), set by the simulator; for CCA-aware qdiscs (RRMQS).
+    pub cca_class: u16,
 }
 
 pub const NO_SACK: u64 = u64::MAX;
@@ -77,6 +80,7 @@ impl Packet {
             ts_val: 0,
             ts_ecr: 0,
             enqueue_ns: 0,
+            cca_class: 0,
         }
     }
 }
