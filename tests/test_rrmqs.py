@@ -118,3 +118,12 @@ def test_j_measure_and_j_real_from_tables():
     j2, per2 = s1.j_real(flows, pd.DataFrame({"flow": ["a.1"]}))
     # Only CCA a has both a main and a pinned completed flow: one CCA -> J = 1.
     assert per2.loc["a", "index"] == pytest.approx(2) and j2 == pytest.approx(1.0)
+
+
+def test_preset_cli_rejects_unknown_settings_with_exit_2(capsys):
+    from ccfair.cli import main
+
+    assert main(["preset", "s1", "--queue", "huge"]) == 2
+    assert "--queue" in capsys.readouterr().err
+    assert main(["preset", "s1", "--feedback", "maybe"]) == 2
+    assert "--feedback" in capsys.readouterr().err

@@ -106,7 +106,8 @@ class Result:
     summary: dict[str, Any] = field(default_factory=dict)
     #: RRMQS flow meter, one row per (window, CCA): window, time_s, cca, main_pkts,
     #: rrmqs_pkts, main_flows, rrmqs_flows, main_rate, rrmqs_rate (per-flow pkt/s:
-    #: V and V'), index (I = V/V'), action (next window), weight. None for other qdiscs.
+    #: V and V'), index (I = V/V' of the selected meter), action (next window), weight,
+    #: main_done, rrmqs_done, main_flow_rate, rrmqs_flow_rate (flow meter). None for other qdiscs.
     meter: pd.DataFrame | None = None
     #: RRMQS: flows pinned to a measuring queue: flow, cca, pinned_s, released_s (NaN = never).
     pinned: pd.DataFrame | None = None
@@ -403,6 +404,10 @@ def meter_tables(raw: dict[str, Any], names: list[str], config: dict[str, Any]) 
             "index": np.asarray(m["index"], dtype=np.float64),
             "action": np.asarray(m["action"], dtype=object),
             "weight": np.asarray(m["weight"], dtype=np.float64),
+            "main_done": np.asarray(m.get("main_done", []), dtype=np.int64),
+            "rrmqs_done": np.asarray(m.get("rrmqs_done", []), dtype=np.int64),
+            "main_flow_rate": np.asarray(m.get("main_flow_rate", []), dtype=np.float64),
+            "rrmqs_flow_rate": np.asarray(m.get("rrmqs_flow_rate", []), dtype=np.float64),
         }
     )
     pf = np.asarray(m["pinned_flow"], dtype=np.int64)

@@ -422,8 +422,10 @@ class Rrmqs(_Aqm):
     p: float = Field(1 / 51, ge=0, le=1)
     window: PositiveTime = 500_000_000
     feedback: Literal["s1", "improved", "off"] = "s1"
+    meter: Literal["window", "flow"] = "window"
     high: float = Field(1.2, gt=0, allow_inf_nan=False)
     low: float = Field(0.8, gt=0, allow_inf_nan=False)
+    relative: bool = False
     bloom_bits: int = Field(4096, ge=64)
     bloom_hashes: int = Field(3, ge=1, le=16)
     pin_timeout: PositiveTime = 1_000_000_000
@@ -440,8 +442,10 @@ class Rrmqs(_Aqm):
             "p": self.p,
             "window_ns": self.window,
             "feedback": self.feedback,
+            "meter": self.meter,
             "high": self.high,
             "low": self.low,
+            "relative": self.relative,
             "bloom_bits": self.bloom_bits,
             "bloom_hashes": self.bloom_hashes,
             "pin_timeout_ns": self.pin_timeout,

@@ -87,6 +87,10 @@ fn result_to_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyD
     m.set_item("index", mr.index)?;
     m.set_item("action", mr.action)?;
     m.set_item("weight", mr.weight)?;
+    m.set_item("main_done", mr.main_done)?;
+    m.set_item("rrmqs_done", mr.rrmqs_done)?;
+    m.set_item("main_flow_rate", mr.main_flow_rate)?;
+    m.set_item("rrmqs_flow_rate", mr.rrmqs_flow_rate)?;
     m.set_item("pinned_flow", mr.pinned_flow)?;
     m.set_item("pinned_class", mr.pinned_class)?;
     m.set_item("pinned_ns", mr.pinned_ns)?;

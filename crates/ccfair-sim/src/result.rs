@@ -121,6 +121,12 @@ pub struct MeterResult {
     pub action: Vec<String>,
     /// Improved feedback: the class's DRR weight for the next window (1 otherwise).
     pub weight: Vec<f64>,
+    /// Flow meter: flows that completed in the window and their mean lifetime
+    /// rate (admitted packets / (completion - first packet)), packets/s (NaN if none).
+    pub main_done: Vec<u32>,
+    pub rrmqs_done: Vec<u32>,
+    pub main_flow_rate: Vec<f64>,
+    pub rrmqs_flow_rate: Vec<f64>,
     /// Pinned flows: flow index, class, pin time, release time (u64::MAX = never released).
     pub pinned_flow: Vec<u32>,
     pub pinned_class: Vec<u16>,

@@ -20,6 +20,15 @@ Figures:
   completed flows): V_j = mean over the CCA's flows never pinned, V'_j =
   mean over the flows pinned to its measuring queue.
 - accuracy = min(J_measure, J_real) / max(J_measure, J_real).
+- J_flow (ours): J(V, V') from the qdisc's flow meter (per-flow lifetime
+  rate of completed flows, main vs pinned), and its accuracy against J_real.
+
+Feedback modes: ``off``; ``s1`` (S1's rule as published: drop a CCA's
+main-queue packets for a window when I > 1.2, prioritise when I < 0.8);
+``s1-relative`` (the same rule on I / geometric mean of the indices);
+``improved`` (ours: weighted per-CCA DRR in the main queue, weights moved
+proportionally towards equal I, driven by the flow meter; nothing dropped).
+Flows start uniformly in [0, 5 s) by default.
 """
 
 from __future__ import annotations
@@ -53,7 +62,9 @@ PUBLISHED: dict[str, dict[str, tuple[float, float, float]]] = {
         "j_feedback": (0.975, 0.878, 0.881),
     },
 }
-FEEDBACKS = ("off", "s1", "improved")
+#: Feedback modes: S1's rule as published ("s1"), S1's rule on I relative to
+#: the geometric mean of the indices ("s1-relative"), ours ("improved"), none.
+FEEDBACKS = ("off", "s1", "s1-relative", "improved")
 
 
 def build_spec(
@@ -61,7 +72,7 @@ def build_spec(
     bounded: bool = False,
     feedback: str = "s1",
     seed: int = 1,
-    start_window_s: float = 10.0,
+    start_window_s: float = 5.0,
     duration_s: float | None = None,
     capped_fraction: float = 0.5,
     flows_per_sender: tuple[int, int] = (100, 200),
@@ -106,7 +117,9 @@ def build_spec(
         "measure_flows": 2,
         "p": 1 / 51,
         "window": "500ms",
-        "feedback": feedback,
+        "feedback": "s1" if feedback == "s1-relative" else feedback,
+        "relative": feedback == "s1-relative",
+        "meter": "flow" if feedback == "improved" else "window",
         # Finite flows release their pin on completion; the idle timeout only
         # guards against flows that never finish.
         "pin_timeout": "30s",
@@ -140,6 +153,21 @@ def j_measure(meter: pd.DataFrame, window_s: float = 0.5) -> tuple[float, pd.Dat
     return j, per
 
 
+def j_measure_flow(meter: pd.DataFrame) -> tuple[float, pd.DataFrame]:
+    """J(V, V') from our flow meter: V_j (V'_j) = mean lifetime rate of the CCA's
+    main (pinned) flows over all windows, weighted by completed flows."""
+    m = meter.copy()
+    m["ms"] = (m["main_flow_rate"] * m["main_done"]).fillna(0)
+    m["rs"] = (m["rrmqs_flow_rate"] * m["rrmqs_done"]).fillna(0)
+    g = m.groupby("cca", sort=False)
+    per = pd.DataFrame({"v": g["ms"].sum() / g["main_done"].sum(), "v_prime": g["rs"].sum() / g["rrmqs_done"].sum()})
+    per["index"] = per["v"] / per["v_prime"]
+    ok = per.replace([np.inf, -np.inf], np.nan).dropna()
+    ok = ok[ok["v_prime"] > 0]
+    j = metrics.slowdown_index(ok["v"].tolist(), ok["v_prime"].tolist()) if len(ok) else math.nan
+    return j, per
+
+
 def j_real(flows: pd.DataFrame, pinned: pd.DataFrame) -> tuple[float, pd.DataFrame]:
     """J(V, V') from offline per-flow throughput (size / FCT) of main-queue vs pinned flows."""
     done = flows[flows["fct_s"].notna()].copy()
@@ -162,13 +190,17 @@ def evaluate(result: Any) -> dict[str, Any]:
     """J_measure, J_real, accuracy and flow completion of one S1 run."""
     window_s = result.config["bottleneck"]["qdisc"]["window_ns"] / 1e9
     jm, per_m = j_measure(result.meter, window_s)
+    jf, _ = j_measure_flow(result.meter)
     jr, per_r = j_real(result.flows, result.pinned)
     acc = min(jm, jr) / max(jm, jr) if jm > 0 and jr > 0 else math.nan
+    acc_f = min(jf, jr) / max(jf, jr) if jf > 0 and jr > 0 else math.nan
     fl = result.flows
     return {
         "j_measure": jm,
         "j_real": jr,
         "accuracy": acc,
+        "j_flow": jf,
+        "accuracy_flow": acc_f,
         "flows": int(len(fl)),
         "completed": int(fl["fct_s"].notna().sum()),
         "last_fct_end_s": float((fl["start_s"] + fl["fct_s"]).max()),
@@ -189,7 +221,7 @@ def run_one(queue: str, bounded: bool, feedback: str, seed: int = 1, **kw: Any) 
     out = evaluate(res)
     out["wall_s"] = time.perf_counter() - t0
     out["sim_wall_s"] = res.summary["sim_wall_s"]
-    out.update(queue=queue, bounded=bounded, feedback=spec.bottleneck.qdisc.feedback, seed=seed)  # type: ignore[union-attr]
+    out.update(queue=queue, bounded=bounded, feedback={"on": "s1"}.get(feedback, feedback), seed=seed)
     return out
 
 
@@ -198,8 +230,9 @@ def register(app: typer.Typer) -> None:
     def s1_command(
         queue: Annotated[list[str], typer.Option("--queue", help="small | medium | large | all (repeatable)")] = ["all"],  # noqa: B006
         bounded: Annotated[bool, typer.Option("--bounded", help="S1 scenario 2: some flows rate-capped at U(0.01, 1) Mbit/s")] = False,
-        feedback: Annotated[list[str], typer.Option("--feedback", help="on (= s1) | s1 | improved | off | all (repeatable)")] = ["all"],  # noqa: B006
-        seed: Annotated[int, typer.Option("--seed")] = 1,
+        feedback: Annotated[list[str], typer.Option("--feedback", help="on (= s1) | s1 | s1-relative | improved | off | all (repeatable)")] = ["all"],  # noqa: B006
+        seed: Annotated[int, typer.Option("--seed", help="first seed")] = 1,
+        seeds: Annotated[int, typer.Option("--seeds", help="number of seeds (seed, seed+1, ...); the table shows the mean and the range")] = 1,
         json_out: Annotated[bool, typer.Option("--json", help="print one JSON object per run instead of the table")] = False,
     ) -> None:
         """S1: J_measure, J_real, accuracy and J with feedback, next to the published values."""
@@ -221,16 +254,25 @@ def register(app: typer.Typer) -> None:
         scen = "bounded" if bounded else "unbounded"
         pub = PUBLISHED[scen]
         con = Console(highlight=False)
-        table = Table(title=f"S1, {scen} flows (seed {seed}); published values in brackets", title_justify="left")
-        for col in ("queue", "feedback", "J_measure", "J_real", "accuracy", "completed", "wall s"):
+        seed_list = list(range(seed, seed + max(1, seeds)))
+        span = f"seed {seed}" if len(seed_list) == 1 else f"seeds {seed_list[0]}-{seed_list[-1]}: mean (min-max)"
+        table = Table(title=f"S1, {scen} flows ({span}); published values in brackets", title_justify="left")
+        for col in ("queue", "feedback", "J_measure", "J_real", "accuracy", "J_flow (ours)", "acc. flow", "completed", "wall s / run"):
             table.add_column(col)
         for q in queues:
             qi = list(QUEUES).index(q)
             for fb in fbs:
-                r = run_one(q, bounded, fb, seed)
+                runs = [run_one(q, bounded, fb, sd) for sd in seed_list]
                 if json_out:
-                    con.print(json.dumps({k: v for k, v in r.items() if not k.startswith("per_cca")}))
+                    for r in runs:
+                        con.print(json.dumps({k: v for k, v in r.items() if not k.startswith("per_cca")}))
                     continue
+
+                def stat(key: str, runs: list[dict[str, Any]] = runs) -> str:
+                    xs = [r[key] for r in runs]
+                    if len(xs) == 1:
+                        return f"{xs[0]:.3f}"
+                    return f"{sum(xs) / len(xs):.3f} ({min(xs):.3f}-{max(xs):.3f})"
                 if fb == "off":
                     pm, pr = f" [{pub['j_measure'][qi]:.3f}]", f" [{pub['j_real'][qi]:.3f}]"
                     pa = f" [{pub['accuracy'][qi]:.3f}]" if "accuracy" in pub else ""
@@ -239,11 +281,13 @@ def register(app: typer.Typer) -> None:
                 table.add_row(
                     q,
                     fb,
-                    f"{r['j_measure']:.3f}{pm}",
-                    f"{r['j_real']:.3f}{pr}",
-                    f"{r['accuracy']:.3f}{pa}",
-                    f"{r['completed']}/{r['flows']}",
-                    f"{r['wall_s']:.1f}",
+                    f"{stat('j_measure')}{pm}",
+                    f"{stat('j_real')}{pr}",
+                    f"{stat('accuracy')}{pa}",
+                    stat("j_flow"),
+                    stat("accuracy_flow"),
+                    f"{sum(r['completed'] for r in runs)}/{sum(r['flows'] for r in runs)}",
+                    f"{sum(r['wall_s'] for r in runs) / len(runs):.1f}",
                 )
         if not json_out:
             con.print(table)

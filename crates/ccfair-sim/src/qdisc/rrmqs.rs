@@ -30,19 +30,34 @@
 //! Feedback (`feedback`):
 //! - `S1`: i_j > `high` (1.2) -> drop every main-queue arrival of class j
 //!   during the next window; i_j < `low` (0.8) -> class j's main-queue
-//!   packets go to a priority FIFO served before the normal one.
+//!   packets go to a priority FIFO served before the normal one. With
+//!   `relative` (ours; off by default) the thresholds apply to i_j / G, G the
+//!   geometric mean of the window's defined indices: S1's rule assumes I = 1
+//!   means fair, but the level of I depends on how many flows share the main
+//!   queue (a measuring flow gets about p / (m C_f) of the link), while S1's
+//!   fairness J(V, V') only asks for equal slowdowns.
 //! - `Improved` (ours, beyond S1; the thesis names delaying instead of
 //!   dropping and better meters as open points): the main queue becomes one
 //!   FIFO per class served by deficit round robin with quantum
-//!   `quantum_bytes x w_j`. Each window the weights move proportionally
-//!   towards equal slowdowns: ln I_j is smoothed by an EWMA (`ewma`), and
-//!   w_j <- w_j x (G / I_j)^`gain`, G the geometric mean of the smoothed I
-//!   over the classes measured, normalised to geometric mean 1 and clamped
+//!   `quantum_bytes x w_j x n_j`, n_j the class's distinct main-queue flows
+//!   in the last window (Bloom count), so equal weights mean equal per-flow
+//!   shares across classes. Each window the weights move proportionally
+//!   towards equal slowdowns: ln I_j is smoothed by an EWMA (`ewma`), and,
+//!   in windows with a fresh index for class j, w_j <- w_j x (G / I_j)^`gain`,
+//!   G the geometric mean of the smoothed I over the classes measured, normalised to geometric mean 1 and clamped
 //!   to [`weight_min`, `weight_max`]. Nothing is dropped by the feedback; a
 //!   class above the mean is delayed. On main-queue overflow the head of the
 //!   longest class FIFO is dropped (SFQ/fq_codel-style), so a class within
 //!   its share keeps its packets.
 //! - `Off`: meter only.
+//!
+//! Meters (`meter`): `Window` is S1's per-window packet rate above. `Flow`
+//! (ours, the thesis's "FCT-based metering"): the gateway keeps, per flow,
+//! the time of its first packet and its admitted packets; when the flow
+//! completes (FIN), its lifetime rate = packets / (completion - first
+//! packet) is added to its class and part. V_j (V'_j) = mean lifetime rate
+//! of the class's main (pinned) flows that completed in the window. Both
+//! meters are always logged; `meter` selects the index the feedback uses.
 //!
 //! Constants (defaults, config.rs / spec.py): p = 1/51, window 500 ms, high
 //! 1.2, low 0.8, C_f 2, Bloom filter 4096 bits x 3 hashes (double hashing,
@@ -59,6 +74,18 @@ use crate::engine::TimeNs;
 use crate::packet::Packet;
 use crate::result::MeterResult;
 use crate::rng::splitmix64;
+
+/// Which meter's index drives the feedback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Meter {
+    Window,
+    Flow,
+}
+
+fn d_meter() -> Meter {
+    Meter::Window
+}
 
 /// Which feedback loop acts on the meter's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -149,8 +176,13 @@ pub struct RrmqsConfig {
     pub window_ns: u64,
     #[serde(default = "d_feedback")]
     pub feedback: Feedback,
+    #[serde(default = "d_meter")]
+    pub meter: Meter,
     #[serde(default = "d_high")]
     pub high: f64,
+    /// S1 feedback: compare i_j / (geometric mean of the window's indices) with the thresholds.
+    #[serde(default)]
+    pub relative: bool,
     #[serde(default = "d_low")]
     pub low: f64,
     #[serde(default = "d_bits")]
@@ -283,6 +315,12 @@ pub struct Rrmqs {
     flow_pin: Vec<u32>,
     pinned_count: Vec<u32>,
     pin_last_ns: Vec<u64>,
+    // Flow meter: per flow first arrival and admitted packets; per [part][class] sums of completed flows' rates.
+    flow_first_ns: Vec<u64>,
+    flow_pkts: Vec<u64>,
+    flow_class: Vec<u16>,
+    done_sum: [Vec<f64>; 2],
+    done_cnt: [Vec<u32>; 2],
     // Meter: [part][class].
     pkts: [Vec<u64>; 2],
     bloom: [Vec<Bloom>; 2],
@@ -291,6 +329,8 @@ pub struct Rrmqs {
     // Feedback.
     action: Vec<Action>,
     weight: Vec<f64>,
+    /// Improved feedback: distinct main-queue flows of each class in the last window (DRR scales quanta by it).
+    flows_last: Vec<u32>,
     ln_index: Vec<Option<f64>>,
     log: MeterResult,
     pending_drops: Vec<(Packet, DropReason)>,
@@ -317,12 +357,18 @@ impl Rrmqs {
             flow_pin: Vec::new(),
             pinned_count: Vec::new(),
             pin_last_ns: Vec::new(),
+            flow_first_ns: Vec::new(),
+            flow_pkts: Vec::new(),
+            flow_class: Vec::new(),
+            done_sum: [Vec::new(), Vec::new()],
+            done_cnt: [Vec::new(), Vec::new()],
             pkts: [Vec::new(), Vec::new()],
             bloom: [Vec::new(), Vec::new()],
             win_index: 0,
             win_end_ns: c.window_ns,
             action: Vec::new(),
             weight: Vec::new(),
+            flows_last: Vec::new(),
             ln_index: Vec::new(),
             log: MeterResult::default(),
             pending_drops: Vec::new(),
@@ -342,11 +388,14 @@ impl Rrmqs {
             self.pinned_count.push(0);
             for part in 0..2 {
                 self.pkts[part].push(0);
+                self.done_sum[part].push(0.0);
+                self.done_cnt[part].push(0);
                 let salt = splitmix64(self.salt ^ (j * 2 + part as u64 + 1));
                 self.bloom[part].push(Bloom::new(self.c.bloom_bits, self.c.bloom_hashes, salt));
             }
             self.action.push(Action::None);
             self.weight.push(1.0);
+            self.flows_last.push(1);
             self.ln_index.push(None);
         }
         let nq = if self.improved() { n.max(self.main.len()) } else { 2 };
@@ -376,6 +425,7 @@ impl Rrmqs {
         let win_s = self.c.window_ns as f64 / 1e9;
         let mut index = vec![f64::NAN; m];
         let mut rates = vec![(f64::NAN, f64::NAN); m];
+        let mut flow_rates = vec![(f64::NAN, f64::NAN); m];
         for j in 0..m {
             let r = |part: usize| {
                 let f = self.bloom[part][j].count();
@@ -385,20 +435,37 @@ impl Rrmqs {
                     self.pkts[part][j] as f64 / win_s / f as f64
                 }
             };
+            let fr = |part: usize| {
+                let n = self.done_cnt[part][j];
+                if n == 0 {
+                    f64::NAN
+                } else {
+                    self.done_sum[part][j] / n as f64
+                }
+            };
             let (v, vp) = (r(MAIN), r(MEAS));
             rates[j] = (v, vp);
-            if v.is_finite() && vp.is_finite() && vp > 0.0 {
-                index[j] = v / vp;
+            flow_rates[j] = (fr(MAIN), fr(MEAS));
+            let (a, b) = if self.c.meter == Meter::Flow { flow_rates[j] } else { (v, vp) };
+            if a.is_finite() && b.is_finite() && b > 0.0 {
+                index[j] = a / b;
             }
         }
         // Decide the next window's treatment.
         match self.c.feedback {
             Feedback::Off => {}
             Feedback::S1 => {
+                let known: Vec<f64> = index.iter().copied().filter(|x| x.is_finite() && *x > 0.0).collect();
+                let g = if self.c.relative && !known.is_empty() {
+                    (known.iter().map(|x| x.ln()).sum::<f64>() / known.len() as f64).exp()
+                } else {
+                    1.0
+                };
                 for j in 0..m {
-                    self.action[j] = if index[j] > self.c.high {
+                    let i = index[j] / g;
+                    self.action[j] = if i > self.c.high {
                         Action::Drop
-                    } else if index[j] < self.c.low {
+                    } else if i < self.c.low {
                         Action::Priority
                     } else {
                         Action::None
@@ -406,8 +473,11 @@ impl Rrmqs {
                 }
             }
             Feedback::Improved => {
+                // Only classes with a fresh index this window move their weight
+                // (an integral step on a stale index would wind up).
+                let fresh: Vec<bool> = index.iter().map(|x| x.is_finite() && *x > 0.0).collect();
                 for j in 0..m {
-                    if index[j].is_finite() && index[j] > 0.0 {
+                    if fresh[j] {
                         let x = index[j].ln();
                         self.ln_index[j] = Some(match self.ln_index[j] {
                             Some(old) => (1.0 - self.c.ewma) * old + self.c.ewma * x,
@@ -419,7 +489,7 @@ impl Rrmqs {
                 if known.len() >= 2 {
                     let g = known.iter().sum::<f64>() / known.len() as f64;
                     for j in 0..m {
-                        if let Some(l) = self.ln_index[j] {
+                        if let (true, Some(l)) = (fresh[j], self.ln_index[j]) {
                             self.weight[j] *= (self.c.gain * (g - l)).exp();
                         }
                     }
@@ -453,11 +523,20 @@ impl Rrmqs {
                 .to_string(),
             );
             lg.weight.push(self.weight[j]);
+            lg.main_done.push(self.done_cnt[MAIN][j]);
+            lg.rrmqs_done.push(self.done_cnt[MEAS][j]);
+            lg.main_flow_rate.push(flow_rates[j].0);
+            lg.rrmqs_flow_rate.push(flow_rates[j].1);
+        }
+        for j in 0..m {
+            self.flows_last[j] = self.bloom[MAIN][j].count().max(1);
         }
         for part in 0..2 {
             for j in 0..m {
                 self.pkts[part][j] = 0;
                 self.bloom[part][j].reset();
+                self.done_sum[part][j] = 0.0;
+                self.done_cnt[part][j] = 0;
             }
         }
         // Release pins of flows idle for pin_timeout.
@@ -513,7 +592,7 @@ impl Rrmqs {
     }
 
     fn quantum(&self, j: usize) -> u64 {
-        ((self.c.quantum_bytes as f64 * self.weight[j]).round() as u64).max(1)
+        ((self.c.quantum_bytes as f64 * self.weight[j] * self.flows_last[j] as f64).round() as u64).max(1)
     }
 
     fn deq_main(&mut self) -> Option<Packet> {
@@ -565,6 +644,9 @@ impl Rrmqs {
         if f >= self.flow_state.len() {
             self.flow_state.resize(f + 1, FLOW_NEW);
             self.flow_pin.resize(f + 1, 0);
+            self.flow_first_ns.resize(f + 1, 0);
+            self.flow_pkts.resize(f + 1, 0);
+            self.flow_class.resize(f + 1, 0);
         }
         f
     }
@@ -577,6 +659,8 @@ impl Qdisc for Rrmqs {
         self.ensure_class(j + 1);
         let f = self.flow_slot(pkt.flow);
         if self.flow_state[f] == FLOW_NEW {
+            self.flow_first_ns[f] = now;
+            self.flow_class[f] = j as u16;
             if self.pinned_count[j] < self.c.measure_flows {
                 self.pinned_count[j] += 1;
                 self.flow_state[f] = FLOW_PINNED;
@@ -596,6 +680,7 @@ impl Qdisc for Rrmqs {
                 return Err((pkt, DropReason::Overflow));
             }
             self.count(MEAS, j, pkt.flow);
+            self.flow_pkts[f] += 1;
             self.meas_pkts += 1;
             self.bytes += pkt.wire_bytes as u64;
             self.meas[j].push_back(pkt);
@@ -618,6 +703,7 @@ impl Qdisc for Rrmqs {
             self.pending_drops.push((d, DropReason::Overflow));
         }
         self.count(MAIN, j, pkt.flow);
+        self.flow_pkts[f] += 1;
         self.push_main(qi, pkt);
         Ok(())
     }
@@ -654,7 +740,19 @@ impl Qdisc for Rrmqs {
 
     fn flow_finished(&mut self, flow: u32, now: TimeNs) {
         let f = flow as usize;
-        if f < self.flow_state.len() && self.flow_state[f] == FLOW_PINNED {
+        if f >= self.flow_state.len() || self.flow_state[f] == FLOW_NEW {
+            return;
+        }
+        self.roll(now);
+        // The flow's class: from its pin, else from the class its packets were counted in.
+        let pinned = self.flow_state[f] == FLOW_PINNED;
+        if let Some(j) = self.flow_class.get(f).copied() {
+            let life = now.saturating_sub(self.flow_first_ns[f]).max(1) as f64 / 1e9;
+            let part = if pinned { MEAS } else { MAIN };
+            self.done_sum[part][j as usize] += self.flow_pkts[f] as f64 / life;
+            self.done_cnt[part][j as usize] += 1;
+        }
+        if pinned {
             self.release(self.flow_pin[f] as usize, now);
         }
     }
@@ -849,6 +947,47 @@ mod tests {
         q2.enqueue(pkt(5, 0), 600_000_000).unwrap();
         assert_eq!(q2.log.action, vec!["priority", "none"]);
         assert_eq!(drain(&mut q2, 600_000_000), vec![5, 6]);
+    }
+
+    #[test]
+    fn relative_s1_feedback_compares_with_the_geometric_mean_of_the_indices() {
+        // I = (4, 1): absolute rule -> drop / none; relative (G = 2) -> 2 > 1.2 drop, 0.5 < 0.8 priority.
+        for (relative, want) in [(false, ["drop", "none"]), (true, ["drop", "priority"])] {
+            let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::S1);
+            c.relative = relative;
+            let mut q = Rrmqs::new(&c, 1);
+            q.set_classes(2);
+            q.enqueue(pkt(0, 0), 0).unwrap();
+            q.enqueue(pkt(1, 1), 0).unwrap();
+            for _ in 0..4 {
+                q.enqueue(pkt(2, 0), 0).unwrap();
+            }
+            q.enqueue(pkt(3, 1), 0).unwrap();
+            q.roll(500_000_000);
+            assert_eq!(q.log.action, want, "relative = {relative}");
+        }
+    }
+
+    #[test]
+    fn flow_meter_averages_lifetime_rates_of_completed_flows() {
+        let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Off);
+        c.meter = Meter::Flow;
+        let mut q = Rrmqs::new(&c, 1);
+        // Flow 0 pinned: 10 packets, completes 0.1 s after its first: 100 pkt/s.
+        // Flows 1, 2 main: 10 packets over 0.1 s and 0.2 s: 100 and 50 pkt/s -> V = 75.
+        for f in 0..3 {
+            for _ in 0..10 {
+                q.enqueue(pkt(f, 0), 0).unwrap();
+            }
+        }
+        q.flow_finished(0, 100_000_000);
+        q.flow_finished(1, 100_000_000);
+        q.flow_finished(2, 200_000_000);
+        q.roll(500_000_000);
+        let m = &q.log;
+        assert_eq!((m.main_done[0], m.rrmqs_done[0]), (2, 1));
+        assert!((m.main_flow_rate[0] - 75.0).abs() < 1e-9 && (m.rrmqs_flow_rate[0] - 100.0).abs() < 1e-9);
+        assert!((m.index[0] - 0.75).abs() < 1e-9, "index from the flow meter: {}", m.index[0]);
     }
 
     #[test]
