@@ -31,6 +31,9 @@ app = typer.Typer(
 )
 list_app = typer.Typer(help="List what the simulator supports.", no_args_is_help=True)
 app.add_typer(list_app, name="list")
+from ccfair.presets import app as _preset_app  # noqa: E402
+
+app.add_typer(_preset_app, name="preset")
 
 #: Rows of the per-flow table printed before eliding (use --json / --out for all).
 MAX_FLOW_ROWS = 40
@@ -364,31 +367,6 @@ def report(
         raise SpecError(str(directory), "not a sweep directory (no sweep.json); run `ccfair sweep FILE --out DIR` first")
     path = write_report(directory, out)
     _err.print(f"report: {path}")
-
-
-@app.command(
-    "preset",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
-)
-def preset(
-    ctx: typer.Context,
-    name: Annotated[str, typer.Argument(help="Preset name (a module of ccfair.presets, e.g. s3); its options follow.")],
-) -> None:
-    """Run a study's evaluation preset: `ccfair preset NAME --help` lists its options."""
-    import importlib
-
-    if not name.isidentifier():
-        raise SpecError("preset", f"unknown preset {name!r}")
-    try:
-        mod = importlib.import_module(f"ccfair.presets.{name}")
-    except ModuleNotFoundError:
-        raise SpecError("preset", f"unknown preset {name!r}") from None
-    try:
-        code = mod.main(list(ctx.args))
-    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
-        code = e.code if isinstance(e.code, int) else 2
-    if code:
-        raise typer.Exit(code)
 
 
 @list_app.command("ccas")

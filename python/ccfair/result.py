@@ -104,6 +104,13 @@ class Result:
     sojourn: pd.DataFrame
     trace: pd.DataFrame | None
     summary: dict[str, Any] = field(default_factory=dict)
+    #: RRMQS flow meter, one row per (window, CCA): window, time_s, cca, main_pkts,
+    #: rrmqs_pkts, main_flows, rrmqs_flows, main_rate, rrmqs_rate (per-flow pkt/s:
+    #: V and V'), index (I = V/V' of the selected meter), action (next window), weight,
+    #: main_done, rrmqs_done, main_flow_rate, rrmqs_flow_rate (flow meter). None for other qdiscs.
+    meter: pd.DataFrame | None = None
+    #: RRMQS: flows pinned to a measuring queue: flow, cca, pinned_s, released_s (NaN = never).
+    pinned: pd.DataFrame | None = None
 
     # ------------------------------------------------------------ building
 
@@ -281,7 +288,8 @@ class Result:
         }
         if fct:
             summary["fct"] = fct
-        return cls(spec, config, flows, throughput, link, queue, sojourn, trace, summary)
+        meter, pinned = meter_tables(raw, names, config)
+        return cls(spec, config, flows, throughput, link, queue, sojourn, trace, summary, meter, pinned)
 
     # ------------------------------------------------------------ storage
 
@@ -290,6 +298,9 @@ class Result:
         out = {name: getattr(self, name) for name in TABLES}
         if self.trace is not None:
             out["trace"] = self.trace
+        for name in ("meter", "pinned"):
+            if getattr(self, name) is not None:
+                out[name] = getattr(self, name)
         return out
 
     def to_parquet(self, directory: str | Path) -> Path:
@@ -320,6 +331,9 @@ class Result:
         tables = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
         trace_path = d / "trace.parquet"
         trace = pd.read_parquet(trace_path) if trace_path.exists() else None
+        for name in ("meter", "pinned"):
+            if (d / f"{name}.parquet").exists():
+                tables[name] = pd.read_parquet(d / f"{name}.parquet")
         summary = json.loads((d / "summary.json").read_text())
         spec = Spec.from_dict(json.loads((d / "spec.json").read_text()))
         config = json.loads((d / "run_config.json").read_text())
@@ -367,6 +381,46 @@ def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) ->
             "slowdown": {"mean": _num(float(slow.mean())) if len(slow) else None, "p50": pct(slow, 50), "p99": pct(slow, 99)},
         }
     return out
+
+
+def meter_tables(raw: dict[str, Any], names: list[str], config: dict[str, Any]) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
+    """The RRMQS flow-meter log and the pinned flows as DataFrames (None unless the qdisc is rrmqs)."""
+    if config["bottleneck"]["qdisc"].get("kind") != "rrmqs" or "meter" not in raw:
+        return None, None
+    m = raw["meter"]
+    classes = np.asarray(raw.get("cca_classes", []), dtype=object)
+    cls_idx = np.asarray(m["class"], dtype=np.int64)
+    meter = pd.DataFrame(
+        {
+            "window": np.asarray(m["window"], dtype=np.int64),
+            "time_s": np.asarray(m["start_ns"], dtype=np.int64) / _NS_PER_S,
+            "cca": classes[cls_idx] if len(cls_idx) else np.zeros(0, dtype=object),
+            "main_pkts": np.asarray(m["main_pkts"], dtype=np.int64),
+            "rrmqs_pkts": np.asarray(m["rrmqs_pkts"], dtype=np.int64),
+            "main_flows": np.asarray(m["main_flows"], dtype=np.int64),
+            "rrmqs_flows": np.asarray(m["rrmqs_flows"], dtype=np.int64),
+            "main_rate": np.asarray(m["main_rate"], dtype=np.float64),
+            "rrmqs_rate": np.asarray(m["rrmqs_rate"], dtype=np.float64),
+            "index": np.asarray(m["index"], dtype=np.float64),
+            "action": np.asarray(m["action"], dtype=object),
+            "weight": np.asarray(m["weight"], dtype=np.float64),
+            "main_done": np.asarray(m.get("main_done", []), dtype=np.int64),
+            "rrmqs_done": np.asarray(m.get("rrmqs_done", []), dtype=np.int64),
+            "main_flow_rate": np.asarray(m.get("main_flow_rate", []), dtype=np.float64),
+            "rrmqs_flow_rate": np.asarray(m.get("rrmqs_flow_rate", []), dtype=np.float64),
+        }
+    )
+    pf = np.asarray(m["pinned_flow"], dtype=np.int64)
+    rel = np.asarray(m["released_ns"], dtype=np.uint64)
+    pinned = pd.DataFrame(
+        {
+            "flow": np.asarray(names, dtype=object)[pf] if len(pf) else np.zeros(0, dtype=object),
+            "cca": classes[np.asarray(m["pinned_class"], dtype=np.int64)] if len(pf) else np.zeros(0, dtype=object),
+            "pinned_s": np.asarray(m["pinned_ns"], dtype=np.int64) / _NS_PER_S,
+            "released_s": np.where(rel == np.iinfo(np.uint64).max, np.nan, rel.astype(np.float64) / _NS_PER_S),
+        }
+    )
+    return meter, pinned
 
 
 def _write_json(path: Path, obj: Any) -> None:

@@ -69,6 +69,7 @@ __all__ = [
     "FqDrr",
     "Pi2",
     "DualPi2",
+    "Rrmqs",
     "QDISCS",
     "apply_overrides",
     "load_toml",
@@ -449,6 +450,61 @@ class Csaqm(_Aqm):
         self._target_ns()
 
 
+class Rrmqs(_Aqm):
+    """RRMQS (S1): main queue + per-CCA measuring queues, flow meter and feedback (s1 | improved | off).
+
+    ``limit`` is the main queue (packets; default ``bottleneck.buffer``);
+    ``measure_limit`` (C_p, packets) and ``measure_flows`` (C_f) size each
+    measuring queue. See docs/in-network.md.
+    """
+
+    kind: Literal["rrmqs"] = "rrmqs"
+    measure_limit: int = Field(20, ge=1)
+    measure_flows: int = Field(2, ge=0)
+    p: float = Field(1 / 51, ge=0, le=1)
+    window: PositiveTime = 500_000_000
+    feedback: Literal["s1", "improved", "off"] = "s1"
+    meter: Literal["window", "flow"] = "window"
+    high: float = Field(1.2, gt=0, allow_inf_nan=False)
+    low: float = Field(0.8, gt=0, allow_inf_nan=False)
+    relative: bool = False
+    bloom_bits: int = Field(4096, ge=64)
+    bloom_hashes: int = Field(3, ge=1, le=16)
+    pin_timeout: PositiveTime = 1_000_000_000
+    quantum: Size = 1514
+    gain: float = Field(0.5, ge=0, allow_inf_nan=False)
+    ewma: float = Field(0.5, gt=0, le=1)
+    weight_min: float = Field(0.05, gt=0, le=1)
+    weight_max: float = Field(20.0, ge=1, allow_inf_nan=False)
+
+    def _resolve(self, spec: Spec) -> dict[str, Any]:
+        return {
+            "measure_limit_packets": self.measure_limit,
+            "measure_flows": self.measure_flows,
+            "p": self.p,
+            "window_ns": self.window,
+            "feedback": self.feedback,
+            "meter": self.meter,
+            "high": self.high,
+            "low": self.low,
+            "relative": self.relative,
+            "bloom_bits": self.bloom_bits,
+            "bloom_hashes": self.bloom_hashes,
+            "pin_timeout_ns": self.pin_timeout,
+            "quantum_bytes": self.quantum,
+            "gain": self.gain,
+            "ewma": self.ewma,
+            "weight_min": self.weight_min,
+            "weight_max": self.weight_max,
+        }
+
+    def _check(self, spec: Spec) -> None:
+        if self.low > self.high:
+            raise SpecError("bottleneck.qdisc.low", f"must be <= high ({self.high}), got {self.low}")
+        if self.quantum <= 0:
+            raise SpecError("bottleneck.qdisc.quantum", "must be > 0 bytes")
+
+
 #: Queue disciplines by canonical name.
 QDISCS: dict[str, type[_Model]] = {
     "droptail": DropTail,
@@ -461,6 +517,7 @@ QDISCS: dict[str, type[_Model]] = {
     "pi2": Pi2,
     "dualpi2": DualPi2,
     "csaqm": Csaqm,
+    "rrmqs": Rrmqs,
 }
 #: Other spellings accepted for queue disciplines.
 QDISC_ALIASES: dict[str, str] = {
@@ -501,7 +558,7 @@ def _qdisc_shorthand(value: object) -> object:
 
 
 Qdisc = Annotated[
-    DropTail | Red | Step | CoDel | FqCodel | Pie | FqDrr | Pi2 | DualPi2 | Csaqm,
+    DropTail | Red | Step | CoDel | FqCodel | Pie | FqDrr | Pi2 | DualPi2 | Csaqm | Rrmqs,
     Field(discriminator="kind"),
     BeforeValidator(_qdisc_shorthand),
 ]
@@ -883,6 +940,10 @@ class Spec(_Model):
                 tshift_ns=q.tshift,
                 drop_overload=q.drop_overload,
             )
+        if isinstance(q, Rrmqs):
+            # The main queue's limit is in packets; a byte buffer becomes whole full-size packets.
+            qdisc["limit_packets"] = limit_packets if limit_packets is not None else max(1, int(limit_bytes or 0) // self.packet_wire_bytes)
+            qdisc.pop("limit_bytes", None)
         return {
             "duration_ns": self.duration,
             "seed": seed,

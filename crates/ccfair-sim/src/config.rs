@@ -125,6 +125,8 @@ pub enum QdiscConfig {
     },
     /// CSAQM: core-stateless AQM with PPV edge marking (Nádas et al., ANRW 2018; S3), qdisc/csaqm.rs.
     Csaqm(CsaqmConfig),
+    /// RRMQS + flow meter + feedback loop (S1), qdisc/rrmqs.rs.
+    Rrmqs(crate::qdisc::rrmqs::RrmqsConfig),
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -376,6 +378,7 @@ impl QdiscConfig {
             QdiscConfig::FqDrr(c) => (c.limit_packets, c.limit_bytes),
             QdiscConfig::Csaqm(c) => (c.limit_packets, c.limit_bytes),
             QdiscConfig::Pi2 { limit_packets, .. } | QdiscConfig::DualPi2 { limit_packets, .. } => (Some(*limit_packets), None),
+            QdiscConfig::Rrmqs(c) => (Some(c.limit_packets), None),
         }
     }
 
@@ -486,6 +489,7 @@ impl QdiscConfig {
             }
             // Checked in RunConfig::validate (their errors name bottleneck.buffer / bottleneck.qdisc.*).
             QdiscConfig::Pi2 { .. } | QdiscConfig::DualPi2 { .. } => {}
+            QdiscConfig::Rrmqs(c) => c.check()?,
         }
         Ok(())
     }

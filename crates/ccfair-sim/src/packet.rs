@@ -52,6 +52,9 @@ pub struct Packet {
     pub enqueue_ns: u64,
     /// Packet value set by a PPV edge marker (qdisc/ppv.rs); 0 = none.
     pub pv: u32,
+    /// Index of the flow's CCA among the run's distinct CCAs (order of first
+    /// appearance in the config), set by the simulator; for CCA-aware qdiscs (RRMQS).
+    pub cca_class: u16,
 }
 
 pub const NO_SACK: u64 = u64::MAX;
@@ -80,6 +83,7 @@ impl Packet {
             ts_ecr: 0,
             enqueue_ns: 0,
             pv: 0,
+            cca_class: 0,
         }
     }
 }

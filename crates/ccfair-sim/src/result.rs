@@ -89,8 +89,47 @@ pub struct RunResult {
     pub sojourn_sum_ns_per_bin: Vec<u64>,
     pub sojourn_pkts_per_bin: Vec<u64>,
     pub trace: TraceResult,
+    /// CCA class names: `cca_classes[Packet::cca_class]` (distinct CCAs in order of first appearance).
+    pub cca_classes: Vec<String>,
+    /// Flow-meter log of the queue discipline (RRMQS); empty for others.
+    pub meter: MeterResult,
     /// Counters for benchmarks.
     pub events: u64,
     pub data_packets: u64,
     pub wall_ns: u64,
+}
+
+/// RRMQS flow meter (qdisc/rrmqs.rs): one row per (window, CCA class), plus
+/// the flows pinned to the measuring queues.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct MeterResult {
+    pub window: Vec<u32>,
+    pub start_ns: Vec<u64>,
+    pub class: Vec<u16>,
+    /// Packets enqueued in the window (main queue / measuring set).
+    pub main_pkts: Vec<u64>,
+    pub rrmqs_pkts: Vec<u64>,
+    /// Distinct flows in the window (Bloom-filter count).
+    pub main_flows: Vec<u32>,
+    pub rrmqs_flows: Vec<u32>,
+    /// Per-flow packet rates, packets/s (NaN when no flow): V and V'.
+    pub main_rate: Vec<f64>,
+    pub rrmqs_rate: Vec<f64>,
+    /// I = V / V' (NaN when undefined).
+    pub index: Vec<f64>,
+    /// Treatment decided for the next window: none / drop / priority (S1), weight (improved), off.
+    pub action: Vec<String>,
+    /// Improved feedback: the class's DRR weight for the next window (1 otherwise).
+    pub weight: Vec<f64>,
+    /// Flow meter: flows that completed in the window and their mean lifetime
+    /// rate (admitted packets / (completion - first packet)), packets/s (NaN if none).
+    pub main_done: Vec<u32>,
+    pub rrmqs_done: Vec<u32>,
+    pub main_flow_rate: Vec<f64>,
+    pub rrmqs_flow_rate: Vec<f64>,
+    /// Pinned flows: flow index, class, pin time, release time (u64::MAX = never released).
+    pub pinned_flow: Vec<u32>,
+    pub pinned_class: Vec<u16>,
+    pub pinned_ns: Vec<u64>,
+    pub released_ns: Vec<u64>,
 }

@@ -127,6 +127,9 @@ pub struct Simulation {
     sizes: Vec<Option<u64>>,
     /// Per-flow loss probability and its random stream (None if lossless).
     loss: Vec<Option<(f64, Pcg64Mcg)>>,
+    /// Per flow: index of its CCA among the run's distinct CCAs (`Packet::cca_class`).
+    cca_class: Vec<u16>,
+    cca_classes: Vec<String>,
 }
 
 const LINE_BOTTLENECK_OUT: u32 = 0;
@@ -228,11 +231,25 @@ impl Simulation {
             }
         }
         q.schedule(0, Ev::Sample);
+        let mut cca_classes: Vec<String> = Vec::new();
+        let cca_class: Vec<u16> = cfg
+            .flows
+            .iter()
+            .map(|f| match cca_classes.iter().position(|c| *c == f.cca) {
+                Some(k) => k as u16,
+                None => {
+                    cca_classes.push(f.cca.clone());
+                    (cca_classes.len() - 1) as u16
+                }
+            })
+            .collect();
+        let mut qd = qdisc::build(&cfg.bottleneck.qdisc, cfg.seed, cfg.bottleneck.rate_bps);
+        qd.set_classes(cca_classes.len());
         Simulation {
             q,
             lines,
             sinks,
-            qdisc: qdisc::build(&cfg.bottleneck.qdisc, cfg.seed, cfg.bottleneck.rate_bps),
+            qdisc: qd,
             rate_bps: cfg.bottleneck.rate_bps,
             tx_rem: 0,
             tx_current: None,
@@ -252,6 +269,8 @@ impl Simulation {
                 .enumerate()
                 .map(|(i, f)| (f.loss > 0.0).then(|| (f.loss, stream_rng(cfg.seed, stream::LINK_LOSS + i as u64))))
                 .collect(),
+            cca_class,
+            cca_classes,
         }
     }
 
@@ -276,10 +295,11 @@ impl Simulation {
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
         let line = Self::fwd_line(flow);
         let mut out = std::mem::take(&mut self.out);
-        for p in out.drain(..) {
+        for mut p in out.drain(..) {
             if p.kind == Kind::Data {
                 self.data_packets += 1;
             }
+            p.cca_class = self.cca_class[flow as usize];
             self.line_push(line, now, p);
         }
         self.out = out;
@@ -388,6 +408,7 @@ impl Simulation {
             after = after.min(size);
             if after == size && self.mon.fct_ns[i].is_none() {
                 self.mon.fct_ns[i] = Some(now - self.starts[i]);
+                self.qdisc.flow_finished(f, now);
             }
         }
         self.mon.delivered_total[i] = after;
@@ -505,7 +526,8 @@ impl Simulation {
         self.finish(wall_ns)
     }
 
-    fn finish(self, wall_ns: u64) -> RunResult {
+    fn finish(mut self, wall_ns: u64) -> RunResult {
+        let meter = self.qdisc.take_meter(self.duration_ns).unwrap_or_default();
         let mut flows = Vec::with_capacity(self.senders.len());
         for (i, (s, delivered)) in self.senders.iter().zip(self.mon.delivered).enumerate() {
             let st = s.stats();
@@ -574,6 +596,8 @@ impl Simulation {
             sojourn_sum_ns_per_bin: self.mon.sojourn_sum,
             sojourn_pkts_per_bin: self.mon.sojourn_pkts,
             trace: self.mon.trace.unwrap_or_default(),
+            cca_classes: self.cca_classes,
+            meter,
             events: self.q.popped(),
             data_packets: self.data_packets,
             wall_ns,

@@ -1,4 +1,35 @@
-"""Presets: the source studies' evaluations as ready-made experiment grids.
+"""Ready-made evaluations of the source studies: ``ccfair preset <name>``.
 
-``ccfair preset NAME [OPTIONS]`` runs ``ccfair.presets.NAME.main(OPTIONS)``.
+Each preset builds its experiments programmatically (flows drawn from the
+seed), runs them and prints its figures next to the published ones:
+
+- ``ccfair preset s1 ...``: RRMQS + flow meter + feedback (S1), see presets/s1.py;
+- ``ccfair preset s3 ...``: BBRv2/DCTCP over STEP, PI2, CSAQM (S3), see presets/s3.py
+  (``ccfair preset s3 --help`` lists its options).
 """
+
+from __future__ import annotations
+
+import typer
+
+app = typer.Typer(help="Run a study's evaluation as published (presets).", no_args_is_help=True)
+
+from ccfair.presets import s1 as _s1  # noqa: E402
+
+_s1.register(app)
+
+
+@app.command(
+    "s3",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+)
+def s3_command(ctx: typer.Context) -> None:
+    """S3: relative throughput, utilization, delay, marks and JFI of BBRv2/DCTCP mixes over STEP, PI2 and CSAQM (options: --help)."""
+    from ccfair.presets import s3
+
+    try:
+        code = s3.main(list(ctx.args))
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
+        code = e.code if isinstance(e.code, int) else 2
+    if code:
+        raise typer.Exit(code)

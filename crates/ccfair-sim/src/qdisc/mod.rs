@@ -20,6 +20,7 @@ pub mod dualpi2;
 pub mod pi2;
 pub mod csaqm;
 pub mod ppv;
+pub mod rrmqs;
 
 /// Why a packet was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -42,6 +43,14 @@ pub trait Qdisc: Send {
     /// Packets other than the arrival that the last `enqueue` dropped (e.g.
     /// FQ-CoDel's batch drop from the fattest queue). Called after every enqueue.
     fn take_enqueue_drops(&mut self, _dropped: &mut Vec<(Packet, DropReason)>) {}
+    /// The run has `n` CCA classes (`Packet::cca_class < n`). Called once after `build`.
+    fn set_classes(&mut self, _n: usize) {}
+    /// Flow `flow` completed (its last byte was delivered): the gateway's view of its FIN.
+    fn flow_finished(&mut self, _flow: u32, _now: TimeNs) {}
+    /// The measurement log of disciplines that keep one (RRMQS's flow meter), at the end of the run.
+    fn take_meter(&mut self, _now: TimeNs) -> Option<crate::result::MeterResult> {
+        None
+    }
 }
 
 /// CE-mark `p` if it is ECN-capable; false for Not-ECT (the caller drops it).
@@ -73,6 +82,7 @@ pub fn build(cfg: &QdiscConfig, seed: u64, rate_bps: u64) -> Box<dyn Qdisc> {
         QdiscConfig::Pi2 { .. } => Box::new(pi2::Pi2::from_config(cfg, derive_seed(seed, stream::QDISC))),
         QdiscConfig::DualPi2 { .. } => Box::new(dualpi2::DualPi2::from_config(cfg, derive_seed(seed, stream::QDISC))),
         QdiscConfig::Csaqm(c) => Box::new(csaqm::Csaqm::new(c, derive_seed(seed, stream::QDISC), rate_bps)),
+        QdiscConfig::Rrmqs(c) => Box::new(rrmqs::Rrmqs::new(c, derive_seed(seed, stream::QDISC))),
     }
 }
 
@@ -106,6 +116,8 @@ mod conservation_tests {
             j(r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000,"ramp_range_ns":500000,"drop_overload":false}"#),
             j(r#"{"kind":"csaqm","limit_packets":40,"target_ns":2000000,"update_ns":1000000,"drop_above":2.0}"#),
             j(r#"{"kind":"csaqm","limit_bytes":30000,"target_ns":1000000,"ecn":false,"weights":[1,2,3]}"#),
+            j(r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":2,"p":0.2,"window_ns":20000000}"#),
+            j(r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":3,"p":0.2,"window_ns":20000000,"feedback":"improved"}"#),
         ]
     }
 

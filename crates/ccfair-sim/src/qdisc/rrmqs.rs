@@ -1,0 +1,1036 @@
+//! RRMQS — Round Robin Measuring Queues Set, with a per-CCA flow meter and a
+//! feedback loop (S1: "Ensuring Transport Fairness with Smart Networks", ETH
+//! semester thesis 2020; restated in /work/shared/BRIEF.md, S1).
+//!
+//! Queues: one large main queue plus one small measuring queue per CCA class
+//! (`Packet::cca_class`; the network is assumed to know a flow's CCA, as S1
+//! does). A measuring queue holds at most `measure_flows` (C_f) flows and
+//! `measure_limit_packets` (C_p) packets.
+//!
+//! Enqueue: the first packet of a flow never seen before is pinned (by flow
+//! id, our 5-tuple) to its class's measuring queue if fewer than C_f flows
+//! are pinned there; pinned flows always go to that queue (tail drop at
+//! C_p); every other packet goes to the main queue (tail drop at its limit).
+//! A pin is released when the flow completes (the simulator's equivalent of
+//! seeing its FIN) or after `pin_timeout_ns` without arrivals; the freed slot
+//! goes to the next *new* flow of that class.
+//!
+//! Dequeue: when both parts are backlogged, with probability `p` (S1: 1/51)
+//! serve the measuring set first — round robin over the classes, skipping
+//! empty queues — else the main queue first; if the first choice is empty,
+//! take the other.
+//!
+//! Flow meter: every `window_ns` (S1: 0.5 s), per class and separately for
+//! the main queue and the measuring set, count enqueued packets and distinct
+//! flows (a Bloom filter per part and class, reset every window: a flow is
+//! new when inserting it sets at least one bit). Per-flow rate = packets /
+//! window / flows. V = main per-flow rates, V' = measuring per-flow rates,
+//! I = V / V' per class (undefined when either part saw no flow of the class).
+//!
+//! Feedback (`feedback`):
+//! - `S1`: i_j > `high` (1.2) -> drop every main-queue arrival of class j
+//!   during the next window; i_j < `low` (0.8) -> class j's main-queue
+//!   packets go to a priority FIFO served before the normal one. With
+//!   `relative` (ours; off by default) the thresholds apply to i_j / G, G the
+//!   geometric mean of the window's defined indices: S1's rule assumes I = 1
+//!   means fair, but the level of I depends on how many flows share the main
+//!   queue (a measuring flow gets about p / (m C_f) of the link), while S1's
+//!   fairness J(V, V') only asks for equal slowdowns.
+//! - `Improved` (ours, beyond S1; the thesis names delaying instead of
+//!   dropping and better meters as open points): the main queue becomes one
+//!   FIFO per class served by deficit round robin with quantum
+//!   `quantum_bytes x w_j x n_j`, n_j the class's distinct main-queue flows
+//!   in the last window (Bloom count), so equal weights mean equal per-flow
+//!   shares across classes. Each window the weights move proportionally
+//!   towards equal slowdowns: ln I_j is smoothed by an EWMA (`ewma`), and,
+//!   in windows with a fresh index for class j, w_j <- w_j x (G / I_j)^`gain`,
+//!   G the geometric mean of the smoothed I over the classes measured, normalised to geometric mean 1 and clamped
+//!   to [`weight_min`, `weight_max`]. Nothing is dropped by the feedback; a
+//!   class above the mean is delayed. On main-queue overflow the head of the
+//!   longest class FIFO is dropped (SFQ/fq_codel-style), so a class within
+//!   its share keeps its packets.
+//! - `Off`: meter only.
+//!
+//! Meters (`meter`): `Window` is S1's per-window packet rate above. `Flow`
+//! (ours, the thesis's "FCT-based metering"): the gateway keeps, per flow,
+//! the time of its first packet and its admitted packets; when the flow
+//! completes (FIN), its lifetime rate = packets / (completion - first
+//! packet) is added to its class and part. V_j (V'_j) = mean lifetime rate
+//! of the class's main (pinned) flows that completed in the window. Both
+//! meters are always logged; `meter` selects the index the feedback uses.
+//!
+//! Constants (defaults, config.rs / spec.py): p = 1/51, window 500 ms, high
+//! 1.2, low 0.8, C_f 2, Bloom filter 4096 bits x 3 hashes (double hashing,
+//! Kirsch & Mitzenmacher, ESA 2006) salted from the run seed.
+
+use std::collections::VecDeque;
+
+use rand::{Rng, SeedableRng};
+use rand_pcg::Pcg64Mcg;
+use serde::{Deserialize, Serialize};
+
+use super::{DropReason, Qdisc};
+use crate::engine::TimeNs;
+use crate::packet::Packet;
+use crate::result::MeterResult;
+use crate::rng::splitmix64;
+
+/// Which meter's index drives the feedback.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Meter {
+    Window,
+    Flow,
+}
+
+fn d_meter() -> Meter {
+    Meter::Window
+}
+
+/// Which feedback loop acts on the meter's output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Feedback {
+    Off,
+    S1,
+    Improved,
+}
+
+pub const DEFAULT_P: f64 = 1.0 / 51.0;
+pub const DEFAULT_WINDOW_NS: u64 = 500_000_000;
+pub const DEFAULT_HIGH: f64 = 1.2;
+pub const DEFAULT_LOW: f64 = 0.8;
+pub const DEFAULT_MEASURE_FLOWS: u32 = 2;
+pub const DEFAULT_MEASURE_LIMIT_PKTS: u64 = 20;
+pub const DEFAULT_BLOOM_BITS: u32 = 4096;
+pub const DEFAULT_BLOOM_HASHES: u32 = 3;
+pub const DEFAULT_PIN_TIMEOUT_NS: u64 = 1_000_000_000;
+pub const DEFAULT_QUANTUM_BYTES: u64 = 1514;
+pub const DEFAULT_GAIN: f64 = 0.5;
+pub const DEFAULT_EWMA: f64 = 0.5;
+pub const DEFAULT_WEIGHT_MIN: f64 = 0.05;
+pub const DEFAULT_WEIGHT_MAX: f64 = 20.0;
+
+fn d_p() -> f64 {
+    DEFAULT_P
+}
+fn d_window() -> u64 {
+    DEFAULT_WINDOW_NS
+}
+fn d_high() -> f64 {
+    DEFAULT_HIGH
+}
+fn d_low() -> f64 {
+    DEFAULT_LOW
+}
+fn d_cf() -> u32 {
+    DEFAULT_MEASURE_FLOWS
+}
+fn d_cp() -> u64 {
+    DEFAULT_MEASURE_LIMIT_PKTS
+}
+fn d_bits() -> u32 {
+    DEFAULT_BLOOM_BITS
+}
+fn d_hashes() -> u32 {
+    DEFAULT_BLOOM_HASHES
+}
+fn d_pin_timeout() -> u64 {
+    DEFAULT_PIN_TIMEOUT_NS
+}
+fn d_quantum() -> u64 {
+    DEFAULT_QUANTUM_BYTES
+}
+fn d_gain() -> f64 {
+    DEFAULT_GAIN
+}
+fn d_ewma() -> f64 {
+    DEFAULT_EWMA
+}
+fn d_wmin() -> f64 {
+    DEFAULT_WEIGHT_MIN
+}
+fn d_wmax() -> f64 {
+    DEFAULT_WEIGHT_MAX
+}
+fn d_feedback() -> Feedback {
+    Feedback::S1
+}
+
+/// `{"kind": "rrmqs", ...}` in the RunConfig (config.rs `QdiscConfig::Rrmqs`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct RrmqsConfig {
+    /// Main queue limit, packets.
+    pub limit_packets: u64,
+    /// C_p: packets per measuring queue.
+    #[serde(default = "d_cp")]
+    pub measure_limit_packets: u64,
+    /// C_f: flows pinned per measuring queue.
+    #[serde(default = "d_cf")]
+    pub measure_flows: u32,
+    /// Probability of serving the measuring set first.
+    #[serde(default = "d_p")]
+    pub p: f64,
+    #[serde(default = "d_window")]
+    pub window_ns: u64,
+    #[serde(default = "d_feedback")]
+    pub feedback: Feedback,
+    #[serde(default = "d_meter")]
+    pub meter: Meter,
+    #[serde(default = "d_high")]
+    pub high: f64,
+    /// S1 feedback: compare i_j / (geometric mean of the window's indices) with the thresholds.
+    #[serde(default)]
+    pub relative: bool,
+    #[serde(default = "d_low")]
+    pub low: f64,
+    #[serde(default = "d_bits")]
+    pub bloom_bits: u32,
+    #[serde(default = "d_hashes")]
+    pub bloom_hashes: u32,
+    #[serde(default = "d_pin_timeout")]
+    pub pin_timeout_ns: u64,
+    /// Improved feedback: DRR quantum at weight 1.
+    #[serde(default = "d_quantum")]
+    pub quantum_bytes: u64,
+    #[serde(default = "d_gain")]
+    pub gain: f64,
+    #[serde(default = "d_ewma")]
+    pub ewma: f64,
+    #[serde(default = "d_wmin")]
+    pub weight_min: f64,
+    #[serde(default = "d_wmax")]
+    pub weight_max: f64,
+}
+
+impl RrmqsConfig {
+    /// (field, message) for values the discipline cannot run.
+    pub fn check(&self) -> Result<(), (&'static str, String)> {
+        if self.measure_limit_packets == 0 {
+            return Err(("measure_limit", "must be at least one packet".into()));
+        }
+        if !(0.0..=1.0).contains(&self.p) {
+            return Err(("p", format!("must be a probability in [0, 1], got {}", self.p)));
+        }
+        if self.window_ns == 0 {
+            return Err(("window", "must be > 0".into()));
+        }
+        if !(self.low > 0.0 && self.low <= self.high && self.high.is_finite()) {
+            return Err(("low", format!("need 0 < low <= high, got low {} high {}", self.low, self.high)));
+        }
+        if self.bloom_bits < 64 || self.bloom_hashes == 0 || self.bloom_hashes > 16 {
+            return Err(("bloom_bits", "need bloom_bits >= 64 and bloom_hashes in 1..=16".into()));
+        }
+        if self.quantum_bytes == 0 {
+            return Err(("quantum", "must be > 0".into()));
+        }
+        if !(self.gain >= 0.0 && self.gain.is_finite()) || !(self.ewma > 0.0 && self.ewma <= 1.0) {
+            return Err(("gain", "need gain >= 0 and ewma in (0, 1]".into()));
+        }
+        if !(self.weight_min > 0.0 && self.weight_min <= 1.0 && self.weight_max >= 1.0 && self.weight_max.is_finite()) {
+            return Err(("weight_min", "need 0 < weight_min <= 1 <= weight_max".into()));
+        }
+        Ok(())
+    }
+}
+
+/// A Bloom filter counting distinct keys: `insert` is true when the key was
+/// (probably) not in the filter yet, i.e. at least one of its bits was clear.
+/// False positives make the count an underestimate.
+pub struct Bloom {
+    words: Vec<u64>,
+    nbits: u64,
+    hashes: u32,
+    salt: u64,
+    count: u32,
+}
+
+impl Bloom {
+    pub fn new(nbits: u32, hashes: u32, salt: u64) -> Bloom {
+        let nbits = nbits.max(64) as u64;
+        Bloom { words: vec![0; nbits.div_ceil(64) as usize], nbits, hashes, salt, count: 0 }
+    }
+
+    pub fn insert(&mut self, key: u64) -> bool {
+        let h = splitmix64(key ^ self.salt);
+        let (h1, h2) = (h & 0xFFFF_FFFF, (h >> 32) | 1);
+        let mut new = false;
+        for i in 0..self.hashes as u64 {
+            let b = h1.wrapping_add(i.wrapping_mul(h2)) % self.nbits;
+            let (w, m) = ((b / 64) as usize, 1u64 << (b % 64));
+            if self.words[w] & m == 0 {
+                new = true;
+                self.words[w] |= m;
+            }
+        }
+        if new {
+            self.count += 1;
+        }
+        new
+    }
+
+    /// Distinct keys inserted since the last reset (estimate).
+    pub fn count(&self) -> u32 {
+        self.count
+    }
+
+    pub fn reset(&mut self) {
+        self.words.iter_mut().for_each(|w| *w = 0);
+        self.count = 0;
+    }
+}
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Action {
+    None,
+    Drop,
+    Priority,
+}
+
+const FLOW_NEW: u8 = 0;
+const FLOW_MAIN: u8 = 1;
+const FLOW_PINNED: u8 = 2;
+const MAIN: usize = 0;
+const MEAS: usize = 1;
+
+pub struct Rrmqs {
+    c: RrmqsConfig,
+    rng: Pcg64Mcg,
+    salt: u64,
+    // Main queue. S1/off: main[0] normal, main[1] priority. Improved: one FIFO per class.
+    main: Vec<VecDeque<Packet>>,
+    main_bytes_q: Vec<u64>,
+    deficit: Vec<u64>,
+    active: VecDeque<usize>,
+    in_active: Vec<bool>,
+    main_pkts: u64,
+    // Measuring set.
+    meas: Vec<VecDeque<Packet>>,
+    rr_next: usize,
+    meas_pkts: u64,
+    bytes: u64,
+    // Pinning, by flow id.
+    flow_state: Vec<u8>,
+    flow_pin: Vec<u32>,
+    pinned_count: Vec<u32>,
+    pin_last_ns: Vec<u64>,
+    // Flow meter: per flow first arrival and admitted packets; per [part][class] sums of completed flows' rates.
+    flow_first_ns: Vec<u64>,
+    flow_pkts: Vec<u64>,
+    flow_class: Vec<u16>,
+    done_sum: [Vec<f64>; 2],
+    done_cnt: [Vec<u32>; 2],
+    // Meter: [part][class].
+    pkts: [Vec<u64>; 2],
+    bloom: [Vec<Bloom>; 2],
+    win_index: u32,
+    win_end_ns: u64,
+    // Feedback.
+    action: Vec<Action>,
+    weight: Vec<f64>,
+    /// Improved feedback: distinct main-queue flows of each class in the last window (DRR scales quanta by it).
+    flows_last: Vec<u32>,
+    ln_index: Vec<Option<f64>>,
+    log: MeterResult,
+    pending_drops: Vec<(Packet, DropReason)>,
+}
+
+impl Rrmqs {
+    /// `seed` is this discipline's stream seed (rng::stream::QDISC).
+    pub fn new(c: &RrmqsConfig, seed: u64) -> Rrmqs {
+        let mut q = Rrmqs {
+            c: c.clone(),
+            rng: Pcg64Mcg::seed_from_u64(seed),
+            salt: splitmix64(seed ^ 0xB100_F11E),
+            main: Vec::new(),
+            main_bytes_q: Vec::new(),
+            deficit: Vec::new(),
+            active: VecDeque::new(),
+            in_active: Vec::new(),
+            main_pkts: 0,
+            meas: Vec::new(),
+            rr_next: 0,
+            meas_pkts: 0,
+            bytes: 0,
+            flow_state: Vec::new(),
+            flow_pin: Vec::new(),
+            pinned_count: Vec::new(),
+            pin_last_ns: Vec::new(),
+            flow_first_ns: Vec::new(),
+            flow_pkts: Vec::new(),
+            flow_class: Vec::new(),
+            done_sum: [Vec::new(), Vec::new()],
+            done_cnt: [Vec::new(), Vec::new()],
+            pkts: [Vec::new(), Vec::new()],
+            bloom: [Vec::new(), Vec::new()],
+            win_index: 0,
+            win_end_ns: c.window_ns,
+            action: Vec::new(),
+            weight: Vec::new(),
+            flows_last: Vec::new(),
+            ln_index: Vec::new(),
+            log: MeterResult::default(),
+            pending_drops: Vec::new(),
+        };
+        q.set_classes(1);
+        q
+    }
+
+    fn improved(&self) -> bool {
+        self.c.feedback == Feedback::Improved
+    }
+
+    fn ensure_class(&mut self, n: usize) {
+        while self.meas.len() < n {
+            let j = self.meas.len() as u64;
+            self.meas.push(VecDeque::new());
+            self.pinned_count.push(0);
+            for part in 0..2 {
+                self.pkts[part].push(0);
+                self.done_sum[part].push(0.0);
+                self.done_cnt[part].push(0);
+                let salt = splitmix64(self.salt ^ (j * 2 + part as u64 + 1));
+                self.bloom[part].push(Bloom::new(self.c.bloom_bits, self.c.bloom_hashes, salt));
+            }
+            self.action.push(Action::None);
+            self.weight.push(1.0);
+            self.flows_last.push(1);
+            self.ln_index.push(None);
+        }
+        let nq = if self.improved() { n.max(self.main.len()) } else { 2 };
+        while self.main.len() < nq {
+            self.main.push(VecDeque::new());
+            self.main_bytes_q.push(0);
+            self.deficit.push(0);
+            self.in_active.push(false);
+        }
+    }
+
+    fn classes(&self) -> usize {
+        self.meas.len()
+    }
+
+    /// Close every window that ended at or before `now`.
+    fn roll(&mut self, now: TimeNs) {
+        while now >= self.win_end_ns {
+            self.close_window();
+            self.win_index += 1;
+            self.win_end_ns += self.c.window_ns;
+        }
+    }
+
+    fn close_window(&mut self) {
+        let m = self.classes();
+        let win_s = self.c.window_ns as f64 / 1e9;
+        let mut index = vec![f64::NAN; m];
+        let mut rates = vec![(f64::NAN, f64::NAN); m];
+        let mut flow_rates = vec![(f64::NAN, f64::NAN); m];
+        for j in 0..m {
+            let r = |part: usize| {
+                let f = self.bloom[part][j].count();
+                if f == 0 {
+                    f64::NAN
+                } else {
+                    self.pkts[part][j] as f64 / win_s / f as f64
+                }
+            };
+            let fr = |part: usize| {
+                let n = self.done_cnt[part][j];
+                if n == 0 {
+                    f64::NAN
+                } else {
+                    self.done_sum[part][j] / n as f64
+                }
+            };
+            let (v, vp) = (r(MAIN), r(MEAS));
+            rates[j] = (v, vp);
+            flow_rates[j] = (fr(MAIN), fr(MEAS));
+            let (a, b) = if self.c.meter == Meter::Flow { flow_rates[j] } else { (v, vp) };
+            if a.is_finite() && b.is_finite() && b > 0.0 {
+                index[j] = a / b;
+            }
+        }
+        // Decide the next window's treatment.
+        match self.c.feedback {
+            Feedback::Off => {}
+            Feedback::S1 => {
+                let known: Vec<f64> = index.iter().copied().filter(|x| x.is_finite() && *x > 0.0).collect();
+                let g = if self.c.relative && !known.is_empty() {
+                    (known.iter().map(|x| x.ln()).sum::<f64>() / known.len() as f64).exp()
+                } else {
+                    1.0
+                };
+                for j in 0..m {
+                    let i = index[j] / g;
+                    self.action[j] = if i > self.c.high {
+                        Action::Drop
+                    } else if i < self.c.low {
+                        Action::Priority
+                    } else {
+                        Action::None
+                    };
+                }
+            }
+            Feedback::Improved => {
+                // Only classes with a fresh index this window move their weight
+                // (an integral step on a stale index would wind up).
+                let fresh: Vec<bool> = index.iter().map(|x| x.is_finite() && *x > 0.0).collect();
+                for j in 0..m {
+                    if fresh[j] {
+                        let x = index[j].ln();
+                        self.ln_index[j] = Some(match self.ln_index[j] {
+                            Some(old) => (1.0 - self.c.ewma) * old + self.c.ewma * x,
+                            None => x,
+                        });
+                    }
+                }
+                let known: Vec<f64> = self.ln_index.iter().flatten().copied().collect();
+                if known.len() >= 2 {
+                    let g = known.iter().sum::<f64>() / known.len() as f64;
+                    for j in 0..m {
+                        if let (true, Some(l)) = (fresh[j], self.ln_index[j]) {
+                            self.weight[j] *= (self.c.gain * (g - l)).exp();
+                        }
+                    }
+                    let lg = self.weight.iter().map(|w| w.ln()).sum::<f64>() / m as f64;
+                    for w in self.weight.iter_mut() {
+                        *w = (*w / lg.exp()).clamp(self.c.weight_min, self.c.weight_max);
+                    }
+                }
+            }
+        }
+        let lg = &mut self.log;
+        for j in 0..m {
+            lg.window.push(self.win_index);
+            lg.start_ns.push(self.win_index as u64 * self.c.window_ns);
+            lg.class.push(j as u16);
+            lg.main_pkts.push(self.pkts[MAIN][j]);
+            lg.rrmqs_pkts.push(self.pkts[MEAS][j]);
+            lg.main_flows.push(self.bloom[MAIN][j].count());
+            lg.rrmqs_flows.push(self.bloom[MEAS][j].count());
+            lg.main_rate.push(rates[j].0);
+            lg.rrmqs_rate.push(rates[j].1);
+            lg.index.push(index[j]);
+            lg.action.push(
+                match (self.c.feedback, self.action[j]) {
+                    (Feedback::Off, _) => "off",
+                    (Feedback::Improved, _) => "weight",
+                    (_, Action::Drop) => "drop",
+                    (_, Action::Priority) => "priority",
+                    (_, Action::None) => "none",
+                }
+                .to_string(),
+            );
+            lg.weight.push(self.weight[j]);
+            lg.main_done.push(self.done_cnt[MAIN][j]);
+            lg.rrmqs_done.push(self.done_cnt[MEAS][j]);
+            lg.main_flow_rate.push(flow_rates[j].0);
+            lg.rrmqs_flow_rate.push(flow_rates[j].1);
+        }
+        for j in 0..m {
+            self.flows_last[j] = self.bloom[MAIN][j].count().max(1);
+        }
+        for part in 0..2 {
+            for j in 0..m {
+                self.pkts[part][j] = 0;
+                self.bloom[part][j].reset();
+                self.done_sum[part][j] = 0.0;
+                self.done_cnt[part][j] = 0;
+            }
+        }
+        // Release pins of flows idle for pin_timeout.
+        let end = self.win_end_ns;
+        for k in 0..self.log.pinned_flow.len() {
+            if self.log.released_ns[k] == u64::MAX && self.pin_last_ns[k] + self.c.pin_timeout_ns <= end {
+                self.release(k, self.pin_last_ns[k] + self.c.pin_timeout_ns);
+            }
+        }
+    }
+
+    fn release(&mut self, k: usize, now: TimeNs) {
+        self.log.released_ns[k] = now;
+        let j = self.log.pinned_class[k] as usize;
+        self.pinned_count[j] -= 1;
+        let f = self.log.pinned_flow[k] as usize;
+        self.flow_state[f] = FLOW_MAIN;
+    }
+
+    fn count(&mut self, part: usize, j: usize, flow: u32) {
+        self.pkts[part][j] += 1;
+        self.bloom[part][j].insert(flow as u64);
+    }
+
+    fn main_queue_of(&self, j: usize) -> usize {
+        if self.improved() {
+            j
+        } else if self.action[j] == Action::Priority {
+            1
+        } else {
+            0
+        }
+    }
+
+    fn push_main(&mut self, qi: usize, p: Packet) {
+        self.main_pkts += 1;
+        self.bytes += p.wire_bytes as u64;
+        self.main_bytes_q[qi] += p.wire_bytes as u64;
+        self.main[qi].push_back(p);
+        if self.improved() && !self.in_active[qi] {
+            self.in_active[qi] = true;
+            self.deficit[qi] = self.quantum(qi);
+            self.active.push_back(qi);
+        }
+    }
+
+    fn pop_main_from(&mut self, qi: usize) -> Option<Packet> {
+        let p = self.main[qi].pop_front()?;
+        self.main_pkts -= 1;
+        self.bytes -= p.wire_bytes as u64;
+        self.main_bytes_q[qi] -= p.wire_bytes as u64;
+        Some(p)
+    }
+
+    fn quantum(&self, j: usize) -> u64 {
+        ((self.c.quantum_bytes as f64 * self.weight[j] * self.flows_last[j] as f64).round() as u64).max(1)
+    }
+
+    fn deq_main(&mut self) -> Option<Packet> {
+        if self.main_pkts == 0 {
+            return None;
+        }
+        if !self.improved() {
+            return self.pop_main_from(1).or_else(|| self.pop_main_from(0));
+        }
+        // Deficit round robin over the class FIFOs (Shreedhar & Varghese 1995).
+        loop {
+            let qi = *self.active.front().expect("backlog without active class");
+            let Some(head) = self.main[qi].front() else {
+                self.active.pop_front();
+                self.in_active[qi] = false;
+                continue;
+            };
+            let len = head.wire_bytes as u64;
+            if len <= self.deficit[qi] {
+                self.deficit[qi] -= len;
+                let p = self.pop_main_from(qi);
+                if self.main[qi].is_empty() {
+                    self.active.pop_front();
+                    self.in_active[qi] = false;
+                }
+                return p;
+            }
+            self.deficit[qi] += self.quantum(qi);
+            self.active.rotate_left(1);
+        }
+    }
+
+    fn deq_meas(&mut self) -> Option<Packet> {
+        let m = self.classes();
+        for k in 0..m {
+            let j = (self.rr_next + k) % m;
+            if let Some(p) = self.meas[j].pop_front() {
+                self.rr_next = (j + 1) % m;
+                self.meas_pkts -= 1;
+                self.bytes -= p.wire_bytes as u64;
+                return Some(p);
+            }
+        }
+        None
+    }
+
+    fn flow_slot(&mut self, flow: u32) -> usize {
+        let f = flow as usize;
+        if f >= self.flow_state.len() {
+            self.flow_state.resize(f + 1, FLOW_NEW);
+            self.flow_pin.resize(f + 1, 0);
+            self.flow_first_ns.resize(f + 1, 0);
+            self.flow_pkts.resize(f + 1, 0);
+            self.flow_class.resize(f + 1, 0);
+        }
+        f
+    }
+}
+
+impl Qdisc for Rrmqs {
+    fn enqueue(&mut self, pkt: Packet, now: TimeNs) -> Result<(), (Packet, DropReason)> {
+        self.roll(now);
+        let j = pkt.cca_class as usize;
+        self.ensure_class(j + 1);
+        let f = self.flow_slot(pkt.flow);
+        if self.flow_state[f] == FLOW_NEW {
+            self.flow_first_ns[f] = now;
+            self.flow_class[f] = j as u16;
+            if self.pinned_count[j] < self.c.measure_flows {
+                self.pinned_count[j] += 1;
+                self.flow_state[f] = FLOW_PINNED;
+                self.flow_pin[f] = self.log.pinned_flow.len() as u32;
+                self.log.pinned_flow.push(pkt.flow);
+                self.log.pinned_class.push(j as u16);
+                self.log.pinned_ns.push(now);
+                self.log.released_ns.push(u64::MAX);
+                self.pin_last_ns.push(now);
+            } else {
+                self.flow_state[f] = FLOW_MAIN;
+            }
+        }
+        if self.flow_state[f] == FLOW_PINNED {
+            self.pin_last_ns[self.flow_pin[f] as usize] = now;
+            if self.meas[j].len() as u64 >= self.c.measure_limit_packets {
+                return Err((pkt, DropReason::Overflow));
+            }
+            self.count(MEAS, j, pkt.flow);
+            self.flow_pkts[f] += 1;
+            self.meas_pkts += 1;
+            self.bytes += pkt.wire_bytes as u64;
+            self.meas[j].push_back(pkt);
+            return Ok(());
+        }
+        if self.c.feedback == Feedback::S1 && self.action[j] == Action::Drop {
+            return Err((pkt, DropReason::Aqm));
+        }
+        let qi = self.main_queue_of(j);
+        if self.main_pkts >= self.c.limit_packets {
+            if !self.improved() {
+                return Err((pkt, DropReason::Overflow));
+            }
+            // Longest class FIFO loses its head; the arrival if it is the longest.
+            let longest = (0..self.main.len()).max_by_key(|&k| (self.main[k].len(), std::cmp::Reverse(k))).unwrap_or(qi);
+            if longest == qi || self.main[longest].len() <= self.main[qi].len() {
+                return Err((pkt, DropReason::Overflow));
+            }
+            let d = self.pop_main_from(longest).expect("longest queue is non-empty");
+            self.pending_drops.push((d, DropReason::Overflow));
+        }
+        self.count(MAIN, j, pkt.flow);
+        self.flow_pkts[f] += 1;
+        self.push_main(qi, pkt);
+        Ok(())
+    }
+
+    fn dequeue(&mut self, now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
+        self.roll(now);
+        let meas_first = if self.main_pkts > 0 && self.meas_pkts > 0 {
+            self.rng.gen::<f64>() < self.c.p
+        } else {
+            self.meas_pkts > 0
+        };
+        if meas_first {
+            self.deq_meas().or_else(|| self.deq_main())
+        } else {
+            self.deq_main().or_else(|| self.deq_meas())
+        }
+    }
+
+    fn len_packets(&self) -> usize {
+        (self.main_pkts + self.meas_pkts) as usize
+    }
+
+    fn len_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    fn take_enqueue_drops(&mut self, dropped: &mut Vec<(Packet, DropReason)>) {
+        dropped.append(&mut self.pending_drops);
+    }
+
+    fn set_classes(&mut self, n: usize) {
+        self.ensure_class(n.max(1));
+    }
+
+    fn flow_finished(&mut self, flow: u32, now: TimeNs) {
+        let f = flow as usize;
+        if f >= self.flow_state.len() || self.flow_state[f] == FLOW_NEW {
+            return;
+        }
+        self.roll(now);
+        // The flow's class: from its pin, else from the class its packets were counted in.
+        let pinned = self.flow_state[f] == FLOW_PINNED;
+        if let Some(j) = self.flow_class.get(f).copied() {
+            let life = now.saturating_sub(self.flow_first_ns[f]).max(1) as f64 / 1e9;
+            let part = if pinned { MEAS } else { MAIN };
+            self.done_sum[part][j as usize] += self.flow_pkts[f] as f64 / life;
+            self.done_cnt[part][j as usize] += 1;
+        }
+        if pinned {
+            self.release(self.flow_pin[f] as usize, now);
+        }
+    }
+
+    fn take_meter(&mut self, now: TimeNs) -> Option<MeterResult> {
+        self.roll(now);
+        Some(std::mem::take(&mut self.log))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::packet::Kind;
+
+    fn cfg(limit: u64, cp: u64, cf: u32, p: f64, feedback: Feedback) -> RrmqsConfig {
+        let mut c: RrmqsConfig = serde_json::from_str(&format!(r#"{{"limit_packets": {limit}}}"#)).unwrap();
+        c.measure_limit_packets = cp;
+        c.measure_flows = cf;
+        c.p = p;
+        c.feedback = feedback;
+        c
+    }
+
+    fn pkt(flow: u32, class: u16) -> Packet {
+        let mut p = Packet::new(flow, Kind::Data, 1500);
+        p.cca_class = class;
+        p
+    }
+
+    fn drain(q: &mut Rrmqs, now: TimeNs) -> Vec<u32> {
+        let mut out = vec![];
+        let mut d = vec![];
+        while let Some(p) = q.dequeue(now, &mut d) {
+            out.push(p.flow);
+        }
+        out
+    }
+
+    #[test]
+    fn first_cf_new_flows_of_a_class_are_pinned_others_go_to_main() {
+        let mut q = Rrmqs::new(&cfg(100, 10, 2, 0.0, Feedback::Off), 1);
+        q.set_classes(2);
+        for f in 0..4 {
+            q.enqueue(pkt(f, 0), 0).unwrap();
+        }
+        q.enqueue(pkt(9, 1), 0).unwrap(); // class 1 has its own slots
+        assert_eq!(q.meas[0].iter().map(|p| p.flow).collect::<Vec<_>>(), vec![0, 1]);
+        assert_eq!(q.meas[1].len(), 1);
+        assert_eq!(q.main_pkts, 2);
+        // Pinned flows always go to their measuring queue; main flows stay in main.
+        q.enqueue(pkt(1, 0), 1).unwrap();
+        q.enqueue(pkt(3, 0), 1).unwrap();
+        assert_eq!(q.meas[0].len(), 3);
+        assert_eq!(q.main_pkts, 3);
+        // A finished pinned flow frees its slot for the next *new* flow only.
+        q.flow_finished(0, 2);
+        q.enqueue(pkt(2, 0), 3).unwrap(); // seen before: main
+        q.enqueue(pkt(5, 0), 3).unwrap(); // new: pinned
+        assert_eq!(q.meas[0].back().unwrap().flow, 5);
+        assert_eq!(q.main[0].back().unwrap().flow, 2);
+        let m = q.take_meter(3).unwrap();
+        assert_eq!(m.pinned_flow, vec![0, 1, 9, 5]);
+        assert_eq!(m.released_ns, vec![2, u64::MAX, u64::MAX, u64::MAX]);
+    }
+
+    #[test]
+    fn idle_pins_are_released_after_the_timeout() {
+        let mut c = cfg(100, 10, 1, 0.0, Feedback::Off);
+        c.pin_timeout_ns = 600_000_000;
+        let mut q = Rrmqs::new(&c, 1);
+        q.enqueue(pkt(0, 0), 0).unwrap();
+        q.enqueue(pkt(1, 0), 0).unwrap(); // no slot: main
+        q.enqueue(pkt(2, 0), 1_000_000_000).unwrap(); // window 1 closed at 1 s: pin 0 released at 0.6 s
+        assert_eq!(q.meas[0].back().unwrap().flow, 2);
+        assert_eq!(q.log.released_ns[0], 600_000_000);
+    }
+
+    #[test]
+    fn capacity_limits_cp_and_main_limit_tail_drop() {
+        let mut q = Rrmqs::new(&cfg(3, 2, 1, 0.0, Feedback::Off), 1);
+        assert!(q.enqueue(pkt(0, 0), 0).is_ok());
+        assert!(q.enqueue(pkt(0, 0), 0).is_ok());
+        let e = q.enqueue(pkt(0, 0), 0).unwrap_err();
+        assert_eq!(e.1, DropReason::Overflow);
+        for _ in 0..3 {
+            assert!(q.enqueue(pkt(1, 0), 0).is_ok());
+        }
+        assert_eq!(q.enqueue(pkt(1, 0), 0).unwrap_err().1, DropReason::Overflow);
+        assert_eq!(q.len_packets(), 5);
+        assert_eq!(q.len_bytes(), 5 * 1500);
+    }
+
+    #[test]
+    fn measuring_set_is_served_first_with_probability_p() {
+        let p = 1.0 / 51.0;
+        let mut q = Rrmqs::new(&cfg(1_000_000, 1_000_000, 1, p, Feedback::Off), 42);
+        let n = 100_000u64;
+        // Flow 0 is pinned (measuring set), flow 1 goes to main; keep both backlogged.
+        for _ in 0..n + 10 {
+            q.enqueue(pkt(0, 0), 0).unwrap();
+            q.enqueue(pkt(1, 0), 0).unwrap();
+        }
+        let mut d = vec![];
+        let meas = (0..n).filter(|_| q.dequeue(0, &mut d).unwrap().flow == 0).count() as f64;
+        let (mean, sd) = (n as f64 * p, (n as f64 * p * (1.0 - p)).sqrt());
+        assert!((meas - mean).abs() < 4.0 * sd, "{meas} measuring-first of {n}, expected {mean} +- {sd}");
+    }
+
+    #[test]
+    fn round_robin_over_measuring_queues_skips_empty_ones_and_falls_back_to_main() {
+        let mut q = Rrmqs::new(&cfg(100, 10, 1, 1.0, Feedback::Off), 1);
+        q.set_classes(4);
+        // Classes 0 and 2 backlogged (flows 10, 12), classes 1 and 3 empty.
+        for _ in 0..3 {
+            q.enqueue(pkt(10, 0), 0).unwrap();
+            q.enqueue(pkt(12, 2), 0).unwrap();
+        }
+        q.enqueue(pkt(20, 0), 0).unwrap(); // class 0's slot is taken: main
+        assert_eq!(drain(&mut q, 0), vec![10, 12, 10, 12, 10, 12, 20]);
+        // p = 0: main first, the measuring set only when main is empty.
+        let mut q = Rrmqs::new(&cfg(100, 10, 1, 0.0, Feedback::Off), 1);
+        q.enqueue(pkt(1, 0), 0).unwrap();
+        q.enqueue(pkt(2, 0), 0).unwrap();
+        q.enqueue(pkt(2, 0), 0).unwrap();
+        assert_eq!(drain(&mut q, 0), vec![2, 2, 1]);
+    }
+
+    #[test]
+    fn bloom_filter_counts_distinct_flows_and_resets() {
+        let mut b = Bloom::new(4096, 3, 7);
+        for k in 0..200u64 {
+            b.insert(k);
+            b.insert(k); // duplicates never count
+        }
+        // A key is missed only if all 3 of its bits were set by earlier keys:
+        // expected misses sum_i (1 - e^{-3i/4096})^3 ~ 0.02 for 200 keys.
+        assert!(b.count() >= 198 && b.count() <= 200, "count {}", b.count());
+        let mut big = Bloom::new(4096, 3, 7);
+        for k in 0..2000u64 {
+            big.insert(k * 7919);
+        }
+        // 2000 keys: expected count = 2000 - sum_i (1-e^{-3i/4096})^3 (standard deviation ~ 15).
+        let expected: f64 = 2000.0 - (0..2000).map(|i| (1.0 - (-3.0 * i as f64 / 4096.0).exp()).powi(3)).sum::<f64>();
+        assert!((big.count() as f64 - expected).abs() < 60.0, "count {} expected {expected}", big.count());
+        b.reset();
+        assert_eq!(b.count(), 0);
+        assert!(b.insert(5));
+        assert_eq!(b.count(), 1);
+    }
+
+    #[test]
+    fn meter_computes_per_flow_rates_and_s1_feedback_drops_or_prioritises() {
+        // Class 0: 2 main flows x 50 pkts, 1 pinned flow x 10 pkts -> V = 50/0.5, V' = 10/0.5, I = 5 -> drop.
+        // Class 1: 1 main flow x 5 pkts, 1 pinned flow x 50 pkts -> I = 0.1 -> priority.
+        let mut q = Rrmqs::new(&cfg(10_000, 10_000, 1, 0.0, Feedback::S1), 1);
+        q.set_classes(2);
+        for _ in 0..10 {
+            q.enqueue(pkt(0, 0), 0).unwrap();
+        }
+        for _ in 0..50 {
+            q.enqueue(pkt(1, 0), 1).unwrap();
+            q.enqueue(pkt(2, 0), 1).unwrap();
+            q.enqueue(pkt(3, 1), 1).unwrap();
+        }
+        for _ in 0..5 {
+            q.enqueue(pkt(4, 1), 2).unwrap();
+        }
+        drain(&mut q, 3);
+        // Next window: class 0's main arrivals are dropped (AQM), its pinned flow is not.
+        assert_eq!(q.enqueue(pkt(1, 0), 500_000_000).unwrap_err().1, DropReason::Aqm);
+        assert!(q.enqueue(pkt(0, 0), 500_000_001).is_ok());
+        // Class 1's main packets overtake class 0's.
+        q.enqueue(pkt(4, 1), 500_000_002).unwrap();
+        let m = &q.log;
+        assert_eq!(m.window, vec![0, 0]);
+        assert_eq!((m.main_pkts[0], m.main_flows[0], m.rrmqs_pkts[0], m.rrmqs_flows[0]), (100, 2, 10, 1));
+        assert!((m.main_rate[0] - 100.0).abs() < 1e-9 && (m.rrmqs_rate[0] - 20.0).abs() < 1e-9);
+        assert!((m.index[0] - 5.0).abs() < 1e-9 && (m.index[1] - 0.1).abs() < 1e-9);
+        assert_eq!(m.action, vec!["drop", "priority"]);
+        let mut q2 = Rrmqs::new(&cfg(10_000, 10_000, 1, 0.0, Feedback::S1), 1);
+        q2.set_classes(2);
+        q2.enqueue(pkt(0, 0), 0).unwrap(); // pinned
+        q2.enqueue(pkt(1, 1), 0).unwrap(); // pinned
+        for _ in 0..20 {
+            q2.enqueue(pkt(0, 0), 0).unwrap();
+        }
+        q2.enqueue(pkt(5, 0), 0).unwrap(); // main, 1 pkt: I(0) = 1 / 21 < 0.8 -> priority
+        q2.enqueue(pkt(6, 1), 0).unwrap(); // main, 1 pkt: I(1) = 2 / 2 = 1 -> none
+        drain(&mut q2, 0);
+        q2.enqueue(pkt(6, 1), 600_000_000).unwrap();
+        q2.enqueue(pkt(5, 0), 600_000_000).unwrap();
+        assert_eq!(q2.log.action, vec!["priority", "none"]);
+        assert_eq!(drain(&mut q2, 600_000_000), vec![5, 6]);
+    }
+
+    #[test]
+    fn relative_s1_feedback_compares_with_the_geometric_mean_of_the_indices() {
+        // I = (4, 1): absolute rule -> drop / none; relative (G = 2) -> 2 > 1.2 drop, 0.5 < 0.8 priority.
+        for (relative, want) in [(false, ["drop", "none"]), (true, ["drop", "priority"])] {
+            let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::S1);
+            c.relative = relative;
+            let mut q = Rrmqs::new(&c, 1);
+            q.set_classes(2);
+            q.enqueue(pkt(0, 0), 0).unwrap();
+            q.enqueue(pkt(1, 1), 0).unwrap();
+            for _ in 0..4 {
+                q.enqueue(pkt(2, 0), 0).unwrap();
+            }
+            q.enqueue(pkt(3, 1), 0).unwrap();
+            q.roll(500_000_000);
+            assert_eq!(q.log.action, want, "relative = {relative}");
+        }
+    }
+
+    #[test]
+    fn flow_meter_averages_lifetime_rates_of_completed_flows() {
+        let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Off);
+        c.meter = Meter::Flow;
+        let mut q = Rrmqs::new(&c, 1);
+        // Flow 0 pinned: 10 packets, completes 0.1 s after its first: 100 pkt/s.
+        // Flows 1, 2 main: 10 packets over 0.1 s and 0.2 s: 100 and 50 pkt/s -> V = 75.
+        for f in 0..3 {
+            for _ in 0..10 {
+                q.enqueue(pkt(f, 0), 0).unwrap();
+            }
+        }
+        q.flow_finished(0, 100_000_000);
+        q.flow_finished(1, 100_000_000);
+        q.flow_finished(2, 200_000_000);
+        q.roll(500_000_000);
+        let m = &q.log;
+        assert_eq!((m.main_done[0], m.rrmqs_done[0]), (2, 1));
+        assert!((m.main_flow_rate[0] - 75.0).abs() < 1e-9 && (m.rrmqs_flow_rate[0] - 100.0).abs() < 1e-9);
+        assert!((m.index[0] - 0.75).abs() < 1e-9, "index from the flow meter: {}", m.index[0]);
+    }
+
+    #[test]
+    fn improved_feedback_raises_the_weight_of_the_slowed_down_class() {
+        let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Improved);
+        c.gain = 1.0;
+        c.ewma = 1.0;
+        let mut q = Rrmqs::new(&c, 1);
+        q.set_classes(2);
+        // Class 0: I = 4; class 1: I = 1 -> geometric mean 2 -> w0 = 1/2, w1 = 2 (normalised: 0.5, 2).
+        q.enqueue(pkt(0, 0), 0).unwrap();
+        q.enqueue(pkt(1, 1), 0).unwrap();
+        for _ in 0..4 {
+            q.enqueue(pkt(2, 0), 0).unwrap();
+        }
+        q.enqueue(pkt(3, 1), 0).unwrap();
+        drain(&mut q, 0);
+        q.roll(500_000_000);
+        assert!((q.weight[0] - 0.5).abs() < 1e-9 && (q.weight[1] - 2.0).abs() < 1e-9, "{:?}", q.weight);
+        // DRR: with quanta 757 and 3028 bytes, class 1 sends 4 packets per class-0 packet when both are backlogged.
+        for _ in 0..40 {
+            q.enqueue(pkt(2, 0), 500_000_001).unwrap();
+            q.enqueue(pkt(3, 1), 500_000_001).unwrap();
+        }
+        let out = drain(&mut q, 500_000_002);
+        let first: Vec<u32> = out[..25].to_vec();
+        let c1 = first.iter().filter(|&&f| f == 3).count();
+        assert!((19..=21).contains(&c1), "class 1 got {c1} of the first 25: {first:?}");
+    }
+
+    #[test]
+    fn improved_overflow_drops_from_the_longest_class() {
+        let mut q = Rrmqs::new(&cfg(4, 10, 0, 0.0, Feedback::Improved), 1);
+        q.set_classes(2);
+        for _ in 0..4 {
+            q.enqueue(pkt(0, 0), 0).unwrap();
+        }
+        assert!(q.enqueue(pkt(1, 1), 0).is_ok()); // class 0 is longest: its head goes
+        let mut d = vec![];
+        q.take_enqueue_drops(&mut d);
+        assert_eq!(d.len(), 1);
+        assert_eq!(d[0].0.flow, 0);
+        assert_eq!(q.enqueue(pkt(0, 0), 0).unwrap_err().1, DropReason::Overflow);
+        assert_eq!(q.len_packets(), 4);
+    }
+}

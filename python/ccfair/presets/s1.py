@@ -1,0 +1,293 @@
+"""S1's evaluation ("Ensuring Transport Fairness with Smart Networks", ETH 2020;
+BRIEF S1): RRMQS + flow meter + feedback on a dumbbell shared by 12 CCAs.
+
+Setup (as S1): 2m+2-node dumbbell, m = 12 senders, one CCA each (BIC,
+NewReno, HighSpeed, H-TCP, Hybla, Illinois, LEDBAT, Scalable, Vegas, Veno,
+Westwood, YeAH); access links 1 Gbit/s 20 ms (the simulator models the
+access delay per flow and treats access links as infinitely fast, so
+the base RTT is 2 x (20 + 10) = 60 ms); bottleneck 100 Mbit/s 10 ms with the
+RRMQS qdisc. Each sender has U(100, 200) flows of U(10 000, 100 000) bytes
+starting uniformly in [0, ``start_window``). In the rate-bounded variant a
+fraction ``capped_fraction`` of the flows is application-limited at
+U(0.01, 1) Mbit/s. Queues (main / per measuring queue, packets): small
+1200/2, medium 12000/20, large 120000/200; C_f = 2; p = 1/51; window 0.5 s.
+
+Figures:
+- J_measure: S1's J(V, V') from the flow meter, with V_j (V'_j) = the
+  CCA's main-queue (measuring-set) packets over all windows / its flow-windows
+  (Bloom counts), i.e. the flow-weighted mean per-flow packet rate.
+- J_real: J(V, V') from offline per-flow throughput (size x 8 / FCT of
+  completed flows): V_j = mean over the CCA's flows never pinned, V'_j =
+  mean over the flows pinned to its measuring queue.
+- accuracy = min(J_measure, J_real) / max(J_measure, J_real).
+- J_flow (ours): J(V, V') from the qdisc's flow meter (per-flow lifetime
+  rate of completed flows, main vs pinned), and its accuracy against J_real.
+
+Feedback modes: ``off``; ``s1`` (S1's rule as published: drop a CCA's
+main-queue packets for a window when I > 1.2, prioritise when I < 0.8);
+``s1-relative`` (the same rule on I / geometric mean of the indices);
+``improved`` (ours: weighted per-CCA DRR in the main queue, weights moved
+proportionally towards equal I, driven by the flow meter; nothing dropped).
+Flows start uniformly in [0, 5 s) by default.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from typing import Annotated, Any
+
+import numpy as np
+import pandas as pd
+import typer
+
+from ccfair import metrics
+from ccfair.spec import Spec
+
+#: S1's 12 CCAs, one per sender (canonical names; NewReno = reno).
+CCAS = ["bic", "reno", "highspeed", "htcp", "hybla", "illinois", "ledbat", "scalable", "vegas", "veno", "westwood", "yeah"]
+#: Queue settings: (main queue packets, packets per measuring queue).
+QUEUES = {"small": (1200, 2), "medium": (12000, 20), "large": (120000, 200)}
+#: Published results (BRIEF S1), small / medium / large.
+PUBLISHED: dict[str, dict[str, tuple[float, float, float]]] = {
+    "unbounded": {
+        "j_measure": (0.927, 0.896, 0.776),
+        "j_real": (0.922, 0.859, 0.721),
+        "accuracy": (0.995, 0.959, 0.929),
+        "j_feedback": (0.996, 0.993, 0.992),
+    },
+    "bounded": {
+        "j_measure": (0.953, 0.944, 0.779),
+        "j_real": (0.948, 0.857, 0.719),
+        "j_feedback": (0.975, 0.878, 0.881),
+    },
+}
+#: Feedback modes: S1's rule as published ("s1"), S1's rule on I relative to
+#: the geometric mean of the indices ("s1-relative"), ours ("improved"), none.
+FEEDBACKS = ("off", "s1", "s1-relative", "improved")
+
+
+def build_spec(
+    queue: str = "small",
+    bounded: bool = False,
+    feedback: str = "s1",
+    seed: int = 1,
+    start_window_s: float = 5.0,
+    duration_s: float | None = None,
+    capped_fraction: float = 0.5,
+    flows_per_sender: tuple[int, int] = (100, 200),
+    qdisc_extra: dict[str, Any] | None = None,
+) -> Spec:
+    """The S1 experiment for one queue setting, scenario and feedback mode.
+
+    Flows are drawn from ``seed`` (numpy PCG64), so the same seed gives the
+    same flows whatever the feedback mode: the modes are compared on
+    identical traffic.
+    """
+    if queue not in QUEUES:
+        raise ValueError(f"queue must be one of {', '.join(QUEUES)}, got {queue!r}")
+    feedback = {"on": "s1"}.get(feedback, feedback)
+    if feedback not in FEEDBACKS:
+        raise ValueError(f"feedback must be one of on, {', '.join(FEEDBACKS)}, got {feedback!r}")
+    if duration_s is None:
+        duration_s = 120.0 if bounded else 40.0
+    rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 0x5331])))
+    flows: list[dict[str, Any]] = []
+    for cca in CCAS:
+        n = int(rng.integers(flows_per_sender[0], flows_per_sender[1] + 1))
+        starts = rng.uniform(0.0, start_window_s, n)
+        sizes = rng.integers(10_000, 100_001, n)
+        capped = rng.random(n) < capped_fraction
+        caps = rng.uniform(0.01e6, 1e6, n)
+        for k in range(n):
+            f: dict[str, Any] = {
+                "name": f"{cca}.{k}",
+                "cca": cca,
+                "rtt": "60ms",
+                "start": f"{int(starts[k] * 1e9)}ns",
+                "size": f"{int(sizes[k])}B",
+            }
+            if bounded and capped[k]:
+                f["rate_cap"] = f"{int(caps[k])}bit"
+            flows.append(f)
+    main, per_queue = QUEUES[queue]
+    qdisc: dict[str, Any] = {
+        "kind": "rrmqs",
+        "measure_limit": per_queue,
+        "measure_flows": 2,
+        "p": 1 / 51,
+        "window": "500ms",
+        "feedback": "s1" if feedback == "s1-relative" else feedback,
+        "relative": feedback == "s1-relative",
+        "meter": "flow" if feedback == "improved" else "window",
+        # Finite flows release their pin on completion; the idle timeout only
+        # guards against flows that never finish.
+        "pin_timeout": "30s",
+    }
+    qdisc.update(qdisc_extra or {})
+    return Spec.from_dict(
+        {
+            "name": f"s1-{queue}-{'bounded' if bounded else 'unbounded'}-{feedback}",
+            "duration": f"{duration_s}s",
+            "seed": seed,
+            "bin": "500ms",
+            "bottleneck": {"rate": "100Mbit", "delay": "10ms", "buffer": f"{main}pkt", "qdisc": qdisc},
+            "flows": flows,
+        }
+    )
+
+
+def j_measure(meter: pd.DataFrame, window_s: float = 0.5) -> tuple[float, pd.DataFrame]:
+    """S1's J(V, V') from the flow meter and the per-CCA V, V', I."""
+    g = meter.groupby("cca", sort=False)
+    per = pd.DataFrame(
+        {
+            "v": g["main_pkts"].sum() / g["main_flows"].sum() / window_s,
+            "v_prime": g["rrmqs_pkts"].sum() / g["rrmqs_flows"].sum() / window_s,
+        }
+    )
+    per["index"] = per["v"] / per["v_prime"]
+    ok = per.replace([np.inf, -np.inf], np.nan).dropna()
+    ok = ok[ok["v_prime"] > 0]
+    j = metrics.slowdown_index(ok["v"].tolist(), ok["v_prime"].tolist()) if len(ok) else math.nan
+    return j, per
+
+
+def j_measure_flow(meter: pd.DataFrame) -> tuple[float, pd.DataFrame]:
+    """J(V, V') from our flow meter: V_j (V'_j) = mean lifetime rate of the CCA's
+    main (pinned) flows over all windows, weighted by completed flows."""
+    m = meter.copy()
+    m["ms"] = (m["main_flow_rate"] * m["main_done"]).fillna(0)
+    m["rs"] = (m["rrmqs_flow_rate"] * m["rrmqs_done"]).fillna(0)
+    g = m.groupby("cca", sort=False)
+    per = pd.DataFrame({"v": g["ms"].sum() / g["main_done"].sum(), "v_prime": g["rs"].sum() / g["rrmqs_done"].sum()})
+    per["index"] = per["v"] / per["v_prime"]
+    ok = per.replace([np.inf, -np.inf], np.nan).dropna()
+    ok = ok[ok["v_prime"] > 0]
+    j = metrics.slowdown_index(ok["v"].tolist(), ok["v_prime"].tolist()) if len(ok) else math.nan
+    return j, per
+
+
+def j_real(flows: pd.DataFrame, pinned: pd.DataFrame) -> tuple[float, pd.DataFrame]:
+    """J(V, V') from offline per-flow throughput (size / FCT) of main-queue vs pinned flows."""
+    done = flows[flows["fct_s"].notna()].copy()
+    done["tput_bps"] = done["size_bytes"].astype(float) * 8 / done["fct_s"]
+    done["pinned"] = done["name"].isin(set(pinned["flow"]))
+    per = pd.DataFrame(
+        {
+            "v": done[~done["pinned"]].groupby("cca")["tput_bps"].mean(),
+            "v_prime": done[done["pinned"]].groupby("cca")["tput_bps"].mean(),
+            "pinned_flows": done[done["pinned"]].groupby("cca").size(),
+        }
+    )
+    per["index"] = per["v"] / per["v_prime"]
+    ok = per.dropna()
+    j = metrics.slowdown_index(ok["v"].tolist(), ok["v_prime"].tolist()) if len(ok) else math.nan
+    return j, per
+
+
+def evaluate(result: Any) -> dict[str, Any]:
+    """J_measure, J_real, accuracy and flow completion of one S1 run."""
+    window_s = result.config["bottleneck"]["qdisc"]["window_ns"] / 1e9
+    jm, per_m = j_measure(result.meter, window_s)
+    jf, _ = j_measure_flow(result.meter)
+    jr, per_r = j_real(result.flows, result.pinned)
+    acc = min(jm, jr) / max(jm, jr) if jm > 0 and jr > 0 else math.nan
+    acc_f = min(jf, jr) / max(jf, jr) if jf > 0 and jr > 0 else math.nan
+    fl = result.flows
+    return {
+        "j_measure": jm,
+        "j_real": jr,
+        "accuracy": acc,
+        "j_flow": jf,
+        "accuracy_flow": acc_f,
+        "flows": int(len(fl)),
+        "completed": int(fl["fct_s"].notna().sum()),
+        "last_fct_end_s": float((fl["start_s"] + fl["fct_s"]).max()),
+        "pinned": int(len(result.pinned)),
+        "fb_drops": int(fl["drops_aqm"].sum()),
+        "per_cca_measure": per_m,
+        "per_cca_real": per_r,
+    }
+
+
+def run_one(queue: str, bounded: bool, feedback: str, seed: int = 1, **kw: Any) -> dict[str, Any]:
+    """Build, run and evaluate one setting; adds the wall time (s) of the whole run."""
+    import ccfair
+
+    spec = build_spec(queue, bounded, feedback, seed, **kw)
+    t0 = time.perf_counter()
+    res = ccfair.run(spec)
+    out = evaluate(res)
+    out["wall_s"] = time.perf_counter() - t0
+    out["sim_wall_s"] = res.summary["sim_wall_s"]
+    out.update(queue=queue, bounded=bounded, feedback={"on": "s1"}.get(feedback, feedback), seed=seed)
+    return out
+
+
+def register(app: typer.Typer) -> None:
+    @app.command("s1")
+    def s1_command(
+        queue: Annotated[list[str], typer.Option("--queue", help="small | medium | large | all (repeatable)")] = ["all"],  # noqa: B006
+        bounded: Annotated[bool, typer.Option("--bounded", help="S1 scenario 2: some flows rate-capped at U(0.01, 1) Mbit/s")] = False,
+        feedback: Annotated[list[str], typer.Option("--feedback", help="on (= s1) | s1 | s1-relative | improved | off | all (repeatable)")] = ["all"],  # noqa: B006
+        seed: Annotated[int, typer.Option("--seed", help="first seed")] = 1,
+        seeds: Annotated[int, typer.Option("--seeds", help="number of seeds (seed, seed+1, ...); the table shows the mean and the range")] = 1,
+        json_out: Annotated[bool, typer.Option("--json", help="print one JSON object per run instead of the table")] = False,
+    ) -> None:
+        """S1: J_measure, J_real, accuracy and J with feedback, next to the published values."""
+        import json
+
+        from rich.console import Console
+        from rich.table import Table
+
+        from ccfair.errors import SpecError
+
+        queues = list(QUEUES) if "all" in queue else queue
+        fbs = list(FEEDBACKS) if "all" in feedback else [{"on": "s1"}.get(f, f) for f in feedback]
+        for q in queues:
+            if q not in QUEUES:
+                raise SpecError("--queue", f"unknown queue setting {q!r}; allowed: {', '.join(QUEUES)}, all")
+        for f in fbs:
+            if f not in FEEDBACKS:
+                raise SpecError("--feedback", f"unknown feedback {f!r}; allowed: on, {', '.join(FEEDBACKS)}, all")
+        scen = "bounded" if bounded else "unbounded"
+        pub = PUBLISHED[scen]
+        con = Console(highlight=False)
+        seed_list = list(range(seed, seed + max(1, seeds)))
+        span = f"seed {seed}" if len(seed_list) == 1 else f"seeds {seed_list[0]}-{seed_list[-1]}: mean (min-max)"
+        table = Table(title=f"S1, {scen} flows ({span}); published values in brackets", title_justify="left")
+        for col in ("queue", "feedback", "J_measure", "J_real", "accuracy", "J_flow (ours)", "acc. flow", "completed", "wall s / run"):
+            table.add_column(col)
+        for q in queues:
+            qi = list(QUEUES).index(q)
+            for fb in fbs:
+                runs = [run_one(q, bounded, fb, sd) for sd in seed_list]
+                if json_out:
+                    for r in runs:
+                        con.print(json.dumps({k: v for k, v in r.items() if not k.startswith("per_cca")}))
+                    continue
+
+                def stat(key: str, runs: list[dict[str, Any]] = runs) -> str:
+                    xs = [r[key] for r in runs]
+                    if len(xs) == 1:
+                        return f"{xs[0]:.3f}"
+                    return f"{sum(xs) / len(xs):.3f} ({min(xs):.3f}-{max(xs):.3f})"
+                if fb == "off":
+                    pm, pr = f" [{pub['j_measure'][qi]:.3f}]", f" [{pub['j_real'][qi]:.3f}]"
+                    pa = f" [{pub['accuracy'][qi]:.3f}]" if "accuracy" in pub else ""
+                else:
+                    pm, pr, pa = f" [{pub['j_feedback'][qi]:.3f} with S1 feedback]", "", ""
+                table.add_row(
+                    q,
+                    fb,
+                    f"{stat('j_measure')}{pm}",
+                    f"{stat('j_real')}{pr}",
+                    f"{stat('accuracy')}{pa}",
+                    stat("j_flow"),
+                    stat("accuracy_flow"),
+                    f"{sum(r['completed'] for r in runs)}/{sum(r['flows'] for r in runs)}",
+                    f"{sum(r['wall_s'] for r in runs) / len(runs):.1f}",
+                )
+        if not json_out:
+            con.print(table)
