@@ -48,6 +48,15 @@ def subprocess_env() -> dict[str, str]:
     return env
 
 
+@pytest.fixture(autouse=True)
+def _real_catalogue():
+    """Every test starts and ends with an empty CCA-catalogue cache, so a test
+    that swaps in the fake ``_core`` never leaks its catalogue into another."""
+    ccas.catalogue.cache_clear()
+    yield
+    ccas.catalogue.cache_clear()
+
+
 @pytest.fixture
 def fake_sim(monkeypatch: pytest.MonkeyPatch):
     """Replace ``ccfair._core`` with the deterministic fake for this test."""

@@ -31,7 +31,7 @@ import numpy as np
 import pytest
 
 import ccfair
-from ccfair import Spec, api, ccas, metrics
+from ccfair import Spec, api, metrics
 
 SEEDS = range(1, 11)  # ten seeds, as issue 2 asks
 JITTER = "100ms"
@@ -43,14 +43,6 @@ SYN_WIRE = 60  # Linux's SYN: 40 header bytes + 20 option bytes (MSS, SACK-permi
 # --------------------------------------------------------------------------
 # helpers: spec builders and a run cache (each simulation runs once)
 # --------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module", autouse=True)
-def _real_catalogue():
-    """Other test modules swap in a fake ``_core``; make sure the CCA catalogue is the real one."""
-    ccas.catalogue.cache_clear()
-    yield
-    ccas.catalogue.cache_clear()
 
 
 def experiment(

@@ -28,14 +28,6 @@ LOSS_CCAS = ["bic", "highspeed", "htcp", "hybla", "illinois", "scalable", "veno"
 SEEDS = range(1, 11)
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _real_catalogue():
-    """Other test modules swap in a fake ``_core``; use the real CCA catalogue."""
-    ccas.catalogue.cache_clear()
-    yield
-    ccas.catalogue.cache_clear()
-
-
 def _experiment(flows: list[dict[str, Any]], window: tuple[str, str]) -> dict[str, Any]:
     return {
         "name": "cca-loss",

@@ -23,14 +23,6 @@ SEEDS = range(1, 11)
 PKT_MS = 1500 * 8 / 10_000_000 * 1000  # one packet's serialization at 10 Mbit/s: 1.2 ms
 
 
-@pytest.fixture(scope="module", autouse=True)
-def _real_catalogue():
-    """Other test modules swap in a fake ``_core``; use the real CCA catalogue here."""
-    ccas.catalogue.cache_clear()
-    yield
-    ccas.catalogue.cache_clear()
-
-
 def experiment(flows: list[dict[str, Any]], window: tuple[str, str]) -> dict[str, Any]:
     return {
         "name": "issue-4 delay/model CCAs",

@@ -10,15 +10,7 @@ import pytest
 import ccfair
 from ccfair.errors import SpecError
 from ccfair.presets import s1
-from ccfair import ccas
 from ccfair.spec import Spec
-
-
-@pytest.fixture(autouse=True)
-def _real_catalogue():
-    """Other tests may leave a stubbed CCA catalogue cached; S1 needs the real one."""
-    ccas.catalogue.cache_clear()
-    yield
 
 
 def _spec(qdisc, flows=None, duration="4s"):

@@ -9,14 +9,7 @@ import pytest
 from ccfair import _core  # a missing extension must fail the suite, not skip it
 
 import ccfair  # noqa: E402
-from ccfair import ccas, Spec, SpecError  # noqa: E402
-
-
-@pytest.fixture(autouse=True)
-def _real_catalogue():
-    ccas.catalogue.cache_clear()
-    yield
-    ccas.catalogue.cache_clear()
+from ccfair import Spec, SpecError  # noqa: E402
 
 
 def short_s0(examples, *overrides: str) -> Spec:

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 
 from ccfair import _core  # noqa: F401  a missing extension must fail the suite, not skip it
-from ccfair import ccas, store
+from ccfair import store
 from ccfair.cli import main
 from ccfair.sweep import load_sweep_file, run_sweep
 
@@ -49,13 +49,6 @@ flip_order = true
 pairs = [["cubic", "bbr"], ["reno", "cubic+pacing"]]
 "bottleneck.buffer" = ["0.5bdp", "2bdp"]
 """
-
-
-@pytest.fixture(autouse=True)
-def _real_catalogue():
-    ccas.catalogue.cache_clear()
-    yield
-    ccas.catalogue.cache_clear()
 
 
 @pytest.fixture
