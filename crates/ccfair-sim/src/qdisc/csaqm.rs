@@ -29,9 +29,9 @@
 //! target" (S3); the ANRW paper's own controller may differ in detail
 //! (docs/fidelity.md). The hard limit is checked first (tail drop).
 
-use std::collections::VecDeque;
 
 use super::ppv::{PpvMarker, PV_MAX};
+use super::fifo::Fifo;
 use super::{mark_ce, DropReason, Qdisc};
 use crate::config::CsaqmConfig;
 use crate::engine::TimeNs;
@@ -70,8 +70,7 @@ pub struct Csaqm {
     target_bytes: f64,
     /// update / drain: the share of the distance to the target closed per period.
     drain_gain: f64,
-    q: VecDeque<Packet>,
-    bytes: u64,
+    fifo: Fifo,
     pub marker: PpvMarker,
     hist: Vec<u64>,
     pub ctv: u32,
@@ -87,8 +86,7 @@ impl Csaqm {
             link_bytes_per_update: per_ns * c.update_ns as f64,
             target_bytes: per_ns * c.target_ns as f64,
             drain_gain: c.drain_ns.map_or(1.0, |d| c.update_ns as f64 / d as f64),
-            q: VecDeque::with_capacity(256),
-            bytes: 0,
+            fifo: Fifo::new(c.limit_packets, c.limit_bytes),
             marker: PpvMarker::new(c.rate_tau_ns, &c.weights, seed),
             hist: vec![0; PV_MAX as usize + 1],
             ctv: 0,
@@ -102,7 +100,7 @@ impl Csaqm {
     /// update time.
     fn catch_up(&mut self, now: TimeNs) {
         while self.next_update_ns <= now {
-            let allowed = (self.link_bytes_per_update + self.drain_gain * (self.target_bytes - self.bytes as f64)).max(0.0);
+            let allowed = (self.link_bytes_per_update + self.drain_gain * (self.target_bytes - self.fifo.bytes() as f64)).max(0.0);
             self.ctv = ctv_for(&self.hist, allowed);
             self.hist.iter_mut().for_each(|h| *h = 0);
             self.next_update_ns += self.c.update_ns;
@@ -116,13 +114,11 @@ impl Qdisc for Csaqm {
         self.catch_up(now);
         pkt.pv = self.marker.mark(pkt.flow, pkt.wire_bytes, now);
         self.hist[pkt.pv as usize] += pkt.wire_bytes as u64;
-        if self.c.limit_packets.is_some_and(|l| self.q.len() as u64 >= l)
-            || self.c.limit_bytes.is_some_and(|l| self.bytes + pkt.wire_bytes as u64 > l)
-        {
+        if self.fifo.would_overflow(pkt.wire_bytes) {
             return Err((pkt, DropReason::Overflow));
         }
         if pkt.pv < self.ctv {
-            let overload = self.c.drop_above.is_some_and(|m| self.bytes as f64 > m * self.target_bytes);
+            let overload = self.c.drop_above.is_some_and(|m| self.fifo.bytes() as f64 > m * self.target_bytes);
             if self.c.ecn && !overload && mark_ce(&mut pkt) {
                 self.stats.marks += 1;
             } else {
@@ -131,24 +127,22 @@ impl Qdisc for Csaqm {
             }
         }
         pkt.enqueue_ns = now;
-        self.bytes += pkt.wire_bytes as u64;
-        self.q.push_back(pkt);
+        self.fifo.push(pkt);
         Ok(())
     }
 
     fn dequeue(&mut self, now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
         self.catch_up(now);
-        let p = self.q.pop_front()?;
-        self.bytes -= p.wire_bytes as u64;
+        let p = self.fifo.pop()?;
         Some(p)
     }
 
     fn len_packets(&self) -> usize {
-        self.q.len()
+        self.fifo.len()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 }
 
@@ -195,8 +189,7 @@ mod tests {
         assert_eq!(q.ctv, 51, "22500 allowed: PV 100 fits, PV 50 does not");
         // 20 packets queued (30000 bytes, 15000 above target): allowed = 7500 - 15000 < 0 -> 0.
         for _ in 0..20 {
-            q.q.push_back(Packet::new(0, Kind::Data, 1500));
-            q.bytes += 1500;
+            q.fifo.push(Packet::new(0, Kind::Data, 1500));
         }
         q.hist[3] = 1;
         q.catch_up(10_000_000);
@@ -210,8 +203,7 @@ mod tests {
         c.drain_ns = Some(20_000_000);
         let mut q = Csaqm::new(&c, 1, 12_000_000);
         for _ in 0..20 {
-            q.q.push_back(Packet::new(0, Kind::Data, 1500));
-            q.bytes += 1500;
+            q.fifo.push(Packet::new(0, Kind::Data, 1500));
         }
         q.hist[100] = 3000;
         q.hist[50] = 3000;

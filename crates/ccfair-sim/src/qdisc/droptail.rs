@@ -4,54 +4,40 @@
 //! Source: Linux net/sched/sch_fifo.c (pfifo: `qlen < limit`; bfifo:
 //! `backlog + len <= limit`). Either limit may be absent (unbounded).
 
-use std::collections::VecDeque;
-
+use super::fifo::Fifo;
 use super::{DropReason, Qdisc};
 use crate::engine::TimeNs;
 use crate::packet::Packet;
 
 pub struct DropTail {
-    limit_packets: Option<u64>,
-    limit_bytes: Option<u64>,
-    q: VecDeque<Packet>,
-    bytes: u64,
+    fifo: Fifo,
 }
 
 impl DropTail {
     pub fn new(limit_packets: Option<u64>, limit_bytes: Option<u64>) -> Self {
-        DropTail { limit_packets, limit_bytes, q: VecDeque::with_capacity(256), bytes: 0 }
+        DropTail { fifo: Fifo::new(limit_packets, limit_bytes) }
     }
 }
 
 impl Qdisc for DropTail {
     fn enqueue(&mut self, pkt: Packet, _now: TimeNs) -> Result<(), (Packet, DropReason)> {
-        if let Some(l) = self.limit_packets {
-            if self.q.len() as u64 >= l {
-                return Err((pkt, DropReason::Overflow));
-            }
+        if self.fifo.would_overflow(pkt.wire_bytes) {
+            return Err((pkt, DropReason::Overflow));
         }
-        if let Some(l) = self.limit_bytes {
-            if self.bytes + pkt.wire_bytes as u64 > l {
-                return Err((pkt, DropReason::Overflow));
-            }
-        }
-        self.bytes += pkt.wire_bytes as u64;
-        self.q.push_back(pkt);
+        self.fifo.push(pkt);
         Ok(())
     }
 
     fn dequeue(&mut self, _now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.wire_bytes as u64;
-        Some(p)
+        self.fifo.pop()
     }
 
     fn len_packets(&self) -> usize {
-        self.q.len()
+        self.fifo.len()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 }
 

@@ -12,6 +12,7 @@ use crate::packet::{Ecn, Packet};
 pub mod codel;
 pub mod drr;
 pub mod droptail;
+pub mod fifo;
 pub mod fq_codel;
 pub mod pie;
 pub mod red;

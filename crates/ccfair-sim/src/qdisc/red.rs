@@ -22,11 +22,11 @@
 //!
 //! Constants: none beyond the configuration (config.rs `RedConfig`).
 
-use std::collections::VecDeque;
 
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
+use super::fifo::Fifo;
 use super::{mark_ce, DropReason, Qdisc};
 use crate::config::RedConfig;
 use crate::engine::TimeNs;
@@ -63,8 +63,7 @@ pub struct Red {
     max_th: f64,
     /// Transmission time of a mean-sized packet at the link rate (idle correction).
     s_ns: f64,
-    q: VecDeque<Packet>,
-    bytes: u64,
+    fifo: Fifo,
     pub avg: f64,
     /// Unmarked arrivals since the last mark/drop (0 below min_th).
     pub count: i64,
@@ -86,8 +85,7 @@ impl Red {
             min_th,
             max_th,
             s_ns: c.mean_packet_bytes as f64 * 8e9 / rate_bps.max(1) as f64,
-            q: VecDeque::with_capacity(256),
-            bytes: 0,
+            fifo: Fifo::new(c.limit_packets, c.limit_bytes),
             avg: 0.0,
             count: 0,
             idle_since: Some(0),
@@ -98,9 +96,9 @@ impl Red {
 
     fn current(&self) -> f64 {
         if self.c.byte_mode {
-            self.bytes as f64
+            self.fifo.bytes() as f64
         } else {
-            self.q.len() as f64
+            self.fifo.len() as f64
         }
     }
 
@@ -161,39 +159,35 @@ impl Qdisc for Red {
                 self.stats.marks += 1;
             } else {
                 self.stats.early_drops += 1;
-                if self.q.is_empty() {
+                if self.fifo.is_empty() {
                     self.idle_since = Some(now); // a dropped arrival does not end the idle period
                 }
                 return Err((pkt, DropReason::Aqm));
             }
         }
-        if self.c.limit_packets.is_some_and(|l| self.q.len() as u64 >= l)
-            || self.c.limit_bytes.is_some_and(|l| self.bytes + pkt.wire_bytes as u64 > l)
-        {
+        if self.fifo.would_overflow(pkt.wire_bytes) {
             self.stats.overflow_drops += 1;
             return Err((pkt, DropReason::Overflow));
         }
         pkt.enqueue_ns = now;
-        self.bytes += pkt.wire_bytes as u64;
-        self.q.push_back(pkt);
+        self.fifo.push(pkt);
         Ok(())
     }
 
     fn dequeue(&mut self, now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.wire_bytes as u64;
-        if self.q.is_empty() {
+        let p = self.fifo.pop()?;
+        if self.fifo.is_empty() {
             self.idle_since = Some(now);
         }
         Some(p)
     }
 
     fn len_packets(&self) -> usize {
-        self.q.len()
+        self.fifo.len()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 }
 
@@ -254,7 +248,7 @@ mod tests {
             p.ecn = Ecn::Ect0;
             r.enqueue(p, 0).unwrap(); // q = 20 -> avg = 20 -> p_b = 0.05
             since += 1;
-            if r.q.back().unwrap().ecn == Ecn::Ce {
+            if r.fifo.back().unwrap().ecn == Ecn::Ce {
                 gaps.push(since);
                 since = 0;
             }
@@ -285,7 +279,7 @@ mod tests {
         assert!(reasons.contains(&DropReason::Aqm));
         assert!(reasons.contains(&DropReason::Overflow));
         assert_eq!(r.len_packets(), 5);
-        assert!(r.q.iter().skip(2).all(|p| p.ecn == Ecn::Ce));
+        assert!(r.fifo.iter().skip(2).all(|p| p.ecn == Ecn::Ce));
     }
 
     #[test]

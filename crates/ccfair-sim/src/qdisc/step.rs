@@ -14,8 +14,8 @@
 //! (mark when the instantaneous queue exceeds K); RFC 8257 section 3.
 //! Linux has no STEP qdisc (S3 uses RED with equal thresholds).
 
-use std::collections::VecDeque;
 
+use super::fifo::Fifo;
 use super::{mark_ce, DropReason, Qdisc};
 use crate::config::StepConfig;
 use crate::engine::TimeNs;
@@ -29,21 +29,20 @@ pub struct StepStats {
 
 pub struct Step {
     c: StepConfig,
-    q: VecDeque<Packet>,
-    bytes: u64,
+    fifo: Fifo,
     pub stats: StepStats,
 }
 
 impl Step {
     pub fn new(c: &StepConfig) -> Self {
-        Step { c: c.clone(), q: VecDeque::with_capacity(256), bytes: 0, stats: StepStats::default() }
+        Step { c: c.clone(), fifo: Fifo::new(c.limit_packets, c.limit_bytes), stats: StepStats::default() }
     }
 
     /// Would an arrival of `size` bytes take the queue above the threshold?
     fn above(&self, size: u32) -> bool {
         match (self.c.threshold_packets, self.c.threshold_bytes) {
-            (Some(p), _) => self.q.len() as u64 + 1 > p,
-            (None, Some(b)) => self.bytes + size as u64 > b,
+            (Some(p), _) => self.fifo.len() as u64 + 1 > p,
+            (None, Some(b)) => self.fifo.bytes() + size as u64 > b,
             (None, None) => false,
         }
     }
@@ -51,9 +50,7 @@ impl Step {
 
 impl Qdisc for Step {
     fn enqueue(&mut self, mut pkt: Packet, now: TimeNs) -> Result<(), (Packet, DropReason)> {
-        if self.c.limit_packets.is_some_and(|l| self.q.len() as u64 >= l)
-            || self.c.limit_bytes.is_some_and(|l| self.bytes + pkt.wire_bytes as u64 > l)
-        {
+        if self.fifo.would_overflow(pkt.wire_bytes) {
             return Err((pkt, DropReason::Overflow));
         }
         if self.above(pkt.wire_bytes) {
@@ -65,23 +62,20 @@ impl Qdisc for Step {
             }
         }
         pkt.enqueue_ns = now;
-        self.bytes += pkt.wire_bytes as u64;
-        self.q.push_back(pkt);
+        self.fifo.push(pkt);
         Ok(())
     }
 
     fn dequeue(&mut self, _now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
-        let p = self.q.pop_front()?;
-        self.bytes -= p.wire_bytes as u64;
-        Some(p)
+        self.fifo.pop()
     }
 
     fn len_packets(&self) -> usize {
-        self.q.len()
+        self.fifo.len()
     }
 
     fn len_bytes(&self) -> u64 {
-        self.bytes
+        self.fifo.bytes()
     }
 }
 
@@ -104,7 +98,7 @@ mod tests {
                 let mut p = Packet::new(0, Kind::Data, 1500);
                 p.ecn = Ecn::Ect1;
                 q.enqueue(p, 0).unwrap();
-                let marked = q.q.back().unwrap().ecn == Ecn::Ce;
+                let marked = q.fifo.back().unwrap().ecn == Ecn::Ce;
                 assert_eq!(marked, before + 1 > 10, "queue {before} before the arrival");
             } else {
                 q.dequeue(0, &mut d);
@@ -134,7 +128,7 @@ mod tests {
         q.enqueue(ect(), 0).unwrap();
         q.enqueue(ect(), 0).unwrap();
         q.enqueue(ect(), 0).unwrap();
-        let e: Vec<Ecn> = q.q.iter().map(|p| p.ecn).collect();
+        let e: Vec<Ecn> = q.fifo.iter().map(|p| p.ecn).collect();
         assert_eq!(e, vec![Ecn::Ect0, Ecn::Ect0, Ecn::Ce]);
     }
 }

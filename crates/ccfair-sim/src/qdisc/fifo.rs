@@ -1,0 +1,62 @@
+//! The FIFO storage shared by the single-queue disciplines (drop-tail, STEP,
+//! RED, CSAQM): packets in arrival order, their backlog in wire bytes, and
+//! the hard limit as Linux's pfifo / bfifo check it (`qlen < limit`,
+//! `backlog + len <= limit`; either limit may be absent).
+
+use std::collections::VecDeque;
+
+use crate::packet::Packet;
+
+pub struct Fifo {
+    q: VecDeque<Packet>,
+    bytes: u64,
+    limit_packets: Option<u64>,
+    limit_bytes: Option<u64>,
+}
+
+impl Fifo {
+    pub fn new(limit_packets: Option<u64>, limit_bytes: Option<u64>) -> Fifo {
+        Fifo { q: VecDeque::with_capacity(256), bytes: 0, limit_packets, limit_bytes }
+    }
+
+    /// Would admitting a packet of `wire_bytes` exceed either limit?
+    pub fn would_overflow(&self, wire_bytes: u32) -> bool {
+        self.limit_packets.is_some_and(|l| self.q.len() as u64 >= l)
+            || self.limit_bytes.is_some_and(|l| self.bytes + wire_bytes as u64 > l)
+    }
+
+    /// Append (the caller has checked `would_overflow`).
+    pub fn push(&mut self, p: Packet) {
+        self.bytes += p.wire_bytes as u64;
+        self.q.push_back(p);
+    }
+
+    pub fn pop(&mut self) -> Option<Packet> {
+        let p = self.q.pop_front()?;
+        self.bytes -= p.wire_bytes as u64;
+        Some(p)
+    }
+
+    pub fn len(&self) -> usize {
+        self.q.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.q.is_empty()
+    }
+
+    /// The most recently admitted packet.
+    pub fn back(&self) -> Option<&Packet> {
+        self.q.back()
+    }
+
+    /// Queued packets, head first.
+    pub fn iter(&self) -> impl Iterator<Item = &Packet> {
+        self.q.iter()
+    }
+
+    /// Backlog in wire bytes.
+    pub fn bytes(&self) -> u64 {
+        self.bytes
+    }
+}
