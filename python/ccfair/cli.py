@@ -369,6 +369,33 @@ def report(
     _err.print(f"report: {path}")
 
 
+@app.command()
+def plot(
+    directory: Annotated[Path, typer.Argument(metavar="DIR", help="Result directory of one run (ccfair run --out DIR).")],
+    out: Annotated[
+        Optional[Path], typer.Option("--out", metavar="DIR", help="Where to write the figures (default: DIR/figures).")
+    ] = None,
+) -> None:
+    """Draw one run's figures (PNG and SVG): throughput per flow, queueing delay over time, sojourn histogram, FCT CDF."""
+    from ccfair import plots
+    from ccfair.result import Result
+
+    if not (directory / "summary.json").is_file():
+        raise SpecError(str(directory), "not a run result directory (no summary.json); run `ccfair run FILE --out DIR` first")
+    res = Result.load(directory)
+    out = out if out is not None else directory / "figures"
+    figures = {
+        "throughput": plots.throughput_over_time(res),
+        "queue-delay": plots.queue_delay_over_time(res),
+        "sojourn-hist": plots.queue_delay_hist(res),
+    }
+    if "fct_s" in res.flows and res.flows["fct_s"].notna().any():
+        figures["fct-cdf"] = plots.fct_cdf(res.flows[res.flows["fct_s"].notna()], class_col="group")
+    for name, fig in figures.items():
+        for path in plots.save(fig, out / name):
+            _err.print(f"figure: {path}")
+
+
 @list_app.command("ccas")
 def list_ccas() -> None:
     """Congestion-control algorithms, their sources and accepted aliases."""
