@@ -30,7 +30,7 @@
 //! counted in `delivered_ce`, so its alpha lags one ACK; here the counters
 //! include the current ACK (docs/fidelity.md).
 
-use super::{reno, CaEvent, CaState, CongestionControl, TcpCc};
+use super::{reno, CaEvent, CaState, CeWindow, CongestionControl, TcpCc};
 
 /// Fixed-point 1.0 of alpha (Linux DCTCP_MAX_ALPHA).
 pub const MAX_ALPHA: u32 = 1024;
@@ -43,9 +43,7 @@ pub const MIN_SSTHRESH_PKTS: u32 = 2;
 pub struct Dctcp {
     /// alpha x 1024.
     pub alpha: u32,
-    old_delivered: u64,
-    old_delivered_ce: u64,
-    next_seq: u64,
+    window: CeWindow,
     loss_cwnd: u32,
     clamp_alpha_on_loss: bool,
 }
@@ -58,7 +56,7 @@ impl Default for Dctcp {
 
 impl Dctcp {
     pub fn new() -> Self {
-        Dctcp { alpha: MAX_ALPHA, old_delivered: 0, old_delivered_ce: 0, next_seq: 0, loss_cwnd: 0, clamp_alpha_on_loss: false }
+        Dctcp { alpha: MAX_ALPHA, window: CeWindow::default(), loss_cwnd: 0, clamp_alpha_on_loss: false }
     }
 
     /// Pre-5.1 Linux option: set alpha to 1 when entering the Loss state (RTO).
@@ -68,22 +66,18 @@ impl Dctcp {
     }
 
     fn reset_window(&mut self, tp: &TcpCc) {
-        self.next_seq = tp.snd_nxt;
-        self.old_delivered = tp.delivered;
-        self.old_delivered_ce = tp.delivered_ce;
+        self.window.reset(tp);
     }
 
     /// `dctcp_update_alpha`: once per window of data.
     fn update_alpha(&mut self, tp: &TcpCc) {
-        if tp.snd_una < self.next_seq {
+        let Some((delivered, delivered_ce)) = self.window.ended(tp) else {
             return;
-        }
-        let delivered_ce = tp.delivered_ce - self.old_delivered_ce;
+        };
         let mut alpha = self.alpha;
         let decay = alpha >> SHIFT_G;
         alpha -= if decay == 0 { alpha } else { decay.min(alpha) };
         if delivered_ce > 0 {
-            let delivered = (tp.delivered - self.old_delivered).max(1);
             let add = (delivered_ce << (10 - SHIFT_G)) / delivered;
             alpha = (alpha as u64 + add).min(MAX_ALPHA as u64) as u32;
         }

@@ -225,6 +225,34 @@ pub struct RateSample {
     pub lost: u64,
 }
 
+/// Once-per-window CE accounting of DCTCP-style CCAs (Linux `dctcp_update_alpha`:
+/// `next_seq`, `old_delivered`, `old_delivered_ce`). A window ends when
+/// snd_una reaches the snd_nxt recorded when the window started.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CeWindow {
+    next_seq: u64,
+    old_delivered: u64,
+    old_delivered_ce: u64,
+}
+
+impl CeWindow {
+    /// Start a new window now.
+    pub fn reset(&mut self, tp: &TcpCc) {
+        self.next_seq = tp.snd_nxt;
+        self.old_delivered = tp.delivered;
+        self.old_delivered_ce = tp.delivered_ce;
+    }
+
+    /// If the window has ended: (packets delivered, at least 1; of them CE-marked)
+    /// since it started. The caller updates its estimate, then calls `reset`.
+    pub fn ended(&self, tp: &TcpCc) -> Option<(u64, u64)> {
+        if tp.snd_una < self.next_seq {
+            return None;
+        }
+        Some(((tp.delivered - self.old_delivered).max(1), tp.delivered_ce - self.old_delivered_ce))
+    }
+}
+
 /// ACK facts for `pkts_acked` (Linux `struct ack_sample`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AckSample {

@@ -23,7 +23,7 @@
 //! no classic-ECN-AQM fallback detection; slow start is Reno's (no RTT
 //! scaling in slow start, as in tcp_prague.c).
 
-use super::{CaEvent, CaState, CongestionControl, TcpCc};
+use super::{CaEvent, CaState, CeWindow, CongestionControl, TcpCc};
 
 /// Reference RTT of the RTT-independence option (draft: 25 ms).
 pub const RTT_REF_NS: u64 = 25_000_000;
@@ -42,9 +42,7 @@ pub const MIN_SSTHRESH_PKTS: u32 = 2;
 pub struct Prague {
     /// alpha x 2^20.
     pub alpha: u64,
-    old_delivered: u64,
-    old_delivered_ce: u64,
-    next_seq: u64,
+    window: CeWindow,
     loss_cwnd: u32,
     rtt_independence: bool,
     /// Fractional cwnd growth, in 1/FP_ONE segments.
@@ -53,22 +51,18 @@ pub struct Prague {
 
 impl Prague {
     pub fn new(rtt_independence: bool) -> Self {
-        Prague { alpha: MAX_ALPHA, old_delivered: 0, old_delivered_ce: 0, next_seq: 0, loss_cwnd: 0, rtt_independence, ai_acc: 0 }
+        Prague { alpha: MAX_ALPHA, window: CeWindow::default(), loss_cwnd: 0, rtt_independence, ai_acc: 0 }
     }
 
     fn reset_window(&mut self, tp: &TcpCc) {
-        self.next_seq = tp.snd_nxt;
-        self.old_delivered = tp.delivered;
-        self.old_delivered_ce = tp.delivered_ce;
+        self.window.reset(tp);
     }
 
     /// Once per window: alpha <- alpha - alpha / 16 + F / 16.
     fn update_alpha(&mut self, tp: &TcpCc) {
-        if tp.snd_una < self.next_seq {
+        let Some((delivered, ce)) = self.window.ended(tp) else {
             return;
-        }
-        let ce = tp.delivered_ce - self.old_delivered_ce;
-        let delivered = (tp.delivered - self.old_delivered).max(1);
+        };
         let mut alpha = self.alpha - (self.alpha >> SHIFT_G);
         alpha += (ce << (ALPHA_BITS - SHIFT_G)) / delivered;
         self.alpha = alpha.min(MAX_ALPHA);
