@@ -597,6 +597,14 @@ pub enum Transport {
 }
 
 impl FlowConfig {
+    /// A bulk flow starting at 0 with every other field at its default:
+    /// exactly what a config naming only `name`, `cca` and `rtt_ns` gets (it is
+    /// built through the same serde defaults).
+    pub fn bulk(name: &str, cca: &str, rtt_ns: u64) -> FlowConfig {
+        serde_json::from_value(serde_json::json!({ "name": name, "cca": cca, "rtt_ns": rtt_ns }))
+            .expect("a FlowConfig with only the required fields deserializes")
+    }
+
     /// The transport this flow uses: DCCP exactly when the CCA is CCID 2.
     pub fn transport(&self) -> Transport {
         if self.cca == crate::dccp::CCID2_NAME {

@@ -627,7 +627,7 @@ mod tests {
     use crate::config::{BottleneckConfig, FlowConfig, QdiscConfig};
 
     fn flow(cca: &str) -> FlowConfig {
-        serde_json::from_str(&format!(r#"{{"name": "f", "cca": "{cca}", "rtt_ns": 50000000}}"#)).unwrap()
+        FlowConfig::bulk("f", cca, 50_000_000)
     }
 
     fn cfg(flows: Vec<FlowConfig>, duration_s: u64, seed: u64) -> RunConfig {

@@ -5,12 +5,10 @@
 use ccfair_sim::config::{BottleneckConfig, FlowConfig, QdiscConfig, RunConfig};
 
 fn flow(name: &str, cca: &str, start_ms: u64, jitter_ms: u64) -> FlowConfig {
-    serde_json::from_str(&format!(
-        r#"{{"name":"{name}","cca":"{cca}","rtt_ns":50000000,"start_ns":{},"start_jitter_ns":{}}}"#,
-        start_ms * 1_000_000,
-        jitter_ms * 1_000_000
-    ))
-    .unwrap()
+    let mut f = FlowConfig::bulk(name, cca, 50_000_000);
+    f.start_ns = start_ms * 1_000_000;
+    f.start_jitter_ns = jitter_ms * 1_000_000;
+    f
 }
 
 /// 50 ms path, buffer 2 BDP in 1500-byte packets, `qdisc` with that limit.

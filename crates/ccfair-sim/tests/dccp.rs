@@ -6,12 +6,9 @@
 use ccfair_sim::config::{BottleneckConfig, FlowConfig, QdiscConfig, RunConfig};
 
 fn flow(name: &str, cca: &str, rtt_ms: u64, start_s: u64) -> FlowConfig {
-    serde_json::from_str(&format!(
-        r#"{{"name":"{name}","cca":"{cca}","rtt_ns":{},"start_ns":{}}}"#,
-        rtt_ms * 1_000_000,
-        start_s * 1_000_000_000
-    ))
-    .unwrap()
+    let mut f = FlowConfig::bulk(name, cca, rtt_ms * 1_000_000);
+    f.start_ns = start_s * 1_000_000_000;
+    f
 }
 
 /// Drop-tail buffer of 1 BDP (1500-byte packets) at `rate_bps` and `rtt_ms`.

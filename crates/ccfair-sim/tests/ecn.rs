@@ -8,25 +8,9 @@ const MS: u64 = 1_000_000;
 const S: u64 = 1_000_000_000;
 
 fn flow(name: &str, cca: &str, rtt_ms: u64, ecn: Option<EcnMode>) -> FlowConfig {
-    FlowConfig {
-        name: name.into(),
-        cca: cca.into(),
-        pacing: false,
-        rtt_ns: rtt_ms * MS,
-        start_ns: 0,
-        start_jitter_ns: 0,
-        stop_ns: None,
-        mss_bytes: 1448,
-        rwnd_init_pkts: 200,
-        rwnd_max_pkts: None,
-        init_cwnd_pkts: 10,
-        delayed_ack: true,
-        ecn,
-        size_bytes: None,
-        rate_cap_bps: None,
-        loss: 0.0,
-        transport: None,
-    }
+    let mut f = FlowConfig::bulk(name, cca, rtt_ms * MS);
+    f.ecn = ecn;
+    f
 }
 
 fn dualpi2(limit: u64, step_thresh_ns: u64, alpha_hz: f64, beta_hz: f64) -> QdiscConfig {

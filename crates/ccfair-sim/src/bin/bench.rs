@@ -16,25 +16,9 @@ use ccfair_sim::config::{BottleneckConfig, FlowConfig, QdiscConfig, RunConfig};
 use std::time::Instant;
 
 fn flow(name: &str, cca: &str, rtt_ms: u64, start_ms: u64) -> FlowConfig {
-    FlowConfig {
-        name: name.into(),
-        cca: cca.into(),
-        pacing: false,
-        rtt_ns: rtt_ms * 1_000_000,
-        start_ns: start_ms * 1_000_000,
-        start_jitter_ns: 0,
-        stop_ns: None,
-        mss_bytes: 1448,
-        rwnd_init_pkts: 200,
-        rwnd_max_pkts: None,
-        init_cwnd_pkts: 10,
-        delayed_ack: true,
-        size_bytes: None,
-        rate_cap_bps: None,
-        loss: 0.0,
-        ecn: None,
-        transport: None,
-    }
+    let mut f = FlowConfig::bulk(name, cca, rtt_ms * 1_000_000);
+    f.start_ns = start_ms * 1_000_000;
+    f
 }
 
 fn cfg(rate_bps: u64, rtt_ms: u64, buf_bdp: f64, flows: Vec<FlowConfig>, duration_s: u64, seed: u64) -> RunConfig {
