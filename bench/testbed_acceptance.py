@@ -9,7 +9,7 @@ subprocess, `--jobs` at a time, and on the simulator with the same seeds):
   (window 5-30 s): utilization and minimum RTT;
 * bdp: examples/s0-cubic-vs-bbr.toml (CUBIC first, BBR 5 s later) at 0.5, 1,
   2, 4 and 8 BDP: BBR's share;
-* order: the same at 0.5 BDP with BBR first;
+* order: the same at every BDP with BBR first (BBR 5 s before CUBIC);
 * pairs: two CUBIC and two Reno flows (B 5 s after A) at 1 BDP: JFI.
 
 On the testbed the seed only changes the start jitter (none here), so the
@@ -110,7 +110,7 @@ def main() -> None:
     if "bdp" in only:
         cases += [(f"cubic-first {b} BDP", s0_spec(b)) for b in BDPS]
     if "order" in only:
-        cases += [("bbr-first 0.5 BDP", s0_spec("0.5", bbr_first=True))]
+        cases += [(f"bbr-first {b} BDP", s0_spec(b, bbr_first=True)) for b in BDPS]
     if "pairs" in only:
         cases += [(f"{c} pair 1 BDP", pair_spec(c)) for c in ("cubic", "reno")]
 
