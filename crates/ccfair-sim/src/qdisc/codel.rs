@@ -18,8 +18,10 @@
 //!
 //! Constants: TARGET_NS = 5 ms, INTERVAL_NS = 100 ms (RFC 8289 section 4.3,
 //! 4.4; defaults live in config.rs), REENTRY_INTERVALS = 16 (Linux).
-//! Difference: Linux computes 1/sqrt(count) with a Newton step in 32-bit
-//! fixed point; here it is exact (f64) - see docs/fidelity.md.
+//! As Linux, 1/sqrt(count) is not computed exactly: one Newton step per
+//! change of count updates a Q0.16 estimate (`rec_inv_sqrt`), so the first
+//! drops after entering or re-entering the dropping state are spaced
+//! differently from RFC 8289's exact interval/sqrt(count) (docs/fidelity.md).
 //!
 //! The `CodelVars` state and `codel_dequeue` are shared with FQ-CoDel.
 
@@ -56,6 +58,9 @@ pub struct CodelVars {
     pub drop_next: TimeNs,
     /// Sojourn time of the last dequeued packet.
     pub ldelay_ns: u64,
+    /// 1/sqrt(count) in Q0.16 fixed point, kept up to date by one Newton step
+    /// per change of `count` (Linux `rec_inv_sqrt`). 0 = not yet set (= 1.0).
+    pub rec_inv_sqrt: u16,
 }
 
 /// Counters (Linux `struct codel_stats`).
@@ -72,9 +77,26 @@ pub trait CodelQueue {
     fn backlog_bytes(&self) -> u64;
 }
 
-/// `t + interval / sqrt(count)` (RFC 8289 section 5.4, control_law).
-pub fn control_law(t: TimeNs, interval_ns: u64, count: u32) -> TimeNs {
-    t + (interval_ns as f64 / (count.max(1) as f64).sqrt()) as u64
+/// 1.0 in `rec_inv_sqrt`'s Q0.16 format (Linux `~0U >> REC_INV_SQRT_SHIFT`).
+pub const REC_INV_SQRT_ONE: u16 = u16::MAX;
+
+/// One Newton-Raphson step of y <- y (3 - count y^2) / 2 towards 1/sqrt(count),
+/// in Linux's fixed point (include/net/codel_impl.h `codel_Newton_step`:
+/// y as Q0.32, the product scaled down by 4 before the final multiply).
+pub fn newton_step(v: &mut CodelVars) {
+    let invsqrt = (v.rec_inv_sqrt as u64) << 16; // Q0.32
+    let invsqrt2 = (invsqrt * invsqrt) >> 32; // y^2, Q0.32
+    let mut val = (3u64 << 32).wrapping_sub(v.count as u64 * invsqrt2);
+    val >>= 2; // avoid overflow in the next multiply
+    val = (val * invsqrt) >> (32 - 2 + 1);
+    v.rec_inv_sqrt = (val >> 16) as u16;
+}
+
+/// `t + interval * rec_inv_sqrt` (RFC 8289 section 5.4's `t + interval /
+/// sqrt(count)`, computed as Linux `codel_control_law` does with the Newton
+/// estimate of 1/sqrt(count) and `reciprocal_scale`).
+pub fn control_law(t: TimeNs, interval_ns: u64, rec_inv_sqrt: u16) -> TimeNs {
+    t + ((interval_ns * ((rec_inv_sqrt as u64) << 16)) >> 32)
 }
 
 fn should_drop<Q: CodelQueue>(q: &Q, p: Option<&Packet>, par: &CodelParams, v: &mut CodelVars, now: TimeNs) -> bool {
@@ -120,10 +142,11 @@ pub fn codel_dequeue<Q: CodelQueue>(
             // Possibly several drops if the next drop time has passed.
             while v.dropping && now >= v.drop_next {
                 v.count += 1;
+                newton_step(v);
                 let mut pkt = p.take().expect("dropping with a packet");
                 if par.ecn && mark_ce(&mut pkt) {
                     st.marks += 1;
-                    v.drop_next = control_law(v.drop_next, par.interval_ns, v.count);
+                    v.drop_next = control_law(v.drop_next, par.interval_ns, v.rec_inv_sqrt);
                     return Some(pkt);
                 }
                 st.drops += 1;
@@ -132,7 +155,7 @@ pub fn codel_dequeue<Q: CodelQueue>(
                 if !should_drop(q, p.as_ref(), par, v, now) {
                     v.dropping = false;
                 } else {
-                    v.drop_next = control_law(v.drop_next, par.interval_ns, v.count);
+                    v.drop_next = control_law(v.drop_next, par.interval_ns, v.rec_inv_sqrt);
                 }
             }
         }
@@ -151,12 +174,18 @@ pub fn codel_dequeue<Q: CodelQueue>(
         v.dropping = true;
         let delta = v.count.wrapping_sub(v.lastcount);
         if delta > 1 && now.saturating_sub(v.drop_next) < REENTRY_INTERVALS * par.interval_ns {
+            // Linux keeps the previous 1/sqrt estimate and takes one Newton
+            // step towards 1/sqrt(delta) ("next Newton steps will correct it
+            // quadratically"), so the first drops after re-entry come faster
+            // than interval/sqrt(delta).
             v.count = delta;
+            newton_step(v);
         } else {
             v.count = 1;
+            v.rec_inv_sqrt = REC_INV_SQRT_ONE;
         }
         v.lastcount = v.count;
-        v.drop_next = control_law(now, par.interval_ns, v.count);
+        v.drop_next = control_law(now, par.interval_ns, v.rec_inv_sqrt);
     }
     p
 }
@@ -273,21 +302,45 @@ mod tests {
 
     #[test]
     fn first_drop_after_one_interval_above_target_then_interval_over_sqrt_count() {
-        // RFC 8289 section 5.4: drops at t0, t0 + I/sqrt(1)... the n-th gap is I/sqrt(n).
+        // RFC 8289 section 5.4: the n-th gap between drops is interval/sqrt(n).
+        // Linux (and this file) estimates 1/sqrt(n) with one Newton step per
+        // drop from the previous estimate: y1 = 1, y2 = 1 (3 - 2) / 2 = 0.5,
+        // y3 = 0.5 (3 - 3/4) / 2 = 0.5625, then converging quadratically.
         let (drops, q) = standing_queue_drop_times(false, 3_000_000_000);
         // The initial backlog was enqueued at 0: the packet dequeued at 5 ms is the
         // first with sojourn >= target, so first_above_time = 105 ms and the first
         // drop happens at the first dequeue strictly after it.
         assert_eq!(drops[0], 105_100_000);
         assert!(drops.len() > 20, "{}", drops.len());
-        for (n, w) in drops.windows(2).enumerate() {
-            let gap = (w[1] - w[0]) as f64;
-            let want = 100e6 / ((n + 1) as f64).sqrt();
-            // dequeues happen every 0.1 ms, so a drop lands up to one step late
-            assert!((gap - want).abs() <= 100_000.0 + 1.0, "drop {}: gap {gap} want {want}", n + 1);
+        let step = 100_000.0 + 1.0; // dequeues every 0.1 ms: a drop lands up to one step late
+        let gap = |n: usize| (drops[n] - drops[n - 1]) as f64;
+        assert!((gap(1) - 100e6 * 65535.0 / 65536.0).abs() <= step, "{}", gap(1));
+        assert!((gap(2) - 50e6).abs() <= step, "{}", gap(2));
+        assert!((gap(3) - 56.25e6).abs() <= step, "{}", gap(3));
+        for n in 10..drops.len() {
+            let want = 100e6 / (n as f64).sqrt();
+            assert!((gap(n) - want).abs() <= 0.01 * want + step, "drop {n}: gap {} want {want}", gap(n));
         }
         assert_eq!(q.stats.drops as usize, drops.len());
         assert_eq!(q.vars.count as usize, drops.len());
+    }
+
+    #[test]
+    fn newton_step_matches_linux_fixed_point() {
+        // From 1.0 the Q0.16 estimates for count 2, 3, 4 are 0.5, 0.5625,
+        // 0.4878 (hand-computed y (3 - n y^2) / 2), and after 100 steps the
+        // estimate is within 0.1 % of 1/sqrt(100).
+        let mut v = CodelVars { count: 1, rec_inv_sqrt: REC_INV_SQRT_ONE, ..Default::default() };
+        let mut ys = vec![];
+        for c in 2..=100 {
+            v.count = c;
+            newton_step(&mut v);
+            ys.push(v.rec_inv_sqrt as f64 / 65536.0);
+        }
+        assert!((ys[0] - 0.5).abs() < 1e-4, "{}", ys[0]);
+        assert!((ys[1] - 0.5625).abs() < 1e-4, "{}", ys[1]);
+        assert!((ys[2] - 0.4878).abs() < 1e-3, "{}", ys[2]);
+        assert!((ys[98] - 0.1).abs() < 1e-4, "{}", ys[98]);
     }
 
     #[test]
@@ -327,7 +380,8 @@ mod tests {
         // Linux codel_dequeue: delta = count - lastcount; if > 1 and the last
         // drop_next is within 16 intervals, count restarts at delta.
         let par = CodelParams { target_ns: 5_000_000, interval_ns: 100_000_000, mtu_bytes: 1514, ecn: false };
-        let mut v = CodelVars { count: 10, lastcount: 2, drop_next: 1_000_000_000, ..Default::default() };
+        // rec_inv_sqrt = 1/sqrt(10) in Q0.16, as after the tenth drop.
+        let mut v = CodelVars { count: 10, lastcount: 2, drop_next: 1_000_000_000, rec_inv_sqrt: 20724, ..Default::default() };
         v.first_above_time = Some(1_000_000_000);
         let mut st = CodelStats::default();
         let mut f = Fifo { q: VecDeque::new(), bytes: 0 };
@@ -342,7 +396,13 @@ mod tests {
         assert_eq!(dropped.len(), 1);
         assert!(v.dropping);
         assert_eq!(v.count, 8);
-        assert_eq!(v.drop_next, control_law(now, par.interval_ns, 8));
+        // One Newton step from 1/sqrt(10) towards 1/sqrt(8): 0.3162 (3 - 0.8) / 2
+        // = 0.3479, so the next drop comes after 34.8 ms, sooner than
+        // interval/sqrt(8) = 35.4 ms (Linux: "not very precise").
+        let y = v.rec_inv_sqrt as f64 / 65536.0;
+        assert!((y - 0.3479).abs() < 2e-4, "{y}");
+        assert_eq!(v.drop_next, control_law(now, par.interval_ns, v.rec_inv_sqrt));
+        assert!((v.drop_next - now) < 35_000_000 && (v.drop_next - now) > 34_700_000, "{}", v.drop_next - now);
         // Long after: restart at 1.
         let mut v2 = CodelVars { count: 10, lastcount: 2, drop_next: 0, first_above_time: Some(0), ..Default::default() };
         codel_dequeue(&mut f, &par, &mut v2, &mut st, 17 * 100_000_000, &mut dropped);
