@@ -64,7 +64,7 @@ PUBLISHED: dict[str, dict[str, tuple[float, float, float]]] = {
 }
 #: Feedback modes: S1's rule as published ("s1"), S1's rule on I relative to
 #: the geometric mean of the indices ("s1-relative"), ours ("improved"), none.
-FEEDBACKS = ("off", "s1", "s1-relative", "improved")
+FEEDBACKS = ("off", "s1", "s1-relative", "improved", "allocate")
 
 
 def build_spec(
@@ -119,7 +119,7 @@ def build_spec(
         "window": "500ms",
         "feedback": "s1" if feedback == "s1-relative" else feedback,
         "relative": feedback == "s1-relative",
-        "meter": "flow" if feedback == "improved" else "window",
+        "meter": "flow" if feedback in ("improved", "allocate") else "window",
         # Finite flows release their pin on completion; the idle timeout only
         # guards against flows that never finish.
         "pin_timeout": "30s",

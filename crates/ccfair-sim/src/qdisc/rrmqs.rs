@@ -94,6 +94,7 @@ pub enum Feedback {
     Off,
     S1,
     Improved,
+    Allocate,
 }
 
 pub const DEFAULT_P: f64 = 1.0 / 51.0;
@@ -156,6 +157,9 @@ fn d_wmax() -> f64 {
 fn d_feedback() -> Feedback {
     Feedback::S1
 }
+fn d_true() -> bool {
+    true
+}
 
 /// `{"kind": "rrmqs", ...}` in the RunConfig (config.rs `QdiscConfig::Rrmqs`).
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -202,6 +206,9 @@ pub struct RrmqsConfig {
     pub weight_min: f64,
     #[serde(default = "d_wmax")]
     pub weight_max: f64,
+    /// Allocate feedback: correct with the cumulative index (proportional step) instead of the window's (integral step).
+    #[serde(default = "d_true")]
+    pub cumulative: bool,
 }
 
 impl RrmqsConfig {
@@ -332,6 +339,11 @@ pub struct Rrmqs {
     /// Improved feedback: distinct main-queue flows of each class in the last window (DRR scales quanta by it).
     flows_last: Vec<u32>,
     ln_index: Vec<Option<f64>>,
+    /// Allocate feedback: per [part][class] lifetime rates of the flows completed so far in the run (sum, count).
+    cum_sum: [Vec<f64>; 2],
+    cum_cnt: [Vec<u32>; 2],
+    /// Allocate feedback: ln of each class's correction factor.
+    corr: Vec<f64>,
     log: MeterResult,
     pending_drops: Vec<(Packet, DropReason)>,
 }
@@ -370,6 +382,9 @@ impl Rrmqs {
             weight: Vec::new(),
             flows_last: Vec::new(),
             ln_index: Vec::new(),
+            cum_sum: [Vec::new(), Vec::new()],
+            cum_cnt: [Vec::new(), Vec::new()],
+            corr: Vec::new(),
             log: MeterResult::default(),
             pending_drops: Vec::new(),
         };
@@ -377,8 +392,9 @@ impl Rrmqs {
         q
     }
 
+    /// Per-class DRR main queue (improved and allocate feedback).
     fn improved(&self) -> bool {
-        self.c.feedback == Feedback::Improved
+        matches!(self.c.feedback, Feedback::Improved | Feedback::Allocate)
     }
 
     fn ensure_class(&mut self, n: usize) {
@@ -390,6 +406,8 @@ impl Rrmqs {
                 self.pkts[part].push(0);
                 self.done_sum[part].push(0.0);
                 self.done_cnt[part].push(0);
+                self.cum_sum[part].push(0.0);
+                self.cum_cnt[part].push(0);
                 let salt = splitmix64(self.salt ^ (j * 2 + part as u64 + 1));
                 self.bloom[part].push(Bloom::new(self.c.bloom_bits, self.c.bloom_hashes, salt));
             }
@@ -397,6 +415,7 @@ impl Rrmqs {
             self.weight.push(1.0);
             self.flows_last.push(1);
             self.ln_index.push(None);
+            self.corr.push(0.0);
         }
         let nq = if self.improved() { n.max(self.main.len()) } else { 2 };
         while self.main.len() < nq {
@@ -499,6 +518,7 @@ impl Rrmqs {
                     }
                 }
             }
+            Feedback::Allocate => self.allocate(&flow_rates),
         }
         let lg = &mut self.log;
         for j in 0..m {
@@ -516,6 +536,7 @@ impl Rrmqs {
                 match (self.c.feedback, self.action[j]) {
                     (Feedback::Off, _) => "off",
                     (Feedback::Improved, _) => "weight",
+                    (Feedback::Allocate, _) => "allocate",
                     (_, Action::Drop) => "drop",
                     (_, Action::Priority) => "priority",
                     (_, Action::None) => "none",
@@ -545,6 +566,84 @@ impl Rrmqs {
             if self.log.released_ns[k] == u64::MAX && self.pin_last_ns[k] + self.c.pin_timeout_ns <= end {
                 self.release(k, self.pin_last_ns[k] + self.c.pin_timeout_ns);
             }
+        }
+    }
+
+    /// Allocate feedback: each class's reference per-flow rate V'_j (packets/s)
+    /// at `now`: the mean over its pinned flows so far, completed ones at their
+    /// lifetime rate, pinned ones still in progress (pinned at least one window
+    /// ago) at admitted packets / elapsed time. None before the class has one.
+    fn reference(&self, now: TimeNs) -> Vec<Option<f64>> {
+        let m = self.classes();
+        let mut sum = self.cum_sum[MEAS].clone();
+        let mut cnt: Vec<f64> = self.cum_cnt[MEAS].iter().map(|&n| n as f64).collect();
+        for k in 0..self.log.pinned_flow.len() {
+            if self.log.released_ns[k] != u64::MAX {
+                continue;
+            }
+            let f = self.log.pinned_flow[k] as usize;
+            let age = now.saturating_sub(self.flow_first_ns[f]);
+            if age >= self.c.window_ns {
+                let j = self.log.pinned_class[k] as usize;
+                sum[j] += self.flow_pkts[f] as f64 / (age as f64 / 1e9);
+                cnt[j] += 1.0;
+            }
+        }
+        (0..m).map(|j| if cnt[j] > 0.0 && sum[j] > 0.0 { Some(sum[j] / cnt[j]) } else { None }).collect()
+    }
+
+    /// Allocate feedback (feed-forward): ln w_j = ln V'_j + corr_j, normalised to
+    /// geometric mean 1 and clamped. A class without a reference yet gets the
+    /// geometric mean of the others'. corr_j (0 at gain 0) pulls the classes'
+    /// main-queue index I_j = V_j / V'_j towards their geometric mean G: with
+    /// `cumulative`, V_j is the mean lifetime rate of the class's main flows
+    /// completed so far and corr_j = gain x ln(G / I_j) (proportional: the
+    /// cumulative index already integrates the past); otherwise V_j is the
+    /// window's and corr_j += gain x ln(G / I_j) (integral). corr_j only moves
+    /// in windows in which the class completed a main flow.
+    fn allocate(&mut self, win_rates: &[(f64, f64)]) {
+        let m = self.classes();
+        let refs = self.reference(self.win_end_ns);
+        let known: Vec<f64> = refs.iter().flatten().map(|r| r.ln()).collect();
+        if known.is_empty() {
+            return;
+        }
+        let prior = known.iter().sum::<f64>() / known.len() as f64;
+        if self.c.gain > 0.0 {
+            let idx: Vec<Option<f64>> = (0..m)
+                .map(|j| {
+                    let v = if self.c.cumulative {
+                        if self.cum_cnt[MAIN][j] > 0 {
+                            self.cum_sum[MAIN][j] / self.cum_cnt[MAIN][j] as f64
+                        } else {
+                            f64::NAN
+                        }
+                    } else {
+                        win_rates[j].0
+                    };
+                    match refs[j] {
+                        Some(r) if v.is_finite() && v > 0.0 && self.done_cnt[MAIN][j] > 0 => Some(v.ln() - r.ln()),
+                        _ => None,
+                    }
+                })
+                .collect();
+            let xs: Vec<f64> = idx.iter().flatten().copied().collect();
+            if xs.len() >= 2 {
+                let g = xs.iter().sum::<f64>() / xs.len() as f64;
+                let (lo, hi) = (self.c.weight_min.ln(), self.c.weight_max.ln());
+                for j in 0..m {
+                    if let Some(x) = idx[j] {
+                        let step = self.c.gain * (g - x);
+                        let c = if self.c.cumulative { step } else { self.corr[j] + step };
+                        self.corr[j] = c.clamp(lo, hi);
+                    }
+                }
+            }
+        }
+        let lw: Vec<f64> = (0..m).map(|j| refs[j].map_or(prior, f64::ln) + self.corr[j]).collect();
+        let g = lw.iter().sum::<f64>() / m as f64;
+        for j in 0..m {
+            self.weight[j] = (lw[j] - g).exp().clamp(self.c.weight_min, self.c.weight_max);
         }
     }
 
@@ -751,6 +850,8 @@ impl Qdisc for Rrmqs {
             let part = if pinned { MEAS } else { MAIN };
             self.done_sum[part][j as usize] += self.flow_pkts[f] as f64 / life;
             self.done_cnt[part][j as usize] += 1;
+            self.cum_sum[part][j as usize] += self.flow_pkts[f] as f64 / life;
+            self.cum_cnt[part][j as usize] += 1;
         }
         if pinned {
             self.release(self.flow_pin[f] as usize, now);
@@ -1032,5 +1133,65 @@ mod tests {
         assert_eq!(d[0].0.flow, 0);
         assert_eq!(q.enqueue(pkt(0, 0), 0).unwrap_err().1, DropReason::Overflow);
         assert_eq!(q.len_packets(), 4);
+    }
+
+    fn send(q: &mut Rrmqs, flow: u32, class: u16, n: usize, now: TimeNs) {
+        for _ in 0..n {
+            q.enqueue(pkt(flow, class), now).unwrap();
+        }
+        drain(q, now);
+    }
+
+    #[test]
+    fn allocate_weights_are_proportional_to_the_reference_rates() {
+        let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Allocate);
+        c.gain = 0.0;
+        let mut q = Rrmqs::new(&c, 1);
+        q.set_classes(3);
+        // Pinned flows: class 0 at 5 pkts / 0.25 s = 20 pkt/s, class 1 at 20 pkts / 0.25 s = 80 pkt/s; class 2 none.
+        send(&mut q, 0, 0, 5, 0);
+        send(&mut q, 1, 1, 20, 0);
+        q.flow_finished(0, 250_000_000);
+        q.flow_finished(1, 250_000_000);
+        q.roll(500_000_000);
+        // ln w = ln(20, 80, prior 40) - ln 40: w = (0.5, 2, 1).
+        let w = q.weight.clone();
+        assert!((w[0] - 0.5).abs() < 1e-9 && (w[1] - 2.0).abs() < 1e-9 && (w[2] - 1.0).abs() < 1e-9, "{w:?}");
+        // Equal flow counts: class 1's DRR quantum is 4 x class 0's (equal per-flow shares would need 1 x).
+        assert_eq!(q.quantum(1), 4 * q.quantum(0));
+        // Class 2's pinned flow, in progress: 30 packets since 0.6 s, seen at 1.5 s -> 30 / 0.9 s.
+        send(&mut q, 2, 2, 30, 600_000_000);
+        q.roll(1_000_000_000);
+        assert!((q.weight[2] - 1.0).abs() < 1e-9, "pinned less than a window ago: still the prior, {:?}", q.weight);
+        q.roll(1_500_000_000);
+        let r2: f64 = 30.0 / 0.9;
+        let g = (20.0 * 80.0 * r2).powf(1.0 / 3.0);
+        for (j, r) in [20.0, 80.0, r2].iter().enumerate() {
+            assert!((q.weight[j] - r / g).abs() < 1e-9, "class {j}: {:?}", q.weight);
+        }
+    }
+
+    #[test]
+    fn allocate_correction_lifts_the_class_whose_main_flows_are_slowed_down_more() {
+        let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Allocate);
+        c.gain = 1.0;
+        let mut q = Rrmqs::new(&c, 1);
+        q.set_classes(2);
+        // Equal references (20 pkt/s); main flows: class 0 at 40 pkt/s (I = 2), class 1 at 10 pkt/s (I = 0.5).
+        send(&mut q, 0, 0, 5, 0);
+        send(&mut q, 1, 1, 5, 0);
+        send(&mut q, 2, 0, 10, 0);
+        send(&mut q, 3, 1, 2, 0);
+        for f in 0..2 {
+            q.flow_finished(f, 250_000_000);
+        }
+        q.flow_finished(2, 250_000_000);
+        q.flow_finished(3, 200_000_000);
+        q.roll(500_000_000);
+        // G = 1: w0 = (G / 2)^1 = 0.5, w1 = (G / 0.5)^1 = 2.
+        assert!((q.weight[0] - 0.5).abs() < 1e-9 && (q.weight[1] - 2.0).abs() < 1e-9, "{:?}", q.weight);
+        // A window without main completions keeps the correction (cumulative: proportional to the run's index).
+        q.roll(1_000_000_000);
+        assert!((q.weight[0] - 0.5).abs() < 1e-9 && (q.weight[1] - 2.0).abs() < 1e-9, "{:?}", q.weight);
     }
 }
