@@ -476,7 +476,8 @@ class Rrmqs(_Aqm):
     ewma: float = Field(0.5, gt=0, le=1)
     weight_min: float = Field(0.05, gt=0, le=1)
     weight_max: float = Field(20.0, ge=1, allow_inf_nan=False)
-    cumulative: bool = True
+    alloc_interval: PositiveTime = 100_000_000
+    alloc_gain: float = Field(4.0, ge=0, allow_inf_nan=False)
 
     def _resolve(self, spec: Spec) -> dict[str, Any]:
         return {
@@ -497,7 +498,8 @@ class Rrmqs(_Aqm):
             "ewma": self.ewma,
             "weight_min": self.weight_min,
             "weight_max": self.weight_max,
-            "cumulative": self.cumulative,
+            "alloc_interval_ns": self.alloc_interval,
+            "alloc_gain": self.alloc_gain,
         }
 
     def _check(self, spec: Spec) -> None:

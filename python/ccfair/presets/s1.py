@@ -230,7 +230,7 @@ def register(app: typer.Typer) -> None:
     def s1_command(
         queue: Annotated[list[str], typer.Option("--queue", help="small | medium | large | all (repeatable)")] = ["all"],  # noqa: B006
         bounded: Annotated[bool, typer.Option("--bounded", help="S1 scenario 2: some flows rate-capped at U(0.01, 1) Mbit/s")] = False,
-        feedback: Annotated[list[str], typer.Option("--feedback", help="on (= s1) | s1 | s1-relative | improved | off | all (repeatable)")] = ["all"],  # noqa: B006
+        feedback: Annotated[list[str], typer.Option("--feedback", help="on (= s1) | s1 | s1-relative | improved | allocate | off | all (repeatable)")] = ["all"],  # noqa: B006
         seed: Annotated[int, typer.Option("--seed", help="first seed")] = 1,
         seeds: Annotated[int, typer.Option("--seeds", help="number of seeds (seed, seed+1, ...); the table shows the mean and the range")] = 1,
         json_out: Annotated[bool, typer.Option("--json", help="print one JSON object per run instead of the table")] = False,

@@ -49,6 +49,19 @@
 //!   class above the mean is delayed. On main-queue overflow the head of the
 //!   longest class FIFO is dropped (SFQ/fq_codel-style), so a class within
 //!   its share keeps its packets.
+//! - `Allocate` (ours, beyond S1): the same per-class DRR main queue, but the
+//!   weights are set directly instead of integrated. Every
+//!   `alloc_interval_ns` (100 ms): V'_j = mean rate of class j's pinned flows
+//!   so far (completed: admitted packets / lifetime; in progress for at least
+//!   one interval: dequeued packets / elapsed); V_j = the same over its main
+//!   flows; I_j = V_j / V'_j and G their geometric mean. Then
+//!   ln w_j = ln V'_j + `alloc_gain` x ln(G / I_j) (feed-forward on the
+//!   reference plus a proportional correction on the run's cumulative index),
+//!   normalised to geometric mean 1 and clamped to [`weight_min`,
+//!   `weight_max`]. A class without a reference takes the geometric mean of
+//!   the others'. Quanta are scaled by the Bloom flow count as above, so
+//!   w_j x n_j is the class's share: each main flow of class j is served in
+//!   proportion to V'_j.
 //! - `Off`: meter only.
 //!
 //! Meters (`meter`): `Window` is S1's per-window packet rate above. `Flow`
@@ -61,7 +74,9 @@
 //!
 //! Constants (defaults, config.rs / spec.py): p = 1/51, window 500 ms, high
 //! 1.2, low 0.8, C_f 2, Bloom filter 4096 bits x 3 hashes (double hashing,
-//! Kirsch & Mitzenmacher, ESA 2006) salted from the run seed.
+//! Kirsch & Mitzenmacher, ESA 2006) salted from the run seed. Allocate (ours,
+//! tuned on the S1 preset, seeds 1-5, docs/in-network.md): alloc_interval
+//! 100 ms, alloc_gain 4. DRR: Shreedhar & Varghese, SIGCOMM 1995.
 
 use std::collections::VecDeque;
 
@@ -111,6 +126,8 @@ pub const DEFAULT_GAIN: f64 = 0.5;
 pub const DEFAULT_EWMA: f64 = 0.5;
 pub const DEFAULT_WEIGHT_MIN: f64 = 0.05;
 pub const DEFAULT_WEIGHT_MAX: f64 = 20.0;
+pub const DEFAULT_ALLOC_INTERVAL_NS: u64 = 100_000_000;
+pub const DEFAULT_ALLOC_GAIN: f64 = 4.0;
 
 fn d_p() -> f64 {
     DEFAULT_P
@@ -157,8 +174,11 @@ fn d_wmax() -> f64 {
 fn d_feedback() -> Feedback {
     Feedback::S1
 }
-fn d_true() -> bool {
-    true
+fn d_alloc_interval() -> u64 {
+    DEFAULT_ALLOC_INTERVAL_NS
+}
+fn d_alloc_gain() -> f64 {
+    DEFAULT_ALLOC_GAIN
 }
 
 /// `{"kind": "rrmqs", ...}` in the RunConfig (config.rs `QdiscConfig::Rrmqs`).
@@ -206,9 +226,12 @@ pub struct RrmqsConfig {
     pub weight_min: f64,
     #[serde(default = "d_wmax")]
     pub weight_max: f64,
-    /// Allocate feedback: correct with the cumulative index (proportional step) instead of the window's (integral step).
-    #[serde(default = "d_true")]
-    pub cumulative: bool,
+    /// Allocate feedback: weight update period.
+    #[serde(default = "d_alloc_interval")]
+    pub alloc_interval_ns: u64,
+    /// Allocate feedback: correction gain (0 = feed-forward only).
+    #[serde(default = "d_alloc_gain")]
+    pub alloc_gain: f64,
 }
 
 impl RrmqsConfig {
@@ -234,6 +257,12 @@ impl RrmqsConfig {
         }
         if !(self.gain >= 0.0 && self.gain.is_finite()) || !(self.ewma > 0.0 && self.ewma <= 1.0) {
             return Err(("gain", "need gain >= 0 and ewma in (0, 1]".into()));
+        }
+        if self.alloc_interval_ns == 0 {
+            return Err(("alloc_interval", "must be > 0".into()));
+        }
+        if !(self.alloc_gain >= 0.0 && self.alloc_gain.is_finite()) {
+            return Err(("alloc_gain", format!("must be >= 0, got {}", self.alloc_gain)));
         }
         if !(self.weight_min > 0.0 && self.weight_min <= 1.0 && self.weight_max >= 1.0 && self.weight_max.is_finite()) {
             return Err(("weight_min", "need 0 < weight_min <= 1 <= weight_max".into()));
@@ -298,6 +327,7 @@ enum Action {
 const FLOW_NEW: u8 = 0;
 const FLOW_MAIN: u8 = 1;
 const FLOW_PINNED: u8 = 2;
+const FLOW_DONE: u8 = 3;
 const MAIN: usize = 0;
 const MEAS: usize = 1;
 
@@ -325,6 +355,8 @@ pub struct Rrmqs {
     // Flow meter: per flow first arrival and admitted packets; per [part][class] sums of completed flows' rates.
     flow_first_ns: Vec<u64>,
     flow_pkts: Vec<u64>,
+    /// Packets of the flow dequeued so far (allocate feedback: in-progress rates are delivered, not admitted, rates).
+    flow_served: Vec<u64>,
     flow_class: Vec<u16>,
     done_sum: [Vec<f64>; 2],
     done_cnt: [Vec<u32>; 2],
@@ -333,6 +365,8 @@ pub struct Rrmqs {
     bloom: [Vec<Bloom>; 2],
     win_index: u32,
     win_end_ns: u64,
+    /// Allocate feedback: time of the next weight update.
+    alloc_next_ns: u64,
     // Feedback.
     action: Vec<Action>,
     weight: Vec<f64>,
@@ -371,6 +405,7 @@ impl Rrmqs {
             pin_last_ns: Vec::new(),
             flow_first_ns: Vec::new(),
             flow_pkts: Vec::new(),
+            flow_served: Vec::new(),
             flow_class: Vec::new(),
             done_sum: [Vec::new(), Vec::new()],
             done_cnt: [Vec::new(), Vec::new()],
@@ -378,6 +413,7 @@ impl Rrmqs {
             bloom: [Vec::new(), Vec::new()],
             win_index: 0,
             win_end_ns: c.window_ns,
+            alloc_next_ns: c.alloc_interval_ns,
             action: Vec::new(),
             weight: Vec::new(),
             flows_last: Vec::new(),
@@ -432,10 +468,19 @@ impl Rrmqs {
 
     /// Close every window that ended at or before `now`.
     fn roll(&mut self, now: TimeNs) {
-        while now >= self.win_end_ns {
-            self.close_window();
-            self.win_index += 1;
-            self.win_end_ns += self.c.window_ns;
+        loop {
+            let next_alloc = if self.c.feedback == Feedback::Allocate { self.alloc_next_ns } else { u64::MAX };
+            if now < self.win_end_ns.min(next_alloc) {
+                break;
+            }
+            if next_alloc <= self.win_end_ns {
+                self.allocate(next_alloc);
+                self.alloc_next_ns += self.c.alloc_interval_ns;
+            } else {
+                self.close_window();
+                self.win_index += 1;
+                self.win_end_ns += self.c.window_ns;
+            }
         }
     }
 
@@ -518,7 +563,7 @@ impl Rrmqs {
                     }
                 }
             }
-            Feedback::Allocate => self.allocate(&flow_rates),
+            Feedback::Allocate => {} // every alloc_interval, from roll()
         }
         let lg = &mut self.log;
         for j in 0..m {
@@ -572,7 +617,7 @@ impl Rrmqs {
     /// Allocate feedback: each class's reference per-flow rate V'_j (packets/s)
     /// at `now`: the mean over its pinned flows so far, completed ones at their
     /// lifetime rate, pinned ones still in progress (pinned at least one window
-    /// ago) at admitted packets / elapsed time. None before the class has one.
+    /// ago) at dequeued packets / elapsed time. None before the class has one.
     fn reference(&self, now: TimeNs) -> Vec<Option<f64>> {
         let m = self.classes();
         let mut sum = self.cum_sum[MEAS].clone();
@@ -583,60 +628,55 @@ impl Rrmqs {
             }
             let f = self.log.pinned_flow[k] as usize;
             let age = now.saturating_sub(self.flow_first_ns[f]);
-            if age >= self.c.window_ns {
+            if age >= self.c.alloc_interval_ns {
                 let j = self.log.pinned_class[k] as usize;
-                sum[j] += self.flow_pkts[f] as f64 / (age as f64 / 1e9);
+                sum[j] += self.flow_served[f] as f64 / (age as f64 / 1e9);
                 cnt[j] += 1.0;
             }
         }
         (0..m).map(|j| if cnt[j] > 0.0 && sum[j] > 0.0 { Some(sum[j] / cnt[j]) } else { None }).collect()
     }
 
-    /// Allocate feedback (feed-forward): ln w_j = ln V'_j + corr_j, normalised to
-    /// geometric mean 1 and clamped. A class without a reference yet gets the
-    /// geometric mean of the others'. corr_j (0 at gain 0) pulls the classes'
-    /// main-queue index I_j = V_j / V'_j towards their geometric mean G: with
-    /// `cumulative`, V_j is the mean lifetime rate of the class's main flows
-    /// completed so far and corr_j = gain x ln(G / I_j) (proportional: the
-    /// cumulative index already integrates the past); otherwise V_j is the
-    /// window's and corr_j += gain x ln(G / I_j) (integral). corr_j only moves
-    /// in windows in which the class completed a main flow.
-    fn allocate(&mut self, win_rates: &[(f64, f64)]) {
+    /// Allocate feedback, every `alloc_interval_ns`: ln w_j = ln V'_j + corr_j,
+    /// normalised to geometric mean 1 and clamped to [`weight_min`,
+    /// `weight_max`]; a class without a reference yet gets the geometric mean of
+    /// the others'. corr_j = `alloc_gain` x ln(G / I_j), I_j = V_j / V'_j the
+    /// class's index so far and G the geometric mean of the defined indices: V_j
+    /// is the mean rate of the class's main flows seen so far (completed ones at
+    /// their lifetime rate, in-progress ones older than one interval at
+    /// dequeued packets / elapsed). The index is cumulative, so the correction
+    /// is proportional: a class whose earlier flows got too much is held back
+    /// until its mean comes down.
+    fn allocate(&mut self, now: TimeNs) {
         let m = self.classes();
-        let refs = self.reference(self.win_end_ns);
+        let refs = self.reference(now);
         let known: Vec<f64> = refs.iter().flatten().map(|r| r.ln()).collect();
         if known.is_empty() {
             return;
         }
         let prior = known.iter().sum::<f64>() / known.len() as f64;
-        if self.c.gain > 0.0 {
-            let idx: Vec<Option<f64>> = (0..m)
-                .map(|j| {
-                    let v = if self.c.cumulative {
-                        if self.cum_cnt[MAIN][j] > 0 {
-                            self.cum_sum[MAIN][j] / self.cum_cnt[MAIN][j] as f64
-                        } else {
-                            f64::NAN
-                        }
-                    } else {
-                        win_rates[j].0
-                    };
-                    match refs[j] {
-                        Some(r) if v.is_finite() && v > 0.0 && self.done_cnt[MAIN][j] > 0 => Some(v.ln() - r.ln()),
-                        _ => None,
-                    }
-                })
-                .collect();
-            let xs: Vec<f64> = idx.iter().flatten().copied().collect();
-            if xs.len() >= 2 {
-                let g = xs.iter().sum::<f64>() / xs.len() as f64;
-                let (lo, hi) = (self.c.weight_min.ln(), self.c.weight_max.ln());
-                for j in 0..m {
-                    if let Some(x) = idx[j] {
-                        let step = self.c.gain * (g - x);
-                        let c = if self.c.cumulative { step } else { self.corr[j] + step };
-                        self.corr[j] = c.clamp(lo, hi);
-                    }
+        let mut sum = self.cum_sum[MAIN].clone();
+        let mut cnt: Vec<f64> = self.cum_cnt[MAIN].iter().map(|&n| n as f64).collect();
+        for f in 0..self.flow_state.len() {
+            let age = now.saturating_sub(self.flow_first_ns[f]);
+            if self.flow_state[f] == FLOW_MAIN && age >= self.c.alloc_interval_ns {
+                let j = self.flow_class[f] as usize;
+                sum[j] += self.flow_served[f] as f64 / (age as f64 / 1e9);
+                cnt[j] += 1.0;
+            }
+        }
+        let idx: Vec<Option<f64>> = (0..m)
+            .map(|j| match refs[j] {
+                Some(r) if cnt[j] > 0.0 && sum[j] > 0.0 => Some((sum[j] / cnt[j]).ln() - r.ln()),
+                _ => None,
+            })
+            .collect();
+        let xs: Vec<f64> = idx.iter().flatten().copied().collect();
+        if xs.len() >= 2 {
+            let g = xs.iter().sum::<f64>() / xs.len() as f64;
+            for j in 0..m {
+                if let Some(x) = idx[j] {
+                    self.corr[j] = self.c.alloc_gain * (g - x);
                 }
             }
         }
@@ -745,6 +785,7 @@ impl Rrmqs {
             self.flow_pin.resize(f + 1, 0);
             self.flow_first_ns.resize(f + 1, 0);
             self.flow_pkts.resize(f + 1, 0);
+            self.flow_served.resize(f + 1, 0);
             self.flow_class.resize(f + 1, 0);
         }
         f
@@ -814,11 +855,15 @@ impl Qdisc for Rrmqs {
         } else {
             self.meas_pkts > 0
         };
-        if meas_first {
+        let p = if meas_first {
             self.deq_meas().or_else(|| self.deq_main())
         } else {
             self.deq_main().or_else(|| self.deq_meas())
+        };
+        if let Some(p) = &p {
+            self.flow_served[p.flow as usize] += 1;
         }
+        p
     }
 
     fn len_packets(&self) -> usize {
@@ -839,7 +884,7 @@ impl Qdisc for Rrmqs {
 
     fn flow_finished(&mut self, flow: u32, now: TimeNs) {
         let f = flow as usize;
-        if f >= self.flow_state.len() || self.flow_state[f] == FLOW_NEW {
+        if f >= self.flow_state.len() || self.flow_state[f] == FLOW_NEW || self.flow_state[f] == FLOW_DONE {
             return;
         }
         self.roll(now);
@@ -856,6 +901,7 @@ impl Qdisc for Rrmqs {
         if pinned {
             self.release(self.flow_pin[f] as usize, now);
         }
+        self.flow_state[f] = FLOW_DONE;
     }
 
     fn take_meter(&mut self, now: TimeNs) -> Option<MeterResult> {
@@ -1145,7 +1191,7 @@ mod tests {
     #[test]
     fn allocate_weights_are_proportional_to_the_reference_rates() {
         let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Allocate);
-        c.gain = 0.0;
+        c.alloc_gain = 0.0;
         let mut q = Rrmqs::new(&c, 1);
         q.set_classes(3);
         // Pinned flows: class 0 at 5 pkts / 0.25 s = 20 pkt/s, class 1 at 20 pkts / 0.25 s = 80 pkt/s; class 2 none.
@@ -1161,8 +1207,15 @@ mod tests {
         assert_eq!(q.quantum(1), 4 * q.quantum(0));
         // Class 2's pinned flow, in progress: 30 packets since 0.6 s, seen at 1.5 s -> 30 / 0.9 s.
         send(&mut q, 2, 2, 30, 600_000_000);
-        q.roll(1_000_000_000);
-        assert!((q.weight[2] - 1.0).abs() < 1e-9, "pinned less than a window ago: still the prior, {:?}", q.weight);
+        q.roll(650_000_000);
+        assert!((q.weight[2] - 1.0).abs() < 1e-9, "pinned less than an interval ago: still the prior, {:?}", q.weight);
+        // Updated every alloc_interval (100 ms), not every meter window: at 0.7 s it counts at 30 / 0.1 s.
+        q.roll(750_000_000);
+        assert!(q.weight[2] > 2.0, "{:?}", q.weight);
+        // Packets still queued do not count: the rate is the delivered one.
+        for _ in 0..10 {
+            q.enqueue(pkt(2, 2), 1_400_000_000).unwrap();
+        }
         q.roll(1_500_000_000);
         let r2: f64 = 30.0 / 0.9;
         let g = (20.0 * 80.0 * r2).powf(1.0 / 3.0);
@@ -1174,7 +1227,7 @@ mod tests {
     #[test]
     fn allocate_correction_lifts_the_class_whose_main_flows_are_slowed_down_more() {
         let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Allocate);
-        c.gain = 1.0;
+        c.alloc_gain = 1.0;
         let mut q = Rrmqs::new(&c, 1);
         q.set_classes(2);
         // Equal references (20 pkt/s); main flows: class 0 at 40 pkt/s (I = 2), class 1 at 10 pkt/s (I = 0.5).
@@ -1190,7 +1243,7 @@ mod tests {
         q.roll(500_000_000);
         // G = 1: w0 = (G / 2)^1 = 0.5, w1 = (G / 0.5)^1 = 2.
         assert!((q.weight[0] - 0.5).abs() < 1e-9 && (q.weight[1] - 2.0).abs() < 1e-9, "{:?}", q.weight);
-        // A window without main completions keeps the correction (cumulative: proportional to the run's index).
+        // Nothing new: the run's indices, hence the weights, stay.
         q.roll(1_000_000_000);
         assert!((q.weight[0] - 0.5).abs() < 1e-9 && (q.weight[1] - 2.0).abs() < 1e-9, "{:?}", q.weight);
     }
