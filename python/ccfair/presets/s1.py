@@ -27,7 +27,10 @@ Feedback modes: ``off``; ``s1`` (S1's rule as published: drop a CCA's
 main-queue packets for a window when I > 1.2, prioritise when I < 0.8);
 ``s1-relative`` (the same rule on I / geometric mean of the indices);
 ``improved`` (ours: weighted per-CCA DRR in the main queue, weights moved
-proportionally towards equal I, driven by the flow meter; nothing dropped).
+proportionally towards equal I, driven by the flow meter; nothing dropped);
+``allocate`` (ours: the same DRR, weights set every 100 ms from each CCA's
+reference rate V'_j of its pinned flows so far, plus a proportional
+correction on the run's cumulative index; see docs/in-network.md).
 Flows start uniformly in [0, 5 s) by default.
 """
 
