@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 
@@ -119,3 +120,24 @@ def test_preset_cli_rejects_unknown_settings_with_exit_2(capsys):
     assert "--queue" in capsys.readouterr().err
     assert main(["preset", "s1", "--feedback", "maybe"]) == 2
     assert "--feedback" in capsys.readouterr().err
+
+
+def test_allocate_feedback_resolves_and_rejects_bad_values():
+    q = _spec({"kind": "rrmqs", "feedback": "allocate"}).to_run_config()["bottleneck"]["qdisc"]
+    assert (q["feedback"], q["alloc_interval_ns"], q["alloc_gain"]) == ("allocate", 100_000_000, 4.0)
+    with pytest.raises(SpecError) as e:
+        _spec({"kind": "rrmqs", "feedback": "allocate", "alloc_gain": -1})
+    assert e.value.field.replace(".rrmqs", "") == "bottleneck.qdisc.alloc_gain"
+    with pytest.raises(SpecError) as e:
+        _spec({"kind": "rrmqs", "feedback": "allocated"})
+    assert "allocate" in str(e.value)
+
+
+def test_allocate_run_logs_normalised_weights():
+    res = ccfair.run(_spec({"kind": "rrmqs", "measure_limit": 5, "feedback": "allocate"}))
+    m = res.meter
+    assert set(m["action"]) == {"allocate"}
+    # Weights are normalised to geometric mean 1 over the classes (no clamping at two classes within [0.05, 20]).
+    g = m.groupby("window")["weight"].apply(lambda w: float(np.exp(np.log(w).mean())))
+    assert (g - 1).abs().max() < 1e-9
+    assert (m["weight"] != 1).any()

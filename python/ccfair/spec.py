@@ -451,7 +451,7 @@ class Csaqm(_Aqm):
 
 
 class Rrmqs(_Aqm):
-    """RRMQS (S1): main queue + per-CCA measuring queues, flow meter and feedback (s1 | improved | off).
+    """RRMQS (S1): main queue + per-CCA measuring queues, flow meter and feedback (s1 | improved | allocate | off).
 
     ``limit`` is the main queue (packets; default ``bottleneck.buffer``);
     ``measure_limit`` (C_p, packets) and ``measure_flows`` (C_f) size each
@@ -463,7 +463,7 @@ class Rrmqs(_Aqm):
     measure_flows: int = Field(2, ge=0)
     p: float = Field(1 / 51, ge=0, le=1)
     window: PositiveTime = 500_000_000
-    feedback: Literal["s1", "improved", "off"] = "s1"
+    feedback: Literal["s1", "improved", "allocate", "off"] = "s1"
     meter: Literal["window", "flow"] = "window"
     high: float = Field(1.2, gt=0, allow_inf_nan=False)
     low: float = Field(0.8, gt=0, allow_inf_nan=False)
@@ -476,6 +476,8 @@ class Rrmqs(_Aqm):
     ewma: float = Field(0.5, gt=0, le=1)
     weight_min: float = Field(0.05, gt=0, le=1)
     weight_max: float = Field(20.0, ge=1, allow_inf_nan=False)
+    alloc_interval: PositiveTime = 100_000_000
+    alloc_gain: float = Field(4.0, ge=0, allow_inf_nan=False)
 
     def _resolve(self, spec: Spec) -> dict[str, Any]:
         return {
@@ -496,6 +498,8 @@ class Rrmqs(_Aqm):
             "ewma": self.ewma,
             "weight_min": self.weight_min,
             "weight_max": self.weight_max,
+            "alloc_interval_ns": self.alloc_interval,
+            "alloc_gain": self.alloc_gain,
         }
 
     def _check(self, spec: Spec) -> None:

@@ -27,7 +27,10 @@ Feedback modes: ``off``; ``s1`` (S1's rule as published: drop a CCA's
 main-queue packets for a window when I > 1.2, prioritise when I < 0.8);
 ``s1-relative`` (the same rule on I / geometric mean of the indices);
 ``improved`` (ours: weighted per-CCA DRR in the main queue, weights moved
-proportionally towards equal I, driven by the flow meter; nothing dropped).
+proportionally towards equal I, driven by the flow meter; nothing dropped);
+``allocate`` (ours: the same DRR, weights set every 100 ms from each CCA's
+reference rate V'_j of its pinned flows so far, plus a proportional
+correction on the run's cumulative index; see docs/in-network.md).
 Flows start uniformly in [0, 5 s) by default.
 """
 
@@ -64,7 +67,7 @@ PUBLISHED: dict[str, dict[str, tuple[float, float, float]]] = {
 }
 #: Feedback modes: S1's rule as published ("s1"), S1's rule on I relative to
 #: the geometric mean of the indices ("s1-relative"), ours ("improved"), none.
-FEEDBACKS = ("off", "s1", "s1-relative", "improved")
+FEEDBACKS = ("off", "s1", "s1-relative", "improved", "allocate")
 
 
 def build_spec(
@@ -119,7 +122,7 @@ def build_spec(
         "window": "500ms",
         "feedback": "s1" if feedback == "s1-relative" else feedback,
         "relative": feedback == "s1-relative",
-        "meter": "flow" if feedback == "improved" else "window",
+        "meter": "flow" if feedback in ("improved", "allocate") else "window",
         # Finite flows release their pin on completion; the idle timeout only
         # guards against flows that never finish.
         "pin_timeout": "30s",
@@ -230,7 +233,7 @@ def register(app: typer.Typer) -> None:
     def s1_command(
         queue: Annotated[list[str], typer.Option("--queue", help="small | medium | large | all (repeatable)")] = ["all"],  # noqa: B006
         bounded: Annotated[bool, typer.Option("--bounded", help="S1 scenario 2: some flows rate-capped at U(0.01, 1) Mbit/s")] = False,
-        feedback: Annotated[list[str], typer.Option("--feedback", help="on (= s1) | s1 | s1-relative | improved | off | all (repeatable)")] = ["all"],  # noqa: B006
+        feedback: Annotated[list[str], typer.Option("--feedback", help="on (= s1) | s1 | s1-relative | improved | allocate | off | all (repeatable)")] = ["all"],  # noqa: B006
         seed: Annotated[int, typer.Option("--seed", help="first seed")] = 1,
         seeds: Annotated[int, typer.Option("--seeds", help="number of seeds (seed, seed+1, ...); the table shows the mean and the range")] = 1,
         json_out: Annotated[bool, typer.Option("--json", help="print one JSON object per run instead of the table")] = False,

@@ -119,6 +119,7 @@ mod conservation_tests {
             j(r#"{"kind":"csaqm","limit_bytes":30000,"target_ns":1000000,"ecn":false,"weights":[1,2,3]}"#),
             j(r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":2,"p":0.2,"window_ns":20000000}"#),
             j(r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":3,"p":0.2,"window_ns":20000000,"feedback":"improved"}"#),
+            j(r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":3,"p":0.2,"window_ns":20000000,"feedback":"allocate","alloc_interval_ns":5000000}"#),
         ]
     }
 

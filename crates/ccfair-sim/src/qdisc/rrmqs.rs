@@ -49,6 +49,19 @@
 //!   class above the mean is delayed. On main-queue overflow the head of the
 //!   longest class FIFO is dropped (SFQ/fq_codel-style), so a class within
 //!   its share keeps its packets.
+//! - `Allocate` (ours, beyond S1): the same per-class DRR main queue, but the
+//!   weights are set directly instead of integrated. Every
+//!   `alloc_interval_ns` (100 ms): V'_j = mean rate of class j's pinned flows
+//!   so far (completed: admitted packets / lifetime; in progress for at least
+//!   one interval: dequeued packets / elapsed); V_j = the same over its main
+//!   flows; I_j = V_j / V'_j and G their geometric mean. Then
+//!   ln w_j = ln V'_j + `alloc_gain` x ln(G / I_j) (feed-forward on the
+//!   reference plus a proportional correction on the run's cumulative index),
+//!   normalised to geometric mean 1 and clamped to [`weight_min`,
+//!   `weight_max`]. A class without a reference takes the geometric mean of
+//!   the others'. Quanta are scaled by the Bloom flow count as above, so
+//!   w_j x n_j is the class's share: each main flow of class j is served in
+//!   proportion to V'_j.
 //! - `Off`: meter only.
 //!
 //! Meters (`meter`): `Window` is S1's per-window packet rate above. `Flow`
@@ -61,7 +74,9 @@
 //!
 //! Constants (defaults, config.rs / spec.py): p = 1/51, window 500 ms, high
 //! 1.2, low 0.8, C_f 2, Bloom filter 4096 bits x 3 hashes (double hashing,
-//! Kirsch & Mitzenmacher, ESA 2006) salted from the run seed.
+//! Kirsch & Mitzenmacher, ESA 2006) salted from the run seed. Allocate (ours,
+//! tuned on the S1 preset, seeds 1-5, docs/in-network.md): alloc_interval
+//! 100 ms, alloc_gain 4. DRR: Shreedhar & Varghese, SIGCOMM 1995.
 
 use std::collections::VecDeque;
 
@@ -94,6 +109,7 @@ pub enum Feedback {
     Off,
     S1,
     Improved,
+    Allocate,
 }
 
 pub const DEFAULT_P: f64 = 1.0 / 51.0;
@@ -110,6 +126,8 @@ pub const DEFAULT_GAIN: f64 = 0.5;
 pub const DEFAULT_EWMA: f64 = 0.5;
 pub const DEFAULT_WEIGHT_MIN: f64 = 0.05;
 pub const DEFAULT_WEIGHT_MAX: f64 = 20.0;
+pub const DEFAULT_ALLOC_INTERVAL_NS: u64 = 100_000_000;
+pub const DEFAULT_ALLOC_GAIN: f64 = 4.0;
 
 fn d_p() -> f64 {
     DEFAULT_P
@@ -155,6 +173,12 @@ fn d_wmax() -> f64 {
 }
 fn d_feedback() -> Feedback {
     Feedback::S1
+}
+fn d_alloc_interval() -> u64 {
+    DEFAULT_ALLOC_INTERVAL_NS
+}
+fn d_alloc_gain() -> f64 {
+    DEFAULT_ALLOC_GAIN
 }
 
 /// `{"kind": "rrmqs", ...}` in the RunConfig (config.rs `QdiscConfig::Rrmqs`).
@@ -202,6 +226,12 @@ pub struct RrmqsConfig {
     pub weight_min: f64,
     #[serde(default = "d_wmax")]
     pub weight_max: f64,
+    /// Allocate feedback: weight update period.
+    #[serde(default = "d_alloc_interval")]
+    pub alloc_interval_ns: u64,
+    /// Allocate feedback: correction gain (0 = feed-forward only).
+    #[serde(default = "d_alloc_gain")]
+    pub alloc_gain: f64,
 }
 
 impl RrmqsConfig {
@@ -227,6 +257,12 @@ impl RrmqsConfig {
         }
         if !(self.gain >= 0.0 && self.gain.is_finite()) || !(self.ewma > 0.0 && self.ewma <= 1.0) {
             return Err(("gain", "need gain >= 0 and ewma in (0, 1]".into()));
+        }
+        if self.alloc_interval_ns == 0 {
+            return Err(("alloc_interval", "must be > 0".into()));
+        }
+        if !(self.alloc_gain >= 0.0 && self.alloc_gain.is_finite()) {
+            return Err(("alloc_gain", format!("must be >= 0, got {}", self.alloc_gain)));
         }
         if !(self.weight_min > 0.0 && self.weight_min <= 1.0 && self.weight_max >= 1.0 && self.weight_max.is_finite()) {
             return Err(("weight_min", "need 0 < weight_min <= 1 <= weight_max".into()));
@@ -291,6 +327,7 @@ enum Action {
 const FLOW_NEW: u8 = 0;
 const FLOW_MAIN: u8 = 1;
 const FLOW_PINNED: u8 = 2;
+const FLOW_DONE: u8 = 3;
 const MAIN: usize = 0;
 const MEAS: usize = 1;
 
@@ -318,6 +355,8 @@ pub struct Rrmqs {
     // Flow meter: per flow first arrival and admitted packets; per [part][class] sums of completed flows' rates.
     flow_first_ns: Vec<u64>,
     flow_pkts: Vec<u64>,
+    /// Packets of the flow dequeued so far (allocate feedback: in-progress rates are delivered, not admitted, rates).
+    flow_served: Vec<u64>,
     flow_class: Vec<u16>,
     done_sum: [Vec<f64>; 2],
     done_cnt: [Vec<u32>; 2],
@@ -326,12 +365,19 @@ pub struct Rrmqs {
     bloom: [Vec<Bloom>; 2],
     win_index: u32,
     win_end_ns: u64,
+    /// Allocate feedback: time of the next weight update.
+    alloc_next_ns: u64,
     // Feedback.
     action: Vec<Action>,
     weight: Vec<f64>,
     /// Improved feedback: distinct main-queue flows of each class in the last window (DRR scales quanta by it).
     flows_last: Vec<u32>,
     ln_index: Vec<Option<f64>>,
+    /// Allocate feedback: per [part][class] lifetime rates of the flows completed so far in the run (sum, count).
+    cum_sum: [Vec<f64>; 2],
+    cum_cnt: [Vec<u32>; 2],
+    /// Allocate feedback: ln of each class's correction factor.
+    corr: Vec<f64>,
     log: MeterResult,
     pending_drops: Vec<(Packet, DropReason)>,
 }
@@ -359,6 +405,7 @@ impl Rrmqs {
             pin_last_ns: Vec::new(),
             flow_first_ns: Vec::new(),
             flow_pkts: Vec::new(),
+            flow_served: Vec::new(),
             flow_class: Vec::new(),
             done_sum: [Vec::new(), Vec::new()],
             done_cnt: [Vec::new(), Vec::new()],
@@ -366,10 +413,14 @@ impl Rrmqs {
             bloom: [Vec::new(), Vec::new()],
             win_index: 0,
             win_end_ns: c.window_ns,
+            alloc_next_ns: c.alloc_interval_ns,
             action: Vec::new(),
             weight: Vec::new(),
             flows_last: Vec::new(),
             ln_index: Vec::new(),
+            cum_sum: [Vec::new(), Vec::new()],
+            cum_cnt: [Vec::new(), Vec::new()],
+            corr: Vec::new(),
             log: MeterResult::default(),
             pending_drops: Vec::new(),
         };
@@ -377,8 +428,9 @@ impl Rrmqs {
         q
     }
 
+    /// Per-class DRR main queue (improved and allocate feedback).
     fn improved(&self) -> bool {
-        self.c.feedback == Feedback::Improved
+        matches!(self.c.feedback, Feedback::Improved | Feedback::Allocate)
     }
 
     fn ensure_class(&mut self, n: usize) {
@@ -390,6 +442,8 @@ impl Rrmqs {
                 self.pkts[part].push(0);
                 self.done_sum[part].push(0.0);
                 self.done_cnt[part].push(0);
+                self.cum_sum[part].push(0.0);
+                self.cum_cnt[part].push(0);
                 let salt = splitmix64(self.salt ^ (j * 2 + part as u64 + 1));
                 self.bloom[part].push(Bloom::new(self.c.bloom_bits, self.c.bloom_hashes, salt));
             }
@@ -397,6 +451,7 @@ impl Rrmqs {
             self.weight.push(1.0);
             self.flows_last.push(1);
             self.ln_index.push(None);
+            self.corr.push(0.0);
         }
         let nq = if self.improved() { n.max(self.main.len()) } else { 2 };
         while self.main.len() < nq {
@@ -413,10 +468,19 @@ impl Rrmqs {
 
     /// Close every window that ended at or before `now`.
     fn roll(&mut self, now: TimeNs) {
-        while now >= self.win_end_ns {
-            self.close_window();
-            self.win_index += 1;
-            self.win_end_ns += self.c.window_ns;
+        loop {
+            let next_alloc = if self.c.feedback == Feedback::Allocate { self.alloc_next_ns } else { u64::MAX };
+            if now < self.win_end_ns.min(next_alloc) {
+                break;
+            }
+            if next_alloc <= self.win_end_ns {
+                self.allocate(next_alloc);
+                self.alloc_next_ns += self.c.alloc_interval_ns;
+            } else {
+                self.close_window();
+                self.win_index += 1;
+                self.win_end_ns += self.c.window_ns;
+            }
         }
     }
 
@@ -499,6 +563,7 @@ impl Rrmqs {
                     }
                 }
             }
+            Feedback::Allocate => {} // every alloc_interval, from roll()
         }
         let lg = &mut self.log;
         for j in 0..m {
@@ -516,6 +581,7 @@ impl Rrmqs {
                 match (self.c.feedback, self.action[j]) {
                     (Feedback::Off, _) => "off",
                     (Feedback::Improved, _) => "weight",
+                    (Feedback::Allocate, _) => "allocate",
                     (_, Action::Drop) => "drop",
                     (_, Action::Priority) => "priority",
                     (_, Action::None) => "none",
@@ -545,6 +611,79 @@ impl Rrmqs {
             if self.log.released_ns[k] == u64::MAX && self.pin_last_ns[k] + self.c.pin_timeout_ns <= end {
                 self.release(k, self.pin_last_ns[k] + self.c.pin_timeout_ns);
             }
+        }
+    }
+
+    /// Allocate feedback: each class's reference per-flow rate V'_j (packets/s)
+    /// at `now`: the mean over its pinned flows so far, completed ones at their
+    /// lifetime rate, pinned ones still in progress (pinned at least one window
+    /// ago) at dequeued packets / elapsed time. None before the class has one.
+    fn reference(&self, now: TimeNs) -> Vec<Option<f64>> {
+        let m = self.classes();
+        let mut sum = self.cum_sum[MEAS].clone();
+        let mut cnt: Vec<f64> = self.cum_cnt[MEAS].iter().map(|&n| n as f64).collect();
+        for k in 0..self.log.pinned_flow.len() {
+            if self.log.released_ns[k] != u64::MAX {
+                continue;
+            }
+            let f = self.log.pinned_flow[k] as usize;
+            let age = now.saturating_sub(self.flow_first_ns[f]);
+            if age >= self.c.alloc_interval_ns {
+                let j = self.log.pinned_class[k] as usize;
+                sum[j] += self.flow_served[f] as f64 / (age as f64 / 1e9);
+                cnt[j] += 1.0;
+            }
+        }
+        (0..m).map(|j| if cnt[j] > 0.0 && sum[j] > 0.0 { Some(sum[j] / cnt[j]) } else { None }).collect()
+    }
+
+    /// Allocate feedback, every `alloc_interval_ns`: ln w_j = ln V'_j + corr_j,
+    /// normalised to geometric mean 1 and clamped to [`weight_min`,
+    /// `weight_max`]; a class without a reference yet gets the geometric mean of
+    /// the others'. corr_j = `alloc_gain` x ln(G / I_j), I_j = V_j / V'_j the
+    /// class's index so far and G the geometric mean of the defined indices: V_j
+    /// is the mean rate of the class's main flows seen so far (completed ones at
+    /// their lifetime rate, in-progress ones older than one interval at
+    /// dequeued packets / elapsed). The index is cumulative, so the correction
+    /// is proportional: a class whose earlier flows got too much is held back
+    /// until its mean comes down.
+    fn allocate(&mut self, now: TimeNs) {
+        let m = self.classes();
+        let refs = self.reference(now);
+        let known: Vec<f64> = refs.iter().flatten().map(|r| r.ln()).collect();
+        if known.is_empty() {
+            return;
+        }
+        let prior = known.iter().sum::<f64>() / known.len() as f64;
+        let mut sum = self.cum_sum[MAIN].clone();
+        let mut cnt: Vec<f64> = self.cum_cnt[MAIN].iter().map(|&n| n as f64).collect();
+        for f in 0..self.flow_state.len() {
+            let age = now.saturating_sub(self.flow_first_ns[f]);
+            if self.flow_state[f] == FLOW_MAIN && age >= self.c.alloc_interval_ns {
+                let j = self.flow_class[f] as usize;
+                sum[j] += self.flow_served[f] as f64 / (age as f64 / 1e9);
+                cnt[j] += 1.0;
+            }
+        }
+        let idx: Vec<Option<f64>> = (0..m)
+            .map(|j| match refs[j] {
+                Some(r) if cnt[j] > 0.0 && sum[j] > 0.0 => Some((sum[j] / cnt[j]).ln() - r.ln()),
+                _ => None,
+            })
+            .collect();
+        let xs: Vec<f64> = idx.iter().flatten().copied().collect();
+        if xs.len() >= 2 {
+            let g = xs.iter().sum::<f64>() / xs.len() as f64;
+            for j in 0..m {
+                if let Some(x) = idx[j] {
+                    self.corr[j] = self.c.alloc_gain * (g - x);
+                }
+            }
+        }
+        let lw: Vec<f64> = (0..m).map(|j| refs[j].map_or(prior, f64::ln) + self.corr[j]).collect();
+        let g = lw.iter().sum::<f64>() / m as f64;
+        for j in 0..m {
+            self.weight[j] = (lw[j] - g).exp().clamp(self.c.weight_min, self.c.weight_max);
         }
     }
 
@@ -646,6 +785,7 @@ impl Rrmqs {
             self.flow_pin.resize(f + 1, 0);
             self.flow_first_ns.resize(f + 1, 0);
             self.flow_pkts.resize(f + 1, 0);
+            self.flow_served.resize(f + 1, 0);
             self.flow_class.resize(f + 1, 0);
         }
         f
@@ -715,11 +855,15 @@ impl Qdisc for Rrmqs {
         } else {
             self.meas_pkts > 0
         };
-        if meas_first {
+        let p = if meas_first {
             self.deq_meas().or_else(|| self.deq_main())
         } else {
             self.deq_main().or_else(|| self.deq_meas())
+        };
+        if let Some(p) = &p {
+            self.flow_served[p.flow as usize] += 1;
         }
+        p
     }
 
     fn len_packets(&self) -> usize {
@@ -740,7 +884,7 @@ impl Qdisc for Rrmqs {
 
     fn flow_finished(&mut self, flow: u32, now: TimeNs) {
         let f = flow as usize;
-        if f >= self.flow_state.len() || self.flow_state[f] == FLOW_NEW {
+        if f >= self.flow_state.len() || self.flow_state[f] == FLOW_NEW || self.flow_state[f] == FLOW_DONE {
             return;
         }
         self.roll(now);
@@ -751,10 +895,13 @@ impl Qdisc for Rrmqs {
             let part = if pinned { MEAS } else { MAIN };
             self.done_sum[part][j as usize] += self.flow_pkts[f] as f64 / life;
             self.done_cnt[part][j as usize] += 1;
+            self.cum_sum[part][j as usize] += self.flow_pkts[f] as f64 / life;
+            self.cum_cnt[part][j as usize] += 1;
         }
         if pinned {
             self.release(self.flow_pin[f] as usize, now);
         }
+        self.flow_state[f] = FLOW_DONE;
     }
 
     fn take_meter(&mut self, now: TimeNs) -> Option<MeterResult> {
@@ -1032,5 +1179,72 @@ mod tests {
         assert_eq!(d[0].0.flow, 0);
         assert_eq!(q.enqueue(pkt(0, 0), 0).unwrap_err().1, DropReason::Overflow);
         assert_eq!(q.len_packets(), 4);
+    }
+
+    fn send(q: &mut Rrmqs, flow: u32, class: u16, n: usize, now: TimeNs) {
+        for _ in 0..n {
+            q.enqueue(pkt(flow, class), now).unwrap();
+        }
+        drain(q, now);
+    }
+
+    #[test]
+    fn allocate_weights_are_proportional_to_the_reference_rates() {
+        let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Allocate);
+        c.alloc_gain = 0.0;
+        let mut q = Rrmqs::new(&c, 1);
+        q.set_classes(3);
+        // Pinned flows: class 0 at 5 pkts / 0.25 s = 20 pkt/s, class 1 at 20 pkts / 0.25 s = 80 pkt/s; class 2 none.
+        send(&mut q, 0, 0, 5, 0);
+        send(&mut q, 1, 1, 20, 0);
+        q.flow_finished(0, 250_000_000);
+        q.flow_finished(1, 250_000_000);
+        q.roll(500_000_000);
+        // ln w = ln(20, 80, prior 40) - ln 40: w = (0.5, 2, 1).
+        let w = q.weight.clone();
+        assert!((w[0] - 0.5).abs() < 1e-9 && (w[1] - 2.0).abs() < 1e-9 && (w[2] - 1.0).abs() < 1e-9, "{w:?}");
+        // Equal flow counts: class 1's DRR quantum is 4 x class 0's (equal per-flow shares would need 1 x).
+        assert_eq!(q.quantum(1), 4 * q.quantum(0));
+        // Class 2's pinned flow, in progress: 30 packets since 0.6 s, seen at 1.5 s -> 30 / 0.9 s.
+        send(&mut q, 2, 2, 30, 600_000_000);
+        q.roll(650_000_000);
+        assert!((q.weight[2] - 1.0).abs() < 1e-9, "pinned less than an interval ago: still the prior, {:?}", q.weight);
+        // Updated every alloc_interval (100 ms), not every meter window: at 0.7 s it counts at 30 / 0.1 s.
+        q.roll(750_000_000);
+        assert!(q.weight[2] > 2.0, "{:?}", q.weight);
+        // Packets still queued do not count: the rate is the delivered one.
+        for _ in 0..10 {
+            q.enqueue(pkt(2, 2), 1_400_000_000).unwrap();
+        }
+        q.roll(1_500_000_000);
+        let r2: f64 = 30.0 / 0.9;
+        let g = (20.0 * 80.0 * r2).powf(1.0 / 3.0);
+        for (j, r) in [20.0, 80.0, r2].iter().enumerate() {
+            assert!((q.weight[j] - r / g).abs() < 1e-9, "class {j}: {:?}", q.weight);
+        }
+    }
+
+    #[test]
+    fn allocate_correction_lifts_the_class_whose_main_flows_are_slowed_down_more() {
+        let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Allocate);
+        c.alloc_gain = 1.0;
+        let mut q = Rrmqs::new(&c, 1);
+        q.set_classes(2);
+        // Equal references (20 pkt/s); main flows: class 0 at 40 pkt/s (I = 2), class 1 at 10 pkt/s (I = 0.5).
+        send(&mut q, 0, 0, 5, 0);
+        send(&mut q, 1, 1, 5, 0);
+        send(&mut q, 2, 0, 10, 0);
+        send(&mut q, 3, 1, 2, 0);
+        for f in 0..2 {
+            q.flow_finished(f, 250_000_000);
+        }
+        q.flow_finished(2, 250_000_000);
+        q.flow_finished(3, 200_000_000);
+        q.roll(500_000_000);
+        // G = 1: w0 = (G / 2)^1 = 0.5, w1 = (G / 0.5)^1 = 2.
+        assert!((q.weight[0] - 0.5).abs() < 1e-9 && (q.weight[1] - 2.0).abs() < 1e-9, "{:?}", q.weight);
+        // Nothing new: the run's indices, hence the weights, stay.
+        q.roll(1_000_000_000);
+        assert!((q.weight[0] - 0.5).abs() < 1e-9 && (q.weight[1] - 2.0).abs() < 1e-9, "{:?}", q.weight);
     }
 }
