@@ -8,7 +8,8 @@ uniformly in [0, 1] s. AQMs with delay target D = K x RTT:
 
 - ``step``: mark every arrival while the backlog exceeds D x C (qdisc step);
 - ``pi2``: PI2 with target D and a 10 ms update (S3), ECT(1) marked with k p';
-- ``csaqm``: the core-stateless AQM, target D, CTV every 5 ms, equal sharing;
+- ``csaqm``: the core-stateless AQM, target D, CTV every 5 ms, equal sharing
+  (``--csaqm-controller pi|load``, default ``pi``);
 - ``droptail``: the reference (independent of K; run once per N and RTT).
 
 S3 runs 3 minutes; the preset's default is 10 s (window 3-10 s) to fit the
