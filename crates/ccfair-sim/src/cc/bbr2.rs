@@ -1208,6 +1208,25 @@ mod tests {
     }
 
     #[test]
+    fn ecn_in_round_follows_the_acks_ece_flag_not_the_interval_count() {
+        // v2alpha bbr2_main: ecn_in_round |= rs->is_ece. rs->delivered_ce spans
+        // the rate sample's interval and may still count CE from earlier ACKs.
+        let (mut b, mut t) = steady(Phase::Cruise);
+        b.ecn_eligible = true;
+        t.cwnd = 60;
+        deliver(&mut t, 40, 0);
+        let mut rs = round_sample(&t, 40, 10, 0);
+        rs.is_ece = false;
+        b.cong_control(&mut t, &rs);
+        assert_eq!(b.inflight_lo(), None, "no ECE on the round's ACKs: no ECN cut");
+        deliver(&mut t, 40, 0);
+        let mut rs = round_sample(&t, 40, 0, 0);
+        rs.is_ece = true;
+        b.cong_control(&mut t, &rs);
+        assert!(b.inflight_lo().is_some(), "an ECE-flagged ACK in the round: inflight_lo cut");
+    }
+
+    #[test]
     fn ecn_cut_scales_with_alpha() {
         let (mut b, _) = steady(Phase::Cruise);
         b.ecn_alpha = BBR_UNIT / 2; // alpha 0.5: cut 1 - 0.5/3 = 0.833
