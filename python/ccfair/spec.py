@@ -425,6 +425,10 @@ class Csaqm(_Aqm):
     ecn: bool = True
     #: Overload variant (not in S3): drop below-CTV packets while the backlog exceeds this multiple of the target.
     drop_above: float | None = Field(None, ge=1, allow_inf_nan=False)
+    #: CTV controller: "pi" (PVPIE: PI2-style mark fraction -> quantile of the PV ECDF) or "load" (ccfair's load rule).
+    controller: Literal["pi", "load"] = "pi"
+    #: Window of the PV ECDF (controller "pi").
+    window: PositiveTime = 100_000_000
 
     def _target_ns(self) -> int:
         if self.target is not None and self.step is not None:
@@ -442,6 +446,8 @@ class Csaqm(_Aqm):
             "ecn": self.ecn,
             "drop_above": self.drop_above,
             "drain_ns": self.drain,
+            "controller": self.controller,
+            "window_ns": self.window,
         }
 
     def _check(self, spec: Spec) -> None:

@@ -160,6 +160,26 @@ pub struct CsaqmConfig {
     /// the target, packets below the CTV are dropped even if ECN-capable. None = never.
     #[serde(default)]
     pub drop_above: Option<f64>,
+    /// How the CTV is computed every update (qdisc/csaqm.rs): `pi` (default) =
+    /// a PI controller on the queue delay gives the fraction of traffic to mark,
+    /// the CTV is that quantile of the PV ECDF over `window_ns`; `load` = the
+    /// CTV lets exactly the load that moves the backlog to the target through.
+    #[serde(default)]
+    pub controller: CsaqmController,
+    /// Window of the PV ECDF of the `pi` controller.
+    #[serde(default = "d_csaqm_window")]
+    pub window_ns: u64,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CsaqmController {
+    #[default]
+    Pi,
+    Load,
+}
+fn d_csaqm_window() -> u64 {
+    crate::qdisc::csaqm::DEFAULT_WINDOW_NS
 }
 fn d_csaqm_target() -> u64 {
     crate::qdisc::csaqm::DEFAULT_TARGET_NS
@@ -472,7 +492,7 @@ impl QdiscConfig {
                 }
             }
             QdiscConfig::Csaqm(c) => {
-                for (name, v) in [("target", c.target_ns), ("update", c.update_ns), ("rate_tau", c.rate_tau_ns)] {
+                for (name, v) in [("target", c.target_ns), ("update", c.update_ns), ("rate_tau", c.rate_tau_ns), ("window", c.window_ns)] {
                     if v == 0 {
                         return Err((name, "must be > 0".into()));
                     }

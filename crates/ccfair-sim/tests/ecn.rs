@@ -124,3 +124,30 @@ fn dualpi2_couples_classic_cubic_and_l4s_prague() {
     assert_eq!(r.flows[1].drops, 0);
     assert!(r.flows[1].ecn_marks > 0 && r.flows[0].ecn_marks == 0);
 }
+
+#[test]
+fn step_favours_dctcp_over_scalable_ecn_bbr2() {
+    // S3 (Fejes et al.): "STEP favours DCTCP over BBRv2". 5 BBRv2 (scalable ECN,
+    // Linux v2alpha logic) + 5 DCTCP, 1 Gbit/s, RTT 5 ms, STEP at K = 0.5
+    // (2.5 ms x 1 Gbit/s = 312 500 bytes), starts jittered over 1 s. Under STEP
+    // every packet is marked while the queue is above the threshold, so a
+    // BBRv2 bandwidth probe sees a round with >= 50 % CE and cuts inflight_hi
+    // (bbr2_is_inflight_too_high over the rate sample's interval), then waits
+    // for the next probe; DCTCP only trims cwnd by alpha/2 per window.
+    let q: QdiscConfig = serde_json::from_str(
+        r#"{"kind":"step","limit_bytes":62500000,"limit_packets":null,"threshold_bytes":312500}"#,
+    )
+    .unwrap();
+    let mut flows = vec![];
+    for i in 0..10 {
+        let mut f = flow(&format!("f{i}"), if i < 5 { "bbr2" } else { "dctcp" }, 5, Some(EcnMode::Scalable));
+        f.start_jitter_ns = S;
+        flows.push(f);
+    }
+    let win = (3, 10);
+    let r = run(1_000_000_000, q, flows, 10, win);
+    let bytes: Vec<f64> = (0..10).map(|i| window_bytes(&r, i, win) as f64).collect();
+    let (bbr2, dctcp) = (bytes[..5].iter().sum::<f64>(), bytes[5..].iter().sum::<f64>());
+    eprintln!("step: BBRv2 / DCTCP bytes {:.3}", bbr2 / dctcp);
+    assert!(dctcp > 1.5 * bbr2, "DCTCP {dctcp} vs BBRv2 {bbr2}");
+}

@@ -8,7 +8,8 @@ uniformly in [0, 1] s. AQMs with delay target D = K x RTT:
 
 - ``step``: mark every arrival while the backlog exceeds D x C (qdisc step);
 - ``pi2``: PI2 with target D and a 10 ms update (S3), ECT(1) marked with k p';
-- ``csaqm``: the core-stateless AQM, target D, CTV every 5 ms, equal sharing;
+- ``csaqm``: the core-stateless AQM, target D, CTV every 5 ms, equal sharing
+  (``--csaqm-controller pi|load``, default ``pi``);
 - ``droptail``: the reference (independent of K; run once per N and RTT).
 
 S3 runs 3 minutes; the preset's default is 10 s (window 3-10 s) to fit the
@@ -51,7 +52,7 @@ CLASSES = ("bbr2", "dctcp")
 
 def spec_dict(
     qdisc: str, n: int, k: float, rtt_ms: float, *, rate: str = "1Gbit", duration: str = "10s", window_start: str = "3s", seed: int = 1,
-    csaqm_drop_above: float | None = None,
+    csaqm_drop_above: float | None = None, csaqm_controller: str | None = None,
 ) -> dict[str, Any]:
     """The experiment of one grid point as an experiment-file dict."""
     if n < 2 or n % 2:
@@ -66,6 +67,8 @@ def spec_dict(
         q = {"kind": "csaqm", "step": {"k": k, "rtt": f"{rtt_ms}ms"}}
         if csaqm_drop_above is not None:
             q["drop_above"] = csaqm_drop_above
+        if csaqm_controller is not None:
+            q["controller"] = csaqm_controller
     elif qdisc == "droptail":
         q = {"kind": "droptail"}
     else:
@@ -107,12 +110,16 @@ class Row:
 
 
 def run_point(
-    qdisc: str, n: int, k: float, rtt_ms: float, rate: str, duration: str, window_start: str, seed: int, csaqm_drop_above: float | None = None
+    qdisc: str, n: int, k: float, rtt_ms: float, rate: str, duration: str, window_start: str, seed: int, csaqm_drop_above: float | None = None,
+    csaqm_controller: str | None = None,
 ) -> Row:
     """Run one grid point and compute S3's metrics."""
     from ccfair.api import run
 
-    d = spec_dict(qdisc, n, k, rtt_ms, rate=rate, duration=duration, window_start=window_start, seed=seed, csaqm_drop_above=csaqm_drop_above)
+    d = spec_dict(
+        qdisc, n, k, rtt_ms, rate=rate, duration=duration, window_start=window_start, seed=seed,
+        csaqm_drop_above=csaqm_drop_above, csaqm_controller=csaqm_controller,
+    )
     spec = Spec.from_dict(d)
     t0 = time.perf_counter()
     res = run(spec)
@@ -203,6 +210,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--window-start", default="3s")
     ap.add_argument("--seeds", default="1", help="seeds, e.g. 1,2")
     ap.add_argument("--csaqm-drop-above", type=float, default=None, help="CSAQM overload variant (not in S3): drop below-CTV packets above this multiple of the target")
+    ap.add_argument("--csaqm-controller", choices=("pi", "load"), default=None, help="CSAQM CTV controller (default pi; docs/in-network.md)")
     ap.add_argument("--jobs", type=int, default=1, help="parallel processes")
     ap.add_argument("--out", default=None, help="also write the rows as CSV")
     ap.add_argument("--plot", default=None, metavar="PREFIX", help="write PREFIX-n{N}-rtt{RTT}.png: relative throughput vs K per AQM")
@@ -224,7 +232,7 @@ def main(argv: list[str] | None = None) -> int:
         raise SpecError("preset s3", str(e)) from None
     t0 = time.perf_counter()
     rows: list[Row] = []
-    args = [(q, n, k, rtt, a.rate, a.duration, a.window_start, s, a.csaqm_drop_above) for q, n, k, rtt, s in pts]
+    args = [(q, n, k, rtt, a.rate, a.duration, a.window_start, s, a.csaqm_drop_above, a.csaqm_controller) for q, n, k, rtt, s in pts]
     print(HEADER)
     print("|" + "---|" * 14)
     if a.jobs > 1:

@@ -42,8 +42,14 @@
 //!     `ecn_enable` (default off) and only when min_rtt <= `ecn_max_rtt_us`
 //!     (5 ms). [`Bbr2Params::default`] turns it on at every RTT, the lab
 //!     setting S3 (Fejes et al.) uses; [`Bbr2Params::linux`] keeps Linux's
-//!     defaults. `rs->is_ece` is taken as "this ACK delivered CE packets"
-//!     (`RateSample.delivered_ce > 0`), i.e. precise (AccECN-like) feedback;
+//!     defaults. The receiver echoes DCTCP-style (per-CE-state ECE with an
+//!     immediate ACK on a change; v2alpha `bbr_cwnd_event` with
+//!     `precise_ece_ack` calls `dctcp_ece_ack_update`). `rs.is_ece` is this
+//!     ACK's ECE flag (ecn_in_round); `rs.delivered_ce` counts ECE-echoed
+//!     deliveries over the rate sample's interval (v2alpha tcp_rate.c
+//!     `tcp_rate_gen`), which `is_inflight_too_high` compares with 50 % of
+//!     `rs.delivered`. (Until 2026-11 the model passed one ACK's CE count here,
+//!     so the 50 % test almost never fired; see docs/in-network.md, S3.);
 //!   - `skb_marked_lost` (the per-lost-packet probe check that locates the
 //!     packet where loss crossed 2 %) has no hook in the trait; loss is judged
 //!     on each ACK's rate sample (`rs.lost` / `rs.tx_in_flight`), as v2alpha
@@ -605,7 +611,9 @@ impl Bbr2 {
         }
     }
 
-    /// `bbr2_is_inflight_too_high`: loss > 2 % of tx_in_flight, or CE >= 50 % of delivered.
+    /// `bbr2_is_inflight_too_high`: loss > 2 % of tx_in_flight, or CE >= 50 % of
+    /// delivered, both counted over the rate sample's interval (about one round:
+    /// from the sampled packet's send to this ACK), not over this ACK alone.
     pub fn is_inflight_too_high(&self, rs: &RateSample) -> bool {
         if rs.lost > 0 && rs.tx_in_flight > 0 {
             let loss_thresh = (rs.tx_in_flight as u64 * LOSS_THRESH as u64) >> BBR_SCALE;
@@ -1035,7 +1043,8 @@ impl CongestionControl for Bbr2 {
             self.rounds_since_probe = (self.rounds_since_probe + 1).min(0xff);
             self.update_ecn_alpha(tp);
         }
-        self.ecn_in_round |= rs.delivered_ce > 0;
+        // v2alpha bbr2_main: `ecn_in_round |= rs->is_ece` (this ACK's ECE flag).
+        self.ecn_in_round |= rs.is_ece;
         let sample_bw = match interval_us(rs) {
             Some(us) => ((rs.delivered as u128 * BW_UNIT as u128).div_ceil(us as u128)).min(u64::MAX as u128) as u64,
             None => 0,
@@ -1153,6 +1162,7 @@ mod tests {
             acked_sacked: 2,
             prior_in_flight: 30,
             delivered_ce: ce,
+            is_ece: ce > 0,
             tx_in_flight: 42,
             lost,
             ..Default::default()
@@ -1195,6 +1205,25 @@ mod tests {
         let rs = round_sample(&t, 40, 40, 0);
         b.cong_control(&mut t, &rs);
         assert_eq!(b.inflight_lo(), Some(40 * 171 / 256));
+    }
+
+    #[test]
+    fn ecn_in_round_follows_the_acks_ece_flag_not_the_interval_count() {
+        // v2alpha bbr2_main: ecn_in_round |= rs->is_ece. rs->delivered_ce spans
+        // the rate sample's interval and may still count CE from earlier ACKs.
+        let (mut b, mut t) = steady(Phase::Cruise);
+        b.ecn_eligible = true;
+        t.cwnd = 60;
+        deliver(&mut t, 40, 0);
+        let mut rs = round_sample(&t, 40, 10, 0);
+        rs.is_ece = false;
+        b.cong_control(&mut t, &rs);
+        assert_eq!(b.inflight_lo(), None, "no ECE on the round's ACKs: no ECN cut");
+        deliver(&mut t, 40, 0);
+        let mut rs = round_sample(&t, 40, 0, 0);
+        rs.is_ece = true;
+        b.cong_control(&mut t, &rs);
+        assert!(b.inflight_lo().is_some(), "an ECE-flagged ACK in the round: inflight_lo cut");
     }
 
     #[test]

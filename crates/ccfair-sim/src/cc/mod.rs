@@ -216,8 +216,13 @@ pub struct RateSample {
     pub is_app_limited: bool,
     /// The sampled packet was a retransmission.
     pub is_retrans: bool,
-    /// Packets newly delivered that carried CE (ECN).
+    /// Packets delivered with an ECE echo over `interval_ns`, i.e. from the
+    /// sampled packet's send to this ACK (google/bbr v2alpha tcp_rate.c
+    /// `rs->delivered_ce = tp->delivered_ce - rs->prior_delivered_ce`); 0 if
+    /// no sample.
     pub delivered_ce: u32,
+    /// This ACK carried ECE (BBRv2 `rs->is_ece`, from FLAG_ECE).
+    pub is_ece: bool,
     /// In-flight just after the sampled packet was sent (BBRv2 `rs->tx_in_flight`).
     pub tx_in_flight: u32,
     /// Packets marked lost between the sampled packet's send and this ACK

@@ -83,6 +83,8 @@ struct Seg {
     tx_in_flight: u32,
     /// tcp_rate (BBRv2 `tx.lost`): `tp->lost` when sent.
     tx_lost: u64,
+    /// tcp_rate (BBRv2 `tx.delivered_ce`): `tp->delivered_ce` when sent.
+    tx_delivered_ce: u64,
     flags: u8,
 }
 
@@ -186,6 +188,7 @@ struct RateAcc {
     is_retrans: bool,
     tx_in_flight: u32,
     tx_lost: u64,
+    prior_delivered_ce: u64,
 }
 
 impl Sender {
@@ -427,6 +430,7 @@ impl Sender {
             delivered: self.tp.delivered,
             tx_in_flight: self.in_flight() + 1,
             tx_lost: self.tp.lost,
+            tx_delivered_ce: self.tp.delivered_ce,
             flags: if self.tp.app_limited != 0 { F_APP_LIMITED } else { 0 },
         };
         let seq = match rtx {
@@ -438,6 +442,7 @@ impl Sender {
                 s.delivered = rate.delivered;
                 s.tx_in_flight = rate.tx_in_flight;
                 s.tx_lost = rate.tx_lost;
+                s.tx_delivered_ce = rate.tx_delivered_ce;
                 s.flags = (s.flags & !(F_APP_LIMITED | F_RATE_DONE)) | rate.flags | F_RETRANS | F_EVER_RETRANS;
                 self.retrans_out += 1;
                 self.stats.retransmissions += 1;
@@ -636,7 +641,7 @@ impl Sender {
 
         let mut rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, &rate);
         rs.rtt_ns = ack_sample.rtt_ns;
-        rs.delivered_ce = newly_ce;
+        rs.is_ece = ece;
         self.tp.in_flight = self.in_flight();
         // Linux keeps tp->is_cwnd_limited current for every CCA (BBRv2's
         // inflight_hi growth reads it in cong_control).
@@ -684,6 +689,7 @@ impl Sender {
             acc.snd_interval_ns = seg.sent_ns as i64 - seg.first_tx_ns as i64;
             acc.tx_in_flight = seg.tx_in_flight;
             acc.tx_lost = seg.tx_lost;
+            acc.prior_delivered_ce = seg.tx_delivered_ce;
         }
     }
 
@@ -713,6 +719,8 @@ impl Sender {
             return rs;
         }
         rs.delivered = (self.tp.delivered - acc.prior_delivered) as i64;
+        // v2alpha tcp_rate_gen: CE-echoed deliveries over the same interval.
+        rs.delivered_ce = self.tp.delivered_ce.saturating_sub(acc.prior_delivered_ce) as u32;
         let ack_interval = now as i64 - acc.prior_ns as i64;
         rs.interval_ns = acc.snd_interval_ns.max(ack_interval);
         let min_rtt = if self.tp.min_rtt_ns == u64::MAX { 0 } else { self.tp.min_rtt_ns as i64 };
@@ -1153,6 +1161,52 @@ mod tests {
         s.on_ack(3 * RTT + 1, &ece_ack(12), &mut out);
         assert_eq!(s.stats.ecn_reductions, 2);
         assert_eq!(s.tp.ssthresh, (before / 2).max(2));
+    }
+
+    /// Reno that records every rate sample it is given.
+    struct RecordRs(std::sync::Arc<std::sync::Mutex<Vec<RateSample>>>);
+    impl CongestionControl for RecordRs {
+        fn name(&self) -> &'static str {
+            "record"
+        }
+        fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+            (tp.cwnd / 2).max(2)
+        }
+        fn cong_control(&mut self, _tp: &mut TcpCc, rs: &RateSample) -> bool {
+            self.0.lock().unwrap().push(*rs);
+            false
+        }
+    }
+
+    #[test]
+    fn rate_sample_counts_ce_over_its_interval_and_flags_this_ack() {
+        // google/bbr v2alpha tcp_rate.c: rs->delivered_ce = tp->delivered_ce -
+        // (tp->delivered_ce when the sampled packet was sent), over the same
+        // interval as rs->delivered; rs->is_ece is this ACK's FLAG_ECE.
+        let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn: EcnMode::Scalable };
+        let mut s = Sender::new(cfg, Box::new(RecordRs(log.clone())));
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 60);
+        synack.rwnd = 1000;
+        out.clear();
+        s.on_ack(RTT, &synack, &mut out);
+        // First flight (0..10): odd segments' ACKs carry ECE, one ACK per segment.
+        for k in 1..=10u64 {
+            let a = if k % 2 == 0 { ece_ack(k) } else { ack(k, NO_SACK) };
+            s.on_ack(2 * RTT + k * 1_000_000, &a, &mut out);
+        }
+        let rs = *log.lock().unwrap().last().unwrap();
+        assert_eq!((rs.delivered, rs.delivered_ce, rs.is_ece), (10, 5, true));
+        assert_eq!(s.tp.delivered_ce, 5);
+        // An ACK without ECE: is_ece false, but the sample still spans the CE
+        // deliveries since its packet was sent (segment 10 was sent after the
+        // ACK of segment 0, when delivered_ce was 0).
+        s.on_ack(3 * RTT, &ack(11, NO_SACK), &mut out);
+        let rs = *log.lock().unwrap().last().unwrap();
+        assert!(!rs.is_ece);
+        assert_eq!((rs.delivered, rs.delivered_ce), (10, 5));
     }
 
     #[test]
