@@ -146,6 +146,21 @@ def test_relative_throughput_vs(tmp_path):
     check_saved(fig, tmp_path, "s3")
 
 
+def test_relative_throughput_vs_shows_every_panel_in_full():
+    # PI2's panel can go far above STEP's (BBRv2 ~1.9 of its share): the
+    # shared y axis must cover the highest point of any panel, not just the first.
+    rows = [
+        {"K": k, "aqm": aqm, "class": cls, "relative_throughput": v}
+        for k in (0.1, 1)
+        for aqm, hi in (("step", 1.2), ("pi2", 1.9))
+        for cls, v in (("bbr2", hi), ("dctcp", 2 - hi))
+    ]
+    fig = plots.relative_throughput_vs(pd.DataFrame(rows), "K", group_col="aqm")
+    for ax in fig.axes:
+        lo, top = ax.get_ylim()
+        assert lo == 0 and top >= 1.9
+
+
 def test_fct_cdf(tmp_path):
     rng = np.random.default_rng(2)
     df = pd.DataFrame(

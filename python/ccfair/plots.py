@@ -487,12 +487,14 @@ def relative_throughput_vs(
         _need(df, group_col)
     fig, axes = _new_figure(max(5.0, 3.6 * len(groups)), 3.6, ncols=len(groups), sharey=True)
     classes = list(pd.unique(df[class_col]))
+    ymax = 1.0
     for ax, grp in zip(axes, groups):
         sub = df if grp is None else df[df[group_col] == grp]
         for i, cls in enumerate(classes):
             m = _mean_std(sub[sub[class_col] == cls], [x], value_col)
             if m.empty:
                 continue
+            ymax = max(ymax, float((m["mean"] + m["std"].fillna(0)).max()))
             ax.errorbar(m[x], m["mean"], yerr=m["std"], color=_key_color(cls, i), marker="o", ms=4, capsize=3, lw=1.2, label=str(cls))
         ax.axhline(1.0, color="0.3", lw=0.8, ls=":", label="equal share")
         if logx:
@@ -500,8 +502,11 @@ def relative_throughput_vs(
         ax.set_xlabel(xlabel or x)
         if grp is not None:
             ax.set_title(f"{group_col} = {grp}" if not isinstance(grp, str) else grp)
-        ax.set_ylim(bottom=0)
         _style(ax)
+    # One y range for all panels (shared axis), from 0 to the highest point
+    # of any panel: a per-panel set_ylim would freeze the first panel's range.
+    for ax in axes:
+        ax.set_ylim(0, ymax * 1.05)
     axes[0].set_ylabel("Relative throughput (class mean / (C/N))")
     axes[-1].legend(fontsize="small", frameon=False)
     if title:
