@@ -160,7 +160,6 @@ pub struct Simulation {
     cca_classes: Vec<String>,
 }
 
-
 impl Simulation {
     pub fn new(cfg: &RunConfig) -> Simulation {
         let n = cfg.flows.len();
