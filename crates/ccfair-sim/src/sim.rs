@@ -11,7 +11,9 @@
 //! Fast path: every propagation delay is a FIFO delay line (constant delay
 //! => packets leave in the order they entered), so a line holds its packets in
 //! a VecDeque and only its head is in the event heap. The heap therefore holds
-//! O(flows) entries whatever the window sizes.
+//! O(flows) entries whatever the window sizes. Each kind of line has its own
+//! event (`Ev::Access`, `Ev::Delivered`, `Ev::Reverse`), so the dispatch
+//! knows where the packet goes without a second lookup.
 
 use std::collections::VecDeque;
 
@@ -32,8 +34,12 @@ use rand_pcg::Pcg64Mcg;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
-    /// The head of delay line `n` arrives.
-    Line(u32),
+    /// The head of flow `f`'s access line reaches the bottleneck queue.
+    Access(u32),
+    /// The head of the bottleneck's output line reaches its receiver.
+    Delivered,
+    /// The head of flow `f`'s reverse path (ACKs) reaches the sender.
+    Reverse(u32),
     /// The bottleneck finished serializing its current packet.
     TxDone,
     Rto(u32),
@@ -49,12 +55,30 @@ struct DelayLine {
     q: VecDeque<(TimeNs, Packet)>,
 }
 
-/// Where a delay line delivers.
-#[derive(Clone, Copy)]
-enum Sink {
-    Bottleneck,
-    Receiver,
-    Sender,
+impl DelayLine {
+    fn new(delay_ns: u64) -> DelayLine {
+        DelayLine { delay_ns, q: VecDeque::new() }
+    }
+
+    /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
+    /// line's event) for its arrival.
+    fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, p: Packet, head: Ev) {
+        let at = now + self.delay_ns;
+        if self.q.is_empty() {
+            q.schedule(at, head);
+        }
+        self.q.push_back((at, p));
+    }
+
+    /// Take the head, which arrives now; schedule `head` for the next one.
+    fn pop(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, head: Ev) -> Packet {
+        let (at, p) = self.q.pop_front().expect("line event with empty line");
+        debug_assert_eq!(at, now);
+        if let Some(&(next, _)) = self.q.front() {
+            q.schedule(next, head);
+        }
+        p
+    }
 }
 
 struct Monitor {
@@ -109,11 +133,15 @@ impl Monitor {
 
 pub struct Simulation {
     q: EventQueue<Ev>,
-    lines: Vec<DelayLine>,
-    sinks: Vec<Sink>,
+    /// Per flow: sender to bottleneck queue.
+    access: Vec<DelayLine>,
+    /// Bottleneck link to the receivers.
+    bottleneck_out: DelayLine,
+    /// Per flow: receiver to sender (ACKs).
+    reverse: Vec<DelayLine>,
     qdisc: Box<dyn Qdisc>,
     rate_bps: u64,
-    tx_rem: u128,
+    tx_rem: u64,
     tx_current: Option<Packet>,
     senders: Vec<FlowSender>,
     receivers: Vec<FlowReceiver>,
@@ -132,22 +160,13 @@ pub struct Simulation {
     cca_classes: Vec<String>,
 }
 
-const LINE_BOTTLENECK_OUT: u32 = 0;
-
 impl Simulation {
     pub fn new(cfg: &RunConfig) -> Simulation {
         let n = cfg.flows.len();
         let d_b = cfg.bottleneck.delay_ns;
-        let mut lines = vec![DelayLine { delay_ns: d_b, q: VecDeque::new() }];
-        let mut sinks = vec![Sink::Receiver];
-        for f in &cfg.flows {
-            lines.push(DelayLine { delay_ns: f.rtt_ns / 2 - d_b, q: VecDeque::new() });
-            sinks.push(Sink::Bottleneck);
-        }
-        for f in &cfg.flows {
-            lines.push(DelayLine { delay_ns: f.rtt_ns - f.rtt_ns / 2, q: VecDeque::new() });
-            sinks.push(Sink::Sender);
-        }
+        let bottleneck_out = DelayLine::new(d_b);
+        let access = cfg.flows.iter().map(|f| DelayLine::new(f.rtt_ns / 2 - d_b)).collect();
+        let reverse = cfg.flows.iter().map(|f| DelayLine::new(f.rtt_ns - f.rtt_ns / 2)).collect();
         let mut senders = Vec::with_capacity(n);
         let mut receivers = Vec::with_capacity(n);
         let mut starts = Vec::with_capacity(n);
@@ -247,8 +266,9 @@ impl Simulation {
         qd.set_classes(cca_classes.len());
         Simulation {
             q,
-            lines,
-            sinks,
+            access,
+            bottleneck_out,
+            reverse,
             qdisc: qd,
             rate_bps: cfg.bottleneck.rate_bps,
             tx_rem: 0,
@@ -274,45 +294,24 @@ impl Simulation {
         }
     }
 
-    fn fwd_line(flow: u32) -> u32 {
-        1 + flow
-    }
-
-    fn rev_line(&self, flow: u32) -> u32 {
-        1 + self.senders.len() as u32 + flow
-    }
-
-    fn line_push(&mut self, line: u32, now: TimeNs, p: Packet) {
-        let l = &mut self.lines[line as usize];
-        let at = now + l.delay_ns;
-        if l.q.is_empty() {
-            self.q.schedule(at, Ev::Line(line));
-        }
-        l.q.push_back((at, p));
-    }
-
     /// Move the packets a sender produced onto its access link.
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
-        let line = Self::fwd_line(flow);
-        let mut out = std::mem::take(&mut self.out);
-        for mut p in out.drain(..) {
+        let line = &mut self.access[flow as usize];
+        for mut p in self.out.drain(..) {
             if p.kind == Kind::Data {
                 self.data_packets += 1;
             }
             p.cca_class = self.cca_class[flow as usize];
-            self.line_push(line, now, p);
+            line.push(&mut self.q, now, p, Ev::Access(flow));
         }
-        self.out = out;
         self.sync_sender_timers(flow);
     }
 
     fn flush_receiver_out(&mut self, flow: u32, now: TimeNs) {
-        let line = self.rev_line(flow);
-        let mut out = std::mem::take(&mut self.out);
-        for p in out.drain(..) {
-            self.line_push(line, now, p);
+        let line = &mut self.reverse[flow as usize];
+        for p in self.out.drain(..) {
+            line.push(&mut self.q, now, p, Ev::Reverse(flow));
         }
-        self.out = out;
         let r = &mut self.receivers[flow as usize];
         r.delack_timer().sync(&mut self.q, Ev::Delack(flow));
     }
@@ -326,10 +325,20 @@ impl Simulation {
 
     fn tx_time_ns(&mut self, wire_bytes: u32) -> u64 {
         // Exact serialization time, carrying the sub-nanosecond remainder.
-        let num = wire_bytes as u128 * 8 * 1_000_000_000 + self.tx_rem;
-        let r = self.rate_bps as u128;
-        self.tx_rem = num % r;
-        (num / r) as u64
+        let num = wire_bytes as u128 * 8 * 1_000_000_000 + self.tx_rem as u128;
+        // The dividend fits in 64 bits for every real packet and rate; a
+        // 64-bit division (one instruction for quotient and remainder) is
+        // much cheaper than the two 128-bit library calls it replaces, and
+        // gives the same result.
+        let (q, rem) = match u64::try_from(num) {
+            Ok(n) => (n / self.rate_bps, n % self.rate_bps),
+            Err(_) => {
+                let r = self.rate_bps as u128;
+                ((num / r) as u64, (num % r) as u64)
+            }
+        };
+        self.tx_rem = rem;
+        q
     }
 
     fn bottleneck_arrive(&mut self, now: TimeNs, mut p: Packet) {
@@ -393,7 +402,7 @@ impl Simulation {
         if b < self.mon.link_tx.len() {
             self.mon.link_tx[b] += p.wire_bytes as u64;
         }
-        self.line_push(LINE_BOTTLENECK_OUT, now, p);
+        self.bottleneck_out.push(&mut self.q, now, p, Ev::Delivered);
         self.start_tx(now);
     }
 
@@ -444,37 +453,29 @@ impl Simulation {
 
     fn dispatch(&mut self, now: TimeNs, ev: Ev) {
         match ev {
-            Ev::Line(l) => {
-                let line = &mut self.lines[l as usize];
-                let (at, p) = line.q.pop_front().expect("line event with empty line");
-                debug_assert_eq!(at, now);
-                if let Some(&(next, _)) = line.q.front() {
-                    self.q.schedule(next, Ev::Line(l));
-                }
-                match self.sinks[l as usize] {
-                    Sink::Bottleneck => {
-                        if let Some((prob, rng)) = self.loss[p.flow as usize].as_mut() {
-                            if p.kind == Kind::Data && rng.gen::<f64>() < *prob {
-                                self.mon.random_losses[p.flow as usize] += 1;
-                                return;
-                            }
-                        }
-                        self.bottleneck_arrive(now, p)
-                    }
-                    Sink::Receiver => {
-                        let f = p.flow;
-                        let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
-                        if n > 0 {
-                            self.account_delivery(f, n, now);
-                        }
-                        self.flush_receiver_out(f, now);
-                    }
-                    Sink::Sender => {
-                        let f = p.flow;
-                        self.senders[f as usize].on_ack(now, &p, &mut self.out);
-                        self.flush_sender_out(f, now);
+            Ev::Access(f) => {
+                let p = self.access[f as usize].pop(&mut self.q, now, ev);
+                if let Some((prob, rng)) = self.loss[f as usize].as_mut() {
+                    if p.kind == Kind::Data && rng.gen::<f64>() < *prob {
+                        self.mon.random_losses[f as usize] += 1;
+                        return;
                     }
                 }
+                self.bottleneck_arrive(now, p)
+            }
+            Ev::Delivered => {
+                let p = self.bottleneck_out.pop(&mut self.q, now, ev);
+                let f = p.flow;
+                let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
+                if n > 0 {
+                    self.account_delivery(f, n, now);
+                }
+                self.flush_receiver_out(f, now);
+            }
+            Ev::Reverse(f) => {
+                let p = self.reverse[f as usize].pop(&mut self.q, now, ev);
+                self.senders[f as usize].on_ack(now, &p, &mut self.out);
+                self.flush_sender_out(f, now);
             }
             Ev::TxDone => self.tx_done(now),
             Ev::Rto(f) => {

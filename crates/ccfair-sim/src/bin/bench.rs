@@ -4,6 +4,7 @@
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- table [--reps N]
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED]
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- json FILE.json
+//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- repeat N [FILE.json]  (median wall of N runs; default: S0 base)
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- aqm          (CoDel/PIE sojourn table)
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- qdisc-cost [--reps N]  (paired AQM / drop-tail wall time)
 //!   cargo run --release -p ccfair-sim --bin ccfair-bench -- fq-fairness  (FQ-CoDel CUBIC vs BBR, 10 seeds)
@@ -267,6 +268,29 @@ fn main() {
             qdisc_cost(reps);
         }
         Some("fq-fairness") => fq_fairness_table(),
+        Some("repeat") => {
+            // For A/B timing and profiling (perf record): N runs of one config
+            // (the S0 base case unless a RunConfig JSON file is given).
+            let n: usize = args.get(2).and_then(|s| s.parse().ok()).unwrap_or(100);
+            let c = match args.get(3) {
+                Some(path) => RunConfig::from_json(&std::fs::read_to_string(path).expect("read file")).unwrap_or_else(|e| {
+                    eprintln!("error: {e}");
+                    std::process::exit(2)
+                }),
+                None => s0(1),
+            };
+            let mut walls = Vec::with_capacity(n);
+            let mut pkts = 0;
+            for _ in 0..n {
+                let t = Instant::now();
+                let r = ccfair_sim::run(&c);
+                walls.push(t.elapsed().as_secs_f64());
+                pkts = r.data_packets;
+            }
+            walls.sort_by(|a, b| a.partial_cmp(b).unwrap());
+            let med = walls[walls.len() / 2];
+            println!("runs {n} median {:.3} ms min {:.3} ms data pkts {pkts} {:.2} M pkts/s", med * 1e3, walls[0] * 1e3, pkts as f64 / med / 1e6);
+        }
         Some("json") => {
             let s = std::fs::read_to_string(&args[2]).expect("read file");
             let c = RunConfig::from_json(&s).unwrap_or_else(|e| {
@@ -277,7 +301,7 @@ fn main() {
             println!("{}", serde_json::to_string(&r).unwrap());
         }
         _ => {
-            eprintln!("usage: ccfair-bench table [--reps N] | aqm | fq-fairness | qdisc-cost [--reps N] | one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED] | json FILE");
+            eprintln!("usage: ccfair-bench table [--reps N] | aqm | fq-fairness | qdisc-cost [--reps N] | one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED] | json FILE | repeat N [FILE]");
             std::process::exit(2);
         }
     }
