@@ -22,7 +22,8 @@ import pytest
 
 from ccfair import Spec
 from ccfair.cli import main
-from ccfair.testbed import agent, netns, runner
+from ccfair.errors import SpecError
+from ccfair.testbed import agent, netns, runner, tc
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -76,7 +77,7 @@ def leftovers() -> list[str]:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if "testbed/agent.py" in cmd or "ccfair-bottleneck" in cmd:
+        if "testbed/agent.py" in cmd or "testbed/qstats.py" in cmd or "ccfair-bottleneck" in cmd:
             found.append(f"process {pid}: {cmd}")
     return found
 
@@ -219,4 +220,110 @@ def test_sigkill_leaves_state_the_next_run_cleans(tmp_path):
     assert q.returncode == 0, q.stderr
     both = json.loads(q.stdout)
     assert both["sim"]["utilization"] > 0.5 and both["testbed"]["utilization"] > 0.5
+    assert leftovers() == []
+
+
+# ---------------------------------------------------------------- the kernel (tc) bottleneck
+
+
+def kernel_spec(**bottleneck: object) -> Spec:
+    return Spec.from_dict(
+        {
+            "name": "testbed-kernel",
+            "duration": "8s",
+            "window": {"start": "2s"},
+            "bottleneck": {"rate": "10Mbit", "buffer": "1bdp", **bottleneck},
+            "flows": [{"cca": "cubic", "rtt": "50ms"}],
+            "testbed": {"bottleneck": "kernel"},
+        }
+    )
+
+
+def test_testbed_bottleneck_option_defaults_to_userspace_and_rejects_other_values(capsys, tmp_path):
+    assert spec().testbed.bottleneck == "userspace"
+    assert kernel_spec().testbed.bottleneck == "kernel"
+    f = tmp_path / "x.toml"
+    f.write_text('duration = "5s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "cubic"\nrtt = "50ms"\n[testbed]\nbottleneck = "tc"\n')
+    assert main(["run", str(f), "--backend", "testbed"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1
+    assert "testbed.bottleneck" in err and "'userspace' or 'kernel'" in err
+
+
+def test_tc_commands_map_the_buffer_and_qdisc_to_tbf_and_its_child():
+    s = kernel_spec()
+    root, child = tc.commands("ccf-x-br", s.to_run_config(), s.packet_wire_bytes)
+    # tbf at the rate with a one-packet burst; stab makes the kernel charge IP lengths.
+    assert root == "qdisc add dev ccf-x-br root handle 1: stab overhead -14 tbf rate 10000000bit burst 1500 limit 63000".split()
+    assert child[-3:] == ["pfifo", "limit", "42"]  # 1 BDP = 42 packets -> pfifo
+    s = kernel_spec(buffer="64000B")
+    assert tc.commands("d", s.to_run_config(), 1500)[1][-3:] == ["bfifo", "limit", "64000"]
+    s = kernel_spec(buffer="2bdp", qdisc={"kind": "fq_codel", "target": "5ms", "interval": "100ms"})
+    args = tc.commands("d", s.to_run_config(), 1500)[1][8:]
+    assert args[:3] == ["fq_codel", "limit", "83"]
+    assert args[args.index("target") + 1] == "5000us" and args[args.index("interval") + 1] == "100000us"
+    assert "ecn" in args  # FQ-CoDel's default, as Linux's
+    s = kernel_spec(qdisc="fq_drr")
+    with pytest.raises(SpecError) as e:
+        tc.commands("d", s.to_run_config(), 1500)
+    assert e.value.field == "bottleneck.qdisc"
+    assert "'fq_drr' has no kernel (tc) mapping" in e.value.message and "userspace" in e.value.message
+
+
+def _kernel_has(kind: str) -> bool:
+    s = kernel_spec(qdisc=kind)
+    try:
+        tc.probe(tc.commands("d", s.to_run_config(), 1500), kind)
+    except SpecError:
+        return False
+    return True
+
+
+@needs_netns
+def test_kernel_bottleneck_single_cubic_flow(tmp_path):
+    """tbf + pfifo on the bottleneck's receiver-facing port: >= 90 % utilization, min RTT within
+    2 ms of 50 ms, the kernel's queue sampled, its drops charged to the flow; nothing left behind."""
+    if not _kernel_has("droptail"):
+        pytest.skip("the kernel has no tbf or pfifo qdisc")
+    res = runner.run(kernel_spec())
+    s = res.summary
+    t = s["testbed"]
+    assert t["bottleneck_path"] == "kernel"
+    assert t["kernel_bottleneck"]["tc"][1].endswith("pfifo limit 42")
+    assert s["utilization"] >= 0.9, s
+    assert abs(s["flows"][0]["min_rtt_ms"] - 50.0) <= 2.0, s
+    # Queue length over time comes from the kernel qdisc: one sample per 10 ms, within the limit.
+    assert len(res.queue) == 800
+    assert 0 < res.queue["packets"].max() <= 42
+    assert res.queue["bytes"].max() <= 42 * 1500  # IP bytes (stab overhead -14)
+    # Every packet the kernel qdisc dropped was refused to the bottleneck's send (ENOBUFS) and charged to the flow.
+    assert int(res.flows["drops"].sum()) == t["kernel_bottleneck"]["qdisc_drops"]
+    assert t["bottleneck"]["tx_errors"] == 0
+    # No per-packet sojourn from the kernel: the histogram is empty and the per-bin count is NaN, not 0.
+    assert len(res.sojourn) == 0
+    assert res.link["sojourn_packets"].isna().all()
+    assert leftovers() == []
+
+
+@needs_netns
+def test_kernel_bottleneck_missing_qdisc_fails_before_any_namespace(monkeypatch, capsys, tmp_path):
+    """CoDel is not in this kernel: exit 2, one line naming bottleneck.qdisc, the missing qdisc
+    and the alternative; no namespace was ever created."""
+    if _kernel_has("codel"):
+        pytest.skip("this kernel has the codel qdisc")
+    created = []
+    monkeypatch.setattr(netns.Topology, "create", lambda self: created.append(self.id))
+    f = tmp_path / "codel.toml"
+    f.write_text(
+        'duration = "5s"\n[bottleneck]\nrate = "10Mbit"\nqdisc = "codel"\n'
+        '[[flows]]\ncca = "cubic"\nrtt = "50ms"\n[testbed]\nbottleneck = "kernel"\n'
+    )
+    before = netns.list_namespaces()
+    assert main(["run", str(f), "--backend", "testbed"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("error: bottleneck.qdisc: 'codel'")
+    assert "has no 'codel' qdisc" in err and 'testbed.bottleneck = "userspace"' in err
+    assert created == []
+    assert netns.list_namespaces() == before
     assert leftovers() == []

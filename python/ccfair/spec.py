@@ -619,6 +619,18 @@ class Bottleneck(_Model):
     qdisc: Qdisc = Field(default_factory=DropTail)
 
 
+#: Bottleneck implementations of the testbed backend (docs/testbed.md).
+TESTBED_BOTTLENECKS = ("userspace", "kernel")
+
+
+class Testbed(_Model):
+    """Options of the testbed backend only (``--backend testbed``); the simulator ignores them."""
+
+    #: "userspace": ccfair-bottleneck does delay, queue and rate; "kernel": Linux's tc tbf + child
+    #: qdisc on the receiver-facing port do queue and rate, ccfair-bottleneck only the delay.
+    bottleneck: Literal["userspace", "kernel"] = "userspace"
+
+
 class Flow(_Model):
     """One bulk flow, or ``count`` identical flows (named ``name.0`` .. ``name.N-1``)."""
 
@@ -717,6 +729,7 @@ class Spec(_Model):
     bottleneck: Bottleneck
     flows: list[Flow] = Field(default_factory=list)
     groups: list[Group] = Field(default_factory=list)
+    testbed: Testbed = Field(default_factory=Testbed)
 
     _raw: dict[str, Any] | None = PrivateAttr(default=None)
 

@@ -15,6 +15,14 @@
 //! deadline, CLOCK_MONOTONIC time (shared by every namespace on the host),
 //! timer slack 1 ns (prctl PR_SET_TIMERSLACK), optional SCHED_FIFO.
 //!
+//! Kernel-qdisc mode (`kernel_qdisc = true`, the testbed's kernel bottleneck
+//! path): the program only adds the per-direction delays; the forward frames
+//! are handed to the receiver port's egress qdisc (no PACKET_QDISC_BYPASS on
+//! that port), where tc's tbf and its child qdisc (configured by the runner)
+//! rate-limit and queue them. A send the qdisc refuses fails with ENOBUFS
+//! (net/packet/af_packet.c packet_snd: net_xmit_errno(NET_XMIT_DROP)); it is
+//! counted as a drop of the frame's sender port.
+//!
 //! Usage: ccfair-bottleneck CONFIG.json   (prints "ready" when the sockets are
 //! bound; on SIGTERM/SIGINT, or when its parent dies, it writes the stats JSON
 //! to `stats_path` and exits 0).
@@ -76,6 +84,9 @@ struct Config {
     /// Run with SCHED_FIFO priority (needs CAP_SYS_NICE; ignored with a warning otherwise).
     #[serde(default)]
     realtime: bool,
+    /// Kernel-qdisc mode (see the header): delay only; the receiver port's egress qdisc is the bottleneck.
+    #[serde(default)]
+    kernel_qdisc: bool,
 }
 
 fn default_burst() -> u64 {
@@ -120,7 +131,8 @@ fn setopt(fd: i32, level: i32, name: i32, val: i32) -> Result<(), String> {
     Ok(())
 }
 
-fn open_port(name: &str) -> Result<Port, String> {
+/// `qdisc_bypass`: send straight to the driver (PACKET_QDISC_BYPASS), skipping the egress qdisc.
+fn open_port(name: &str, qdisc_bypass: bool) -> Result<Port, String> {
     let cname = std::ffi::CString::new(name).map_err(|_| format!("bad interface name {name:?}"))?;
     // SAFETY: plain libc calls with valid arguments.
     let ifindex = unsafe { libc::if_nametoindex(cname.as_ptr()) };
@@ -144,7 +156,9 @@ fn open_port(name: &str) -> Result<Port, String> {
         return Err(os_err(&format!("bind to {name}")));
     }
     setopt(fd, SOL_PACKET, PACKET_IGNORE_OUTGOING, 1)?;
-    setopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, 1)?;
+    if qdisc_bypass {
+        setopt(fd, SOL_PACKET, PACKET_QDISC_BYPASS, 1)?;
+    }
     // Force variants exceed rmem_max/wmem_max (root); fall back to the plain ones.
     if setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUFFORCE, SOCKET_BUFFER_BYTES).is_err() {
         setopt(fd, libc::SOL_SOCKET, libc::SO_RCVBUF, SOCKET_BUFFER_BYTES)?;
@@ -244,10 +258,18 @@ struct Io {
 }
 
 impl Io {
-    fn send(&mut self, port: usize, frame: &[u8]) {
+    /// Send a frame; Err(errno) if the kernel refused it (counted in `tx_errors` unless the caller handles it).
+    fn try_send(&mut self, port: usize, frame: &[u8]) -> Result<(), i32> {
         // SAFETY: fd is a bound packet socket; frame is a valid buffer.
         let r = unsafe { libc::send(self.ports[port].fd, frame.as_ptr() as *const libc::c_void, frame.len(), 0) };
         if r < 0 {
+            return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+        }
+        Ok(())
+    }
+
+    fn send(&mut self, port: usize, frame: &[u8]) {
+        if self.try_send(port, frame).is_err() {
             self.tx_errors += 1;
         }
     }
@@ -285,9 +307,10 @@ fn main() {
     }
 
     let mut io = Io { ports: Vec::with_capacity(n + 1), tx_errors: 0 };
-    for name in cfg.sender_ifaces.iter().chain(std::iter::once(&cfg.receiver_iface)) {
-        io.ports.push(open_port(name).unwrap_or_else(|e| die(e)));
+    for name in &cfg.sender_ifaces {
+        io.ports.push(open_port(name, true).unwrap_or_else(|e| die(e)));
     }
+    io.ports.push(open_port(&cfg.receiver_iface, !cfg.kernel_qdisc).unwrap_or_else(|e| die(e)));
     let rx = n;
 
     let mon = MonitorConfig {
@@ -299,8 +322,14 @@ fn main() {
         window_start_ns: cfg.window_start_ns,
         window_end_ns: cfg.window_end_ns,
     };
-    let mut shaper = Shaper::new(cfg.rate_bps, cfg.burst_bytes, &cfg.qdisc, cfg.seed, cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon);
+    let mut shaper = if cfg.kernel_qdisc {
+        Shaper::delay_only(cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon)
+    } else {
+        Shaper::new(cfg.rate_bps, cfg.burst_bytes, &cfg.qdisc, cfg.seed, cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon)
+    };
     let mut slab = Slab { frames: Vec::new(), free: Vec::new() };
+    // Sender port each forward frame came from, by slab index (kernel-qdisc drops are charged to it).
+    let mut origin: Vec<usize> = Vec::new();
     let mut macs: HashMap<[u8; 6], usize> = HashMap::new();
     let mut buf = vec![0u8; MAX_FRAME_BYTES];
     let mut out: Vec<Out> = Vec::new();
@@ -351,6 +380,10 @@ fn main() {
                     }
                     if is_ipv4(frame) {
                         let s = slab.alloc(frame);
+                        if origin.len() <= s {
+                            origin.resize(s + 1, 0);
+                        }
+                        origin[s] = port;
                         shaper.arrive_fwd(now, port, s);
                     } else {
                         io.send(rx, frame);
@@ -387,11 +420,21 @@ fn main() {
             }
         }
         for o in out.drain(..) {
-            let (port, s) = match o {
-                Out::Receiver(s) => (rx, s),
-                Out::Sender { port, slab: s } => (port, s),
+            let s = match o {
+                Out::Receiver(s) => {
+                    match io.try_send(rx, &slab.frames[s]) {
+                        Ok(()) => {}
+                        // Kernel-qdisc mode: the egress qdisc refused the frame (a drop).
+                        Err(libc::ENOBUFS) if cfg.kernel_qdisc => shaper.stats.drops[origin[s]] += 1,
+                        Err(_) => io.tx_errors += 1,
+                    }
+                    s
+                }
+                Out::Sender { port, slab: s } => {
+                    io.send(port, &slab.frames[s]);
+                    s
+                }
             };
-            io.send(port, &slab.frames[s]);
             slab.release(s);
         }
         for s in freed.drain(..) {

@@ -7,6 +7,11 @@
 //!   arrival --(fwd delay of that port)--> qdisc --(link at rate_bps)--> out
 //! Reverse direction (receiver port -> a sender port): a pure delay line.
 //!
+//! Delay-only mode (`Shaper::delay_only`, the testbed's kernel bottleneck
+//! path): the forward direction is a pure delay line too - no queue, no rate
+//! limit; the frames go straight to the receiver port, whose egress qdisc
+//! (tc tbf + child, configured by the runner) is the bottleneck.
+//!
 //! The link is a token bucket expressed as a virtual clock (tbf in Linux,
 //! net/sched/sch_tbf.c, and S0's "token bucket with a one-frame burst"): a
 //! packet of `wire_bytes` occupies the link for `wire_bytes*8/rate_bps`; it
@@ -89,6 +94,8 @@ pub struct Shaper {
     soj_hist: Vec<u64>,
     late_hist: Vec<u64>,
     late_sum_ns: u128,
+    /// false = delay-only mode: forward frames bypass the qdisc and the link.
+    link: bool,
     pub stats: Stats,
 }
 
@@ -137,8 +144,18 @@ impl Shaper {
             soj_hist: Vec::new(),
             late_hist: vec![0; LATE_BUCKETS_US + 1],
             late_sum_ns: 0,
+            link: true,
             stats,
         }
+    }
+
+    /// Delay-only mode: forward frames leave when their delay has elapsed, with
+    /// no queue and no rate limit (the kernel's qdisc is the bottleneck). Their
+    /// lateness against the delay line's due time is recorded.
+    pub fn delay_only(fwd_delay_ns: Vec<u64>, rev_delay_ns: Vec<u64>, mon: MonitorConfig) -> Shaper {
+        let mut s = Shaper::new(1, 1, &QdiscConfig::Droptail { limit_packets: Some(1), limit_bytes: None }, 0, fwd_delay_ns, rev_delay_ns, mon);
+        s.link = false;
+        s
     }
 
     /// A data frame arrived on sender port `port`.
@@ -197,6 +214,12 @@ impl Shaper {
                     break;
                 }
                 self.fwd_lines[port].pop_front();
+                if !self.link {
+                    self.note_late(due, now);
+                    self.stats.forwarded_fwd += 1;
+                    out.push(Out::Receiver(slab));
+                    continue;
+                }
                 let (wire, ecn) = frame_info(slab);
                 let mut p = Packet::new(port as u32, Kind::Data, wire);
                 p.seq = slab as u64;
@@ -330,6 +353,27 @@ mod tests {
 
     fn droptail(limit: u64) -> QdiscConfig {
         QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None }
+    }
+
+    /// Delay-only mode (kernel bottleneck path): 900 frames arriving at once all
+    /// leave after exactly the forward delay - no rate limit, no queue, no drops.
+    #[test]
+    fn delay_only_mode_forwards_everything_after_the_delay() {
+        let mut s = Shaper::delay_only(vec![7_000_000], vec![3_000_000], mon(1_000_000_000));
+        for slab in 0..900 {
+            s.arrive_fwd(1_000, 0, slab);
+        }
+        s.arrive_rev(2_000, 0, 900);
+        let (mut out, mut freed) = (vec![], vec![]);
+        s.poll(7_000_999, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+        assert_eq!(out, vec![Out::Sender { port: 0, slab: 900 }]); // reverse: due at 3.002 ms
+        out.clear();
+        s.poll(7_001_000, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+        assert_eq!(out, (0..900).map(Out::Receiver).collect::<Vec<_>>());
+        assert!(freed.is_empty());
+        assert_eq!(s.stats.drops, vec![0]);
+        assert_eq!(s.stats.forwarded_fwd, 900);
+        assert_eq!(s.stats.link_tx_bytes.iter().sum::<u64>(), 0);
     }
 
     /// Drive the shaper with a saturating arrival process, waking up exactly at every deadline.

@@ -15,6 +15,12 @@ Steps (see docs/testbed.md):
    samples and the bottleneck's link/queue statistics into the same raw dict
    ``ccfair._core.simulate`` returns, and build a :class:`~ccfair.result.Result`.
 
+With ``[testbed] bottleneck = "kernel"`` (:mod:`ccfair.testbed.tc`) the
+queue and the rate are Linux's tbf + child qdisc on the bottleneck's
+receiver-facing port (probed in a throw-away namespace before step 2,
+configured after it), ccfair-bottleneck only adds the delays, and
+:mod:`ccfair.testbed.qstats` samples the kernel qdisc's queue and sent bytes.
+
 Everything is removed on success, on error, on Ctrl-C and SIGTERM.
 """
 
@@ -37,7 +43,7 @@ from typing import Any
 
 from ccfair.errors import SimulationError, SpecError
 from ccfair.spec import Spec
-from ccfair.testbed import netns
+from ccfair.testbed import netns, tc
 
 __all__ = ["TestbedError", "TestbedUnavailable", "run", "kernel_ccas", "find_bottleneck", "check_available"]
 
@@ -51,6 +57,7 @@ PROBES_PER_PATH = 10
 #: Simulator CCA names whose Linux module has another name.
 KERNEL_NAMES = {"reno": "reno", "cubic": "cubic", "bbr": "bbr"}
 AGENT = Path(__file__).with_name("agent.py")
+QSTATS = Path(__file__).with_name("qstats.py")
 _NS_PER_S = 1_000_000_000
 
 
@@ -154,6 +161,10 @@ class _Run:
         self.flows = config["flows"]
         self.topo = netns.Topology(len(self.flows))
         self.procs: list[tuple[str, subprocess.Popen[str]]] = []
+        self.kernel = spec.testbed.bottleneck == "kernel"
+        #: tc commands of the kernel bottleneck (empty for the userspace one); `probe` fills `kernel_info`.
+        self.tc_cmds = tc.commands(self.topo.if_btl_rcv, config, spec.packet_wire_bytes) if self.kernel else []
+        self.kernel_info: dict[str, Any] = {}
 
     # ------------------------------------------------------------ processes
 
@@ -207,6 +218,7 @@ class _Run:
             "window_end_ns": c["window_end_ns"],
             "stats_path": str(self.topo.dir / f"{label}.json"),
             "realtime": self.realtime,
+            "kernel_qdisc": self.kernel,
         }
         path = self.topo.dir / f"{label}.config.json"
         path.write_text(json.dumps(cfg))
@@ -256,6 +268,11 @@ class _Run:
         n_bins = -(-duration // bin_ns)
         wall0 = time.perf_counter_ns()
         topo.create()
+        if self.kernel:
+            try:
+                tc.configure(topo.ns_btl, self.tc_cmds)
+            except RuntimeError as e:
+                raise TestbedError(str(e)) from None
         for i, f in enumerate(self.flows):
             topo.route_options(i, f["init_cwnd_pkts"], f["rwnd_init_pkts"], quickack=not f["delayed_ack"])
             if f.get("ecn") in ("classic", "scalable"):  # the kernel offers RFC 3168 ECN (tcp_ecn = 1)
@@ -284,6 +301,19 @@ class _Run:
         )
         self.wait_ready("receiver", receiver)
         btl = self.start_bottleneck("bottleneck", fwd, rev, t0, duration)
+        qstats = None
+        if self.kernel:
+            qstats = self.spawn(
+                "qstats",
+                topo.ns_btl,
+                [
+                    sys.executable, str(QSTATS), "--dev", topo.if_btl_rcv, "--handle", hex(tc.ROOT_HANDLE_ID), "--t0", str(t0),
+                    "--duration", str(duration), "--sample", str(c["sample_ns"]), "--bin", str(bin_ns),
+                    "--out", str(topo.dir / "qstats.json"),
+                ],
+                stdout_pipe=True,
+            )  # fmt: skip
+            self.wait_ready("qstats", qstats)
         rng = random.Random(f"ccfair-testbed/{c['seed']}")
         senders = []
         for i, f in enumerate(self.flows):
@@ -317,6 +347,14 @@ class _Run:
         if receiver.returncode != 0:
             raise TestbedError(f"the receiver failed: {self.stderr_of('receiver')}")
         self.stop("bottleneck", btl)
+        if qstats is not None:
+            try:
+                qstats.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                raise TestbedError("the qdisc sampler did not finish") from None
+            if qstats.returncode != 0:
+                raise TestbedError(f"the qdisc sampler failed: {self.stderr_of('qstats')}")
+            self.kernel_info["qstats"] = json.loads((topo.dir / "qstats.json").read_text())
 
         stats = json.loads((topo.dir / "bottleneck.json").read_text())
         recv = json.loads((topo.dir / "receiver.json").read_text())
@@ -335,6 +373,16 @@ class _Run:
     ) -> dict[str, Any]:
         """The simulator's raw result shape (crates/ccfair-py/src/lib.rs), from testbed measurements."""
         c = self.config
+        link: dict[str, Any] = {
+            k: stats[k]
+            for k in ("link_tx_bytes", "queue_time_ns", "queue_packets", "queue_bytes", "sojourn_bin", "sojourn_count", "sojourn_sum_ns_per_bin", "sojourn_pkts_per_bin")
+        }
+        if self.kernel:
+            # The kernel qdisc's counters (qstats.py); Linux exposes no per-packet
+            # sojourn times, so the sojourn histogram and per-bin sums stay empty.
+            q = self.kernel_info["qstats"]
+            link = {k: q[k] for k in ("link_tx_bytes", "queue_time_ns", "queue_packets", "queue_bytes")}
+            link.update(sojourn_bin=[], sojourn_count=[], sojourn_sum_ns_per_bin=[], sojourn_pkts_per_bin=[])
         flows = []
         trace: dict[str, list[int]] = {k: [] for k in ("flow", "time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
         for i, (f, s) in enumerate(zip(self.flows, snd)):
@@ -368,14 +416,7 @@ class _Run:
             "sojourn_bin_ns": c["sojourn_bin_ns"],
             "bottleneck_rate_bps": c["bottleneck"]["rate_bps"],
             "flows": flows,
-            "link_tx_bytes": stats["link_tx_bytes"],
-            "queue_time_ns": stats["queue_time_ns"],
-            "queue_packets": stats["queue_packets"],
-            "queue_bytes": stats["queue_bytes"],
-            "sojourn_bin": stats["sojourn_bin"],
-            "sojourn_count": stats["sojourn_count"],
-            "sojourn_sum_ns_per_bin": stats["sojourn_sum_ns_per_bin"],
-            "sojourn_pkts_per_bin": stats["sojourn_pkts_per_bin"],
+            **link,
             "trace": trace,
             "events": 0,
             "data_packets": stats["forwarded_fwd"],
@@ -390,7 +431,24 @@ class _Run:
                     k: stats[k]
                     for k in ("late_count", "late_p50_us", "late_p99_us", "late_max_ns", "late_mean_ns", "rx_socket_drops", "tx_errors", "oversize_frames", "forwarded_rev")
                 },
+                "bottleneck_path": "kernel" if self.kernel else "userspace",
+                **({"kernel_bottleneck": self.kernel_summary()} if self.kernel else {}),
             },
+        }
+
+    def kernel_summary(self) -> dict[str, Any]:
+        """What the kernel path did: the tc commands, netem availability, the root qdisc's counters over the run."""
+        q = self.kernel_info["qstats"]
+        start, end = q["start"], q["end"]
+        return {
+            "tc": [" ".join(["tc", *cmd]) for cmd in self.tc_cmds],
+            "delay": "userspace (ccfair-bottleneck, delay-only mode)",
+            "netem_available": self.kernel_info.get("netem", False),
+            "qdisc_drops": end["drops"] - start["drops"],
+            "qdisc_sent_packets": end["packets"] - start["packets"],
+            "qdisc_overlimits": end["overlimits"] - start["overlimits"],
+            "qdisc_requeues": end["requeues"] - start["requeues"],
+            "sample_late_max_ns": q["sample_late_max_ns"],
         }
 
     def cleanup(self) -> None:
@@ -416,8 +474,10 @@ def run(spec: Spec, seed: int | None = None, *, realtime: bool = True) -> Any:
 
     binary = check_available(spec)
     config = spec.to_run_config(seed)
-    netns.clean_stale()
     r = _Run(spec, config, binary, realtime)
+    if r.kernel:  # before anything is created: a missing kernel qdisc is a SpecError
+        r.kernel_info.update(tc.probe(r.tc_cmds, config["bottleneck"]["qdisc"]["kind"]))
+    netns.clean_stale()
     atexit.register(r.cleanup)  # e.g. sys.exit from a signal handler elsewhere
     with _signals_raise():
         try:
@@ -433,4 +493,6 @@ def run(spec: Spec, seed: int | None = None, *, realtime: bool = True) -> Any:
     min_rtts = [f["min_rtt_ns"] / 1e6 for f in raw["flows"]]
     for entry, m in zip(result.summary["flows"], min_rtts):
         entry["min_rtt_ms"] = m
+    if r.kernel:  # no per-packet sojourn from the kernel: not measured, not zero
+        result.link["sojourn_packets"] = float("nan")
     return result
