@@ -112,6 +112,10 @@ def check_available(spec: Spec | None = None) -> Path:
             "the userspace bottleneck is not built; run `cargo build --release -p ccfair-bottleneck` "
             "in the repository or set CCFAIR_BOTTLENECK to its path"
         )
+    if spec is not None and spec.testbed.bottleneck == "kernel":
+        # Fails with a SpecError naming bottleneck.qdisc before anything is created.
+        config = spec.to_run_config()
+        tc.probe(tc.commands("p0", config, spec.packet_wire_bytes), config["bottleneck"]["qdisc"]["kind"])
     if spec is not None:
         offered = kernel_ccas()
         for i, (_, _, f) in enumerate(spec.expand_flows()):
@@ -468,14 +472,16 @@ def run(spec: Spec, seed: int | None = None, *, realtime: bool = True) -> Any:
 
     Raises:
         TestbedUnavailable: not root, a CCA missing from the kernel, or the bottleneck not built.
+        SpecError: the kernel bottleneck was asked for and the kernel lacks its qdisc
+            (field ``bottleneck.qdisc``) or tc/tbf (``testbed.bottleneck``).
         TestbedError: something failed during the run (the message names it).
     """
     from ccfair.result import Result
 
-    binary = check_available(spec)
+    binary = check_available(spec)  # probes the kernel qdiscs of the kernel bottleneck
     config = spec.to_run_config(seed)
     r = _Run(spec, config, binary, realtime)
-    if r.kernel:  # before anything is created: a missing kernel qdisc is a SpecError
+    if r.kernel:  # the probe's result (cached by check_available's call): is there netem?
         r.kernel_info.update(tc.probe(r.tc_cmds, config["bottleneck"]["qdisc"]["kind"]))
     netns.clean_stale()
     atexit.register(r.cleanup)  # e.g. sys.exit from a signal handler elsewhere

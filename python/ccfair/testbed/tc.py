@@ -107,12 +107,23 @@ def _kernel() -> str:
     return f"Linux {os.uname().release}"
 
 
+#: Successful probes of this process, by their commands (the kernel's qdiscs do not change during a run).
+_probed: dict[tuple[tuple[str, ...], ...], dict[str, Any]] = {}
+
+
 def probe(cmds: list[list[str]], qdisc_kind: str) -> dict[str, Any]:
     """Try ``cmds`` on a veth pair in a throw-away network namespace; raise :class:`SpecError` if the
     kernel lacks a qdisc. Returns ``{"netem": bool}`` (whether the kernel also has netem)."""
+    test = [[*c[:3], "p0", *c[4:]] for c in cmds]  # same commands on the probe's veth "p0"
+    key = tuple(tuple(c) for c in test)
+    if key not in _probed:
+        _probed[key] = _probe(test, qdisc_kind)
+    return dict(_probed[key])
+
+
+def _probe(test: list[list[str]], qdisc_kind: str) -> dict[str, Any]:
     if shutil.which("tc") is None or shutil.which("unshare") is None:
         raise SpecError("testbed.bottleneck", f"the kernel bottleneck needs iproute2's `tc` and util-linux's `unshare`; {USE_USERSPACE}")
-    test = [[*c[:3], "p0", *c[4:]] for c in cmds]  # same commands on the probe's veth "p0"
     script = "\n".join(
         [
             "ip link add dev p0 type veth peer name p1 || exit 9",
