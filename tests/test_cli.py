@@ -161,3 +161,11 @@ def test_subprocess_help(subprocess_env):
     assert p.returncode == 0
     for option in ("--seed", "--set", "--out", "--json"):
         assert option in p.stdout
+
+
+def test_wall_line_names_the_backend():
+    # A testbed run has no simulated packet rate: its wall time is real time.
+    from ccfair.cli import _wall_line
+
+    assert _wall_line({"sim_wall_s": 0.0097, "data_packets": 37885}) == ("sim wall time", "9.7 ms (3.91 M data packets/s)")
+    assert _wall_line({"backend": "testbed", "sim_wall_s": 17.0062, "data_packets": 0}) == ("testbed wall time", "17.0 s")

@@ -124,10 +124,17 @@ def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
         ("utilization", _fmt(None if summary["utilization"] is None else summary["utilization"] * 100, ".1f", " %")),
         ("queueing delay", f"mean {_fmt(q['mean'], '.2f', ' ms')}, p99 {_fmt(q['p99'], '.2f', ' ms')}"),
         ("mean queue", _fmt(summary.get("queue_packets_mean"), ".1f", " packets")),
-        ("sim wall time", _sim_speed(summary)),
+        _wall_line(summary),
     ]
     for label, value in lines:
         _out.print(f"  [bold]{label:<16}[/bold] {value}")
+
+
+def _wall_line(summary: dict[str, Any]) -> tuple[str, str]:
+    """The wall-time line: the simulator's speed, or a testbed run's real time."""
+    if summary.get("backend") == "testbed":
+        return ("testbed wall time", f"{(summary.get('sim_wall_s') or 0.0):.1f} s")
+    return ("sim wall time", _sim_speed(summary))
 
 
 def _sim_speed(summary: dict[str, Any]) -> str:
