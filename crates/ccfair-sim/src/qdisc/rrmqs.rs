@@ -619,22 +619,28 @@ impl Rrmqs {
     /// lifetime rate, pinned ones still in progress (pinned at least one window
     /// ago) at dequeued packets / elapsed time. None before the class has one.
     fn reference(&self, now: TimeNs) -> Vec<Option<f64>> {
-        let m = self.classes();
-        let mut sum = self.cum_sum[MEAS].clone();
-        let mut cnt: Vec<f64> = self.cum_cnt[MEAS].iter().map(|&n| n as f64).collect();
-        for k in 0..self.log.pinned_flow.len() {
-            if self.log.released_ns[k] != u64::MAX {
-                continue;
-            }
-            let f = self.log.pinned_flow[k] as usize;
+        let in_progress = (0..self.log.pinned_flow.len())
+            .filter(|&k| self.log.released_ns[k] == u64::MAX)
+            .map(|k| (self.log.pinned_flow[k] as usize, self.log.pinned_class[k] as usize));
+        self.mean_rates(MEAS, now, in_progress)
+    }
+
+    /// Per class, the mean per-flow rate (packets/s) of one part (`MAIN` or
+    /// `MEAS`): its completed flows at their lifetime rate (`cum_sum`,
+    /// `cum_cnt`) and the given in-progress `(flow, class)` pairs that are at
+    /// least one `alloc_interval_ns` old at dequeued packets / elapsed time.
+    /// None where the class has no such flow (or only idle ones).
+    fn mean_rates(&self, part: usize, now: TimeNs, in_progress: impl Iterator<Item = (usize, usize)>) -> Vec<Option<f64>> {
+        let mut sum = self.cum_sum[part].clone();
+        let mut cnt: Vec<f64> = self.cum_cnt[part].iter().map(|&n| n as f64).collect();
+        for (f, j) in in_progress {
             let age = now.saturating_sub(self.flow_first_ns[f]);
             if age >= self.c.alloc_interval_ns {
-                let j = self.log.pinned_class[k] as usize;
                 sum[j] += self.flow_served[f] as f64 / (age as f64 / 1e9);
                 cnt[j] += 1.0;
             }
         }
-        (0..m).map(|j| if cnt[j] > 0.0 && sum[j] > 0.0 { Some(sum[j] / cnt[j]) } else { None }).collect()
+        (0..self.classes()).map(|j| if cnt[j] > 0.0 && sum[j] > 0.0 { Some(sum[j] / cnt[j]) } else { None }).collect()
     }
 
     /// Allocate feedback, every `alloc_interval_ns`: ln w_j = ln V'_j + corr_j,
@@ -655,19 +661,11 @@ impl Rrmqs {
             return;
         }
         let prior = known.iter().sum::<f64>() / known.len() as f64;
-        let mut sum = self.cum_sum[MAIN].clone();
-        let mut cnt: Vec<f64> = self.cum_cnt[MAIN].iter().map(|&n| n as f64).collect();
-        for f in 0..self.flow_state.len() {
-            let age = now.saturating_sub(self.flow_first_ns[f]);
-            if self.flow_state[f] == FLOW_MAIN && age >= self.c.alloc_interval_ns {
-                let j = self.flow_class[f] as usize;
-                sum[j] += self.flow_served[f] as f64 / (age as f64 / 1e9);
-                cnt[j] += 1.0;
-            }
-        }
+        let main_flows = (0..self.flow_state.len()).filter(|&f| self.flow_state[f] == FLOW_MAIN).map(|f| (f, self.flow_class[f] as usize));
+        let main = self.mean_rates(MAIN, now, main_flows);
         let idx: Vec<Option<f64>> = (0..m)
-            .map(|j| match refs[j] {
-                Some(r) if cnt[j] > 0.0 && sum[j] > 0.0 => Some((sum[j] / cnt[j]).ln() - r.ln()),
+            .map(|j| match (main[j], refs[j]) {
+                (Some(v), Some(r)) => Some(v.ln() - r.ln()),
                 _ => None,
             })
             .collect();
