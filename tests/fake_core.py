@@ -20,11 +20,20 @@ class SimValueError(ValueError):
     pass
 
 
+class SimResourceError(MemoryError):
+    pass
+
+
+def check(config_json: str, limits_json: str | None = None) -> None:
+    """The real engine's projection is tested against the real engine (tests/test_limits.py)."""
+    json.loads(config_json)
+
+
 def ccas() -> list[tuple[str, str]]:
     return [("reno", "fake reno"), ("cubic", "fake cubic"), ("bbr", "fake bbr")]
 
 
-def simulate(config_json: str) -> dict:
+def simulate(config_json: str, limits_json: str | None = None) -> dict:
     cfg = json.loads(config_json)
     known = {n for n, _ in ccas()}
     for i, f in enumerate(cfg["flows"]):

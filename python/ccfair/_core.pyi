@@ -10,8 +10,14 @@ class SimConfigError(ValueError):
 class SimValueError(ValueError):
     """A configuration value is out of range; ``args == (field, message)``."""
 
-def simulate(config_json: str) -> dict[str, Any]:
-    """Run one simulation of a serialized ``RunConfig``; returns the columnar result dict."""
+class SimResourceError(MemoryError):
+    """An allocation of the run failed; ``args == (field, message)``."""
+
+def simulate(config_json: str, limits_json: str | None = None) -> dict[str, Any]:
+    """Run one simulation of a serialized ``RunConfig`` within ``Limits``; returns the columnar result dict."""
+
+def check(config_json: str, limits_json: str | None = None) -> None:
+    """Validate a serialized ``RunConfig`` and check its projected resources, without running it."""
 
 def ccas() -> list[tuple[str, str]]:
     """(name, source) of every congestion-control algorithm the simulator knows."""

@@ -17,7 +17,7 @@ from ccfair.errors import SimulationError, SpecError
 from ccfair.result import Result
 from ccfair.spec import Spec
 
-__all__ = ["BACKENDS", "run", "load", "simulate", "as_spec", "import_core"]
+__all__ = ["BACKENDS", "run", "load", "simulate", "check_resources", "as_spec", "import_core"]
 
 
 def import_core() -> ModuleType:
@@ -51,14 +51,29 @@ def simulate(config: dict[str, Any], spec: Spec | None = None) -> dict[str, Any]
     ``[[flows]]`` entry they came from). Anything else the engine rejects is
     a :class:`SimulationError`.
     """
+    return _call_core("simulate", config, spec)  # type: ignore[no-any-return]
+
+
+def check_resources(config: dict[str, Any], spec: Spec | None = None) -> None:
+    """Validate a resolved ``RunConfig`` in the engine and check its projected memory,
+    events and wall time against the spec's ``[limits]`` (crates/ccfair-sim/src/limits.rs),
+    without running it. Raises :class:`SpecError` naming the field and the projected figure."""
+    _call_core("check", config, spec)
+
+
+def _call_core(fn: str, config: dict[str, Any], spec: Spec | None) -> Any:
+    """``_core.simulate`` / ``_core.check`` with the spec's limits; engine errors mapped to ours."""
     core = import_core()
+    limits = json.dumps(spec.limits.to_config()) if spec is not None else None
     try:
-        return core.simulate(json.dumps(config))
-    except core.SimValueError as e:
+        return getattr(core, fn)(json.dumps(config), limits)
+    except (core.SimValueError, core.SimResourceError) as e:
         if len(e.args) >= 2:
             field, message = e.args[0], e.args[1]
         else:
             field, message = "", str(e)
+        if isinstance(e, core.SimResourceError):
+            message = f"{message}; the run needs more memory than is available (lower it, see docs/experiment-file.md#limits)"
         raise SpecError(_group_field(str(field), spec), str(message)) from None
     except core.SimConfigError as e:
         raise SimulationError(f"the simulator rejected the configuration: {e}") from e
@@ -95,11 +110,12 @@ def run(spec: Spec | str | Path | dict[str, Any], seed: int | None = None, backe
     s = as_spec(spec)
     if backend not in BACKENDS:
         raise SpecError("backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
+    config = s.to_run_config(seed)
     if backend == "testbed":
         from ccfair import testbed
 
+        check_resources(config, s)  # the testbed records the same series: same bounds
         return testbed.run(s, seed)  # type: ignore[no-any-return]
-    config = s.to_run_config(seed)
     raw = simulate(config, s)
     return Result.from_raw(s, config, raw)
 

@@ -49,7 +49,20 @@ SetOption = Annotated[
         help="Override a field of the file, e.g. --set bottleneck.buffer=8bdp --set flows.1.cca=reno. Repeatable.",
     ),
 ]
+MaxMemoryOption = Annotated[
+    Optional[str],
+    typer.Option(
+        "--max-memory",
+        metavar="SIZE",
+        help="Refuse runs projected to need more memory than SIZE (e.g. 16GB; default 4GiB). Same as --set limits.memory=SIZE.",
+    ),
+]
 FileArg = Annotated[Path, typer.Argument(metavar="FILE", help="Experiment file (TOML).", show_default=False)]
+
+
+def with_max_memory(overrides: list[str] | None, max_memory: str | None) -> list[str]:
+    """``--max-memory SIZE`` as the override ``limits.memory=SIZE``."""
+    return list(overrides or []) + ([f'limits.memory="{max_memory}"'] if max_memory is not None else [])
 
 
 def load_spec(file: Path, overrides: list[str] | None, seed: int | None = None) -> Spec:
@@ -162,11 +175,12 @@ def run(
         str,
         typer.Option("--backend", metavar="NAME", help="sim (the simulator) or testbed (real Linux TCP in network namespaces; root)."),
     ] = "sim",
+    max_memory: MaxMemoryOption = None,
 ) -> None:
     """Run one experiment on the simulator (or the testbed) and report per-flow throughput and fairness."""
     from ccfair.api import run as run_experiment
 
-    spec = load_spec(file, set_, seed)
+    spec = load_spec(file, with_max_memory(set_, max_memory), seed)
     n_flows = sum(f.count for f in spec.flows)
     verb = "running on the testbed" if backend == "testbed" else "simulating"
     with _err.status(f"{verb} {spec.name}: {format_time(spec.duration)}, {n_flows} flow(s) ..."):
@@ -251,10 +265,15 @@ def check(
     file: FileArg,
     set_: SetOption = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed to resolve with.")] = None,
+    max_memory: MaxMemoryOption = None,
 ) -> None:
-    """Validate an experiment file and print the resolved simulator configuration (JSON)."""
-    spec = load_spec(file, set_, seed)
-    sys.stdout.write(json.dumps(spec.to_run_config(seed), indent=2) + "\n")
+    """Validate an experiment file (values and projected resources) and print the resolved simulator configuration (JSON)."""
+    from ccfair.api import check_resources
+
+    spec = load_spec(file, with_max_memory(set_, max_memory), seed)
+    config = spec.to_run_config(seed)
+    check_resources(config, spec)
+    sys.stdout.write(json.dumps(config, indent=2) + "\n")
 
 
 @app.command()

@@ -40,7 +40,7 @@ from pydantic import (
 
 from ccfair import ccas
 from ccfair.errors import SpecError
-from ccfair.traffic import Group, expand_group
+from ccfair.traffic import MAX_GROUP_FLOWS, Group, expand_group
 from ccfair.units import (
     Buffer,
     format_rate,
@@ -80,6 +80,14 @@ __all__ = [
 #: as in the simulator: the default MSS of 1448 gives 1500-byte packets.
 HEADER_BYTES = 52
 
+#: Ranges of the engine's integer types (crates/ccfair-sim/src/config.rs). Every integer
+#: field declares its range with these (``Field(le=U32_MAX)``); any integer anywhere in
+#: the input beyond 64 bits is refused first, at parse time (:func:`check_integers`).
+U32_MAX = 2**32 - 1
+U64_MAX = 2**64 - 1
+#: Most flows one experiment may simulate (``count`` and the total over ``[[flows]]``).
+MAX_FLOWS = MAX_GROUP_FLOWS
+
 
 # --------------------------------------------------------------------------
 # Field types with units. Stored as integers in simulator units; printed back
@@ -89,7 +97,12 @@ HEADER_BYTES = 52
 
 def _positive(parse: typing.Callable[[object], int]) -> typing.Callable[[object], int]:
     def check(value: object) -> int:
-        parsed = parse(value)
+        try:
+            parsed = parse(value)
+        except ValueError as e:
+            if str(e).startswith("must be >= 0"):  # negative: say what is allowed here (0 is not)
+                raise ValueError(f"must be > 0, got {value!r}") from None
+            raise
         if parsed <= 0:
             raise ValueError(f"must be > 0, got {value!r}")
         return parsed
@@ -134,6 +147,7 @@ OptionalRate = Annotated[
 OptionalSize = Annotated[
     int | None, PlainValidator(_optional(_positive(parse_size))), PlainSerializer(_opt_format(format_size), when_used="json")
 ]
+OptionalPositiveSize = OptionalSize
 #: A buffer limit ("42pkt", "64KB", "0.5bdp").
 BufferLimit = Annotated[Buffer, PlainValidator(parse_buffer), PlainSerializer(str, return_type=str, when_used="json")]
 
@@ -344,7 +358,7 @@ class FqCodel(_TargetAqm):
     memory_limit: OptionalSize = 32 * 2**20
     mtu: Size = 1514
     ecn: bool = True
-    drop_batch: int = Field(64, ge=1)
+    drop_batch: int = Field(64, ge=1, le=U32_MAX)
 
     def _resolve(self, spec: Spec) -> dict[str, Any]:
         return {
@@ -465,8 +479,8 @@ class Rrmqs(_Aqm):
     """
 
     kind: Literal["rrmqs"] = "rrmqs"
-    measure_limit: int = Field(20, ge=1)
-    measure_flows: int = Field(2, ge=0)
+    measure_limit: int = Field(20, ge=1, le=U64_MAX)
+    measure_flows: int = Field(2, ge=0, le=U32_MAX)
     p: float = Field(1 / 51, ge=0, le=1)
     window: PositiveTime = 500_000_000
     feedback: Literal["s1", "improved", "allocate", "off"] = "s1"
@@ -474,7 +488,7 @@ class Rrmqs(_Aqm):
     high: float = Field(1.2, gt=0, allow_inf_nan=False)
     low: float = Field(0.8, gt=0, allow_inf_nan=False)
     relative: bool = False
-    bloom_bits: int = Field(4096, ge=64)
+    bloom_bits: int = Field(4096, ge=64, le=2**24)  # 2 MiB of filter; beyond that memory, not accuracy, is the limit
     bloom_hashes: int = Field(3, ge=1, le=16)
     pin_timeout: PositiveTime = 1_000_000_000
     quantum: Size = 1514
@@ -631,6 +645,21 @@ class Testbed(_Model):
     bottleneck: Literal["userspace", "kernel"] = "userspace"
 
 
+class Limits(_Model):
+    """Resource limits of one run (``[limits]``; crates/ccfair-sim/src/limits.rs projects
+    memory, events and wall time from the configuration and refuses a run over a limit).
+    Unset fields keep the engine's defaults (4 GiB, 10^12 events, 4 h)."""
+
+    memory: OptionalPositiveSize = None
+    events: int | None = Field(None, ge=1, le=U64_MAX)
+    wall: OptionalPositiveTime = None
+
+    def to_config(self) -> dict[str, int]:
+        """The engine's ``Limits`` JSON: only the fields that are set."""
+        out = {"memory_bytes": self.memory, "events": self.events, "wall_ns": self.wall}
+        return {k: v for k, v in out.items() if v is not None}
+
+
 class Flow(_Model):
     """One bulk flow, or ``count`` identical flows (named ``name.0`` .. ``name.N-1``)."""
 
@@ -642,12 +671,12 @@ class Flow(_Model):
     stop: OptionalTime = None
     start_jitter: Time = 0
     mss: int = Field(1448, ge=64, le=9000)
-    rwnd: int = Field(200, ge=1)
-    rwnd_max: int | None = Field(None, ge=1)
-    init_cwnd: int = Field(10, ge=1)
+    rwnd: int = Field(200, ge=1, le=U32_MAX)
+    rwnd_max: int | None = Field(None, ge=1, le=U32_MAX)
+    init_cwnd: int = Field(10, ge=1, le=U32_MAX)
     delayed_ack: bool = True
     ecn: EcnMode = None
-    count: int = Field(1, ge=1)
+    count: int = Field(1, ge=1, le=MAX_FLOWS)
     size: OptionalSize = None
     rate_cap: OptionalRate = None
     loss: float = Field(0.0, ge=0.0, lt=1.0)
@@ -730,6 +759,7 @@ class Spec(_Model):
     flows: list[Flow] = Field(default_factory=list)
     groups: list[Group] = Field(default_factory=list)
     testbed: Testbed = Field(default_factory=Testbed)
+    limits: Limits = Field(default_factory=Limits)
 
     _raw: dict[str, Any] | None = PrivateAttr(default=None)
 
@@ -765,6 +795,9 @@ class Spec(_Model):
         return self
 
     def _check_names(self) -> None:
+        total = sum(f.count for f in self.flows)
+        if total > MAX_FLOWS:
+            raise SpecError("flows", f"{total} flows in [[flows]] (counts summed); at most {MAX_FLOWS}")
         defaults = _default_names(len(self.flows))
         seen: dict[str, int] = {}
         for i, f in enumerate(self.flows):
@@ -811,6 +844,7 @@ class Spec(_Model):
         """Validate a raw dict (as read from TOML). Raises :class:`SpecError`."""
         if not isinstance(data, dict):
             raise SpecError("", f"an experiment must be a table of keys, got {type(data).__name__}")
+        check_integers(data)
         raw = copy.deepcopy(data)
         try:
             spec = cls.model_validate(raw)
@@ -1017,6 +1051,26 @@ class Spec(_Model):
 # --------------------------------------------------------------------------
 # TOML and overrides
 # --------------------------------------------------------------------------
+
+
+def check_integers(node: Any, path: str = "") -> None:
+    """Refuse any integer outside the engine's widest types (-2^63 .. 2^64-1), naming its path.
+
+    The one parse-time range check every integer passes before validation
+    (``count = 10^30`` must not reach code that counts to it); each field's
+    own, narrower range is declared on the field (``Field(le=U32_MAX)``).
+    """
+    if isinstance(node, bool):
+        return
+    if isinstance(node, int):
+        if not -(2**63) <= node <= U64_MAX:
+            raise SpecError(path, f"integer {node} is out of range; at most {U64_MAX} (2^64-1)")
+    elif isinstance(node, dict):
+        for k, v in node.items():
+            check_integers(v, f"{path}.{k}" if path else str(k))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            check_integers(v, f"{path}.{i}" if path else str(i))
 
 
 def load_toml(path: str | Path) -> dict[str, Any]:

@@ -104,7 +104,22 @@ def _split(value: object, forms: str) -> tuple[Decimal, str]:
         number = Decimal(m.group(1))
     except InvalidOperation:  # pragma: no cover - the regex admits only valid decimals
         raise ValueError(f"expected {forms}, got {value!r}") from None
+    if number.is_finite() and number.adjusted() > MAX_EXPONENT:
+        raise ValueError(f"{value!r} is out of range (at most about 1e{MAX_EXPONENT} before the unit)")
     return number, m.group(2) or ""
+
+
+#: Largest decimal exponent a number with a unit may have; its value in base units must then fit in 64 bits too.
+MAX_EXPONENT = 30
+#: Largest value in base units (ns, bit/s, bytes): the engine's u64.
+U64_MAX = 2**64 - 1
+
+
+def _in_range(n: int, value: object, base: str) -> int:
+    """``n`` if it fits the engine's 64-bit integers, else a ValueError naming the bound."""
+    if n > U64_MAX:
+        raise ValueError(f"{value!r} is out of range: at most {U64_MAX} {base} (2^64-1)")
+    return n
 
 
 def parse_rate(value: object) -> int:
@@ -126,7 +141,7 @@ def parse_rate(value: object) -> int:
     bps = round_half_up(number * mult)
     if bps <= 0:
         raise ValueError(f"must be > 0, got {value!r}")
-    return bps
+    return _in_range(bps, value, "bit/s")
 
 
 def parse_time(value: object) -> int:
@@ -145,7 +160,7 @@ def parse_time(value: object) -> int:
         raise ValueError(f"unknown time unit {unit!r}; expected {TIME_FORMS}")
     if number < 0:
         raise ValueError(f"must be >= 0, got {value!r}")
-    return round_half_up(number * _TIME_UNITS[unit])
+    return _in_range(round_half_up(number * _TIME_UNITS[unit]), value, "ns (about 584 years)")
 
 
 def parse_size(value: object) -> int:
@@ -164,7 +179,7 @@ def parse_size(value: object) -> int:
         raise ValueError(f"unknown size unit {unit!r}; expected {SIZE_FORMS}")
     if number < 0:
         raise ValueError(f"must be >= 0, got {value!r}")
-    return round_half_up(number * mult)
+    return _in_range(round_half_up(number * mult), value, "bytes")
 
 
 BufferKind = Literal["packets", "bytes", "bdp"]
@@ -197,7 +212,7 @@ class Buffer:
         if self.kind != "bdp":
             raise ValueError("limit_packets() is only defined for BDP buffers")
         exact = Fraction(Decimal(self.value)) * rate_bps * rtt_ns / (8 * 10**9 * packet_bytes)
-        return max(1, round_half_up(exact))
+        return min(U64_MAX, max(1, round_half_up(exact)))  # beyond 2^64-1: refused by the resource limits
 
 
 def parse_buffer(value: object) -> Buffer:
@@ -218,9 +233,9 @@ def parse_buffer(value: object) -> Buffer:
     if unit in _PACKET_UNITS:
         if number != number.to_integral_value():
             raise ValueError(f"a packet count must be a whole number, got {value!r}")
-        return Buffer("packets", int(number))
+        return Buffer("packets", _in_range(int(number), value, "packets"))
     if unit in _SIZE_UNITS:
-        return Buffer("bytes", round_half_up(number * _SIZE_UNITS[unit]))
+        return Buffer("bytes", _in_range(round_half_up(number * _SIZE_UNITS[unit]), value, "bytes"))
     raise ValueError(f"unknown buffer unit {unit!r}; expected {BUFFER_FORMS}")
 
 

@@ -1,19 +1,26 @@
 //! Thin PyO3 binding: `simulate(config_json) -> dict` plus typed exceptions.
 //! All logic lives in the pure-Rust `ccfair-sim` crate.
 
-use ccfair_sim::{config::RunConfig, error::SimError, result::RunResult};
+use ccfair_sim::{config::RunConfig, error::SimError, limits::Limits, result::RunResult};
 use pyo3::create_exception;
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::PyDict;
 
 create_exception!(_core, SimConfigError, PyValueError, "The run configuration could not be decoded.");
 create_exception!(_core, SimValueError, PyValueError, "A configuration value is out of range; args = (field, message).");
+create_exception!(
+    _core,
+    SimResourceError,
+    PyMemoryError,
+    "The run could not get the memory it needs (an allocation failed); args = (field, message)."
+);
 
 fn to_py_err(e: SimError) -> PyErr {
     match e {
         SimError::Config(m) => SimConfigError::new_err(m),
         SimError::Invalid { field, msg } => SimValueError::new_err((field, msg)),
+        SimError::Resource { field, msg } => SimResourceError::new_err((field, msg)),
     }
 }
 
@@ -102,12 +109,29 @@ fn result_to_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyD
     Ok(d)
 }
 
-/// Run one simulation. `config_json` is a serialized `RunConfig` (all units resolved).
+fn decode(config_json: &str, limits_json: Option<&str>) -> PyResult<RunConfig> {
+    let limits = match limits_json {
+        Some(l) => Limits::from_json(l).map_err(to_py_err)?,
+        None => Limits::default(),
+    };
+    RunConfig::from_json_with_limits(config_json, &limits).map_err(to_py_err)
+}
+
+/// Run one simulation. `config_json` is a serialized `RunConfig` (all units
+/// resolved); `limits_json` a serialized `Limits` (default: limits.rs's).
 #[pyfunction]
-fn simulate<'py>(py: Python<'py>, config_json: &str) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = RunConfig::from_json(config_json).map_err(to_py_err)?;
-    let res = py.allow_threads(move || ccfair_sim::run(&cfg));
+#[pyo3(signature = (config_json, limits_json=None))]
+fn simulate<'py>(py: Python<'py>, config_json: &str, limits_json: Option<&str>) -> PyResult<Bound<'py, PyDict>> {
+    let cfg = decode(config_json, limits_json)?;
+    let res = py.allow_threads(move || ccfair_sim::try_run(&cfg)).map_err(to_py_err)?;
     result_to_dict(py, res)
+}
+
+/// Validate a configuration and check its projected resources without running it.
+#[pyfunction]
+#[pyo3(signature = (config_json, limits_json=None))]
+fn check(config_json: &str, limits_json: Option<&str>) -> PyResult<()> {
+    decode(config_json, limits_json).map(|_| ())
 }
 
 /// Names of the congestion-control algorithms the simulator knows, with their sources.
@@ -120,8 +144,10 @@ fn ccas() -> Vec<(String, String)> {
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(ccas, m)?)?;
+    m.add_function(wrap_pyfunction!(check, m)?)?;
     m.add("SimConfigError", m.py().get_type::<SimConfigError>())?;
     m.add("SimValueError", m.py().get_type::<SimValueError>())?;
+    m.add("SimResourceError", m.py().get_type::<SimResourceError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -656,9 +656,15 @@ pub const ACK_WIRE_BYTES: u32 = 52;
 
 impl RunConfig {
     pub fn from_json(s: &str) -> Result<RunConfig, SimError> {
+        Self::from_json_with_limits(s, &crate::limits::Limits::default())
+    }
+
+    /// Decode, validate, and check the run's projected resources against `limits` (limits.rs).
+    pub fn from_json_with_limits(s: &str, limits: &crate::limits::Limits) -> Result<RunConfig, SimError> {
         let cfg: RunConfig =
             serde_json::from_str(s).map_err(|e| SimError::Config(format!("{e}")))?;
         cfg.validate()?;
+        crate::limits::check(&cfg, limits)?;
         Ok(cfg)
     }
 

@@ -11,4 +11,8 @@ pub enum SimError {
     /// A value is out of range; `field` is the dotted path of the offending field.
     #[error("{field}: {msg}")]
     Invalid { field: String, msg: String },
+    /// The run could not get the memory it needs (an allocation failed);
+    /// `field` names the setting that sized the allocation.
+    #[error("{field}: {msg}")]
+    Resource { field: String, msg: String },
 }

@@ -10,6 +10,7 @@ pub mod dccp;
 pub mod endpoint;
 pub mod engine;
 pub mod error;
+pub mod limits;
 pub mod packet;
 pub mod qdisc;
 pub mod result;
@@ -17,4 +18,4 @@ pub mod rng;
 pub mod sim;
 pub mod tcp;
 
-pub use sim::run;
+pub use sim::{run, try_run};

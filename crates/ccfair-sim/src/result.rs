@@ -3,6 +3,20 @@
 
 use serde::Serialize;
 
+use crate::error::SimError;
+
+/// A vector of `n` zeros, allocated fallibly: failure is [`SimError::Resource`]
+/// naming `field` (the setting that sized it), never an abort.
+pub fn try_zeroed<T: Clone + Default>(n: usize, field: &str) -> Result<Vec<T>, SimError> {
+    let mut v = Vec::new();
+    v.try_reserve_exact(n).map_err(|_| SimError::Resource {
+        field: field.to_string(),
+        msg: format!("could not allocate {n} elements of {} bytes", std::mem::size_of::<T>()),
+    })?;
+    v.resize(n, T::default());
+    Ok(v)
+}
+
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct FlowResult {
     pub name: String,

@@ -22,7 +22,8 @@ use crate::config::{EcnMode, RunConfig, Transport, HEADER_BYTES};
 use crate::engine::{EventQueue, TimeNs, TimerPop};
 use crate::packet::{Ecn, Kind, Packet};
 use crate::qdisc::{self, DropReason, Qdisc};
-use crate::result::{FlowResult, RunResult, TraceResult};
+use crate::error::SimError;
+use crate::result::{try_zeroed, FlowResult, RunResult, TraceResult};
 use crate::rng::{derive_seed, stream, stream_rng};
 use crate::dccp::receiver::DccpReceiver;
 use crate::dccp::sender::{DccpSender, DccpSenderConfig};
@@ -162,6 +163,12 @@ pub struct Simulation {
 
 impl Simulation {
     pub fn new(cfg: &RunConfig) -> Simulation {
+        Self::try_new(cfg).expect("allocating the run's per-bin series")
+    }
+
+    /// As [`Simulation::new`], with the per-bin series allocated fallibly: an
+    /// allocation failure is [`SimError::Resource`], not an abort (limits.rs).
+    pub fn try_new(cfg: &RunConfig) -> Result<Simulation, SimError> {
         let n = cfg.flows.len();
         let d_b = cfg.bottleneck.delay_ns;
         let bottleneck_out = DelayLine::new(d_b);
@@ -220,8 +227,8 @@ impl Simulation {
         let window = (cfg.window_start_ns.unwrap_or(0), cfg.window_end_ns.unwrap_or(cfg.duration_ns));
         let mon = Monitor {
             bin_ns: cfg.bin_ns,
-            delivered: vec![vec![0; nbins]; n],
-            link_tx: vec![0; nbins],
+            delivered: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
+            link_tx: try_zeroed(nbins, "bin")?,
             drops: vec![0; n],
             drops_overflow: vec![0; n],
             drops_aqm: vec![0; n],
@@ -232,8 +239,8 @@ impl Simulation {
             flow_l4s,
             sojourn_hist: Vec::new(),
             sojourn_bin_ns: cfg.sojourn_bin_ns,
-            sojourn_sum: vec![0; nbins],
-            sojourn_pkts: vec![0; nbins],
+            sojourn_sum: try_zeroed(nbins, "bin")?,
+            sojourn_pkts: try_zeroed(nbins, "bin")?,
             window,
             delivered_total: vec![0; n],
             fct_ns: vec![None; n],
@@ -264,7 +271,7 @@ impl Simulation {
             .collect();
         let mut qd = qdisc::build(&cfg.bottleneck.qdisc, cfg.seed, cfg.bottleneck.rate_bps);
         qd.set_classes(cca_classes.len());
-        Simulation {
+        Ok(Simulation {
             q,
             access,
             bottleneck_out,
@@ -291,7 +298,7 @@ impl Simulation {
                 .collect(),
             cca_class,
             cca_classes,
-        }
+        })
     }
 
     /// Move the packets a sender produced onto its access link.
@@ -614,12 +621,18 @@ pub fn resolve_ecn(cfg: Option<EcnMode>, cca: &dyn cc::CongestionControl) -> Ecn
 
 /// Run one configuration to completion.
 pub fn run(cfg: &RunConfig) -> RunResult {
-    let mut r = Simulation::new(cfg).run();
+    try_run(cfg).expect("allocating the run's per-bin series")
+}
+
+/// As [`run`], with an allocation failure of the run's series returned as
+/// [`SimError::Resource`] instead of aborting the process (the binding uses this).
+pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
+    let mut r = Simulation::try_new(cfg)?.run();
     for (f, c) in r.flows.iter_mut().zip(&cfg.flows) {
         f.name = c.name.clone();
         f.rtt_ns = c.rtt_ns;
     }
-    r
+    Ok(r)
 }
 
 #[cfg(test)]

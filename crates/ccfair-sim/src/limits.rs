@@ -1,0 +1,302 @@
+//! Resource bounds of one run, checked before anything is allocated.
+//!
+//! A valid-looking but absurd configuration (a 1000000 Gbit/s link, a
+//! million-hour run, 10 000 flows with 1 ms bins) would otherwise grow the
+//! process until the machine runs out of memory, or abort inside the
+//! allocator. [`project`] estimates, from the configuration alone, the run's
+//! peak memory, its event count and its wall time; [`check`] refuses the run
+//! when one exceeds its [`Limits`], naming the field that drives the figure.
+//!
+//! The projection is an upper-bound model with constants measured on the
+//! S0 base case and its variants (docs/architecture.md, "Resource limits"):
+//!
+//! - memory = per-bin series + per-sample series + sojourn histogram
+//!   + packets in flight + per-flow state;
+//!   * per-bin series: ceil(duration / bin) x (flows + 3) elements (delivered
+//!     bytes per flow, link bytes, sojourn sum and count), each
+//!     [`SERIES_ELEMENT_BYTES`] through the whole pipeline (Rust vector, Python
+//!     list, pandas frame; measured 48 bytes with bin = 10us, 51 with sample = 10us);
+//!   * per-sample series: ceil(duration / sample) x (3 + 7 x flows if traced) elements;
+//!   * sojourn histogram: min(duration, buffer drain time) / sojourn_bin bins, two histograms;
+//!   * packets in flight: bottleneck BDP at the largest RTT plus the queue limit,
+//!     in smallest packets, [`INFLIGHT_PACKET_BYTES`] each (packet in a delay
+//!     line, the sender's scoreboard entry, its ACK; measured 260-340 bytes);
+//!   * per-flow state: [`FLOW_STATE_BYTES`] each.
+//! - events = [`EVENTS_PER_LINK_PACKET`] x the packets the bottleneck can send
+//!   in the run (rate x duration / smallest wire size) + samples + bins
+//!   (measured 3.0-4.2 events per link packet over S0 variants at 10 Mbit/s-10 Gbit/s);
+//! - wall = events / [`PROJECTED_EVENTS_PER_S`].
+//!
+//! Allocation failures that slip past the projection are typed errors too
+//! ([`crate::result::try_zeroed`], [`crate::sim::try_run`]), never an abort.
+
+use serde::{Deserialize, Serialize};
+
+use crate::config::{QdiscConfig, RunConfig, HEADER_BYTES};
+use crate::error::SimError;
+
+/// Bytes one element of a per-bin or per-sample series costs from the engine
+/// to the pandas frame (measured 48-51; rounded up).
+pub const SERIES_ELEMENT_BYTES: f64 = 64.0;
+/// Bytes per packet in flight (packet, scoreboard entry, ACK; measured 260-340; rounded up).
+pub const INFLIGHT_PACKET_BYTES: f64 = 512.0;
+/// Bytes of state per flow (sender, receiver, CCA, delay lines, result row).
+pub const FLOW_STATE_BYTES: f64 = 16.0 * 1024.0;
+/// Events per packet the bottleneck can send (measured 3.0-4.2; with margin).
+pub const EVENTS_PER_LINK_PACKET: f64 = 6.0;
+/// Events per second assumed for the wall-time projection (slowest measured: 14 M/s on S0 base).
+pub const PROJECTED_EVENTS_PER_S: f64 = 10.0e6;
+
+/// Default memory limit: 4 GiB.
+pub const DEFAULT_MEMORY_BYTES: u64 = 4 << 30;
+/// Default event limit: 10^12.
+pub const DEFAULT_EVENTS: u64 = 1_000_000_000_000;
+/// Default wall-time limit: 4 hours.
+pub const DEFAULT_WALL_NS: u64 = 4 * 3600 * 1_000_000_000;
+
+/// Upper bounds a run must stay within; each overridable (`[limits]`, `--max-memory`).
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Limits {
+    #[serde(default = "d_memory")]
+    pub memory_bytes: u64,
+    #[serde(default = "d_events")]
+    pub events: u64,
+    #[serde(default = "d_wall")]
+    pub wall_ns: u64,
+}
+fn d_memory() -> u64 {
+    DEFAULT_MEMORY_BYTES
+}
+fn d_events() -> u64 {
+    DEFAULT_EVENTS
+}
+fn d_wall() -> u64 {
+    DEFAULT_WALL_NS
+}
+
+impl Default for Limits {
+    fn default() -> Limits {
+        Limits { memory_bytes: DEFAULT_MEMORY_BYTES, events: DEFAULT_EVENTS, wall_ns: DEFAULT_WALL_NS }
+    }
+}
+
+impl Limits {
+    pub fn from_json(s: &str) -> Result<Limits, SimError> {
+        serde_json::from_str(s).map_err(|e| SimError::Config(format!("limits: {e}")))
+    }
+}
+
+/// One term of the memory projection: the field that drives it and a description.
+#[derive(Debug, Clone, PartialEq)]
+pub struct MemoryTerm {
+    pub field: &'static str,
+    pub bytes: f64,
+    pub what: String,
+}
+
+/// What a run is projected to need (f64: the inputs may be absurd, e.g. 10^15 bit/s).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Projection {
+    pub memory_bytes: f64,
+    pub terms: Vec<MemoryTerm>,
+    pub events: f64,
+    pub wall_ns: f64,
+}
+
+impl Projection {
+    /// The memory term that dominates.
+    pub fn largest(&self) -> &MemoryTerm {
+        self.terms.iter().max_by(|a, b| a.bytes.total_cmp(&b.bytes)).expect("at least one term")
+    }
+}
+
+/// (limit in packets, limit in bytes) of the queue, converted to packets of `wire` bytes.
+fn queue_packets(q: &QdiscConfig, wire: f64) -> f64 {
+    match q.limits() {
+        (Some(p), Some(b)) => (p as f64).min(b as f64 / wire),
+        (Some(p), None) => p as f64,
+        (None, Some(b)) => b as f64 / wire,
+        (None, None) => 0.0,
+    }
+}
+
+/// Project memory, events and wall time of `cfg`, from its fields alone.
+pub fn project(cfg: &RunConfig) -> Projection {
+    let flows = cfg.flows.len().max(1) as f64;
+    let min_wire = cfg.flows.iter().map(|f| f.mss_bytes + HEADER_BYTES).min().unwrap_or(1500) as f64;
+    let max_wire = cfg.flows.iter().map(|f| f.mss_bytes + HEADER_BYTES).max().unwrap_or(1500) as f64;
+    let max_rtt_ns = cfg.flows.iter().map(|f| f.rtt_ns).max().unwrap_or(0) as f64;
+    let duration = cfg.duration_ns as f64;
+    let rate = cfg.bottleneck.rate_bps as f64;
+    let bins = (duration / cfg.bin_ns.max(1) as f64).ceil();
+    let samples = (duration / cfg.sample_ns.max(1) as f64).ceil();
+    let sample_series = 3.0 + if cfg.trace { 7.0 * flows } else { 0.0 };
+    let queue_pkts = queue_packets(&cfg.bottleneck.qdisc, min_wire);
+    let bdp_pkts = rate * max_rtt_ns / 8e9 / min_wire;
+    let drain_ns = queue_pkts * max_wire * 8e9 / rate;
+    let hist_bins = duration.min(drain_ns.max(1.0)) / cfg.sojourn_bin_ns.max(1) as f64;
+    let duration_or = |shorter: bool, f: &'static str| if shorter { f } else { "duration" };
+    let terms = vec![
+        MemoryTerm {
+            field: duration_or(cfg.bin_ns < 100_000_000, "bin"),
+            bytes: bins * (flows + 3.0) * SERIES_ELEMENT_BYTES,
+            what: format!("{bins:.3e} bins x {} per-bin series", flows + 3.0),
+        },
+        MemoryTerm {
+            field: duration_or(cfg.sample_ns < 10_000_000, "sample"),
+            bytes: samples * sample_series * SERIES_ELEMENT_BYTES,
+            what: format!("{samples:.3e} samples x {sample_series} series"),
+        },
+        MemoryTerm {
+            field: "sojourn_bin",
+            bytes: 2.0 * hist_bins * SERIES_ELEMENT_BYTES,
+            what: format!("{hist_bins:.3e} sojourn-histogram bins"),
+        },
+        MemoryTerm {
+            field: if bdp_pkts >= queue_pkts { "bottleneck.rate" } else { "bottleneck.buffer" },
+            bytes: (bdp_pkts + queue_pkts) * INFLIGHT_PACKET_BYTES,
+            what: format!("{:.3e} packets in flight (BDP {bdp_pkts:.3e} + queue limit {queue_pkts:.3e})", bdp_pkts + queue_pkts),
+        },
+        MemoryTerm { field: "flows", bytes: flows * FLOW_STATE_BYTES, what: format!("{flows} flows' state") },
+    ];
+    let memory_bytes = terms.iter().map(|t| t.bytes).sum();
+    let link_pkts = rate * duration / 8e9 / min_wire;
+    let events = EVENTS_PER_LINK_PACKET * link_pkts + samples + bins;
+    let wall_ns = events / PROJECTED_EVENTS_PER_S * 1e9;
+    Projection { memory_bytes, terms, events, wall_ns }
+}
+
+fn human_bytes(b: f64) -> String {
+    let units = [("TiB", 40), ("GiB", 30), ("MiB", 20), ("KiB", 10)];
+    for (u, shift) in units {
+        let size = (1u64 << shift) as f64;
+        if b >= size {
+            return format!("{:.1} {u}", b / size);
+        }
+    }
+    format!("{b:.0} B")
+}
+
+fn human_time(ns: f64) -> String {
+    let s = ns / 1e9;
+    if s >= 3600.0 {
+        format!("{:.1} h", s / 3600.0)
+    } else {
+        format!("{s:.1} s")
+    }
+}
+
+/// Refuse `cfg` when its projection exceeds `limits`; the error names the
+/// field driving the figure, the projected figure and the limit to raise.
+pub fn check(cfg: &RunConfig, limits: &Limits) -> Result<(), SimError> {
+    let p = project(cfg);
+    if p.memory_bytes > limits.memory_bytes as f64 {
+        let t = p.largest();
+        return Err(SimError::Invalid {
+            field: t.field.to_string(),
+            msg: format!(
+                "the run would need about {} of memory ({}: {}), over the limit of {}; \
+                 change {} or raise the limit (limits.memory / --max-memory)",
+                human_bytes(p.memory_bytes),
+                t.what,
+                human_bytes(t.bytes),
+                human_bytes(limits.memory_bytes as f64),
+                t.field
+            ),
+        });
+    }
+    let field = if cfg.bottleneck.rate_bps > 10_000_000_000 { "bottleneck.rate" } else { "duration" };
+    if p.events > limits.events as f64 {
+        return Err(SimError::Invalid {
+            field: field.into(),
+            msg: format!(
+                "the run would take about {:.3e} events, over the limit of {:.3e} (limits.events)",
+                p.events, limits.events as f64
+            ),
+        });
+    }
+    if p.wall_ns > limits.wall_ns as f64 {
+        return Err(SimError::Invalid {
+            field: field.into(),
+            msg: format!(
+                "the run would take about {} of wall time ({:.3e} events at {:.0e} events/s), over the limit of {} (limits.wall)",
+                human_time(p.wall_ns),
+                p.events,
+                PROJECTED_EVENTS_PER_S,
+                human_time(limits.wall_ns as f64)
+            ),
+        });
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::config::{BottleneckConfig, FlowConfig};
+
+    fn s0(rate_bps: u64, duration_ns: u64) -> RunConfig {
+        RunConfig {
+            duration_ns,
+            seed: 1,
+            bin_ns: 100_000_000,
+            sample_ns: 10_000_000,
+            sojourn_bin_ns: 100_000,
+            window_start_ns: None,
+            window_end_ns: None,
+            trace: false,
+            bottleneck: BottleneckConfig {
+                rate_bps,
+                delay_ns: 0,
+                qdisc: QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None },
+            },
+            flows: vec![FlowConfig::bulk("A", "cubic", 50_000_000), FlowConfig::bulk("B", "bbr", 50_000_000)],
+        }
+    }
+
+    #[test]
+    fn s0_base_case_is_within_the_default_limits() {
+        assert!(check(&s0(10_000_000, 45_000_000_000), &Limits::default()).is_ok());
+    }
+
+    #[test]
+    fn absurd_rate_is_refused_naming_the_rate() {
+        match check(&s0(1_000_000_000_000_000, 45_000_000_000), &Limits::default()) {
+            Err(SimError::Invalid { field, msg }) => {
+                assert_eq!(field, "bottleneck.rate");
+                assert!(msg.contains("packets in flight"), "{msg}");
+            }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn million_hour_run_is_refused_naming_the_duration() {
+        let cfg = s0(10_000_000, 1_000_000 * 3600 * 1_000_000_000);
+        match check(&cfg, &Limits::default()) {
+            Err(SimError::Invalid { field, .. }) => assert_eq!(field, "duration"),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn raising_the_memory_limit_moves_the_refusal_to_wall_time() {
+        let cfg = s0(10_000_000, 1_000_000 * 3600 * 1_000_000_000);
+        let big = Limits { memory_bytes: u64::MAX, ..Limits::default() };
+        match check(&cfg, &big) {
+            Err(SimError::Invalid { msg, .. }) => assert!(msg.contains("events"), "{msg}"),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+        let none = Limits { memory_bytes: u64::MAX, events: u64::MAX, wall_ns: u64::MAX };
+        assert!(check(&cfg, &none).is_ok());
+    }
+
+    #[test]
+    fn projection_grows_linearly_with_bins() {
+        let mut a = s0(10_000_000, 45_000_000_000);
+        let p1 = project(&a).terms[0].bytes;
+        a.bin_ns /= 10;
+        assert_eq!(project(&a).terms[0].bytes, 10.0 * p1);
+    }
+}
