@@ -291,6 +291,10 @@ def sweep(
     ] = None,
     set_: SetOption = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Expand and validate only; print the grid.")] = False,
+    wait: Annotated[
+        bool, typer.Option("--wait", help="If another sweep is writing into DIR, wait for it (default: refuse, naming its PID).")
+    ] = False,
+    max_memory: MaxMemoryOption = None,
 ) -> None:
     """Run every experiment in the grid of a sweep file (its sweep table) and store the results in DIR.
 
@@ -318,6 +322,7 @@ def sweep(
         raise SpecError("--jobs", f"must be >= 1, got {jobs}")
     if scheduler and executor != "dask":
         raise SpecError("--scheduler", "only used with --executor dask")
+    set_ = with_max_memory(set_, max_memory)
     plan = load_sweep_file(file, set_)
     axes = ", ".join(f"{a.name} ({len(a.values)})" for a in plan.axes) or "no axes"
     _err.print(
@@ -366,6 +371,7 @@ def sweep(
             source=source,
             overrides=list(set_ or []),
             progress=lambda n, _o: progress.advance(task, n),
+            wait=wait,
         )
     wall = time.perf_counter() - t0
     _err.print(

@@ -1194,6 +1194,14 @@ def _walk(loc: tuple[Any, ...]) -> tuple[list[str], type[BaseModel] | None]:
     return shown, owner
 
 
+def _near_miss(exc: ValidationError, loc: tuple[Any, ...]) -> str:
+    """For a missing key: an unknown key next to it spelt like it (``rat`` for ``rate``), as a hint."""
+    parent, name = loc[:-1], str(loc[-1])
+    unknown = [str(e["loc"][-1]) for e in exc.errors() if e["type"] == "extra_forbidden" and tuple(e["loc"][:-1]) == parent]
+    close = difflib.get_close_matches(name, unknown, n=1, cutoff=0.6)
+    return f"; found unknown key {close[0]!r}: did you mean {name!r}?" if close else ""
+
+
 def spec_error_from(exc: ValidationError) -> SpecError:
     """Turn the first pydantic error into a one-line :class:`SpecError`."""
     err = exc.errors()[0]
@@ -1214,7 +1222,7 @@ def spec_error_from(exc: ValidationError) -> SpecError:
         dym = f"did you mean {hint[0]!r}? " if hint else ""
         return SpecError(field, f"unknown key; {dym}valid keys: {', '.join(valid)}")
     if etype == "missing":
-        return SpecError(field, "required field is missing")
+        return SpecError(field, "required field is missing" + _near_miss(exc, loc))
     if etype in ("model_type", "model_attributes_type", "dict_type"):
         return SpecError(field, f"expected a table, got {got!r}")
     if etype == "list_type":

@@ -12,6 +12,8 @@ Layout of a sweep directory ``DIR``::
     runs.parquet          the runs table, one row per finished run (compacted)
     flows.parquet         the flows table, one row per flow per finished run (compacted)
     failed/<run_id>.json  runs that raised (retried on the next invocation)
+    .lock                 the store lock: an advisory flock held by the sweep writing
+                          here, holding that process's PID (see :func:`lock`)
 
 A run is *finished* exactly when ``runs/<run_id>/`` exists: its files are
 written into ``runs/.tmp-<run_id>-<pid>/`` and the directory is renamed into
@@ -22,17 +24,26 @@ duplicated rows. ``runs.parquet``/``flows.parquet`` are caches rebuilt from
 the run directories (at the end of a sweep, and in memory by
 :func:`load_sweep` when they are missing or stale).
 
+One writer at a time: :func:`lock` takes an exclusive advisory lock
+(``flock(2)``) on ``DIR/.lock`` for the whole of a sweep's invocation. The
+kernel drops it when the process exits, however it exits (kill -9
+included), so a dead holder never blocks the next sweep. A second sweep into
+a locked directory is refused naming the holder's PID, or waits for it.
+
 Everything in a run directory except ``summary.json`` (which records the
 simulator's wall time) is byte-identical whichever executor ran it.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import io
 import json
 import math
 import os
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -51,11 +62,14 @@ __all__ = [
     "load_sweep",
     "load_run",
     "runs_frame",
+    "lock",
+    "LOCK_FILE",
 ]
 
 RUNS_DIR = "runs"
 FAILED_DIR = "failed"
 SWEEP_JSON = "sweep.json"
+LOCK_FILE = ".lock"
 #: Series tables that can be loaded across runs with :func:`load_sweep`.
 SERIES_TABLES = ("throughput", "link", "queue", "sojourn", "trace")
 #: Summary metrics in the runs table, in column order.
@@ -177,6 +191,54 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
         "row": {k: _nan_to_none(v) for k, v in row.items()},
         "flows": [{k: _nan_to_none(v) for k, v in r.items()} for r in flow_rows],
     }
+
+
+# --------------------------------------------------------------------------
+# the store lock
+# --------------------------------------------------------------------------
+
+
+def lock_holder(directory: str | Path) -> str:
+    """What ``DIR/.lock`` says about its holder (``"PID 1234 on host"``), or ``""``."""
+    try:
+        return (Path(directory) / LOCK_FILE).read_text().strip()
+    except OSError:
+        return ""
+
+
+@contextlib.contextmanager
+def lock(directory: str | Path, wait: bool = False) -> Iterator[None]:
+    """Hold the store's exclusive lock while the ``with`` body runs.
+
+    ``flock(LOCK_EX)`` on ``DIR/.lock`` (created if missing; the directory
+    too), then the holder's PID is written into it. Already held by another
+    process: with ``wait`` block until it is released, else raise
+    :class:`~ccfair.errors.SpecError` naming the holder's PID. Released when
+    the body ends, and by the kernel when the process dies.
+    """
+    from ccfair.errors import SpecError
+
+    d = Path(directory)
+    if d.exists() and not d.is_dir():
+        raise SpecError("--out", f"{d} exists and is not a directory")
+    d.mkdir(parents=True, exist_ok=True)
+    fd = os.open(d / LOCK_FILE, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+        except BlockingIOError:
+            holder = lock_holder(d) or "another process"
+            raise SpecError(
+                "--out",
+                f"{d} is in use by another sweep ({holder}); wait for it to finish, or pass --wait to queue behind it",
+            ) from None
+        me = f"PID {os.getpid()} on {os.uname().nodename}\n".encode()
+        if os.pread(fd, 4096, 0) != me:  # (an unchanged file keeps its mtime)
+            os.ftruncate(fd, 0)
+            os.pwrite(fd, me, 0)
+        yield
+    finally:
+        os.close(fd)  # releases the flock
 
 
 # --------------------------------------------------------------------------

@@ -32,6 +32,7 @@ The format is documented in ``docs/sweeps.md``.
 from __future__ import annotations
 
 import copy
+import difflib
 import hashlib
 import itertools
 import json
@@ -377,19 +378,56 @@ def flip_flows(raw: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _overlaps(a: str, b: str) -> bool:
+    """True when setting path ``a`` and path ``b`` touch the same value (equal, or one
+    contains the other: ``flows`` contains ``flows.0.cca``)."""
+    pa, pb = a.split("."), b.split(".")
+    n = min(len(pa), len(pb))
+    return pa[:n] == pb[:n]
+
+
+def _claim(axis: str, paths: tuple[str, ...], seen: dict[str, str]) -> None:
+    """Record that ``axis`` sets ``paths``; refuse (naming both axes) a path another axis sets too."""
+    for p in paths:
+        for q, other in seen.items():
+            if _overlaps(p, q):
+                shown = "pairs" if axis == PAIR_AXIS else axis
+                raise SpecError(
+                    f"sweep.{shown}",
+                    f"sets {p}, which axis sweep.{other} already sets ({q}); one run cannot take both values: "
+                    "remove one of the two axes",
+                )
+    for p in paths:
+        seen[p] = "pairs" if axis == PAIR_AXIS else axis
+
+
+def _misspelt_setting(key: str) -> None:
+    """A key that is neither a [sweep] setting nor the start of a parameter path, but
+    close to a setting (``repetitons``), is a typo: refuse it instead of reading an axis."""
+    if key in RESERVED or key.split(".")[0] in Spec.model_fields:
+        return
+    close = difflib.get_close_matches(key, RESERVED, n=1, cutoff=0.75)
+    if close:
+        raise SpecError(
+            f"sweep.{key}",
+            f"unknown setting; did you mean {close[0]!r}? ([sweep] settings: {', '.join(RESERVED)}; "
+            "every other key is a grid axis and must be a parameter path such as 'bottleneck.rate')",
+        )
+
+
 def _axes_from(sweep: dict[str, Any], base: dict[str, Any]) -> list[Axis]:
     n_entries = len(base.get("flows") or [])
     axes: list[Axis] = []
     seen_paths: dict[str, str] = {}
     for key, value in sweep.items():
+        _misspelt_setting(key)
         if key == "pairs":
             if n_entries < 1:
                 raise SpecError("sweep.pairs", "the experiment has no [[flows]] entries")
             pairs = _expand_pairs(value, n_entries)
             axis = Axis(PAIR_AXIS, tuple(f"flows.{i}.cca" for i in range(max(len(p) for p in pairs))), tuple(pairs), True)
+            _claim(PAIR_AXIS, axis.paths, seen_paths)
             axes.append(axis)
-            for p in axis.paths:
-                seen_paths[p] = "pairs"
             continue
         if key in RESERVED:
             continue
@@ -400,10 +438,7 @@ def _axes_from(sweep: dict[str, Any], base: dict[str, Any]) -> list[Axis]:
             if not values:
                 raise SpecError(f"sweep.{path}", "empty list of values: a grid axis needs at least one value")
             concrete = _check_path(path, path, base)
-            for p in concrete:
-                if p in seen_paths:
-                    raise SpecError(f"sweep.{path}", f"sets {p}, which axis {seen_paths[p]!r} already sets")
-                seen_paths[p] = path
+            _claim(path, tuple(concrete), seen_paths)
             axes.append(Axis(path, tuple(concrete), tuple(values), as_text=_mixed_types(values)))
     return axes
 
@@ -444,6 +479,17 @@ def _point_error(e: SpecError, point: dict[str, Any], order: str | None) -> Spec
         where += ", flipped order"
     field = e.field
     return SpecError(f"sweep ({where})" + (f": {field}" if field else ""), e.message)
+
+
+def _check_resources(config: dict[str, Any], spec: Spec, point: dict[str, Any], order: str) -> None:
+    """A grid point over the resource limits (crates/ccfair-sim/src/limits.rs) is refused
+    when the sweep is planned, not when its run comes up."""
+    from ccfair.api import check_resources
+
+    try:
+        check_resources(config, spec)
+    except SpecError as e:
+        raise _point_error(e, point, order) from None
 
 
 def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
@@ -507,6 +553,8 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
             else:
                 seed = derive_seed(base_spec.seed, point, order, rep)
             config = ospec.to_run_config(seed)
+            if rep == 0:
+                _check_resources(config, ospec, point, order)
             rid = run_id_of(config)
             task = RunTask(
                 index=len(tasks),
@@ -548,7 +596,28 @@ def load_sweep_file(path: str | Path, overrides: list[str] | None = None) -> Swe
     raw = load_toml(path)
     raw.setdefault("name", Path(path).stem)
     raw = apply_overrides(raw, overrides or [])
-    return plan_sweep(raw)
+    plan = plan_sweep(raw)
+    _check_overrides(plan, overrides or [])
+    return plan
+
+
+def _check_overrides(plan: SweepPlan, overrides: list[str]) -> None:
+    """Refuse a ``--set`` on a value a grid axis also sets: the axis would silently replace it."""
+    from ccfair.spec import parse_override
+
+    for item in overrides:
+        path = ".".join(parse_override(item)[0])
+        if path.split(".")[0] == "sweep":
+            continue
+        for axis in plan.axes:
+            for p in axis.paths:
+                if _overlaps(path, p):
+                    shown = "pairs" if axis.is_pairs else axis.name
+                    raise SpecError(
+                        "--set",
+                        f"{path} is also set by sweep.{shown} ({p}), which would replace it in every run; "
+                        f"change the axis instead (--set 'sweep.{shown}=[...]')",
+                    )
 
 
 # --------------------------------------------------------------------------
@@ -645,6 +714,7 @@ def run_sweep(
     source: str | None = None,
     overrides: list[str] | None = None,
     progress: Any = None,
+    wait: bool = False,
 ) -> SweepOutcome:
     """Run every run of ``plan`` not yet stored in ``directory``; store each as it finishes.
 
@@ -652,7 +722,28 @@ def run_sweep(
     each stored run, or None. Returns counts; failed runs are listed (their
     errors are also written to ``failed/<run_id>.json``) and are retried by
     the next invocation.
+
+    The whole invocation holds the store's lock (:func:`ccfair.store.lock`):
+    a second sweep into ``directory`` is refused naming this one's PID
+    before it writes anything (``wait=True``: it waits, then finds the runs
+    stored and computes none of them again).
     """
+    from ccfair import store
+
+    with store.lock(directory, wait=wait):
+        return _run_sweep_locked(plan, directory, executor, jobs, scheduler, source, overrides, progress)
+
+
+def _run_sweep_locked(
+    plan: SweepPlan,
+    directory: str | Path,
+    executor: str,
+    jobs: int | None,
+    scheduler: str | None,
+    source: str | None,
+    overrides: list[str] | None,
+    progress: Any,
+) -> SweepOutcome:
     import time
 
     from ccfair import store
