@@ -204,10 +204,12 @@ def _throughput_figure(tp: pd.DataFrame, title: str) -> Any:
     return fig
 
 
-def _queue_figure(queue: pd.DataFrame, sojourn: pd.DataFrame, title: str) -> Any:
+def _queue_figure(queue: pd.DataFrame, sojourn: pd.DataFrame, title: str) -> tuple[Any, str]:
+    """The queue figure and what it shows (its caption's start): plots' histogram, or
+    (without it) queue length over time next to the histogram."""
     fig = _try_plots("queue_delay_hist", sojourn)
     if fig is not None:
-        return fig
+        return fig, "Queueing-delay histogram (analysis window)"
     fig = _new_figure(9.0, 3.2)
     ax1, ax2 = fig.subplots(1, 2)
     ax1.plot(queue["time_s"], queue["packets"], lw=0.8)
@@ -218,7 +220,7 @@ def _queue_figure(queue: pd.DataFrame, sojourn: pd.DataFrame, title: str) -> Any
     ax2.set_xlabel("queueing delay (ms), analysis window")
     ax2.set_ylabel("packets")
     fig.suptitle(title, fontsize=9)
-    return fig
+    return fig, "Bottleneck queue over time and queueing-delay histogram"
 
 
 # --------------------------------------------------------------------------
@@ -412,7 +414,8 @@ def _figures(page: _Page, runs: pd.DataFrame, axis_names: list[str], d: Path) ->
     label = f"run {first} ({label}, repetition {runs['repetition'].iloc[0]}, {runs['order'].iloc[0]})"
     run = store.load_run(d, first)
     page.figure(_throughput_figure(run.throughput, label), f"Per-flow throughput over time, {label}.")
-    page.figure(_queue_figure(run.queue, run.sojourn, label), f"Bottleneck queue and queueing-delay histogram, {label}.")
+    queue_fig, shows = _queue_figure(run.queue, run.sojourn, label)
+    page.figure(queue_fig, f"{shows}, {label}.")
 
 
 def write_report(directory: str | Path, out: str | Path | None = None) -> Path:

@@ -88,25 +88,29 @@ def round_half_up(x: Decimal | Fraction) -> int:
 
 
 def _split(value: object, forms: str) -> tuple[Decimal, str]:
-    """Split ``value`` into (number, unit as written). Bare numbers give unit ''."""
+    """Split ``value`` into (number, unit as written). Bare numbers give unit ''.
+
+    The number must be finite and at most about 1e30 (``MAX_EXPONENT``).
+    """
     if isinstance(value, bool):
         raise ValueError(f"expected {forms}, got {value!r}")
+    unit = ""
     if isinstance(value, int):
-        return Decimal(value), ""
-    if isinstance(value, float):
-        return Decimal(repr(value)), ""
-    if not isinstance(value, str):
+        number = Decimal(value)
+    elif isinstance(value, float):
+        number = Decimal(repr(value))
+    elif isinstance(value, str):
+        m = _NUMBER.match(value)
+        if not m:
+            raise ValueError(f"expected {forms}, got {value!r}")
+        number, unit = Decimal(m.group(1)), m.group(2) or ""
+    else:
         raise ValueError(f"expected {forms}, got {value!r}")
-    m = _NUMBER.match(value)
-    if not m:
-        raise ValueError(f"expected {forms}, got {value!r}")
-    try:
-        number = Decimal(m.group(1))
-    except InvalidOperation:  # pragma: no cover - the regex admits only valid decimals
-        raise ValueError(f"expected {forms}, got {value!r}") from None
-    if number.is_finite() and number.adjusted() > MAX_EXPONENT:
+    if not number.is_finite():
+        raise ValueError(f"expected a finite number, got {value!r}")
+    if number.adjusted() > MAX_EXPONENT:
         raise ValueError(f"{value!r} is out of range (at most about 1e{MAX_EXPONENT} before the unit)")
-    return number, m.group(2) or ""
+    return number, unit
 
 
 #: Largest decimal exponent a number with a unit may have; its value in base units must then fit in 64 bits too.
