@@ -17,7 +17,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ccfair.cli import main
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"

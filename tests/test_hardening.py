@@ -15,11 +15,9 @@ import sys
 import textwrap
 from pathlib import Path
 
-import pytest
-
 import ccfair
+import pytest
 from ccfair import store
-from ccfair.cli import main
 from ccfair.errors import SpecError
 from ccfair.sweep import load_sweep_file, run_sweep
 
@@ -203,7 +201,6 @@ def test_runs_table_records_the_ccas_that_ran(tmp_path):
 
 def test_queue_figure_caption_matches_what_it_draws(monkeypatch):
     import pandas as pd
-
     from ccfair import report
 
     queue = pd.DataFrame({"time_s": [0.0, 0.01], "packets": [0, 3]})
