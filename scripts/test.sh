@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
-# Install ccfair with its test dependencies, then run every test (Rust and Python).
+# Install ccfair with its test dependencies into the project-local virtual environment .venv
+# (scripts/venv.sh), then run every test (Rust and Python).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/venv.sh
 # Headless Chromium for the HTML report test (tests/test_report.py), from Debian's packages;
 # only when it is missing and apt-get exists. If it cannot be installed, that test skips saying why.
 if ! command -v chromium >/dev/null 2>&1 && command -v apt-get >/dev/null 2>&1; then
@@ -12,7 +14,8 @@ fi
 if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq iproute2 >/dev/null
 fi
-python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+ensure_venv
+"$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test]'
 cargo test --release -p ccfair-sim -p ccfair-bottleneck
-cargo build --release -p ccfair-bottleneck   # the testbed's userspace bottleneck
-python3 -m pytest -q
+install_bottleneck   # the testbed's userspace bottleneck, into .venv/bin
+"$VENV/bin/python" -m pytest -q

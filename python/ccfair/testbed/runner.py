@@ -36,6 +36,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import sysconfig
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -81,10 +82,15 @@ def kernel_ccas() -> list[str]:
 
 
 def find_bottleneck() -> Path | None:
-    """The ccfair-bottleneck binary: $CCFAIR_BOTTLENECK, PATH, or the repository's cargo target dir."""
+    """The ccfair-bottleneck binary: $CCFAIR_BOTTLENECK, the installation's scripts directory
+    (where scripts/example.sh and scripts/test.sh put it: .venv/bin, next to the ccfair
+    command), PATH, or the repository's cargo target dir (an editable install)."""
     env = os.environ.get("CCFAIR_BOTTLENECK")
     if env:
         return Path(env) if Path(env).is_file() else None
+    beside = Path(sysconfig.get_path("scripts")) / "ccfair-bottleneck"
+    if beside.is_file():
+        return beside
     found = shutil.which("ccfair-bottleneck")
     if found:
         return Path(found)
@@ -109,8 +115,9 @@ def check_available(spec: Spec | None = None) -> Path:
     binary = find_bottleneck()
     if binary is None:
         raise TestbedUnavailable(
-            "the userspace bottleneck is not built; run `cargo build --release -p ccfair-bottleneck` "
-            "in the repository or set CCFAIR_BOTTLENECK to its path"
+            "the userspace bottleneck is not installed; run `bash scripts/example.sh` (or `cargo build --release "
+            f"-p ccfair-bottleneck` and copy target/release/ccfair-bottleneck into {sysconfig.get_path('scripts')}), "
+            "or set CCFAIR_BOTTLENECK to its path"
         )
     if spec is not None and spec.testbed.bottleneck == "kernel":
         # Fails with a SpecError naming bottleneck.qdisc before anything is created.
