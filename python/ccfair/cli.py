@@ -33,6 +33,9 @@ list_app = typer.Typer(help="List what the simulator supports.", no_args_is_help
 app.add_typer(list_app, name="list")
 from ccfair.presets import app as _preset_app  # noqa: E402
 
+testbed_app = typer.Typer(help="Manage the testbed backend (network namespaces; root).", no_args_is_help=True)
+app.add_typer(testbed_app, name="testbed")
+
 app.add_typer(_preset_app, name="preset")
 
 #: Rows of the per-flow table printed before eliding (use --json / --out for all).
@@ -426,6 +429,28 @@ def plot(
     for name, fig in figures.items():
         for path in plots.save(fig, out / name):
             _err.print(f"figure: {path}")
+
+
+@testbed_app.command("clean")
+def testbed_clean() -> None:
+    """Remove what dead testbed runs left behind (killed with SIGKILL, crashed): their processes,
+    ccf-* namespaces and links, and run files in /run/ccfair. Live runs are never touched."""
+    import os
+
+    from ccfair.testbed import netns
+    from ccfair.testbed.runner import TestbedUnavailable
+
+    if os.geteuid() != 0:
+        raise TestbedUnavailable("`ccfair testbed clean` needs root (it deletes network namespaces)")
+    removed = netns.clean_stale()
+    for item in removed:
+        _out.print(f"removed {item}", markup=False)
+    live = netns.live_runs()
+    _out.print(
+        f"{len(removed)} leftover(s) removed"
+        + (f"; left {len(live)} live run(s) alone: " + ", ".join(f"{r} (PID {p})" for r, p in sorted(live.items())) if live else ""),
+        markup=False,
+    )
 
 
 @list_app.command("ccas")

@@ -20,10 +20,12 @@ binary is needed.
 
 Robustness: before anything is created, a state file
 ``/run/ccfair/ID.json`` records the run's pid (with its start time, against
-pid reuse), namespaces and helper processes. :func:`clean_stale` removes
-whatever a dead run (e.g. one killed with SIGKILL) left behind: its
-processes, namespaces (after killing every process still inside) and
-``ccf-`` links; it never touches a run whose owner is alive.
+pid reuse), namespaces and helper processes. :func:`clean_stale` (run
+before every testbed run, and by ``ccfair testbed clean``) removes whatever
+a dead run (e.g. one killed with SIGKILL) left behind: its processes,
+namespaces (after killing every process still inside), ``ccf-`` links and
+its files under /run/ccfair; it never touches a run whose owner is alive,
+re-reading that just before each removal.
 """
 
 from __future__ import annotations
@@ -178,56 +180,98 @@ def run_id_of(name: str) -> str | None:
     return rest.split("-", 1)[0] or None
 
 
-def live_runs() -> set[str]:
-    """Run ids whose owning process is alive."""
-    live = set()
+def _state(rid: str) -> dict[str, Any] | None:
+    """The state file of run ``rid``, or None (missing or unreadable)."""
+    try:
+        st = json.loads((STATE_DIR / f"{rid}.json").read_text())
+    except (OSError, ValueError):
+        return None
+    return st if isinstance(st, dict) else None
+
+
+def is_live(rid: str) -> bool:
+    """True when run ``rid``'s owner is alive (read now: a run records its state file before
+    it creates anything, so whatever of a live run exists has a state file naming a live owner)."""
+    st = _state(rid)
+    return st is not None and _alive(*st["owner"])
+
+
+def live_runs() -> dict[str, int]:
+    """Run ids whose owning process is alive, with the owner's pid."""
+    live: dict[str, int] = {}
     if STATE_DIR.is_dir():
         for f in STATE_DIR.glob("*.json"):
-            try:
-                st = json.loads(f.read_text())
-            except (OSError, ValueError):
-                continue
-            if _alive(*st["owner"]):
-                live.add(st["id"])
+            st = _state(f.stem)
+            if st is not None and _alive(*st["owner"]):
+                live[st["id"]] = st["owner"][0]
     return live
 
 
-def clean_stale() -> list[str]:
-    """Remove what dead runs left behind; returns a description of what was removed."""
-    removed: list[str] = []
-    live = live_runs()
+def _run_files(rid: str) -> list[Path]:
+    """The files of run ``rid`` under STATE_DIR: state file, its .tmp, the run directory."""
+    return [STATE_DIR / f"{rid}.json", STATE_DIR / f"{rid}.tmp", STATE_DIR / rid]
+
+
+def _remove_run_files(rid: str) -> bool:
+    removed = False
+    for p in _run_files(rid):
+        if p.is_dir():
+            for q in p.iterdir():
+                q.unlink(missing_ok=True)
+            p.rmdir()
+            removed = True
+        elif p.exists():
+            p.unlink(missing_ok=True)
+            removed = True
+    return removed
+
+
+def _dead_run_ids() -> set[str]:
+    """Ids of runs with something left under STATE_DIR (state file, .tmp or directory)."""
+    ids: set[str] = set()
     if STATE_DIR.is_dir():
-        for f in STATE_DIR.glob("*.json"):
-            try:
-                st = json.loads(f.read_text())
-            except (OSError, ValueError):
-                f.unlink(missing_ok=True)
-                continue
-            if st.get("id") in live:
-                continue
-            for pid, start in st.get("processes", []):
-                if _alive(pid, start):
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                        removed.append(f"process {pid}")
-                    except ProcessLookupError:
-                        pass
-            f.unlink(missing_ok=True)
-            run_dir = STATE_DIR / st["id"]
-            if run_dir.is_dir():
-                for p in run_dir.iterdir():
-                    p.unlink(missing_ok=True)
-                run_dir.rmdir()
+        for p in STATE_DIR.iterdir():
+            rid = p.name.split(".", 1)[0]
+            if len(rid) == 4 and all(c in "0123456789abcdef" for c in rid):
+                ids.add(rid)
+    return ids
+
+
+def clean_stale() -> list[str]:
+    """Remove what dead runs left behind; returns a description of what was removed.
+
+    Only ccfair's own things: processes recorded in a dead run's state file
+    (bottleneck, agents, servers other modules start through
+    :meth:`Topology.record_process`), ``ccf-ID-*`` namespaces (after killing
+    every process inside) and ``ccf-ID-*`` links in this namespace, and the
+    run's files under STATE_DIR. Liveness is re-read from the state file just
+    before each removal, so a run that starts meanwhile is never touched.
+    """
+    removed: list[str] = []
+    for rid in sorted(_dead_run_ids()):
+        st = _state(rid)
+        if st is not None and _alive(*st["owner"]):
+            continue
+        for pid, start in (st or {}).get("processes", []):
+            if _alive(pid, start) and not is_live(rid):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                    removed.append(f"process {pid}")
+                except ProcessLookupError:
+                    pass
     for ns in list_namespaces():
         rid = run_id_of(ns)
-        if rid is not None and rid not in live:
+        if rid is not None and not is_live(rid):
             kill_namespace(ns)
             removed.append(f"namespace {ns}")
     for link in list_links():
         rid = run_id_of(link)
-        if rid is not None and rid not in live:
+        if rid is not None and not is_live(rid):
             ip("link", "del", link, check=False)
             removed.append(f"link {link}")
+    for rid in sorted(_dead_run_ids()):
+        if not is_live(rid) and _remove_run_files(rid):
+            removed.append(f"run files {STATE_DIR / rid}*")
     return removed
 
 
@@ -237,7 +281,7 @@ class Topology:
     def __init__(self, n_senders: int) -> None:
         self.n = n_senders
         self.id = os.urandom(2).hex()
-        while any(run_id_of(x) == self.id for x in list_namespaces()):
+        while any(run_id_of(x) == self.id for x in list_namespaces()) or any(p.exists() for p in _run_files(self.id)):
             self.id = os.urandom(2).hex()
         base = f"{PREFIX}{self.id}"
         self.ns_btl = f"{base}-b"
@@ -273,8 +317,8 @@ class Topology:
 
     def create(self) -> None:
         STATE_DIR.mkdir(parents=True, exist_ok=True)
-        self.dir.mkdir(exist_ok=True)
         self.save_state()  # first, so a crash from here on is cleaned by the next run
+        self.dir.mkdir(exist_ok=True)
         for ns in (self.ns_btl, self.ns_rcv, *self.ns_snd):
             ip("netns", "add", ns)
             sysctls(ns, {"net.ipv6.conf.all.disable_ipv6": 1, "net.ipv6.conf.default.disable_ipv6": 1})

@@ -1,0 +1,143 @@
+"""kill -9 a testbed run at random moments, then `ccfair testbed clean`: count what is left.
+
+Issue 17's acceptance: 20 random kills -- of the whole process group, of the main
+process only (its bottleneck and agents live on as orphans), or of the main process
+during set-up (namespaces half built) -- each followed by `ccfair testbed clean`,
+must leave 0 namespaces, links, qdiscs, rules and processes of the killed run.
+
+Counted after each clean (other helpers' live runs are excluded: a ``ccf-ID-*`` thing
+counts only when run ID has no live owner):
+  namespaces  ``ccf-*`` network namespaces of dead runs
+  links       ``ccf-*`` links of dead runs in the root namespace
+  qdiscs      root-namespace qdisc lines beyond those before the trials
+  rules       ``ip rule`` lines beyond those before the trials
+  processes   processes of the killed run's session (it runs with start_new_session),
+              plus the processes its state file recorded, still alive
+  files       /run/ccfair entries of dead runs
+
+Usage (root):  .venv/bin/python bench/testbed_kill.py [--trials 20] [--seed 1]
+Prints one table row per trial and a total line (markdown), as in docs/testbed.md.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from ccfair.testbed import netns
+
+ROOT = Path(__file__).resolve().parent.parent
+CCFAIR = [sys.executable, "-m", "ccfair"]
+RUN = [
+    "run", str(ROOT / "examples" / "s0-cubic-vs-bbr.toml"), "--backend", "testbed",
+    "--set", "duration=6s", "--set", "window.start=2s", "--set", "window.end=6s", "--set", "flows.1.start=1s",
+]
+MODES = ("group", "main", "setup")
+
+
+def session_of(pid: int) -> int | None:
+    try:
+        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
+    except (OSError, IndexError, ValueError):
+        return None
+
+
+def session_processes(sid: int) -> list[int]:
+    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and session_of(int(p.name)) == sid]
+
+
+def run_of(owner: int) -> dict | None:
+    """The state of the run whose main process is ``owner`` (None before it wrote one)."""
+    for rid in netns._dead_run_ids():
+        st = netns._state(rid)
+        if st is not None and st["owner"][0] == owner:
+            return st
+    return None
+
+
+def lines(*cmd: str) -> list[str]:
+    return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()
+
+
+def leftovers(sid: int, recorded: list[list[int]]) -> dict[str, int]:
+    dead = lambda name: (rid := netns.run_id_of(name)) is not None and not netns.is_live(rid)  # noqa: E731
+    procs = set(session_processes(sid)) | {pid for pid, start in recorded if netns._alive(pid, start)}
+    return {
+        "namespaces": sum(dead(n) for n in netns.list_namespaces()),
+        "links": sum(dead(n) for n in netns.list_links()),
+        "qdiscs": len(lines("tc", "qdisc", "show")) - BASE["qdiscs"],
+        "rules": len(lines("ip", "rule", "list")) - BASE["rules"],
+        "processes": len(procs),
+        "files": sum(not netns.is_live(r) for r in netns._dead_run_ids()),
+    }
+
+
+def trial(rng: random.Random, mode: str, env: dict[str, str]) -> dict:
+    p = subprocess.Popen(CCFAIR + RUN, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, start_new_session=True)
+    t0 = time.monotonic()
+    st = None
+    if mode == "setup":
+        while time.monotonic() - t0 < 60 and p.poll() is None and (st := run_of(p.pid)) is None:
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0.0, 0.4))  # the topology takes ~0.5-1 s to build
+    else:
+        deadline = t0 + rng.uniform(1.0, 8.0)
+        while time.monotonic() < deadline and p.poll() is None:
+            st = run_of(p.pid) or st
+            time.sleep(0.02)
+    st = run_of(p.pid) or st
+    rid = st["id"] if st else None
+    phase = f"{sum(netns.run_id_of(n) == rid for n in netns.list_namespaces())} ns" if rid else "no state yet"
+    if p.poll() is None:
+        if mode == "group":
+            os.killpg(p.pid, signal.SIGKILL)
+        else:
+            os.kill(p.pid, signal.SIGKILL)
+    p.wait()
+    killed_at = time.monotonic() - t0
+    recorded = (st or {}).get("processes", [])
+    before = leftovers(p.pid, recorded)
+    clean = subprocess.run(CCFAIR + ["testbed", "clean"], capture_output=True, text=True, env=env)
+    after = leftovers(p.pid, recorded)
+    return {"mode": mode, "at_s": killed_at, "rid": rid or "-", "phase": phase, "rc": p.returncode,
+            "clean_rc": clean.returncode, "before": before, "after": after}
+
+
+BASE: dict[str, int] = {}
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--trials", type=int, default=20)
+    ap.add_argument("--seed", type=int, default=1)
+    args = ap.parse_args()
+    if os.geteuid() != 0:
+        print("needs root", file=sys.stderr)
+        return 2
+    env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
+    subprocess.run(CCFAIR + ["testbed", "clean"], capture_output=True, env=env)
+    BASE.update(qdiscs=len(lines("tc", "qdisc", "show")), rules=len(lines("ip", "rule", "list")))
+    rng = random.Random(args.seed)
+    keys = ("namespaces", "links", "qdiscs", "rules", "processes", "files")
+    print("| # | kill | at (s) | run | built | left before clean (ns/links/procs/files) | left after clean (" + "/".join(keys) + ") |")
+    print("|---|---|---|---|---|---|---|")
+    total = dict.fromkeys(keys, 0)
+    for i in range(args.trials):
+        r = trial(rng, MODES[i % 3], env)
+        b, a = r["before"], r["after"]
+        for k in keys:
+            total[k] += max(0, a[k])
+        print(f"| {i + 1} | {r['mode']} | {r['at_s']:.2f} | {r['rid']} | {r['phase']} | "
+              f"{b['namespaces']}/{b['links']}/{b['processes']}/{b['files']} | {'/'.join(str(a[k]) for k in keys)} |", flush=True)
+    print(f"\ntotal left after clean over {args.trials} kills: " + ", ".join(f"{k} {v}" for k, v in total.items()))
+    return 0 if not any(total.values()) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
