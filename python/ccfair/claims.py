@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Claim", "CLAIMS", "VERDICTS", "Outcome", "by_study", "get"]
+__all__ = ["CLAIMS", "VERDICTS", "Claim", "Outcome", "by_study", "get"]
 
 #: The verdicts a claim can get.
 VERDICTS = ("reproduced", "not reproduced", "not applicable", "not run")
@@ -55,43 +55,37 @@ def verdict(ok: bool) -> str:
 
 
 CLAIMS: tuple[Claim, ...] = (
-    # --- S0: Rüth, Kunze, Hohlfeld, "An Empirical View on Content Provider Fairness" (TMA 2019), lab part.
-    Claim(
-        "S0.self-fair", "S0",
-        "every CCA is roughly fair to itself (BBR with more variance) [10 Mbit/s, 50 ms]",
-        "intra-CCA fness near 0", "s0",
-        "median fness of CUBIC-CUBIC and BBR-BBR within +-0.2 at 0.5 and 2 BDP, drop-tail; BBR-BBR spread > CUBIC-CUBIC spread",
-    ),
-    Claim(
-        "S0.bbr-starves-cubic", "S0",
-        "at 0.5 BDP BBR takes nearly all bandwidth from CUBIC whichever starts first",
-        "fness near -1/+1 towards BBR", "s0",
-        "BBR's share of the pair >= 0.8 (|fness| >= 0.75 towards BBR) in both start orders, 0.5 BDP drop-tail",
-    ),
-    Claim(
-        "S0.2bdp-order", "S0",
-        "at 2 BDP the picture changes: CUBIC is no longer starved and the start order matters",
-        "CUBIC share rises; order effect", "s0",
-        "CUBIC's share at 2 BDP > its share at 0.5 BDP, and the median fness differs between start orders by >= 0.1",
-    ),
-    Claim(
-        "S0.pacing", "S0",
-        "pacing lowers CUBIC's fairness",
-        "CUBIC+pacing less fair", "s0",
-        "mean |fness| of CUBIC+pacing vs BBR > mean |fness| of CUBIC vs BBR (0.5 and 2 BDP, drop-tail)",
-    ),
-    Claim(
-        "S0.codel", "S0",
-        "with CoDel intra-CCA fairness improves but mixed CCAs stay unfair",
-        "intra fair, mixed unfair", "s0",
-        "intra-CCA mean |fness| under CoDel <= under drop-tail, and CUBIC-vs-BBR mean |fness| >= 0.3 under CoDel",
-    ),
-    Claim(
-        "S0.fq_codel", "S0",
-        "with FQ_CoDel every pair is close to fair",
-        "all pairs fness near 0", "s0",
-        "every pair's median |fness| <= 0.1 under FQ_CoDel",
-    ),
+    # --- S0: Rüth, Kunze, Hohlfeld, "An Empirical View on Content Provider Fairness" (TMA 2019); texts and
+    # criteria as helper `profiles` fixed them for presets/s0.py.
+    Claim("S0.self-fair", "S0", "every CCA is roughly fair to itself (BBR with more variance) [BRIEF S0; S0 Fig. 2]",
+          "intra-CCA fness near 0", "s0",
+          "median fness of CUBIC-CUBIC and BBR-BBR within +-0.2 at 0.5 and 2 BDP, drop-tail; std of BBR-BBR fness > std of CUBIC-CUBIC"),
+    Claim("S0.bbr-starves-cubic", "S0", "at 0.5 BDP BBR takes nearly all bandwidth from CUBIC whichever starts first [BRIEF S0; S0 Fig. 2]",
+          "fness near -1/+1 towards BBR", "s0",
+          "median BBR share of the pair >= 0.8 in both start orders (|fness| >= 0.75 towards BBR), 0.5 BDP drop-tail"),
+    Claim("S0.2bdp-order", "S0", "at 2 BDP the picture changes: CUBIC no longer starved, order matters [BRIEF S0]",
+          "CUBIC share rises; order effect", "s0",
+          "CUBIC's median share vs BBR at 2 BDP > at 0.5 BDP, and the median fness differs between start orders by >= 0.1 at 2 BDP (drop-tail)"),
+    Claim("S0.pacing", "S0", "pacing lowers CUBIC's fairness [BRIEF S0]; 'pacing seems to decrease fairness when competing with both "
+          "paced and non-paced Cubic flows' [S0 III-E]",
+          "CUBIC+pacing less fair", "s0",
+          "mean |fness| of CUBIC+pacing vs CUBIC and of CUBIC+pacing vs CUBIC+pacing each > that of CUBIC vs CUBIC, 0.5 BDP drop-tail"),
+    Claim("S0.codel", "S0", "with CoDel intra-CCA fairness improves but mixed CCAs stay unfair [BRIEF S0; S0 IV-C at 2 BDP]",
+          "intra fair, mixed unfair", "s0",
+          "2 BDP: mean |fness| of the self-pairs under CoDel <= under drop-tail, and CUBIC-vs-BBR mean |fness| >= 0.3 under CoDel"),
+    Claim("S0.fq_codel", "S0", "with FQ_CoDel every pair is close to fair [BRIEF S0; S0 IV-C at 2 BDP]",
+          "all pairs fness near 0", "s0",
+          "every lab pair's median |fness| <= 0.1 under FQ_CoDel at 2 BDP"),
+    Claim("S0.cp-bbr-vs-cubic", "S0", "Cloudflare and Google [BBR] clearly dominate the traffic in all instances giving little "
+          "bandwidth to our Cubic flow [S0 IV-A, 0.5 BDP]",
+          "CP BBR dominates lab CUBIC", "s0",
+          "lab CUBIC vs cp-bbr: median cp-bbr share >= 0.8 in both start orders, 0.5 BDP drop-tail"),
+    Claim("S0.cp-iw32-vs-cubic", "S0", "AkamaiA [IW32] ... completely dominates our testbed Cubic flow [S0 IV-A, 0.5 BDP]",
+          "CP IW32 dominates lab CUBIC", "s0",
+          "lab CUBIC vs cdn-iw32: median cdn-iw32 share >= 0.8 in both start orders, 0.5 BDP drop-tail"),
+    Claim("S0.cp-fq_codel", "S0", "FQ_CoDel: throughout all measurements, fairness is close to the equilibrium [S0 IV-C, CP vs CP, 2 BDP]",
+          "CP pairs fair under FQ_CoDel", "s0",
+          "every cp-cp pair's median |fness| <= 0.1 under FQ_CoDel at 2 BDP"),
     # --- S1: "Ensuring Transport Fairness with Smart Networks" (ETH semester thesis, 2020).
     Claim(
         "S1.accuracy", "S1",
@@ -180,9 +174,11 @@ CLAIMS: tuple[Claim, ...] = (
     ),
     Claim(
         "S3.multi-rtt", "S3",
-        "with mixed RTTs DCTCP's short-RTT flows win while BBR's long-RTT flows win",
+        "with mixed RTTs DCTCP's short-RTT flows win while BBR's long-RTT flows win (2-2-8-8: DCTCP-50ms gets very small "
+        "throughput ... PI2 gives the BBR-50ms class unfairly high share)",
         "DCTCP-5 and BBR-50 ahead", "s3",
-        "2-2-2-2 mix (BBRv2/DCTCP x 5/50 ms) over PI2, K = 1: DCTCP-5 > DCTCP-50 and BBRv2-50 > BBRv2-5 in relative throughput",
+        "2-2-8-8 mix (BBRv2-50, DCTCP-50, BBRv2-5, DCTCP-5 ms), target K = 1 x 5 ms: DCTCP-5 > DCTCP-50 in relative "
+        "throughput under STEP and PI2, and BBRv2-50 > BBRv2-5 under PI2",
     ),
     # --- S4: Bhatti & Bateman, "Transport Protocol Throughput Fairness" (J. Networks 2009).
     Claim(

@@ -29,7 +29,7 @@ from typing import Any
 
 from ccfair.claims import CLAIMS, Outcome, get
 
-__all__ = ["PRESETS", "run_payload", "run_preset_tasks", "reproduce", "scoreboard_rows", "write_html"]
+__all__ = ["PRESETS", "reproduce", "run_payload", "run_preset_tasks", "scoreboard_rows", "write_html"]
 
 #: The study presets, in study order.
 PRESETS = ("s0", "s1", "s2", "s3", "s4")
@@ -155,6 +155,13 @@ def _png(fig: Any) -> str:
     return base64.b64encode(buf.getvalue()).decode("ascii")
 
 
+_STYLE = (
+    "<style>body{font-family:sans-serif;max-width:1200px;margin:auto}table{border-collapse:collapse;font-size:13px}"
+    "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}.reproduced{background:#dfd}.not.reproduced{background:#fdd}"
+    ".src{color:#555;font-size:12px}pre{font-size:12px}</style></head><body>"
+)
+
+
 def write_html(rep: dict[str, Any], path: str | Path) -> Path:
     """One self-contained HTML page: the scoreboard with each claim's source sentence, then every preset's figures and tables."""
     import matplotlib
@@ -163,9 +170,7 @@ def write_html(rep: dict[str, Any], path: str | Path) -> Path:
     e = html.escape
     parts = [
         "<!doctype html><html><head><meta charset='utf-8'><title>ccfair: reproduction of the source studies</title>",
-        "<style>body{font-family:sans-serif;max-width:1200px;margin:auto}table{border-collapse:collapse;font-size:13px}"
-        "td,th{border:1px solid #ccc;padding:3px 6px;vertical-align:top}.reproduced{background:#dfd}.not.reproduced{background:#fdd}"
-        ".src{color:#555;font-size:12px}pre{font-size:12px}</style></head><body>",
+        _STYLE,
         f"<h1>ccfair reproduce{' --quick' if rep['quick'] else ''}</h1>",
         f"<p>{rep['runs']} runs, wall {rep['wall_s']:.0f} s, executor {e(str(rep.get('executor')))}, {rep.get('jobs')} jobs. "
         + e(", ".join(f"{k}: {v}" for k, v in sorted(counts(rep["outcomes"]).items()))) + "</p>",

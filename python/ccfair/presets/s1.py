@@ -46,6 +46,7 @@ J_measure did not fall").
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from typing import Annotated, Any
@@ -382,8 +383,8 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Any]:
     from ccfair.claims import Outcome, verdict
 
     qs = list(QUEUES)
-    m = lambda key, b=False, fb="off": [_mean_of(results, key, q, b, fb) for q in qs]  # noqa: E731
-    fmt = lambda xs: " / ".join(f"{x:.3f}" for x in xs)  # noqa: E731
+    m = lambda key, b=False, fb="off": [_mean_of(results, key, q, b, fb) for q in qs]
+    fmt = lambda xs: " / ".join(f"{x:.3f}" for x in xs)
     nseeds = len({r["seed"] for r in results})
     acc, jm, jr = m("accuracy"), m("j_measure"), m("j_real")
     pub = PUBLISHED["unbounded"]
@@ -393,7 +394,7 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Any]:
             verdict(all(abs(a - p) <= 0.05 for a, p in zip(acc, pub["accuracy"]))),
         ),
     }
-    falls = all(b < a for a, b in zip(jr, jr[1:])) and all(b < a for a, b in zip(jm, jm[1:]))
+    falls = all(b < a for a, b in itertools.pairwise(jr)) and all(b < a for a, b in itertools.pairwise(jm))
     close = all(abs(a - p) <= 0.1 for a, p in zip(jr, pub["j_real"]))
     out["S1.j-falls"] = Outcome(
         f"J_real {fmt(jr)}, J_measure {fmt(jm)}",
@@ -407,7 +408,7 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Any]:
     )
     b_off, b_fb = m("j_real", True, "off"), m("j_real", True, "s1")
     ok = all(f >= o for f, o in zip(b_fb, b_off))
-    out["S1.bounded"] = Outcome(f"J_real without / with S1's feedback: " + ", ".join(f"{o:.3f} / {f:.3f}" for o, f in zip(b_off, b_fb)), verdict(ok))
+    out["S1.bounded"] = Outcome("J_real without / with S1's feedback: " + ", ".join(f"{o:.3f} / {f:.3f}" for o, f in zip(b_off, b_fb)), verdict(ok))
     return out
 
 

@@ -33,6 +33,7 @@ ms without the NRU calibration runs.
 from __future__ import annotations
 
 import argparse
+import itertools
 import math
 import statistics
 import sys
@@ -258,7 +259,7 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Outcome]:
         return out
     main4 = [r for r in RTTS_MS if r in many]
     js = [many[r]["j"] for r in main4]
-    mono = all(b < a for a, b in zip(js, js[1:]))
+    mono = all(b < a for a, b in itertools.pairwise(js))
     close = all(abs(many[r]["j"] - PUB_14_J[r]) <= 0.1 for r in main4)
     out["S4.14-flow"] = Outcome(
         "J " + " / ".join(f"{many[r]['j']:.2f}" for r in main4) + f" at {'/'.join(map(str, main4))} ms",
