@@ -405,7 +405,10 @@ def reproduce(
         table.add_column(col, overflow="fold")
     for r in rp.scoreboard_rows(rep["outcomes"]):
         table.add_row(r["id"], r["published"], r["ccfair"] + (f" ({r['note']})" if r["note"] else ""), r["verdict"])
-    Console(highlight=False).print(table)
+    con = Console(highlight=False)
+    if not con.is_terminal:
+        con = Console(highlight=False, width=200)
+    con.print(table)
     _err.print(", ".join(f"{k}: {v}" for k, v in sorted(rp.counts(rep["outcomes"]).items())) + f"; report: {path}")
 
 

@@ -37,12 +37,16 @@ _API = ("tasks", "run_task", "reproduce_claims")
 
 
 def _module(preset: str) -> Any | None:
-    """The preset module if it exists and takes part in ``reproduce``, else None."""
-    try:
-        mod = importlib.import_module(f"ccfair.presets.{preset}")
-    except ImportError:
-        return None
-    return mod if all(hasattr(mod, f) for f in _API) else None
+    """The module that gives ``preset`` the reproduce API: the preset itself, else
+    ``ccfair.presets.<preset>_reproduce`` (an adapter), else None."""
+    for name in (f"ccfair.presets.{preset}", f"ccfair.presets.{preset}_reproduce"):
+        try:
+            mod = importlib.import_module(name)
+        except ImportError:
+            continue
+        if all(hasattr(mod, f) for f in _API):
+            return mod
+    return None
 
 
 def run_payload(payload: dict[str, Any]) -> dict[str, Any]:
@@ -50,7 +54,9 @@ def run_payload(payload: dict[str, Any]) -> dict[str, Any]:
     import traceback
 
     try:
-        mod = importlib.import_module(f"ccfair.presets.{payload['preset']}")
+        mod = _module(payload["preset"])
+        if mod is None:
+            raise ImportError(f"preset {payload['preset']} has no reproduce API")
         return {"run_id": payload["run_id"], "result": mod.run_task(payload["task"])}
     except Exception as e:  # noqa: BLE001 - reported by the parent
         return {"run_id": payload["run_id"], "error": f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=4)}"}
@@ -140,7 +146,8 @@ def markdown(rep: dict[str, Any]) -> str:
     lines = ["| claim | published | ccfair | verdict |", "|---|---|---|---|"]
     for r in scoreboard_rows(rep["outcomes"]):
         note = f" ({r['note']})" if r["note"] else ""
-        lines.append(f"| {r['id']} | {r['published']} | {r['ccfair']} | **{r['verdict']}**{note} |")
+        cells = [r["id"], r["published"], r["ccfair"], f"**{r['verdict']}**{note}"]
+        lines.append("| " + " | ".join(c.replace("|", "\\|") for c in cells) + " |")
     c = counts(rep["outcomes"])
     lines += ["", ", ".join(f"{k}: {v}" for k, v in sorted(c.items())) + f"; {rep['runs']} runs, wall {rep['wall_s']:.0f} s"]
     return "\n".join(lines)
