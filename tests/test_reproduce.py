@@ -129,3 +129,10 @@ def test_cli_preset_s4_rejects_a_bad_option_with_exit_2(capsys):
     assert main(["preset", "s4", "--seeds", "x"]) == 2
     assert main(["reproduce", "--executor", "nope"]) == 2
     assert "--executor" in capsys.readouterr().err
+
+
+def test_preset_tasks_give_the_same_results_in_a_process_pool_as_in_process():
+    tl = s1.tasks()[:2]
+    a = reproduce.run_preset_tasks("s1", tl, executor="pool", jobs=2)
+    b = reproduce.run_preset_tasks("s1", tl, executor="inprocess", jobs=1)
+    assert [(x["queue"], x["seed"], x["j_measure"], x["j_real"]) for x in a] == [(x["queue"], x["seed"], x["j_measure"], x["j_real"]) for x in b]
