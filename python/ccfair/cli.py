@@ -85,6 +85,14 @@ def _fmt(x: float | None, spec: str, suffix: str = "") -> str:
     return f"{x:{spec}}{suffix}"
 
 
+def _maxmin_line(summary: dict[str, Any]) -> str:
+    """Each flow's throughput / max-min fair share (up to 6 flows, else the minimum)."""
+    flows = summary["flows"]
+    if len(flows) <= 6:
+        return ", ".join(f"{f['name']} {_fmt(f.get('maxmin_share'), '.2f')}" for f in flows) + " (1 = its fair share)"
+    return f"min {_fmt(summary.get('maxmin_share_min'), '.2f')} over {len(flows)} flows (1 = fair share)"
+
+
 def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
     """Print the per-flow table and the run's fairness/performance numbers."""
     w = summary["window_s"]
@@ -121,6 +129,7 @@ def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
         ("run", f"seed {summary['seed']}, analysis window {w['start']:g}-{w['end']:g} s"),
         ("JFI", _fmt(summary["jfi"], ".3f")),
         ("fness (A vs B)", _fmt(fness, "+.3f") if fness is not None else "- (needs exactly two flows)"),
+        ("max-min share", _maxmin_line(summary)),
         ("utilization", _fmt(None if summary["utilization"] is None else summary["utilization"] * 100, ".1f", " %")),
         ("queueing delay", f"mean {_fmt(q['mean'], '.2f', ' ms')}, p99 {_fmt(q['p99'], '.2f', ' ms')}"),
         ("mean queue", _fmt(summary.get("queue_packets_mean"), ".1f", " packets")),
@@ -193,6 +202,7 @@ def _compare_rows(sim: dict[str, Any], tb: dict[str, Any]) -> list[tuple[str, st
         label = f"{fs['name']} ({fs['cca']}{'+pacing' if paced else ''})"
         rows.append((f"{label} throughput", fmt_rate(fs["throughput_bps"]), fmt_rate(ft["throughput_bps"])))
         rows.append((f"{label} share", pct(fs["share"]), pct(ft["share"])))
+        rows.append((f"{label} max-min share", _fmt(fs.get("maxmin_share"), ".2f"), _fmt(ft.get("maxmin_share"), ".2f")))
         rows.append((f"{label} retransmissions", str(fs["retransmissions"]), str(ft["retransmissions"])))
     rows.append(("JFI", _fmt(sim["jfi"], ".3f"), _fmt(tb["jfi"], ".3f")))
     if sim["fness"] is not None:
