@@ -85,15 +85,16 @@ def trial(rng: random.Random, mode: str, env: dict[str, str]) -> dict:
     if mode == "setup":
         while time.monotonic() - t0 < 60 and p.poll() is None and (st := run_of(p.pid)) is None:
             time.sleep(0.005)
-        time.sleep(rng.uniform(0.0, 0.4))  # the topology takes ~0.5-1 s to build
+        time.sleep(rng.uniform(0.0, 0.15))  # from the state file on: namespaces, veths, then the bottleneck and agents
     else:
-        deadline = t0 + rng.uniform(1.0, 8.0)
+        deadline = t0 + rng.uniform(2.0, 9.0)  # the 6 s run starts after ~1.5-3 s of start-up on a loaded machine
         while time.monotonic() < deadline and p.poll() is None:
             st = run_of(p.pid) or st
             time.sleep(0.02)
     st = run_of(p.pid) or st
     rid = st["id"] if st else None
-    phase = f"{sum(netns.run_id_of(n) == rid for n in netns.list_namespaces())} ns" if rid else "no state yet"
+    procs = len((run_of(p.pid) or st or {}).get("processes", []))
+    phase = f"{sum(netns.run_id_of(n) == rid for n in netns.list_namespaces())} ns, {procs} procs" if rid else "no state yet"
     if p.poll() is None:
         if mode == "group":
             os.killpg(p.pid, signal.SIGKILL)
