@@ -226,13 +226,19 @@ def _remove_run_files(rid: str) -> bool:
     return removed
 
 
+def is_run_id(rid: str | None) -> bool:
+    """A run id as :class:`Topology` makes them: 4 lowercase hex digits (``ccf-probe123``,
+    a test's probe namespace, is not one)."""
+    return rid is not None and len(rid) == 4 and all(c in "0123456789abcdef" for c in rid)
+
+
 def _dead_run_ids() -> set[str]:
     """Ids of runs with something left under STATE_DIR (state file, .tmp or directory)."""
     ids: set[str] = set()
     if STATE_DIR.is_dir():
         for p in STATE_DIR.iterdir():
             rid = p.name.split(".", 1)[0]
-            if len(rid) == 4 and all(c in "0123456789abcdef" for c in rid):
+            if is_run_id(rid):
                 ids.add(rid)
     return ids
 
@@ -261,12 +267,12 @@ def clean_stale() -> list[str]:
                     pass
     for ns in list_namespaces():
         rid = run_id_of(ns)
-        if rid is not None and not is_live(rid):
+        if is_run_id(rid) and not is_live(rid):  # type: ignore[arg-type]
             kill_namespace(ns)
             removed.append(f"namespace {ns}")
     for link in list_links():
         rid = run_id_of(link)
-        if rid is not None and not is_live(rid):
+        if is_run_id(rid) and not is_live(rid):  # type: ignore[arg-type]
             ip("link", "del", link, check=False)
             removed.append(f"link {link}")
     for rid in sorted(_dead_run_ids()):
