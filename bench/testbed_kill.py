@@ -9,7 +9,7 @@ Counted after each clean (other helpers' live runs are excluded: a ``ccf-ID-*`` 
 counts only when run ID has no live owner):
   namespaces  ``ccf-*`` network namespaces of dead runs
   links       ``ccf-*`` links of dead runs in the root namespace
-  qdiscs      root-namespace qdisc lines beyond those before the trials
+  qdiscs      root-namespace qdiscs on dead runs' links, or on other links beyond those before the trials
   rules       ``ip rule`` lines beyond those before the trials
   processes   processes of the killed run's session (it runs with start_new_session),
               plus the processes its state file recorded, still alive
@@ -65,13 +65,21 @@ def lines(*cmd: str) -> list[str]:
     return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()
 
 
+def root_qdiscs(dead) -> int:
+    """Root-namespace qdiscs on dead runs' ``ccf-*`` links, plus any on other links beyond the
+    count before the trials (a live run's veth passes through the root namespace while it is set up)."""
+    devs = [ln.split(" dev ", 1)[1].split()[0] for ln in lines("tc", "qdisc", "show") if " dev " in ln]
+    other = sum(netns.run_id_of(d) is None for d in devs)
+    return sum(dead(d) for d in devs) + max(0, other - BASE["qdiscs"])
+
+
 def leftovers(sid: int, recorded: list[list[int]]) -> dict[str, int]:
     dead = lambda name: (rid := netns.run_id_of(name)) is not None and not netns.is_live(rid)  # noqa: E731
     procs = set(session_processes(sid)) | {pid for pid, start in recorded if netns._alive(pid, start)}
     return {
         "namespaces": sum(dead(n) for n in netns.list_namespaces()),
         "links": sum(dead(n) for n in netns.list_links()),
-        "qdiscs": len(lines("tc", "qdisc", "show")) - BASE["qdiscs"],
+        "qdiscs": root_qdiscs(dead),
         "rules": len(lines("ip", "rule", "list")) - BASE["rules"],
         "processes": len(procs),
         "files": sum(not netns.is_live(r) for r in netns._dead_run_ids()),
@@ -123,7 +131,8 @@ def main() -> int:
         return 2
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     subprocess.run(CCFAIR + ["testbed", "clean"], capture_output=True, env=env)
-    BASE.update(qdiscs=len(lines("tc", "qdisc", "show")), rules=len(lines("ip", "rule", "list")))
+    devs = [ln.split(" dev ", 1)[1].split()[0] for ln in lines("tc", "qdisc", "show") if " dev " in ln]
+    BASE.update(qdiscs=sum(netns.run_id_of(d) is None for d in devs), rules=len(lines("ip", "rule", "list")))
     rng = random.Random(args.seed)
     keys = ("namespaces", "links", "qdiscs", "rules", "processes", "files")
     print("| # | kill | at (s) | run | built | left before clean (ns/links/procs/files) | left after clean (" + "/".join(keys) + ") |")

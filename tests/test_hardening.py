@@ -32,12 +32,15 @@ ABSURD = {
     "absurd-bins-flows": "bin",  # 10000 flows x 1 ms bins
 }
 
-#: Runs the CLI in a fresh interpreter and prints its peak RSS (KiB) last on stdout.
+#: Runs the CLI in a fresh interpreter and prints its peak RSS (KiB) last on stdout: VmHWM of
+#: /proc/self/status, the high-water mark of this process's own memory (getrusage's ru_maxrss
+#: would carry over the RSS of the forking parent, here the pytest process).
 RSS_PROBE = (
-    "import resource, sys\n"
+    "import sys\n"
     "from ccfair.cli import main\n"
     "code = main(sys.argv[1:])\n"
-    "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n"
+    "hwm = [ln for ln in open('/proc/self/status') if ln.startswith('VmHWM:')][0]\n"
+    "print(int(hwm.split()[1]))\n"
     "sys.exit(code)\n"
 )
 

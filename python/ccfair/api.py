@@ -67,9 +67,10 @@ def check_resources(config: dict[str, Any], spec: Spec | None = None) -> None:
 def _call_core(fn: str, config: dict[str, Any], spec: Spec | None) -> Any:
     """``_core.simulate`` / ``_core.check`` with the spec's limits; engine errors mapped to ours."""
     core = import_core()
-    limits = json.dumps(spec.limits.to_config()) if spec is not None else None
+    limits = spec.limits.to_config() if spec is not None else {}
+    args = (json.dumps(config),) + ((json.dumps(limits),) if limits else ())  # none set: the engine's defaults
     try:
-        return getattr(core, fn)(json.dumps(config), limits)
+        return getattr(core, fn)(*args)
     except (core.SimValueError, core.SimResourceError) as e:
         if len(e.args) >= 2:
             field, message = e.args[0], e.args[1]
