@@ -65,13 +65,22 @@ def spec(duration: str = "8s", window_start: str = "2s", trace: bool = False, **
 
 
 def leftovers() -> list[str]:
-    """Everything of ours a run could leave: namespaces, links, state files, processes."""
-    found = [f"namespace {n}" for n in netns.list_namespaces() if n.startswith(netns.PREFIX)]
-    found += [f"link {n}" for n in netns.list_links() if n.startswith(netns.PREFIX)]
+    """Everything of ours a run could leave: namespaces, links, state files, processes.
+
+    Runs that are alive (their owner's pid lives: another user's, or another test
+    session's, on a shared machine) are not leftovers and are skipped."""
+    live = netns.live_runs()
+
+    def dead(name: str) -> bool:
+        return netns.run_id_of(name) not in live
+
+    found = [f"namespace {n}" for n in netns.list_namespaces() if n.startswith(netns.PREFIX) and dead(n)]
+    found += [f"link {n}" for n in netns.list_links() if n.startswith(netns.PREFIX) and dead(n)]
     if netns.STATE_DIR.is_dir():
-        found += [f"state {p.name}" for p in netns.STATE_DIR.iterdir()]
+        found += [f"state {p.name}" for p in netns.STATE_DIR.iterdir() if p.name.split(".")[0] not in live]
+    live_pids = {pid for rid in live for pid, _ in (netns._state(rid) or {}).get("processes", [])}
     for pid in os.listdir("/proc"):
-        if not pid.isdigit() or int(pid) == os.getpid():
+        if not pid.isdigit() or int(pid) == os.getpid() or int(pid) in live_pids:
             continue
         try:
             cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
@@ -325,5 +334,6 @@ def test_kernel_bottleneck_missing_qdisc_fails_before_any_namespace(monkeypatch,
     assert err.startswith("error: bottleneck.qdisc: 'codel'")
     assert "has no 'codel' qdisc" in err and 'testbed.bottleneck = "userspace"' in err
     assert created == []
-    assert netns.list_namespaces() == before
+    live = netns.live_runs()  # other sessions' runs may start meanwhile on a shared machine
+    assert [n for n in netns.list_namespaces() if n not in before and netns.run_id_of(n) not in live] == []
     assert leftovers() == []
