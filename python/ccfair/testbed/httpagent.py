@@ -49,7 +49,6 @@ import ssl
 import struct
 import sys
 import threading
-import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
