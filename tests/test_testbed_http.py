@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -171,6 +172,8 @@ def remote_server():
     """An HTTP server in a namespace of this test behind the host namespace's routing."""
     if _WHY_NOT:
         pytest.skip(_WHY_NOT)
+    if shutil.which("nft") is None:
+        pytest.skip("the remote-URL path needs nftables' nft (scripts/test.sh installs it with apt-get as root)")
     cmds = [
         ["ip", "netns", "add", SERVER_NS],
         ["ip", "link", "add", f"{SERVER_NS}h", "type", "veth", "peer", "name", f"{SERVER_NS}s"],
