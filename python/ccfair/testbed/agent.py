@@ -83,6 +83,7 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
     unacked, sacked, lost, retrans = u32(24), u32(28), u32(32), u32(36)
     return {
         "ca_state": b[1],
+        "rto_us": u32(8),
         "rtt_us": u32(68),
         "snd_ssthresh": u32(76),
         "snd_cwnd": u32(80),
@@ -249,6 +250,7 @@ def send(a: argparse.Namespace) -> None:
         "recoveries": ns.get("TCPSackRecovery", 0) + ns.get("TCPRenoRecovery", 0),
         "lost_retransmits": ns.get("TCPLostRetransmit", 0),
         "bytes_acked": info["bytes_acked"],
+        "rto_ns": info["rto_us"] * 1000,
         "trace": trace,
     }
     th.join(timeout=1.0)

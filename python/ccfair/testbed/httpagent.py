@@ -195,6 +195,7 @@ class _Sampler(threading.Thread):
             "rto_count": ns.get("TCPTimeouts", 0),
             "recoveries": ns.get("TCPSackRecovery", 0) + ns.get("TCPRenoRecovery", 0),
             "bytes_acked": sum(i["bytes_acked"] for i in infos.values()),
+            "rto_ns": infos[main]["rto_us"] * 1000 if main else None,
             "trace": self.traces.get(main, empty) if main else empty,
         }
         with open(a.out + ".tmp", "w") as f:

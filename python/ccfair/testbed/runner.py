@@ -229,6 +229,8 @@ class _Run:
         self.fspecs = [f for _, _, f in spec.expand_flows()]
         #: Flow index -> (address, port) of its remote URL, resolved before the run.
         self.remote: dict[int, tuple[str, int]] = {}
+        #: Stack settings as read back from the kernel (reported in testbed.applied).
+        self.applied: dict[str, Any] = {}
 
     # ------------------------------------------------------------ processes
 
@@ -340,10 +342,12 @@ class _Run:
                 tc.configure(topo.ns_btl, self.tc_cmds)
             except RuntimeError as e:
                 raise TestbedError(str(e)) from None
+        self.receive_buffer()
         for i, f in enumerate(self.flows):
             self.apply_stack(i, f)
             if f.get("ecn") in ("classic", "scalable"):  # the kernel offers RFC 3168 ECN (tcp_ecn = 1)
                 netns.sysctls(topo.ns_snd[i], {"net.ipv4.tcp_ecn": 1})
+        self.applied["flows"] = [self.readback(i) for i in range(len(self.flows))]
         bases = self.probe_base_rtts()
         fwd, rev = self.equalize(bases)
         path_rtts = self.probe_base_rtts(fwd, rev, label="check")
@@ -445,8 +449,10 @@ class _Run:
         recv = {"delivered_bytes": [delivered[i] for i in range(len(self.flows))]}
         raw = self.raw(stats, recv, snd, bases, fwd, rev, time.perf_counter_ns() - wall0)
         raw["testbed"]["flows"] = self.flow_report(bases, fwd, rev, snd, clients, stats)
-        for entry, measured in zip(raw["testbed"]["flows"], path_rtts):
+        for entry, measured, applied in zip(raw["testbed"]["flows"], path_rtts, self.applied["flows"]):
             entry["path_min_rtt_ms"] = measured / 1e6
+            entry["applied"] = applied
+        raw["testbed"]["receiver_tcp_rmem"] = self.applied["receiver_tcp_rmem"]
         for i, cl in clients.items():
             raw["flows"][i]["size_bytes"] = self.flows[i].get("size_bytes")
             raw["flows"][i]["fct_ns"] = cl["fct_ns"]
@@ -466,6 +472,33 @@ class _Run:
         topo.route_options(i, f["init_cwnd_pkts"], f["rwnd_init_pkts"], quickack=not f["delayed_ack"], rto_min_ms=rto_ms)
         if fs.tso is not None and fs.tso is not True:
             topo.gso_max_segs(i, 1 if fs.tso is False else int(fs.tso))
+
+    def receive_buffer(self) -> None:
+        """Make the initial receive window (route ``initrwnd``, S0: 200 segments) real: Linux
+        advertises at most the receive buffer's window share, tcp_win_from_space() of
+        ``tcp_rmem[1]`` (half of it: TCP_DEFAULT_SCALING_RATIO, include/net/tcp.h, and
+        tcp_adv_win_scale = 1 before Linux 6.7), 64 KB = 45 segments with the default
+        131072. The receiver namespace's ``tcp_rmem[1]`` is raised to 2 x rwnd x mss when
+        that is larger; autotuning up to ``tcp_rmem[2]`` stays on."""
+        ns = self.topo.ns_rcv
+        low, default, high = (int(x) for x in netns.in_ns(ns, "sysctl", "-n", "net.ipv4.tcp_rmem").split())
+        need = max(2 * f["rwnd_init_pkts"] * f["mss_bytes"] for f in self.flows)
+        if need > default:
+            default, high = need, max(high, need)
+            netns.sysctls(ns, {"net.ipv4.tcp_rmem": f"{low} {default} {high}"})
+        self.applied["receiver_tcp_rmem"] = [low, default, high]
+
+    def readback(self, i: int) -> dict[str, Any]:
+        """What the kernel holds for flow ``i`` after apply_stack: its routes and gso_max_segs."""
+        topo = self.topo
+        if i in self.remote:
+            return {"receiver_route": netns.ip("route", "show", f"{self.remote[i][0]}/32", ns=topo.ns_rcv).strip()}
+        link = json.loads(netns.ip("-d", "-j", "link", "show", "dev", topo.if_snd[i], ns=topo.ns_snd[i]))[0]
+        return {
+            "sender_route": netns.ip("route", "show", f"{netns.RECEIVER_IP}/32", ns=topo.ns_snd[i]).strip(),
+            "receiver_route": netns.ip("route", "show", f"{netns.sender_ip(i)}/32", ns=topo.ns_rcv).strip(),
+            "gso_max_segs": link.get("gso_max_segs"),
+        }
 
     def equalize(self, bases: list[int]) -> tuple[list[int], list[int]]:
         """S0's RTT equalization: pad each path's base RTT up to its flow's RTT, half per direction.
@@ -559,6 +592,8 @@ class _Run:
                 # on a standing queue never sees the path's minimum); path_min_rtt_ms is the
                 # equalized path's RTT, measured by handshakes before t0.
                 "min_rtt_ms": snd[i]["min_rtt_ns"] / 1e6,
+                # the sender's RTO at its last TCP_INFO sample (route rto_min takes effect here)
+                "sender_rto_ms": snd[i]["rto_ns"] / 1e6 if snd[i].get("rto_ns") is not None else None,
                 "bottleneck_payload_bytes": stats["flow_fwd_payload_bytes"][i],
                 "bottleneck_packets": stats["flow_fwd_packets"][i],
                 "bottleneck_retransmitted_segments": stats["flow_retransmitted_segments"][i],
