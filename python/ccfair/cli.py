@@ -507,7 +507,7 @@ def testbed_clean() -> None:
     removed = netns.clean_stale()
     for item in removed:
         _out.print(f"removed {item}", markup=False)
-    live = netns.live_runs()
+    live = netns.live_owners()
     _out.print(
         f"{len(removed)} leftover(s) removed"
         + (f"; left {len(live)} live run(s) alone: " + ", ".join(f"{r} (PID {p})" for r, p in sorted(live.items())) if live else ""),
