@@ -10,7 +10,7 @@ counts only when run ID has no live owner):
   namespaces  ``ccf-*`` network namespaces of dead runs
   links       ``ccf-*`` links of dead runs in the root namespace
   qdiscs      root-namespace qdiscs on dead runs' links, or on other links beyond those before the trials
-  rules       ``ip rule`` lines beyond those before the trials
+  rules       ``ip rule`` lines beyond those before the trials, plus dead runs' nftables tables ``ccf_ID``
   processes   processes of the killed run's session (it runs with start_new_session),
               plus the processes its state file recorded, still alive
   files       /run/ccfair entries of dead runs
@@ -80,7 +80,8 @@ def leftovers(sid: int, recorded: list[list[int]]) -> dict[str, int]:
         "namespaces": sum(dead(n) for n in netns.list_namespaces()),
         "links": sum(dead(n) for n in netns.list_links()),
         "qdiscs": root_qdiscs(dead),
-        "rules": len(lines("ip", "rule", "list")) - BASE["rules"],
+        "rules": len(lines("ip", "rule", "list")) - BASE["rules"]
+        + sum(not netns.is_live(t[len(netns.HOST_TABLE_PREFIX):]) for t in netns.host_tables()),
         "processes": len(procs),
         "files": sum(not netns.is_live(r) for r in netns._dead_run_ids()),
     }
