@@ -83,11 +83,14 @@ def leftovers() -> list[str]:
         if not pid.isdigit() or int(pid) == os.getpid() or int(pid) in live_pids:
             continue
         try:
-            cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+            argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
             continue
-        if "testbed/agent.py" in cmd or "testbed/qstats.py" in cmd or "ccfair-bottleneck" in cmd:
-            found.append(f"process {pid}: {cmd}")
+        ours = Path(argv[0]).name == "ccfair-bottleneck" or any(
+            a.endswith(("testbed/agent.py", "testbed/qstats.py", "testbed/httpagent.py")) for a in argv
+        )  # by program, not by substring (a `cargo test -p ccfair-bottleneck` is not ours)
+        if ours:
+            found.append(f"process {pid}: {' '.join(argv)}")
     return found
 
 

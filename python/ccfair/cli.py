@@ -506,13 +506,10 @@ def testbed_clean() -> None:
         raise TestbedUnavailable("`ccfair testbed clean` needs root (it deletes network namespaces)")
     removed = netns.clean_stale()
     for item in removed:
-        _out.print(f"removed {item}", markup=False)
+        sys.stdout.write(f"removed {item}\n")
     live = netns.live_owners()
-    _out.print(
-        f"{len(removed)} leftover(s) removed"
-        + (f"; left {len(live)} live run(s) alone: " + ", ".join(f"{r} (PID {p})" for r, p in sorted(live.items())) if live else ""),
-        markup=False,
-    )
+    alone = f"; left {len(live)} live run(s) alone: " + ", ".join(f"{r} (PID {p})" for r, p in sorted(live.items())) if live else ""
+    sys.stdout.write(f"{len(removed)} leftover(s) removed{alone}\n")  # plain lines (never wrapped), for scripts
 
 
 @list_app.command("ccas")

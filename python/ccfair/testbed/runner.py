@@ -96,25 +96,23 @@ def kernel_ccas() -> list[str]:
 
 
 def find_bottleneck() -> Path | None:
-    """The ccfair-bottleneck binary: $CCFAIR_BOTTLENECK, the installation's scripts directory
-    (where scripts/example.sh and scripts/test.sh put it: .venv/bin, next to the ccfair
-    command), PATH, or the repository's cargo target dir (an editable install)."""
+    """The ccfair-bottleneck binary: $CCFAIR_BOTTLENECK; else the newest of the copy in the
+    installation's scripts directory (where scripts/example.sh and scripts/test.sh put it:
+    .venv/bin, next to the ccfair command) and the repository's cargo target dir (an editable
+    install, rebuilt with cargo: the newest wins, so a stale copy never shadows a rebuild);
+    else PATH."""
     env = os.environ.get("CCFAIR_BOTTLENECK")
     if env:
         return Path(env) if Path(env).is_file() else None
-    beside = Path(sysconfig.get_path("scripts")) / "ccfair-bottleneck"
-    if beside.is_file():
-        return beside
-    found = shutil.which("ccfair-bottleneck")
-    if found:
-        return Path(found)
     repo = Path(__file__).resolve().parents[3]
     target = Path(os.environ.get("CARGO_TARGET_DIR", repo / "target"))
-    for profile in ("release", "debug"):
-        p = target / profile / "ccfair-bottleneck"
-        if p.is_file():
-            return p
-    return None
+    candidates = [Path(sysconfig.get_path("scripts")) / "ccfair-bottleneck"]
+    candidates += [target / profile / "ccfair-bottleneck" for profile in ("release", "debug")]
+    found = [p for p in candidates if p.is_file()]
+    if found:
+        return max(found, key=lambda p: p.stat().st_mtime)
+    on_path = shutil.which("ccfair-bottleneck")
+    return Path(on_path) if on_path else None
 
 
 def check_available(spec: Spec | None = None) -> Path:
