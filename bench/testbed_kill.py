@@ -5,15 +5,15 @@ process only (its bottleneck and agents live on as orphans), or of the main proc
 during set-up (namespaces half built) -- each followed by `ccfair testbed clean`,
 must leave 0 namespaces, links, qdiscs, rules and processes of the killed run.
 
-Counted after each clean (other helpers' live runs are excluded: a ``ccf-ID-*`` thing
-counts only when run ID has no live owner):
-  namespaces  ``ccf-*`` network namespaces of dead runs
-  links       ``ccf-*`` links of dead runs in the root namespace
-  qdiscs      root-namespace qdiscs on dead runs' links, or on other links beyond those before the trials
-  rules       ``ip rule`` lines beyond those before the trials, plus dead runs' nftables tables ``ccf_ID``
+Counted after each clean, for the killed run's id only (on a shared machine other
+sessions' runs come and go, and their own kill tests leave dead runs for a while):
+  namespaces  ``ccf-ID-*`` network namespaces
+  links       ``ccf-ID-*`` links in the root namespace
+  qdiscs      root-namespace qdiscs on those links, or on non-ccf links beyond those before the trials
+  rules       ``ip rule`` lines beyond those before the trials, plus the nftables table ``ccf_ID``
   processes   processes of the killed run's session (it runs with start_new_session),
               plus the processes its state file recorded, still alive
-  files       /run/ccfair entries of dead runs
+  files       /run/ccfair/ID.json, ID.tmp, ID/
 
 Usage (root):  .venv/bin/python bench/testbed_kill.py [--trials 20] [--seed 1]
 Prints one table row per trial and a total line (markdown), as in docs/testbed.md.
@@ -65,25 +65,21 @@ def lines(*cmd: str) -> list[str]:
     return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()
 
 
-def root_qdiscs(dead) -> int:
-    """Root-namespace qdiscs on dead runs' ``ccf-*`` links, plus any on other links beyond the
-    count before the trials (a live run's veth passes through the root namespace while it is set up)."""
+def leftovers(rid: str | None, sid: int, recorded: list[list[int]]) -> dict[str, int]:
+    """What is left of run ``rid`` (the killed one; None: killed before it wrote its state
+    file, before which it creates nothing). Only this run's things are counted: on a shared
+    machine other sessions' runs come and go (their own kill tests leave dead runs too)."""
+    mine = lambda name: rid is not None and netns.run_id_of(name) == rid  # noqa: E731
     devs = [ln.split(" dev ", 1)[1].split()[0] for ln in lines("tc", "qdisc", "show") if " dev " in ln]
-    other = sum(not d.startswith("ccf") for d in devs)  # (ccft-*: another test suite's own devices)
-    return sum(dead(d) for d in devs) + max(0, other - BASE["qdiscs"])
-
-
-def leftovers(sid: int, recorded: list[list[int]]) -> dict[str, int]:
-    dead = lambda name: (rid := netns.run_id_of(name)) is not None and not netns.is_live(rid)  # noqa: E731
     procs = set(session_processes(sid)) | {pid for pid, start in recorded if netns._alive(pid, start)}
     return {
-        "namespaces": sum(dead(n) for n in netns.list_namespaces()),
-        "links": sum(dead(n) for n in netns.list_links()),
-        "qdiscs": root_qdiscs(dead),
-        "rules": len(lines("ip", "rule", "list")) - BASE["rules"]
-        + sum(not netns.is_live(t[len(netns.HOST_TABLE_PREFIX):]) for t in netns.host_tables()),
+        "namespaces": sum(mine(n) for n in netns.list_namespaces()),
+        "links": sum(mine(n) for n in netns.list_links()),
+        "qdiscs": sum(mine(d) for d in devs) + max(0, sum(not d.startswith("ccf") for d in devs) - BASE["qdiscs"]),
+        "rules": max(0, len(lines("ip", "rule", "list")) - BASE["rules"])
+        + sum(t == f"{netns.HOST_TABLE_PREFIX}{rid}" for t in netns.host_tables()),
         "processes": len(procs),
-        "files": sum(not netns.is_live(r) for r in netns._dead_run_ids()),
+        "files": sum(p.exists() for p in netns._run_files(rid)) if rid else 0,
     }
 
 
@@ -112,9 +108,13 @@ def trial(rng: random.Random, mode: str, env: dict[str, str]) -> dict:
     p.wait()
     killed_at = time.monotonic() - t0
     recorded = (st or {}).get("processes", [])
-    before = leftovers(p.pid, recorded)
+    before = leftovers(rid, p.pid, recorded)
     clean = subprocess.run(CCFAIR + ["testbed", "clean"], capture_output=True, text=True, env=env)
-    after = leftovers(p.pid, recorded)
+    after = leftovers(rid, p.pid, recorded)
+    if any(after.values()):  # say what the clean did and what is left, for the record
+        sys.stderr.write(f"trial {rid}: clean rc {clean.returncode}\n{clean.stdout}{clean.stderr}"
+                         f"namespaces now: {netns.list_namespaces()}\nlinks now: {netns.list_links()}\n"
+                         f"state: {sorted(p.name for p in netns.STATE_DIR.iterdir())}\n")
     return {"mode": mode, "at_s": killed_at, "rid": rid or "-", "phase": phase, "rc": p.returncode,
             "clean_rc": clean.returncode, "before": before, "after": after}
 
@@ -126,6 +126,7 @@ def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--modes", default=",".join(MODES), help="kill modes to cycle through (group,main,setup)")
     args = ap.parse_args()
     if os.geteuid() != 0:
         print("needs root", file=sys.stderr)
@@ -140,7 +141,8 @@ def main() -> int:
     print("|---|---|---|---|---|---|---|")
     total = dict.fromkeys(keys, 0)
     for i in range(args.trials):
-        r = trial(rng, MODES[i % 3], env)
+        modes = args.modes.split(",")
+        r = trial(rng, modes[i % len(modes)], env)
         b, a = r["before"], r["after"]
         for k in keys:
             total[k] += max(0, a[k])
