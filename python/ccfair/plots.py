@@ -64,6 +64,7 @@ CCA_COLORS: dict[str, str] = {
     "cubic+pacing": "#56B4E9",
     "bbr": "#D55E00",
     "bbr2": "#E69F00",
+    "bbr3": "#882255",
     "reno": "#009E73",
     "dctcp": "#CC79A7",
     "prague": "#000000",
