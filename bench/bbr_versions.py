@@ -21,10 +21,10 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
+import matplotlib.pyplot as plt
 
-import ccfair  # noqa: E402
-from ccfair import Spec, plots  # noqa: E402
+import ccfair
+from ccfair import Spec, plots
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "s0-cubic-vs-bbr.toml"
 VERSIONS = ["bbr", "bbr2", "bbr3"]
