@@ -179,8 +179,11 @@ def summarize(runs: pd.DataFrame, flows: pd.DataFrame) -> pd.DataFrame:
         jfi=("jfi", "mean"),
     ).reset_index()
     own = out[out["a"] == out["b"]].set_index("a")
-    out["harm_a"] = [metrics.harm(own["throughput_a_bps"].get(a, float("nan")), t) for a, t in zip(out["a"], out["throughput_a_bps"])]
-    out["harm_b"] = [metrics.harm(own["throughput_b_bps"].get(b, float("nan")), t) for b, t in zip(out["b"], out["throughput_b_bps"])]
+    nan = float("nan")
+    base_a = [own["throughput_a_bps"].get(a, nan) for a in out["a"]]
+    base_b = [own["throughput_b_bps"].get(b, nan) for b in out["b"]]
+    out["harm_a"] = [metrics.harm(x, t) for x, t in zip(base_a, out["throughput_a_bps"], strict=True)]
+    out["harm_b"] = [metrics.harm(x, t) for x, t in zip(base_b, out["throughput_b_bps"], strict=True)]
     return out
 
 

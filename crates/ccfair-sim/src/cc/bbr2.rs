@@ -504,7 +504,7 @@ impl Bbr2 {
         cwnd
     }
 
-    fn inflight(&self, tp: &TcpCc, bw: u64, gain: u32) -> u32 {
+    pub(super) fn inflight(&self, tp: &TcpCc, bw: u64, gain: u32) -> u32 {
         let bdp = self.bdp(bw, gain);
         self.quantization_budget(tp, bdp)
     }
@@ -645,7 +645,7 @@ impl Bbr2 {
         self.inflight(tp, self.bw(), BBR_UNIT).min(tp.cwnd)
     }
 
-    fn handle_queue_too_high_in_startup(&mut self, tp: &TcpCc) {
+    pub(super) fn handle_queue_too_high_in_startup(&mut self, tp: &TcpCc) {
         self.full_bw_reached = true;
         self.inflight_hi = self.inflight(tp, self.max_bw(), BBR_UNIT);
         if self.profile.generation == Generation::V3 {
@@ -834,8 +834,21 @@ impl Bbr2 {
         self.adapt_lower_bounds(tp);
         self.loss_in_round = false;
         self.ecn_in_round = false;
-        self.bw_latest = sample_bw;
-        self.inflight_latest = rs.delivered.max(0) as u32;
+        if self.profile.generation == Generation::V2Alpha {
+            self.bw_latest = sample_bw;
+            self.inflight_latest = rs.delivered.max(0) as u32;
+        }
+    }
+
+    /// v3 `bbr_advance_latest_delivery_signals`: the per-round reset of the
+    /// latest rate and volume happens after the ACK is fully processed, so the
+    /// STARTUP exit (`inflight_hi = max(BDP, inflight_latest)`) still sees the
+    /// whole round's maximum.
+    fn advance_latest_delivery_signals(&mut self, rs: &RateSample, sample_bw: u64) {
+        if self.profile.generation == Generation::V3 && self.loss_round_start {
+            self.bw_latest = sample_bw;
+            self.inflight_latest = rs.delivered.max(0) as u32;
+        }
     }
 
     fn is_reno_coexistence_probe_time(&self, tp: &TcpCc) -> bool {
@@ -1215,6 +1228,7 @@ impl CongestionControl for Bbr2 {
         self.bound_cwnd_for_inflight_model(tp);
 
         self.prev_ca_state = tp.ca_state;
+        self.advance_latest_delivery_signals(rs, sample_bw);
         self.loss_in_cycle |= rs.lost > 0;
         self.ecn_in_cycle |= rs.delivered_ce > 0;
         true

@@ -394,6 +394,22 @@ mod tests {
     }
 
     #[test]
+    fn startup_exit_on_loss_keeps_inflight_hi_at_least_the_rounds_delivered_volume() {
+        // v3 bbr_handle_queue_too_high_in_startup: inflight_hi = max(BDP, inflight_latest).
+        let mut b = new(1);
+        let mut t = tp();
+        b.init(&mut t);
+        b.min_rtt_us = 50_000;
+        b.max_bw = [bw_10mbit(), bw_10mbit()]; // BDP ~42 packets
+        b.inflight_latest = 300;
+        b.handle_queue_too_high_in_startup(&t);
+        assert_eq!(b.inflight_hi(), Some(300));
+        b.inflight_latest = 10;
+        b.handle_queue_too_high_in_startup(&t);
+        assert_eq!(b.inflight_hi(), Some(b.inflight(&t, b.max_bw(), BBR_UNIT)));
+    }
+
+    #[test]
     fn probe_rtt_every_five_seconds_at_half_bdp() {
         let (mut b, mut t) = steady(Phase::Cruise);
         t.in_flight = 80;
