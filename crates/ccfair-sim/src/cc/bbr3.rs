@@ -13,7 +13,7 @@
 //!     (3 rounds without 25 % growth of the delivery-rate sample), or when a
 //!     recovery round has >= 6 loss events and loss > 2 % (then inflight_hi =
 //!     max(BDP, the latest round's delivered volume)), or after 2 rounds with
-//!     CE ratio > 50 %;
+//!     CE ratio >= 50 % (the probe check below is strict: > 50 %);
 //!   - DRAIN: pacing gain 1/2.885 = 0.347, cwnd gain 2.0, until in-flight <= BDP;
 //!   - PROBE_BW: DOWN (pacing 0.91, until in-flight <= BDP and 15 % below
 //!     inflight_hi) -> CRUISE (1.0, cwnd <= 0.85 x inflight_hi and <= inflight_lo)
