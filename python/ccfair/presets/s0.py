@@ -56,7 +56,7 @@ from ccfair.errors import SpecError
 from ccfair.sweep import ORDERS, derive_seed, flip_flows
 from ccfair.units import parse_rate
 
-__all__ = ["CLAIMS", "Claim", "Outcome", "Point", "grid", "main", "pairs", "reproduce_claims", "run_point", "spec_dict"]
+__all__ = ["CLAIMS", "Claim", "Outcome", "Point", "claims_run", "grid", "main", "pairs", "reproduce_claims", "run_point", "spec_dict"]
 
 #: S0's lab CCAs (section III-E, Figure 2).
 LAB = ("cubic", "bbr", "cubic+pacing")
@@ -309,6 +309,14 @@ def reproduce_claims(rows: list[Row]) -> list[Outcome]:
     return out
 
 
+def claims_run(reps: int = 5, jobs: int = 1, backend: str = "sim", seed: int = 1) -> tuple[list[Outcome], list[Row]]:
+    """Run what the claims need (every scenario at 10 Mbit/s, 50 ms, 0.5 and 2 BDP, every queue
+    discipline, both orders, ``reps`` repetitions) and judge them: the entry point for ``ccfair reproduce``."""
+    points = grid(SCENARIOS, [BASE[0]], [float(BASE[1])], BUFFERS_BDP, QDISCS, reps)
+    rows = run_grid(points, seed, backend, jobs)
+    return reproduce_claims(rows), rows
+
+
 class _Missing(Exception):
     pass
 
@@ -451,12 +459,13 @@ def print_claims(outcomes: list[Outcome], write: Callable[[str], None] = print) 
     for o in outcomes:
         c = by[o.id]
         note = f" ({o.note})" if o.note else ""
-        write(f"| {o.id} | {c.source} | {c.criterion} | {o.figure}{note} | **{o.verdict}** |")
+        cells = [o.id, c.source, c.criterion, f"{o.figure}{note}"]
+        write("| " + " | ".join(x.replace("|", "\\|") for x in cells) + f" | **{o.verdict}** |")
 
 
 def print_distributions(table: list[dict[str, Any]], write: Callable[[str], None] = print) -> None:
     """fness median [q1, q3] per pair and order at each setting."""
-    settings = sorted({(t["rate"], t["rtt_ms"], t["buffer_bdp"], t["qdisc"]) for t in table}, key=lambda s: (parse_rate(s[0]), s[1], s[2], s[3]))
+    settings = sorted({(t["rate"], t["rtt_ms"], t["buffer_bdp"], t["qdisc"]) for t in table}, key=lambda s: (parse_rate(s[0]), s[1], s[2], QDISCS.index(s[3])))
     for s in settings:
         write(f"\n{s[0]}, {s[1]:g} ms, {s[2]:g} BDP, {s[3]}: fness median [q1, q3] over the repetitions; mean max-min share A / B")
         write("| scenario | pair (A vs B) | A first | B first | max-min share A / B |")
