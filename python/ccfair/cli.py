@@ -371,6 +371,58 @@ def sweep(
 
 
 @app.command()
+def reproduce(
+    quick: Annotated[bool, typer.Option("--quick", help="Small version of every preset (minutes on 2 cores).")] = False,
+    jobs: Annotated[
+        Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")
+    ] = None,
+    executor: Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")] = "pool",
+    scheduler: Annotated[
+        Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
+    ] = None,
+    html_out: Annotated[Path, typer.Option("--html", metavar="FILE", help="HTML report to write.")] = Path("reproduction.html"),
+    markdown_out: Annotated[
+        Optional[Path], typer.Option("--markdown", metavar="FILE", help="Also write the scoreboard as Markdown.")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the scoreboard as plain JSON.")] = False,
+) -> None:
+    """Run every study preset (S0-S4) and score every published claim: reproduced / not reproduced / not applicable."""
+    import json
+
+    from ccfair import reproduce as rp
+    from ccfair.executors import EXECUTORS
+
+    if executor not in EXECUTORS:
+        raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
+    if jobs is not None and jobs < 1:
+        raise SpecError("--jobs", f"must be >= 1, got {jobs}")
+    if scheduler and executor != "dask":
+        raise SpecError("--scheduler", "only used with --executor dask")
+
+    def progress(done: int, total: int) -> None:
+        if not json_out and (done == total or done % 10 == 0):
+            _err.print(f"runs {done}/{total}")
+
+    rep = rp.reproduce(quick=quick, executor=executor, jobs=jobs, scheduler=scheduler, progress=progress)
+    path = rp.write_html(rep, html_out)
+    if markdown_out:
+        markdown_out.write_text(rp.markdown(rep) + "\n", encoding="utf-8")
+    if json_out:
+        print(json.dumps(rp.claim_json(rep)))
+        return
+    table = Table(title=f"ccfair reproduce{' --quick' if quick else ''}: {rep['runs']} runs, wall {rep['wall_s']:.0f} s", title_justify="left")
+    for col in ("claim", "published", "ccfair", "verdict"):
+        table.add_column(col, overflow="fold")
+    for r in rp.scoreboard_rows(rep["outcomes"]):
+        table.add_row(r["id"], r["published"], r["ccfair"] + (f" ({r['note']})" if r["note"] else ""), r["verdict"])
+    con = Console(highlight=False)
+    if not con.is_terminal:
+        con = Console(highlight=False, width=200)
+    con.print(table)
+    _err.print(", ".join(f"{k}: {v}" for k, v in sorted(rp.counts(rep["outcomes"]).items())) + f"; report: {path}")
+
+
+@app.command()
 def report(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Sweep directory (ccfair sweep --out DIR).")],
     out: Annotated[
