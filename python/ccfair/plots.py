@@ -465,7 +465,7 @@ def maxmin_share_by_pair(
     axes[0].set_ylabel("pair (A vs B)")
     axes[-1].legend(loc="upper right", fontsize="small", frameon=False)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize="small")
     return fig
 
 
