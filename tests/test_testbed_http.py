@@ -353,10 +353,16 @@ def test_sigkill_during_a_url_run_leaves_what_the_next_run_removes(remote_server
         time.sleep(0.1)
     assert rid, "the run did not reach its HTTP clients"
     time.sleep(1.0)
+    # While the run is alive (nobody else's clean-up may touch it): its host NAT table exists
+    # and is recorded in its state file.
+    table = f"{netns.HOST_TABLE_PREFIX}{rid}"
+    assert table in netns.host_tables()
+    assert table in json.loads((netns.STATE_DIR / f"{rid}.json").read_text())["host_tables"]
     p.send_signal(signal.SIGKILL)
     p.wait()
     time.sleep(0.5)  # agents die with their parent (PR_SET_PDEATHSIG)
-    assert f"{netns.HOST_TABLE_PREFIX}{rid}" in netns.host_tables()  # kill -9 left the host NAT table
+    # What kill -9 left is removed by the next run's clean-up (or already was, by another
+    # run starting meanwhile on this machine: every run cleans dead runs first).
     netns.clean_stale()
     assert left_by({rid}) == []
     if not netns.live_runs():
