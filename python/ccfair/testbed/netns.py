@@ -232,6 +232,29 @@ def _states() -> list[dict[str, Any]]:
     return out
 
 
+def clean_host_state(st: dict[str, Any], live: Any) -> list[str]:
+    """Undo what dead run ``st`` (its state file) changed in the host namespace: its
+    nftables tables, and ``ip_forward`` if it switched it on and no live run needs it."""
+    removed = []
+    for table in st.get("host_tables", []):
+        if table in host_tables():
+            nft("delete", "table", "ip", table, check=False)
+            removed.append(f"nftables table ip {table}")
+    if _release_host_forwarding(st, live):
+        removed.append("net.ipv4.ip_forward = 1 (set by that run)")
+    return removed
+
+
+def clean_orphan_host_tables(live: Any) -> list[str]:
+    """Delete ``ccf_ID`` host tables of runs that are not live (also without a state file)."""
+    removed = []
+    for table in host_tables():
+        if table[len(HOST_TABLE_PREFIX) :] not in live:
+            nft("delete", "table", "ip", table, check=False)
+            removed.append(f"nftables table ip {table}")
+    return removed
+
+
 def host_tables() -> list[str]:
     """nftables tables (family ip) of the host namespace that ccfair runs created."""
     if shutil.which("nft") is None:
@@ -279,6 +302,17 @@ def live_owners() -> dict[str, int]:
 def live_runs() -> set[str]:
     """Run ids whose owning process is alive."""
     return set(live_owners())
+
+
+class _LiveNow:
+    """``rid in LIVE_NOW``: is run ``rid`` live at this moment (:func:`is_live`, read on every
+    test, not a snapshot: a run started after a snapshot would look dead)."""
+
+    def __contains__(self, rid: object) -> bool:
+        return isinstance(rid, str) and is_live(rid)
+
+
+LIVE_NOW = _LiveNow()
 
 
 def _run_files(rid: str) -> list[Path]:
@@ -342,12 +376,8 @@ def clean_stale() -> list[str]:
                     removed.append(f"process {pid}")
                 except ProcessLookupError:
                     pass
-        for table in st.get("host_tables", []):
-            if table in host_tables() and not is_live(rid):
-                nft("delete", "table", "ip", table, check=False)
-                removed.append(f"nftables table ip {table}")
-        if _release_host_forwarding(st, set(live_runs())):
-            removed.append("net.ipv4.ip_forward = 1 (set by that run)")
+        if not is_live(rid):
+            removed += clean_host_state(st, LIVE_NOW)
     for ns in list_namespaces():
         rid = run_id_of(ns)
         if is_run_id(rid) and not is_live(rid):  # type: ignore[arg-type]
@@ -358,11 +388,7 @@ def clean_stale() -> list[str]:
         if is_run_id(rid) and not is_live(rid):  # type: ignore[arg-type]
             ip("link", "del", link, check=False)
             removed.append(f"link {link}")
-    for table in host_tables():
-        rid = table[len(HOST_TABLE_PREFIX) :]
-        if is_run_id(rid) and not is_live(rid):
-            nft("delete", "table", "ip", table, check=False)
-            removed.append(f"nftables table ip {table}")
+    removed += clean_orphan_host_tables(LIVE_NOW)
     for rid in sorted(_dead_run_ids()):
         if not is_live(rid) and _remove_run_files(rid):
             removed.append(f"run files {STATE_DIR / rid}*")
