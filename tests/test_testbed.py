@@ -86,9 +86,10 @@ def leftovers() -> list[str]:
             argv = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace").split("\0")
         except OSError:
             continue
-        ours = Path(argv[0]).name == "ccfair-bottleneck" or any(
-            a.endswith(("testbed/agent.py", "testbed/qstats.py", "testbed/httpagent.py")) for a in argv
-        )  # by program, not by substring (a `cargo test -p ccfair-bottleneck` is not ours)
+        ours = (Path(argv[0]).name == "ccfair-bottleneck" and argv[0].startswith(str(ROOT))) or any(
+            a.startswith(str(ROOT)) and a.endswith(("testbed/agent.py", "testbed/qstats.py", "testbed/httpagent.py"))
+            for a in argv
+        )  # by program of this checkout, not by substring (a `cargo test -p ccfair-bottleneck`, or another checkout's server, is not ours)
         if ours:
             found.append(f"process {pid}: {' '.join(argv)}")
     return found
