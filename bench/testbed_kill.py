@@ -12,7 +12,8 @@ sessions' runs come and go, and their own kill tests leave dead runs for a while
   qdiscs      root-namespace qdiscs on those links, or on non-ccf links beyond those before the trials
   rules       ``ip rule`` lines beyond those before the trials, plus the nftables table ``ccf_ID``
   processes   processes of the killed run's session (it runs with start_new_session),
-              plus the processes its state file recorded, still alive
+              plus the processes its state file recorded, still running (zombies, which hold
+              nothing but a pid until init reaps them, are not counted)
   files       /run/ccfair/ID.json, ID.tmp, ID/
 
 Usage (root):  .venv/bin/python bench/testbed_kill.py [--trials 20] [--seed 1]
@@ -48,8 +49,8 @@ def session_of(pid: int) -> int | None:
         return None
 
 
-def session_processes(sid: int) -> list[int]:
-    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and session_of(int(p.name)) == sid]
+def session_processes(sid: int) -> set[int]:
+    return {int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and session_of(int(p.name)) == sid}
 
 
 def run_of(owner: int) -> dict | None:
@@ -71,7 +72,7 @@ def leftovers(rid: str | None, sid: int, recorded: list[list[int]]) -> dict[str,
     machine other sessions' runs come and go (their own kill tests leave dead runs too)."""
     mine = lambda name: rid is not None and netns.run_id_of(name) == rid  # noqa: E731
     devs = [ln.split(" dev ", 1)[1].split()[0] for ln in lines("tc", "qdisc", "show") if " dev " in ln]
-    procs = set(session_processes(sid)) | {pid for pid, start in recorded if netns._alive(pid, start)}
+    procs = {p for p in session_processes(sid) | {pid for pid, start in recorded if netns._alive(pid, start)} if netns._running(p)}
     return {
         "namespaces": sum(mine(n) for n in netns.list_namespaces()),
         "links": sum(mine(n) for n in netns.list_links()),

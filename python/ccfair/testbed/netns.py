@@ -148,6 +148,30 @@ def _alive(pid: int, start: int | None) -> bool:
     return start is not None and _proc_start(pid) == start
 
 
+def _running(pid: int) -> bool:
+    """True while ``pid`` exists and is not a zombie (a killed process is gone once it is a
+    zombie waiting for its reaper: it holds no namespace, socket or memory any more)."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def _kill_and_wait(pids: list[int], timeout_s: float = 2.0) -> list[int]:
+    """SIGKILL ``pids`` and wait (up to ``timeout_s``) until none is running; returns those killed."""
+    killed = []
+    for pid in pids:
+        try:
+            os.kill(pid, signal.SIGKILL)
+            killed.append(pid)
+        except ProcessLookupError:
+            pass
+    deadline = time.monotonic() + timeout_s
+    while any(_running(p) for p in killed) and time.monotonic() < deadline:
+        time.sleep(0.01)
+    return killed
+
+
 def proc_id(pid: int) -> list[int]:
     """``[pid, start time]``: identifies a process even after its pid is reused."""
     return [pid, _proc_start(pid) or 0]
@@ -171,11 +195,7 @@ def list_links() -> list[str]:
 def kill_namespace(ns: str) -> None:
     """Kill every process inside ``ns``, then delete it."""
     pids = ip("netns", "pids", ns, check=False).split()
-    for p in pids:
-        try:
-            os.kill(int(p), signal.SIGKILL)
-        except (ProcessLookupError, ValueError):
-            pass
+    _kill_and_wait([int(p) for p in pids if p.isdigit()])
     for _ in range(50):
         if ip("netns", "pids", ns, check=False).split():
             time.sleep(0.02)
@@ -369,13 +389,9 @@ def clean_stale() -> list[str]:
         if st is not None and _alive(*st["owner"]):
             continue
         st = st or {}
-        for pid, start in st.get("processes", []):
-            if _alive(pid, start) and not is_live(rid):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                    removed.append(f"process {pid}")
-                except ProcessLookupError:
-                    pass
+        victims = [pid for pid, start in st.get("processes", []) if _alive(pid, start) and _running(pid)]
+        if victims and not is_live(rid):
+            removed += [f"process {pid}" for pid in _kill_and_wait(victims)]
         if not is_live(rid):
             removed += clean_host_state(st, LIVE_NOW)
     for ns in list_namespaces():
