@@ -63,14 +63,14 @@ def run_of(owner: int) -> dict | None:
 
 
 def lines(*cmd: str) -> list[str]:
-    return subprocess.run(cmd, capture_output=True, text=True).stdout.splitlines()
+    return subprocess.run(cmd, check=False, capture_output=True, text=True).stdout.splitlines()
 
 
 def leftovers(rid: str | None, sid: int, recorded: list[list[int]]) -> dict[str, int]:
     """What is left of run ``rid`` (the killed one; None: killed before it wrote its state
     file, before which it creates nothing). Only this run's things are counted: on a shared
     machine other sessions' runs come and go (their own kill tests leave dead runs too)."""
-    mine = lambda name: rid is not None and netns.run_id_of(name) == rid  # noqa: E731
+    mine = lambda name: rid is not None and netns.run_id_of(name) == rid
     devs = [ln.split(" dev ", 1)[1].split()[0] for ln in lines("tc", "qdisc", "show") if " dev " in ln]
     procs = {p for p in session_processes(sid) | {pid for pid, start in recorded if netns._alive(pid, start)} if netns._running(p)}
     return {
@@ -110,7 +110,7 @@ def trial(rng: random.Random, mode: str, env: dict[str, str]) -> dict:
     killed_at = time.monotonic() - t0
     recorded = (st or {}).get("processes", [])
     before = leftovers(rid, p.pid, recorded)
-    clean = subprocess.run(CCFAIR + ["testbed", "clean"], capture_output=True, text=True, env=env)
+    clean = subprocess.run(CCFAIR + ["testbed", "clean"], check=False, capture_output=True, text=True, env=env)
     after = leftovers(rid, p.pid, recorded)
     if any(after.values()):  # say what the clean did and what is left, for the record
         sys.stderr.write(f"trial {rid}: clean rc {clean.returncode}\n{clean.stdout}{clean.stderr}"
@@ -133,7 +133,7 @@ def main() -> int:
         print("needs root", file=sys.stderr)
         return 2
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
-    subprocess.run(CCFAIR + ["testbed", "clean"], capture_output=True, env=env)
+    subprocess.run(CCFAIR + ["testbed", "clean"], check=False, capture_output=True, env=env)
     devs = [ln.split(" dev ", 1)[1].split()[0] for ln in lines("tc", "qdisc", "show") if " dev " in ln]
     BASE.update(qdiscs=sum(not d.startswith("ccf") for d in devs), rules=len(lines("ip", "rule", "list")))
     rng = random.Random(args.seed)

@@ -21,7 +21,7 @@ from ccfair.cli import main
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
 FILES = sorted(CORPUS.glob("*.toml"))
-EXPECT = re.compile(r"^# expect: exit=(\d+) field=(.*?)(?: command=(\w+))?$", re.M)
+EXPECT = re.compile(r"^# expect: exit=(\d+) field=(.*?)(?: command=(\w+))?$", re.MULTILINE)
 
 
 def expectation(path: Path) -> tuple[int, str, str]:

@@ -11,7 +11,7 @@ import sys
 
 from ccfair.cli import main
 from ccfair.testbed import netns
-from test_testbed import needs_netns  # noqa: E402  (tests/ is on sys.path: conftest)
+from test_testbed import needs_netns
 
 
 def _fresh_id() -> str:

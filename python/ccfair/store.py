@@ -52,18 +52,18 @@ import pandas as pd
 from ccfair.result import Result
 
 __all__ = [
-    "RUNS_DIR",
-    "encode_result",
-    "make_row",
-    "write_run",
-    "finished_runs",
-    "read_rows",
-    "compact",
-    "load_sweep",
-    "load_run",
-    "runs_frame",
-    "lock",
     "LOCK_FILE",
+    "RUNS_DIR",
+    "compact",
+    "encode_result",
+    "finished_runs",
+    "load_run",
+    "load_sweep",
+    "lock",
+    "make_row",
+    "read_rows",
+    "runs_frame",
+    "write_run",
 ]
 
 RUNS_DIR = "runs"
