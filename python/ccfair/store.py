@@ -208,10 +208,30 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
 # --------------------------------------------------------------------------
 
 
-def lock_holder(directory: str | Path) -> str:
-    """What ``DIR/.lock`` says about its holder (``"PID 1234 on host"``), or ``""``."""
+def _flock_owner(path: Path) -> int | None:
+    """The pid holding a flock on ``path``, from the kernel's table (/proc/locks, Linux), or None."""
     try:
-        return (Path(directory) / LOCK_FILE).read_text().strip()
+        st = path.stat()
+        table = Path("/proc/locks").read_text()
+    except OSError:
+        return None
+    inode = f"{os.major(st.st_dev):02x}:{os.minor(st.st_dev):02x}:{st.st_ino}"
+    for line in table.splitlines():
+        f = line.split()
+        if len(f) >= 6 and f[1] == "FLOCK" and f[5] == inode and f[4].isdigit():
+            return int(f[4])
+    return None
+
+
+def lock_holder(directory: str | Path) -> str:
+    """Who holds the store's lock: ``"PID 1234"`` from the kernel's lock table (the holder
+    may not have written its PID into the file yet), else what ``DIR/.lock`` says, or ``""``."""
+    path = Path(directory) / LOCK_FILE
+    pid = _flock_owner(path)
+    if pid is not None:
+        return f"PID {pid}"
+    try:
+        return path.read_text().strip()
     except OSError:
         return ""
 
