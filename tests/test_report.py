@@ -43,7 +43,7 @@ window.addEventListener('load', function () {
 
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory) -> Path:
-    ccas.catalogue.cache_clear()
+    ccas.clear_cache()
     data = {
         "name": "report-test",
         "duration": "4s",

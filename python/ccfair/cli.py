@@ -413,12 +413,14 @@ def list_ccas() -> None:
     table = Table(title="Congestion-control algorithms", title_justify="left")
     table.add_column("Name")
     table.add_column("Aliases")
+    table.add_column("Parameters (default)")
     table.add_column("Source")
     for name, source in ccas.catalogue():
-        aliases = ", ".join(a for a, c in ccas.ALIASES.items() if c == name)
-        table.add_row(name, aliases, source)
+        params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in ccas.params_of(name))
+        table.add_row(name, ", ".join(ccas.aliases_of(name)), params, source)
     _out.print(table)
     _out.print(f"Add '{ccas.PACING_SUFFIX}' to any name to turn pacing on (e.g. cubic{ccas.PACING_SUFFIX}).")
+    _out.print("Set parameters with a table: cca = { name = \"cubic\", beta = 0.7 } (see docs/ccas.md for units and ranges).")
 
 
 @list_app.command("qdiscs")

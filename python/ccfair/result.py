@@ -138,6 +138,7 @@ class Result:
             {
                 "name": names,
                 "cca": [f["cca"] for f in raw["flows"]],
+                "cca_params": cca_params_column(config),
                 "pacing": pacing,
                 "rtt_ms": [f["rtt_ns"] / _NS_PER_MS for f in raw["flows"]],
                 "start_s": [f["start_ns"] / _NS_PER_S for f in raw["flows"]],
@@ -395,6 +396,20 @@ def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) ->
             "fct_s": {"mean": num(fm), "p50": num(f50), "p95": num(f95), "p99": num(f99)},
             "slowdown": {"mean": num(sm), "p50": num(s50), "p99": num(s99)},
         }
+    return out
+
+
+def cca_params_column(config: dict[str, Any]) -> list[str]:
+    """Per flow, every parameter its CCA ran with (defaults, variant, given), as sorted JSON."""
+    from ccfair import ccas
+
+    cache: dict[str, str] = {}
+    out = []
+    for f in config["flows"]:
+        key = json.dumps([f["cca"], f.get("cca_params", {})], sort_keys=True)
+        if key not in cache:
+            cache[key] = json.dumps(ccas.resolved_params(f["cca"], f.get("cca_params", {})), sort_keys=True)
+        out.append(cache[key])
     return out
 
 

@@ -631,11 +631,23 @@ class Testbed(_Model):
     bottleneck: Literal["userspace", "kernel"] = "userspace"
 
 
+def _cca_value(value: object) -> ccas.Cca:
+    cca, paced = ccas.parse(value)
+    if paced:
+        raise SpecError("", f"write the pacing request as pacing = true, not as part of {value!r} here")
+    return cca
+
+
+#: A congestion-control algorithm: a name (``"cubic"``, ``"cubic+pacing"``) or a
+#: table with parameters (``{ name = "cubic", beta = 0.7 }``); see :mod:`ccfair.ccas`.
+CcaField = Annotated[ccas.Cca, PlainValidator(_cca_value), PlainSerializer(lambda c: c.dump())]
+
+
 class Flow(_Model):
     """One bulk flow, or ``count`` identical flows (named ``name.0`` .. ``name.N-1``)."""
 
     name: str | None = None
-    cca: str
+    cca: CcaField
     pacing: bool = False
     rtt: PositiveTime
     start: Time = 0
@@ -657,13 +669,13 @@ class Flow(_Model):
     @model_validator(mode="before")
     @classmethod
     def _resolve_cca(cls, data: Any) -> Any:
-        """Canonicalise the CCA name (aliases, ``+pacing``) before field validation."""
-        if not isinstance(data, dict) or not isinstance(data.get("cca"), str):
+        """Canonicalise the CCA (aliases, variants, ``+pacing``, parameters) before field validation."""
+        if not isinstance(data, dict) or "cca" not in data:
             return data
         try:
-            canonical, paced = ccas.resolve(data["cca"])
-        except ValueError as e:
-            raise SpecError("cca", str(e)) from None
+            canonical, paced = ccas.parse(data["cca"])
+        except SpecError as e:
+            raise SpecError(".".join(p for p in ("cca", e.field) if p), e.message) from None
         data = dict(data)
         data["cca"] = canonical
         if paced:
@@ -699,9 +711,10 @@ class Flow(_Model):
     @property
     def label(self) -> str:
         """The CCA as a person would write it: ``"cubic+pacing"`` when paced (BBR always paces)."""
+        tag = self.cca.tag()
         if self.pacing and self.cca != "bbr":
-            return self.cca + ccas.PACING_SUFFIX
-        return self.cca
+            return tag + ccas.PACING_SUFFIX
+        return tag
 
 
 def _default_names(n: int) -> list[str]:
@@ -870,8 +883,8 @@ class Spec(_Model):
         out: list[tuple[str, str]] = []
         q = self.bottleneck.qdisc
         if q.kind == "step" and getattr(q, "ecn", False):
-            capable = [f.ecn in ("classic", "scalable") or (f.ecn is None and f.cca in ccas.ECN_NATIVE) for f in self.flows]
-            capable += [g.cca in ccas.ECN_NATIVE for g in self.groups]
+            capable = [f.ecn in ("classic", "scalable") or (f.ecn is None and ccas.needs_ecn(f.cca)) for f in self.flows]
+            capable += [ccas.needs_ecn(g.cca) for g in self.groups]
             if not any(capable):
                 out.append(
                     (
@@ -984,7 +997,8 @@ class Spec(_Model):
             "flows": [
                 {
                     "name": name,
-                    "cca": f.cca,
+                    "cca": str(f.cca),
+                    **({"cca_params": f.cca.params} if f.cca.params else {}),
                     "pacing": f.pacing,
                     "rtt_ns": f.rtt,
                     "start_ns": f.start,
@@ -1062,6 +1076,17 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     return [p.strip() for p in parts], value
 
 
+#: Keys whose value may be a bare name standing for a table: ``cca = "cubic"`` is
+#: ``cca = { name = "cubic" }``, ``qdisc = "codel"`` is ``qdisc = { kind = "codel" }``.
+SHORTHAND_KEYS = {"cca": "name", "qdisc": "kind"}
+
+
+def expand_shorthand(node: dict[str, Any], key: str) -> None:
+    """Turn ``node[key]`` from a bare name into its table, so a sub-key can be set (``flows.0.cca.beta``)."""
+    if key in SHORTHAND_KEYS and isinstance(node.get(key), str):
+        node[key] = {SHORTHAND_KEYS[key]: node[key]}
+
+
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply ``PATH=VALUE`` overrides to a copy of ``raw`` (before validation).
 
@@ -1093,6 +1118,7 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
                 else:
                     if part not in node:
                         node[part] = {}
+                    expand_shorthand(node, part)
                     node = node[part]
             else:
                 raise SpecError(here, f"{parent} is a value ({node!r}), not a table or list")

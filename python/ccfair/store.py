@@ -74,6 +74,7 @@ METRIC_COLUMNS = (
 FLOW_COLUMNS = (
     "name",
     "cca",
+    "cca_params",
     "pacing",
     "rtt_ms",
     "start_s",
@@ -156,6 +157,7 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
             "order": meta["order"],
             "seed": int(meta["seed"]),
             "ccas": meta.get("ccas", ""),
+            "qdisc": json.dumps(result.config["bottleneck"]["qdisc"], sort_keys=True),
             "first": None if first is None else str(names[first]),
             "jfi": s["jfi"],
             "fness": fness,

@@ -43,7 +43,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from ccfair.errors import SpecError
-from ccfair.spec import Spec, _default_names, apply_overrides, load_toml
+from ccfair.spec import Spec, _default_names, apply_overrides, expand_shorthand, load_toml
 
 __all__ = [
     "Axis",
@@ -348,6 +348,7 @@ def _set_path(raw: dict[str, Any], path: str, value: Any) -> None:
             if last:
                 node[part] = copy.deepcopy(value)
             else:
+                expand_shorthand(node, part)
                 if not isinstance(node.get(part), (dict, list)):
                     node[part] = {}
                 node = node[part]

@@ -560,6 +560,10 @@ pub struct FlowConfig {
     pub name: String,
     /// Congestion-control algorithm name (see `cc::names()`).
     pub cca: String,
+    /// Parameters of the CCA by field name, in simulator units (the CCA's
+    /// declared params, cc/*.rs); unset fields keep their defaults.
+    #[serde(default, skip_serializing_if = "serde_json::Map::is_empty")]
+    pub cca_params: serde_json::Map<String, serde_json::Value>,
     /// Pace packets (Linux internal pacing / fq); BBR always paces.
     #[serde(default)]
     pub pacing: bool,
@@ -726,11 +730,11 @@ impl RunConfig {
             if let Err((name, msg)) = check_transport(f) {
                 return Err(SimError::Invalid { field: field(name), msg });
             }
-            if f.transport() == Transport::Tcp && crate::cc::make(&f.cca, 0).is_none() {
-                return Err(SimError::Invalid {
-                    field: field("cca"),
-                    msg: format!("unknown CCA '{}'; allowed: {}", f.cca, crate::cc::names().join(", ")),
-                });
+            if crate::cc::lookup(&f.cca).is_none() {
+                return Err(SimError::Invalid { field: field("cca"), msg: crate::cc::unknown_cca(&f.cca) });
+            }
+            if let Err(e) = crate::cc::resolve(&f.cca, &f.cca_params) {
+                return Err(SimError::Invalid { field: field(&format!("cca.{}", e.field)), msg: e.msg });
             }
             if f.rtt_ns < 2 * self.bottleneck.delay_ns {
                 return Err(SimError::Invalid {

@@ -187,7 +187,7 @@ impl Simulation {
                 flow_l4s.push(false);
             } else {
             let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
-            let cca = cc::make(&f.cca, cca_seed).expect("validated CCA name");
+            let cca = cc::make_with(&f.cca, &f.cca_params, cca_seed).expect("validated CCA and params");
             let ecn = resolve_ecn(f.ecn, cca.as_ref());
             flow_l4s.push(ecn == EcnMode::Scalable);
             senders.push(FlowSender::Tcp(Sender::new(

@@ -260,6 +260,12 @@ pub struct Bbr {
     extra_acked: [u32; 2],
     extra_acked_win_rtts: u32,
     extra_acked_win_idx: usize,
+    /// Gains, in BBR_UNIT (defaults HIGH_GAIN, DRAIN_GAIN, CWND_GAIN, PACING_GAIN_CYCLE[0..2]).
+    high_gain: u32,
+    drain_gain: u32,
+    probe_cwnd_gain: u32,
+    probe_up_gain: u32,
+    probe_down_gain: u32,
 }
 
 impl Bbr {
@@ -304,6 +310,11 @@ impl Bbr {
             extra_acked: [0, 0],
             extra_acked_win_rtts: 0,
             extra_acked_win_idx: 0,
+            high_gain: HIGH_GAIN,
+            drain_gain: DRAIN_GAIN,
+            probe_cwnd_gain: CWND_GAIN,
+            probe_up_gain: PACING_GAIN_CYCLE[0],
+            probe_down_gain: PACING_GAIN_CYCLE[1],
         }
     }
 
@@ -388,7 +399,7 @@ impl Bbr {
             DEFAULT_RTT_US
         };
         let bw = tp.cwnd as u64 * BW_UNIT / rtt_us;
-        tp.pacing_rate_bytes_per_s = Self::rate_bytes_per_sec(tp.mss, bw, HIGH_GAIN);
+        tp.pacing_rate_bytes_per_s = Self::rate_bytes_per_sec(tp.mss, bw, self.high_gain);
     }
 
     /// `bbr_set_pacing_rate`: never lower the rate before the pipe is full.
@@ -808,15 +819,16 @@ impl Bbr {
 
     fn update_gains(&mut self) {
         let (pacing, cwnd) = match self.mode {
-            BbrMode::Startup => (HIGH_GAIN, HIGH_GAIN),
-            BbrMode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            BbrMode::Startup => (self.high_gain, self.high_gain),
+            BbrMode::Drain => (self.drain_gain, self.high_gain),
             BbrMode::ProbeBw => {
-                let p = if self.lt_use_bw {
-                    BBR_UNIT
-                } else {
-                    PACING_GAIN_CYCLE[self.cycle_idx]
+                let p = match self.cycle_idx {
+                    _ if self.lt_use_bw => BBR_UNIT,
+                    0 => self.probe_up_gain,
+                    1 => self.probe_down_gain,
+                    i => PACING_GAIN_CYCLE[i],
                 };
-                (p, CWND_GAIN)
+                (p, self.probe_cwnd_gain)
             }
             BbrMode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
         };
@@ -868,8 +880,8 @@ impl CongestionControl for Bbr {
         self.cycle_idx = 0;
         self.reset_lt_bw_sampling(tp);
         self.mode = BbrMode::Startup;
-        self.pacing_gain = HIGH_GAIN;
-        self.cwnd_gain = HIGH_GAIN;
+        self.pacing_gain = self.high_gain;
+        self.cwnd_gain = self.high_gain;
         self.ack_epoch_start_ns = tp.now_ns;
         self.ack_epoch_acked = 0;
         self.extra_acked_win_rtts = 0;
@@ -939,6 +951,41 @@ impl CongestionControl for Bbr {
     /// BBR sets `tp.pacing_rate_bytes_per_s` itself in `cong_control`.
     fn sets_pacing_rate(&self) -> bool {
         false
+    }
+}
+
+
+crate::declare_params! {
+    /// BBRv1's gains (Linux `tcp_bbr.c` constants; a gain g is used as round(g x 256), BBR_UNIT = 256).
+    pub struct BbrConfig {
+        /// STARTUP pacing and cwnd gain, and DRAIN's cwnd gain (Linux `bbr_high_gain` = 739/256 = 2/ln 2).
+        high_gain: f64 = HIGH_GAIN as f64 / 256.0, Range::closed(1.0 / 256.0, 64.0);
+        /// DRAIN pacing gain (Linux `bbr_drain_gain` = 88/256 = ln 2 / 2).
+        drain_gain: f64 = DRAIN_GAIN as f64 / 256.0, Range::closed(1.0 / 256.0, 64.0);
+        /// PROBE_BW cwnd gain (Linux `bbr_cwnd_gain` = 2).
+        cwnd_gain: f64 = CWND_GAIN as f64 / 256.0, Range::closed(1.0 / 256.0, 64.0);
+        /// PROBE_BW probing pacing gain, first phase of the cycle (Linux 5/4).
+        probe_up_gain: f64 = PACING_GAIN_CYCLE[0] as f64 / 256.0, Range::closed(1.0 / 256.0, 64.0);
+        /// PROBE_BW draining pacing gain, second phase of the cycle (Linux 3/4).
+        probe_down_gain: f64 = PACING_GAIN_CYCLE[1] as f64 / 256.0, Range::closed(1.0 / 256.0, 64.0);
+    }
+}
+
+impl super::Cca for Bbr {
+    type Params = BbrConfig;
+    const NAME: &'static str = "bbr";
+    const SOURCE: &'static str = "BBRv1: draft-cardwell-iccrg-bbr-congestion-control-00; Linux net/ipv4/tcp_bbr.c";
+    fn build(p: &BbrConfig, seed: u64) -> Box<dyn CongestionControl> {
+        let gain = |g: f64| (g * f64::from(BBR_UNIT)).round() as u32;
+        let mut b = Bbr::new(seed);
+        b.high_gain = gain(p.high_gain);
+        b.drain_gain = gain(p.drain_gain);
+        b.probe_cwnd_gain = gain(p.cwnd_gain);
+        b.probe_up_gain = gain(p.probe_up_gain);
+        b.probe_down_gain = gain(p.probe_down_gain);
+        b.pacing_gain = b.high_gain;
+        b.cwnd_gain = b.high_gain;
+        Box::new(b)
     }
 }
 

@@ -230,6 +230,37 @@ impl CongestionControl for Bic {
     }
 }
 
+crate::declare_params! {
+    /// BIC's parameters: Linux `tcp_bic` module parameters, defaults = Linux's.
+    pub struct BicConfig {
+        /// Multiplicative decrease factor (Linux `beta` = 819/1024; used as round(beta x 1024)).
+        beta: f64 = 0.8, Range::open(0.0, 1.0);
+        /// Release bandwidth faster when W_max shrinks (Linux `fast_convergence`).
+        fast_convergence: bool = true, Range::Any;
+        /// Largest growth per RTT (Linux `max_increment`).
+        max_increment_pkts: u32 = 16, Range::at_least(1.0);
+        /// Reno behaviour at or below this cwnd (Linux `low_window`).
+        low_window_pkts: u32 = 14, Range::Any;
+        /// RTTs from W_max - B to W_max (Linux `smooth_part`).
+        smooth_part: u32 = 20, Range::at_least(1.0);
+    }
+}
+
+impl super::Cca for Bic {
+    type Params = BicConfig;
+    const NAME: &'static str = "bic";
+    const SOURCE: &'static str = "BIC: Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c";
+    fn build(p: &BicConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Bic::with_params(BicParams {
+            fast_convergence: p.fast_convergence,
+            max_increment_pkts: p.max_increment_pkts,
+            low_window_pkts: p.low_window_pkts,
+            beta: (p.beta * 1024.0).round() as u32,
+            smooth_part: p.smooth_part,
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

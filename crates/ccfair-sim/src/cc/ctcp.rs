@@ -170,6 +170,15 @@ impl CongestionControl for Ctcp {
     }
 }
 
+impl super::Cca for Ctcp {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "ctcp";
+    const SOURCE: &'static str = "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30)";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Ctcp::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

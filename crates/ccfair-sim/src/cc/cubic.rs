@@ -534,6 +534,49 @@ impl CongestionControl for Cubic {
     // undo_cwnd: Linux uses tcp_reno_undo_cwnd, the trait default.
 }
 
+crate::declare_params! {
+    /// CUBIC's parameters: Linux `tcp_cubic` module parameters, defaults = Linux's.
+    pub struct CubicConfig {
+        /// Multiplicative decrease factor beta_cubic (Linux `beta` = 717/1024; used as round(beta x 1024)).
+        beta: f64 = 0.7, Range::open(0.0, 1.0);
+        /// Cubic scaling constant C (Linux `bic_scale` = 41 = C x 1024 / 10; used as round(C x 102.4)).
+        c: f64 = 0.4, Range::closed(0.01, 100.0);
+        /// Release bandwidth faster when W_max shrinks (Linux `fast_convergence`).
+        fast_convergence: bool = true, Range::Any;
+        /// Reno-friendly region (Linux `tcp_friendliness`).
+        tcp_friendliness: bool = true, Range::Any;
+        /// HyStart slow-start exit (Linux `hystart`).
+        hystart: bool = true, Range::Any;
+        /// HyStart detectors: 1 = ACK train, 2 = delay increase, 3 = both (Linux `hystart_detect`).
+        hystart_detect: u8 = HYSTART_ACK_TRAIN | HYSTART_DELAY, Range::closed(0.0, 3.0);
+        /// HyStart acts only from this cwnd on (Linux `hystart_low_window`).
+        hystart_low_window_pkts: u32 = 16, Range::Any;
+        /// Largest ACK spacing inside an ACK train (Linux `hystart_ack_delta_us` = 2 ms; whole microseconds).
+        hystart_ack_delta_ns: u64 = 2_000_000, Range::Any;
+        /// Initial ssthresh; 0 = infinite (Linux `initial_ssthresh`; used only without HyStart).
+        initial_ssthresh_pkts: u32 = 0, Range::Any;
+    }
+}
+
+impl super::Cca for Cubic {
+    type Params = CubicConfig;
+    const NAME: &'static str = "cubic";
+    const SOURCE: &'static str = "CUBIC: RFC 9438; Linux net/ipv4/tcp_cubic.c with HyStart";
+    fn build(p: &CubicConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Cubic::with_params(CubicParams {
+            fast_convergence: p.fast_convergence,
+            beta: (p.beta * 1024.0).round() as u32,
+            initial_ssthresh: p.initial_ssthresh_pkts,
+            bic_scale: (p.c * 102.4).round() as u32,
+            tcp_friendliness: p.tcp_friendliness,
+            hystart: p.hystart,
+            hystart_detect: p.hystart_detect,
+            hystart_low_window: p.hystart_low_window_pkts,
+            hystart_ack_delta_us: p.hystart_ack_delta_ns / 1_000,
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

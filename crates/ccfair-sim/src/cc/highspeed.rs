@@ -113,6 +113,15 @@ impl CongestionControl for HighSpeed {
     }
 }
 
+impl super::Cca for HighSpeed {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "highspeed";
+    const SOURCE: &'static str = "HighSpeed TCP: RFC 3649; Linux net/ipv4/tcp_highspeed.c";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(HighSpeed::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -323,6 +323,28 @@ impl CongestionControl for Htcp {
     }
 }
 
+crate::declare_params! {
+    /// H-TCP's parameters: Linux `tcp_htcp` module parameters, defaults = Linux's.
+    pub struct HtcpConfig {
+        /// Scale the increase by the RTT (Linux `use_rtt_scaling`).
+        use_rtt_scaling: bool = true, Range::Any;
+        /// Adapt the backoff to throughput changes (Linux `use_bandwidth_switch`).
+        use_bandwidth_switch: bool = true, Range::Any;
+    }
+}
+
+impl super::Cca for Htcp {
+    type Params = HtcpConfig;
+    const NAME: &'static str = "htcp";
+    const SOURCE: &'static str = "H-TCP: Leith & Shorten, PFLDnet 2004; Linux net/ipv4/tcp_htcp.c";
+    fn build(p: &HtcpConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Htcp::with_params(HtcpParams {
+            use_rtt_scaling: p.use_rtt_scaling,
+            use_bandwidth_switch: p.use_bandwidth_switch,
+        }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

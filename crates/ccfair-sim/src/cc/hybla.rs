@@ -144,6 +144,15 @@ impl CongestionControl for Hybla {
     }
 }
 
+impl super::Cca for Hybla {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "hybla";
+    const SOURCE: &'static str = "Hybla: Caini & Firrincieli, IJSCN 2004; Linux net/ipv4/tcp_hybla.c";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Hybla::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -162,6 +162,30 @@ impl CongestionControl for Prague {
     }
 }
 
+crate::declare_params! {
+    /// TCP Prague's parameters.
+    pub struct PragueConfig {
+        /// RTT-independent additive increase (as if the RTT were 25 ms when it is shorter); false = Reno's increase.
+        rtt_independence: bool = true, Range::Any;
+    }
+}
+
+impl super::Cca for Prague {
+    type Params = PragueConfig;
+    const NAME: &'static str = "prague";
+    const SOURCE: &'static str =
+        "TCP Prague (L4S): draft-briscoe-iccrg-prague-congestion-control; scalable ECN, RTT-independent increase (25 ms)";
+    const VARIANTS: &'static [super::Variant] = &[super::Variant {
+        name: "prague-rttdep",
+        params: r#"{"rtt_independence": false}"#,
+        doc: "TCP Prague without RTT-independence (Reno additive increase)",
+        aliases: &[],
+    }];
+    fn build(p: &PragueConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Prague::new(p.rtt_independence))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -173,6 +173,15 @@ impl CongestionControl for Veno {
     }
 }
 
+impl super::Cca for Veno {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "veno";
+    const SOURCE: &'static str = "Veno: Fu & Liew, IEEE JSAC 2003; Linux net/ipv4/tcp_veno.c";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Veno::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

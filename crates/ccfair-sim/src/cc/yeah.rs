@@ -214,6 +214,15 @@ impl CongestionControl for Yeah {
     }
 }
 
+impl super::Cca for Yeah {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "yeah";
+    const SOURCE: &'static str = "YeAH-TCP: Baiocchi, Castellani, Vacirca, PFLDnet 2007; Linux net/ipv4/tcp_yeah.c";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Yeah::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
