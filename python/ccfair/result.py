@@ -33,7 +33,7 @@ import numpy as np
 import pandas as pd
 
 from ccfair import metrics
-from ccfair.spec import Spec
+from ccfair.spec import HEADER_BYTES, Spec
 
 __all__ = ["Result", "TABLES"]
 
@@ -134,6 +134,8 @@ class Result:
         shares = metrics.share(window_bytes)
         throughput_bps = [b * 8 / window_s if window_s > 0 else math.nan for b in window_bytes]
         pacing = [bool(f.get("pacing", False)) for f in config["flows"]]
+        fair_bps = fair_shares_bps(raw, config, (b0 * bin_ns, b1 * bin_ns), bin_ns)
+        maxmin = [metrics.max_min_share(t, f) for t, f in zip(throughput_bps, fair_bps)]
         flows = pd.DataFrame(
             {
                 "name": names,
@@ -145,6 +147,8 @@ class Result:
                 "throughput_bps": throughput_bps,
                 "share": shares,
                 "bytes": np.asarray(window_bytes, dtype=np.int64),
+                "fair_share_bps": np.asarray(fair_bps, dtype=float),
+                "maxmin_share": np.asarray(maxmin, dtype=float),
                 "sent_packets": [int(f["sent_packets"]) for f in raw["flows"]],
                 "retransmissions": [int(f["retransmissions"]) for f in raw["flows"]],
                 "losses": [int(f["losses_detected"]) for f in raw["flows"]],
@@ -273,6 +277,8 @@ class Result:
                     "rtt_ms": float(rtt_col[i]),
                     "throughput_bps": _num(float(throughput_bps[i])),
                     "share": _num(float(shares[i])),
+                    "fair_share_bps": _num(float(fair_bps[i])),
+                    "maxmin_share": _num(float(maxmin[i])),
                     "bytes": window_bytes[i],
                     "retransmissions": int(rtx_col[i]),
                     "ecn": str(ecn_col[i]),
@@ -282,6 +288,7 @@ class Result:
             ],
             "jfi": _num(metrics.jain(window_bytes)) if names else None,
             "fness": _num(metrics.fness(window_bytes[0], window_bytes[1])) if len(names) == 2 else None,
+            "maxmin_share_min": _num(float(np.nanmin(maxmin))) if names and not np.isnan(maxmin).all() else None,
             "utilization": _num(util),
             "queue_delay_ms": {"mean": _num(mean_delay_ms), "p99": _num(p99_ms)},
             "queue_delay_l4s_ms": l4s_delay,
@@ -349,6 +356,33 @@ class Result:
             f"<Result {s.get('name')!r} seed={s.get('seed')} flows={len(self.flows)} "
             f"jfi={s.get('jfi')} utilization={s.get('utilization')}>"
         )
+
+
+def fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tuple[int, int], step_ns: int) -> list[float]:
+    """Each flow's max-min fair share of the bottleneck over the window, payload bit/s.
+
+    Water-filling per measurement bin (:func:`ccfair.metrics.max_min_fair_rates`)
+    in wire bytes (payload + HEADER_BYTES per segment, what the link carries): a
+    flow is active from its actual start (jitter included) until it stops or
+    completes (finite flows); a rate-capped flow wants at most its cap.
+    """
+    flows, cfg = raw["flows"], config["flows"]
+    end_run = int(raw["duration_ns"])
+    active: list[tuple[int, int]] = []
+    caps: list[float | None] = []
+    wire = []
+    for f, c in zip(flows, cfg):
+        start = int(f["start_ns"])
+        end = int(c.get("stop_ns") or end_run)
+        if f.get("fct_ns") is not None:
+            end = min(end, start + int(f["fct_ns"]))
+        mss = int(c.get("mss_bytes", 1448))
+        w = (mss + HEADER_BYTES) / mss
+        wire.append(w)
+        active.append((start, end))
+        caps.append(None if not c.get("rate_cap_bps") else float(c["rate_cap_bps"]) * w)
+    rates = metrics.max_min_fair_rates(float(raw["bottleneck_rate_bps"]), window_ns, active, caps, step_ns)
+    return [float(r) / w for r, w in zip(rates, wire)]
 
 
 def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) -> dict[str, Any]:
