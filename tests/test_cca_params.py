@@ -61,7 +61,7 @@ def test_toml_flows_cca_subtable(tmp_path):
         ({"name": "cubic", "bta": 0.5}, "flows.1.cca.bta", "unknown parameter; valid: beta, c,"),
         ({"name": "cubic", "hystart": 1}, "flows.1.cca.hystart", "must be true or false, got 1"),
         ({"name": "ledbat", "target": 5}, "flows.1.cca.target", "a time needs a unit"),
-        ({"name": "ledbat", "target": "0ms"}, "flows.1.cca.target", "must be an integer > 0ns, got 0ns"),
+        ({"name": "ledbat", "target": "0ms"}, "flows.1.cca.target", "must be a time > 0ns, got 0ns"),
         ({"name": "vegas", "alpha": 5}, "flows.1.cca.alpha", "must be <= beta (4), got 5"),
         ({"name": "reno", "beta": 0.5}, "flows.1.cca.beta", "this algorithm has no parameters"),
         ({"beta": 0.5}, "flows.1.cca.name", "required"),

@@ -9,16 +9,15 @@ from __future__ import annotations
 import itertools
 import math
 
+import ccfair
 import numpy as np
 import pandas as pd
 import pytest
-
-import ccfair
 from ccfair import metrics
+from ccfair.calibration import calibrate_nru_weights
 from ccfair.errors import SpecError
 from ccfair.metrics import (
     NRU_CASES,
-    calibrate_nru_weights,
     flow_labels,
     flow_weights,
     harm,

@@ -24,3 +24,6 @@ def resolve_cca(name: str, params_json: str) -> str:
 
 def validate(config_json: str) -> None:
     """Check a serialized ``RunConfig`` without running it; raises SimConfigError / SimValueError."""
+
+def resolve_qdisc(kind: str, params_json: str) -> str:
+    """JSON object of every parameter queue discipline ``kind`` runs with; raises SimValueError((field, message))."""

@@ -170,7 +170,7 @@ class Cca(str):
         return resolved_params(str(self), self.params)
 
 
-def _human(p: dict[str, Any], value: Any) -> Any:
+def to_units(p: dict[str, Any], value: Any) -> Any:
     """A value given for parameter ``p`` in simulator units (``"25ms"`` -> 25000000 for a time)."""
     parse = _PARSE.get(p["unit"])
     if parse is None or value is None or isinstance(value, bool):
@@ -207,7 +207,7 @@ def parse(value: object) -> tuple[Cca, bool]:
     for key, v in given.items():
         p = by_name.get(key)
         try:
-            params[p["field"] if p else key] = _human(p, v) if p else v
+            params[p["field"] if p else key] = to_units(p, v) if p else v
         except ValueError as e:
             raise SpecError(key, str(e)) from None
     resolved_params(name, params)  # validates (raises SpecError)

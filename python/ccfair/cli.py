@@ -19,7 +19,7 @@ from rich.table import Table
 
 from ccfair import ccas
 from ccfair.errors import SimulationError, SpecError
-from ccfair.spec import QDISC_ALIASES, QDISCS, Spec, apply_overrides, load_toml
+from ccfair.spec import Spec, apply_overrides, load_toml
 from ccfair.units import format_time
 
 app = typer.Typer(
@@ -257,6 +257,14 @@ def check(
     sys.stdout.write(json.dumps(spec.to_run_config(seed), indent=2) + "\n")
 
 
+@app.command("schema")
+def schema_command() -> None:
+    """Print the JSON Schema of the experiment file (every CCA and its parameters from the simulator's registry)."""
+    from ccfair.schema import json_schema
+
+    sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
+
+
 @app.command()
 def sweep(
     file: FileArg,
@@ -426,14 +434,19 @@ def list_ccas() -> None:
 @list_app.command("qdiscs")
 def list_qdiscs() -> None:
     """Queue disciplines for bottleneck.qdisc."""
+    from ccfair import qdiscs
+
     table = Table(title="Queue disciplines", title_justify="left")
     table.add_column("Kind")
     table.add_column("Aliases")
-    table.add_column("Description")
-    for kind, model in QDISCS.items():
-        aliases = ", ".join(a for a, k in QDISC_ALIASES.items() if k == kind)
-        table.add_row(kind, aliases, (model.__doc__ or "").strip().splitlines()[0])
+    table.add_column("Parameters (default)")
+    table.add_column("Source")
+    aliases = qdiscs.aliases()
+    for kind in qdiscs.kinds():
+        params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in qdiscs.params_of(kind))
+        table.add_row(kind, ", ".join(a for a, k in aliases.items() if k == kind), params, qdiscs.entry(kind)["source"])
     _out.print(table)
+    _out.print("limit defaults to bottleneck.buffer (packets, bytes or a BDP multiple); see docs/qdiscs.md for units and ranges.")
 
 
 @list_app.command("profiles")

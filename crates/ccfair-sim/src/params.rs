@@ -125,6 +125,23 @@ pub trait ParamValue: Sized {
     fn text(&self) -> Option<&str> {
         None
     }
+    /// Every number in the value (a list has several), for range checks.
+    fn numbers(&self) -> Vec<f64> {
+        self.number().into_iter().collect()
+    }
+}
+
+impl<T: ParamValue> ParamValue for Vec<T> {
+    const TYPE: &'static str = "array";
+    fn from_json(v: &Value) -> Option<Self> {
+        v.as_array()?.iter().map(T::from_json).collect()
+    }
+    fn to_json(&self) -> Value {
+        Value::Array(self.iter().map(T::to_json).collect())
+    }
+    fn numbers(&self) -> Vec<f64> {
+        self.iter().flat_map(T::numbers).collect()
+    }
 }
 
 impl ParamValue for bool {
@@ -244,9 +261,13 @@ impl ParamSpec {
         let base = match (self.ty, self.range) {
             ("boolean", _) => "true or false".to_string(),
             (_, Range::Choice(_)) => self.range.describe(self.unit),
+            ("integer", Range::Any) if self.unit == "ns" => "a time >= 0".to_string(),
+            ("integer", r) if self.unit == "ns" => format!("a time {}", r.describe(self.unit)),
             ("integer", Range::Any) => "an integer >= 0".to_string(),
             ("integer", r) => format!("an integer {}", r.describe(self.unit)),
             ("number", Range::Any) => "a finite number".to_string(),
+            ("array", Range::Any) => "a list of numbers".to_string(),
+            ("array", r) => format!("a list of numbers {}", r.describe(self.unit)),
             (_, r) => format!("a number {}", r.describe(self.unit)),
         };
         if self.nullable {
@@ -260,10 +281,8 @@ impl ParamSpec {
     pub fn parse<T: ParamValue>(&self, v: &Value) -> Result<T, String> {
         let bad = || format!("must be {}, got {v}", self.allowed());
         let x = T::from_json(v).ok_or_else(bad)?;
-        if let Some(n) = x.number() {
-            if !self.range.admits(n) {
-                return Err(format!("must be {}, got {}", self.allowed(), format_value(n, self.unit)));
-            }
+        if let Some(n) = x.numbers().into_iter().find(|n| !self.range.admits(*n)) {
+            return Err(format!("must be {}, got {}", self.allowed(), format_value(n, self.unit)));
         }
         if let (Range::Choice(c), Some(s)) = (self.range, x.text()) {
             if !c.contains(&s) {
@@ -348,6 +367,29 @@ pub trait Params: Default + Clone + std::fmt::Debug + Send + Sync + 'static {
         p.check()?;
         Ok(p)
     }
+
+    /// Check every field's range and the cross-field checks of a value built
+    /// another way (e.g. deserialized by serde as part of RunConfig).
+    fn validate(&self) -> Result<(), ParamError> {
+        Self::from_map(&self.to_map()).map(|_| ())
+    }
+}
+
+/// Make a serde enum of unit variants usable as a parameter (a string choice;
+/// declare its spellings with `Range::Choice(&[...])`).
+#[macro_export]
+macro_rules! param_choice {
+    ($t:ty) => {
+        impl $crate::params::ParamValue for $t {
+            const TYPE: &'static str = "string";
+            fn from_json(v: &serde_json::Value) -> Option<Self> {
+                serde_json::from_value(v.clone()).ok()
+            }
+            fn to_json(&self) -> serde_json::Value {
+                serde_json::to_value(self).expect("a unit variant serializes")
+            }
+        }
+    };
 }
 
 fn split_unit_owned(field: &str) -> String {
@@ -485,7 +527,7 @@ mod tests {
     fn every_error_names_parameter_value_and_allowed_range() {
         let e = |v| from(v).unwrap_err();
         assert_eq!(e(json!({"beta": 1.0})), ParamError::new("beta", "must be a number in (0, 1), got 1"));
-        assert_eq!(e(json!({"target_ns": 0})), ParamError::new("target", "must be an integer > 0ns, got 0ns"));
+        assert_eq!(e(json!({"target_ns": 0})), ParamError::new("target", "must be a time > 0ns, got 0ns"));
         assert_eq!(e(json!({"on": 1})), ParamError::new("on", "must be true or false, got 1"));
         assert_eq!(e(json!({"mode": "x"})), ParamError::new("mode", "must be one of 'pi', 'load', got \"x\""));
         assert_eq!(e(json!({"limit_pkts": 0})), ParamError::new("limit", "must be an integer >= 1 packets (or unset), got 0 packets"));

@@ -1,7 +1,7 @@
 //! End-to-end ECN / L4S behaviour: classic ECN through a marking AQM, DCTCP
 //! behind a step marker, and DualPI2 with a Classic and an L4S flow.
 
-use ccfair_sim::config::{BottleneckConfig, EcnMode, FlowConfig, QdiscConfig, RunConfig};
+use ccfair_sim::config::{BottleneckConfig, DualPi2Config, EcnMode, FlowConfig, Pi2Config, QdiscConfig, RunConfig};
 use ccfair_sim::result::RunResult;
 
 const MS: u64 = 1_000_000;
@@ -14,7 +14,7 @@ fn flow(name: &str, cca: &str, rtt_ms: u64, ecn: Option<EcnMode>) -> FlowConfig 
 }
 
 fn dualpi2(limit: u64, step_thresh_ns: u64, alpha_hz: f64, beta_hz: f64) -> QdiscConfig {
-    QdiscConfig::DualPi2 {
+    QdiscConfig::DualPi2(DualPi2Config {
         limit_packets: limit,
         target_ns: 15 * MS,
         tupdate_ns: 16 * MS,
@@ -25,7 +25,7 @@ fn dualpi2(limit: u64, step_thresh_ns: u64, alpha_hz: f64, beta_hz: f64) -> Qdis
         ramp_range_ns: 0,
         tshift_ns: 40 * MS,
         drop_overload: true,
-    }
+    })
 }
 
 fn run(rate_bps: u64, qdisc: QdiscConfig, flows: Vec<FlowConfig>, duration_s: u64, window_s: (u64, u64)) -> RunResult {
@@ -69,7 +69,7 @@ fn percentile_ns(bins: &[u32], counts: &[u64], bin_ns: u64, pct: f64) -> u64 {
 fn classic_ecn_cubic_gets_marks_not_drops() {
     // CUBIC with RFC 3168 ECN through PI2 at 10 Mbit/s, 50 ms; the buffer is
     // large, so the only congestion signal is the AQM's.
-    let q_again = || QdiscConfig::Pi2 { limit_packets: 2000, target_ns: 15 * MS, tupdate_ns: 16 * MS, alpha_hz: 0.16, beta_hz: 3.2, coupling: 2.0 };
+    let q_again = || QdiscConfig::Pi2(Pi2Config { limit_packets: 2000, target_ns: 15 * MS, tupdate_ns: 16 * MS, alpha_hz: 0.16, beta_hz: 3.2, coupling: 2.0 });
     let r = run(10_000_000, q_again(), vec![flow("A", "cubic", 50, Some(EcnMode::Classic))], 30, (10, 30));
     let f = &r.flows[0];
     assert_eq!(f.ecn, "classic");

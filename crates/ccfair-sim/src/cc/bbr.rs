@@ -959,15 +959,15 @@ crate::declare_params! {
     /// BBRv1's gains (Linux `tcp_bbr.c` constants; a gain g is used as round(g x 256), BBR_UNIT = 256).
     pub struct BbrConfig {
         /// STARTUP pacing and cwnd gain, and DRAIN's cwnd gain (Linux `bbr_high_gain` = 739/256 = 2/ln 2).
-        high_gain: f64 = HIGH_GAIN as f64 / 256.0, Range::closed(1.0 / 256.0, 64.0);
+        high_gain: f64 = HIGH_GAIN as f64 / 256.0, Range::open_closed(0.0, 64.0);
         /// DRAIN pacing gain (Linux `bbr_drain_gain` = 88/256 = ln 2 / 2).
-        drain_gain: f64 = DRAIN_GAIN as f64 / 256.0, Range::closed(1.0 / 256.0, 64.0);
+        drain_gain: f64 = DRAIN_GAIN as f64 / 256.0, Range::open_closed(0.0, 64.0);
         /// PROBE_BW cwnd gain (Linux `bbr_cwnd_gain` = 2).
-        cwnd_gain: f64 = CWND_GAIN as f64 / 256.0, Range::closed(1.0 / 256.0, 64.0);
+        cwnd_gain: f64 = CWND_GAIN as f64 / 256.0, Range::open_closed(0.0, 64.0);
         /// PROBE_BW probing pacing gain, first phase of the cycle (Linux 5/4).
-        probe_up_gain: f64 = PACING_GAIN_CYCLE[0] as f64 / 256.0, Range::closed(1.0 / 256.0, 64.0);
+        probe_up_gain: f64 = PACING_GAIN_CYCLE[0] as f64 / 256.0, Range::open_closed(0.0, 64.0);
         /// PROBE_BW draining pacing gain, second phase of the cycle (Linux 3/4).
-        probe_down_gain: f64 = PACING_GAIN_CYCLE[1] as f64 / 256.0, Range::closed(1.0 / 256.0, 64.0);
+        probe_down_gain: f64 = PACING_GAIN_CYCLE[1] as f64 / 256.0, Range::open_closed(0.0, 64.0);
     }
 }
 

@@ -418,8 +418,23 @@ pub static REGISTRY: &[Entry] = &[
     tcp::<ledbat::Ledbat>(&["tcpledbat"]),
     tcp::<bbr2::Bbr2>(&["bbrv2"]),
     tcp::<ctcp::Ctcp>(&["compound", "compoundtcp", "compound-tcp", "tcpcompound"]),
-    crate::dccp::CCID2_ENTRY,
+    Entry {
+        name: CCID2_NAME,
+        source: "DCCP CCID 2 (TCP-like, datagrams, no retransmission, Ack Ratio): RFC 4341 / RFC 4340; selects transport dccp (dccp/)",
+        aliases: &["dccp", "ccid-2", "dccp-ccid2"],
+        variants: &[],
+        spec: crate::params::NoParams::spec,
+        resolve: resolve_no_params,
+        build: None,
+    },
 ];
+
+/// The name that selects DCCP with CCID 2 (run by dccp/, not a TCP congestion control).
+pub const CCID2_NAME: &str = "ccid2";
+
+fn resolve_no_params(m: &Map<String, Value>) -> Result<Map<String, Value>, ParamError> {
+    crate::params::NoParams::from_map(m).map(|p| p.to_map())
+}
 
 /// The entry and (if `name` is a variant) the variant that `name` selects.
 /// `name` is canonical, a variant or an alias (exact, lower case).
@@ -596,7 +611,6 @@ mod registry_tests {
     /// and one registry line `tcp::<toy::Toy>(&[...])`. This is that file.
     mod toy {
         use super::super::*;
-        use crate::params::Range;
 
         crate::declare_params! {
             /// Toy: Reno with another decrease factor.

@@ -37,19 +37,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// The canonical CCA name that selects DCCP with CCID 2.
-pub const CCID2_NAME: &str = "ccid2";
-
-/// CCID 2's line in the CCA registry (cc::REGISTRY): listed and named like a
-/// CCA, run by this module (no TCP congestion control to build).
-pub const CCID2_ENTRY: crate::cc::Entry = crate::cc::Entry {
-    name: CCID2_NAME,
-    source: "DCCP CCID 2 (TCP-like, datagrams, no retransmission, Ack Ratio): RFC 4341 / RFC 4340; selects transport dccp (dccp/)",
-    aliases: &["dccp", "ccid-2", "dccp-ccid2"],
-    variants: &[],
-    spec: <crate::params::NoParams as crate::params::Params>::spec,
-    resolve: |m| <crate::params::NoParams as crate::params::Params>::from_map(m).map(|p| crate::params::Params::to_map(&p)),
-    build: None,
-};
+pub use crate::cc::CCID2_NAME;
 
 /// What one ACK reports: its own sequence number (DCCP ACKs are numbered,
 /// which is how the sender detects lost ACKs, RFC 4341 §6.1.2) and the runs

@@ -5,9 +5,12 @@
 //! packet is handed back) or at dequeue (AQMs such as CoDel push dropped
 //! packets into `dropped`), and may ECN-mark packets it forwards.
 
-use crate::config::QdiscConfig;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
 use crate::engine::TimeNs;
 use crate::packet::{Ecn, Packet};
+use crate::params::{ParamError, ParamSpec, Params};
 
 pub mod codel;
 pub mod drr;
@@ -66,25 +69,122 @@ pub fn mark_ce(p: &mut Packet) -> bool {
     }
 }
 
-/// Build the discipline; `seed` is the run seed (randomised disciplines draw
-/// from the `rng::stream::QDISC` stream), `rate_bps` the link it feeds.
-pub fn build(cfg: &QdiscConfig, seed: u64, rate_bps: u64) -> Box<dyn Qdisc> {
-    use crate::rng::{derive_seed, stream};
-    match cfg {
-        QdiscConfig::Droptail { limit_packets, limit_bytes } => {
-            Box::new(droptail::DropTail::new(*limit_packets, *limit_bytes))
+/// The queue-discipline registry: one line per discipline (its `kind`, its
+/// declared config in its own file, accepted aliases, and how to build it from
+/// the config `c`, the run `seed` and the link `rate` in bit/s). From it come
+/// [`QdiscConfig`] (the `bottleneck.qdisc` of a RunConfig), [`build`],
+/// [`QdiscConfig::validate`] and [`schema_json`].
+macro_rules! registry {
+    ($( $variant:ident($module:ident :: $cfg:ident) = $kind:literal, [$($alias:literal),*], |$c:ident, $seed:ident, $rate:ident| $build:expr; )*) => {
+        /// Queue discipline at the bottleneck, tagged by `kind`.
+        #[derive(Debug, Clone, Serialize, Deserialize)]
+        #[serde(tag = "kind", deny_unknown_fields)]
+        pub enum QdiscConfig {
+            /// FIFO, tail drop (droptail.rs): a packet is dropped if admitting it would exceed either limit.
+            #[serde(rename = "droptail")]
+            Droptail {
+                #[serde(default)]
+                limit_packets: Option<u64>,
+                #[serde(default)]
+                limit_bytes: Option<u64>,
+            },
+            $( #[serde(rename = $kind)] $variant($module::$cfg), )*
         }
-        QdiscConfig::Red(c) => Box::new(red::Red::new(c, seed, rate_bps)),
-        QdiscConfig::Step(c) => Box::new(step::Step::new(c)),
-        QdiscConfig::Codel(c) => Box::new(codel::Codel::new(c)),
-        QdiscConfig::FqCodel(c) => Box::new(fq_codel::FqCodel::new(c, seed)),
-        QdiscConfig::Pie(c) => Box::new(pie::Pie::new(c, seed)),
-        QdiscConfig::FqDrr(c) => Box::new(drr::FqDrr::new(c)),
-        QdiscConfig::Pi2 { .. } => Box::new(pi2::Pi2::from_config(cfg, derive_seed(seed, stream::QDISC))),
-        QdiscConfig::DualPi2 { .. } => Box::new(dualpi2::DualPi2::from_config(cfg, derive_seed(seed, stream::QDISC))),
-        QdiscConfig::Csaqm(c) => Box::new(csaqm::Csaqm::new(c, derive_seed(seed, stream::QDISC), rate_bps)),
-        QdiscConfig::Rrmqs(c) => Box::new(rrmqs::Rrmqs::new(c, derive_seed(seed, stream::QDISC))),
+
+        /// Build the discipline; `seed` is the run seed (randomised disciplines draw
+        /// from the `rng::stream::QDISC` stream), `rate_bps` the link it feeds.
+        pub fn build(cfg: &QdiscConfig, seed: u64, rate_bps: u64) -> Box<dyn Qdisc> {
+            match cfg {
+                QdiscConfig::Droptail { limit_packets, limit_bytes } => {
+                    Box::new(droptail::DropTail::new(*limit_packets, *limit_bytes))
+                }
+                $( QdiscConfig::$variant($c) => {
+                    let ($seed, $rate) = (seed, rate_bps);
+                    let _ = ($seed, $rate);
+                    Box::new($build)
+                } )*
+            }
+        }
+
+        impl QdiscConfig {
+            /// Every field of the discipline's config as JSON (simulator units).
+            pub fn to_map(&self) -> serde_json::Map<String, Value> {
+                match self {
+                    QdiscConfig::Droptail { limit_packets, limit_bytes } => droptail::DroptailConfig {
+                        limit_packets: *limit_packets, limit_bytes: *limit_bytes }.to_map(),
+                    $( QdiscConfig::$variant(c) => c.to_map(), )*
+                }
+            }
+
+            /// Check every parameter's range and the discipline's own cross-field checks.
+            pub fn validate(&self) -> Result<(), ParamError> {
+                match self {
+                    QdiscConfig::Droptail { limit_packets, limit_bytes } => droptail::DroptailConfig {
+                        limit_packets: *limit_packets, limit_bytes: *limit_bytes }.validate(),
+                    $( QdiscConfig::$variant(c) => c.validate(), )*
+                }
+            }
+        }
+
+        /// Every parameter discipline `kind` runs with: its defaults overridden by
+        /// `params` (field names, simulator units), validated.
+        pub fn resolve(kind: &str, params: &serde_json::Map<String, Value>) -> Result<serde_json::Map<String, Value>, ParamError> {
+            match kind {
+                "droptail" => droptail::DroptailConfig::from_map(params).map(|c| c.to_map()),
+                $( $kind => $module::$cfg::from_map(params).map(|c| c.to_map()), )*
+                _ => Err(ParamError::new("kind", format!("unknown queue discipline '{kind}'; allowed: {}",
+                    registry().iter().map(|r| r.0).collect::<Vec<_>>().join(", ")))),
+            }
+        }
+
+        /// Every discipline: (kind, source, aliases, parameters).
+        pub fn registry() -> Vec<(&'static str, &'static str, &'static [&'static str], Vec<ParamSpec>)> {
+            vec![
+                ("droptail", droptail::SOURCE, &["drop-tail", "drop_tail", "taildrop", "tail-drop", "fifo", "pfifo", "bfifo"],
+                 droptail::DroptailConfig::spec()),
+                $( ($kind, $module::SOURCE, &[$($alias),*], $module::$cfg::spec()), )*
+            ]
+        }
+    };
+}
+
+registry! {
+    Red(red::RedConfig) = "red", [], |c, seed, rate| red::Red::new(c, seed, rate);
+    Step(step::StepConfig) = "step", [], |c, seed, rate| step::Step::new(c);
+    Codel(codel::CodelConfig) = "codel", [], |c, seed, rate| codel::Codel::new(c);
+    FqCodel(fq_codel::FqCodelConfig) = "fq_codel", ["fq-codel", "fqcodel"], |c, seed, rate| fq_codel::FqCodel::new(c, seed);
+    Pie(pie::PieConfig) = "pie", [], |c, seed, rate| pie::Pie::new(c, seed);
+    FqDrr(drr::FqDrrConfig) = "fq_drr", ["drr", "fq-drr"], |c, seed, rate| drr::FqDrr::new(c);
+    Pi2(pi2::Pi2Config) = "pi2", [], |c, seed, rate| pi2::Pi2::from_config(c, qdisc_seed(seed));
+    DualPi2(dualpi2::DualPi2Config) = "dualpi2", ["dual-pi2", "dualq"], |c, seed, rate| dualpi2::DualPi2::from_config(c, qdisc_seed(seed));
+    Csaqm(csaqm::CsaqmConfig) = "csaqm", ["ppv", "cs-aqm"], |c, seed, rate| csaqm::Csaqm::new(c, qdisc_seed(seed), rate);
+    Rrmqs(rrmqs::RrmqsConfig) = "rrmqs", [], |c, seed, rate| rrmqs::Rrmqs::new(c, qdisc_seed(seed));
+}
+
+/// The seed of a discipline's own random stream (`rng::stream::QDISC`).
+fn qdisc_seed(seed: u64) -> u64 {
+    crate::rng::derive_seed(seed, crate::rng::stream::QDISC)
+}
+
+impl QdiscConfig {
+    /// (limit_packets, limit_bytes) of any discipline.
+    pub fn limits(&self) -> (Option<u64>, Option<u64>) {
+        let m = self.to_map();
+        (m.get("limit_packets").and_then(Value::as_u64), m.get("limit_bytes").and_then(Value::as_u64))
     }
+}
+
+/// Every discipline as JSON (for `_core.schema()`): kind, source, aliases, parameters.
+pub fn schema_json() -> Value {
+    Value::Array(
+        registry()
+            .into_iter()
+            .map(|(kind, source, aliases, spec)| {
+                serde_json::json!({"kind": kind, "source": source, "aliases": aliases,
+                    "params": spec.iter().map(ParamSpec::to_json).collect::<Vec<_>>()})
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -93,7 +193,6 @@ mod conservation_tests {
     //! for seeded random traffic (random flows, sizes, ECN codepoints, arrival
     //! and departure times), checked after every operation.
     use super::*;
-    use crate::config::*;
     use crate::packet::Kind;
 
     fn all() -> Vec<QdiscConfig> {
