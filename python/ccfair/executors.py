@@ -80,12 +80,12 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
         return {"run_id": run_id, "error": f"{type(e).__name__}: {e}\n{tb}"}
 
 
-def _inprocess(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None) -> Iterator[dict[str, Any]]:
+def _inprocess(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute) -> Iterator[dict[str, Any]]:
     for p in payloads:
-        yield execute(p)
+        yield fn(p)
 
 
-def _pool(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None) -> Iterator[dict[str, Any]]:
+def _pool(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute) -> Iterator[dict[str, Any]]:
     import multiprocessing as mp
 
     window = max(1, jobs * IN_FLIGHT_PER_JOB)
@@ -97,7 +97,7 @@ def _pool(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None) -> I
         it = iter(payloads)
         pending = set()
         for p in it:
-            pending.add(pool.submit(execute, p))
+            pending.add(pool.submit(fn, p))
             if len(pending) >= window:
                 break
         while pending:
@@ -110,13 +110,13 @@ def _pool(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None) -> I
                 yield out
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.add(pool.submit(execute, nxt))
+                    pending.add(pool.submit(fn, nxt))
     finally:
         # On an interrupt, drop the queued runs instead of finishing them.
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _dask(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None) -> Iterator[dict[str, Any]]:
+def _dask(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute) -> Iterator[dict[str, Any]]:
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -147,7 +147,7 @@ def _dask(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None) -> I
         it = iter(payloads)
         ac = as_completed()
         for p in it:
-            ac.add(client.submit(execute, p, key=f"ccfair-run-{p['run_id']}", pure=False))
+            ac.add(client.submit(fn, p, key=f"ccfair-run-{p['run_id']}", pure=False))
             if ac.count() >= window:
                 break
         for fut in ac:
@@ -156,14 +156,14 @@ def _dask(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None) -> I
             yield out
             nxt = next(it, None)
             if nxt is not None:
-                ac.add(client.submit(execute, nxt, key=f"ccfair-run-{nxt['run_id']}", pure=False))
+                ac.add(client.submit(fn, nxt, key=f"ccfair-run-{nxt['run_id']}", pure=False))
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
 
 
-_IMPL: dict[str, Callable[[list[dict[str, Any]], int, str | None], Iterator[dict[str, Any]]]] = {
+_IMPL: dict[str, Callable[..., Iterator[dict[str, Any]]]] = {
     "inprocess": _inprocess,
     "pool": _pool,
     "dask": _dask,
@@ -171,9 +171,18 @@ _IMPL: dict[str, Callable[[list[dict[str, Any]], int, str | None], Iterator[dict
 
 
 def run_tasks(
-    payloads: list[dict[str, Any]], executor: str = "pool", jobs: int | None = None, scheduler: str | None = None
+    payloads: list[dict[str, Any]],
+    executor: str = "pool",
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    fn: Callable[[dict[str, Any]], dict[str, Any]] = execute,
 ) -> Iterator[dict[str, Any]]:
-    """Run ``payloads`` (from :meth:`RunTask.payload`) on ``executor``; yield outcomes as they finish."""
+    """Run ``payloads`` on ``executor``; yield outcomes as they finish.
+
+    ``fn`` (a module-level function, so that it pickles) runs one payload;
+    the default :func:`execute` takes payloads from :meth:`RunTask.payload`.
+    ``ccfair reproduce`` passes its own (each payload carries ``run_id``).
+    """
     if executor not in _IMPL:
         raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
     if jobs is None:
@@ -184,4 +193,4 @@ def run_tasks(
         raise SpecError("--scheduler", "only used with --executor dask")
     if not payloads:
         return iter(())
-    return _IMPL[executor](payloads, jobs, scheduler)
+    return _IMPL[executor](payloads, jobs, scheduler, fn)

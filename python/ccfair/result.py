@@ -264,6 +264,9 @@ class Result:
         # Plain lists: indexing a pandas Series per flow is slow with thousands of flows.
         cca_col, rtt_col, rtx_col = flows["cca"].tolist(), flows["rtt_ms"].tolist(), flows["retransmissions"].tolist()
         ecn_col, marks_col = flows["ecn"].tolist(), flows["ecn_marks"].tolist()
+        min_rtt_col = flows["min_rtt_ms"].tolist()
+        kinds = [f.kind for _, _, f in spec.expand_flows()]
+        kinds += ["bulk"] * (len(names) - len(kinds))  # [[groups]] flows
         summary: dict[str, Any] = {
             "name": spec.name,
             "seed": int(config["seed"]),
@@ -283,6 +286,11 @@ class Result:
                     "retransmissions": int(rtx_col[i]),
                     "ecn": str(ecn_col[i]),
                     "ecn_marks": int(marks_col[i]),
+                    # the keys the testbed reports per flow (its values replace these there)
+                    "kind": kinds[i],
+                    "target_rtt_ms": float(rtt_col[i]),
+                    "path_min_rtt_ms": float(rtt_col[i]),  # the simulated path's propagation RTT, exactly
+                    "min_rtt_ms": float(min_rtt_col[i]),
                 }
                 for i in range(len(names))
             ],
@@ -296,6 +304,7 @@ class Result:
             "data_packets": int(raw.get("data_packets", 0)),
             "events": int(raw.get("events", 0)),
             "sim_wall_s": int(raw.get("wall_ns", 0)) / _NS_PER_S,
+            "backend": "sim",  # the testbed backend replaces it (testbed/runner.py)
         }
         if fct:
             summary["fct"] = fct
