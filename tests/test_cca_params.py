@@ -160,3 +160,26 @@ def _other_value(p: dict):
         return f"{v}ns" if p["unit"] == "ns" and v % 1000 else (f"{v // 1000}us" if p["unit"] == "ns" else v)
     v = (d + lo) / 2 if d > lo else d * 1.5
     return v if hi is None or v < hi else (d + lo) / 2
+
+
+def test_a_new_algorithm_needs_no_python_edit(monkeypatch, fake_sim):
+    """Python takes every name, alias, parameter and unit from the registry (`_core.schema()`):
+    an algorithm and a discipline that exist only there are usable as written."""
+    from ccfair import qdiscs
+    from ccfair.spec import _model_for
+
+    toy_param = {"name": "target", "field": "target_ns", "type": "integer", "nullable": False, "unit": "ns",
+                 "default": 5_000_000, "doc": "Target.", "allowed": "a time > 0ns", "exclusive_minimum": 0.0}
+    schema = {
+        "ccas": [{"name": "toy", "source": "a test", "aliases": ["toy-tcp"], "variants": [], "needs_ecn": False,
+                  "transport": "tcp", "params": [toy_param]}],
+        "qdiscs": [{"kind": "droptail", "source": "fifo", "aliases": [], "params": []},
+                   {"kind": "toyq", "source": "a test", "aliases": ["toy-aqm"], "params": [toy_param]}],
+    }
+    ccas.clear_cache()
+    monkeypatch.setattr(ccas, "schema", lambda: schema)
+    cca, paced = ccas.parse({"name": "TOY-TCP", "target": "2ms"})
+    assert (str(cca), cca.params, paced) == ("toy", {"target_ns": 2_000_000}, False)
+    model = _model_for("toyq")
+    assert "target" in model.model_fields and qdiscs.aliases() == {"toy-aqm": "toyq"}
+    assert model(kind="toyq", target="3ms").given() == {"target_ns": 3_000_000}

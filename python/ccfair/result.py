@@ -140,7 +140,6 @@ class Result:
             {
                 "name": names,
                 "cca": [f["cca"] for f in raw["flows"]],
-                "cca_params": cca_params_column(config),
                 "pacing": pacing,
                 "rtt_ms": [f["rtt_ns"] / _NS_PER_MS for f in raw["flows"]],
                 "start_s": [f["start_ns"] / _NS_PER_S for f in raw["flows"]],
@@ -170,6 +169,7 @@ class Result:
                     int(f["sojourn_sum_ns"]) / int(f["sojourn_pkts"]) / _NS_PER_MS if f.get("sojourn_pkts") else math.nan
                     for f in raw["flows"]
                 ],
+                "cca_params": cca_params_column(config),
             }
         )
         fct = fct_summary(flows, rate_bps, [int(c.get("rate_cap_bps") or 0) for c in config["flows"]])

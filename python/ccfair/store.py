@@ -77,7 +77,6 @@ METRIC_COLUMNS = (
 FLOW_COLUMNS = (
     "name",
     "cca",
-    "cca_params",
     "pacing",
     "rtt_ms",
     "start_s",
@@ -94,6 +93,7 @@ FLOW_COLUMNS = (
     "recoveries",
     "min_rtt_ms",
     "mean_rtt_ms",
+    "cca_params",
 )
 
 

@@ -110,7 +110,7 @@ fn dualpi2_couples_classic_cubic_and_l4s_prague() {
     let win = (10, 30);
     let r = run(
         100_000_000,
-        dualpi2(10_000, 1 * MS, 0.16, 3.2),
+        dualpi2(10_000, MS, 0.16, 3.2),
         vec![flow("classic", "cubic", 20, None), flow("l4s", "prague", 20, None)],
         30,
         win,

@@ -251,7 +251,7 @@ mod tests {
         let (mut c, mut t) = ca(100);
         let after = round(&mut c, &mut t, BASE_NS);
         // Reno +1 plus dwnd += 2.95 (floor): 100 -> 103 .. 104.
-        assert!(after >= 103 && after <= 104, "{after}");
+        assert!((103..=104).contains(&after), "{after}");
         assert!(c.dwnd() > 2.9);
     }
 

@@ -372,10 +372,15 @@ pub struct Entry {
     pub variants: &'static [Variant],
     pub spec: fn() -> Vec<ParamSpec>,
     /// Every parameter, validated: defaults overridden by the given fields.
-    pub resolve: fn(&Map<String, Value>) -> Result<Map<String, Value>, ParamError>,
+    pub resolve: ResolveFn,
     /// None: not a TCP congestion control (DCCP's CCID 2, run by dccp/).
-    pub build: Option<fn(&Map<String, Value>, u64) -> Result<Box<dyn CongestionControl>, ParamError>>,
+    pub build: Option<BuildFn>,
 }
+
+/// Parameters (field names, simulator units) -> every parameter, validated.
+pub type ResolveFn = fn(&Map<String, Value>) -> Result<Map<String, Value>, ParamError>;
+/// Parameters and a seed -> a fresh instance.
+pub type BuildFn = fn(&Map<String, Value>, u64) -> Result<Box<dyn CongestionControl>, ParamError>;
 
 fn resolve_with<C: Cca>(m: &Map<String, Value>) -> Result<Map<String, Value>, ParamError> {
     C::Params::from_map(m).map(|p| p.to_map())

@@ -359,8 +359,8 @@ mod tests {
         q.next_update_ns = u64::MAX;
         let mut e = Packet::new(0, Kind::Data, 1500);
         e.ecn = Ecn::Ect1;
-        q.enqueue(e.clone(), 200_000_000).unwrap();
-        q.enqueue(e.clone(), 200_000_000).unwrap();
+        q.enqueue(e, 200_000_000).unwrap();
+        q.enqueue(e, 200_000_000).unwrap();
         assert_eq!(q.stats.marks, 0);
         q.enqueue(e, 200_000_000).unwrap();
         assert_eq!(q.stats.marks, 1, "3000 bytes queued: marked");

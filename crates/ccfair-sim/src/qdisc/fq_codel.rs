@@ -166,8 +166,7 @@ impl FqCodel {
         let threshold = b.backlog / 2;
         let mut len = 0;
         let mut n = 0;
-        loop {
-            let Some(p) = b.q.pop_front() else { break };
+        while let Some(p) = b.q.pop_front() {
             b.backlog -= p.wire_bytes as u64;
             self.t.packets -= 1;
             self.t.bytes -= p.wire_bytes as u64;

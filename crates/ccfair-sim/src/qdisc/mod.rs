@@ -274,3 +274,84 @@ mod conservation_tests {
         }
     }
 }
+
+#[cfg(test)]
+#[allow(dead_code)] // the macro's expansion for two disciplines, not every function used
+mod toy_registry_tests {
+    //! A new discipline is one file (here the module `toy`) plus one line in
+    //! `registry!`; this test runs the same macro with a toy line added.
+    use super::*;
+
+    mod toy {
+        use super::super::fifo::Fifo;
+        use super::super::{DropReason, Qdisc};
+        use crate::engine::TimeNs;
+        use crate::packet::Packet;
+
+        pub const SOURCE: &str = "a test";
+
+        crate::declare_params! {
+            /// Toy: a FIFO that drops every `nth` arrival.
+            pub struct ToyConfig {
+                /// Queue limit, packets.
+                limit_packets: Option<u64> = Some(100), Range::at_least(1.0);
+                /// Drop every nth arrival.
+                nth: u64 = 3, Range::at_least(1.0);
+            }
+        }
+
+        pub struct Toy {
+            fifo: Fifo,
+            nth: u64,
+            seen: u64,
+        }
+
+        impl Toy {
+            pub fn new(c: &ToyConfig) -> Toy {
+                Toy { fifo: Fifo::new(c.limit_packets, None), nth: c.nth, seen: 0 }
+            }
+        }
+
+        impl Qdisc for Toy {
+            fn enqueue(&mut self, pkt: Packet, _now: TimeNs) -> Result<(), (Packet, DropReason)> {
+                self.seen += 1;
+                if self.seen % self.nth == 0 || self.fifo.would_overflow(pkt.wire_bytes) {
+                    return Err((pkt, DropReason::Aqm));
+                }
+                self.fifo.push(pkt);
+                Ok(())
+            }
+            fn dequeue(&mut self, _now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
+                self.fifo.pop()
+            }
+            fn len_packets(&self) -> usize {
+                self.fifo.len()
+            }
+            fn len_bytes(&self) -> u64 {
+                self.fifo.bytes()
+            }
+        }
+    }
+
+    registry! {
+        Codel(codel::CodelConfig) = "codel", [], |c, seed, rate| codel::Codel::new(c);
+        Toy(toy::ToyConfig) = "toy", ["toy-aqm"], |c, seed, rate| toy::Toy::new(c);
+    }
+
+    #[test]
+    fn a_toy_discipline_needs_one_file_and_one_registry_line() {
+        let cfg: QdiscConfig = serde_json::from_str(r#"{"kind": "toy", "nth": 2}"#).unwrap();
+        assert!(cfg.validate().is_ok());
+        let mut q = build(&cfg, 1, 10_000_000);
+        let pkt = || crate::packet::Packet::new(0, crate::packet::Kind::Data, 1500);
+        let admitted = (0..10).filter(|_| q.enqueue(pkt(), 0).is_ok()).count();
+        assert_eq!(admitted, 5, "every 2nd arrival dropped");
+        let bad: QdiscConfig = serde_json::from_str(r#"{"kind": "toy", "nth": 0}"#).unwrap();
+        let e = bad.validate().unwrap_err();
+        assert_eq!((e.field.as_str(), e.msg.as_str()), ("nth", "must be an integer >= 1, got 0"));
+        let reg = registry();
+        let toy = reg.iter().find(|r| r.0 == "toy").unwrap();
+        assert_eq!((toy.2, toy.3[1].name, toy.3[1].doc), (&["toy-aqm"][..], "nth", "Drop every nth arrival."));
+        assert_eq!(resolve("toy", &serde_json::Map::new()).unwrap()["nth"], serde_json::json!(3));
+    }
+}

@@ -274,7 +274,7 @@ impl Sender {
         if self.tp.snd_nxt < self.segs_available(now) {
             return true;
         }
-        if let (Some(rate), true) = (self.cfg.rate_cap_bps, self.cfg.size_bytes.map_or(true, |b| self.tp.snd_nxt * (self.cfg.mss_bytes as u64) < b)) {
+        if let (Some(rate), true) = (self.cfg.rate_cap_bps, self.cfg.size_bytes.is_none_or(|b| self.tp.snd_nxt * (self.cfg.mss_bytes as u64) < b)) {
             // Time at which segment snd_nxt becomes available.
             let need_bytes = self.tp.snd_nxt as u128 * self.cfg.mss_bytes as u128;
             let at = self.start_ns + (need_bytes * 8_000_000_000).div_ceil(rate as u128) as u64;
@@ -831,9 +831,8 @@ impl Sender {
 
     /// RACK.detect_loss (RFC 8985 6.2 step 5, Linux `tcp_rack_detect_loss`).
     fn rack_detect_loss(&mut self, now: TimeNs) {
-        let reo_wnd = if self.tp.ca_state >= CaState::Recovery || self.sacked_out >= DUPTHRESH {
-            0
-        } else if self.tp.min_rtt_ns == u64::MAX {
+        let no_reordering_window = self.tp.ca_state >= CaState::Recovery || self.sacked_out >= DUPTHRESH;
+        let reo_wnd = if no_reordering_window || self.tp.min_rtt_ns == u64::MAX {
             0
         } else {
             (self.tp.min_rtt_ns / 4).min(self.rtt.srtt_ns)
