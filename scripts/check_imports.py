@@ -91,7 +91,9 @@ _RUST_PATH = re.compile(r"\b(?:crate|{crate})::([a-z_][a-z0-9_]*)")
 def rust_graph(src: Path, crate: str) -> dict[str, set[str]]:
     """Top-level module -> top-level modules of the same crate it names."""
     pattern = re.compile(_RUST_PATH.pattern.replace("{crate}", crate))
-    top = {p.stem for p in src.glob("*.rs") if p.stem not in ("lib", "main")} | {p.name for p in src.iterdir() if p.is_dir() and p.name != "bin"}
+    top = {p.stem for p in src.glob("*.rs") if p.stem not in ("lib", "main")} | {
+        p.name for p in src.iterdir() if p.is_dir() and p.name != "bin"
+    }
     graph: dict[str, set[str]] = {m: set() for m in top}
     for f in src.rglob("*.rs"):
         rel = f.relative_to(src).parts

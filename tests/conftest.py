@@ -23,9 +23,8 @@ if str(PYTHON_SRC) not in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import ccfair  # noqa: E402
-from ccfair import ccas  # noqa: E402
-
 import fake_core  # noqa: E402
+from ccfair import ccas  # noqa: E402
 
 
 @pytest.fixture

@@ -7,11 +7,13 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 import ccfair
-from ccfair import _core  # noqa: F401  a missing extension must fail the suite, not skip it
-from ccfair import ccas, store
+import pytest
+from ccfair import (
+    _core,  # noqa: F401  a missing extension must fail the suite, not skip it
+    ccas,
+    store,
+)
 from ccfair.errors import SpecError
 from ccfair.spec import Spec
 from ccfair.sweep import plan_sweep, run_sweep
@@ -42,10 +44,7 @@ def test_table_form_and_set_give_the_same_run_config():
 
 def test_toml_flows_cca_subtable(tmp_path):
     f = tmp_path / "e.toml"
-    f.write_text(
-        'duration = "2s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\nrtt = "20ms"\n'
-        '[flows.cca]\nname = "ledbat"\ntarget = "25ms"\n'
-    )
+    f.write_text('duration = "2s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\nrtt = "20ms"\n[flows.cca]\nname = "ledbat"\ntarget = "25ms"\n')
     spec = Spec.from_toml(f)
     assert spec.to_run_config()["flows"][0]["cca_params"] == {"target_ns": 25_000_000}
     # printed back in the units written, and re-read to the same spec
@@ -78,9 +77,7 @@ def test_invalid_parameter_names_field_value_and_range(cca, field, needle):
 def test_cli_gives_the_same_message_and_exit_2(tmp_path):
     f = tmp_path / "e.toml"
     f.write_text('duration = "2s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "cubic"\nrtt = "20ms"\n')
-    p = subprocess.run(
-        [sys.executable, "-m", "ccfair", "check", str(f), "--set", "flows.0.cca.beta=1.5"], capture_output=True, text=True
-    )
+    p = subprocess.run([sys.executable, "-m", "ccfair", "check", str(f), "--set", "flows.0.cca.beta=1.5"], capture_output=True, text=True)
     assert p.returncode == 2
     with pytest.raises(SpecError) as e:
         Spec.from_toml(f).with_overrides(["flows.0.cca.beta=1.5"])
@@ -168,13 +165,33 @@ def test_a_new_algorithm_needs_no_python_edit(monkeypatch, fake_sim):
     from ccfair import qdiscs
     from ccfair.spec import _model_for
 
-    toy_param = {"name": "target", "field": "target_ns", "type": "integer", "nullable": False, "unit": "ns",
-                 "default": 5_000_000, "doc": "Target.", "allowed": "a time > 0ns", "exclusive_minimum": 0.0}
+    toy_param = {
+        "name": "target",
+        "field": "target_ns",
+        "type": "integer",
+        "nullable": False,
+        "unit": "ns",
+        "default": 5_000_000,
+        "doc": "Target.",
+        "allowed": "a time > 0ns",
+        "exclusive_minimum": 0.0,
+    }
     schema = {
-        "ccas": [{"name": "toy", "source": "a test", "aliases": ["toy-tcp"], "variants": [], "needs_ecn": False,
-                  "transport": "tcp", "params": [toy_param]}],
-        "qdiscs": [{"kind": "droptail", "source": "fifo", "aliases": [], "params": []},
-                   {"kind": "toyq", "source": "a test", "aliases": ["toy-aqm"], "params": [toy_param]}],
+        "ccas": [
+            {
+                "name": "toy",
+                "source": "a test",
+                "aliases": ["toy-tcp"],
+                "variants": [],
+                "needs_ecn": False,
+                "transport": "tcp",
+                "params": [toy_param],
+            }
+        ],
+        "qdiscs": [
+            {"kind": "droptail", "source": "fifo", "aliases": [], "params": []},
+            {"kind": "toyq", "source": "a test", "aliases": ["toy-aqm"], "params": [toy_param]},
+        ],
     }
     ccas.clear_cache()
     monkeypatch.setattr(ccas, "schema", lambda: schema)

@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ccfair.cli import main
 
 S0 = Path(__file__).resolve().parent.parent / "examples" / "s0-cubic-vs-bbr.toml"

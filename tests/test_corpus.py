@@ -18,7 +18,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
 from ccfair import _core, ccas, qdiscs
 from ccfair.errors import SpecError
 from ccfair.spec import Spec
@@ -76,11 +75,23 @@ def _cases() -> list[tuple[str, dict[str, Any], Any, str | None]]:
             continue
         for p in e["params"]:
             field = f"flows.0.cca.{p['name']}"
-            out.append((f"cca-{e['name']}-{p['name']}-default", flow_cca(e["name"], {p["name"]: _written(p, p["default"])}),
-                        ("cca", e["name"], {p["field"]: p["default"]}), None))
+            out.append(
+                (
+                    f"cca-{e['name']}-{p['name']}-default",
+                    flow_cca(e["name"], {p["name"]: _written(p, p["default"])}),
+                    ("cca", e["name"], {p["field"]: p["default"]}),
+                    None,
+                )
+            )
             bad = _bad_value(p)
-            out.append((f"cca-{e['name']}-{p['name']}-bad", flow_cca(e["name"], {p["name"]: _written(p, bad)}),
-                        ("cca", e["name"], {p["field"]: bad}), field))
+            out.append(
+                (
+                    f"cca-{e['name']}-{p['name']}-bad",
+                    flow_cca(e["name"], {p["name"]: _written(p, bad)}),
+                    ("cca", e["name"], {p["field"]: bad}),
+                    field,
+                )
+            )
     for kind in qdiscs.kinds():
         for p in qdiscs.params_of(kind):
             if p["name"] in EXPERIMENT_FORMS or (kind == "csaqm" and p["name"] == "target"):

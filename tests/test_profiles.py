@@ -7,9 +7,8 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 import ccfair
+import pytest
 from ccfair import profiles
 from ccfair.errors import SpecError
 from ccfair.spec import Spec
@@ -54,7 +53,12 @@ def test_every_profile_field_maps_to_a_flow_key() -> None:
     s = spec(profiles={"full": full}, flows=[{"profile": "full", "rtt": "50ms"}])
     fc = flow_config(s, 0)
     assert (fc["cca"], fc["init_cwnd_pkts"], fc["pacing"], fc["min_rto_ns"], fc["rwnd_init_pkts"], fc["delayed_ack"]) == (
-        "cubic", 4, True, 1_000_000_000, 64, False,
+        "cubic",
+        4,
+        True,
+        1_000_000_000,
+        64,
+        False,
     )
 
 
@@ -174,8 +178,11 @@ def test_min_rto_changes_recovery_in_the_simulator() -> None:
     # Linux tcp_set_rto: RTO = srtt + max(4 rttvar, rto_min). Under heavy random
     # loss a flow recovers through RTOs; a larger rto_min waits longer each time.
     def run(rto: str) -> float:
-        d = {"duration": "20s", "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
-             "flows": [{"cca": "cubic", "rtt": "50ms", "loss": 0.2, "min_rto": rto}]}
+        d = {
+            "duration": "20s",
+            "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
+            "flows": [{"cca": "cubic", "rtt": "50ms", "loss": 0.2, "min_rto": rto}],
+        }
         return float(ccfair.run(d).flows["throughput_bps"].iloc[0])
 
     assert run("1s") < 0.8 * run("200ms")
@@ -183,10 +190,7 @@ def test_min_rto_changes_recovery_in_the_simulator() -> None:
 
 def test_cli_exit_2_for_unknown_profile(tmp_path) -> None:
     p = tmp_path / "e.toml"
-    p.write_text(
-        'duration = "5s"\n[bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n'
-        '[[flows]]\nprofile = "nope"\nrtt = "50ms"\n'
-    )
+    p.write_text('duration = "5s"\n[bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n[[flows]]\nprofile = "nope"\nrtt = "50ms"\n')
     r = subprocess.run([sys.executable, "-m", "ccfair", "run", str(p), "--json"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert "flows.0.profile" in r.stderr and "Traceback" not in r.stderr
@@ -202,7 +206,9 @@ def test_content_provider_example_runs_on_the_simulator() -> None:
     from pathlib import Path
 
     example = Path(__file__).resolve().parents[1] / "examples" / "s0-content-provider.toml"
-    r = subprocess.run([sys.executable, "-m", "ccfair", "run", str(example), "--json"], capture_output=True, text=True, timeout=120, check=False)
+    r = subprocess.run(
+        [sys.executable, "-m", "ccfair", "run", str(example), "--json"], capture_output=True, text=True, timeout=120, check=False
+    )
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["backend"] == "sim"

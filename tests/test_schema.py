@@ -8,9 +8,10 @@ from pathlib import Path
 
 import jsonschema
 import pytest
-
-from ccfair import _core  # noqa: F401  a missing extension must fail the suite, not skip it
-from ccfair import schema
+from ccfair import (
+    _core,  # noqa: F401  a missing extension must fail the suite, not skip it
+    schema,
+)
 from ccfair.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]

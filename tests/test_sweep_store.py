@@ -16,9 +16,10 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
-from ccfair import _core  # noqa: F401  a missing extension must fail the suite, not skip it
-from ccfair import store
+from ccfair import (
+    _core,  # noqa: F401  a missing extension must fail the suite, not skip it
+    store,
+)
 from ccfair.cli import main
 from ccfair.sweep import load_sweep_file, run_sweep
 
@@ -111,7 +112,18 @@ def test_runs_table_contents(tmp_path, small_file):
     run_sweep(plan, tmp_path / "o", executor="inprocess")
     runs = store.load_sweep(tmp_path / "o")
     assert len(runs) == len(set(runs["run_id"])) == 16
-    for col in ("pair", "bottleneck.buffer", "repetition", "order", "seed", "jfi", "fness", "utilization", "queue_delay_mean_ms", "queue_delay_p99_ms"):
+    for col in (
+        "pair",
+        "bottleneck.buffer",
+        "repetition",
+        "order",
+        "seed",
+        "jfi",
+        "fness",
+        "utilization",
+        "queue_delay_mean_ms",
+        "queue_delay_p99_ms",
+    ):
         assert col in runs.columns, col
     flows = store.load_sweep(tmp_path / "o", "flows")
     assert len(flows) == 32

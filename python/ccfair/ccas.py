@@ -196,7 +196,9 @@ def parse(value: object) -> tuple[Cca, bool]:
     given = dict(value)
     written_name = given.pop("name", None)
     if not isinstance(written_name, str):
-        raise SpecError("name", "required: the algorithm, e.g. name = 'cubic'" if written_name is None else f"expected a CCA name, got {written_name!r}")
+        raise SpecError(
+            "name", "required: the algorithm, e.g. name = 'cubic'" if written_name is None else f"expected a CCA name, got {written_name!r}"
+        )
     try:
         name, paced = resolve(written_name)
     except ValueError as e:

@@ -251,9 +251,7 @@ def throughput_matrix(
 # ===========================================================================
 
 
-def jain_over_time(
-    data: Result | pd.DataFrame, *, start_s: float | None = None, end_s: float | None = None
-) -> pd.Series:
+def jain_over_time(data: Result | pd.DataFrame, *, start_s: float | None = None, end_s: float | None = None) -> pd.Series:
     """Jain's index across flows at every sample time: ``J(t) = (sum_n r_n(t))^2 / (N sum_n r_n(t)^2)``.
 
     S4 computes it on 1 s throughput samples. ``data`` as in
@@ -275,9 +273,7 @@ def jain_over_time(
     return pd.Series(j, index=x.index, name="jfi")
 
 
-def mean_jain_over_time(
-    data: Result | pd.DataFrame, *, start_s: float | None = None, end_s: float | None = None
-) -> float:
+def mean_jain_over_time(data: Result | pd.DataFrame, *, start_s: float | None = None, end_s: float | None = None) -> float:
     """Mean of :func:`jain_over_time` over the samples where it is defined (S4's time-averaged J). NaN if none."""
     j = jain_over_time(data, start_s=start_s, end_s=end_s).to_numpy()
     j = j[~np.isnan(j)]
@@ -460,10 +456,7 @@ def flow_weights(flows: pd.DataFrame, cca_weights: Mapping[str, float]) -> dict[
     labels = flow_labels(flows)
     missing = sorted(set(labels) - set(cca_weights))
     if missing:
-        raise ValueError(
-            f"no NRU weight for CCA(s) {missing}; have {sorted(cca_weights)} "
-            "(run calibrate_nru_weights for them)"
-        )
+        raise ValueError(f"no NRU weight for CCA(s) {missing}; have {sorted(cca_weights)} (run calibrate_nru_weights for them)")
     return {str(name): float(cca_weights[label]) for name, label in labels.items()}
 
 

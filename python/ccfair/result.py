@@ -258,9 +258,7 @@ class Result:
             }
         in_window = (queue_t >= ws) & (queue_t < we)
         queue_pkts_mean = float(queue["packets"][in_window].mean()) if in_window.any() else math.nan
-        util = (
-            metrics.utilization(int(link_tx[b0:b1].sum()), rate_bps, window_s) if window_s > 0 else math.nan
-        )
+        util = metrics.utilization(int(link_tx[b0:b1].sum()), rate_bps, window_s) if window_s > 0 else math.nan
         # Plain lists: indexing a pandas Series per flow is slow with thousands of flows.
         cca_col, rtt_col, rtx_col = flows["cca"].tolist(), flows["rtt_ms"].tolist(), flows["retransmissions"].tolist()
         ecn_col, marks_col = flows["ecn"].tolist(), flows["ecn_marks"].tolist()
@@ -362,8 +360,7 @@ class Result:
     def __repr__(self) -> str:
         s = self.summary
         return (
-            f"<Result {s.get('name')!r} seed={s.get('seed')} flows={len(self.flows)} "
-            f"jfi={s.get('jfi')} utilization={s.get('utilization')}>"
+            f"<Result {s.get('name')!r} seed={s.get('seed')} flows={len(self.flows)} jfi={s.get('jfi')} utilization={s.get('utilization')}>"
         )
 
 

@@ -35,7 +35,12 @@ def _param_schema(p: dict[str, Any]) -> dict[str, Any]:
         out = {"type": ["array"], "items": {"type": "number"}}
     else:
         out = {"type": [p["type"]]}
-        for key, js in (("minimum", "minimum"), ("maximum", "maximum"), ("exclusive_minimum", "exclusiveMinimum"), ("exclusive_maximum", "exclusiveMaximum")):
+        for key, js in (
+            ("minimum", "minimum"),
+            ("maximum", "maximum"),
+            ("exclusive_minimum", "exclusiveMinimum"),
+            ("exclusive_maximum", "exclusiveMaximum"),
+        ):
             if key in p:
                 out[js] = p[key]
         if "choices" in p:

@@ -17,8 +17,8 @@ The schema is documented in ``docs/experiment-file.md``.
 from __future__ import annotations
 
 import copy
-import json
 import difflib
+import json
 import numbers
 import tomllib
 import typing
@@ -107,9 +107,7 @@ Time = Annotated[int, PlainValidator(parse_time), _TimeOut]
 #: A time > 0 in ns.
 PositiveTime = Annotated[int, PlainValidator(_positive(parse_time)), _TimeOut]
 #: An optional time in ns.
-OptionalTime = Annotated[
-    int | None, PlainValidator(_optional(parse_time)), PlainSerializer(_opt_format(format_time), when_used="json")
-]
+OptionalTime = Annotated[int | None, PlainValidator(_optional(parse_time)), PlainSerializer(_opt_format(format_time), when_used="json")]
 #: An optional time > 0 in ns.
 OptionalPositiveTime = Annotated[
     int | None,
@@ -150,9 +148,7 @@ class _Model(BaseModel):
 
 #: Sizes in bytes ("1514B", "64KiB"), printed back in human units.
 Size = Annotated[int, PlainValidator(parse_size), PlainSerializer(format_size, return_type=str, when_used="json")]
-OptionalBufferLimit = Annotated[
-    Buffer | None, PlainValidator(_optional(parse_buffer)), PlainSerializer(_opt_format(str), when_used="json")
-]
+OptionalBufferLimit = Annotated[Buffer | None, PlainValidator(_optional(parse_buffer)), PlainSerializer(_opt_format(str), when_used="json")]
 
 
 def _ms(ns: int) -> str:
@@ -281,7 +277,9 @@ def _parse_threshold(value: object) -> str:
             raise ValueError
         return text
     except ValueError:
-        raise ValueError(f"expected a queue length ('30pkt', '45KB', '0.2bdp') or a delay at the link rate ('10ms'), got {value!r}") from None
+        raise ValueError(
+            f"expected a queue length ('30pkt', '45KB', '0.2bdp') or a delay at the link rate ('10ms'), got {value!r}"
+        ) from None
 
 
 class _Step(_Aqm):
@@ -404,9 +402,7 @@ def _ecn_mode(value: object) -> object:
         v = ECN_ALIASES.get(v, v)
         if v in ECN_MODES:
             return v
-    raise ValueError(
-        f"expected one of {', '.join(ECN_MODES)} (or true = classic, false = off, 'l4s' = scalable), got {value!r}"
-    )
+    raise ValueError(f"expected one of {', '.join(ECN_MODES)} (or true = classic, false = off, 'l4s' = scalable), got {value!r}")
 
 
 EcnMode = Annotated[Literal["off", "classic", "scalable"] | None, BeforeValidator(_ecn_mode)]
@@ -769,8 +765,8 @@ class Spec(_Model):
                 out.append(
                     (
                         "bottleneck.qdisc",
-                        "STEP marks ECN-capable packets, but no flow is ECN-capable (set ecn = \"classic\" or "
-                        "\"scalable\" on a flow, or use an ECN-based CCA such as dctcp): every packet above the "
+                        'STEP marks ECN-capable packets, but no flow is ECN-capable (set ecn = "classic" or '
+                        '"scalable" on a flow, or use an ECN-based CCA such as dctcp): every packet above the '
                         "threshold is dropped instead",
                     )
                 )

@@ -357,4 +357,3 @@ def load_sweep(directory: str | Path, table: str = "runs", run_ids: list[str] | 
 def load_run(directory: str | Path, run_id: str) -> Result:
     """One stored run of a sweep as a :class:`~ccfair.result.Result`."""
     return Result.load(Path(directory) / RUNS_DIR / run_id)
-

@@ -249,10 +249,7 @@ impl RunConfig {
                 return Err(SimError::Invalid { field: field(&format!("cca.{}", e.field)), msg: e.msg });
             }
             if f.rtt_ns < 2 * self.bottleneck.delay_ns {
-                return Err(SimError::Invalid {
-                    field: field("rtt"),
-                    msg: "must be at least twice the bottleneck delay".into(),
-                });
+                return Err(SimError::Invalid { field: field("rtt"), msg: "must be at least twice the bottleneck delay".into() });
             }
             if f.rtt_ns == 0 {
                 return Err(SimError::Invalid { field: field("rtt"), msg: "must be > 0".into() });

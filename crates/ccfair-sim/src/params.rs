@@ -58,9 +58,7 @@ impl Range {
     pub fn admits(&self, x: f64) -> bool {
         match *self {
             Range::Num { min, min_open, max, max_open } => {
-                x.is_finite()
-                    && (if min_open { x > min } else { x >= min })
-                    && (if max_open { x < max } else { x <= max })
+                x.is_finite() && (if min_open { x > min } else { x >= min }) && (if max_open { x < max } else { x <= max })
             }
             _ => x.is_finite(),
         }
@@ -74,13 +72,9 @@ impl Range {
             Range::Num { min, min_open, max, max_open } => {
                 let f = |x: f64| format_value(x, unit);
                 match (min.is_finite(), max.is_finite()) {
-                    (true, true) => format!(
-                        "in {}{}, {}{}",
-                        if min_open { "(" } else { "[" },
-                        f(min),
-                        f(max),
-                        if max_open { ")" } else { "]" }
-                    ),
+                    (true, true) => {
+                        format!("in {}{}, {}{}", if min_open { "(" } else { "[" }, f(min), f(max), if max_open { ")" } else { "]" })
+                    }
                     (true, false) => format!("{} {}", if min_open { ">" } else { ">=" }, f(min)),
                     (false, true) => format!("{} {}", if max_open { "<" } else { "<=" }, f(max)),
                     (false, false) => "a finite number".into(),

@@ -69,7 +69,16 @@ fn percentile_ns(bins: &[u32], counts: &[u64], bin_ns: u64, pct: f64) -> u64 {
 fn classic_ecn_cubic_gets_marks_not_drops() {
     // CUBIC with RFC 3168 ECN through PI2 at 10 Mbit/s, 50 ms; the buffer is
     // large, so the only congestion signal is the AQM's.
-    let q_again = || QdiscConfig::Pi2(Pi2Config { limit_packets: 2000, target_ns: 15 * MS, tupdate_ns: 16 * MS, alpha_hz: 0.16, beta_hz: 3.2, coupling: 2.0 });
+    let q_again = || {
+        QdiscConfig::Pi2(Pi2Config {
+            limit_packets: 2000,
+            target_ns: 15 * MS,
+            tupdate_ns: 16 * MS,
+            alpha_hz: 0.16,
+            beta_hz: 3.2,
+            coupling: 2.0,
+        })
+    };
     let r = run(10_000_000, q_again(), vec![flow("A", "cubic", 50, Some(EcnMode::Classic))], 30, (10, 30));
     let f = &r.flows[0];
     assert_eq!(f.ecn, "classic");
@@ -134,10 +143,8 @@ fn step_favours_dctcp_over_scalable_ecn_bbr2() {
     // BBRv2 bandwidth probe sees a round with >= 50 % CE and cuts inflight_hi
     // (bbr2_is_inflight_too_high over the rate sample's interval), then waits
     // for the next probe; DCTCP only trims cwnd by alpha/2 per window.
-    let q: QdiscConfig = serde_json::from_str(
-        r#"{"kind":"step","limit_bytes":62500000,"limit_packets":null,"threshold_bytes":312500}"#,
-    )
-    .unwrap();
+    let q: QdiscConfig =
+        serde_json::from_str(r#"{"kind":"step","limit_bytes":62500000,"limit_packets":null,"threshold_bytes":312500}"#).unwrap();
     let mut flows = vec![];
     for i in 0..10 {
         let mut f = flow(&format!("f{i}"), if i < 5 { "bbr2" } else { "dctcp" }, 5, Some(EcnMode::Scalable));

@@ -291,16 +291,28 @@ class _Run:
 
         t0 = _now() + SETUP_MARGIN_NS
         end = t0 + duration
-        rcvbufs = [
-            str(2 * f["rwnd_max_pkts"] * f["mss_bytes"]) if f.get("rwnd_max_pkts") else "0" for f in self.flows
-        ]
+        rcvbufs = [str(2 * f["rwnd_max_pkts"] * f["mss_bytes"]) if f.get("rwnd_max_pkts") else "0" for f in self.flows]
         receiver = self.spawn(
             "receiver",
             topo.ns_rcv,
             self.agent(
-                "recv", "--ip", netns.RECEIVER_IP, "--ports", ",".join(str(BASE_PORT + i) for i in range(len(self.flows))),
-                "--rcvbuf", ",".join(rcvbufs), "--t0", str(t0), "--bin", str(bin_ns), "--nbins", str(n_bins),
-                "--end", str(end), "--out", str(topo.dir / "receiver.json"),
+                "recv",
+                "--ip",
+                netns.RECEIVER_IP,
+                "--ports",
+                ",".join(str(BASE_PORT + i) for i in range(len(self.flows))),
+                "--rcvbuf",
+                ",".join(rcvbufs),
+                "--t0",
+                str(t0),
+                "--bin",
+                str(bin_ns),
+                "--nbins",
+                str(n_bins),
+                "--end",
+                str(end),
+                "--out",
+                str(topo.dir / "receiver.json"),
             ),
             stdout_pipe=True,
         )
@@ -325,9 +337,24 @@ class _Run:
             jitter = rng.randrange(f["start_jitter_ns"]) if f["start_jitter_ns"] > 0 else 0
             stop = f["stop_ns"] if f.get("stop_ns") is not None else duration
             args = [
-                "--dst", netns.RECEIVER_IP, "--port", str(BASE_PORT + i), "--cca", KERNEL_NAMES.get(f["cca"], f["cca"]),
-                "--t0", str(t0), "--start", str(f["start_ns"] + jitter), "--stop", str(stop), "--end", str(end),
-                "--sample", str(c["sample_ns"]), "--out", str(topo.dir / f"sender{i}.json"),
+                "--dst",
+                netns.RECEIVER_IP,
+                "--port",
+                str(BASE_PORT + i),
+                "--cca",
+                KERNEL_NAMES.get(f["cca"], f["cca"]),
+                "--t0",
+                str(t0),
+                "--start",
+                str(f["start_ns"] + jitter),
+                "--stop",
+                str(stop),
+                "--end",
+                str(end),
+                "--sample",
+                str(c["sample_ns"]),
+                "--out",
+                str(topo.dir / f"sender{i}.json"),
             ]
             if f["pacing"]:
                 args.append("--pacing")
@@ -380,7 +407,16 @@ class _Run:
         c = self.config
         link: dict[str, Any] = {
             k: stats[k]
-            for k in ("link_tx_bytes", "queue_time_ns", "queue_packets", "queue_bytes", "sojourn_bin", "sojourn_count", "sojourn_sum_ns_per_bin", "sojourn_pkts_per_bin")
+            for k in (
+                "link_tx_bytes",
+                "queue_time_ns",
+                "queue_packets",
+                "queue_bytes",
+                "sojourn_bin",
+                "sojourn_count",
+                "sojourn_sum_ns_per_bin",
+                "sojourn_pkts_per_bin",
+            )
         }
         if self.kernel:
             # The kernel qdisc's counters (qstats.py); Linux exposes no per-packet
@@ -389,7 +425,9 @@ class _Run:
             link = {k: q[k] for k in ("link_tx_bytes", "queue_time_ns", "queue_packets", "queue_bytes")}
             link.update(sojourn_bin=[], sojourn_count=[], sojourn_sum_ns_per_bin=[], sojourn_pkts_per_bin=[])
         flows = []
-        trace: dict[str, list[int]] = {k: [] for k in ("flow", "time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
+        trace: dict[str, list[int]] = {
+            k: [] for k in ("flow", "time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")
+        }
         for i, (f, s) in enumerate(zip(self.flows, snd)):
             flows.append(
                 {
@@ -434,7 +472,17 @@ class _Run:
                 "added_delay_ms": {"forward": [x / 1e6 for x in fwd], "reverse": [x / 1e6 for x in rev]},
                 "bottleneck": {
                     k: stats[k]
-                    for k in ("late_count", "late_p50_us", "late_p99_us", "late_max_ns", "late_mean_ns", "rx_socket_drops", "tx_errors", "oversize_frames", "forwarded_rev")
+                    for k in (
+                        "late_count",
+                        "late_p50_us",
+                        "late_p99_us",
+                        "late_max_ns",
+                        "late_mean_ns",
+                        "rx_socket_drops",
+                        "tx_errors",
+                        "oversize_frames",
+                        "forwarded_rev",
+                    )
                 },
                 "bottleneck_path": "kernel" if self.kernel else "userspace",
                 **({"kernel_bottleneck": self.kernel_summary()} if self.kernel else {}),

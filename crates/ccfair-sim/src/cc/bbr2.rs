@@ -63,8 +63,8 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::bbr::{
-    BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_MIN_TARGET_PKTS, DEFAULT_RTT_US, EXTRA_ACKED_MAX_US,
-    MIN_TSO_RATE_BITS_PER_S, PACING_MARGIN_PERCENT, PACING_SHIFT, TSO_MAX_BYTES,
+    BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_MIN_TARGET_PKTS, DEFAULT_RTT_US, EXTRA_ACKED_MAX_US, MIN_TSO_RATE_BITS_PER_S,
+    PACING_MARGIN_PERCENT, PACING_SHIFT, TSO_MAX_BYTES,
 };
 use super::{CaEvent, CaState, CongestionControl, RateSample, TcpCc, INFINITE_SSTHRESH};
 
@@ -507,9 +507,7 @@ impl Bbr2 {
         }
         let epoch_us = tp.delivered_time_ns.saturating_sub(self.ack_epoch_start_ns) / 1000;
         let mut expected = (self.bw() as u128 * epoch_us as u128 / BW_UNIT as u128).min(u32::MAX as u128) as u32;
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH_PKTS
-        {
+        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH_PKTS {
             self.ack_epoch_acked = 0;
             self.ack_epoch_start_ns = tp.delivered_time_ns;
             expected = 0;
@@ -944,9 +942,7 @@ impl Bbr2 {
             tp.ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
             self.reset_congestion_signals();
         }
-        if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(tp, tp.in_flight) <= self.inflight(tp, self.max_bw(), BBR_UNIT)
-        {
+        if self.mode == Mode::Drain && self.packets_in_net_at_edt(tp, tp.in_flight) <= self.inflight(tp, self.max_bw(), BBR_UNIT) {
             self.mode = Mode::ProbeBw;
             self.start_bw_probe_down(tp);
         }

@@ -66,13 +66,7 @@ pub struct BicParams {
 
 impl Default for BicParams {
     fn default() -> Self {
-        BicParams {
-            fast_convergence: true,
-            max_increment_pkts: 16,
-            low_window_pkts: 14,
-            beta: 819,
-            smooth_part: 20,
-        }
+        BicParams { fast_convergence: true, max_increment_pkts: 16, low_window_pkts: 14, beta: 819, smooth_part: 20 }
     }
 }
 
@@ -107,14 +101,7 @@ impl Bic {
     }
 
     pub fn with_params(params: BicParams) -> Bic {
-        let mut b = Bic {
-            params,
-            cnt: 0,
-            last_max_cwnd: 0,
-            last_cwnd: 0,
-            last_time_jiffies: 0,
-            delayed_ack: 0,
-        };
+        let mut b = Bic { params, cnt: 0, last_max_cwnd: 0, last_cwnd: 0, last_time_jiffies: 0, delayed_ack: 0 };
         b.reset();
         b
     }
@@ -222,10 +209,7 @@ impl CongestionControl for Bic {
     fn pkts_acked(&mut self, tp: &mut TcpCc, sample: &AckSample) {
         if tp.ca_state == CaState::Open {
             // ratio = 15/16 ratio + sample (u32 arithmetic as in Linux).
-            self.delayed_ack = self
-                .delayed_ack
-                .wrapping_add(sample.pkts_acked)
-                .wrapping_sub(self.delayed_ack >> ACK_RATIO_SHIFT);
+            self.delayed_ack = self.delayed_ack.wrapping_add(sample.pkts_acked).wrapping_sub(self.delayed_ack >> ACK_RATIO_SHIFT);
         }
     }
 }
@@ -292,7 +276,7 @@ mod tests {
         assert_eq!(b.raw_cnt(960), 96); // dist 10 -> +10 per RTT
         assert!((per_rtt(&b, 960) - 10.0).abs() < 1e-9);
         assert!((per_rtt(&b, 940) - 15.0).abs() < 0.2); // cnt = 940 / 15 = 62 (floor)
-        // Within B of W_max: 1/5 packet per RTT (B / smooth_part).
+                                                        // Within B of W_max: 1/5 packet per RTT (B / smooth_part).
         assert!((per_rtt(&b, 997) - 0.2).abs() < 1e-3);
     }
 

@@ -181,7 +181,7 @@ mod tests {
         assert_eq!(started(100).0.rho_eighths(), 32); // rho 4
         assert_eq!(started(60).0.rho_eighths(), 19); // 2.4 -> 19/8
         assert_eq!(started(10).0.rho_eighths(), 8); // below RTT0: rho = 1 (Reno)
-        // init sets cwnd = rho and the clamp.
+                                                    // init sets cwnd = rho and the clamp.
         let (_, t) = started(100);
         assert_eq!((t.cwnd, t.cwnd_clamp), (4, 65_535));
     }

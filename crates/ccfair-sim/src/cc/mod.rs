@@ -513,9 +513,7 @@ pub fn make_with(name: &str, params: &Map<String, Value>, seed: u64) -> Result<B
 /// aliases, variants, parameters, and whether it needs ECN.
 pub fn schema_json() -> Value {
     let entries = REGISTRY.iter().map(|e| {
-        let needs_ecn = |v: Option<&Variant>| {
-            e.build.and_then(|b| b(&merged(v, &Map::new()), 0).ok()).is_some_and(|c| c.needs_ecn())
-        };
+        let needs_ecn = |v: Option<&Variant>| e.build.and_then(|b| b(&merged(v, &Map::new()), 0).ok()).is_some_and(|c| c.needs_ecn());
         let variants: Vec<Value> = e
             .variants
             .iter()
@@ -609,7 +607,10 @@ mod registry_tests {
         assert_eq!(by_name("prague")["variants"][0]["needs_ecn"], json!(true));
         assert_eq!(by_name("ccid2")["transport"], json!("dccp"));
         let beta = by_name("cubic")["params"][0].clone();
-        assert_eq!((beta["name"].clone(), beta["default"].clone(), beta["exclusive_maximum"].clone()), (json!("beta"), json!(0.7), json!(1.0)));
+        assert_eq!(
+            (beta["name"].clone(), beta["default"].clone(), beta["exclusive_maximum"].clone()),
+            (json!("beta"), json!(0.7), json!(1.0))
+        );
     }
 
     /// A new algorithm is one file: its params (declare_params!), its Cca impl,

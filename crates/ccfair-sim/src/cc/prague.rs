@@ -82,7 +82,6 @@ impl Prague {
         let r = srtt_ns as u128;
         ((FP_ONE as u128 * r * r) / (RTT_REF_NS as u128 * RTT_REF_NS as u128)).max(1) as u64
     }
-
 }
 
 impl CongestionControl for Prague {

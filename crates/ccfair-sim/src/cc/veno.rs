@@ -55,14 +55,7 @@ impl Default for Veno {
 
 impl Veno {
     pub fn new() -> Veno {
-        Veno {
-            doing_veno_now: true,
-            cntrtt: 0,
-            minrtt_us: NO_RTT_US,
-            basertt_us: NO_RTT_US,
-            inc: true,
-            diff: 0,
-        }
+        Veno { doing_veno_now: true, cntrtt: 0, minrtt_us: NO_RTT_US, basertt_us: NO_RTT_US, inc: true, diff: 0 }
     }
 
     /// `tcp_veno_init`.

@@ -360,7 +360,7 @@ mod tests {
     fn a_packet_is_lost_only_when_three_later_packets_are_acked() {
         let (mut s, ch, _) = open(10);
         s.cc.ssthresh = 10; // congestion avoidance: ACKs do not change cwnd here
-        // Packet 2 missing; 3 and 4 acknowledged: only two later packets, not lost yet.
+                            // Packet 2 missing; 3 and 4 acknowledged: only two later packets, not lost yet.
         ack(&mut s, &ch, 0, vec![(0, 2), (3, 5)], 200_000_000);
         assert_eq!(s.stats.losses_detected, 0);
         assert_eq!(s.cc.cwnd, 10);

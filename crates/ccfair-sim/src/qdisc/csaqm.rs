@@ -44,16 +44,15 @@
 //! gains instead of PIE's auto-tuned ones (docs/fidelity.md). The hard limit
 //! is checked first (tail drop).
 
-
 use std::collections::VecDeque;
 
-use super::ppv::{PpvMarker, PV_MAX};
 use super::fifo::Fifo;
 use super::pi2::{PiController, DEFAULT_ALPHA_HZ, DEFAULT_BETA_HZ, DEFAULT_COUPLING, DEFAULT_TUPDATE_NS, MIN_BACKLOG_BYTES};
+use super::ppv::{PpvMarker, PV_MAX};
 use super::{mark_ce, DropReason, Qdisc};
-use serde::{Deserialize, Serialize};
 use crate::engine::TimeNs;
 use crate::packet::Packet;
+use serde::{Deserialize, Serialize};
 
 /// S3's CTV update period (5 ms).
 pub const DEFAULT_UPDATE_NS: u64 = 5_000_000;
@@ -418,7 +417,7 @@ mod tests {
         // The load controller: marking does not wait for 2 MTUs of backlog.
         let mut q = Csaqm::new(&load_cfg(10), 1, 12_000_000);
         q.ctv = tvf(1e6, 1.0); // fair share 1 Mbit/s
-        // A flow far above the fair share (one packet every 100 us = 120 Mbit/s) with ECT(1).
+                               // A flow far above the fair share (one packet every 100 us = 120 Mbit/s) with ECT(1).
         let (mut marked, mut dropped, mut n) = (0, 0, 0);
         let mut t = 0;
         let mut d = vec![];

@@ -35,8 +35,8 @@ use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
 use super::pi2::{head_sojourn, is_l4s, PiController, MIN_BACKLOG_BYTES};
-use super::{DropReason, Qdisc};
 use super::pi2::{DEFAULT_ALPHA_HZ, DEFAULT_BETA_HZ, DEFAULT_COUPLING, DEFAULT_TARGET_NS, DEFAULT_TUPDATE_NS};
+use super::{DropReason, Qdisc};
 
 /// Where DualPI2 is specified.
 pub const SOURCE: &str = "DualPI2: RFC 9332; Linux sch_dualpi2 (L4S queue with step marker, coupled PI2 classic queue)";
@@ -233,11 +233,8 @@ impl Qdisc for DualPi2 {
     fn dequeue(&mut self, now: TimeNs, dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
         self.catch_up(now);
         while let Some(from_l) = self.pick_l() {
-            let (mut p, apply_step) = if from_l {
-                self.lq.pop_front().expect("picked L")
-            } else {
-                (self.cq.pop_front().expect("picked C"), false)
-            };
+            let (mut p, apply_step) =
+                if from_l { self.lq.pop_front().expect("picked L") } else { (self.cq.pop_front().expect("picked C"), false) };
             self.bytes -= p.wire_bytes as u64;
             if self.must_drop(&mut p, from_l) {
                 self.stats.aqm_drops += 1;
@@ -342,7 +339,7 @@ mod tests {
         q.enqueue(pkt(1, Ecn::NotEct), 0).unwrap(); // C at 0
         q.enqueue(pkt(2, Ecn::Ect1), 30_000_000).unwrap(); // L at 30 ms
         q.enqueue(pkt(3, Ecn::Ect1), 50_000_000).unwrap(); // L at 50 ms
-        // C head shifted by 40 ms (= 40 ms) >= L head 30 ms: serve L first.
+                                                           // C head shifted by 40 ms (= 40 ms) >= L head 30 ms: serve L first.
         assert_eq!(q.dequeue(50_000_000, &mut dropped).unwrap().flow, 2);
         // Now L head is at 50 ms > 0 + 40 ms: the classic packet goes.
         assert_eq!(q.dequeue(50_000_000, &mut dropped).unwrap().flow, 1);

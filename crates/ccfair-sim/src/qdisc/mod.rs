@@ -13,18 +13,18 @@ use crate::packet::{Ecn, Packet};
 use crate::params::{ParamError, ParamSpec, Params};
 
 pub mod codel;
-pub mod drr;
+pub mod csaqm;
 pub mod droptail;
+pub mod drr;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
-pub mod pie;
-pub mod red;
-pub mod step;
-pub mod dualpi2;
 pub mod pi2;
-pub mod csaqm;
+pub mod pie;
 pub mod ppv;
+pub mod red;
 pub mod rrmqs;
+pub mod step;
 
 /// Why a packet was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -213,12 +213,16 @@ mod conservation_tests {
             j(r#"{"kind":"fq_drr","limit_bytes":30000,"quantum_bytes":300}"#),
             j(r#"{"kind":"pi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000}"#),
             j(r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000}"#),
-            j(r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000,"ramp_range_ns":500000,"drop_overload":false}"#),
+            j(
+                r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000,"ramp_range_ns":500000,"drop_overload":false}"#,
+            ),
             j(r#"{"kind":"csaqm","limit_packets":40,"target_ns":2000000,"update_ns":1000000,"drop_above":2.0}"#),
             j(r#"{"kind":"csaqm","limit_bytes":30000,"target_ns":1000000,"ecn":false,"weights":[1,2,3]}"#),
             j(r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":2,"p":0.2,"window_ns":20000000}"#),
             j(r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":3,"p":0.2,"window_ns":20000000,"feedback":"improved"}"#),
-            j(r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":3,"p":0.2,"window_ns":20000000,"feedback":"allocate","alloc_interval_ns":5000000}"#),
+            j(
+                r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":3,"p":0.2,"window_ns":20000000,"feedback":"allocate","alloc_interval_ns":5000000}"#,
+            ),
         ]
     }
 
@@ -234,7 +238,7 @@ mod conservation_tests {
             for _ in 0..20_000 {
                 x = crate::rng::splitmix64(x);
                 now += x % 400_000; // up to 0.4 ms between operations
-                // Bursty: arrivals dominate in phases so queues fill and AQMs act.
+                                    // Bursty: arrivals dominate in phases so queues fill and AQMs act.
                 let arrive = (x >> 8) % 10 < if (now / 50_000_000) % 2 == 0 { 8 } else { 4 };
                 if arrive {
                     let mut p = Packet::new(((x >> 16) % 6) as u32, Kind::Data, 52 + ((x >> 24) % 1449) as u32);

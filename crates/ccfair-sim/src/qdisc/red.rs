@@ -22,7 +22,6 @@
 //!
 //! Constants: none beyond the configuration (config.rs `RedConfig`).
 
-
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 

@@ -762,16 +762,8 @@ impl Qdisc for Rrmqs {
 
     fn dequeue(&mut self, now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
         self.roll(now);
-        let meas_first = if self.main_pkts > 0 && self.meas_pkts > 0 {
-            self.rng.gen::<f64>() < self.c.p
-        } else {
-            self.meas_pkts > 0
-        };
-        let p = if meas_first {
-            self.deq_meas().or_else(|| self.deq_main())
-        } else {
-            self.deq_main().or_else(|| self.deq_meas())
-        };
+        let meas_first = if self.main_pkts > 0 && self.meas_pkts > 0 { self.rng.gen::<f64>() < self.c.p } else { self.meas_pkts > 0 };
+        let p = if meas_first { self.deq_meas().or_else(|| self.deq_main()) } else { self.deq_main().or_else(|| self.deq_meas()) };
         if let Some(p) = &p {
             self.flow_served[p.flow as usize] += 1;
         }

@@ -14,7 +14,6 @@
 //! (mark when the instantaneous queue exceeds K); RFC 8257 section 3.
 //! Linux has no STEP qdisc (S3 uses RED with equal thresholds).
 
-
 use super::fifo::Fifo;
 use super::{mark_ce, DropReason, Qdisc};
 
