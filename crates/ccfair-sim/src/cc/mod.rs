@@ -35,6 +35,7 @@ pub mod htcp;
 pub mod hybla;
 pub mod illinois;
 pub mod ledbat;
+pub mod lp;
 pub mod prague;
 pub mod reno;
 pub mod scalable;
@@ -422,6 +423,7 @@ pub static REGISTRY: &[Entry] = &[
     tcp::<vegas::Vegas>(&["tcpvegas"]),
     tcp::<ledbat::Ledbat>(&["tcpledbat"]),
     tcp::<bbr2::Bbr2>(&["bbrv2"]),
+    tcp::<lp::Lp>(&["tcp-lp", "tcplp"]),
     tcp::<ctcp::Ctcp>(&["compound", "compoundtcp", "compound-tcp", "tcpcompound"]),
     Entry {
         name: CCID2_NAME,
