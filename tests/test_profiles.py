@@ -223,3 +223,37 @@ def test_content_provider_example_runs_on_the_simulator() -> None:
         for key in ("share", "throughput_bps", "maxmin_share", "fair_share_bps", "target_rtt_ms", "path_min_rtt_ms", "min_rtt_ms"):
             assert f[key] is not None, key
     assert cp["target_rtt_ms"] == 50.0
+
+
+def _netns_skip() -> str | None:
+    try:
+        from test_testbed import _WHY_NOT
+    except ImportError:  # pragma: no cover
+        return "tests/test_testbed.py not importable"
+    return _WHY_NOT
+
+
+@pytest.mark.skipif(_netns_skip() is not None, reason=_netns_skip() or "")
+def test_content_provider_example_has_the_same_result_keys_on_both_backends() -> None:
+    # shortened to 15 s (window 10-15 s) to keep the real-time testbed run short
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "s0-content-provider.toml"
+    short = ["--set", "duration=15s", "--set", "window.end=15s"]
+    out = {}
+    for backend in ("sim", "testbed"):
+        r = subprocess.run(
+            [sys.executable, "-m", "ccfair", "run", str(example), "--json", "--backend", backend, *short],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert r.returncode == 0, r.stderr
+        out[backend] = json.loads(r.stdout)
+    sim, tb = out["sim"], out["testbed"]
+    assert set(tb) - set(sim) == {"testbed"}  # the testbed's own details object
+    assert set(sim) <= set(tb)
+    for fs, ft in zip(sim["flows"], tb["flows"]):
+        assert set(fs) == set(ft)
+        assert ft["maxmin_share"] is not None and ft["share"] is not None

@@ -26,6 +26,7 @@
 
 pub mod bbr;
 pub mod bbr2;
+pub mod bbr3;
 pub mod bic;
 pub mod ctcp;
 pub mod cubic;
@@ -423,6 +424,7 @@ pub static REGISTRY: &[Entry] = &[
     tcp::<vegas::Vegas>(&["tcpvegas"]),
     tcp::<ledbat::Ledbat>(&["tcpledbat"]),
     tcp::<bbr2::Bbr2>(&["bbrv2"]),
+    tcp::<bbr3::Bbr3>(&["bbrv3"]),
     tcp::<lp::Lp>(&["tcp-lp", "tcplp"]),
     tcp::<ctcp::Ctcp>(&["compound", "compoundtcp", "compound-tcp", "tcpcompound"]),
     Entry {
