@@ -304,6 +304,7 @@ def test_remote_url_through_host_routing_then_nothing_left(my_runs, remote_serve
     assert my_runs and left_by(my_runs) == []
     if not netns.live_runs():  # another run of a URL flow could hold forwarding on
         assert netns.IP_FORWARD.read_text() == forward_before
+        assert not netns.FORWARD_MARK.exists()
 
 
 @needs_netns
@@ -353,13 +354,22 @@ def test_sigkill_during_a_url_run_leaves_what_the_next_run_removes(remote_server
     )
     forward_before = netns.IP_FORWARD.read_text()
     p = subprocess.Popen([sys.executable, "-m", "ccfair", "run", str(f), "--backend", "testbed"], cwd=ROOT)
+    try:
+        _kill_mid_run_then_clean(p, forward_before)
+    finally:
+        if p.poll() is None:  # the test failed before its kill: do not leave the run going
+            p.kill()
+            p.wait()
+
+
+def _kill_mid_run_then_clean(p: subprocess.Popen[bytes], forward_before: str) -> None:
     rid = None
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and p.poll() is None and rid is None:
         for st in netns.STATE_DIR.glob("*.json") if netns.STATE_DIR.is_dir() else []:
             try:
                 d = json.loads(st.read_text())
-            except ValueError:
+            except (OSError, ValueError):  # other runs' state files come and go
                 continue
             labels = [x.name for x in (netns.STATE_DIR / d["id"]).glob("client*.stderr")]
             if d["owner"][0] == p.pid and len(labels) == 2:
@@ -381,3 +391,4 @@ def test_sigkill_during_a_url_run_leaves_what_the_next_run_removes(remote_server
     assert left_by({rid}) == []
     if not netns.live_runs():
         assert netns.IP_FORWARD.read_text() == forward_before
+        assert not netns.FORWARD_MARK.exists()
