@@ -21,6 +21,12 @@ if ! command -v nft >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get 
 fi
 ensure_venv
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check -e '.[test]'
+# Habits: formatting, lints and a one-way import graph (config in pyproject.toml, Cargo.toml, rustfmt.toml).
+cargo fmt --all --check
+"$VENV/bin/python" -m ruff check python tests scripts bench
+"$VENV/bin/python" -m ruff format --check python tests scripts bench
+"$VENV/bin/python" scripts/check_imports.py
+cargo clippy --workspace --all-targets -- -D warnings
 cargo test --release -p ccfair-sim -p ccfair-bottleneck
 install_bottleneck   # the testbed's userspace bottleneck, into .venv/bin
 "$VENV/bin/python" -m pytest -q

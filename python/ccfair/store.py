@@ -107,6 +107,7 @@ FLOW_COLUMNS = (
     "recoveries",
     "min_rtt_ms",
     "mean_rtt_ms",
+    "cca_params",
 )
 
 
@@ -177,6 +178,7 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
             "order": meta["order"],
             "seed": int(meta["seed"]),
             "ccas": meta.get("ccas", ""),
+            "qdisc": json.dumps(result.config["bottleneck"]["qdisc"], sort_keys=True),
             "first": None if first is None else str(names[first]),
             "jfi": s["jfi"],
             "fness": fness,
@@ -437,4 +439,3 @@ def load_sweep(directory: str | Path, table: str = "runs", run_ids: list[str] | 
 def load_run(directory: str | Path, run_id: str) -> Result:
     """One stored run of a sweep as a :class:`~ccfair.result.Result`."""
     return Result.load(Path(directory) / RUNS_DIR / run_id)
-

@@ -12,9 +12,11 @@ pub mod engine;
 pub mod error;
 pub mod limits;
 pub mod packet;
+pub mod params;
 pub mod qdisc;
 pub mod result;
 pub mod rng;
+pub mod schema;
 pub mod sim;
 pub mod tcp;
 
