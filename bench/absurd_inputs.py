@@ -63,8 +63,11 @@ def main() -> int:
         codes = {r[0] for r in rows}
         field = rows[0][1].split(":")[1].strip() if rows[0][1].startswith("error:") else rows[0][1][:40]
         rss = max(r[4] for r in rows) / 1024
-        print(f"| {case} | {','.join(map(str, sorted(codes)))} | {field} | {statistics.median(r[2] for r in rows):.2f} | "
-              f"{statistics.median(r[3] for r in rows):.2f} | {rss:.0f} |", flush=True)
+        print(
+            f"| {case} | {','.join(map(str, sorted(codes)))} | {field} | {statistics.median(r[2] for r in rows):.2f} | "
+            f"{statistics.median(r[3] for r in rows):.2f} | {rss:.0f} |",
+            flush=True,
+        )
     print(f"load average after: {os.getloadavg()[0]:.1f}")
     return 0
 

@@ -36,8 +36,18 @@ from ccfair.testbed import netns
 ROOT = Path(__file__).resolve().parent.parent
 CCFAIR = [sys.executable, "-m", "ccfair"]
 RUN = [
-    "run", str(ROOT / "examples" / "s0-cubic-vs-bbr.toml"), "--backend", "testbed",
-    "--set", "duration=6s", "--set", "window.start=2s", "--set", "window.end=6s", "--set", "flows.1.start=1s",
+    "run",
+    str(ROOT / "examples" / "s0-cubic-vs-bbr.toml"),
+    "--backend",
+    "testbed",
+    "--set",
+    "duration=6s",
+    "--set",
+    "window.start=2s",
+    "--set",
+    "window.end=6s",
+    "--set",
+    "flows.1.start=1s",
 ]
 MODES = ("group", "main", "setup")
 
@@ -70,7 +80,10 @@ def leftovers(rid: str | None, sid: int, recorded: list[list[int]]) -> dict[str,
     """What is left of run ``rid`` (the killed one; None: killed before it wrote its state
     file, before which it creates nothing). Only this run's things are counted: on a shared
     machine other sessions' runs come and go (their own kill tests leave dead runs too)."""
-    mine = lambda name: rid is not None and netns.run_id_of(name) == rid
+
+    def mine(name: str) -> bool:
+        return rid is not None and netns.run_id_of(name) == rid
+
     devs = [ln.split(" dev ", 1)[1].split()[0] for ln in lines("tc", "qdisc", "show") if " dev " in ln]
     procs = {p for p in session_processes(sid) | {pid for pid, start in recorded if netns._alive(pid, start)} if netns._running(p)}
     return {
@@ -113,11 +126,21 @@ def trial(rng: random.Random, mode: str, env: dict[str, str]) -> dict:
     clean = subprocess.run(CCFAIR + ["testbed", "clean"], check=False, capture_output=True, text=True, env=env)
     after = leftovers(rid, p.pid, recorded)
     if any(after.values()):  # say what the clean did and what is left, for the record
-        sys.stderr.write(f"trial {rid}: clean rc {clean.returncode}\n{clean.stdout}{clean.stderr}"
-                         f"namespaces now: {netns.list_namespaces()}\nlinks now: {netns.list_links()}\n"
-                         f"state: {sorted(p.name for p in netns.STATE_DIR.iterdir())}\n")
-    return {"mode": mode, "at_s": killed_at, "rid": rid or "-", "phase": phase, "rc": p.returncode,
-            "clean_rc": clean.returncode, "before": before, "after": after}
+        sys.stderr.write(
+            f"trial {rid}: clean rc {clean.returncode}\n{clean.stdout}{clean.stderr}"
+            f"namespaces now: {netns.list_namespaces()}\nlinks now: {netns.list_links()}\n"
+            f"state: {sorted(p.name for p in netns.STATE_DIR.iterdir())}\n"
+        )
+    return {
+        "mode": mode,
+        "at_s": killed_at,
+        "rid": rid or "-",
+        "phase": phase,
+        "rc": p.returncode,
+        "clean_rc": clean.returncode,
+        "before": before,
+        "after": after,
+    }
 
 
 BASE: dict[str, int] = {}
@@ -147,8 +170,11 @@ def main() -> int:
         b, a = r["before"], r["after"]
         for k in keys:
             total[k] += max(0, a[k])
-        print(f"| {i + 1} | {r['mode']} | {r['at_s']:.2f} | {r['rid']} | {r['phase']} | "
-              f"{b['namespaces']}/{b['links']}/{b['processes']}/{b['files']} | {'/'.join(str(a[k]) for k in keys)} |", flush=True)
+        print(
+            f"| {i + 1} | {r['mode']} | {r['at_s']:.2f} | {r['rid']} | {r['phase']} | "
+            f"{b['namespaces']}/{b['links']}/{b['processes']}/{b['files']} | {'/'.join(str(a[k]) for k in keys)} |",
+            flush=True,
+        )
     print(f"\ntotal left after clean over {args.trials} kills: " + ", ".join(f"{k} {v}" for k, v in total.items()))
     return 0 if not any(total.values()) else 1
 

@@ -237,9 +237,7 @@ def _store_bytes(d: Path) -> dict[str, bytes]:
 
 
 def _cli(args: list[str], env: dict[str, str]) -> subprocess.Popen[str]:
-    return subprocess.Popen(
-        [sys.executable, "-m", "ccfair", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
+    return subprocess.Popen([sys.executable, "-m", "ccfair", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
 
 
 def test_locked_store_refuses_a_second_sweep_naming_the_pid(tmp_path, subprocess_env):
@@ -259,7 +257,9 @@ def test_two_concurrent_different_sweeps_one_refused_store_is_one_clean_sweep(tm
     a.write_text(SMALL_SWEEP)
     b.write_text(SMALL_SWEEP.replace('"1bdp"', '"4bdp"'))
     out = tmp_path / "shared"
-    procs = {name: _cli(["sweep", str(p), "--out", str(out), "--executor", "inprocess"], subprocess_env) for name, p in (("a", a), ("b", b))}
+    procs = {
+        name: _cli(["sweep", str(p), "--out", str(out), "--executor", "inprocess"], subprocess_env) for name, p in (("a", a), ("b", b))
+    }
     results = {name: (p.wait(timeout=300), p.stderr.read()) for name, p in procs.items()}
     codes = sorted(c for c, _ in results.values())
     assert codes == [0, 2], results

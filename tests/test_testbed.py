@@ -84,8 +84,7 @@ def leftovers() -> list[str]:
         except OSError:
             continue
         ours = (Path(argv[0]).name == "ccfair-bottleneck" and argv[0].startswith(str(ROOT))) or any(
-            a.startswith(str(ROOT)) and a.endswith(("testbed/agent.py", "testbed/qstats.py", "testbed/httpagent.py"))
-            for a in argv
+            a.startswith(str(ROOT)) and a.endswith(("testbed/agent.py", "testbed/qstats.py", "testbed/httpagent.py")) for a in argv
         )  # by program of this checkout, not by substring (a `cargo test -p ccfair-bottleneck`, or another checkout's server, is not ours)
         if ours:
             found.append(f"process {pid}: {' '.join(argv)}")

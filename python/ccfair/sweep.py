@@ -388,8 +388,7 @@ def _claim(axis: str, paths: tuple[str, ...], seen: dict[str, str]) -> None:
                 shown = "pairs" if axis == PAIR_AXIS else axis
                 raise SpecError(
                     f"sweep.{shown}",
-                    f"sets {p}, which axis sweep.{other} already sets ({q}); one run cannot take both values: "
-                    "remove one of the two axes",
+                    f"sets {p}, which axis sweep.{other} already sets ({q}); one run cannot take both values: remove one of the two axes",
                 )
     for p in paths:
         seen[p] = "pairs" if axis == PAIR_AXIS else axis

@@ -114,7 +114,7 @@ fn decode(config_json: &str, limits_json: Option<&str>) -> PyResult<RunConfig> {
         Some(l) => Limits::from_json(l).map_err(to_py_err)?,
         None => Limits::default(),
     };
-    RunConfig::from_json_with_limits(config_json, &limits).map_err(to_py_err)
+    ccfair_sim::limits::decode(config_json, &limits).map_err(to_py_err)
 }
 
 /// Run one simulation. `config_json` is a serialized `RunConfig` (all units

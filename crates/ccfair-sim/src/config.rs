@@ -208,13 +208,6 @@ impl RunConfig {
         Ok(cfg)
     }
 
-    /// [`RunConfig::from_json`], then the run's projected resources checked against `limits` (limits.rs).
-    pub fn from_json_with_limits(s: &str, limits: &crate::limits::Limits) -> Result<RunConfig, SimError> {
-        let cfg = Self::from_json(s)?;
-        crate::limits::check(&cfg, limits)?;
-        Ok(cfg)
-    }
-
     /// Reject values the simulator cannot run, naming the field.
     pub fn validate(&self) -> Result<(), SimError> {
         let bad = |field: &str, msg: &str| Err(SimError::Invalid { field: field.to_string(), msg: msg.to_string() });

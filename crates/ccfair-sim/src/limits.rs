@@ -77,11 +77,7 @@ fn d_wall() -> u64 {
 
 impl Default for Limits {
     fn default() -> Limits {
-        Limits {
-            memory_bytes: DEFAULT_MEMORY_BYTES,
-            events: DEFAULT_EVENTS,
-            wall_ns: DEFAULT_WALL_NS,
-        }
+        Limits { memory_bytes: DEFAULT_MEMORY_BYTES, events: DEFAULT_EVENTS, wall_ns: DEFAULT_WALL_NS }
     }
 }
 
@@ -111,10 +107,7 @@ pub struct Projection {
 impl Projection {
     /// The memory term that dominates.
     pub fn largest(&self) -> &MemoryTerm {
-        self.terms
-            .iter()
-            .max_by(|a, b| a.bytes.total_cmp(&b.bytes))
-            .expect("at least one term")
+        self.terms.iter().max_by(|a, b| a.bytes.total_cmp(&b.bytes)).expect("at least one term")
     }
 }
 
@@ -131,18 +124,8 @@ fn queue_packets(q: &QdiscConfig, wire: f64) -> f64 {
 /// Project memory, events and wall time of `cfg`, from its fields alone.
 pub fn project(cfg: &RunConfig) -> Projection {
     let flows = cfg.flows.len().max(1) as f64;
-    let min_wire = cfg
-        .flows
-        .iter()
-        .map(|f| f.mss_bytes + HEADER_BYTES)
-        .min()
-        .unwrap_or(1500) as f64;
-    let max_wire = cfg
-        .flows
-        .iter()
-        .map(|f| f.mss_bytes + HEADER_BYTES)
-        .max()
-        .unwrap_or(1500) as f64;
+    let min_wire = cfg.flows.iter().map(|f| f.mss_bytes + HEADER_BYTES).min().unwrap_or(1500) as f64;
+    let max_wire = cfg.flows.iter().map(|f| f.mss_bytes + HEADER_BYTES).max().unwrap_or(1500) as f64;
     let max_rtt_ns = cfg.flows.iter().map(|f| f.rtt_ns).max().unwrap_or(0) as f64;
     let duration = cfg.duration_ns as f64;
     let rate = cfg.bottleneck.rate_bps as f64;
@@ -171,33 +154,17 @@ pub fn project(cfg: &RunConfig) -> Projection {
             what: format!("{hist_bins:.3e} sojourn-histogram bins"),
         },
         MemoryTerm {
-            field: if bdp_pkts >= queue_pkts {
-                "bottleneck.rate"
-            } else {
-                "bottleneck.buffer"
-            },
+            field: if bdp_pkts >= queue_pkts { "bottleneck.rate" } else { "bottleneck.buffer" },
             bytes: (bdp_pkts + queue_pkts) * INFLIGHT_PACKET_BYTES,
-            what: format!(
-                "{:.3e} packets in flight (BDP {bdp_pkts:.3e} + queue limit {queue_pkts:.3e})",
-                bdp_pkts + queue_pkts
-            ),
+            what: format!("{:.3e} packets in flight (BDP {bdp_pkts:.3e} + queue limit {queue_pkts:.3e})", bdp_pkts + queue_pkts),
         },
-        MemoryTerm {
-            field: "flows",
-            bytes: flows * FLOW_STATE_BYTES,
-            what: format!("{flows} flows' state"),
-        },
+        MemoryTerm { field: "flows", bytes: flows * FLOW_STATE_BYTES, what: format!("{flows} flows' state") },
     ];
     let memory_bytes = terms.iter().map(|t| t.bytes).sum();
     let link_pkts = rate * duration / 8e9 / min_wire;
     let events = EVENTS_PER_LINK_PACKET * link_pkts + samples + bins;
     let wall_ns = events / PROJECTED_EVENTS_PER_S * 1e9;
-    Projection {
-        memory_bytes,
-        terms,
-        events,
-        wall_ns,
-    }
+    Projection { memory_bytes, terms, events, wall_ns }
 }
 
 fn human_bytes(b: f64) -> String {
@@ -220,6 +187,14 @@ fn human_time(ns: f64) -> String {
     }
 }
 
+/// [`RunConfig::from_json`] (decode and validate), then [`check`] against `limits`:
+/// what the binding's `simulate` and `check` call.
+pub fn decode(json: &str, limits: &Limits) -> Result<RunConfig, SimError> {
+    let cfg = RunConfig::from_json(json)?;
+    check(&cfg, limits)?;
+    Ok(cfg)
+}
+
 /// Refuse `cfg` when its projection exceeds `limits`; the error names the
 /// field driving the figure, the projected figure and the limit to raise.
 pub fn check(cfg: &RunConfig, limits: &Limits) -> Result<(), SimError> {
@@ -239,11 +214,7 @@ pub fn check(cfg: &RunConfig, limits: &Limits) -> Result<(), SimError> {
             ),
         });
     }
-    let field = if cfg.bottleneck.rate_bps > 10_000_000_000 {
-        "bottleneck.rate"
-    } else {
-        "duration"
-    };
+    let field = if cfg.bottleneck.rate_bps > 10_000_000_000 { "bottleneck.rate" } else { "duration" };
     if p.events > limits.events as f64 {
         return Err(SimError::Invalid {
             field: field.into(),
@@ -286,15 +257,9 @@ mod tests {
             bottleneck: BottleneckConfig {
                 rate_bps,
                 delay_ns: 0,
-                qdisc: QdiscConfig::Droptail {
-                    limit_packets: Some(21),
-                    limit_bytes: None,
-                },
+                qdisc: QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None },
             },
-            flows: vec![
-                FlowConfig::bulk("A", "cubic", 50_000_000),
-                FlowConfig::bulk("B", "bbr", 50_000_000),
-            ],
+            flows: vec![FlowConfig::bulk("A", "cubic", 50_000_000), FlowConfig::bulk("B", "bbr", 50_000_000)],
         }
     }
 
@@ -305,10 +270,7 @@ mod tests {
 
     #[test]
     fn absurd_rate_is_refused_naming_the_rate() {
-        match check(
-            &s0(1_000_000_000_000_000, 45_000_000_000),
-            &Limits::default(),
-        ) {
+        match check(&s0(1_000_000_000_000_000, 45_000_000_000), &Limits::default()) {
             Err(SimError::Invalid { field, msg }) => {
                 assert_eq!(field, "bottleneck.rate");
                 assert!(msg.contains("packets in flight"), "{msg}");
@@ -329,19 +291,12 @@ mod tests {
     #[test]
     fn raising_the_memory_limit_moves_the_refusal_to_wall_time() {
         let cfg = s0(10_000_000, 1_000_000 * 3600 * 1_000_000_000);
-        let big = Limits {
-            memory_bytes: u64::MAX,
-            ..Limits::default()
-        };
+        let big = Limits { memory_bytes: u64::MAX, ..Limits::default() };
         match check(&cfg, &big) {
             Err(SimError::Invalid { msg, .. }) => assert!(msg.contains("events"), "{msg}"),
             other => panic!("expected a refusal, got {other:?}"),
         }
-        let none = Limits {
-            memory_bytes: u64::MAX,
-            events: u64::MAX,
-            wall_ns: u64::MAX,
-        };
+        let none = Limits { memory_bytes: u64::MAX, events: u64::MAX, wall_ns: u64::MAX };
         assert!(check(&cfg, &none).is_ok());
     }
 
