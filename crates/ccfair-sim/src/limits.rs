@@ -21,7 +21,8 @@
 //!   * packets in flight: bottleneck BDP at the largest RTT plus the queue limit,
 //!     in smallest packets, [`INFLIGHT_PACKET_BYTES`] each (packet in a delay
 //!     line, the sender's scoreboard entry, its ACK; measured 260-340 bytes);
-//!   * per-flow state: [`FLOW_STATE_BYTES`] each.
+//!   * per-flow state: [`FLOW_STATE_BYTES`] each;
+//!   * RRMQS's Bloom filters: two per CCA class, `bloom_bits` / 8 bytes each.
 //! - events = [`EVENTS_PER_LINK_PACKET`] x the packets the bottleneck can send
 //!   in the run (rate x duration / smallest wire size) + samples + bins
 //!   (measured 3.0-4.2 events per link packet over S0 variants at 10 Mbit/s-10 Gbit/s);
@@ -121,6 +122,20 @@ fn queue_packets(q: &QdiscConfig, wire: f64) -> f64 {
     }
 }
 
+/// RRMQS's Bloom filters (qdisc/rrmqs.rs): two per CCA class, `bloom_bits` / 8 bytes each.
+fn bloom_term(cfg: &RunConfig) -> MemoryTerm {
+    let (bytes, classes) = match &cfg.bottleneck.qdisc {
+        QdiscConfig::Rrmqs(c) => {
+            let mut ccas: Vec<&str> = cfg.flows.iter().map(|f| f.cca.as_str()).collect();
+            ccas.sort_unstable();
+            ccas.dedup();
+            (2.0 * ccas.len() as f64 * (c.bloom_bits.max(64) as f64 / 8.0), ccas.len())
+        }
+        _ => (0.0, 0),
+    };
+    MemoryTerm { field: "bottleneck.qdisc.bloom_bits", bytes, what: format!("{} Bloom filters", 2 * classes) }
+}
+
 /// Project memory, events and wall time of `cfg`, from its fields alone.
 pub fn project(cfg: &RunConfig) -> Projection {
     let flows = cfg.flows.len().max(1) as f64;
@@ -159,6 +174,7 @@ pub fn project(cfg: &RunConfig) -> Projection {
             what: format!("{:.3e} packets in flight (BDP {bdp_pkts:.3e} + queue limit {queue_pkts:.3e})", bdp_pkts + queue_pkts),
         },
         MemoryTerm { field: "flows", bytes: flows * FLOW_STATE_BYTES, what: format!("{flows} flows' state") },
+        bloom_term(cfg),
     ];
     let memory_bytes = terms.iter().map(|t| t.bytes).sum();
     let link_pkts = rate * duration / 8e9 / min_wire;
