@@ -74,7 +74,12 @@ def leftovers() -> list[str]:
     found = [f"namespace {n}" for n in netns.list_namespaces() if n.startswith(netns.PREFIX) and dead(n)]
     found += [f"link {n}" for n in netns.list_links() if n.startswith(netns.PREFIX) and dead(n)]
     if netns.STATE_DIR.is_dir():
-        found += [f"state {p.name}" for p in netns.STATE_DIR.iterdir() if p.name.split(".")[0] not in live]
+        forwarding = any((netns._state(r) or {}).get("host_forwarding") for r in live)
+        found += [
+            f"state {p.name}"
+            for p in netns.STATE_DIR.iterdir()
+            if p.name.split(".")[0] not in live and not (p == netns.FORWARD_MARK and forwarding)
+        ]
     live_pids = {pid for rid in live for pid, _ in (netns._state(rid) or {}).get("processes", [])}
     for pid in os.listdir("/proc"):
         if not pid.isdigit() or int(pid) == os.getpid() or int(pid) in live_pids:

@@ -426,6 +426,8 @@ def clean_stale() -> list[str]:
             ip("link", "del", link, check=False)
             removed.append(f"link {link}")
     removed += clean_orphan_host_tables(LIVE_NOW)
+    if _release_host_forwarding({}, LIVE_NOW):  # its run's state file already gone
+        removed.append("net.ipv4.ip_forward restored (no live run needs it)")
     for rid in sorted(_dead_run_ids()):
         if not is_live(rid) and _remove_run_files(rid):
             removed.append(f"run files {STATE_DIR / rid}*")
