@@ -12,7 +12,6 @@ import sys
 import types
 
 import pytest
-
 from ccfair import claims, reproduce
 from ccfair.claims import CLAIMS, Outcome
 from ccfair.presets import s1, s2, s3, s4
