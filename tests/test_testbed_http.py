@@ -19,12 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from ccfair import Spec
 from ccfair.cli import main
 from ccfair.errors import SpecError
 from ccfair.testbed import httpagent, netns, runner
-
 from test_testbed import _WHY_NOT, needs_netns
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +115,13 @@ def test_url_host_that_does_not_resolve_is_a_spec_error_naming_the_url(monkeypat
         raise socket.gaierror(-2, "Name or service not known")
 
     monkeypatch.setattr(socket, "getaddrinfo", fail)  # no DNS query leaves the machine
-    s = Spec.from_dict({"duration": "5s", "bottleneck": {"rate": "10Mbit"}, "flows": [{"kind": "http", "cca": "cubic", "rtt": "50ms", "url": "https://cp.example/big"}]})
+    s = Spec.from_dict(
+        {
+            "duration": "5s",
+            "bottleneck": {"rate": "10Mbit"},
+            "flows": [{"kind": "http", "cca": "cubic", "rtt": "50ms", "url": "https://cp.example/big"}],
+        }
+    )
     with pytest.raises(SpecError) as e:
         runner.check_http_flows(s)
     assert e.value.field == "flows.0.url" and "cannot resolve host 'cp.example'" in str(e.value)
@@ -283,7 +287,15 @@ def test_remote_url_through_host_routing_then_nothing_left(my_runs, remote_serve
     namespace is as before (no nftables table, ip_forward restored)."""
     forward_before = netns.IP_FORWARD.read_text()
     s = http_spec(url=remote_server)
-    s = Spec.from_dict({**s.raw, "flows": [s.raw["flows"][0], {"name": "cp", "kind": "http", "cca": "cubic", "rtt": "40ms", "start": "1s", "url": remote_server}]})
+    s = Spec.from_dict(
+        {
+            **s.raw,
+            "flows": [
+                s.raw["flows"][0],
+                {"name": "cp", "kind": "http", "cca": "cubic", "rtt": "40ms", "start": "1s", "url": remote_server},
+            ],
+        }
+    )
     res = runner.run(s)
     cp = res.summary["testbed"]["flows"][1]
     assert cp["http"]["url"] == remote_server and cp["http"]["client_socket_bytes"] > 500_000
@@ -299,7 +311,9 @@ def test_remote_url_through_host_routing_then_nothing_left(my_runs, remote_serve
 def test_unreachable_url_exit_2_naming_the_url_and_nothing_left(my_runs, remote_server, capsys, tmp_path):
     closed = f"http://{SERVER_IP}:{CLOSED_PORT}/"
     f = tmp_path / "x.toml"
-    f.write_text(f'duration = "3s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\nkind = "http"\ncca = "cubic"\nrtt = "40ms"\nurl = "{closed}"\n')
+    f.write_text(
+        f'duration = "3s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\nkind = "http"\ncca = "cubic"\nrtt = "40ms"\nurl = "{closed}"\n'
+    )
     assert main(["run", str(f), "--backend", "testbed"]) == 2
     err = capsys.readouterr().err
     assert "flows.0.url" in err and "unreachable" in err and "Traceback" not in err

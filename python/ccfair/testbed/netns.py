@@ -462,12 +462,24 @@ class Topology:
         sysctls(ns, {"net.ipv4.ip_forward": 1})
         nft("add table ip ccfair", ns=ns)
         nft("add chain ip ccfair post { type nat hook postrouting priority 100 ; }", ns=ns)
-        nft(f"add rule ip ccfair post oifname \"{gw_if}\" masquerade", ns=ns)
+        nft(f'add rule ip ccfair post oifname "{gw_if}" masquerade', ns=ns)
         extra = ["quickack", "1"] if quickack else []
-        ip("route", "replace", f"{remote_ip}/32", "via", sender_ip(i), "dev", self.if_rcv, "initrwnd", str(init_rwnd), *extra, ns=self.ns_rcv)
+        ip(
+            "route",
+            "replace",
+            f"{remote_ip}/32",
+            "via",
+            sender_ip(i),
+            "dev",
+            self.if_rcv,
+            "initrwnd",
+            str(init_rwnd),
+            *extra,
+            ns=self.ns_rcv,
+        )
         nft(f"add table ip {self.host_table}")
         nft(f"add chain ip {self.host_table} post {{ type nat hook postrouting priority 100 ; }}")
-        nft(f"add rule ip {self.host_table} post ip saddr {gw_ip} oifname != \"{host_if}\" masquerade")
+        nft(f'add rule ip {self.host_table} post ip saddr {gw_ip} oifname != "{host_if}" masquerade')
         self.ip_forward_set = _hold_host_forwarding()
         self.save_state()
         if self.ip_forward_set:
