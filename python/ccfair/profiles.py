@@ -73,7 +73,7 @@ class ProfileField:
 
 #: Profile fields, in documentation order, with the flow key each one sets.
 FIELDS: dict[str, ProfileField] = {
-    "cca": ProfileField("cca", "congestion control: a name (\"bbr\", \"cubic+pacing\") or a table with its parameters"),
+    "cca": ProfileField("cca", 'congestion control: a name ("bbr", "cubic+pacing") or a table with its parameters'),
     "initial_cwnd": ProfileField("init_cwnd", "initial congestion window, segments (Linux/RFC 6928: 10)"),
     "pacing": ProfileField("pacing", "pace the sender (Linux internal pacing / fq); BBR always paces"),
     "tso": ProfileField("tso", "TSO/GSO: true = Linux autosizing, false = off, N = at most N segments per burst"),
@@ -265,11 +265,9 @@ UNSUPPORTED: dict[str, dict[str, str]] = {
         "url": "the simulator cannot fetch a remote URL; remove url (the flow's cca/profile is then simulated as a local server) "
         "or run with --backend testbed",
     },
-    "testbed": {
-        "tso": "the testbed backend does not apply TSO/GSO settings yet",
-        "min_rto": "the testbed backend does not apply a route rto_min yet",
-        "kind": "the testbed backend does not run HTTP flows yet",
-    },
+    # The testbed applies every profile field (python/ccfair/testbed/runner.py apply_stack,
+    # httpagent.py); settings a remote URL's server does not let it apply are refused there.
+    "testbed": {},
 }
 
 #: Values of a flow key that every backend applies (nothing to refuse).
@@ -287,6 +285,14 @@ def unsupported(spec: Any, backend: str) -> list[tuple[str, str]]:
                 continue
             via = f" (set by profile {f.profile!r})" if getattr(f, "profile", None) and _from_profile(spec, i, key) else ""
             out.append((f"flows.{i}.{key}", f"{_toml(value)}{via}: {reason}"))
+        if backend == "testbed" and getattr(f.cca, "params", None):
+            out.append(
+                (
+                    f"flows.{i}.cca",
+                    "CCA parameters are Linux module parameters shared by every namespace of the host; "
+                    "the testbed runs the kernel's defaults (use the simulator, or remove the parameters)",
+                )
+            )
     return out
 
 
