@@ -38,14 +38,14 @@ from __future__ import annotations
 
 import math
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import pandas as pd
 import typer
 
-from ccfair import metrics
-from ccfair.spec import Spec
+if TYPE_CHECKING:  # numpy, pandas and the spec are imported where used: `ccfair --help` stays light
+    import pandas as pd
+
+    from ccfair.spec import Spec
 
 #: S1's 12 CCAs, one per sender (canonical names; NewReno = reno).
 CCAS = ["bic", "reno", "highspeed", "htcp", "hybla", "illinois", "ledbat", "scalable", "vegas", "veno", "westwood", "yeah"]
@@ -87,6 +87,10 @@ def build_spec(
     same flows whatever the feedback mode: the modes are compared on
     identical traffic.
     """
+    import numpy as np
+
+    from ccfair.spec import Spec
+
     if queue not in QUEUES:
         raise ValueError(f"queue must be one of {', '.join(QUEUES)}, got {queue!r}")
     feedback = {"on": "s1"}.get(feedback, feedback)
@@ -142,6 +146,11 @@ def build_spec(
 
 def j_measure(meter: pd.DataFrame, window_s: float = 0.5) -> tuple[float, pd.DataFrame]:
     """S1's J(V, V') from the flow meter and the per-CCA V, V', I."""
+    import numpy as np
+    import pandas as pd
+
+    from ccfair import metrics
+
     g = meter.groupby("cca", sort=False)
     per = pd.DataFrame(
         {
@@ -159,6 +168,11 @@ def j_measure(meter: pd.DataFrame, window_s: float = 0.5) -> tuple[float, pd.Dat
 def j_measure_flow(meter: pd.DataFrame) -> tuple[float, pd.DataFrame]:
     """J(V, V') from our flow meter: V_j (V'_j) = mean lifetime rate of the CCA's
     main (pinned) flows over all windows, weighted by completed flows."""
+    import numpy as np
+    import pandas as pd
+
+    from ccfair import metrics
+
     m = meter.copy()
     m["ms"] = (m["main_flow_rate"] * m["main_done"]).fillna(0)
     m["rs"] = (m["rrmqs_flow_rate"] * m["rrmqs_done"]).fillna(0)
@@ -173,6 +187,10 @@ def j_measure_flow(meter: pd.DataFrame) -> tuple[float, pd.DataFrame]:
 
 def j_real(flows: pd.DataFrame, pinned: pd.DataFrame) -> tuple[float, pd.DataFrame]:
     """J(V, V') from offline per-flow throughput (size / FCT) of main-queue vs pinned flows."""
+    import pandas as pd
+
+    from ccfair import metrics
+
     done = flows[flows["fct_s"].notna()].copy()
     done["tput_bps"] = done["size_bytes"].astype(float) * 8 / done["fct_s"]
     done["pinned"] = done["name"].isin(set(pinned["flow"]))
@@ -239,12 +257,10 @@ def register(app: typer.Typer) -> None:
         json_out: Annotated[bool, typer.Option("--json", help="print one JSON object per run instead of the table")] = False,
     ) -> None:
         """S1: J_measure, J_real, accuracy and J with feedback, next to the published values."""
-        import json
-
-        from rich.console import Console
         from rich.table import Table
 
         from ccfair.errors import SpecError
+        from ccfair.output import print_json, print_table
 
         queues = list(QUEUES) if "all" in queue else queue
         fbs = list(FEEDBACKS) if "all" in feedback else [{"on": "s1"}.get(f, f) for f in feedback]
@@ -256,7 +272,6 @@ def register(app: typer.Typer) -> None:
                 raise SpecError("--feedback", f"unknown feedback {f!r}; allowed: on, {', '.join(FEEDBACKS)}, all")
         scen = "bounded" if bounded else "unbounded"
         pub = PUBLISHED[scen]
-        con = Console(highlight=False)
         seed_list = list(range(seed, seed + max(1, seeds)))
         span = f"seed {seed}" if len(seed_list) == 1 else f"seeds {seed_list[0]}-{seed_list[-1]}: mean (min-max)"
         table = Table(title=f"S1, {scen} flows ({span}); published values in brackets", title_justify="left")
@@ -268,7 +283,7 @@ def register(app: typer.Typer) -> None:
                 runs = [run_one(q, bounded, fb, sd) for sd in seed_list]
                 if json_out:
                     for r in runs:
-                        con.print(json.dumps({k: v for k, v in r.items() if not k.startswith("per_cca")}))
+                        print_json({k: v for k, v in r.items() if not k.startswith("per_cca")})
                     continue
 
                 def stat(key: str, runs: list[dict[str, Any]] = runs) -> str:
@@ -293,4 +308,4 @@ def register(app: typer.Typer) -> None:
                     f"{sum(r['wall_s'] for r in runs) / len(runs):.1f}",
                 )
         if not json_out:
-            con.print(table)
+            print_table(table)

@@ -34,9 +34,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ccfair import metrics
 from ccfair.errors import SpecError
-from ccfair.spec import Spec
 from ccfair.units import parse_rate, parse_time
 
 N_VALUES = (2, 10, 20, 100)
@@ -114,7 +112,9 @@ def run_point(
     csaqm_controller: str | None = None,
 ) -> Row:
     """Run one grid point and compute S3's metrics."""
+    from ccfair import metrics  # here: `ccfair preset s3 --help` needs no pandas
     from ccfair.api import run
+    from ccfair.spec import Spec
 
     d = spec_dict(
         qdisc, n, k, rtt_ms, rate=rate, duration=duration, window_start=window_start, seed=seed,
