@@ -36,7 +36,7 @@ def _experiment(tmp_path: Path) -> Path:
 def _run(*argv: str) -> subprocess.CompletedProcess[str]:
     env = dict(os.environ, COLUMNS="40", TERM="dumb")
     return subprocess.run(
-        [sys.executable, "-m", "ccfair", *argv], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600
+        [sys.executable, "-m", "ccfair", *argv], capture_output=True, text=True, cwd=ROOT, env=env, timeout=600, check=False
     )
 
 
@@ -52,7 +52,6 @@ NEEDS_TESTBED = {("compare",)}
 
 def _commands_with_json() -> set[tuple[str, ...]]:
     import typer
-
     from ccfair.cli import app
 
     found: set[tuple[str, ...]] = set()

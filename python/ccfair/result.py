@@ -23,6 +23,7 @@ spec and seed; only ``summary.json`` carries the (varying) wall time.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
 from pathlib import Path
@@ -163,6 +164,14 @@ class Result:
             self._flow_columns = {c: self.flows[c].tolist() for c in self.flows.columns}
         return self._flow_columns
 
+    def table_columns(self) -> dict[str, dict[str, Any] | None]:
+        """Every table as ``{column: array or list}`` (None = absent): from the simulator output
+        without building DataFrames when this result came from :meth:`from_raw`."""
+        if self._raw is not None:
+            return table_columns(self.spec, self.config, self._raw, self.flow_columns())
+        tables = {name: self._table(name) for name in _TABLE_ATTRS}
+        return {k: None if df is None else {c: df[c].to_numpy() for c in df.columns} for k, df in tables.items()}
+
     # ------------------------------------------------------------ building
 
     @classmethod
@@ -300,8 +309,9 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
             "mean": _num(l4s_sum / l4s_pkts / _NS_PER_MS),
             "p99": _num(metrics.histogram_percentile(hist_bins, l4s_counts, soj_bin_ms, 99)),
         }
-    in_window = [p for t, p in zip(raw["queue_time_ns"], raw["queue_packets"]) if ws <= t < we]
-    queue_pkts_mean = sum(in_window) / len(in_window) if in_window else math.nan
+    q_t = raw["queue_time_ns"]  # sample times, increasing
+    q0, q1 = bisect.bisect_left(q_t, ws), bisect.bisect_left(q_t, we)
+    queue_pkts_mean = sum(raw["queue_packets"][q0:q1]) / (q1 - q0) if q1 > q0 else math.nan
     util = metrics.utilization(int(sum(link_tx[b0:b1])), rate_bps, window_s) if window_s > 0 else math.nan
     summary: dict[str, Any] = {
         "name": spec.name,
@@ -341,9 +351,26 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
 
 
 def build_tables(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dict[str, list[Any]]) -> dict[str, Any]:
-    """The pandas tables of one run (flows, throughput, link, queue, sojourn, trace, meter, pinned)."""
-    import numpy as np
+    """The pandas tables of one run (flows, throughput, link, queue, sojourn, trace, meter, pinned; None = absent)."""
     import pandas as pd
+
+    out: dict[str, Any] = {}
+    for name, columns in table_columns(spec, config, raw, cols).items():
+        if columns is not None and name == "flows":
+            columns = dict(columns, size_bytes=pd.array(columns["size_bytes"], dtype="Int64"))
+        out[name] = None if columns is None else pd.DataFrame(columns)
+    return out
+
+
+def table_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dict[str, list[Any]]) -> dict[str, Any]:
+    """Every table of one run as ``{column: numpy array or list}`` (None = absent), in column order.
+
+    The one definition of the tables' columns: :func:`build_tables` wraps each in
+    a DataFrame, the sweep store (store.encode_batch) writes them to Parquet
+    directly, without a DataFrame per run. ``flows.size_bytes`` is a list with
+    None for bulk flows (a nullable integer column).
+    """
+    import numpy as np
 
     bin_ns = int(raw["bin_ns"])
     bin_s = bin_ns / _NS_PER_S
@@ -352,85 +379,71 @@ def build_tables(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: 
     n_bins = len(link_tx)
     times_s = np.arange(n_bins, dtype=np.int64) * bin_ns / _NS_PER_S
 
-    flow_data: dict[str, Any] = dict(cols)
-    flow_data["bytes"] = np.asarray(cols["bytes"], dtype=np.int64)
-    flow_data["size_bytes"] = pd.array(cols["size_bytes"], dtype="Int64")
-    flows = pd.DataFrame(flow_data)
+    flows: dict[str, Any] = dict(cols)
+    flows["bytes"] = np.asarray(cols["bytes"], dtype=np.int64)
 
     names = cols["name"]
     delivered = [np.asarray(f["delivered_bytes"], dtype=np.int64) for f in raw["flows"]]
     per_flow_bins = [len(d) for d in delivered]
     all_bytes = np.concatenate(delivered) if delivered else np.zeros(0, dtype=np.int64)
-    throughput = pd.DataFrame(
-        {
-            "flow": np.repeat(np.asarray(names, dtype=object), per_flow_bins),
-            "time_s": np.concatenate([np.arange(n, dtype=np.int64) * bin_ns / _NS_PER_S for n in per_flow_bins])
-            if delivered
-            else np.zeros(0),
-            "bytes": all_bytes,
-            "throughput_bps": all_bytes * 8 / bin_s,
-        }
-    )
+    throughput = {
+        "flow": np.repeat(np.asarray(names, dtype=object), per_flow_bins),
+        "time_s": np.concatenate([np.arange(n, dtype=np.int64) * bin_ns / _NS_PER_S for n in per_flow_bins])
+        if delivered
+        else np.zeros(0),
+        "bytes": all_bytes,
+        "throughput_bps": all_bytes * 8 / bin_s,
+    }
 
     soj_sum = _fit(raw["sojourn_sum_ns_per_bin"], n_bins)
     soj_pkts = _fit(raw["sojourn_pkts_per_bin"], n_bins)
     per_bin_delay = np.full(n_bins, np.nan)
     has = soj_pkts > 0
     per_bin_delay[has] = soj_sum[has] / soj_pkts[has] / _NS_PER_MS
-    link = pd.DataFrame(
-        {
-            "time_s": times_s,
-            "tx_bytes": link_tx,
-            "utilization": link_tx * 8 / (rate_bps * bin_s),
-            "sojourn_packets": soj_pkts,
-            "queue_delay_ms": per_bin_delay,
-        }
-    )
+    link = {
+        "time_s": times_s,
+        "tx_bytes": link_tx,
+        "utilization": link_tx * 8 / (rate_bps * bin_s),
+        "sojourn_packets": soj_pkts,
+        "queue_delay_ms": per_bin_delay,
+    }
 
-    queue = pd.DataFrame(
-        {
-            "time_s": np.asarray(raw["queue_time_ns"], dtype=np.int64) / _NS_PER_S,
-            "packets": np.asarray(raw["queue_packets"], dtype=np.int64),
-            "bytes": np.asarray(raw["queue_bytes"], dtype=np.int64),
-        }
-    )
+    queue = {
+        "time_s": np.asarray(raw["queue_time_ns"], dtype=np.int64) / _NS_PER_S,
+        "packets": np.asarray(raw["queue_packets"], dtype=np.int64),
+        "bytes": np.asarray(raw["queue_bytes"], dtype=np.int64),
+    }
 
     soj_bin_ns = int(raw["sojourn_bin_ns"])
     order = np.argsort(np.asarray(raw["sojourn_bin"], dtype=np.int64), kind="stable")
     hist_bins = np.asarray(raw["sojourn_bin"], dtype=np.int64)[order]
     hist_counts = np.asarray(raw["sojourn_count"], dtype=np.int64)[order]
     l4s = dict(zip((int(b) for b in raw.get("sojourn_l4s_bin", [])), (int(c) for c in raw.get("sojourn_l4s_count", []))))
-    l4s_counts = np.asarray([l4s.get(int(b), 0) for b in hist_bins], dtype=np.int64)
-    sojourn = pd.DataFrame(
-        {
-            "bin_start_ms": hist_bins * soj_bin_ns / _NS_PER_MS,
-            "bin_end_ms": (hist_bins + 1) * soj_bin_ns / _NS_PER_MS,
-            "count": hist_counts,
-            "count_l4s": l4s_counts,
-        }
-    )
+    sojourn = {
+        "bin_start_ms": hist_bins * soj_bin_ns / _NS_PER_MS,
+        "bin_end_ms": (hist_bins + 1) * soj_bin_ns / _NS_PER_MS,
+        "count": hist_counts,
+        "count_l4s": np.asarray([l4s.get(int(b), 0) for b in hist_bins], dtype=np.int64),
+    }
 
     trace = None
     if config.get("trace"):
         t = raw["trace"]
         idx = np.asarray(t["flow"], dtype=np.int64)
-        trace = pd.DataFrame(
-            {
-                "flow": np.asarray(names, dtype=object)[idx] if len(idx) else np.zeros(0, dtype=object),
-                "time_s": np.asarray(t["time_ns"], dtype=np.int64) / _NS_PER_S,
-                "cwnd_pkts": np.asarray(t["cwnd_pkts"], dtype=np.int64),
-                "inflight_pkts": np.asarray(t["inflight_pkts"], dtype=np.int64),
-                "srtt_ms": np.asarray(t["srtt_ns"], dtype=np.int64) / _NS_PER_MS,
-                "pacing_rate_bps": np.asarray(t["pacing_rate_bps"], dtype=np.int64),
-                "ssthresh_pkts": np.asarray(t["ssthresh_pkts"], dtype=np.int64),
-            }
-        )
-    meter, pinned = meter_tables(raw, names, config)
+        trace = {
+            "flow": np.asarray(names, dtype=object)[idx] if len(idx) else np.zeros(0, dtype=object),
+            "time_s": np.asarray(t["time_ns"], dtype=np.int64) / _NS_PER_S,
+            "cwnd_pkts": np.asarray(t["cwnd_pkts"], dtype=np.int64),
+            "inflight_pkts": np.asarray(t["inflight_pkts"], dtype=np.int64),
+            "srtt_ms": np.asarray(t["srtt_ns"], dtype=np.int64) / _NS_PER_MS,
+            "pacing_rate_bps": np.asarray(t["pacing_rate_bps"], dtype=np.int64),
+            "ssthresh_pkts": np.asarray(t["ssthresh_pkts"], dtype=np.int64),
+        }
+    meter, pinned = meter_columns(raw, names, config)
     return {
         "flows": flows, "throughput": throughput, "link": link, "queue": queue,
         "sojourn": sojourn, "trace": trace, "meter": meter, "pinned": pinned,
     }  # fmt: skip
-
 
 def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) -> dict[str, Any]:
     """Per-group flow-completion statistics of the finite flows (S2).
@@ -483,46 +496,41 @@ def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) ->
     return out
 
 
-def meter_tables(raw: dict[str, Any], names: list[str], config: dict[str, Any]) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
-    """The RRMQS flow-meter log and the pinned flows as DataFrames (None unless the qdisc is rrmqs)."""
+def meter_columns(raw: dict[str, Any], names: list[str], config: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The RRMQS flow-meter log and the pinned flows by column (None unless the qdisc is rrmqs)."""
     if config["bottleneck"]["qdisc"].get("kind") != "rrmqs" or "meter" not in raw:
         return None, None
     import numpy as np
-    import pandas as pd
 
     m = raw["meter"]
     classes = np.asarray(raw.get("cca_classes", []), dtype=object)
     cls_idx = np.asarray(m["class"], dtype=np.int64)
-    meter = pd.DataFrame(
-        {
-            "window": np.asarray(m["window"], dtype=np.int64),
-            "time_s": np.asarray(m["start_ns"], dtype=np.int64) / _NS_PER_S,
-            "cca": classes[cls_idx] if len(cls_idx) else np.zeros(0, dtype=object),
-            "main_pkts": np.asarray(m["main_pkts"], dtype=np.int64),
-            "rrmqs_pkts": np.asarray(m["rrmqs_pkts"], dtype=np.int64),
-            "main_flows": np.asarray(m["main_flows"], dtype=np.int64),
-            "rrmqs_flows": np.asarray(m["rrmqs_flows"], dtype=np.int64),
-            "main_rate": np.asarray(m["main_rate"], dtype=np.float64),
-            "rrmqs_rate": np.asarray(m["rrmqs_rate"], dtype=np.float64),
-            "index": np.asarray(m["index"], dtype=np.float64),
-            "action": np.asarray(m["action"], dtype=object),
-            "weight": np.asarray(m["weight"], dtype=np.float64),
-            "main_done": np.asarray(m.get("main_done", []), dtype=np.int64),
-            "rrmqs_done": np.asarray(m.get("rrmqs_done", []), dtype=np.int64),
-            "main_flow_rate": np.asarray(m.get("main_flow_rate", []), dtype=np.float64),
-            "rrmqs_flow_rate": np.asarray(m.get("rrmqs_flow_rate", []), dtype=np.float64),
-        }
-    )
+    meter = {
+        "window": np.asarray(m["window"], dtype=np.int64),
+        "time_s": np.asarray(m["start_ns"], dtype=np.int64) / _NS_PER_S,
+        "cca": classes[cls_idx] if len(cls_idx) else np.zeros(0, dtype=object),
+        "main_pkts": np.asarray(m["main_pkts"], dtype=np.int64),
+        "rrmqs_pkts": np.asarray(m["rrmqs_pkts"], dtype=np.int64),
+        "main_flows": np.asarray(m["main_flows"], dtype=np.int64),
+        "rrmqs_flows": np.asarray(m["rrmqs_flows"], dtype=np.int64),
+        "main_rate": np.asarray(m["main_rate"], dtype=np.float64),
+        "rrmqs_rate": np.asarray(m["rrmqs_rate"], dtype=np.float64),
+        "index": np.asarray(m["index"], dtype=np.float64),
+        "action": np.asarray(m["action"], dtype=object),
+        "weight": np.asarray(m["weight"], dtype=np.float64),
+        "main_done": np.asarray(m.get("main_done", []), dtype=np.int64),
+        "rrmqs_done": np.asarray(m.get("rrmqs_done", []), dtype=np.int64),
+        "main_flow_rate": np.asarray(m.get("main_flow_rate", []), dtype=np.float64),
+        "rrmqs_flow_rate": np.asarray(m.get("rrmqs_flow_rate", []), dtype=np.float64),
+    }
     pf = np.asarray(m["pinned_flow"], dtype=np.int64)
     rel = np.asarray(m["released_ns"], dtype=np.uint64)
-    pinned = pd.DataFrame(
-        {
-            "flow": np.asarray(names, dtype=object)[pf] if len(pf) else np.zeros(0, dtype=object),
-            "cca": classes[np.asarray(m["pinned_class"], dtype=np.int64)] if len(pf) else np.zeros(0, dtype=object),
-            "pinned_s": np.asarray(m["pinned_ns"], dtype=np.int64) / _NS_PER_S,
-            "released_s": np.where(rel == np.iinfo(np.uint64).max, np.nan, rel.astype(np.float64) / _NS_PER_S),
-        }
-    )
+    pinned = {
+        "flow": np.asarray(names, dtype=object)[pf] if len(pf) else np.zeros(0, dtype=object),
+        "cca": classes[np.asarray(m["pinned_class"], dtype=np.int64)] if len(pf) else np.zeros(0, dtype=object),
+        "pinned_s": np.asarray(m["pinned_ns"], dtype=np.int64) / _NS_PER_S,
+        "released_s": np.where(rel == np.iinfo(np.uint64).max, np.nan, rel.astype(np.float64) / _NS_PER_S),
+    }
     return meter, pinned
 
 
