@@ -13,6 +13,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
+from ccfair import profiles
 from ccfair.errors import SimulationError, SpecError
 from ccfair.result import Result
 from ccfair.spec import Spec
@@ -51,6 +52,8 @@ def simulate(config: dict[str, Any], spec: Spec | None = None) -> dict[str, Any]
     ``[[flows]]`` entry they came from). Anything else the engine rejects is
     a :class:`SimulationError`.
     """
+    if spec is not None:
+        profiles.check_backend(spec, "sim")
     core = import_core()
     try:
         return core.simulate(json.dumps(config))
@@ -95,6 +98,7 @@ def run(spec: Spec | str | Path | dict[str, Any], seed: int | None = None, backe
     s = as_spec(spec)
     if backend not in BACKENDS:
         raise SpecError("backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
+    profiles.check_backend(s, backend)  # a flow setting this backend cannot apply is an error, never ignored
     if backend == "testbed":
         from ccfair import testbed
 

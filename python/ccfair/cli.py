@@ -460,6 +460,23 @@ def list_qdiscs() -> None:
     print_table(table)
 
 
+@list_app.command("profiles")
+def list_profiles() -> None:
+    """Built-in sender profiles (flows.N.profile), their fields and sources."""
+    from rich.table import Table
+
+    from ccfair import profiles
+
+    table = Table(title="Built-in sender profiles (\\[profiles.NAME] defines more)", title_justify="left")
+    table.add_column("Name")
+    table.add_column("Fields")
+    table.add_column("Source")
+    for name, fields in profiles.BUILTIN.items():
+        shown = ", ".join(f"{k} = {v!r}" for k, v in fields.items() if k in profiles.FIELDS)
+        table.add_row(name, shown, fields["source"])
+    print_table(table)
+
+
 # ---------------------------------------------------------------- entry point
 
 

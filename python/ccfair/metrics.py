@@ -24,6 +24,12 @@ Sources (formulas restated in docs/metrics.md):
   Setting the Bar for the Deployment of Congestion Control Algorithms",
   HotNets 2019.
 - FCT statistics: the CDN study S2 (Verizon Media, APNIC blog, 2019).
+- Max-min fair share: Prudentia (Sigcomm 2024, "Prudentia: Findings of an
+  Internet Fairness Watchdog"; internetfairness.net): a service's throughput
+  as a fraction of its max-min fair share of the link, where a service that
+  wants less than an equal share (rate-capped, application-limited) is
+  entitled to what it wants and the rest is split equally (water-filling,
+  Bertsekas & Gallager, Data Networks, 6.5.2).
 """
 
 from __future__ import annotations
@@ -42,6 +48,9 @@ from ccfair.scalar_metrics import (
     histogram_mean,
     histogram_percentile,
     jain,
+    max_min_fair_rates,
+    max_min_fair_shares,
+    max_min_share,
     share,
     utilization,
 )
@@ -72,6 +81,9 @@ __all__ = [
     "slowdown_per_cca",
     "relative_throughput",
     "harm",
+    "max_min_fair_shares",
+    "max_min_fair_rates",
+    "max_min_share",
     "queue_delay_stats",
     "ratio_by",
     "drop_mark_ratios",

@@ -252,15 +252,19 @@ def flow_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any]) -> dic
     window_s = (b1 - b0) * bin_ns / _NS_PER_S
     fl = raw["flows"]
     window_bytes = [int(sum(f["delivered_bytes"][b0:b1])) for f in fl]
+    throughput_bps = [b * 8 / window_s if window_s > 0 else math.nan for b in window_bytes]
+    fair_bps = fair_shares_bps(raw, config, (b0 * bin_ns, b1 * bin_ns), bin_ns)
     return {
         "name": [f["name"] for f in fl],
         "cca": [f["cca"] for f in fl],
         "pacing": [bool(f.get("pacing", False)) for f in config["flows"]],
         "rtt_ms": [f["rtt_ns"] / _NS_PER_MS for f in fl],
         "start_s": [f["start_ns"] / _NS_PER_S for f in fl],
-        "throughput_bps": [b * 8 / window_s if window_s > 0 else math.nan for b in window_bytes],
+        "throughput_bps": throughput_bps,
         "share": metrics.share(window_bytes),
         "bytes": window_bytes,
+        "fair_share_bps": fair_bps,
+        "maxmin_share": [metrics.max_min_share(t, f) for t, f in zip(throughput_bps, fair_bps)],
         "sent_packets": [int(f["sent_packets"]) for f in fl],
         "retransmissions": [int(f["retransmissions"]) for f in fl],
         "losses": [int(f["losses_detected"]) for f in fl],
@@ -293,6 +297,7 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
     b0, b1 = window_bins(ws, we, bin_ns, len(link_tx))
     window_s = (b1 - b0) * bin_ns / _NS_PER_S
     names, window_bytes = cols["name"], cols["bytes"]
+    maxmin = [float(x) for x in cols["maxmin_share"] if not math.isnan(x)]
 
     w_pkts = int(sum(raw["sojourn_pkts_per_bin"][b0:b1]))
     mean_delay_ms = int(sum(raw["sojourn_sum_ns_per_bin"][b0:b1])) / w_pkts / _NS_PER_MS if w_pkts else math.nan
@@ -326,6 +331,8 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
                 "rtt_ms": float(cols["rtt_ms"][i]),
                 "throughput_bps": _num(float(cols["throughput_bps"][i])),
                 "share": _num(float(cols["share"][i])),
+                "fair_share_bps": _num(float(cols["fair_share_bps"][i])),
+                "maxmin_share": _num(float(cols["maxmin_share"][i])),
                 "bytes": window_bytes[i],
                 "retransmissions": int(cols["retransmissions"][i]),
                 "ecn": str(cols["ecn"][i]),
@@ -335,6 +342,7 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
         ],
         "jfi": _num(metrics.jain(window_bytes)) if names else None,
         "fness": _num(metrics.fness(window_bytes[0], window_bytes[1])) if len(names) == 2 else None,
+        "maxmin_share_min": _num(min(maxmin)) if maxmin else None,
         "utilization": _num(util),
         "queue_delay_ms": {"mean": _num(mean_delay_ms), "p99": _num(p99_ms)},
         "queue_delay_l4s_ms": l4s_delay,
@@ -444,6 +452,35 @@ def table_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols:
         "flows": flows, "throughput": throughput, "link": link, "queue": queue,
         "sojourn": sojourn, "trace": trace, "meter": meter, "pinned": pinned,
     }  # fmt: skip
+
+
+def fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tuple[int, int], step_ns: int) -> list[float]:
+    """Each flow's max-min fair share of the bottleneck over the window, payload bit/s.
+
+    Water-filling per measurement bin (:func:`ccfair.metrics.max_min_fair_rates`)
+    in wire bytes (payload + HEADER_BYTES per segment, what the link carries): a
+    flow is active from its actual start (jitter included) until it stops or
+    completes (finite flows); a rate-capped flow wants at most its cap.
+    """
+    from ccfair.spec import HEADER_BYTES
+
+    flows, cfg = raw["flows"], config["flows"]
+    end_run = int(raw["duration_ns"])
+    active: list[tuple[int, int]] = []
+    caps: list[float | None] = []
+    wire = []
+    for f, c in zip(flows, cfg):
+        start = int(f["start_ns"])
+        end = int(c.get("stop_ns") or end_run)
+        if f.get("fct_ns") is not None:
+            end = min(end, start + int(f["fct_ns"]))
+        mss = int(c.get("mss_bytes", 1448))
+        w = (mss + HEADER_BYTES) / mss
+        wire.append(w)
+        active.append((start, end))
+        caps.append(None if not c.get("rate_cap_bps") else float(c["rate_cap_bps"]) * w)
+    rates = metrics.max_min_fair_rates(float(raw["bottleneck_rate_bps"]), window_ns, active, caps, step_ns)
+    return [float(r) / w for r, w in zip(rates, wire)]
 
 def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) -> dict[str, Any]:
     """Per-group flow-completion statistics of the finite flows (S2).

@@ -1,9 +1,8 @@
-"""Scalar fairness and performance numbers: pure Python, no numpy or pandas.
+"""The metrics a run's summary needs, without pandas (numpy only inside the max-min functions).
 
-The few metrics a run's summary needs (Jain's index, fness, shares,
-utilization, histogram percentiles), apart from :mod:`ccfair.metrics` so that
-``ccfair run --json`` and a sweep worker compute them without importing
-pandas. :mod:`ccfair.metrics` re-exports every function here; sources and
+Jain's index, fness, shares, utilization, histogram percentiles and the
+max-min fair share, apart from :mod:`ccfair.metrics` so that ``ccfair run
+--json`` and a sweep worker compute them without importing pandas. :mod:`ccfair.metrics` re-exports every function here; sources and
 formulas are listed there and in docs/metrics.md.
 """
 
@@ -11,8 +10,22 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
-__all__ = ["jain", "fness", "utilization", "share", "histogram_percentile", "histogram_mean"]
+if TYPE_CHECKING:
+    import numpy as np
+
+__all__ = [
+    "jain",
+    "fness",
+    "utilization",
+    "share",
+    "histogram_percentile",
+    "histogram_mean",
+    "max_min_fair_shares",
+    "max_min_fair_rates",
+    "max_min_share",
+]
 
 
 def jain(values: Iterable[float]) -> float:
@@ -110,3 +123,89 @@ def histogram_mean(bins: Sequence[int], counts: Sequence[int], bin_width: float)
     if total == 0:
         return math.nan
     return sum((b + 0.5) * bin_width * c for b, c in pairs) / total
+
+
+# ===========================================================================
+# Max-min fair share (Prudentia, Sigcomm 2024)
+# ===========================================================================
+
+
+def max_min_fair_shares(capacity: float, demands: Sequence[float | None]) -> list[float]:
+    """Max-min fair allocation of ``capacity`` among flows wanting ``demands`` (water-filling).
+
+    A demand of ``None`` or ``inf`` is unlimited. Every flow whose demand is
+    below the water level gets its demand; the others share the rest
+    equally. The allocations sum to ``min(capacity, sum(demands))``.
+
+    Examples: capacity 10, demands (None, None) -> (5, 5); capacity 50,
+    demands (10, None) -> (10, 40) (internetfairness.net's rate-capped video
+    service next to a bulk download); capacity 12, demands (2, 3, None, None)
+    -> (2, 3, 3.5, 3.5).
+    """
+    import numpy as np
+
+    d = np.asarray([math.inf if x is None else float(x) for x in demands], dtype=float)
+    if d.size == 0:
+        return []
+    return [float(x) for x in _water_fill(np.asarray([float(capacity)]), d[None, :])[0]]
+
+
+def _water_fill(capacity: np.ndarray, demands: np.ndarray) -> np.ndarray:
+    """Row-wise water-filling: ``capacity`` (B,), ``demands`` (B, n) -> allocations (B, n).
+
+    With the demands of a row sorted, d_(1) <= ... <= d_(n), flow k is below
+    the water if d_(k) <= (C - sum_{j<k} d_(j)) / (n - k + 1); those flows
+    form a prefix of length m, and everyone else gets the level
+    (C - sum_{j<=m} d_(j)) / (n - m).
+    """
+    import numpy as np
+
+    b, n = demands.shape
+    srt = np.sort(demands, axis=1)
+    finite = np.where(np.isfinite(srt), srt, 0.0)
+    before = np.cumsum(finite, axis=1) - finite  # sum of the smaller demands
+    left = n - np.arange(n)  # flows not yet below the water, including this one
+    level = (capacity[:, None] - before) / left
+    below = srt <= level
+    m = np.where(below.all(axis=1), n, np.argmin(below, axis=1))
+    water = np.where(m < n, level[np.arange(b), np.minimum(m, n - 1)], np.inf)
+    return np.minimum(demands, np.maximum(water, 0.0)[:, None])
+
+
+def max_min_fair_rates(
+    capacity_bps: float,
+    window_ns: tuple[int, int],
+    active_ns: Sequence[tuple[int, int]],
+    caps_bps: Sequence[float | None],
+    step_ns: int,
+) -> np.ndarray:
+    """Each flow's mean max-min fair rate over a window in which flows come and go.
+
+    The window is cut into steps of ``step_ns``. In each step a flow that is
+    active (``active_ns[i]`` = ``(start, end)``; a finite flow ends when it
+    completes) for a fraction f of the step wants at most f x its rate cap
+    (``caps_bps[i]``, None = the link): the step's capacity is water-filled
+    among these demands (:func:`max_min_fair_shares`). Returns the mean fair
+    rate per flow in bit/s (same unit as ``capacity_bps``).
+    """
+    import numpy as np
+
+    ws, we = int(window_ns[0]), int(window_ns[1])
+    n = len(active_ns)
+    if n == 0 or we <= ws or step_ns <= 0:
+        return np.full(n, math.nan)
+    edges = np.arange(ws, we, int(step_ns), dtype=np.int64)
+    ends = np.minimum(edges + int(step_ns), we)
+    starts = np.asarray([a for a, _ in active_ns], dtype=np.int64)
+    stops = np.asarray([e for _, e in active_ns], dtype=np.int64)
+    overlap = np.clip(np.minimum(ends[:, None], stops[None, :]) - np.maximum(edges[:, None], starts[None, :]), 0, None)
+    frac = overlap / (ends - edges)[:, None]
+    caps = np.asarray([capacity_bps if c is None else min(float(c), capacity_bps) for c in caps_bps], dtype=float)
+    alloc = _water_fill(np.full(len(edges), float(capacity_bps)), frac * caps[None, :])
+    weights = (ends - edges) / (we - ws)
+    return np.asarray(weights @ alloc, dtype=float)
+
+
+def max_min_share(throughput: float, fair_share: float) -> float:
+    """Throughput as a fraction of the max-min fair share (1 = exactly fair; NaN if the share is 0)."""
+    return float(throughput) / float(fair_share) if fair_share > 0 else math.nan

@@ -38,7 +38,7 @@ from pydantic import (
     model_validator,
 )
 
-from ccfair import ccas
+from ccfair import ccas, profiles
 from ccfair.errors import SpecError
 from ccfair.traffic import Group, expand_group
 from ccfair.units import (
@@ -653,6 +653,19 @@ class Flow(_Model):
     loss: float = Field(0.0, ge=0.0, lt=1.0)
     #: "tcp" or "dccp"; None = from the CCA (cca = "ccid2" is DCCP's CCID 2, every other CCA is TCP).
     transport: Literal["tcp", "dccp"] | None = None
+    # Sender profiles and application flows (python/ccfair/profiles.py, issue 12).
+    #: The profile whose fields are this flow's defaults (already applied by Spec; kept as a label).
+    profile: str | None = None
+    #: Minimum RTO (Linux route rto_min); None = the backend's default (Linux: 200 ms).
+    min_rto: OptionalPositiveTime = None
+    #: TSO/GSO bursts: true = Linux autosizing, false = off, N = at most N segments; None = backend default.
+    tso: Annotated[bool | int | None, PlainValidator(_optional(profiles.parse_tso))] = None
+    #: "bulk" (ccfair's sender) or "http" (a download from an HTTP server; testbed).
+    kind: Literal["bulk", "http"] = "bulk"
+    #: HTTP version of an http flow: "1.1" or "2" (default "2", as S0's h2load).
+    http: Annotated[str | None, PlainValidator(_optional(profiles.parse_http_version))] = None
+    #: A remote URL to download (kind = "http"; testbed only).
+    url: Annotated[str | None, PlainValidator(_optional(profiles.parse_url))] = None
 
     @model_validator(mode="before")
     @classmethod
@@ -679,7 +692,21 @@ class Flow(_Model):
         if self.rwnd_max is not None and self.rwnd_max < self.rwnd:
             raise SpecError("rwnd_max", f"must be >= rwnd ({self.rwnd})")
         self._check_transport()
+        self._check_app()
         return self
+
+    def _check_app(self) -> None:
+        """``http``/``url`` belong to HTTP flows; TCP-only profile fields are refused for DCCP."""
+        if self.kind == "http" and self.http is None:
+            self.http = "2"
+        if self.kind != "http":
+            for key in ("http", "url"):
+                if getattr(self, key) is not None:
+                    raise SpecError(key, f"only for kind = 'http' (this flow is kind = {self.kind!r})")
+        if self.cca == "ccid2" and self.kind == "http":
+            raise SpecError("kind", "an HTTP flow runs over TCP; cca 'ccid2' is DCCP")
+        if self.cca == "ccid2" and self.min_rto is not None:
+            raise SpecError("min_rto", "not supported with transport 'dccp' (CCID 2 keeps its own RTO)")
 
     def _check_transport(self) -> None:
         """DCCP carries only CCID 2, and CCID 2 only runs over DCCP; TCP-only options are refused."""
@@ -730,8 +757,15 @@ class Spec(_Model):
     flows: list[Flow] = Field(default_factory=list)
     groups: list[Group] = Field(default_factory=list)
     testbed: Testbed = Field(default_factory=Testbed)
+    #: Named sender profiles ``[profiles.NAME]`` (python/ccfair/profiles.py); applied to flows before validation.
+    profiles: dict[str, dict[str, Any]] = Field(default_factory=dict)
 
     _raw: dict[str, Any] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _apply_profiles(cls, data: Any) -> Any:
+        return profiles.apply_profiles(data)
 
     @model_validator(mode="after")
     def _check(self) -> Spec:
@@ -1000,6 +1034,8 @@ class Spec(_Model):
                     "loss": f.loss,
                     "ecn": f.ecn,
                     "transport": f.transport or ("dccp" if f.cca == "ccid2" else "tcp"),
+                    # only when set: run ids (sweep.run_id_of) of runs without it stay as they were
+                    **({"min_rto_ns": f.min_rto} if f.min_rto is not None else {}),
                 }
                 for _, name, f in self.expand_flows()
             ]

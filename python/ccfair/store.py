@@ -81,6 +81,9 @@ SERIES_TABLES = ("throughput", "link", "queue", "sojourn", "trace")
 METRIC_COLUMNS = (
     "jfi",
     "fness",
+    "maxmin_share_min",
+    "maxmin_share_a",
+    "maxmin_share_b",
     "utilization",
     "queue_delay_mean_ms",
     "queue_delay_p99_ms",
@@ -98,6 +101,8 @@ FLOW_COLUMNS = (
     "start_s",
     "throughput_bps",
     "share",
+    "fair_share_bps",
+    "maxmin_share",
     "bytes",
     "sent_packets",
     "retransmissions",
@@ -162,11 +167,13 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
     all_cols = result.flow_columns()
     cols = {c: list(all_cols[c]) for c in FLOW_COLUMNS}
     names, n = cols["name"], len(cols["name"])
-    fness = math.nan
+    fness = mm_a = mm_b = math.nan
     a, b = meta.get("flow_a"), meta.get("flow_b")
     if a is not None and b is not None and n == 2:
         by_name = dict(zip(names, cols["bytes"]))
         fness = metrics.fness(int(by_name[a]), int(by_name[b]))
+        mm = dict(zip(names, cols["maxmin_share"]))
+        mm_a, mm_b = mm[a], mm[b]
     first = min(range(n), key=lambda i: (cols["start_s"][i], i)) if n else None
     row: dict[str, Any] = {"run_id": run_id}
     row.update(meta["params"])
@@ -179,6 +186,9 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
             "first": None if first is None else str(names[first]),
             "jfi": s["jfi"],
             "fness": fness,
+            "maxmin_share_min": s.get("maxmin_share_min"),
+            "maxmin_share_a": mm_a,
+            "maxmin_share_b": mm_b,
             "utilization": s["utilization"],
             "queue_delay_mean_ms": s["queue_delay_ms"]["mean"],
             "queue_delay_p99_ms": s["queue_delay_ms"]["p99"],

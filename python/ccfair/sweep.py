@@ -42,6 +42,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from ccfair import profiles
 from ccfair.errors import SpecError
 from ccfair.spec import Spec, _default_names, apply_overrides, load_toml
 
@@ -494,6 +495,7 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
                 exp_raw = flip_flows(raw)
                 try:
                     ospec = Spec.from_dict(exp_raw)
+                    profiles.check_backend(ospec, "sim")  # sweeps run on the simulator
                 except SpecError as e:
                     raise _point_error(e, point, order) from None
             points.append((point, order, exp_raw, ospec, labels, flow_a, flow_b))

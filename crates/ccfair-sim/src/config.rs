@@ -606,6 +606,9 @@ pub struct FlowConfig {
     /// Transport; None = from the CCA ("ccid2" -> DCCP, every other CCA -> TCP).
     #[serde(default)]
     pub transport: Option<Transport>,
+    /// Minimum retransmission timeout (Linux route `rto_min`); None = TCP_RTO_MIN, 200 ms.
+    #[serde(default)]
+    pub min_rto_ns: Option<u64>,
 }
 
 /// A flow's transport protocol: TCP, or DCCP with CCID 2 (dccp/, RFC 4340/4341).
@@ -756,6 +759,9 @@ impl RunConfig {
             if f.size_bytes == Some(0) {
                 return Err(SimError::Invalid { field: field("size"), msg: "must be > 0 bytes".into() });
             }
+            if f.min_rto_ns == Some(0) {
+                return Err(SimError::Invalid { field: field("min_rto"), msg: "must be > 0".into() });
+            }
             if f.rate_cap_bps == Some(0) {
                 return Err(SimError::Invalid { field: field("rate_cap"), msg: "must be > 0".into() });
             }
@@ -787,6 +793,9 @@ fn check_transport(f: &FlowConfig) -> Result<(), (&'static str, String)> {
         }
         if f.rate_cap_bps.is_some() {
             return Err(("rate_cap", "not supported with transport 'dccp'".into()));
+        }
+        if f.min_rto_ns.is_some() {
+            return Err(("min_rto", "not supported with transport 'dccp' (CCID 2 keeps its own RTO)".into()));
         }
         if matches!(f.ecn, Some(EcnMode::Classic) | Some(EcnMode::Scalable)) {
             return Err(("ecn", "not supported with transport 'dccp' (allowed: 'off' or omitted)".into()));

@@ -201,6 +201,7 @@ impl Simulation {
                     size_bytes: f.size_bytes,
                     rate_cap_bps: f.rate_cap_bps,
                     ecn,
+                    rto_min_ns: f.min_rto_ns.unwrap_or(crate::tcp::rtt::RTO_MIN_NS),
                 },
                 cca,
             )));

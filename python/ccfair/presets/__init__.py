@@ -3,6 +3,8 @@
 Each preset builds its experiments programmatically (flows drawn from the
 seed), runs them and prints its figures next to the published ones:
 
+- ``ccfair preset s0 ...``: S0's lab, lab-vs-CP-like and CP-like-vs-CP-like fness grid
+  with its claims, see presets/s0.py (``ccfair preset s0 --help``);
 - ``ccfair preset s1 ...``: RRMQS + flow meter + feedback (S1), see presets/s1.py;
 - ``ccfair preset s3 ...``: BBRv2/DCTCP over STEP, PI2, CSAQM (S3), see presets/s3.py
   (``ccfair preset s3 --help`` lists its options).
@@ -17,6 +19,22 @@ app = typer.Typer(help="Run a study's evaluation as published (presets).", no_ar
 from ccfair.presets import s1 as _s1  # noqa: E402
 
 _s1.register(app)
+
+
+@app.command(
+    "s0",
+    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
+)
+def s0_command(ctx: typer.Context) -> None:
+    """S0: fness of lab CCAs and CP-like sender profiles over S0's grid, each S0 claim with a verdict (options: --help)."""
+    from ccfair.presets import s0
+
+    try:
+        code = s0.main(list(ctx.args))
+    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
+        code = e.code if isinstance(e.code, int) else 2
+    if code:
+        raise typer.Exit(code)
 
 
 @app.command(

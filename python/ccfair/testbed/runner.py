@@ -41,6 +41,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+from ccfair import profiles
 from ccfair.errors import SimulationError, SpecError
 from ccfair.spec import Spec
 from ccfair.testbed import netns, tc
@@ -478,6 +479,7 @@ def run(spec: Spec, seed: int | None = None, *, realtime: bool = True) -> Any:
     """
     from ccfair.result import Result
 
+    profiles.check_backend(spec, "testbed")  # a flow setting the testbed cannot apply: SpecError naming it
     binary = check_available(spec)  # probes the kernel qdiscs of the kernel bottleneck
     config = spec.to_run_config(seed)
     r = _Run(spec, config, binary, realtime)

@@ -7,6 +7,8 @@
 //! instead of RFC 6298's max(1 s, SRTT + 4 RTTVAR); we follow Linux.
 //! The initial RTO is 1 s (RFC 6298 2.1, Linux TCP_TIMEOUT_INIT); backoff
 //! doubles it per expiry (RFC 6298 5.5) up to TCP_RTO_MAX = 120 s.
+//! rto_min is per connection as in Linux (`ip route ... rto_min`,
+//! RTAX_RTO_MIN, read by `tcp_rto_min()`); the default is TCP_RTO_MIN.
 
 /// Linux TCP_RTO_MIN.
 pub const RTO_MIN_NS: u64 = 200_000_000;
@@ -15,15 +17,28 @@ pub const RTO_MAX_NS: u64 = 120_000_000_000;
 /// RFC 6298 / Linux TCP_TIMEOUT_INIT.
 pub const RTO_INIT_NS: u64 = 1_000_000_000;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct RttEstimator {
     /// Smoothed RTT, ns (0 = no sample yet).
     pub srtt_ns: u64,
     /// RTT variation, ns.
     pub rttvar_ns: u64,
+    /// Lower bound of the variance term (Linux `tcp_rto_min()`), ns.
+    pub rto_min_ns: u64,
+}
+
+impl Default for RttEstimator {
+    fn default() -> Self {
+        RttEstimator::with_rto_min(RTO_MIN_NS)
+    }
 }
 
 impl RttEstimator {
+    /// An estimator whose RTO uses `rto_min_ns` instead of TCP_RTO_MIN (route `rto_min`).
+    pub fn with_rto_min(rto_min_ns: u64) -> RttEstimator {
+        RttEstimator { srtt_ns: 0, rttvar_ns: 0, rto_min_ns }
+    }
+
     pub fn update(&mut self, sample_ns: u64) {
         let r = sample_ns.max(1);
         if self.srtt_ns == 0 {
@@ -41,7 +56,7 @@ impl RttEstimator {
         if self.srtt_ns == 0 {
             return RTO_INIT_NS;
         }
-        (self.srtt_ns + (4 * self.rttvar_ns).max(RTO_MIN_NS)).min(RTO_MAX_NS)
+        (self.srtt_ns + (4 * self.rttvar_ns).max(self.rto_min_ns)).min(RTO_MAX_NS)
     }
 
     /// RTO after `backoff` expiries, ns (RFC 6298 5.5, capped at 120 s).
@@ -95,5 +110,16 @@ mod tests {
         assert_eq!(e.backed_off_rto_ns(1), 2 * base);
         assert_eq!(e.backed_off_rto_ns(3), 8 * base);
         assert_eq!(e.backed_off_rto_ns(30), RTO_MAX_NS);
+    }
+
+    #[test]
+    fn route_rto_min_replaces_the_200ms_floor() {
+        // Linux tcp_set_rto with `ip route ... rto_min 50ms`: srtt + max(4 rttvar, 50 ms).
+        let mut e = RttEstimator::with_rto_min(50_000_000);
+        for _ in 0..200 {
+            e.update(50_000_000);
+        }
+        assert_eq!(e.rto_ns(), 100_000_000);
+        assert_eq!(RttEstimator::default().rto_min_ns, RTO_MIN_NS);
     }
 }

@@ -109,6 +109,8 @@ pub struct SenderConfig {
     pub rate_cap_bps: Option<u64>,
     /// ECN use (resolved: the CCA's default already applied).
     pub ecn: EcnMode,
+    /// Minimum RTO (Linux route `rto_min`; TCP_RTO_MIN = 200 ms by default).
+    pub rto_min_ns: u64,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -196,6 +198,7 @@ impl Sender {
         let mut tp = TcpCc::new(cfg.mss_bytes, cfg.wire_bytes, cfg.init_cwnd_pkts);
         tp.pacing = cfg.pacing || cc.needs_pacing();
         tp.is_cwnd_limited = false;
+        let rtt = RttEstimator::with_rto_min(cfg.rto_min_ns);
         Sender {
             cfg,
             cc,
@@ -219,7 +222,7 @@ impl Sender {
             prr_delivered: 0,
             prr_out: 0,
             cc_controls: false,
-            rtt: RttEstimator::default(),
+            rtt,
             backoff: 0,
             rwnd: 10,
             next_send_ns: 0,
@@ -975,7 +978,7 @@ mod tests {
     }
 
     fn established_with(ecn: EcnMode) -> (Sender, Vec<Packet>) {
-        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn };
+        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn, rto_min_ns: crate::tcp::rtt::RTO_MIN_NS };
         let mut s = Sender::new(cfg, Box::new(Reno));
         let mut out = vec![];
         s.start(0, &mut out);
@@ -1184,7 +1187,7 @@ mod tests {
         // (tp->delivered_ce when the sampled packet was sent), over the same
         // interval as rs->delivered; rs->is_ece is this ACK's FLAG_ECE.
         let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn: EcnMode::Scalable };
+        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn: EcnMode::Scalable, rto_min_ns: crate::tcp::rtt::RTO_MIN_NS };
         let mut s = Sender::new(cfg, Box::new(RecordRs(log.clone())));
         let mut out = vec![];
         s.start(0, &mut out);
@@ -1256,7 +1259,7 @@ mod tests {
     fn rate_sample_carries_tx_in_flight_and_losses_since_send() {
         // BBRv2's tcp_rate fields: tx.in_flight when the sampled segment was
         // sent, and tp->lost now minus tp->lost then.
-        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn: EcnMode::Off };
+        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn: EcnMode::Off, rto_min_ns: crate::tcp::rtt::RTO_MIN_NS };
         let rec = Recorder::default();
         let mut s = Sender::new(cfg, Box::new(rec.clone()));
         let mut out = vec![];

@@ -1,0 +1,198 @@
+"""Sender profiles and application-flow keys (python/ccfair/profiles.py, issue 12)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import subprocess
+import sys
+
+import pytest
+
+import ccfair
+from ccfair import profiles
+from ccfair.errors import SpecError
+from ccfair.spec import Spec
+
+BASE = {
+    "duration": "12s",
+    "window": {"start": "2s"},
+    "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
+    "profiles": {"cp": {"cca": "bbr", "initial_cwnd": 32, "min_rto": "50ms", "source": "test"}},
+    "flows": [{"cca": "cubic", "rtt": "50ms"}, {"profile": "cp", "rtt": "50ms", "start": "1s"}],
+}
+
+
+def spec(**changes: object) -> Spec:
+    d = copy.deepcopy(BASE)
+    d.update(changes)
+    return Spec.from_dict(d)
+
+
+def flow_config(s: Spec, i: int) -> dict:
+    return s.to_run_config()["flows"][i]
+
+
+def test_profile_fields_become_the_flows_settings() -> None:
+    fc = flow_config(spec(), 1)
+    assert fc["cca"] == "bbr"
+    assert fc["init_cwnd_pkts"] == 32
+    assert fc["min_rto_ns"] == 50_000_000
+
+
+def test_a_key_the_flow_sets_wins_over_its_profile() -> None:
+    d = copy.deepcopy(BASE)
+    d["flows"][1]["init_cwnd"] = 16
+    d["flows"][1]["cca"] = "cubic+pacing"
+    fc = flow_config(Spec.from_dict(d), 1)
+    assert (fc["init_cwnd_pkts"], fc["cca"], fc["pacing"]) == (16, "cubic", True)
+
+
+def test_every_profile_field_maps_to_a_flow_key() -> None:
+    full = {"cca": "cubic", "initial_cwnd": 4, "pacing": True, "min_rto": "1s", "initial_rwnd": 64, "delayed_ack": False}
+    assert set(full) | {"tso"} == set(profiles.FIELDS)
+    s = spec(profiles={"full": full}, flows=[{"profile": "full", "rtt": "50ms"}])
+    fc = flow_config(s, 0)
+    assert (fc["cca"], fc["init_cwnd_pkts"], fc["pacing"], fc["min_rto_ns"], fc["rwnd_init_pkts"], fc["delayed_ack"]) == (
+        "cubic", 4, True, 1_000_000_000, 64, False,
+    )
+
+
+def test_flows_without_min_rto_keep_their_run_config_unchanged() -> None:
+    # run ids of existing sweeps hash the RunConfig: an unset min_rto adds no key
+    assert "min_rto_ns" not in flow_config(spec(), 0)
+
+
+def test_unknown_profile_names_the_flow_field() -> None:
+    d = copy.deepcopy(BASE)
+    d["flows"][1]["profile"] = "cpp"
+    with pytest.raises(SpecError) as e:
+        Spec.from_dict(d)
+    assert e.value.field == "flows.1.profile"
+    assert "'cpp'" in e.value.message and "did you mean 'cp'" in e.value.message
+
+
+def test_unknown_profile_field_is_rejected_with_a_hint() -> None:
+    with pytest.raises(SpecError) as e:
+        spec(profiles={"cp": {"initial_cwd": 3}})
+    assert e.value.field == "profiles.cp.initial_cwd"
+    assert "initial_cwnd" in e.value.message
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("initial_cwnd", 0), ("initial_cwnd", True), ("pacing", "yes"), ("tso", 0), ("min_rto", "0ms"), ("cca", 3)],
+)
+def test_invalid_profile_values_name_the_field(field: str, value: object) -> None:
+    with pytest.raises(SpecError) as e:
+        spec(profiles={"cp": {field: value}})
+    assert e.value.field == f"profiles.cp.{field}"
+
+
+def test_a_file_profile_may_not_shadow_a_builtin() -> None:
+    with pytest.raises(SpecError) as e:
+        spec(profiles={"linux": {"initial_cwnd": 3}})
+    assert e.value.field == "profiles.linux"
+
+
+@pytest.mark.parametrize("name", sorted(profiles.BUILTIN))
+def test_every_builtin_profile_has_a_source_and_runs(name: str) -> None:
+    table = profiles.BUILTIN[name]
+    assert table.get("source")
+    assert set(table) <= set(profiles.FIELDS) | set(profiles.DOC_KEYS)
+    s = spec(profiles={}, flows=[{"cca": "cubic", "rtt": "50ms"}, {"profile": name, "rtt": "50ms", "cca": table.get("cca", "cubic")}])
+    profiles.check_backend(s, "sim")  # every built-in field is one the simulator models
+
+
+def test_builtin_initial_windows_follow_their_sources() -> None:
+    # RFC 6928: IW10; S0 section IV: AkamaiE IW16, AkamaiA IW32; Linux TCP_INIT_CWND 10
+    iw = {n: profiles.BUILTIN[n]["initial_cwnd"] for n in ("iw10", "cdn-iw16", "cdn-iw32", "linux")}
+    assert iw == {"iw10": 10, "cdn-iw16": 16, "cdn-iw32": 32, "linux": 10}
+    assert profiles.BUILTIN["cp-bbr"]["cca"] == "bbr"
+
+
+def test_tso_is_refused_by_the_simulator_naming_the_field_and_profile() -> None:
+    s = spec(profiles={"cp": {"cca": "bbr", "tso": 4}})
+    with pytest.raises(SpecError) as e:
+        ccfair.run(s)
+    assert e.value.field == "flows.1.tso"
+    assert "profile 'cp'" in e.value.message
+
+
+def test_url_is_refused_by_the_simulator() -> None:
+    d = copy.deepcopy(BASE)
+    d["flows"][1].update(kind="http", url="https://cp.example/big")
+    with pytest.raises(SpecError) as e:
+        ccfair.run(d)
+    assert e.value.field == "flows.1.url"
+
+
+def test_http_keys_belong_to_http_flows() -> None:
+    d = copy.deepcopy(BASE)
+    d["flows"][1]["http"] = "2"
+    with pytest.raises(SpecError) as e:
+        Spec.from_dict(d)
+    assert e.value.field == "flows.1.http"
+
+
+@pytest.mark.parametrize(("given", "canonical"), [("2", "2"), (2, "2"), ("h2", "2"), (1.1, "1.1"), ("HTTP/1.1", "1.1")])
+def test_http_versions(given: object, canonical: str) -> None:
+    d = copy.deepcopy(BASE)
+    d["flows"][1].update(kind="http", http=given)
+    assert Spec.from_dict(d).flows[1].http == canonical
+
+
+def test_http_defaults_to_http2_and_bad_values_name_the_field() -> None:
+    d = copy.deepcopy(BASE)
+    d["flows"][1]["kind"] = "http"
+    assert Spec.from_dict(d).flows[1].http == "2"
+    d["flows"][1]["http"] = "3"
+    with pytest.raises(SpecError) as e:
+        Spec.from_dict(d)
+    assert e.value.field == "flows.1.http"
+    d["flows"][1].update(http="2", url="ftp://x")
+    with pytest.raises(SpecError) as e:
+        Spec.from_dict(d)
+    assert e.value.field == "flows.1.url"
+
+
+def test_the_simulator_runs_an_http_flow_as_the_servers_tcp_download() -> None:
+    bulk = ccfair.run(spec())
+    d = copy.deepcopy(BASE)
+    d["flows"][1].update(kind="http", http="2")
+    http = ccfair.run(d)
+    assert http.flows["bytes"].tolist() == bulk.flows["bytes"].tolist()
+
+
+def test_the_testbed_refuses_what_it_does_not_apply_before_touching_anything() -> None:
+    s = spec(profiles={"cp": {"cca": "bbr", "min_rto": "50ms"}})
+    fields = [f for f, _ in profiles.unsupported(s, "testbed")]
+    assert fields == ["flows.1.min_rto"]
+
+
+def test_min_rto_changes_recovery_in_the_simulator() -> None:
+    # Linux tcp_set_rto: RTO = srtt + max(4 rttvar, rto_min). Under heavy random
+    # loss a flow recovers through RTOs; a larger rto_min waits longer each time.
+    def run(rto: str) -> float:
+        d = {"duration": "20s", "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
+             "flows": [{"cca": "cubic", "rtt": "50ms", "loss": 0.2, "min_rto": rto}]}
+        return float(ccfair.run(d).flows["throughput_bps"].iloc[0])
+
+    assert run("1s") < 0.8 * run("200ms")
+
+
+def test_cli_exit_2_for_unknown_profile(tmp_path) -> None:
+    p = tmp_path / "e.toml"
+    p.write_text(
+        'duration = "5s"\n[bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n'
+        '[[flows]]\nprofile = "nope"\nrtt = "50ms"\n'
+    )
+    r = subprocess.run([sys.executable, "-m", "ccfair", "run", str(p), "--json"], capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2
+    assert "flows.0.profile" in r.stderr and "Traceback" not in r.stderr
+
+
+def test_profiles_survive_a_json_dump() -> None:
+    s = spec()
+    again = Spec.from_dict(json.loads(json.dumps(s.raw)))
+    assert again.to_run_config() == s.to_run_config()
