@@ -48,6 +48,8 @@ JSON_INVOCATIONS: dict[tuple[str, ...], list[str]] = {
 }
 #: Commands that need the testbed (root, network namespaces): skipped where it is unavailable.
 NEEDS_TESTBED = {("compare",)}
+#: Commands too slow to run here (minutes): their --json path is checked in-process with the work stubbed.
+STUBBED = {("reproduce",)}
 
 
 def _commands_with_json() -> set[tuple[str, ...]]:
@@ -68,8 +70,23 @@ def _commands_with_json() -> set[tuple[str, ...]]:
 
 
 def test_every_json_command_has_an_invocation_here():
-    missing = _commands_with_json() - set(JSON_INVOCATIONS)
+    missing = _commands_with_json() - set(JSON_INVOCATIONS) - STUBBED
     assert not missing, f"add a quick invocation for {sorted(missing)} to JSON_INVOCATIONS"
+
+
+def test_reproduce_json_is_one_plain_document(monkeypatch, tmp_path, capsys):
+    """`ccfair reproduce --json` with the (minutes-long) runs stubbed: the scoreboard prints as one JSON line."""
+    from ccfair import reproduce as rp
+    from ccfair.cli import main
+
+    board = [{"id": f"S0-claim-{LONG}", "published": TITLE, "ccfair": TITLE, "verdict": "reproduced"}]
+    monkeypatch.setattr(rp, "reproduce", lambda **kw: {"runs": 1, "wall_s": 0.0, "outcomes": []})
+    monkeypatch.setattr(rp, "write_html", lambda rep, path: path)
+    monkeypatch.setattr(rp, "claim_json", lambda rep: board)
+    assert main(["reproduce", "--json", "--html", str(tmp_path / "r.html")]) == 0
+    out = capsys.readouterr().out
+    assert len(out.splitlines()) == 1
+    assert json.loads(out) == board
 
 
 @pytest.mark.parametrize("path", sorted(JSON_INVOCATIONS), ids=" ".join)
@@ -123,5 +140,5 @@ def test_piped_preset_table_is_not_elided():
     p = _run("preset", "s1", "--queue", "small", "--feedback", "off")
     assert p.returncode == 0, p.stderr
     assert "…" not in p.stdout
-    for header in ("J_measure", "J_real", "accuracy", "J_flow (ours)"):
+    for header in ("J_measure (S1)", "J_real (S1)", "accuracy (S1)", "J_flow (ccfair)", "acc. J_flow (ccfair)"):
         assert header in p.stdout

@@ -196,3 +196,20 @@ def test_profiles_survive_a_json_dump() -> None:
     s = spec()
     again = Spec.from_dict(json.loads(json.dumps(s.raw)))
     assert again.to_run_config() == s.to_run_config()
+
+
+def test_content_provider_example_runs_on_the_simulator() -> None:
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "s0-content-provider.toml"
+    r = subprocess.run([sys.executable, "-m", "ccfair", "run", str(example), "--json"], capture_output=True, text=True, timeout=120, check=False)
+    assert r.returncode == 0, r.stderr
+    d = json.loads(r.stdout)
+    assert d["backend"] == "sim"
+    lab, cp = d["flows"]
+    assert (lab["kind"], cp["kind"], cp["cca"]) == ("bulk", "http", "bbr")
+    # the keys the testbed reports per flow (testbed/runner.py) are there on the simulator too
+    for f in (lab, cp):
+        for key in ("share", "throughput_bps", "maxmin_share", "fair_share_bps", "target_rtt_ms", "path_min_rtt_ms", "min_rtt_ms"):
+            assert f[key] is not None, key
+    assert cp["target_rtt_ms"] == 50.0

@@ -63,6 +63,8 @@ ALIASES: dict[str, str] = {
     "compoundtcp": "ctcp",
     "compound-tcp": "ctcp",
     "tcpcompound": "ctcp",
+    "tcp-lp": "lp",
+    "tcplp": "lp",
     "dccp": "ccid2",
     "ccid-2": "ccid2",
     "dccp-ccid2": "ccid2",

@@ -97,6 +97,14 @@ def _fmt(x: float | None, spec: str, suffix: str = "") -> str:
     return f"{x:{spec}}{suffix}"
 
 
+def _maxmin_line(summary: dict[str, Any]) -> str:
+    """Each flow's throughput / max-min fair share (up to 6 flows, else the minimum)."""
+    flows = summary["flows"]
+    if len(flows) <= 6:
+        return ", ".join(f"{f['name']} {_fmt(f.get('maxmin_share'), '.2f')}" for f in flows) + " (1 = its fair share)"
+    return f"min {_fmt(summary.get('maxmin_share_min'), '.2f')} over {len(flows)} flows (1 = fair share)"
+
+
 def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
     """Print the per-flow table (a DataFrame or a list of row dicts) and the run's fairness/performance numbers."""
     from rich.table import Table
@@ -135,6 +143,7 @@ def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
         ("run", f"seed {summary['seed']}, analysis window {w['start']:g}-{w['end']:g} s"),
         ("JFI", _fmt(summary["jfi"], ".3f")),
         ("fness (A vs B)", _fmt(fness, "+.3f") if fness is not None else "- (needs exactly two flows)"),
+        ("max-min share", _maxmin_line(summary)),
         ("utilization", _fmt(None if summary["utilization"] is None else summary["utilization"] * 100, ".1f", " %")),
         ("queueing delay", f"mean {_fmt(q['mean'], '.2f', ' ms')}, p99 {_fmt(q['p99'], '.2f', ' ms')}"),
         ("mean queue", _fmt(summary.get("queue_packets_mean"), ".1f", " packets")),
@@ -208,6 +217,7 @@ def _compare_rows(sim: dict[str, Any], tb: dict[str, Any]) -> list[tuple[str, st
         label = f"{fs['name']} ({fs['cca']}{'+pacing' if paced else ''})"
         rows.append((f"{label} throughput", fmt_rate(fs["throughput_bps"]), fmt_rate(ft["throughput_bps"])))
         rows.append((f"{label} share", pct(fs["share"]), pct(ft["share"])))
+        rows.append((f"{label} max-min share", _fmt(fs.get("maxmin_share"), ".2f"), _fmt(ft.get("maxmin_share"), ".2f")))
         rows.append((f"{label} retransmissions", str(fs["retransmissions"]), str(ft["retransmissions"])))
     rows.append(("JFI", _fmt(sim["jfi"], ".3f"), _fmt(tb["jfi"], ".3f")))
     if sim["fness"] is not None:
@@ -376,6 +386,55 @@ def sweep(
         raise SimulationError(
             f"{len(outcome.failed)} run(s) failed (errors in {out}/failed/; re-run to retry); first: {rid}: {err.splitlines()[0]}"
         )
+
+
+@app.command()
+def reproduce(
+    quick: Annotated[bool, typer.Option("--quick", help="Small version of every preset (minutes on 2 cores).")] = False,
+    jobs: Annotated[
+        Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")
+    ] = None,
+    executor: Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")] = "pool",
+    scheduler: Annotated[
+        Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
+    ] = None,
+    html_out: Annotated[Path, typer.Option("--html", metavar="FILE", help="HTML report to write.")] = Path("reproduction.html"),
+    markdown_out: Annotated[
+        Optional[Path], typer.Option("--markdown", metavar="FILE", help="Also write the scoreboard as Markdown.")
+    ] = None,
+    json_out: Annotated[bool, typer.Option("--json", help="Print the scoreboard as plain JSON.")] = False,
+) -> None:
+    """Run every study preset (S0-S4) and score every published claim: reproduced / not reproduced / not applicable."""
+    from rich.table import Table
+
+    from ccfair import reproduce as rp
+    from ccfair.executors import EXECUTORS
+
+    if executor not in EXECUTORS:
+        raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
+    if jobs is not None and jobs < 1:
+        raise SpecError("--jobs", f"must be >= 1, got {jobs}")
+    if scheduler and executor != "dask":
+        raise SpecError("--scheduler", "only used with --executor dask")
+
+    def progress(done: int, total: int) -> None:
+        if not json_out and (done == total or done % 10 == 0):
+            stderr_console().print(f"runs {done}/{total}")
+
+    rep = rp.reproduce(quick=quick, executor=executor, jobs=jobs, scheduler=scheduler, progress=progress)
+    path = rp.write_html(rep, html_out)
+    if markdown_out:
+        markdown_out.write_text(rp.markdown(rep) + "\n", encoding="utf-8")
+    if json_out:
+        print_json(rp.claim_json(rep))
+        return
+    table = Table(title=f"ccfair reproduce{' --quick' if quick else ''}: {rep['runs']} runs, wall {rep['wall_s']:.0f} s", title_justify="left")
+    for col in ("claim", "published", "ccfair", "verdict"):
+        table.add_column(col, overflow="fold")
+    for r in rp.scoreboard_rows(rep["outcomes"]):
+        table.add_row(r["id"], r["published"], r["ccfair"] + (f" ({r['note']})" if r["note"] else ""), r["verdict"])
+    print_table(table)
+    stderr_console().print(", ".join(f"{k}: {v}" for k, v in sorted(rp.counts(rep["outcomes"]).items())) + f"; report: {path}")
 
 
 @app.command()

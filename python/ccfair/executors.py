@@ -1,8 +1,8 @@
 """Executors: where the runs of a sweep are computed.
 
-Three interchangeable executors, all yielding one outcome per *batch* of
-runs (in completion order) from the same worker function,
-:func:`execute_batch`:
+Three interchangeable executors, all yielding one outcome per task (in
+completion order) from the same worker function -- for a sweep,
+:func:`execute_batch` on a batch of runs:
 
 * ``inprocess`` -- one after another in this process (debugging, tiny sweeps).
 * ``pool`` -- a local :class:`concurrent.futures.ProcessPoolExecutor` with
@@ -122,12 +122,16 @@ def execute_batch(payloads: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-def _inprocess(batches: list[list[dict[str, Any]]], jobs: int, scheduler: str | None) -> Iterator[dict[str, Any]]:
-    for b in batches:
-        yield execute_batch(b)
+#: A worker function: one task (a batch of sweep runs, or one payload of ``fn``) -> its outcome.
+TaskFn = Callable[[Any], dict[str, Any]]
 
 
-def _pool(batches: list[list[dict[str, Any]]], jobs: int, scheduler: str | None) -> Iterator[dict[str, Any]]:
+def _inprocess(tasks: list[Any], jobs: int, scheduler: str | None, fn: TaskFn) -> Iterator[dict[str, Any]]:
+    for t in tasks:
+        yield fn(t)
+
+
+def _pool(tasks: list[Any], jobs: int, scheduler: str | None, fn: TaskFn) -> Iterator[dict[str, Any]]:
     import multiprocessing as mp
 
     window = max(1, jobs * IN_FLIGHT_PER_JOB)
@@ -136,10 +140,10 @@ def _pool(batches: list[list[dict[str, Any]]], jobs: int, scheduler: str | None)
     ctx.set_forkserver_preload(["ccfair.executors", "ccfair.api", "ccfair.result", "ccfair.store", "ccfair.spec", "numpy", "pyarrow.parquet"])
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
     try:
-        it = iter(batches)
+        it = iter(tasks)
         pending = set()
         for p in it:
-            pending.add(pool.submit(execute_batch, p))
+            pending.add(pool.submit(fn, p))
             if len(pending) >= window:
                 break
         while pending:
@@ -152,13 +156,13 @@ def _pool(batches: list[list[dict[str, Any]]], jobs: int, scheduler: str | None)
                 yield out
                 nxt = next(it, None)
                 if nxt is not None:
-                    pending.add(pool.submit(execute_batch, nxt))
+                    pending.add(pool.submit(fn, nxt))
     finally:
         # On an interrupt, drop the queued runs instead of finishing them.
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _dask(batches: list[list[dict[str, Any]]], jobs: int, scheduler: str | None) -> Iterator[dict[str, Any]]:
+def _dask(tasks: list[Any], jobs: int, scheduler: str | None, fn: TaskFn) -> Iterator[dict[str, Any]]:
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -186,10 +190,10 @@ def _dask(batches: list[list[dict[str, Any]]], jobs: int, scheduler: str | None)
         window = max(1, jobs * IN_FLIGHT_PER_JOB)
         if scheduler:
             window = max(window, sum(client.nthreads().values()) * IN_FLIGHT_PER_JOB)
-        it = iter(batches)
+        it = iter(tasks)
         ac = as_completed()
         for p in it:
-            ac.add(client.submit(execute_batch, p, key=_dask_key(p), pure=False))
+            ac.add(client.submit(fn, p, key=_dask_key(p), pure=False))
             if ac.count() >= window:
                 break
         for fut in ac:
@@ -198,18 +202,20 @@ def _dask(batches: list[list[dict[str, Any]]], jobs: int, scheduler: str | None)
             yield out
             nxt = next(it, None)
             if nxt is not None:
-                ac.add(client.submit(execute_batch, nxt, key=_dask_key(nxt), pure=False))
+                ac.add(client.submit(fn, nxt, key=_dask_key(nxt), pure=False))
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
 
 
-def _dask_key(batch: list[dict[str, Any]]) -> str:
-    return f"ccfair-batch-{batch[0]['run_id']}+{len(batch)}"
+def _dask_key(task: Any) -> str:
+    if isinstance(task, list):
+        return f"ccfair-batch-{task[0]['run_id']}+{len(task)}"
+    return f"ccfair-run-{task['run_id']}"
 
 
-_IMPL: dict[str, Callable[[list[list[dict[str, Any]]], int, str | None], Iterator[dict[str, Any]]]] = {
+_IMPL: dict[str, Callable[..., Iterator[dict[str, Any]]]] = {
     "inprocess": _inprocess,
     "pool": _pool,
     "dask": _dask,
@@ -221,11 +227,17 @@ def run_tasks(
     executor: str = "pool",
     jobs: int | None = None,
     scheduler: str | None = None,
+    fn: TaskFn | None = None,
     batch: int | None = None,
 ) -> Iterator[dict[str, Any]]:
-    """Run ``payloads`` (from :meth:`RunTask.payload`) on ``executor`` in batches of consecutive runs
-    (``batch`` runs each, default :func:`batch_size`); yield each batch's outcome
-    (:func:`execute_batch`) as it finishes."""
+    """Run ``payloads`` on ``executor``; yield outcomes as they finish.
+
+    Without ``fn`` the payloads are sweep runs (:meth:`RunTask.payload`), run in
+    batches of consecutive runs (``batch`` runs each, default :func:`batch_size`)
+    by :func:`execute_batch`: one outcome per batch. With ``fn`` (a module-level
+    function, so that it pickles) each payload is one task and ``fn(payload)`` its
+    outcome; ``ccfair reproduce`` passes its own (each payload carries ``run_id``).
+    """
     if executor not in _IMPL:
         raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
     if jobs is None:
@@ -236,6 +248,8 @@ def run_tasks(
         raise SpecError("--scheduler", "only used with --executor dask")
     if not payloads:
         return iter(())
+    if fn is not None:
+        return _IMPL[executor](payloads, jobs, scheduler, fn)
     size = batch if batch is not None else batch_size(len(payloads), jobs)
     batches = [payloads[i : i + size] for i in range(0, len(payloads), size)]
-    return _IMPL[executor](batches, jobs, scheduler)
+    return _IMPL[executor](batches, jobs, scheduler, execute_batch)

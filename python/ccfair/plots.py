@@ -16,6 +16,8 @@ Figures (source study in brackets):
 - :func:`fness_scatter_kde` -- S0's figure: per CCA pair, the runs' fness as
   points plus a Gaussian kernel density (Scott's rule), "A first" and
   "B first" side by side.
+- :func:`maxmin_share_by_pair` -- each flow's throughput as a fraction of its
+  max-min fair share (Prudentia), per pair, flows A and B side by side.
 - :func:`jfi_nru_vs_rtt` -- S4's J and NRU tuple (U_N, U_N+, U_N-) vs RTT.
 - :func:`relative_throughput_vs` -- S3's relative throughput per class vs a
   swept parameter.
@@ -52,6 +54,7 @@ __all__ = [
     "queue_delay_over_time",
     "queue_delay_hist",
     "fness_scatter_kde",
+    "maxmin_share_by_pair",
     "jfi_nru_vs_rtt",
     "relative_throughput_vs",
     "fct_cdf",
@@ -402,6 +405,59 @@ def fness_scatter_kde(
             Line2D([], [], ls="", marker="o", ms=5, color=cca_color(w), label=f"{w} got more") for w in sorted(winners)
         ]
         axes[-1].legend(handles=handles, loc="upper left", fontsize="small", frameon=False)
+    if title:
+        fig.suptitle(title)
+    return fig
+
+
+def maxmin_share_by_pair(
+    runs_df: pd.DataFrame,
+    pair_col: str = "pair",
+    a_col: str = "maxmin_share_a",
+    b_col: str = "maxmin_share_b",
+    *,
+    order_col: str | None = "order",
+    title: str | None = None,
+) -> Figure:
+    """Max-min fair share (Prudentia) per pair: every run's A and B as points, 1 = exactly its fair share.
+
+    One row per pair (first on top), flow A's values just above the row's
+    line and B's just below; one panel per value of ``order_col``. x is the
+    flow's throughput / its max-min fair share (metrics.max_min_fair_rates):
+    below 1 the flow got less than it was entitled to.
+    """
+    _need(runs_df, pair_col, a_col, b_col)
+    orders: list[Any] = [None]
+    if order_col is not None and order_col in runs_df.columns:
+        orders = sorted(pd.unique(runs_df[order_col]), key=str)
+    pairs = list(pd.unique(runs_df[pair_col]))
+    fig, axes = _new_figure(4.2 * len(orders), 0.9 + 0.6 * max(len(pairs), 1), ncols=len(orders), sharey=True)
+    rng = np.random.default_rng(0)
+    top = 0.0
+    for ax, order in zip(axes, orders):
+        sub = runs_df if order is None else runs_df[runs_df[order_col] == order]
+        for i, pair in enumerate(pairs):
+            rows = sub[sub[pair_col] == pair]
+            y0 = len(pairs) - 1 - i
+            for col, dy, color, label in ((a_col, 0.15, "#0072B2", "flow A"), (b_col, -0.15, "#D55E00", "flow B")):
+                v = rows[col].to_numpy(dtype=float)
+                v = v[np.isfinite(v)]
+                top = max(top, float(v.max()) if len(v) else 0.0)
+                ax.scatter(v, y0 + dy + rng.uniform(-0.06, 0.06, size=len(v)), s=10, c=color, alpha=0.7, lw=0,
+                           label=label if i == 0 else None)
+        ax.axvline(1.0, color="0.3", lw=0.8, ls=":")
+        ax.set_xlabel("throughput / max-min fair share")
+        if order is not None:
+            ax.set_title(str(order))
+        _style(ax)
+        ax.grid(False, axis="y")
+    for ax in axes:
+        ax.set_xlim(0, max(2.0, top * 1.05))
+    axes[0].set_yticks(range(len(pairs)))
+    axes[0].set_yticklabels([str(p) for p in reversed(pairs)])
+    axes[0].set_ylim(-0.6, len(pairs) - 0.4)
+    axes[0].set_ylabel("pair (A vs B)")
+    axes[-1].legend(loc="upper right", fontsize="small", frameon=False)
     if title:
         fig.suptitle(title)
     return fig

@@ -365,7 +365,7 @@ def _seed_text(mode: str) -> str:
 
 
 def _summary(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    metrics = ["jfi", "fness", "utilization", "queue_delay_mean_ms", "queue_delay_p99_ms"]
+    metrics = ["jfi", "fness", "maxmin_share_min", "utilization", "queue_delay_mean_ms", "queue_delay_p99_ms"]
     if not keys:
         runs = runs.assign(_all="all runs")
         keys = ["_all"]
@@ -374,7 +374,7 @@ def _summary(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     for m in metrics:
         if m in runs.columns and runs[m].notna().any():
             out[f"{m} mean"] = g[m].mean()
-            if m in ("jfi", "fness"):
+            if m in ("jfi", "fness", "maxmin_share_min"):
                 out[f"{m} std"] = g[m].std()
     return out.reset_index()
 
@@ -396,6 +396,18 @@ def _figures(page: _Page, runs: pd.DataFrame, axis_names: list[str], d: Path) ->
             made += 1
         if len(settings) > made:
             page.add(f'<p class="note">{len(settings) - made} more settings not drawn (limit {MAX_FNESS_FIGURES}).</p>')
+    if "maxmin_share_a" in runs.columns and runs["maxmin_share_a"].notna().any():
+        settings = list(runs.groupby(others, sort=False, dropna=False)) if others else [((), runs)]
+        for key, sub in settings[:MAX_FNESS_FIGURES]:
+            key = key if isinstance(key, tuple) else (key,)
+            label = ", ".join(f"{a} = {v}" for a, v in zip(others, key)) or "all runs"
+            fig = _try_plots("maxmin_share_by_pair", sub, pair_col=group, title=label)
+            if fig is not None:
+                page.figure(
+                    fig,
+                    f"Max-min fair share (Prudentia), {label}: each flow's throughput over its max-min fair share "
+                    "(1 = exactly fair; below 1 it got less than it was entitled to), every run, by start order.",
+                )
 
     varying = [a for a in axis_names if runs[a].nunique() > 1]
     if len(varying) >= 2:

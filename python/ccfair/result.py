@@ -298,6 +298,8 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
     window_s = (b1 - b0) * bin_ns / _NS_PER_S
     names, window_bytes = cols["name"], cols["bytes"]
     maxmin = [float(x) for x in cols["maxmin_share"] if not math.isnan(x)]
+    kinds = [f.kind for _, _, f in spec.expand_flows()]
+    kinds += ["bulk"] * (len(names) - len(kinds))  # [[groups]] flows
 
     w_pkts = int(sum(raw["sojourn_pkts_per_bin"][b0:b1]))
     mean_delay_ms = int(sum(raw["sojourn_sum_ns_per_bin"][b0:b1])) / w_pkts / _NS_PER_MS if w_pkts else math.nan
@@ -337,6 +339,11 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
                 "retransmissions": int(cols["retransmissions"][i]),
                 "ecn": str(cols["ecn"][i]),
                 "ecn_marks": int(cols["ecn_marks"][i]),
+                # the keys the testbed reports per flow (its values replace these there)
+                "kind": kinds[i],
+                "target_rtt_ms": float(cols["rtt_ms"][i]),
+                "path_min_rtt_ms": float(cols["rtt_ms"][i]),  # the simulated path's propagation RTT, exactly
+                "min_rtt_ms": float(cols["min_rtt_ms"][i]),
             }
             for i in range(len(names))
         ],
@@ -350,6 +357,7 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
         "data_packets": int(raw.get("data_packets", 0)),
         "events": int(raw.get("events", 0)),
         "sim_wall_s": int(raw.get("wall_ns", 0)) / _NS_PER_S,
+        "backend": "sim",  # the testbed backend replaces it (testbed/runner.py)
     }
     if any(x is not None for x in cols["size_bytes"]):
         fct = fct_summary(result.flows, rate_bps, [int(c.get("rate_cap_bps") or 0) for c in config["flows"]])

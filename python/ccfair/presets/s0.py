@@ -52,7 +52,9 @@ from typing import Any
 import numpy as np
 
 from ccfair import profiles
-from ccfair import scalar_metrics as metrics  # not ccfair.metrics: `ccfair preset s0 --help` loads no pandas
+from ccfair import (
+    scalar_metrics as metrics,  # not ccfair.metrics: `ccfair preset s0 --help` loads no pandas
+)
 from ccfair.errors import SpecError
 from ccfair.sweep import ORDERS, derive_seed, flip_flows
 from ccfair.units import parse_rate

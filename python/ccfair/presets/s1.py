@@ -32,10 +32,21 @@ proportionally towards equal I, driven by the flow meter; nothing dropped);
 reference rate V'_j of its pinned flows so far, plus a proportional
 correction on the run's cumulative index; see docs/in-network.md).
 Flows start uniformly in [0, 5 s) by default.
+
+TCP settings (``tcp``): S1 ran ns-3, whose TCP defaults are a 536-byte
+segment (ns-3 ``TcpSocket::SegmentSize``) and an initial window of one
+segment (``TcpSocket::InitialCwnd``); ``tcp="ns3"`` (the default) uses
+them, so S1's 10-100 KB objects are 19-187 segments that leave slow start
+and spend time in each CCA's own congestion avoidance. ``tcp="linux"`` keeps
+ccfair's flow defaults (1448-byte MSS, initial window 10): the objects are
+7-70 segments and end in slow start, where the 12 CCAs behave alike; the
+meter then sees no unfairness to measure (docs/in-network.md, "Why
+J_measure did not fall").
 """
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from typing import TYPE_CHECKING, Annotated, Any
@@ -65,6 +76,9 @@ PUBLISHED: dict[str, dict[str, tuple[float, float, float]]] = {
         "j_feedback": (0.975, 0.878, 0.881),
     },
 }
+#: Sender TCP settings: S1's simulator's defaults (ns-3: 536-byte segments,
+#: initial window 1 segment) or ccfair's (Linux: MSS 1448, initial window 10).
+TCP_DEFAULTS: dict[str, dict[str, Any]] = {"ns3": {"mss": 536, "init_cwnd": 1}, "linux": {}}
 #: Feedback modes: S1's rule as published ("s1"), S1's rule on I relative to
 #: the geometric mean of the indices ("s1-relative"), ours ("improved"), none.
 FEEDBACKS = ("off", "s1", "s1-relative", "improved", "allocate")
@@ -80,6 +94,8 @@ def build_spec(
     capped_fraction: float = 0.5,
     flows_per_sender: tuple[int, int] = (100, 200),
     qdisc_extra: dict[str, Any] | None = None,
+    flow_extra: dict[str, Any] | None = None,
+    tcp: str = "ns3",
 ) -> Spec:
     """The S1 experiment for one queue setting, scenario and feedback mode.
 
@@ -96,6 +112,8 @@ def build_spec(
     feedback = {"on": "s1"}.get(feedback, feedback)
     if feedback not in FEEDBACKS:
         raise ValueError(f"feedback must be one of on, {', '.join(FEEDBACKS)}, got {feedback!r}")
+    if tcp not in TCP_DEFAULTS:
+        raise ValueError(f"tcp must be one of {', '.join(TCP_DEFAULTS)}, got {tcp!r}")
     if duration_s is None:
         duration_s = 120.0 if bounded else 40.0
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed, 0x5331])))
@@ -116,6 +134,8 @@ def build_spec(
             }
             if bounded and capped[k]:
                 f["rate_cap"] = f"{int(caps[k])}bit"
+            f.update(TCP_DEFAULTS[tcp])
+            f.update(flow_extra or {})
             flows.append(f)
     main, per_queue = QUEUES[queue]
     qdisc: dict[str, Any] = {
@@ -134,7 +154,7 @@ def build_spec(
     qdisc.update(qdisc_extra or {})
     return Spec.from_dict(
         {
-            "name": f"s1-{queue}-{'bounded' if bounded else 'unbounded'}-{feedback}",
+            "name": f"s1-{queue}-{'bounded' if bounded else 'unbounded'}-{feedback}-{tcp}",
             "duration": f"{duration_s}s",
             "seed": seed,
             "bin": "500ms",
@@ -145,24 +165,49 @@ def build_spec(
 
 
 def j_measure(meter: pd.DataFrame, window_s: float = 0.5) -> tuple[float, pd.DataFrame]:
-    """S1's J(V, V') from the flow meter and the per-CCA V, V', I."""
+    """S1's J(V, V') from the flow meter and the per-CCA V, V', I.
+
+    As S1 computes it (section 4.2.1: "my flow meter will report packets rate
+    every 0.5 seconds. After the experiment, I average on all the reports"):
+    each window's report is the CCA's per-flow packet rate (enqueued packets /
+    window / distinct flows) in the main queue and in the RRMQS, and V_j
+    (V'_j) is the mean of the CCA's reports over the windows in which that
+    part saw at least one of its flows (a window without flows has no
+    per-flow rate).
+    """
+    import numpy as np
+    import pandas as pd
+
+    from ccfair import metrics
+
+    m = meter.assign(
+        rm=meter["main_pkts"] / meter["main_flows"].where(meter["main_flows"] > 0) / window_s,
+        rr=meter["rrmqs_pkts"] / meter["rrmqs_flows"].where(meter["rrmqs_flows"] > 0) / window_s,
+    )
+    g = m.groupby("cca", sort=False)
+    per = pd.DataFrame({"v": g["rm"].mean(), "v_prime": g["rr"].mean()})
+    per["index"] = per["v"] / per["v_prime"]
+    ok = per.replace([np.inf, -np.inf], np.nan).dropna()
+    ok = ok[ok["v_prime"] > 0]
+    j = metrics.slowdown_index(ok["v"].tolist(), ok["v_prime"].tolist()) if len(ok) else math.nan
+    return j, per
+
+
+def j_measure_pooled(meter: pd.DataFrame, window_s: float = 0.5) -> float:
+    """J(V, V') with V_j (V'_j) = the CCA's packets summed over all windows /
+    its summed flow counts (flow-weighted; what this preset printed before it
+    followed S1's averaging of the reports). Kept for comparison."""
     import numpy as np
     import pandas as pd
 
     from ccfair import metrics
 
     g = meter.groupby("cca", sort=False)
-    per = pd.DataFrame(
-        {
-            "v": g["main_pkts"].sum() / g["main_flows"].sum() / window_s,
-            "v_prime": g["rrmqs_pkts"].sum() / g["rrmqs_flows"].sum() / window_s,
-        }
-    )
-    per["index"] = per["v"] / per["v_prime"]
-    ok = per.replace([np.inf, -np.inf], np.nan).dropna()
-    ok = ok[ok["v_prime"] > 0]
-    j = metrics.slowdown_index(ok["v"].tolist(), ok["v_prime"].tolist()) if len(ok) else math.nan
-    return j, per
+    v = g["main_pkts"].sum() / g["main_flows"].sum() / window_s
+    vp = g["rrmqs_pkts"].sum() / g["rrmqs_flows"].sum() / window_s
+    ok = pd.DataFrame({"v": v, "vp": vp}).replace([np.inf, -np.inf], np.nan).dropna()
+    ok = ok[ok["vp"] > 0]
+    return metrics.slowdown_index(ok["v"].tolist(), ok["vp"].tolist()) if len(ok) else math.nan
 
 
 def j_measure_flow(meter: pd.DataFrame) -> tuple[float, pd.DataFrame]:
@@ -211,6 +256,7 @@ def evaluate(result: Any) -> dict[str, Any]:
     """J_measure, J_real, accuracy and flow completion of one S1 run."""
     window_s = result.config["bottleneck"]["qdisc"]["window_ns"] / 1e9
     jm, per_m = j_measure(result.meter, window_s)
+    jp = j_measure_pooled(result.meter, window_s)
     jf, _ = j_measure_flow(result.meter)
     jr, per_r = j_real(result.flows, result.pinned)
     acc = min(jm, jr) / max(jm, jr) if jm > 0 and jr > 0 else math.nan
@@ -218,6 +264,7 @@ def evaluate(result: Any) -> dict[str, Any]:
     fl = result.flows
     return {
         "j_measure": jm,
+        "j_measure_pooled": jp,
         "j_real": jr,
         "accuracy": acc,
         "j_flow": jf,
@@ -242,7 +289,7 @@ def run_one(queue: str, bounded: bool, feedback: str, seed: int = 1, **kw: Any) 
     out = evaluate(res)
     out["wall_s"] = time.perf_counter() - t0
     out["sim_wall_s"] = res.summary["sim_wall_s"]
-    out.update(queue=queue, bounded=bounded, feedback={"on": "s1"}.get(feedback, feedback), seed=seed)
+    out.update(queue=queue, bounded=bounded, feedback={"on": "s1"}.get(feedback, feedback), seed=seed, tcp=kw.get("tcp", "ns3"))
     return out
 
 
@@ -255,6 +302,7 @@ def register(app: typer.Typer) -> None:
         seed: Annotated[int, typer.Option("--seed", help="first seed")] = 1,
         seeds: Annotated[int, typer.Option("--seeds", help="number of seeds (seed, seed+1, ...); the table shows the mean and the range")] = 1,
         json_out: Annotated[bool, typer.Option("--json", help="print one JSON object per run instead of the table")] = False,
+        tcp: Annotated[str, typer.Option("--tcp", help="sender TCP defaults: ns3 (S1's simulator: 536-byte segments, initial window 1) | linux (MSS 1448, initial window 10)")] = "ns3",
     ) -> None:
         """S1: J_measure, J_real, accuracy and J with feedback, next to the published values."""
         from rich.table import Table
@@ -270,17 +318,23 @@ def register(app: typer.Typer) -> None:
         for f in fbs:
             if f not in FEEDBACKS:
                 raise SpecError("--feedback", f"unknown feedback {f!r}; allowed: on, {', '.join(FEEDBACKS)}, all")
+        if tcp not in TCP_DEFAULTS:
+            raise SpecError("--tcp", f"unknown TCP defaults {tcp!r}; allowed: {', '.join(TCP_DEFAULTS)}")
         scen = "bounded" if bounded else "unbounded"
         pub = PUBLISHED[scen]
         seed_list = list(range(seed, seed + max(1, seeds)))
         span = f"seed {seed}" if len(seed_list) == 1 else f"seeds {seed_list[0]}-{seed_list[-1]}: mean (min-max)"
-        table = Table(title=f"S1, {scen} flows ({span}); published values in brackets", title_justify="left")
-        for col in ("queue", "feedback", "J_measure", "J_real", "accuracy", "J_flow (ours)", "acc. flow", "completed", "wall s / run"):
+        table = Table(
+            title=f"S1, {scen} flows ({span}, TCP defaults {tcp}); published values in brackets.\n"
+            "S1's quantities: J_measure, J_real, accuracy (min/max of the two). ccfair's additions: J_flow and its accuracy vs J_real.",
+            title_justify="left",
+        )
+        for col in ("queue", "feedback", "J_measure (S1)", "J_real (S1)", "accuracy (S1)", "J_flow (ccfair)", "acc. J_flow (ccfair)", "completed", "wall s / run"):
             table.add_column(col)
         for q in queues:
             qi = list(QUEUES).index(q)
             for fb in fbs:
-                runs = [run_one(q, bounded, fb, sd) for sd in seed_list]
+                runs = [run_one(q, bounded, fb, sd, tcp=tcp) for sd in seed_list]
                 if json_out:
                     for r in runs:
                         print_json({k: v for k, v in r.items() if not k.startswith("per_cca")})
@@ -309,3 +363,112 @@ def register(app: typer.Typer) -> None:
                 )
         if not json_out:
             print_table(table)
+
+
+# ---------------------------------------------------------------------------
+# ccfair reproduce (ccfair.reproduce): tasks, claims, figures
+# ---------------------------------------------------------------------------
+
+#: Seeds the reproduction averages over (each run takes well under a second,
+#: so --quick uses them too).
+REPRODUCE_SEEDS = 5
+
+
+def tasks(quick: bool = False) -> list[dict[str, Any]]:
+    """S1's runs for ``ccfair reproduce``: 3 queues x (off, s1) x unbounded/bounded x seeds 1-5, ns-3 TCP defaults."""
+    return [
+        {"queue": q, "bounded": b, "feedback": fb, "seed": s}
+        for b in (False, True)
+        for q in QUEUES
+        for fb in ("off", "s1")
+        for s in range(1, REPRODUCE_SEEDS + 1)
+    ]
+
+
+def run_task(task: dict[str, Any]) -> dict[str, Any]:
+    """One S1 run; the per-CCA tables become plain dicts (picklable, JSON-ready)."""
+    r = run_one(task["queue"], task["bounded"], task["feedback"], task["seed"])
+    r["per_cca_measure"] = r["per_cca_measure"]["index"].to_dict()
+    r["per_cca_real"] = r["per_cca_real"]["index"].to_dict()
+    return r
+
+
+def _mean_of(results: list[dict[str, Any]], key: str, queue: str, bounded: bool, feedback: str) -> float:
+    xs = [r[key] for r in results if (r["queue"], r["bounded"], r["feedback"]) == (queue, bounded, feedback) and not math.isnan(r[key])]
+    return sum(xs) / len(xs) if xs else math.nan
+
+
+def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """Figures and verdicts of S1's claims (ccfair.claims ids S1.*), means over the seeds run."""
+    from ccfair.claims import Outcome, verdict
+
+    qs = list(QUEUES)
+    m = lambda key, b=False, fb="off": [_mean_of(results, key, q, b, fb) for q in qs]
+    fmt = lambda xs: " / ".join(f"{x:.3f}" for x in xs)
+    nseeds = len({r["seed"] for r in results})
+    acc, jm, jr = m("accuracy"), m("j_measure"), m("j_real")
+    pub = PUBLISHED["unbounded"]
+    out = {
+        "S1.accuracy": Outcome(
+            f"accuracy {fmt(acc)} (J_measure {fmt(jm)}, J_real {fmt(jr)}; mean of {nseeds} seeds, ns-3 TCP defaults)",
+            verdict(all(abs(a - p) <= 0.05 for a, p in zip(acc, pub["accuracy"]))),
+        ),
+    }
+    falls = all(b < a for a, b in itertools.pairwise(jr)) and all(b < a for a, b in itertools.pairwise(jm))
+    close = all(abs(a - p) <= 0.1 for a, p in zip(jr, pub["j_real"]))
+    out["S1.j-falls"] = Outcome(
+        f"J_real {fmt(jr)}, J_measure {fmt(jm)}",
+        verdict(falls and close),
+        "" if falls and close else ("not monotone; " if not falls else "") + ("J_real of the large queue stays higher than S1's" if not close else ""),
+    )
+    jf = m("j_real", False, "s1")
+    out["S1.feedback"] = Outcome(
+        f"J_real with S1's feedback {fmt(jf)}", verdict(all(x > 0.99 for x in jf)),
+        "" if all(x > 0.99 for x in jf) else "S1's drop/priority rule on a 0.5 s window index; docs/in-network.md",
+    )
+    b_off, b_fb = m("j_real", True, "off"), m("j_real", True, "s1")
+    ok = all(f >= o for f, o in zip(b_fb, b_off))
+    out["S1.bounded"] = Outcome("J_real without / with S1's feedback: " + ", ".join(f"{o:.3f} / {f:.3f}" for o, f in zip(b_off, b_fb)), verdict(ok))
+    return out
+
+
+def tables(results: list[dict[str, Any]]) -> str:
+    """Means over seeds per setting; S1's quantities (J_measure, J_real, accuracy) and ccfair's addition (J_flow)."""
+    lines = ["| flows | queue | feedback | J_measure (S1) | J_real (S1) | accuracy (S1) | J_flow (ccfair) | published J_measure / J_real / accuracy or J with feedback |", "|---|---|---|---|---|---|---|---|"]
+    for b in (False, True):
+        scen = "bounded" if b else "unbounded"
+        pub = PUBLISHED[scen]
+        for i, q in enumerate(QUEUES):
+            for fb in ("off", "s1"):
+                if fb == "off":
+                    p = f"{pub['j_measure'][i]} / {pub['j_real'][i]}" + (f" / {pub['accuracy'][i]}" if "accuracy" in pub else "")
+                else:
+                    p = f"J with feedback {pub['j_feedback'][i]}"
+                lines.append(
+                    f"| {scen} | {q} | {fb} | {_mean_of(results, 'j_measure', q, b, fb):.3f} | {_mean_of(results, 'j_real', q, b, fb):.3f} "
+                    f"| {_mean_of(results, 'accuracy', q, b, fb):.3f} | {_mean_of(results, 'j_flow', q, b, fb):.3f} | {p} |"
+                )
+    return "\n".join(lines)
+
+
+def figures(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
+    """S1's Table A.1 as a figure: per-CCA index I (measured vs real), seed 1, unbounded, feedback off."""
+    import matplotlib.pyplot as plt
+    import numpy as np
+
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), sharey=True)
+    for ax, q in zip(axes, QUEUES):
+        r = next((x for x in results if (x["queue"], x["bounded"], x["feedback"], x["seed"]) == (q, False, "off", 1)), None)
+        if r is None:
+            continue
+        ccas = [c for c in CCAS if c in r["per_cca_measure"]]
+        xs = np.arange(len(ccas))
+        ax.bar(xs - 0.2, [r["per_cca_measure"][c] for c in ccas], 0.4, label="I_measure (meter)")
+        ax.bar(xs + 0.2, [r["per_cca_real"].get(c, np.nan) for c in ccas], 0.4, label="I_real (offline)")
+        ax.axhline(1.0, color="0.3", lw=0.8)
+        ax.set_xticks(xs, ccas, rotation=60, fontsize=8)
+        ax.set_title(f"{q} queue")
+    axes[0].set_ylabel("I = V / V'")
+    axes[0].legend(fontsize="small", frameon=False)
+    fig.tight_layout()
+    return [("S1: per-CCA fairness index I, meter vs offline (Table A.1 type; seed 1, unbounded, no feedback)", fig)]

@@ -160,6 +160,8 @@ pub struct Sender {
     cc_controls: bool,
     rtt: RttEstimator,
     backoff: u32,
+    /// RTOs since snd_una last advanced (Linux `icsk_retransmits`).
+    retransmits: u32,
     rwnd: u32,
     next_send_ns: u64,
     syn_sent_ns: u64,
@@ -224,6 +226,7 @@ impl Sender {
             cc_controls: false,
             rtt,
             backoff: 0,
+            retransmits: 0,
             rwnd: 10,
             next_send_ns: 0,
             syn_sent_ns: 0,
@@ -593,7 +596,9 @@ impl Sender {
         }
         let una_advanced = self.tp.snd_una > prior_una;
         if una_advanced {
+            // tcp_ack: FLAG_SND_UNA_ADVANCED clears icsk_retransmits (and the backoff).
             self.backoff = 0;
+            self.retransmits = 0;
         }
         if newly_delivered > 0 {
             self.tp.delivered += newly_delivered as u64;
@@ -922,7 +927,13 @@ impl Sender {
             return;
         }
         self.stats.rto_count += 1;
-        if self.tp.ca_state <= CaState::Disorder || self.tp.snd_una >= self.high_seq || self.tp.ca_state == CaState::Loss {
+        // tcp_enter_loss: reduce ssthresh only if it was not yet reduced in
+        // this window; in Loss only on the first RTO (icsk_retransmits == 0),
+        // so back-to-back RTOs keep the first RTO's ssthresh.
+        if self.tp.ca_state <= CaState::Disorder
+            || self.tp.snd_una >= self.high_seq
+            || (self.tp.ca_state == CaState::Loss && self.retransmits == 0)
+        {
             self.tp.prior_cwnd = self.tp.cwnd;
             self.tp.ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
@@ -952,6 +963,7 @@ impl Sender {
         self.set_state(CaState::Loss);
         self.high_seq = self.tp.snd_nxt;
         self.backoff += 1;
+        self.retransmits += 1;
         self.tp.in_flight = self.in_flight();
         // BBR and friends see the loss through their next rate sample.
         self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
@@ -1100,6 +1112,29 @@ mod tests {
         s.on_ack(rto2 + RTT, &ack(1, NO_SACK), &mut out);
         assert_eq!(s.tp.cwnd, 2);
         assert_eq!(s.backoff, 0);
+    }
+
+    #[test]
+    fn back_to_back_rto_keeps_the_first_rtos_ssthresh() {
+        // Linux tcp_enter_loss sets ssthresh in Loss only while icsk_retransmits == 0.
+        let (mut s, _) = established();
+        let mut out = vec![];
+        let rto = s.rto_timer.deadline.unwrap();
+        s.on_rto(rto, &mut out);
+        assert_eq!(s.tp.ssthresh, 5, "first RTO: ssthresh = 10 / 2");
+        let rto2 = s.rto_timer.deadline.unwrap();
+        s.on_rto(rto2, &mut out);
+        assert_eq!((s.tp.ssthresh, s.tp.cwnd), (5, 1), "second RTO of the episode keeps ssthresh 5 (was cut to 2)");
+        let rto3 = s.rto_timer.deadline.unwrap();
+        s.on_rto(rto3, &mut out);
+        assert_eq!(s.tp.ssthresh, 5);
+        // After snd_una advances (retransmits cleared) a new RTO inside the
+        // same Loss episode reduces again: ssthresh = max(cwnd / 2, 2).
+        s.on_ack(rto3 + RTT, &ack(1, NO_SACK), &mut out);
+        assert_eq!(s.tp.cwnd, 2);
+        let rto4 = s.rto_timer.deadline.unwrap();
+        s.on_rto(rto4, &mut out);
+        assert_eq!(s.tp.ssthresh, 2);
     }
 
     #[test]

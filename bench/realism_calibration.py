@@ -1,0 +1,169 @@
+"""Issue 13 calibration: run-to-run spread and means, testbed next to simulator.
+
+    python3 bench/realism_calibration.py collect --reps 10 --points spread --jobs 3 --out FILE.jsonl
+    python3 bench/realism_calibration.py collect --reps 5 --points s0 --jobs 3 --out FILE.jsonl
+    python3 bench/realism_calibration.py table --testbed FILE.jsonl [--seeds 10] [--set noise=none]
+
+Points (10 Mbit/s, 50 ms, drop-tail, examples/s0-cubic-vs-bbr.toml timing:
+A at 0 s, B at 5 s, 45 s, window 10-45 s):
+
+* spread: cubic/cubic, reno/reno, reno/cubic, bbr/bbr at 1 BDP; cubic/bbr
+  (CUBIC first) at 2 and 4 BDP;
+* s0: the 14 S0 points: cubic/bbr in both orders at 0.5, 1, 2, 4, 8 BDP and
+  cubic/cubic, reno/reno, bbr/bbr, reno/cubic at 1 BDP.
+
+`collect` runs each point `--reps` times on the testbed (root; each run in a
+subprocess, `--jobs` at a time) and appends one JSON line per run (point,
+seed, summary, load average) to --out, so an interrupted collection resumes.
+`table` runs the simulator with seeds 1..--seeds at the same points and prints
+flow B's share (range, mean) and utilization / mean queue next to the
+testbed's, as Markdown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import ccfair
+from ccfair.spec import Spec
+
+ROOT = Path(__file__).resolve().parent.parent
+S0 = ROOT / "examples" / "s0-cubic-vs-bbr.toml"
+
+
+def point(a: str, b: str, bdp: str) -> dict[str, Any]:
+    """Flow A (cca a) at 0 s, flow B (cca b) at 5 s, S0 timing, buffer bdp x BDP."""
+    raw = ccfair.Spec.from_toml(S0).raw
+    raw["name"] = f"{a}/{b} {bdp} BDP"
+    raw["bottleneck"]["buffer"] = f"{bdp}bdp"
+    raw["flows"][0]["cca"] = a
+    raw["flows"][1]["cca"] = b
+    return raw
+
+
+def points(which: str) -> dict[str, dict[str, Any]]:
+    out: dict[str, dict[str, Any]] = {}
+    if which in ("spread", "all"):
+        for a, b, bdp in [("cubic", "cubic", "1"), ("reno", "reno", "1"), ("reno", "cubic", "1"),
+                          ("bbr", "bbr", "1"), ("cubic", "bbr", "2"), ("cubic", "bbr", "4")]:
+            out[f"{a}/{b} {bdp}"] = point(a, b, bdp)
+    if which in ("s0", "all"):
+        for bdp in ["0.5", "1", "2", "4", "8"]:
+            out[f"cubic/bbr {bdp}"] = point("cubic", "bbr", bdp)
+            out[f"bbr/cubic {bdp}"] = point("bbr", "cubic", bdp)
+        for a, b in [("cubic", "cubic"), ("reno", "reno"), ("bbr", "bbr"), ("reno", "cubic")]:
+            out[f"{a}/{b} 1"] = point(a, b, "1")
+    return out
+
+
+def testbed_run(raw: dict[str, Any], seed: int, tmp: Path) -> dict[str, Any]:
+    f = tmp / f"{abs(hash(json.dumps(raw, sort_keys=True)))}-{seed}.json"
+    f.write_text(json.dumps(raw))
+    p = subprocess.run(
+        [sys.executable, "-c", "import sys,json,ccfair; from ccfair import Spec;"
+         "r=ccfair.run(Spec.from_dict(json.load(open(sys.argv[1]))), seed=int(sys.argv[2]), backend='testbed');"
+         "print(json.dumps(r.summary))", str(f), str(seed)],
+        capture_output=True, text=True,
+    )
+    if p.returncode != 0:
+        raise RuntimeError(p.stderr.strip().splitlines()[-1])
+    return json.loads(p.stdout)
+
+
+def share_b(summary: dict[str, Any]) -> float:
+    return float(summary["flows"][1]["share"])
+
+
+def load_runs(path: Path) -> dict[str, list[dict[str, Any]]]:
+    runs: dict[str, list[dict[str, Any]]] = {}
+    if path.exists():
+        for line in path.read_text().splitlines():
+            if line.strip():
+                r = json.loads(line)
+                runs.setdefault(r["point"], []).append(r)
+    return runs
+
+
+def collect(args: argparse.Namespace) -> None:
+    out = Path(args.out)
+    done = {(p, r["seed"]) for p, rs in load_runs(out).items() for r in rs}
+    tmp = Path("/tmp/ccfair-realism")
+    tmp.mkdir(exist_ok=True)
+    jobs = [(name, raw, seed) for name, raw in points(args.points).items()
+            for seed in range(1, args.reps + 1) if (name, seed) not in done]
+
+    def one(job: tuple[str, dict[str, Any], int]) -> None:
+        name, raw, seed = job
+        load = Path("/proc/loadavg").read_text().split()[:3]
+        try:
+            s = testbed_run(raw, seed, tmp)
+        except RuntimeError as e:
+            print(f"{name} seed {seed}: {e}", file=sys.stderr)
+            return
+        with out.open("a") as fh:
+            fh.write(json.dumps({"point": name, "seed": seed, "load": load, "summary": s}) + "\n")
+        print(f"{name} seed {seed}: B share {share_b(s):.3f}", flush=True)
+
+    with ThreadPoolExecutor(args.jobs) as ex:
+        list(ex.map(one, jobs))
+
+
+def rng(xs: list[float]) -> str:
+    return f"{min(xs):.3f}-{max(xs):.3f} ({max(xs) - min(xs):.3f})" if xs else "-"
+
+
+def mean(xs: list[float]) -> float:
+    return statistics.mean(xs) if xs else float("nan")
+
+
+def table(args: argparse.Namespace) -> None:
+    tb = load_runs(Path(args.testbed))
+    pts = points(args.points)
+    print("| point (A/B, buffer) | B share sim range | B share testbed range | range ratio | B mean sim | B mean testbed | diff | util sim / tb | queue ms sim / tb |")
+    print("|---|---|---|---|---|---|---|---|---|")
+    diffs = []
+    for name, raw in pts.items():
+        for kv in args.set or []:
+            k, v = kv.split("=", 1)
+            raw[k] = v
+        sims = [ccfair.run(Spec.from_dict(raw), seed=s).summary for s in range(1, args.seeds + 1)]
+        tbs = [r["summary"] for r in tb.get(name, [])][: args.tb_reps or None]
+        sb, tbb = [share_b(s) for s in sims], [share_b(s) for s in tbs]
+        ratio = (max(sb) - min(sb)) / (max(tbb) - min(tbb)) if len(tbb) > 1 and max(tbb) > min(tbb) else float("nan")
+        d = mean(sb) - mean(tbb)
+        diffs.append(abs(d))
+        us, ut = mean([s["utilization"] for s in sims]), mean([s["utilization"] for s in tbs])
+        qs, qt = mean([s["queue_delay_ms"]["mean"] for s in sims]), mean([s["queue_delay_ms"]["mean"] for s in tbs])
+        print(f"| {name} | {rng(sb)} | {rng(tbb)} ({len(tbb)} runs) | {ratio:.2f} | {mean(sb):.3f} | {mean(tbb):.3f} | "
+              f"{d:+.3f} | {us:.3f} / {ut:.3f} | {qs:.1f} / {qt:.1f} |", flush=True)
+    if diffs:
+        print(f"\nmean |diff| {mean(diffs):.3f}, max {max(diffs):.3f}")
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    c = sub.add_parser("collect")
+    c.add_argument("--reps", type=int, default=10)
+    c.add_argument("--jobs", type=int, default=3)
+    c.add_argument("--points", default="spread", choices=["spread", "s0", "all"])
+    c.add_argument("--out", required=True)
+    t = sub.add_parser("table")
+    t.add_argument("--testbed", required=True)
+    t.add_argument("--points", default="spread", choices=["spread", "s0", "all"])
+    t.add_argument("--seeds", type=int, default=10)
+    t.add_argument("--tb-reps", type=int, default=0, help="use only the first N testbed runs per point (0: all)")
+    t.add_argument("--set", action="append", help="top-level spec key=value for the simulator runs, e.g. noise=none")
+    args = ap.parse_args()
+    collect(args) if args.cmd == "collect" else table(args)
+
+
+if __name__ == "__main__":
+    main()
