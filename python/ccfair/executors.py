@@ -69,6 +69,27 @@ def batch_size(n_runs: int, jobs: int) -> int:
     return max(1, min(MAX_BATCH, math.ceil(n_runs / (jobs * MIN_TASKS_PER_JOB))))
 
 
+#: Validated specs by experiment (JSON text): a sweep repeats each grid point's experiment
+#: (only the seed, which is in the config, differs), so a worker validates it once.
+_SPEC_CACHE: dict[str, Any] = {}
+_SPEC_CACHE_MAX = 1024
+
+
+def _spec(experiment: dict[str, Any]) -> Any:
+    import json
+
+    from ccfair.spec import Spec
+
+    key = json.dumps(experiment, sort_keys=True)
+    spec = _SPEC_CACHE.get(key)
+    if spec is None:
+        spec = Spec.from_dict(experiment)
+        if len(_SPEC_CACHE) >= _SPEC_CACHE_MAX:
+            _SPEC_CACHE.clear()
+        _SPEC_CACHE[key] = spec
+    return spec
+
+
 def _error_text(e: BaseException) -> str:
     if isinstance(e, (SpecError, SimulationError)):
         return f"{type(e).__name__}: {e}"
@@ -89,7 +110,6 @@ def execute_batch(payloads: list[dict[str, Any]]) -> dict[str, Any]:
 
     from ccfair.api import simulate
     from ccfair.result import Result
-    from ccfair.spec import Spec
     from ccfair.store import encode_batch
 
     cpu0 = time.thread_time()
@@ -98,7 +118,7 @@ def execute_batch(payloads: list[dict[str, Any]]) -> dict[str, Any]:
     errors: dict[str, str] = {}
     for p in payloads:
         try:
-            spec = Spec.from_dict(p["experiment"])
+            spec = _spec(p["experiment"])
             t0 = time.thread_time()
             raw = simulate(p["config"], spec)
             sim_cpu += time.thread_time() - t0

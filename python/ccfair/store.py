@@ -220,6 +220,20 @@ def _arrow_columns(run_id: str, columns: dict[str, Any]) -> Any:
     return pa.Table.from_arrays(arrays, names=["run_id", *columns])
 
 
+#: spec.model_dump(mode="json") by id(spec), holding the spec so that the id stays its own
+#: (a sweep worker reuses one validated Spec for every repetition of a grid point).
+_SPEC_JSON: dict[int, tuple[Any, Any]] = {}
+
+
+def _spec_json(spec: Any) -> Any:
+    hit = _SPEC_JSON.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        if len(_SPEC_JSON) >= 1024:
+            _SPEC_JSON.clear()
+        hit = _SPEC_JSON[id(spec)] = (spec, spec.model_dump(mode="json"))
+    return hit[1]
+
+
 def encode_batch(items: list[tuple[str, dict[str, Any], Result]]) -> dict[str, bytes]:
     """The files of one batch directory for ``(run_id, meta, result)`` items (see the module docstring).
 
@@ -244,7 +258,7 @@ def encode_batch(items: list[tuple[str, dict[str, Any], Result]]) -> dict[str, b
                     "run_id": run_id,
                     "tables": present,
                     "summary": result.summary,
-                    "spec": result.spec.model_dump(mode="json"),
+                    "spec": _spec_json(result.spec),
                     "run_config": result.config,
                 },
                 allow_nan=False,
