@@ -172,16 +172,18 @@ def test_profile_min_rto_and_tso_take_effect_in_the_kernel():
     """min_rto: the sender's RTO (tcpi_rto) never goes below the route's rto_min (Linux
     tcp_set_rto / RFC 6298: RTO = srtt + max(4 rttvar, rto_min)); with the default 200 ms
     and a 40 ms path it stays below 600 ms. tso = 4: the sender veth's gso_max_segs reads
-    back as 4; initial_rwnd = 200: the receiver's route and its tcp_rmem allow it."""
+    back as 4; initial_rwnd = 200: the receiver's route and its tcp_rmem allow it; cca and
+    pacing: the server's accepted socket has the profile's TCP_CONGESTION and
+    SO_MAX_PACING_RATE (~0UL-1 = pacing on, net/core/sock.c)."""
     s = Spec.from_dict(
         {
             "duration": "4s",
             "window": {"start": "1s"},
             "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
-            "profiles": {"slow-rto": {"cca": "cubic", "min_rto": "600ms", "tso": 4}},
+            "profiles": {"slow-rto": {"cca": "bbr", "min_rto": "600ms", "tso": 4}},
             "flows": [
                 {"name": "a", "kind": "http", "profile": "slow-rto", "rtt": "40ms"},
-                {"name": "b", "kind": "http", "cca": "cubic", "rtt": "40ms"},
+                {"name": "b", "kind": "http", "cca": "cubic+pacing", "rtt": "40ms"},
             ],
         }
     )
@@ -189,6 +191,9 @@ def test_profile_min_rto_and_tso_take_effect_in_the_kernel():
     a, b = res.summary["testbed"]["flows"]
     assert a["sender_rto_ms"] >= 600.0 and b["sender_rto_ms"] < 600.0, (a, b)
     assert a["applied"]["gso_max_segs"] == 4 and b["applied"]["gso_max_segs"] > 4
+    # cca and pacing as the server's accepted connection has them (inherited from the listener)
+    assert (a["applied"]["server_cca"], a["applied"]["server_pacing"]) == ("bbr", False)
+    assert (b["applied"]["server_cca"], b["applied"]["server_pacing"]) == ("cubic", True)
     assert "rto_min lock 600ms" in a["applied"]["sender_route"] or "rto_min 600ms" in a["applied"]["sender_route"], a
     assert "initrwnd 200" in a["applied"]["receiver_route"]
     assert res.summary["testbed"]["receiver_tcp_rmem"][1] >= 2 * 200 * 1448
@@ -348,10 +353,16 @@ def test_sigkill_during_a_url_run_leaves_what_the_next_run_removes(remote_server
         time.sleep(0.1)
     assert rid, "the run did not reach its HTTP clients"
     time.sleep(1.0)
+    # While the run is alive (nobody else's clean-up may touch it): its host NAT table exists
+    # and is recorded in its state file.
+    table = f"{netns.HOST_TABLE_PREFIX}{rid}"
+    assert table in netns.host_tables()
+    assert table in json.loads((netns.STATE_DIR / f"{rid}.json").read_text())["host_tables"]
     p.send_signal(signal.SIGKILL)
     p.wait()
     time.sleep(0.5)  # agents die with their parent (PR_SET_PDEATHSIG)
-    assert f"{netns.HOST_TABLE_PREFIX}{rid}" in netns.host_tables()  # kill -9 left the host NAT table
+    # What kill -9 left is removed by the next run's clean-up (or already was, by another
+    # run starting meanwhile on this machine: every run cleans dead runs first).
     netns.clean_stale()
     assert left_by({rid}) == []
     if not netns.live_runs():

@@ -146,6 +146,8 @@ class _Sampler(threading.Thread):
         self.traces: dict[tuple[str, int], dict[str, list[int]]] = {}
         self.srtt: dict[tuple[str, int], list[int]] = {}
         self.first_seen_ns: int | None = None
+        #: Per connection: (TCP_CONGESTION, SO_MAX_PACING_RATE) as the accepted socket has them.
+        self.stack: dict[tuple[str, int], tuple[str, int]] = {}
 
     def run(self) -> None:
         a = self.a
@@ -158,6 +160,10 @@ class _Sampler(threading.Thread):
             for peer, s in _connected_tcp(self.listen_fd).items():
                 try:
                     info = tcp_info(s)
+                    if peer not in self.stack:
+                        cca = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0", 1)[0].decode()
+                        rate = struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, 8))[0]
+                        self.stack[peer] = (cca, rate)
                 except OSError:
                     continue
                 finally:
@@ -198,6 +204,9 @@ class _Sampler(threading.Thread):
             "recoveries": ns.get("TCPSackRecovery", 0) + ns.get("TCPRenoRecovery", 0),
             "bytes_acked": sum(i["bytes_acked"] for i in infos.values()),
             "rto_ns": infos[main]["rto_us"] * 1000 if main else None,
+            # what the accepted connection inherited from the listener (the profile's cca, pacing)
+            "cca": self.stack[main][0] if main in self.stack else None,
+            "max_pacing_rate": self.stack[main][1] if main in self.stack else None,
             "trace": self.traces.get(main, empty) if main else empty,
         }
         with open(a.out + ".tmp", "w") as f:
