@@ -285,6 +285,7 @@ def flow_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any]) -> dic
         "queue_delay_ms": [
             int(f["sojourn_sum_ns"]) / int(f["sojourn_pkts"]) / _NS_PER_MS if f.get("sojourn_pkts") else math.nan for f in fl
         ],
+        "cca_params": cca_params_column(config),
     }
 
 
@@ -489,6 +490,20 @@ def fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tupl
         caps.append(None if not c.get("rate_cap_bps") else float(c["rate_cap_bps"]) * w)
     rates = metrics.max_min_fair_rates(float(raw["bottleneck_rate_bps"]), window_ns, active, caps, step_ns)
     return [float(r) / w for r, w in zip(rates, wire)]
+
+
+def cca_params_column(config: dict[str, Any]) -> list[str]:
+    """Per flow, every parameter its CCA ran with (defaults, variant, given), as sorted JSON."""
+    from ccfair import ccas
+
+    cache: dict[str, str] = {}
+    out = []
+    for f in config["flows"]:
+        key = json.dumps([f["cca"], f.get("cca_params", {})], sort_keys=True)
+        if key not in cache:
+            cache[key] = json.dumps(ccas.resolved_params(f["cca"], f.get("cca_params", {})), sort_keys=True)
+        out.append(cache[key])
+    return out
 
 def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) -> dict[str, Any]:
     """Per-group flow-completion statistics of the finite flows (S2).

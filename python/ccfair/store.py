@@ -112,6 +112,7 @@ FLOW_COLUMNS = (
     "recoveries",
     "min_rtt_ms",
     "mean_rtt_ms",
+    "cca_params",
 )
 
 
@@ -183,6 +184,7 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
             "order": meta["order"],
             "seed": int(meta["seed"]),
             "ccas": meta.get("ccas", ""),
+            "qdisc": json.dumps(result.config["bottleneck"]["qdisc"], sort_keys=True),
             "first": None if first is None else str(names[first]),
             "jfi": s["jfi"],
             "fness": fness,
