@@ -134,6 +134,7 @@ def ns3_run(sc: Scenario) -> dict[str, Any]:
 
 # ----------------------------------------------------------------- ccfair
 
+
 def ccfair_spec(sc: Scenario) -> Any:
     from ccfair.spec import Spec
 
@@ -145,8 +146,7 @@ def ccfair_spec(sc: Scenario) -> Any:
             "seed": 1,
             "bottleneck": {"rate": f"{sc.rate_bps}bit", "buffer": f"{sc.queue_pkts}p", "qdisc": "droptail"},
             "flows": [
-                {"name": f"f{i}", "cca": cca, "rtt": f"{sc.rtt_ms}ms", "start": f"{sc.starts_s[i]:g}s"}
-                for i, cca in enumerate(sc.ccas)
+                {"name": f"f{i}", "cca": cca, "rtt": f"{sc.rtt_ms}ms", "start": f"{sc.starts_s[i]:g}s"} for i, cca in enumerate(sc.ccas)
             ],
         }
     )
@@ -168,6 +168,7 @@ def ccfair_run(spec: Any) -> dict[str, Any]:
 
 
 # ----------------------------------------------------------------- driver
+
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])

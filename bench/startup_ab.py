@@ -55,7 +55,9 @@ def main() -> None:
                 acc.append(one(cmd, env))
         aw, ac = st.median(x for x, _ in a), st.median(y for _, y in a)
         bw, bc = st.median(x for x, _ in b), st.median(y for _, y in b)
-        print(f"{name}: before wall {aw * 1e3:.0f} ms / CPU {ac * 1e3:.0f} ms; after wall {bw * 1e3:.0f} ms / CPU {bc * 1e3:.0f} ms; CPU ratio {bc / ac:.2f}")
+        print(
+            f"{name}: before wall {aw * 1e3:.0f} ms / CPU {ac * 1e3:.0f} ms; after wall {bw * 1e3:.0f} ms / CPU {bc * 1e3:.0f} ms; CPU ratio {bc / ac:.2f}"
+        )
     print(f"load average {os.getloadavg()[0]:.1f}")
 
 

@@ -50,7 +50,9 @@ def main() -> None:
         work()
         works.append(time.process_time() - t0)
     s, w = st.median(sims) / len(payloads) * 1e3, st.median(works) / len(payloads) * 1e3
-    print(f"{'execute_batch' if batched else 'execute'}: simulate {s:.2f} ms/run, worker path {w:.2f} ms/run, overhead {w - s:.2f} ms/run ({(w - s) / s * 100:.0f} % of simulation)")
+    print(
+        f"{'execute_batch' if batched else 'execute'}: simulate {s:.2f} ms/run, worker path {w:.2f} ms/run, overhead {w - s:.2f} ms/run ({(w - s) / s * 100:.0f} % of simulation)"
+    )
 
 
 if __name__ == "__main__":

@@ -66,7 +66,9 @@ def _stored(directory: Path) -> dict[str, object]:
     rows, flows = store.read_rows(directory, ids)
     for rid, row in zip(ids, rows):
         r = store.load_run(directory, rid)
-        tables = {k: None if v is None else (list(v.columns), [str(t) for t in v.dtypes], v.to_csv(index=False)) for k, v in r.tables().items()}
+        tables = {
+            k: None if v is None else (list(v.columns), [str(t) for t in v.dtypes], v.to_csv(index=False)) for k, v in r.tables().items()
+        }
         out[rid] = (row, [f for f in flows if f["run_id"] == rid], r.spec.model_dump(mode="json"), r.config, tables)
     return out
 

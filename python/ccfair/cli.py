@@ -487,7 +487,9 @@ def matrix(
     for a in order:
         table.add_row(a, *[f"{cell.get((a, b), float('nan')):.2f}" for b in order])
     print_table(table)
-    stderr_console().print(f"per-pair table: {out / mx.SUMMARY_FILE}; heatmaps: {out / 'figures'}/matrix-*.png|svg; report: ccfair report {out}")
+    stderr_console().print(
+        f"per-pair table: {out / mx.SUMMARY_FILE}; heatmaps: {out / 'figures'}/matrix-*.png|svg; report: ccfair report {out}"
+    )
 
 
 @app.command()

@@ -157,7 +157,9 @@ def _pool(tasks: list[Any], jobs: int, scheduler: str | None, fn: TaskFn) -> Ite
     window = max(1, jobs * IN_FLIGHT_PER_JOB)
     ctx = mp.get_context("forkserver")
     # Import the heavy modules once in the fork server; every worker forks from it ready to run.
-    ctx.set_forkserver_preload(["ccfair.executors", "ccfair.api", "ccfair.result", "ccfair.store", "ccfair.spec", "numpy", "pyarrow.parquet"])
+    ctx.set_forkserver_preload(
+        ["ccfair.executors", "ccfair.api", "ccfair.result", "ccfair.store", "ccfair.spec", "numpy", "pyarrow.parquet"]
+    )
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
     try:
         it = iter(tasks)
@@ -186,9 +188,7 @@ def _dask(tasks: list[Any], jobs: int, scheduler: str | None, fn: TaskFn) -> Ite
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise SpecError(
-            "--executor", "dask needs the optional dependency: pip install 'ccfair[dask]' (dask[distributed])"
-        ) from None
+        raise SpecError("--executor", "dask needs the optional dependency: pip install 'ccfair[dask]' (dask[distributed])") from None
     import logging
 
     cluster = None

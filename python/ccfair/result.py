@@ -405,9 +405,7 @@ def table_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols:
     all_bytes = np.concatenate(delivered) if delivered else np.zeros(0, dtype=np.int64)
     throughput = {
         "flow": np.repeat(np.asarray(names, dtype=object), per_flow_bins),
-        "time_s": np.concatenate([np.arange(n, dtype=np.int64) * bin_ns / _NS_PER_S for n in per_flow_bins])
-        if delivered
-        else np.zeros(0),
+        "time_s": np.concatenate([np.arange(n, dtype=np.int64) * bin_ns / _NS_PER_S for n in per_flow_bins]) if delivered else np.zeros(0),
         "bytes": all_bytes,
         "throughput_bps": all_bytes * 8 / bin_s,
     }
@@ -504,6 +502,7 @@ def cca_params_column(config: dict[str, Any]) -> list[str]:
             cache[key] = json.dumps(ccas.resolved_params(f["cca"], f.get("cca_params", {})), sort_keys=True)
         out.append(cache[key])
     return out
+
 
 def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) -> dict[str, Any]:
     """Per-group flow-completion statistics of the finite flows (S2).

@@ -551,4 +551,3 @@ def load_run(directory: str | Path, run_id: str) -> Result:
             tables[name] = None
     spec = Spec.from_dict(run["spec"])
     return Result(spec, run["run_config"], summary=run["summary"], **tables)
-
