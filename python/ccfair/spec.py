@@ -481,16 +481,18 @@ class Flow(_Model):
     start: Time = 0
     stop: OptionalTime = None
     start_jitter: Time = 0
-    mss: int = Field(1448, ge=64, le=9000)
-    rwnd: int = Field(200, ge=1, le=U32_MAX)
-    rwnd_max: int | None = Field(None, ge=1, le=U32_MAX)
-    init_cwnd: int = Field(10, ge=1, le=U32_MAX)
+    mss: int = 1448
+    rwnd: int = 200
+    rwnd_max: int | None = Field(None, ge=1)
+    init_cwnd: int = 10
     delayed_ack: bool = True
     ecn: EcnMode = None
     count: int = Field(1, ge=1, le=MAX_FLOWS)
     size: OptionalSize = None
     rate_cap: OptionalRate = None
-    loss: float = Field(0.0, ge=0.0, lt=1.0)
+    loss: float = Field(0.0, allow_inf_nan=False)
+    # mss (64..9000), rwnd, init_cwnd (>= 1) and loss ([0, 1)) are checked once, by the
+    # simulator's RunConfig::validate when the file is read (Spec._check_with_simulator).
     #: "tcp" or "dccp"; None = from the CCA (cca = "ccid2" is DCCP's CCID 2, every other CCA is TCP).
     transport: Literal["tcp", "dccp"] | None = None
     # Sender profiles and application flows (python/ccfair/profiles.py, issue 12).
@@ -531,7 +533,7 @@ class Flow(_Model):
             raise SpecError("stop", f"must be after start ({format_time(self.start)})")
         if self.rwnd_max is not None and self.rwnd_max < self.rwnd:
             raise SpecError("rwnd_max", f"must be >= rwnd ({self.rwnd})")
-        self._check_transport()
+        # transport / CCID 2 combinations: checked once, by RunConfig::validate (config.rs check_transport)
         self._check_app()
         return self
 
@@ -547,21 +549,6 @@ class Flow(_Model):
             raise SpecError("kind", "an HTTP flow runs over TCP; cca 'ccid2' is DCCP")
         if self.cca == "ccid2" and self.min_rto is not None:
             raise SpecError("min_rto", "not supported with transport 'dccp' (CCID 2 keeps its own RTO)")
-
-    def _check_transport(self) -> None:
-        """DCCP carries only CCID 2, and CCID 2 only runs over DCCP; TCP-only options are refused."""
-        if self.transport == "dccp" and self.cca != "ccid2":
-            raise SpecError("cca", f"transport 'dccp' supports only cca 'ccid2' (got {self.cca!r})")
-        if self.transport == "tcp" and self.cca == "ccid2":
-            raise SpecError("transport", "cca 'ccid2' is DCCP's CCID 2: transport must be 'dccp' (or omitted)")
-        if self.cca != "ccid2":
-            return
-        if self.pacing:
-            raise SpecError("pacing", "not supported with transport 'dccp' (CCID 2 is window-based, unpaced)")
-        if self.rate_cap is not None:
-            raise SpecError("rate_cap", "not supported with transport 'dccp'")
-        if self.ecn not in (None, "off"):
-            raise SpecError("ecn", "not supported with transport 'dccp' (allowed: 'off' or omitted)")
 
     @property
     def label(self) -> str:
