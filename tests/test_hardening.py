@@ -18,7 +18,9 @@ from pathlib import Path
 import ccfair
 import pytest
 from ccfair import store
+from ccfair.api import check_resources
 from ccfair.errors import SpecError
+from ccfair.spec import Spec
 from ccfair.sweep import load_sweep_file, run_sweep
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
@@ -79,7 +81,8 @@ def test_allocation_failure_is_a_spec_error_not_an_abort(subprocess_env):
         "resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))\n"
         "import ccfair\n"
         "from ccfair.errors import SpecError\n"
-        "s = ccfair.spec.Spec.from_toml(sys.argv[1]).with_overrides(\n"
+        "from ccfair.spec import Spec\n"
+        "s = Spec.from_toml(sys.argv[1]).with_overrides(\n"
         "    ['limits.memory=\"1000000GB\"', 'limits.events=18000000000000000000', 'limits.wall=\"1000000h\"'])\n"
         "try:\n"
         "    ccfair.run(s)\n"
@@ -102,18 +105,18 @@ def test_limits_can_be_raised_and_lowered(examples):
     """[limits] moves the bounds both ways: the S0 base case is refused under 1 MB; the
     10^15 bit/s case, allowed its memory, is next refused for its events (~2e13 > 10^12),
     and runs the check once every limit is raised."""
-    spec = ccfair.spec.Spec.from_toml(examples / "s0-cubic-vs-bbr.toml")
-    ccfair.api.check_resources(spec.to_run_config(), spec)
+    spec = Spec.from_toml(examples / "s0-cubic-vs-bbr.toml")
+    check_resources(spec.to_run_config(), spec)
     low = spec.with_overrides(['limits.memory="1MB"'])
     with pytest.raises(SpecError) as info:
-        ccfair.api.check_resources(low.to_run_config(), low)
+        check_resources(low.to_run_config(), low)
     assert "over the limit of 976.6 KiB" in info.value.message
     big = spec.with_overrides(['bottleneck.rate="1000000Gbit"', 'limits.memory="1000000000GB"'])
     with pytest.raises(SpecError) as info:
-        ccfair.api.check_resources(big.to_run_config(), big)
+        check_resources(big.to_run_config(), big)
     assert info.value.field == "bottleneck.rate" and "events" in info.value.message
     free = big.with_overrides(["limits.events=18000000000000000000", 'limits.wall="1000000h"'])
-    ccfair.api.check_resources(free.to_run_config(), free)
+    check_resources(free.to_run_config(), free)
 
 
 # --------------------------------------------------------------------------- small ones
@@ -122,7 +125,7 @@ def test_limits_can_be_raised_and_lowered(examples):
 def test_negative_rtt_says_greater_than_zero(s0_dict):
     s0_dict["flows"][0]["rtt"] = "-50ms"
     with pytest.raises(SpecError) as info:
-        ccfair.spec.Spec.from_dict(s0_dict)
+        Spec.from_dict(s0_dict)
     assert info.value.field == "flows.0.rtt"
     assert info.value.message.startswith("must be > 0"), info.value.message
 
@@ -130,7 +133,7 @@ def test_negative_rtt_says_greater_than_zero(s0_dict):
 def test_missing_key_with_near_miss_spelling_suggests_it(s0_dict):
     s0_dict["bottleneck"]["rat"] = s0_dict["bottleneck"].pop("rate")
     with pytest.raises(SpecError) as info:
-        ccfair.spec.Spec.from_dict(s0_dict)
+        Spec.from_dict(s0_dict)
     assert info.value.field == "bottleneck.rate"
     assert "did you mean 'rate'" in info.value.message and "'rat'" in info.value.message
 
@@ -197,7 +200,7 @@ def test_runs_table_records_the_ccas_that_ran(tmp_path):
     flows = store.load_sweep(out, "flows")
     for _, r in runs.iterrows():
         ran = flows[flows.run_id == r.run_id].sort_values("position")
-        cfg = json.loads((out / "runs" / r.run_id / "run_config.json").read_text())
+        cfg = store.load_run(out, r.run_id).config
         assert list(ran.cca) == [fl["cca"] for fl in cfg["flows"]]
         assert sorted(r.pair.split(" vs ")) == sorted(ran.cca), (r.pair, list(ran.cca))
 
@@ -221,8 +224,9 @@ SMALL_SWEEP = _sweep_text('"bottleneck.buffer" = ["0.5bdp", "1bdp", "2bdp"]\nrep
 
 
 def _store_bytes(d: Path) -> dict[str, bytes]:
-    """Every file of a store except the lock (it holds the writer's PID), with summary.json's
-    wall time (the one value that differs between identical runs) taken out."""
+    """Every file of a store except the lock (it holds the writer's PID), with the one value
+    that differs between identical runs, the simulator's wall time (``sim_wall_s`` of each
+    run's summary, in ``runs.jsonl`` or ``summary.json``), taken out."""
     out = {}
     for p in sorted(d.rglob("*")):
         if not p.is_file() or p.name == store.LOCK_FILE:
@@ -232,6 +236,11 @@ def _store_bytes(d: Path) -> dict[str, bytes]:
             s = json.loads(data)
             s.pop("sim_wall_s", None)
             data = json.dumps(s, sort_keys=True).encode()
+        elif p.name == "runs.jsonl":
+            lines = [json.loads(ln) for ln in data.splitlines() if ln.strip()]
+            for ln in lines:
+                ln.get("summary", {}).pop("sim_wall_s", None)
+            data = "\n".join(json.dumps(ln, sort_keys=True) for ln in lines).encode()
         out[str(p.relative_to(d))] = data
     return out
 

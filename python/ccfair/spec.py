@@ -482,9 +482,9 @@ class Flow(_Model):
     stop: OptionalTime = None
     start_jitter: Time = 0
     mss: int = 1448
-    rwnd: int = 200
-    rwnd_max: int | None = Field(None, ge=1)
-    init_cwnd: int = 10
+    rwnd: int = Field(200, le=U32_MAX)  # the engine's u32 (its other bounds: config.rs)
+    rwnd_max: int | None = Field(None, ge=1, le=U32_MAX)
+    init_cwnd: int = Field(10, le=U32_MAX)
     delayed_ack: bool = True
     ecn: EcnMode = None
     count: int = Field(1, ge=1, le=MAX_FLOWS)
