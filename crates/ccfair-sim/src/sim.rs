@@ -53,17 +53,50 @@ enum Ev {
 struct DelayLine {
     delay_ns: u64,
     q: VecDeque<(TimeNs, Packet)>,
+    /// Host noise: (mean extra delay per packet, its random stream), see `HostJitter`.
+    jitter: Option<HostJitter>,
+    /// Arrival time of the last packet pushed (FIFO: nobody overtakes it).
+    last_at: TimeNs,
+}
+
+/// Per-packet host processing/scheduling delay on a delay line: exponential
+/// with mean `mean_ns`, drawn from the flow's own stream; a packet never
+/// overtakes the one before it (a host's queue is FIFO), so order is kept.
+struct HostJitter {
+    mean_ns: u64,
+    rng: Pcg64Mcg,
+}
+
+impl HostJitter {
+    fn draw_ns(&mut self) -> u64 {
+        // Inverse transform: -mean x ln(U), U in (0, 1].
+        let u: f64 = 1.0 - self.rng.gen::<f64>();
+        (-(self.mean_ns as f64) * u.ln()) as u64
+    }
 }
 
 impl DelayLine {
     fn new(delay_ns: u64) -> DelayLine {
-        DelayLine { delay_ns, q: VecDeque::new() }
+        DelayLine { delay_ns, q: VecDeque::new(), jitter: None, last_at: 0 }
+    }
+
+    /// A line whose packets each get an extra host delay (mean `mean_ns`; 0 = none).
+    fn with_jitter(delay_ns: u64, mean_ns: u64, seed: u64, stream_id: u64) -> DelayLine {
+        let mut l = DelayLine::new(delay_ns);
+        if mean_ns > 0 {
+            l.jitter = Some(HostJitter { mean_ns, rng: stream_rng(seed, stream_id) });
+        }
+        l
     }
 
     /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
     /// line's event) for its arrival.
     fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, p: Packet, head: Ev) {
-        let at = now + self.delay_ns;
+        let mut at = now + self.delay_ns;
+        if let Some(j) = self.jitter.as_mut() {
+            at = (at + j.draw_ns()).max(self.last_at);
+            self.last_at = at;
+        }
         if self.q.is_empty() {
             q.schedule(at, head);
         }
@@ -165,8 +198,12 @@ impl Simulation {
         let n = cfg.flows.len();
         let d_b = cfg.bottleneck.delay_ns;
         let bottleneck_out = DelayLine::new(d_b);
-        let access = cfg.flows.iter().map(|f| DelayLine::new(f.rtt_ns / 2 - d_b)).collect();
-        let reverse = cfg.flows.iter().map(|f| DelayLine::new(f.rtt_ns - f.rtt_ns / 2)).collect();
+        let access = (cfg.flows.iter().enumerate())
+            .map(|(i, f)| DelayLine::with_jitter(f.rtt_ns / 2 - d_b, f.host_jitter_ns, cfg.seed, stream::HOST_SEND + i as u64))
+            .collect();
+        let reverse = (cfg.flows.iter().enumerate())
+            .map(|(i, f)| DelayLine::with_jitter(f.rtt_ns - f.rtt_ns / 2, f.ack_jitter_ns, cfg.seed, stream::HOST_ACK + i as u64))
+            .collect();
         let mut senders = Vec::with_capacity(n);
         let mut receivers = Vec::with_capacity(n);
         let mut starts = Vec::with_capacity(n);
