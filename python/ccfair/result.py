@@ -82,7 +82,10 @@ class Result:
             counters sent_packets, retransmissions, losses, drops (= drops_overflow
             + drops_aqm: buffer full vs AQM decision), ecn_marks, rto,
             recoveries and min_rtt_ms, mean_rtt_ms.
-        throughput: long table (flow, time_s, bytes, throughput_bps), one row
+        throughput: long table (flow, time_s, bytes, throughput_bps, arrival_bytes,
+            arrival_throughput_bps): ``bytes`` is in-order delivery to the application
+            (released in bursts when a hole is filled), ``arrival_bytes`` the payload
+            arriving at the receiver per bin (a capture's view; NaN on the testbed), one row
             per flow and bin; time_s is the bin start.
         link: per bin: time_s, tx_bytes (wire bytes the bottleneck sent),
             utilization, sojourn_packets, queue_delay_ms (mean sojourn of the
@@ -176,6 +179,13 @@ class Result:
         # --- per-flow series (long format)
         per_flow_bins = [len(d) for d in delivered]
         all_bytes = np.concatenate(delivered) if delivered else np.zeros(0, dtype=np.int64)
+        # Wire-arrival series (simulator: payload of every data packet as it reaches
+        # the receiver, as a capture counts it); NaN where the backend has none.
+        arrivals = [
+            np.asarray(f["arrival_bytes"], dtype=np.float64) if "arrival_bytes" in f else np.full(n, np.nan)
+            for f, n in zip(raw["flows"], per_flow_bins)
+        ]
+        all_arrivals = np.concatenate(arrivals) if arrivals else np.zeros(0)
         throughput = pd.DataFrame(
             {
                 "flow": np.repeat(np.asarray(names, dtype=object), per_flow_bins),
@@ -184,6 +194,8 @@ class Result:
                 else np.zeros(0),
                 "bytes": all_bytes,
                 "throughput_bps": all_bytes * 8 / bin_s,
+                "arrival_bytes": all_arrivals,
+                "arrival_throughput_bps": all_arrivals * 8 / bin_s,
             }
         )
 

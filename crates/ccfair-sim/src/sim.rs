@@ -117,6 +117,8 @@ impl DelayLine {
 struct Monitor {
     bin_ns: u64,
     delivered: Vec<Vec<u64>>,
+    /// Per flow, per bin: payload bytes of data packets arriving at the receiver.
+    arrivals: Vec<Vec<u64>>,
     link_tx: Vec<u64>,
     drops: Vec<u64>,
     drops_overflow: Vec<u64>,
@@ -259,6 +261,7 @@ impl Simulation {
         let mon = Monitor {
             bin_ns: cfg.bin_ns,
             delivered: vec![vec![0; nbins]; n],
+            arrivals: vec![vec![0; nbins]; n],
             link_tx: vec![0; nbins],
             drops: vec![0; n],
             drops_overflow: vec![0; n],
@@ -504,6 +507,12 @@ impl Simulation {
             Ev::Delivered => {
                 let p = self.bottleneck_out.pop(&mut self.q, now, ev);
                 let f = p.flow;
+                if p.kind == Kind::Data {
+                    let b = self.mon.bin(now);
+                    if let Some(x) = self.mon.arrivals[f as usize].get_mut(b) {
+                        *x += self.receivers[f as usize].mss_bytes() as u64;
+                    }
+                }
                 let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
                 if n > 0 {
                     self.account_delivery(f, n, now);
@@ -568,6 +577,7 @@ impl Simulation {
     fn finish(mut self, wall_ns: u64) -> RunResult {
         let meter = self.qdisc.take_meter(self.duration_ns).unwrap_or_default();
         let mut flows = Vec::with_capacity(self.senders.len());
+        let mut arrivals = std::mem::take(&mut self.mon.arrivals).into_iter();
         for (i, (s, delivered)) in self.senders.iter().zip(self.mon.delivered).enumerate() {
             let st = s.stats();
             flows.push(FlowResult {
@@ -576,6 +586,7 @@ impl Simulation {
                 rtt_ns: 0,
                 start_ns: self.starts[i],
                 delivered_bytes: delivered,
+                arrival_bytes: arrivals.next().unwrap_or_default(),
                 sent_packets: st.sent_packets,
                 retransmissions: st.retransmissions,
                 losses_detected: st.losses_detected,
@@ -685,6 +696,28 @@ mod tests {
                 qdisc: QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None },
             },
             flows,
+        }
+    }
+
+    #[test]
+    fn wire_arrival_bins_never_exceed_the_bottleneck_rate_but_in_order_delivery_does() {
+        // S0's base case (CUBIC, BBR 5 s later, 0.5 BDP = 21 packets): losses
+        // leave holes whose repair releases a burst of in-order data.
+        let mut c = cfg(vec![flow("cubic"), flow("bbr")], 45, 1);
+        c.flows[1].start_ns = 5_000_000_000;
+        c.bottleneck.qdisc = QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None };
+        let r = run(&c);
+        // Payload of one bin at 10 Mbit/s: 100 ms x 10 Mbit/s x 1448/1500, plus one packet.
+        let bin_cap = 10_000_000 / 8 / 10 * 1448 / 1500 + 1448;
+        let bins = r.flows[0].arrival_bytes.len();
+        let sum = |v: fn(&FlowResult) -> &Vec<u64>, b: usize| r.flows.iter().map(|f| v(f)[b]).sum::<u64>();
+        let max_arrival = (0..bins).map(|b| sum(|f| &f.arrival_bytes, b)).max().unwrap();
+        let max_delivered = (0..bins).map(|b| sum(|f| &f.delivered_bytes, b)).max().unwrap();
+        assert!(max_arrival <= bin_cap, "arrivals {max_arrival} B in a bin > {bin_cap}");
+        assert!(max_delivered > bin_cap, "in-order delivery releases bursts above the link rate ({max_delivered} B)");
+        // Every delivered byte arrived first (arrivals add retransmitted duplicates).
+        for f in &r.flows {
+            assert!(f.arrival_bytes.iter().sum::<u64>() >= f.delivered_bytes.iter().sum::<u64>());
         }
     }
 
