@@ -1115,6 +1115,28 @@ mod tests {
     }
 
     #[test]
+    fn tso_bursts_follow_tcp_tso_autosize_at_three_pacing_rates() {
+        // tcp_tso_autosize: bytes = pacing_rate >> sk_pacing_shift (10: ~1 ms),
+        // segs = max(bytes / mss, min_tso_segs = 2), at most a 64 KB GSO packet.
+        for (rate_bytes_per_s, segs) in [
+            (125_000u64, 2usize),  // 1 Mbit/s: 122 B per ms -> the 2-segment minimum
+            (12_500_000, 8),       // 100 Mbit/s: 12207 B per ms -> 8 x 1448 B
+            (1_250_000_000, 45),   // 10 Gbit/s: capped at (65536 - 320) / 1448 = 45
+        ] {
+            let (mut s, _) = established();
+            s.tp.pacing = true;
+            s.tp.pacing_rate_bytes_per_s = rate_bytes_per_s;
+            s.tp.cwnd = 1000;
+            let mut out = vec![];
+            s.on_pace_timer(RTT + 1, &mut out);
+            assert_eq!(out.len(), segs, "burst at {rate_bytes_per_s} B/s");
+            // The next burst waits for the pacing slot of the whole burst.
+            let gap = s.pace_timer.deadline.unwrap() - (RTT + 1);
+            assert_eq!(gap, segs as u64 * (1448 * 1_000_000_000 / rate_bytes_per_s));
+        }
+    }
+
+    #[test]
     fn back_to_back_rto_keeps_the_first_rtos_ssthresh() {
         // Linux tcp_enter_loss sets ssthresh in Loss only while icsk_retransmits == 0.
         let (mut s, _) = established();
