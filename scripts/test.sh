@@ -12,6 +12,11 @@ fi
 if ! command -v ip >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
   apt-get update -qq && apt-get install -y -qq iproute2 >/dev/null
 fi
+# The remote-URL test (tests/test_testbed_http.py) needs nftables' `nft` for the NAT; same rule.
+if ! command -v nft >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+  { apt-get update -qq && apt-get install -y -qq nftables >/dev/null; } \
+    || echo "note: could not install nftables; the remote-URL tests will be skipped" >&2
+fi
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
 cargo test --release -p ccfair-sim -p ccfair-bottleneck
 cargo build --release -p ccfair-bottleneck   # the testbed's userspace bottleneck

@@ -164,8 +164,12 @@ def test_the_simulator_runs_an_http_flow_as_the_servers_tcp_download() -> None:
     assert http.flows["bytes"].tolist() == bulk.flows["bytes"].tolist()
 
 
-def test_the_testbed_refuses_what_it_does_not_apply_before_touching_anything() -> None:
-    s = spec(profiles={"cp": {"cca": "bbr", "min_rto": "50ms"}})
+def test_the_testbed_applies_every_profile_field_and_refuses_what_a_backend_lists(monkeypatch) -> None:
+    # The testbed applies min_rto (route rto_min) and tso (gso_max_segs) since issue 12's
+    # testbed part (tests/test_testbed_http.py); a key a backend lists is still refused by name.
+    s = spec(profiles={"cp": {"cca": "bbr", "min_rto": "50ms", "tso": 4}})
+    assert profiles.unsupported(s, "testbed") == []
+    monkeypatch.setitem(profiles.UNSUPPORTED, "testbed", {"min_rto": "not here"})
     fields = [f for f, _ in profiles.unsupported(s, "testbed")]
     assert fields == ["flows.1.min_rto"]
 

@@ -156,6 +156,7 @@ def test_tcp_info_offsets_match_linux_struct_tcp_info():
     assert info["snd_cwnd"] >= 10  # initial window 10 (RFC 6928), grows in slow start
     assert 0 < info["min_rtt_us"] <= info["rtt_us"] + 1_000
     assert info["inflight"] == 0  # everything acknowledged
+    assert info["rto_us"] >= 200_000  # tcpi_rto >= TCP_RTO_MIN (200 ms, include/net/tcp.h)
 
 
 # ---------------------------------------------------------------- real kernel TCP

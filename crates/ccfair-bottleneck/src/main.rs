@@ -8,7 +8,7 @@
 //! `ccfair_sim::qdisc::build`) and a token-bucket link at the configured rate
 //! (see shaper.rs); frames from the receiver go through the destination port's
 //! reverse delay line (destination found by learning source MACs on the sender
-//! ports; unknown destinations are flooded). Non-IPv4 frames (ARP) are
+//! ports; unknown destinations are flooded, each copy through its port's delay line). Non-IPv4 frames (ARP) are
 //! forwarded at once.
 //!
 //! Single-threaded: ppoll(2) with a nanosecond timeout on the earliest
@@ -187,6 +187,56 @@ fn is_ipv4(frame: &[u8]) -> bool {
     frame.len() >= ETH_HEADER_BYTES + 20 && u16::from_be_bytes([frame[12], frame[13]]) == ETH_P_IP
 }
 
+/// TCP payload bytes of an IPv4 frame (IP total length - IP header - TCP header;
+/// RFC 791 IHL, RFC 9293 data offset); 0 for anything but TCP or a truncated header.
+fn tcp_payload_bytes(frame: &[u8]) -> u64 {
+    if !is_ipv4(frame) {
+        return 0;
+    }
+    let ip = &frame[ETH_HEADER_BYTES..];
+    const IPPROTO_TCP: u8 = 6;
+    let ihl = ((ip[0] & 0x0f) as usize) * 4;
+    let total = u16::from_be_bytes([ip[2], ip[3]]) as usize;
+    if ip[9] != IPPROTO_TCP || ihl < 20 || ip.len() < ihl + 20 || total < ihl + 20 {
+        return 0;
+    }
+    let doff = ((ip[ihl + 12] >> 4) as usize) * 4;
+    total.saturating_sub(ihl + doff) as u64
+}
+
+/// (TCP source port, first sequence number, payload bytes) of an IPv4 TCP frame with payload.
+fn tcp_segment(frame: &[u8]) -> Option<(u16, u32, u32)> {
+    let payload = tcp_payload_bytes(frame) as u32;
+    if payload == 0 {
+        return None;
+    }
+    let ihl = ((frame[ETH_HEADER_BYTES] & 0x0f) as usize) * 4;
+    let tcp = &frame[ETH_HEADER_BYTES + ihl..];
+    Some((u16::from_be_bytes([tcp[0], tcp[1]]), u32::from_be_bytes([tcp[4], tcp[5], tcp[6], tcp[7]]), payload))
+}
+
+/// Counts segments whose data the sender had already sent (RFC 9293 sequence space, with
+/// wrap-around): a segment ending at or before the highest end seen on its connection.
+#[derive(Default)]
+struct RetransmitCounter {
+    highest_end: HashMap<(usize, u16), u32>,
+    count: Vec<u64>,
+}
+
+impl RetransmitCounter {
+    fn see(&mut self, port: usize, frame: &[u8]) {
+        let Some((sport, seq, len)) = tcp_segment(frame) else { return };
+        let end = seq.wrapping_add(len);
+        match self.highest_end.get_mut(&(port, sport)) {
+            Some(h) if (end.wrapping_sub(*h) as i32) <= 0 => self.count[port] += 1,
+            Some(h) => *h = end,
+            None => {
+                self.highest_end.insert((port, sport), end);
+            }
+        }
+    }
+}
+
 fn ecn_of(frame: &[u8]) -> Ecn {
     if !is_ipv4(frame) {
         return Ecn::NotEct;
@@ -335,6 +385,10 @@ fn main() {
     let mut out: Vec<Out> = Vec::new();
     let mut freed: Vec<usize> = Vec::new();
     let mut rx_drops = vec![0u64; n + 1];
+    // Per sender port: frames handed to the receiver port and their TCP payload bytes.
+    let mut fwd_packets = vec![0u64; n];
+    let mut fwd_payload = vec![0u64; n];
+    let mut retrans = RetransmitCounter { count: vec![0; n], ..Default::default() };
     let mut oversize = 0u64;
     let mut pfds: Vec<libc::pollfd> = io.ports.iter().map(|p| libc::pollfd { fd: p.fd, events: libc::POLLIN, revents: 0 }).collect();
 
@@ -379,6 +433,7 @@ fn main() {
                         macs.insert(src, port);
                     }
                     if is_ipv4(frame) {
+                        retrans.see(port, frame);
                         let s = slab.alloc(frame);
                         if origin.len() <= s {
                             origin.resize(s + 1, 0);
@@ -395,6 +450,15 @@ fn main() {
                             shaper.arrive_rev(now, to, s);
                         }
                         Some(&to) => io.send(to, frame),
+                        // Unknown destination (not yet learned, e.g. the SYN of a connection the
+                        // receiver opens): flooded, through every port's reverse delay line, so
+                        // that it is not faster than the frames that follow it.
+                        None if is_ipv4(frame) => {
+                            for to in 0..n {
+                                let s = slab.alloc(frame);
+                                shaper.arrive_rev(now, to, s);
+                            }
+                        }
                         None => {
                             for to in 0..n {
                                 io.send(to, frame);
@@ -423,7 +487,10 @@ fn main() {
             let s = match o {
                 Out::Receiver(s) => {
                     match io.try_send(rx, &slab.frames[s]) {
-                        Ok(()) => {}
+                        Ok(()) => {
+                            fwd_packets[origin[s]] += 1;
+                            fwd_payload[origin[s]] += tcp_payload_bytes(&slab.frames[s]);
+                        }
                         // Kernel-qdisc mode: the egress qdisc refused the frame (a drop).
                         Err(libc::ENOBUFS) if cfg.kernel_qdisc => shaper.stats.drops[origin[s]] += 1,
                         Err(_) => io.tx_errors += 1,
@@ -460,6 +527,9 @@ fn main() {
     shaper.stats.rx_socket_drops = rx_drops;
     shaper.stats.tx_errors = io.tx_errors;
     shaper.stats.oversize_frames = oversize;
+    shaper.stats.flow_fwd_packets = fwd_packets;
+    shaper.stats.flow_fwd_payload_bytes = fwd_payload;
+    shaper.stats.flow_retransmitted_segments = retrans.count;
     let json = serde_json::to_string(&shaper.stats).expect("stats serialize");
     let tmp = format!("{}.tmp", cfg.stats_path);
     if let Err(e) = std::fs::write(&tmp, json).and_then(|_| std::fs::rename(&tmp, &cfg.stats_path)) {
@@ -474,6 +544,47 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tcp_payload_is_ip_length_minus_ip_and_tcp_headers() {
+        let mut f = vec![0u8; ETH_HEADER_BYTES + 20 + 32 + 100];
+        f[12] = 0x08; // ethertype IPv4
+        let ip = &mut f[ETH_HEADER_BYTES..];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&(20u16 + 32 + 100).to_be_bytes());
+        ip[9] = 6;
+        ip[20 + 12] = 8 << 4; // 32-byte TCP header (timestamps)
+        assert_eq!(tcp_payload_bytes(&f), 100);
+        f[ETH_HEADER_BYTES + 9] = 17; // UDP: not counted
+        assert_eq!(tcp_payload_bytes(&f), 0);
+    }
+
+    fn segment(seq: u32, len: u16) -> Vec<u8> {
+        let mut f = vec![0u8; ETH_HEADER_BYTES + 40 + len as usize];
+        f[12] = 0x08;
+        let ip = &mut f[ETH_HEADER_BYTES..];
+        ip[0] = 0x45;
+        ip[2..4].copy_from_slice(&(40 + len).to_be_bytes());
+        ip[9] = 6;
+        ip[20..22].copy_from_slice(&80u16.to_be_bytes());
+        ip[24..28].copy_from_slice(&seq.to_be_bytes());
+        ip[32] = 5 << 4;
+        f
+    }
+
+    #[test]
+    fn a_segment_resending_old_data_counts_as_a_retransmission_across_sequence_wrap() {
+        let mut r = RetransmitCounter { count: vec![0; 1], ..Default::default() };
+        let start = u32::MAX - 1000;
+        for k in 0..3u32 {
+            r.see(0, &segment(start.wrapping_add(k * 1000), 1000)); // wraps on the third
+        }
+        assert_eq!(r.count[0], 0);
+        r.see(0, &segment(start.wrapping_add(1000), 1000)); // the second again
+        assert_eq!(r.count[0], 1);
+        r.see(0, &segment(start.wrapping_add(3000), 1000));
+        assert_eq!(r.count[0], 1);
+    }
 
     /// A well-known IPv4 header (20 bytes, TOS 0) with checksum 0xb861.
     const HDR: [u8; 20] = [

@@ -70,6 +70,12 @@ pub struct Stats {
     pub rx_socket_drops: Vec<u64>,
     pub tx_errors: u64,
     pub oversize_frames: u64,
+    /// Per sender port: frames the receiver port accepted, and their TCP payload bytes
+    /// (the flow's bytes as the bottleneck saw them; retransmissions included).
+    pub flow_fwd_packets: Vec<u64>,
+    pub flow_fwd_payload_bytes: Vec<u64>,
+    /// Per sender port: data segments that arrived again (retransmissions seen on the wire).
+    pub flow_retransmitted_segments: Vec<u64>,
 }
 
 /// A frame waiting in a delay line: due time and slab index.

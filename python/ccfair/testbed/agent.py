@@ -1,6 +1,6 @@
 """Traffic agents of the testbed, run inside a network namespace as a plain script.
 
-    python3 agent.py probe --dst IP --port P --count N
+    python3 agent.py probe --dst IP --port P --count N [--open]
     python3 agent.py recv  --ip IP --ports P0,P1,.. --t0 NS --bin NS --nbins N --end NS --out FILE [--rcvbuf B0,B1,..]
     python3 agent.py send  --dst IP --port P --cca NAME [--pacing] [--mss M] --t0 NS --start NS --stop NS
                            --end NS --sample NS [--trace] --out FILE
@@ -10,7 +10,9 @@ milliseconds. Every time is CLOCK_MONOTONIC in ns, which all network
 namespaces of one host share; ``t0`` is the experiment's time zero.
 
 * probe: the time of a TCP connect to a closed port (SYN out, RST back) is one
-  round trip of the path; prints the minimum of ``count`` tries in ns.
+  round trip of the path; prints the minimum of ``count`` tries in ns. With ``--open``
+  the port is an open one (a remote HTTP server): a completed connect (SYN, SYN-ACK)
+  is the round trip; the connection is then reset (SO_LINGER 0) to leave no state.
 * recv: one listening socket per flow; counts the bytes the application reads
   per ``bin`` (the simulator's delivered-bytes bins) until ``end``.
 * send: a bulk TCP sender with the CCA set per socket (``TCP_CONGESTION``,
@@ -81,6 +83,7 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
     unacked, sacked, lost, retrans = u32(24), u32(28), u32(32), u32(36)
     return {
         "ca_state": b[1],
+        "rto_us": u32(8),
         "rtt_us": u32(68),
         "snd_ssthresh": u32(76),
         "snd_cwnd": u32(80),
@@ -118,9 +121,14 @@ def probe(a: argparse.Namespace) -> None:
         t = now_ns()
         try:
             s.connect((a.dst, a.port))
+            if a.open:
+                d = now_ns() - t
+                best = d if best is None else min(best, d)
+                s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         except ConnectionRefusedError:
-            d = now_ns() - t
-            best = d if best is None else min(best, d)
+            if not a.open:
+                d = now_ns() - t
+                best = d if best is None else min(best, d)
         except OSError:
             pass
         finally:
@@ -242,6 +250,7 @@ def send(a: argparse.Namespace) -> None:
         "recoveries": ns.get("TCPSackRecovery", 0) + ns.get("TCPRenoRecovery", 0),
         "lost_retransmits": ns.get("TCPLostRetransmit", 0),
         "bytes_acked": info["bytes_acked"],
+        "rto_ns": info["rto_us"] * 1000,
         "trace": trace,
     }
     th.join(timeout=1.0)
@@ -258,6 +267,7 @@ def main(argv: list[str] | None = None) -> None:
     pr.add_argument("--dst", required=True)
     pr.add_argument("--port", type=int, required=True)
     pr.add_argument("--count", type=int, default=10)
+    pr.add_argument("--open", action="store_true")
     rc = sub.add_parser("recv")
     rc.add_argument("--ip", required=True)
     rc.add_argument("--ports", required=True)

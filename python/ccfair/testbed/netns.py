@@ -18,6 +18,17 @@ linux/ethtool.h: ETHTOOL_STXCSUM/SSG/STSO/SGSO/SGRO), so every frame the
 bottleneck sees is one MTU-sized packet with a valid checksum. No ethtool
 binary is needed.
 
+Remote-URL flows (issue 12): flow ``i`` with a ``url`` turns its sender namespace into
+a gateway: a veth pair ``ccf-ID-gI`` (gateway) / ``ccf-ID-uI`` (host namespace) on a /30
+of 100.64.0.0/10 (RFC 6598 shared address space) derived from the run id and ``i``; the
+gateway forwards and masquerades (nftables, in its own namespace) the receiver's
+connection, and the host namespace forwards it to its uplink, masquerading it there too
+(an nftables table ``ccf_ID`` in the host namespace). The receiver routes the URL's
+address via the gateway, so the download crosses the bottleneck like a local flow. The
+host table and ``net.ipv4.ip_forward`` (switched on only if it was off, and switched back
+by the last run that needed it) are recorded in the state file and removed by
+:meth:`Topology.destroy` or, after a crash, by :func:`clean_stale`.
+
 Robustness: before anything is created, a state file
 ``/run/ccfair/ID.json`` records the run's pid (with its start time, against
 pid reuse), namespaces and helper processes. :func:`clean_stale` removes
@@ -33,6 +44,7 @@ import fcntl
 import ipaddress
 import json
 import os
+import shutil
 import signal
 import socket
 import struct
@@ -170,6 +182,63 @@ def kill_namespace(ns: str) -> None:
     ip("netns", "del", ns, check=False)
 
 
+def nft(*args: str, ns: str | None = None, check: bool = True) -> str:
+    """Run ``nft args`` (in ``ns`` if given); raise :class:`NetnsError` on failure."""
+    cmd = (["ip", "netns", "exec", ns] if ns else []) + ["nft", *args]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise NetnsError(f"`{' '.join(cmd)}` failed: {p.stderr.strip()}")
+    return p.stdout
+
+
+IP_FORWARD = Path("/proc/sys/net/ipv4/ip_forward")
+#: Host-namespace nftables table of run ``ID``: ``ccf_ID`` (nft names take no '-').
+HOST_TABLE_PREFIX = "ccf_"
+_URL_NET = int(ipaddress.IPv4Address("100.64.0.0"))
+#: Flows per run that may have a URL (4 bits of the /30 numbering).
+MAX_URL_FLOWS = 16
+
+
+def url_link_ips(run_id: str, i: int) -> tuple[str, str]:
+    """(host side, gateway side) addresses of flow ``i``'s /30 in 100.64.0.0/10."""
+    base = _URL_NET + (int(run_id, 16) << 6) + (i << 2)
+    return str(ipaddress.IPv4Address(base + 1)), str(ipaddress.IPv4Address(base + 2))
+
+
+def _release_host_forwarding(st: dict[str, Any], live: set[str]) -> bool:
+    """Switch ``ip_forward`` back off if run ``st`` switched it on and no live run needs it."""
+    if not st.get("ip_forward_set"):
+        return False
+    others = [o for o in _states() if o.get("id") != st.get("id") and o.get("id") in live and o.get("host_forwarding")]
+    if others:
+        return False
+    try:
+        IP_FORWARD.write_text("0")
+    except OSError:
+        return False
+    return True
+
+
+def _states() -> list[dict[str, Any]]:
+    out = []
+    if STATE_DIR.is_dir():
+        for f in STATE_DIR.glob("*.json"):
+            try:
+                out.append(json.loads(f.read_text()))
+            except (OSError, ValueError):
+                continue
+    return out
+
+
+def host_tables() -> list[str]:
+    """nftables tables (family ip) of the host namespace that ccfair runs created."""
+    if shutil.which("nft") is None:
+        return []
+    out = nft("list", "tables", "ip", check=False)
+    names = [line.split()[-1] for line in out.splitlines() if line.startswith("table ip ")]
+    return [n for n in names if n.startswith(HOST_TABLE_PREFIX)]
+
+
 def run_id_of(name: str) -> str | None:
     """``ccf-1a2b-s0`` -> ``1a2b``."""
     if not name.startswith(PREFIX):
@@ -212,6 +281,12 @@ def clean_stale() -> list[str]:
                         removed.append(f"process {pid}")
                     except ProcessLookupError:
                         pass
+            for table in st.get("host_tables", []):
+                if table in host_tables():
+                    nft("delete", "table", "ip", table, check=False)
+                    removed.append(f"nftables table ip {table}")
+            if _release_host_forwarding(st, live):
+                removed.append("net.ipv4.ip_forward = 1 (set by that run)")
             f.unlink(missing_ok=True)
             run_dir = STATE_DIR / st["id"]
             if run_dir.is_dir():
@@ -228,6 +303,10 @@ def clean_stale() -> list[str]:
         if rid is not None and rid not in live:
             ip("link", "del", link, check=False)
             removed.append(f"link {link}")
+    for table in host_tables():
+        if table[len(HOST_TABLE_PREFIX) :] not in live:
+            nft("delete", "table", "ip", table, check=False)
+            removed.append(f"nftables table ip {table}")
     return removed
 
 
@@ -251,6 +330,11 @@ class Topology:
         self.dir = STATE_DIR / self.id
         self.state_file = STATE_DIR / f"{self.id}.json"
         self.processes: list[list[int]] = []
+        #: Host-namespace state of remote-URL flows (see the module docstring).
+        self.host_table = f"{HOST_TABLE_PREFIX}{self.id}"
+        self.host_tables: list[str] = []
+        self.host_forwarding = False
+        self.ip_forward_set = False
 
     # ------------------------------------------------------------ state file
 
@@ -260,6 +344,9 @@ class Topology:
             "owner": proc_id(os.getpid()),
             "namespaces": [self.ns_btl, self.ns_rcv, *self.ns_snd],
             "processes": self.processes,
+            "host_tables": self.host_tables,
+            "host_forwarding": self.host_forwarding,
+            "ip_forward_set": self.ip_forward_set,
         }
         tmp = self.state_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(st))
@@ -298,12 +385,57 @@ class Topology:
             ip("neigh", "replace", RECEIVER_IP, "lladdr", RECEIVER_MAC, "dev", dev, "nud", "permanent", ns=ns)
             ip("neigh", "replace", sender_ip(i), "lladdr", sender_mac(i), "dev", self.if_rcv, "nud", "permanent", ns=self.ns_rcv)
 
-    def route_options(self, i: int, init_cwnd: int, init_rwnd: int, quickack: bool) -> None:
-        """Per-flow route metrics as S0 sets them: initcwnd at the sender, initrwnd (and
-        quickack, i.e. no delayed ACKs) at the receiver (ip-route(8))."""
-        ip("route", "replace", f"{RECEIVER_IP}/32", "dev", self.if_snd[i], "initcwnd", str(init_cwnd), ns=self.ns_snd[i])
+    def route_options(self, i: int, init_cwnd: int, init_rwnd: int, quickack: bool, rto_min_ms: int | None = None) -> None:
+        """Per-flow route metrics as S0 sets them: initcwnd (and rto_min) at the sender,
+        initrwnd (and quickack, i.e. no delayed ACKs) at the receiver (ip-route(8))."""
+        rto = ["rto_min", f"{rto_min_ms}ms"] if rto_min_ms is not None else []
+        ip("route", "replace", f"{RECEIVER_IP}/32", "dev", self.if_snd[i], "initcwnd", str(init_cwnd), *rto, ns=self.ns_snd[i])
         extra = ["quickack", "1"] if quickack else []
         ip("route", "replace", f"{sender_ip(i)}/32", "dev", self.if_rcv, "initrwnd", str(init_rwnd), *extra, ns=self.ns_rcv)
+
+    def gso_max_segs(self, i: int, segs: int) -> None:
+        """At most ``segs`` segments per TSO/GSO burst of flow ``i``'s sender: the device's
+        ``gso_max_segs`` (ip-link(8)), which caps the segments TCP puts in one skb
+        (net/core/sock.c sk_setup_caps -> sk_gso_max_segs; tcp_output.c tcp_tso_autosize).
+        TCP builds GSO skbs whatever the device offers; with device GSO off they are split
+        into MTU frames just before the veth, back to back: one burst."""
+        ip("link", "set", "dev", self.if_snd[i], "gso_max_segs", str(segs), ns=self.ns_snd[i])
+
+    def url_gateway(self, i: int, remote_ip: str, init_rwnd: int, quickack: bool) -> None:
+        """Make flow ``i``'s sender namespace the receiver's gateway to ``remote_ip`` through
+        the host namespace (module docstring), with the receiver's route metrics initrwnd
+        and quickack on the route to it. Needs the ``nft`` command (nftables)."""
+        if i >= MAX_URL_FLOWS:
+            raise NetnsError(f"at most {MAX_URL_FLOWS} flows of a run can download a URL")
+        ns, gw_if, host_if = self.ns_snd[i], f"{PREFIX}{self.id}-g{i}", f"{PREFIX}{self.id}-u{i}"
+        host_ip, gw_ip = url_link_ips(self.id, i)
+        # Recorded before the first change, so a crash from here on is cleaned up.
+        self.host_forwarding = True
+        if IP_FORWARD.read_text().strip() != "1":
+            self.ip_forward_set = True
+        if self.host_table not in self.host_tables:
+            self.host_tables.append(self.host_table)
+        self.save_state()
+        ip("link", "add", host_if, "mtu", str(MTU_BYTES), "type", "veth", "peer", "name", gw_if, "mtu", str(MTU_BYTES))
+        offloads_off(host_if)
+        offloads_off(gw_if)
+        ip("link", "set", gw_if, "netns", ns)
+        ip("addr", "add", f"{host_ip}/30", "dev", host_if)
+        ip("link", "set", host_if, "up")
+        ip("addr", "add", f"{gw_ip}/30", "dev", gw_if, ns=ns)
+        ip("link", "set", gw_if, "up", ns=ns)
+        ip("route", "replace", "default", "via", host_ip, "dev", gw_if, ns=ns)
+        sysctls(ns, {"net.ipv4.ip_forward": 1})
+        nft("add table ip ccfair", ns=ns)
+        nft("add chain ip ccfair post { type nat hook postrouting priority 100 ; }", ns=ns)
+        nft(f"add rule ip ccfair post oifname \"{gw_if}\" masquerade", ns=ns)
+        extra = ["quickack", "1"] if quickack else []
+        ip("route", "replace", f"{remote_ip}/32", "via", sender_ip(i), "dev", self.if_rcv, "initrwnd", str(init_rwnd), *extra, ns=self.ns_rcv)
+        nft(f"add table ip {self.host_table}")
+        nft(f"add chain ip {self.host_table} post {{ type nat hook postrouting priority 100 ; }}")
+        nft(f"add rule ip {self.host_table} post ip saddr {gw_ip} oifname != \"{host_if}\" masquerade")
+        if self.ip_forward_set:
+            IP_FORWARD.write_text("1")
 
     def destroy(self) -> None:
         """Kill recorded processes, delete namespaces (and with them the links), the state."""
@@ -319,6 +451,12 @@ class Topology:
         for link in list_links():
             if run_id_of(link) == self.id:
                 ip("link", "del", link, check=False)
+        for table in self.host_tables:
+            if table in host_tables():
+                nft("delete", "table", "ip", table, check=False)
+        _release_host_forwarding(
+            {"id": self.id, "ip_forward_set": self.ip_forward_set, "host_forwarding": self.host_forwarding}, live_runs()
+        )
         if self.dir.is_dir():
             for p in self.dir.iterdir():
                 p.unlink(missing_ok=True)

@@ -28,12 +28,14 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import ipaddress
 import json
 import os
 import random
 import select
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -44,7 +46,7 @@ from typing import Any
 from ccfair import profiles
 from ccfair.errors import SimulationError, SpecError
 from ccfair.spec import Spec
-from ccfair.testbed import netns, tc
+from ccfair.testbed import httpagent, netns, tc
 
 __all__ = ["TestbedError", "TestbedUnavailable", "run", "kernel_ccas", "find_bottleneck", "check_available"]
 
@@ -58,6 +60,17 @@ PROBES_PER_PATH = 10
 #: Simulator CCA names whose Linux module has another name.
 KERNEL_NAMES = {"reno": "reno", "cubic": "cubic", "bbr": "bbr"}
 AGENT = Path(__file__).with_name("agent.py")
+HTTPAGENT = Path(__file__).with_name("httpagent.py")
+#: TCP port of a local HTTP service (one server per sender namespace, so one port for all).
+HTTP_PORT = 8080
+#: Extra setup time when HTTP servers start (Hypercorn imports in ~0.5 s).
+HTTP_SETUP_NS = 2_000_000_000
+#: An HTTP client drains its connection this long at most after its flow stops (see httpagent.py).
+HTTP_DRAIN_NS = 5_000_000_000
+#: The bulk sender's MSS option (ccfair's default segment size); HTTP servers keep the kernel's.
+DEFAULT_MSS_BYTES = 1448
+#: Flow keys that set the sender's stack; a remote server's stack is not ccfair's to set.
+SENDER_KEYS = ("init_cwnd", "pacing", "tso", "min_rto", "mss")
 QSTATS = Path(__file__).with_name("qstats.py")
 _NS_PER_S = 1_000_000_000
 
@@ -133,6 +146,48 @@ def check_available(spec: Spec | None = None) -> Path:
     return binary
 
 
+def check_http_flows(spec: Spec) -> dict[int, tuple[str, int]]:
+    """Checks of HTTP flows before anything is created; returns flow index -> (address, port)
+    of each remote URL. A URL's host is resolved here, in the host namespace, whose uplink
+    the download will use; a host that does not resolve, an address inside the testbed's
+    own networks, a sender-side setting on a remote flow (its server's stack is not ours)
+    or a missing ``nft`` is a SpecError naming the field."""
+    from urllib.parse import urlsplit
+
+    remote: dict[int, tuple[str, int]] = {}
+    raw_flows = spec.raw.get("flows", []) if isinstance(spec.raw, dict) else []
+    for i, (_, _, fs) in enumerate(spec.expand_flows()):
+        if fs.kind != "http":
+            continue
+        if fs.mss != DEFAULT_MSS_BYTES:
+            raise SpecError(f"flows.{i}.mss", f"{fs.mss}: an HTTP flow's server keeps the kernel's MSS ({DEFAULT_MSS_BYTES} bytes here); remove mss")
+        if not fs.url:
+            continue
+        given = raw_flows[i] if i < len(raw_flows) and isinstance(raw_flows[i], dict) else {}
+        prof = profiles.resolve_profile(fs.profile, spec.raw.get("profiles", {}) or {}, f"flows.{i}.profile") if fs.profile else {}
+        from_profile = {profiles.FIELDS[k].flow_key for k in prof if k in profiles.FIELDS}
+        for key in SENDER_KEYS:
+            if key in given or key in from_profile:
+                raise SpecError(
+                    f"flows.{i}.{key}",
+                    f"flow {fs.name or i} downloads a remote URL; its server's stack ({key}) is not ccfair's to set "
+                    "(only the receiver's initial_rwnd and delayed_ack apply); remove it",
+                )
+        u = urlsplit(str(fs.url))
+        port = u.port or (443 if u.scheme == "https" else 80)
+        try:
+            addr = socket.getaddrinfo(u.hostname, port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+        except (socket.gaierror, UnicodeError) as e:
+            raise SpecError(f"flows.{i}.url", f"{str(fs.url)!r}: cannot resolve host {u.hostname!r} ({e})") from None
+        a = ipaddress.IPv4Address(addr)
+        if a in ipaddress.IPv4Network("10.77.0.0/16") or a in ipaddress.IPv4Network("100.64.0.0/10") or a.is_loopback:
+            raise SpecError(f"flows.{i}.url", f"{str(fs.url)!r}: address {addr} is inside the testbed's own networks or loopback")
+        if shutil.which("nft") is None:
+            raise TestbedUnavailable("a remote-URL flow needs nftables' `nft` command for its NAT (apt-get install nftables)", field=f"flows.{i}.url")
+        remote[i] = (addr, port)
+    return remote
+
+
 def _now() -> int:
     return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
@@ -170,6 +225,12 @@ class _Run:
         #: tc commands of the kernel bottleneck (empty for the userspace one); `probe` fills `kernel_info`.
         self.tc_cmds = tc.commands(self.topo.if_btl_rcv, config, spec.packet_wire_bytes) if self.kernel else []
         self.kernel_info: dict[str, Any] = {}
+        #: The spec's flows (kind, http, url, tso, min_rto live there, not in the RunConfig).
+        self.fspecs = [f for _, _, f in spec.expand_flows()]
+        #: Flow index -> (address, port) of its remote URL, resolved before the run.
+        self.remote: dict[int, tuple[str, int]] = {}
+        #: Stack settings as read back from the kernel (reported in testbed.applied).
+        self.applied: dict[str, Any] = {}
 
     # ------------------------------------------------------------ processes
 
@@ -244,25 +305,28 @@ class _Run:
 
     # ------------------------------------------------------------ the run
 
-    def probe_base_rtts(self) -> list[int]:
+    def probe_base_rtts(self, fwd: list[int] | None = None, rev: list[int] | None = None, label: str = "probe") -> list[int]:
+        """Each flow's path RTT by TCP handshakes through the bottleneck, with no added delay
+        (the base RTTs) or with the equalizing delays ``fwd``/``rev`` (the check, before t0)."""
         n = len(self.flows)
-        btl = self.start_bottleneck("probe-bottleneck", [0] * n, [0] * n, _now(), _NS_PER_S)
-        probes = [
-            self.spawn(
-                f"probe{i}",
-                self.topo.ns_snd[i],
-                self.agent("probe", "--dst", netns.RECEIVER_IP, "--port", str(CLOSED_PORT), "--count", str(PROBES_PER_PATH)),
-                stdout_pipe=True,
-            )
-            for i in range(n)
-        ]
+        btl = self.start_bottleneck(f"{label}-bottleneck", fwd or [0] * n, rev or [0] * n, _now(), _NS_PER_S)
+        probes = []
+        for i in range(n):
+            if i in self.remote:  # the receiver's TCP handshake with the remote server, through the gateway
+                addr, port = self.remote[i]
+                ns, args = self.topo.ns_rcv, ["--dst", addr, "--port", str(port), "--open"]
+            else:  # the sender's SYN -> RST with the receiver's closed port
+                ns, args = self.topo.ns_snd[i], ["--dst", netns.RECEIVER_IP, "--port", str(CLOSED_PORT)]
+            probes.append(self.spawn(f"{label}{i}", ns, self.agent("probe", *args, "--count", str(PROBES_PER_PATH)), stdout_pipe=True))
         bases = []
         for i, p in enumerate(probes):
-            out, _ = p.communicate(timeout=30)
+            out, _ = p.communicate(timeout=60)
             if p.returncode != 0 or not out.strip():
-                raise TestbedError(f"RTT probe of flow {self.flows[i]['name']} failed: {self.stderr_of(f'probe{i}')}")
+                if i in self.remote:
+                    raise SpecError(f"flows.{i}.url", f"{self.fspecs[i].url!r} is unreachable: no TCP handshake with {self.remote[i][0]} port {self.remote[i][1]} through the bottleneck")
+                raise TestbedError(f"RTT probe of flow {self.flows[i]['name']} failed: {self.stderr_of(f'{label}{i}')}")
             bases.append(int(out.split()[0]))
-        self.stop("probe-bottleneck", btl)
+        self.stop(f"{label}-bottleneck", btl)
         return bases
 
     def execute(self) -> dict[str, Any]:
@@ -278,33 +342,35 @@ class _Run:
                 tc.configure(topo.ns_btl, self.tc_cmds)
             except RuntimeError as e:
                 raise TestbedError(str(e)) from None
+        self.receive_buffer()
         for i, f in enumerate(self.flows):
-            topo.route_options(i, f["init_cwnd_pkts"], f["rwnd_init_pkts"], quickack=not f["delayed_ack"])
+            self.apply_stack(i, f)
             if f.get("ecn") in ("classic", "scalable"):  # the kernel offers RFC 3168 ECN (tcp_ecn = 1)
                 netns.sysctls(topo.ns_snd[i], {"net.ipv4.tcp_ecn": 1})
+        self.applied["flows"] = [self.readback(i) for i in range(len(self.flows))]
         bases = self.probe_base_rtts()
-        fwd, rev = [], []
-        for f, base in zip(self.flows, bases):
-            pad = max(0, f["rtt_ns"] - base)
-            fwd.append(pad // 2)
-            rev.append(pad - pad // 2)
+        fwd, rev = self.equalize(bases)
+        path_rtts = self.probe_base_rtts(fwd, rev, label="check")
 
-        t0 = _now() + SETUP_MARGIN_NS
+        http = [i for i, fs in enumerate(self.fspecs) if fs.kind == "http"]
+        bulk = [i for i, fs in enumerate(self.fspecs) if fs.kind != "http"]
+        t0 = _now() + SETUP_MARGIN_NS + (HTTP_SETUP_NS if http else 0)
         end = t0 + duration
-        rcvbufs = [
-            str(2 * f["rwnd_max_pkts"] * f["mss_bytes"]) if f.get("rwnd_max_pkts") else "0" for f in self.flows
-        ]
-        receiver = self.spawn(
-            "receiver",
-            topo.ns_rcv,
-            self.agent(
-                "recv", "--ip", netns.RECEIVER_IP, "--ports", ",".join(str(BASE_PORT + i) for i in range(len(self.flows))),
-                "--rcvbuf", ",".join(rcvbufs), "--t0", str(t0), "--bin", str(bin_ns), "--nbins", str(n_bins),
-                "--end", str(end), "--out", str(topo.dir / "receiver.json"),
-            ),
-            stdout_pipe=True,
-        )
-        self.wait_ready("receiver", receiver)
+        rcvbufs = [self.rcvbuf(f) for f in self.flows]
+        receiver = None
+        if bulk:
+            receiver = self.spawn(
+                "receiver",
+                topo.ns_rcv,
+                self.agent(
+                    "recv", "--ip", netns.RECEIVER_IP, "--ports", ",".join(str(BASE_PORT + i) for i in bulk),
+                    "--rcvbuf", ",".join(str(rcvbufs[i]) for i in bulk), "--t0", str(t0), "--bin", str(bin_ns),
+                    "--nbins", str(n_bins), "--end", str(end), "--out", str(topo.dir / "receiver.json"),
+                ),
+                stdout_pipe=True,
+            )
+            self.wait_ready("receiver", receiver)
+        servers = {i: self.start_server(i, t0, end) for i in http if i not in self.remote}
         btl = self.start_bottleneck("bottleneck", fwd, rev, t0, duration)
         qstats = None
         if self.kernel:
@@ -320,10 +386,13 @@ class _Run:
             )  # fmt: skip
             self.wait_ready("qstats", qstats)
         rng = random.Random(f"ccfair-testbed/{c['seed']}")
-        senders = []
+        senders = {}
         for i, f in enumerate(self.flows):
             jitter = rng.randrange(f["start_jitter_ns"]) if f["start_jitter_ns"] > 0 else 0
             stop = f["stop_ns"] if f.get("stop_ns") is not None else duration
+            if i in http:
+                senders[i] = self.start_client(i, t0, f["start_ns"] + jitter, stop, end, n_bins, rcvbufs[i])
+                continue
             args = [
                 "--dst", netns.RECEIVER_IP, "--port", str(BASE_PORT + i), "--cca", KERNEL_NAMES.get(f["cca"], f["cca"]),
                 "--t0", str(t0), "--start", str(f["start_ns"] + jitter), "--stop", str(stop), "--end", str(end),
@@ -335,22 +404,27 @@ class _Run:
                 args += ["--mss", str(f["mss_bytes"] + 12)]  # TCP_MAXSEG counts the timestamp option
             if c.get("trace"):
                 args.append("--trace")
-            senders.append(self.spawn(f"sender{i}", topo.ns_snd[i], self.agent("send", *args)))
+            senders[i] = self.spawn(f"sender{i}", topo.ns_snd[i], self.agent("send", *args))
 
-        deadline_s = (end - _now()) / 1e9 + 15
-        for i, p in enumerate(senders):
+        deadline_s = (end - _now() + HTTP_DRAIN_NS) / 1e9 + 15
+        for i, p in senders.items():
+            what = "HTTP client" if i in http else "sender"
+            label = f"client{i}" if i in http else f"sender{i}"
             try:
                 p.wait(timeout=max(1.0, deadline_s))
             except subprocess.TimeoutExpired:
-                raise TestbedError(f"sender of flow {self.flows[i]['name']} did not finish") from None
+                raise TestbedError(f"{what} of flow {self.flows[i]['name']} did not finish") from None
             if p.returncode != 0:
-                raise TestbedError(f"sender of flow {self.flows[i]['name']} failed: {self.stderr_of(f'sender{i}')}")
-        try:
-            receiver.wait(timeout=15)
-        except subprocess.TimeoutExpired:
-            raise TestbedError("the receiver did not finish") from None
-        if receiver.returncode != 0:
-            raise TestbedError(f"the receiver failed: {self.stderr_of('receiver')}")
+                raise TestbedError(f"{what} of flow {self.flows[i]['name']} failed: {self.stderr_of(label)}")
+        if receiver is not None:
+            try:
+                receiver.wait(timeout=15)
+            except subprocess.TimeoutExpired:
+                raise TestbedError("the receiver did not finish") from None
+            if receiver.returncode != 0:
+                raise TestbedError(f"the receiver failed: {self.stderr_of('receiver')}")
+        for i, p in servers.items():
+            self.stop(f"server{i}", p)
         self.stop("bottleneck", btl)
         if qstats is not None:
             try:
@@ -362,9 +436,185 @@ class _Run:
             self.kernel_info["qstats"] = json.loads((topo.dir / "qstats.json").read_text())
 
         stats = json.loads((topo.dir / "bottleneck.json").read_text())
-        recv = json.loads((topo.dir / "receiver.json").read_text())
-        snd = [json.loads((topo.dir / f"sender{i}.json").read_text()) for i in range(len(self.flows))]
-        return self.raw(stats, recv, snd, bases, fwd, rev, time.perf_counter_ns() - wall0)
+        recv = json.loads((topo.dir / "receiver.json").read_text()) if receiver is not None else {"delivered_bytes": []}
+        delivered = dict(zip(bulk, recv["delivered_bytes"]))
+        snd, clients = [], {}
+        for i in range(len(self.flows)):
+            if i in http:
+                clients[i] = json.loads((topo.dir / f"client{i}.json").read_text())
+                delivered[i] = clients[i]["delivered_bytes"]
+                snd.append(self.http_sender_stats(i, clients[i], stats))
+            else:
+                snd.append(json.loads((topo.dir / f"sender{i}.json").read_text()))
+        recv = {"delivered_bytes": [delivered[i] for i in range(len(self.flows))]}
+        raw = self.raw(stats, recv, snd, bases, fwd, rev, time.perf_counter_ns() - wall0)
+        raw["testbed"]["flows"] = self.flow_report(bases, fwd, rev, snd, clients, stats)
+        for entry, measured, applied in zip(raw["testbed"]["flows"], path_rtts, self.applied["flows"]):
+            entry["path_min_rtt_ms"] = measured / 1e6
+            entry["applied"] = applied
+        raw["testbed"]["receiver_tcp_rmem"] = self.applied["receiver_tcp_rmem"]
+        for i, cl in clients.items():
+            raw["flows"][i]["size_bytes"] = self.flows[i].get("size_bytes")
+            raw["flows"][i]["fct_ns"] = cl["fct_ns"]
+        return raw
+
+    # ------------------------------------------------------------ profiles, RTT, HTTP
+
+    def apply_stack(self, i: int, f: dict[str, Any]) -> None:
+        """The flow's profile fields on real TCP (docs/testbed.md, "Profiles"): route metrics
+        initcwnd/rto_min at the sender and initrwnd/quickack at the receiver, the TSO/GSO
+        burst cap; the CCA and pacing are set per socket by the agents."""
+        fs, topo = self.fspecs[i], self.topo
+        rto_ms = -(-fs.min_rto // 1_000_000) if fs.min_rto is not None else None  # the kernel keeps rto_min in ms
+        if i in self.remote:
+            topo.url_gateway(i, self.remote[i][0], f["rwnd_init_pkts"], quickack=not f["delayed_ack"])
+            return
+        topo.route_options(i, f["init_cwnd_pkts"], f["rwnd_init_pkts"], quickack=not f["delayed_ack"], rto_min_ms=rto_ms)
+        if fs.tso is not None and fs.tso is not True:
+            topo.gso_max_segs(i, 1 if fs.tso is False else int(fs.tso))
+
+    def receive_buffer(self) -> None:
+        """Make the initial receive window (route ``initrwnd``, S0: 200 segments) real: Linux
+        advertises at most the receive buffer's window share, tcp_win_from_space() of
+        ``tcp_rmem[1]`` (half of it: TCP_DEFAULT_SCALING_RATIO, include/net/tcp.h, and
+        tcp_adv_win_scale = 1 before Linux 6.7), 64 KB = 45 segments with the default
+        131072. The receiver namespace's ``tcp_rmem[1]`` is raised to 2 x rwnd x mss when
+        that is larger; autotuning up to ``tcp_rmem[2]`` stays on."""
+        ns = self.topo.ns_rcv
+        low, default, high = (int(x) for x in netns.in_ns(ns, "sysctl", "-n", "net.ipv4.tcp_rmem").split())
+        need = max(2 * f["rwnd_init_pkts"] * f["mss_bytes"] for f in self.flows)
+        if need > default:
+            default, high = need, max(high, need)
+            netns.sysctls(ns, {"net.ipv4.tcp_rmem": f"{low} {default} {high}"})
+        self.applied["receiver_tcp_rmem"] = [low, default, high]
+
+    def readback(self, i: int) -> dict[str, Any]:
+        """What the kernel holds for flow ``i`` after apply_stack: its routes and gso_max_segs."""
+        topo = self.topo
+        if i in self.remote:
+            return {"receiver_route": netns.ip("route", "show", f"{self.remote[i][0]}/32", ns=topo.ns_rcv).strip()}
+        link = json.loads(netns.ip("-d", "-j", "link", "show", "dev", topo.if_snd[i], ns=topo.ns_snd[i]))[0]
+        return {
+            "sender_route": netns.ip("route", "show", f"{netns.RECEIVER_IP}/32", ns=topo.ns_snd[i]).strip(),
+            "receiver_route": netns.ip("route", "show", f"{netns.sender_ip(i)}/32", ns=topo.ns_rcv).strip(),
+            "gso_max_segs": link.get("gso_max_segs"),
+        }
+
+    def equalize(self, bases: list[int]) -> tuple[list[int], list[int]]:
+        """S0's RTT equalization: pad each path's base RTT up to its flow's RTT, half per direction.
+        A path already slower than its target cannot be sped up: SpecError naming the flow's rtt."""
+        fwd, rev = [], []
+        for i, (f, base) in enumerate(zip(self.flows, bases)):
+            if base > f["rtt_ns"]:
+                raise SpecError(
+                    f"flows.{i}.rtt",
+                    f"{f['rtt_ns'] / 1e6:g} ms is below the measured base RTT of flow {f['name']}'s path "
+                    f"({base / 1e6:.3f} ms, TCP handshake through the bottleneck without added delay); "
+                    f"the testbed can only add delay: set rtt >= {base / 1e6:.3f} ms",
+                )
+            pad = f["rtt_ns"] - base
+            fwd.append(pad // 2)
+            rev.append(pad - pad // 2)
+        return fwd, rev
+
+    def rcvbuf(self, f: dict[str, Any]) -> int:
+        return 2 * f["rwnd_max_pkts"] * f["mss_bytes"] if f.get("rwnd_max_pkts") else 0
+
+    def start_server(self, i: int, t0: int, end: int) -> subprocess.Popen[str]:
+        """Flow ``i``'s local HTTP service in its sender namespace; a server that does not come
+        up is a SpecError naming the flow's kind (nothing is left: the caller cleans up)."""
+        f, c = self.flows[i], self.config
+        argv = [
+            sys.executable, str(HTTPAGENT), "serve", "--ip", netns.sender_ip(i), "--port", str(HTTP_PORT),
+            "--cca", KERNEL_NAMES.get(f["cca"], f["cca"]), "--t0", str(t0), "--end", str(end),
+            "--sample", str(c["sample_ns"]), "--out", str(self.topo.dir / f"server{i}.json"),
+        ]  # fmt: skip
+        if f["pacing"]:
+            argv.append("--pacing")
+        if c.get("trace"):
+            argv.append("--trace")
+        p = self.spawn(f"server{i}", self.topo.ns_snd[i], argv, stdout_pipe=True)
+        try:
+            self.wait_ready(f"server{i}", p, timeout_s=20.0)
+        except TestbedError as e:
+            raise SpecError(f"flows.{i}.kind", f"the HTTP server of flow {f['name']} failed to start ({e})") from None
+        return p
+
+    def start_client(self, i: int, t0: int, start: int, stop: int, end: int, n_bins: int, rcvbuf: int) -> subprocess.Popen[str]:
+        fs, f = self.fspecs[i], self.flows[i]
+        size = f.get("size_bytes") or 0
+        if i in self.remote:
+            url, extra = str(fs.url), ["--url-mode"]
+        else:
+            obj = size or (httpagent.BULK_OBJECT_BYTES if fs.http == "2" else httpagent.BULK_OBJECT_H1_BYTES)
+            url, extra = f"http://{netns.sender_ip(i)}:{HTTP_PORT}{httpagent.PATH_PREFIX}{obj}", []
+        argv = [
+            sys.executable, str(HTTPAGENT), "fetch", "--url", url, "--http", str(fs.http), "--size", str(size),
+            "--rcvbuf", str(rcvbuf), "--t0", str(t0), "--start", str(start), "--stop", str(stop), "--end", str(end),
+            "--bin", str(self.config["bin_ns"]), "--nbins", str(n_bins), "--drain", str(HTTP_DRAIN_NS),
+            "--out", str(self.topo.dir / f"client{i}.json"), *extra,
+        ]  # fmt: skip
+        return self.spawn(f"client{i}", self.topo.ns_rcv, argv)
+
+    def http_sender_stats(self, i: int, client: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
+        """Sender-side counters of an HTTP flow: the local server's TCP_INFO; for a remote URL
+        (whose server is not ours) what the bottleneck saw and the client's TCP_INFO."""
+        if i not in self.remote:
+            s = json.loads((self.topo.dir / f"server{i}.json").read_text())
+            s["start_ns"] = client["start_ns"]
+            return s  # type: ignore[no-any-return]
+        empty: dict[str, list[int]] = {k: [] for k in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
+        return {
+            "start_ns": client["start_ns"],
+            "sent_packets": stats["flow_fwd_packets"][i],
+            "retransmissions": stats["flow_retransmitted_segments"][i],
+            "min_rtt_ns": client["client_min_rtt_ns"],
+            "mean_rtt_ns": float(client["client_rtt_ns"]),
+            "rto_count": 0,
+            "recoveries": 0,
+            "trace": empty,
+        }
+
+    def flow_report(
+        self, bases: list[int], fwd: list[int], rev: list[int], snd: list[dict[str, Any]], clients: dict[int, dict[str, Any]], stats: dict[str, Any]
+    ) -> list[dict[str, Any]]:
+        """Per flow: kind, target and measured RTTs, and for HTTP flows the byte cross-check."""
+        out = []
+        for i, f in enumerate(self.flows):
+            fs = self.fspecs[i]
+            entry: dict[str, Any] = {
+                "name": f["name"],
+                "kind": fs.kind,
+                "target_rtt_ms": f["rtt_ns"] / 1e6,
+                "base_rtt_ms": bases[i] / 1e6,
+                "added_delay_ms": (fwd[i] + rev[i]) / 1e6,
+                # TCP_INFO over the run: includes queueing behind other flows (a flow starting
+                # on a standing queue never sees the path's minimum); path_min_rtt_ms is the
+                # equalized path's RTT, measured by handshakes before t0.
+                "min_rtt_ms": snd[i]["min_rtt_ns"] / 1e6,
+                # the sender's RTO at its last TCP_INFO sample (route rto_min takes effect here)
+                "sender_rto_ms": snd[i]["rto_ns"] / 1e6 if snd[i].get("rto_ns") is not None else None,
+                "bottleneck_payload_bytes": stats["flow_fwd_payload_bytes"][i],
+                "bottleneck_packets": stats["flow_fwd_packets"][i],
+                "bottleneck_retransmitted_segments": stats["flow_retransmitted_segments"][i],
+            }
+            if fs.kind == "http":
+                cl = clients[i]
+                btl = stats["flow_fwd_payload_bytes"][i]
+                entry["min_rtt_source"] = "client TCP_INFO (remote server)" if i in self.remote else "server TCP_INFO"
+                entry["http"] = {
+                    "version": fs.http,
+                    "url": str(fs.url) if fs.url else None,
+                    "client_socket_bytes": cl["socket_bytes"],
+                    "body_bytes": cl["body_bytes"],
+                    "responses": cl["responses"],
+                    "client_min_rtt_ms": cl["client_min_rtt_ns"] / 1e6,
+                    "bytes_relative_difference": (btl - cl["socket_bytes"]) / cl["socket_bytes"] if cl["socket_bytes"] else None,
+                }
+                if i in self.remote:
+                    entry["not_measured"] = ["rto_count", "recoveries", "trace"]
+            out.append(entry)
+        return out
 
     def raw(
         self,
@@ -483,6 +733,7 @@ def run(spec: Spec, seed: int | None = None, *, realtime: bool = True) -> Any:
     binary = check_available(spec)  # probes the kernel qdiscs of the kernel bottleneck
     config = spec.to_run_config(seed)
     r = _Run(spec, config, binary, realtime)
+    r.remote = check_http_flows(spec)
     if r.kernel:  # the probe's result (cached by check_available's call): is there netem?
         r.kernel_info.update(tc.probe(r.tc_cmds, config["bottleneck"]["qdisc"]["kind"]))
     netns.clean_stale()
@@ -499,8 +750,11 @@ def run(spec: Spec, seed: int | None = None, *, realtime: bool = True) -> Any:
     result.summary["backend"] = "testbed"
     result.summary["testbed"] = raw["testbed"]
     min_rtts = [f["min_rtt_ns"] / 1e6 for f in raw["flows"]]
-    for entry, m in zip(result.summary["flows"], min_rtts):
+    for entry, m, tf in zip(result.summary["flows"], min_rtts, raw["testbed"]["flows"]):
         entry["min_rtt_ms"] = m
+        entry["target_rtt_ms"] = tf["target_rtt_ms"]
+        entry["path_min_rtt_ms"] = tf["path_min_rtt_ms"]
+        entry["kind"] = tf["kind"]
     if r.kernel:  # no per-packet sojourn from the kernel: not measured, not zero
         result.link["sojourn_packets"] = float("nan")
     return result
