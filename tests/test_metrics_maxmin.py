@@ -4,9 +4,8 @@ from __future__ import annotations
 
 import math
 
-import pytest
-
 import ccfair
+import pytest
 from ccfair import metrics
 
 S = 1_000_000_000
@@ -55,9 +54,7 @@ def test_a_flow_that_joins_halfway_is_entitled_to_half_the_link_for_half_the_win
 
 def test_an_app_limited_flow_that_finishes_hands_its_share_back() -> None:
     # C finishes at 4 s; from 0-4 s three flows share (10/3 each), then two (5 each).
-    rates = metrics.max_min_fair_rates(
-        10e6, (0, 10 * S), [(0, 10 * S), (0, 10 * S), (0, 4 * S)], [None, None, None], S // 10
-    )
+    rates = metrics.max_min_fair_rates(10e6, (0, 10 * S), [(0, 10 * S), (0, 10 * S), (0, 4 * S)], [None, None, None], S // 10)
     assert rates == pytest.approx([(4 * 10 / 3 + 6 * 5) / 10 * 1e6] * 2 + [4 * 10 / 3 / 10 * 1e6])
 
 

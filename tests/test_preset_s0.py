@@ -7,7 +7,6 @@ import subprocess
 import sys
 
 import pytest
-
 from ccfair.presets import s0
 from ccfair.spec import Spec
 
@@ -45,8 +44,29 @@ def test_iw_only_profiles_run_linux_default_cubic() -> None:
 def _row(pair: str, order: str, share_b: float, buf: float = 0.5, q: str = "droptail") -> s0.Row:
     a, b = pair.split(" vs ")
     share_a = 1 - share_b
-    return s0.Row("lab", pair, a, b, "10Mbit", 50.0, buf, q, order, 0, 1, 1 - share_a / share_b if share_b >= share_a else share_b / share_a - 1,
-                  share_a, share_b, 1.0, 1.0, 1.0, 1.0, 10.0, 0, 0)
+    return s0.Row(
+        "lab",
+        pair,
+        a,
+        b,
+        "10Mbit",
+        50.0,
+        buf,
+        q,
+        order,
+        0,
+        1,
+        1 - share_a / share_b if share_b >= share_a else share_b / share_a - 1,
+        share_a,
+        share_b,
+        1.0,
+        1.0,
+        1.0,
+        1.0,
+        10.0,
+        0,
+        0,
+    )
 
 
 def test_claim_verdicts_follow_their_criteria() -> None:
@@ -63,9 +83,29 @@ def test_claim_verdicts_follow_their_criteria() -> None:
 
 def test_cli_json_lists_every_claim(tmp_path) -> None:
     r = subprocess.run(
-        [sys.executable, "-m", "ccfair", "preset", "s0", "--quick", "--reps", "1", "--qdiscs", "droptail,fq_codel",
-         "--scenarios", "lab", "--buffers", "0.5,2", "--json", "--out", str(tmp_path)],
-        capture_output=True, text=True, timeout=300, check=False,
+        [
+            sys.executable,
+            "-m",
+            "ccfair",
+            "preset",
+            "s0",
+            "--quick",
+            "--reps",
+            "1",
+            "--qdiscs",
+            "droptail,fq_codel",
+            "--scenarios",
+            "lab",
+            "--buffers",
+            "0.5,2",
+            "--json",
+            "--out",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
     )
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)

@@ -7,9 +7,8 @@ import json
 import subprocess
 import sys
 
-import pytest
-
 import ccfair
+import pytest
 from ccfair import profiles
 from ccfair.errors import SpecError
 from ccfair.spec import Spec
@@ -54,7 +53,12 @@ def test_every_profile_field_maps_to_a_flow_key() -> None:
     s = spec(profiles={"full": full}, flows=[{"profile": "full", "rtt": "50ms"}])
     fc = flow_config(s, 0)
     assert (fc["cca"], fc["init_cwnd_pkts"], fc["pacing"], fc["min_rto_ns"], fc["rwnd_init_pkts"], fc["delayed_ack"]) == (
-        "cubic", 4, True, 1_000_000_000, 64, False,
+        "cubic",
+        4,
+        True,
+        1_000_000_000,
+        64,
+        False,
     )
 
 
@@ -178,8 +182,11 @@ def test_min_rto_changes_recovery_in_the_simulator() -> None:
     # Linux tcp_set_rto: RTO = srtt + max(4 rttvar, rto_min). Under heavy random
     # loss a flow recovers through RTOs; a larger rto_min waits longer each time.
     def run(rto: str) -> float:
-        d = {"duration": "20s", "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
-             "flows": [{"cca": "cubic", "rtt": "50ms", "loss": 0.2, "min_rto": rto}]}
+        d = {
+            "duration": "20s",
+            "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
+            "flows": [{"cca": "cubic", "rtt": "50ms", "loss": 0.2, "min_rto": rto}],
+        }
         return float(ccfair.run(d).flows["throughput_bps"].iloc[0])
 
     assert run("1s") < 0.8 * run("200ms")
@@ -187,10 +194,7 @@ def test_min_rto_changes_recovery_in_the_simulator() -> None:
 
 def test_cli_exit_2_for_unknown_profile(tmp_path) -> None:
     p = tmp_path / "e.toml"
-    p.write_text(
-        'duration = "5s"\n[bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n'
-        '[[flows]]\nprofile = "nope"\nrtt = "50ms"\n'
-    )
+    p.write_text('duration = "5s"\n[bottleneck]\nrate = "10Mbit"\nbuffer = "1bdp"\n[[flows]]\nprofile = "nope"\nrtt = "50ms"\n')
     r = subprocess.run([sys.executable, "-m", "ccfair", "run", str(p), "--json"], capture_output=True, text=True, timeout=60)
     assert r.returncode == 2
     assert "flows.0.profile" in r.stderr and "Traceback" not in r.stderr
@@ -206,7 +210,9 @@ def test_content_provider_example_runs_on_the_simulator() -> None:
     from pathlib import Path
 
     example = Path(__file__).resolve().parents[1] / "examples" / "s0-content-provider.toml"
-    r = subprocess.run([sys.executable, "-m", "ccfair", "run", str(example), "--json"], capture_output=True, text=True, timeout=120, check=False)
+    r = subprocess.run(
+        [sys.executable, "-m", "ccfair", "run", str(example), "--json"], capture_output=True, text=True, timeout=120, check=False
+    )
     assert r.returncode == 0, r.stderr
     d = json.loads(r.stdout)
     assert d["backend"] == "sim"
@@ -217,3 +223,37 @@ def test_content_provider_example_runs_on_the_simulator() -> None:
         for key in ("share", "throughput_bps", "maxmin_share", "fair_share_bps", "target_rtt_ms", "path_min_rtt_ms", "min_rtt_ms"):
             assert f[key] is not None, key
     assert cp["target_rtt_ms"] == 50.0
+
+
+def _netns_skip() -> str | None:
+    try:
+        from test_testbed import _WHY_NOT
+    except ImportError:  # pragma: no cover
+        return "tests/test_testbed.py not importable"
+    return _WHY_NOT
+
+
+@pytest.mark.skipif(_netns_skip() is not None, reason=_netns_skip() or "")
+def test_content_provider_example_has_the_same_result_keys_on_both_backends() -> None:
+    # shortened to 15 s (window 10-15 s) to keep the real-time testbed run short
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[1] / "examples" / "s0-content-provider.toml"
+    short = ["--set", "duration=15s", "--set", "window.end=15s"]
+    out = {}
+    for backend in ("sim", "testbed"):
+        r = subprocess.run(
+            [sys.executable, "-m", "ccfair", "run", str(example), "--json", "--backend", backend, *short],
+            capture_output=True,
+            text=True,
+            timeout=300,
+            check=False,
+        )
+        assert r.returncode == 0, r.stderr
+        out[backend] = json.loads(r.stdout)
+    sim, tb = out["sim"], out["testbed"]
+    assert set(tb) - set(sim) == {"testbed"}  # the testbed's own details object
+    assert set(sim) <= set(tb)
+    for fs, ft in zip(sim["flows"], tb["flows"]):
+        assert set(fs) == set(ft)
+        assert ft["maxmin_share"] is not None and ft["share"] is not None

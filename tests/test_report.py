@@ -76,8 +76,8 @@ def test_report_is_self_contained(sweep_dir, report_html):
     html = report_html.read_text()
     imgs = re.findall(r"<img [^>]*src=\"([^\"]*)\"", html)
     # fness per buffer setting (2), max-min share per buffer setting (2), JFI heatmap, JFI box plot,
-    # throughput and queue of one run
-    assert len(imgs) == 8
+    # Ware et al.'s model over the BBR-vs-CUBIC buffer axis, throughput and queue of one run
+    assert len(imgs) == 9
     assert all(src.startswith("data:image/png;base64,") for src in imgs)
     # nothing is fetched: no external script, style sheet, image or font
     assert not re.search(r"(src|href)\s*=\s*\"(?!data:)", html)

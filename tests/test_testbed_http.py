@@ -35,14 +35,6 @@ SERVER_PORT = 8080
 CLOSED_PORT = 8081
 
 
-def _ids() -> set[str]:
-    """Run ids that own a namespace, link or host nftables table right now."""
-    names = netns.list_namespaces() + netns.list_links()
-    ids = {netns.run_id_of(n) for n in names} - {None}
-    ids |= {t[len(netns.HOST_TABLE_PREFIX) :] for t in netns.host_tables()}
-    return ids  # type: ignore[return-value]
-
-
 def left_by(ids: set[str]) -> list[str]:
     """Namespaces, links, host nftables tables, state files and processes of runs ``ids``."""
     found = [f"namespace {n}" for n in netns.list_namespaces() if netns.run_id_of(n) in ids]
@@ -59,9 +51,18 @@ def left_by(ids: set[str]) -> list[str]:
     return found
 
 
-def new_run_ids(before: set[str]) -> set[str]:
-    """Ids that appeared since ``before`` and whose owner is gone (other helpers' live runs excluded)."""
-    return _ids() - before - netns.live_runs()
+@pytest.fixture
+def my_runs(monkeypatch):
+    """Ids of the runs this test starts in-process (other runs on the machine are not ours)."""
+    ids: set[str] = set()
+    create = netns.Topology.create
+
+    def recording(self: netns.Topology) -> None:
+        ids.add(self.id)
+        create(self)
+
+    monkeypatch.setattr(netns.Topology, "create", recording)
+    return ids
 
 
 def http_spec(duration: str = "6s", **extra: object) -> Spec:
@@ -126,10 +127,9 @@ def test_url_host_that_does_not_resolve_is_a_spec_error_naming_the_url(monkeypat
 
 
 @needs_netns
-def test_http2_service_flow_bytes_agree_with_the_bottleneck_and_rtts_are_equalized():
+def test_http2_service_flow_bytes_agree_with_the_bottleneck_and_rtts_are_equalized(my_runs):
     """Issue 12: the client's bytes and the bottleneck's per-flow payload bytes agree within
     1 %; every flow's equalized path RTT is within 5 % of its target; nothing is left."""
-    before = _ids()
     res = runner.run(http_spec())
     tb = res.summary["testbed"]["flows"]
     cp = tb[1]
@@ -142,7 +142,7 @@ def test_http2_service_flow_bytes_agree_with_the_bottleneck_and_rtts_are_equaliz
     row = res.flows.set_index("name").loc["cp"]
     assert row["sent_packets"] > 0 and row["min_rtt_ms"] >= 0.95 * 40.0
     assert {"share", "throughput_bps", "maxmin_share"} <= set(res.summary["flows"][1])
-    assert left_by(new_run_ids(before)) == []
+    assert my_runs and left_by(my_runs) == []
 
 
 @needs_netns
@@ -172,16 +172,18 @@ def test_profile_min_rto_and_tso_take_effect_in_the_kernel():
     """min_rto: the sender's RTO (tcpi_rto) never goes below the route's rto_min (Linux
     tcp_set_rto / RFC 6298: RTO = srtt + max(4 rttvar, rto_min)); with the default 200 ms
     and a 40 ms path it stays below 600 ms. tso = 4: the sender veth's gso_max_segs reads
-    back as 4; initial_rwnd = 200: the receiver's route and its tcp_rmem allow it."""
+    back as 4; initial_rwnd = 200: the receiver's route and its tcp_rmem allow it; cca and
+    pacing: the server's accepted socket has the profile's TCP_CONGESTION and
+    SO_MAX_PACING_RATE (~0UL-1 = pacing on, net/core/sock.c)."""
     s = Spec.from_dict(
         {
             "duration": "4s",
             "window": {"start": "1s"},
             "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
-            "profiles": {"slow-rto": {"cca": "cubic", "min_rto": "600ms", "tso": 4}},
+            "profiles": {"slow-rto": {"cca": "bbr", "min_rto": "600ms", "tso": 4}},
             "flows": [
                 {"name": "a", "kind": "http", "profile": "slow-rto", "rtt": "40ms"},
-                {"name": "b", "kind": "http", "cca": "cubic", "rtt": "40ms"},
+                {"name": "b", "kind": "http", "cca": "cubic+pacing", "rtt": "40ms"},
             ],
         }
     )
@@ -189,14 +191,30 @@ def test_profile_min_rto_and_tso_take_effect_in_the_kernel():
     a, b = res.summary["testbed"]["flows"]
     assert a["sender_rto_ms"] >= 600.0 and b["sender_rto_ms"] < 600.0, (a, b)
     assert a["applied"]["gso_max_segs"] == 4 and b["applied"]["gso_max_segs"] > 4
+    # cca and pacing as the server's accepted connection has them (inherited from the listener)
+    assert (a["applied"]["server_cca"], a["applied"]["server_pacing"]) == ("bbr", False)
+    assert (b["applied"]["server_cca"], b["applied"]["server_pacing"]) == ("cubic", True)
     assert "rto_min lock 600ms" in a["applied"]["sender_route"] or "rto_min 600ms" in a["applied"]["sender_route"], a
     assert "initrwnd 200" in a["applied"]["receiver_route"]
     assert res.summary["testbed"]["receiver_tcp_rmem"][1] >= 2 * 200 * 1448
 
 
 @pytest.fixture
-def remote_server():
-    """An HTTP server in a namespace of this test behind the host namespace's routing."""
+def tls_cert(tmp_path):
+    """A self-signed certificate for the test server's address (openssl(1))."""
+    if shutil.which("openssl") is None:
+        pytest.skip("needs the openssl command to make a test certificate")
+    cert, key = tmp_path / "cert.pem", tmp_path / "key.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=ccfair-test",
+         "-addext", f"subjectAltName=IP:{SERVER_IP}", "-keyout", str(key), "-out", str(cert)],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    return cert, key
+
+
+def _server_ns(tls: tuple[Path, Path] | None):
+    """An HTTP(S) server in a namespace of this test behind the host namespace's routing."""
     if _WHY_NOT:
         pytest.skip(_WHY_NOT)
     if shutil.which("nft") is None:
@@ -217,13 +235,15 @@ def remote_server():
         for c in cmds:
             subprocess.run(c, check=True, capture_output=True)
         now = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
+        tls_args = ["--certfile", str(tls[0]), "--keyfile", str(tls[1])] if tls else []
         server = subprocess.Popen(
             ["ip", "netns", "exec", SERVER_NS, sys.executable, str(HTTPAGENT), "serve", "--ip", SERVER_IP, "--port", str(SERVER_PORT),
-             "--cca", "cubic", "--t0", str(now), "--end", str(now + 600 * 10**9), "--sample", str(10**9), "--out", os.devnull],
+             "--cca", "cubic", "--t0", str(now), "--end", str(now + 600 * 10**9), "--sample", str(10**9), "--out", os.devnull, *tls_args],
             stdout=subprocess.PIPE, text=True,
         )  # fmt: skip
         assert server.stdout is not None and server.stdout.readline().strip() == "ready"
-        yield f"http://{SERVER_IP}:{SERVER_PORT}{httpagent.PATH_PREFIX}{httpagent.BULK_OBJECT_BYTES}"
+        scheme = "https" if tls else "http"
+        yield f"{scheme}://{SERVER_IP}:{SERVER_PORT}{httpagent.PATH_PREFIX}{httpagent.BULK_OBJECT_BYTES}"
     finally:
         if server is not None:
             server.kill()
@@ -232,13 +252,36 @@ def remote_server():
         subprocess.run(["ip", "netns", "del", SERVER_NS], capture_output=True)
 
 
+@pytest.fixture
+def remote_server():
+    yield from _server_ns(None)
+
+
+@pytest.fixture
+def remote_https_server(tls_cert, monkeypatch):
+    monkeypatch.setenv("SSL_CERT_FILE", str(tls_cert[0]))  # the client (a child of the run) trusts it
+    yield from _server_ns(tls_cert)
+
+
 @needs_netns
-def test_remote_url_through_host_routing_then_nothing_left(remote_server):
+def test_remote_https_url_negotiates_h2_and_counts_the_tls_stream(my_runs, remote_https_server):
+    """https: TLS with ALPN h2 through the same gateway path; the client counts decrypted
+    bytes, the bottleneck TLS records, so they differ by the record overhead only (< 1 %)."""
+    raw = http_spec(duration="5s").raw
+    s = Spec.from_dict({**raw, "flows": [{"name": "cp", "kind": "http", "cca": "cubic", "rtt": "40ms", "url": remote_https_server}]})
+    res = runner.run(s)
+    cp = res.summary["testbed"]["flows"][0]
+    assert cp["http"]["url"].startswith("https://") and cp["http"]["client_socket_bytes"] > 1_000_000
+    assert 0 < cp["http"]["bytes_relative_difference"] <= 0.01, cp
+    assert my_runs and left_by(my_runs) == []
+
+
+@needs_netns
+def test_remote_url_through_host_routing_then_nothing_left(my_runs, remote_server):
     """Issue 12: the remote-URL path (gateway NAT, host forwarding + NAT) against a server
     reached through the host's routing; bytes agree, the path RTT is equalized, and the host
     namespace is as before (no nftables table, ip_forward restored)."""
     forward_before = netns.IP_FORWARD.read_text()
-    before = _ids()
     s = http_spec(url=remote_server)
     s = Spec.from_dict({**s.raw, "flows": [s.raw["flows"][0], {"name": "cp", "kind": "http", "cca": "cubic", "rtt": "40ms", "start": "1s", "url": remote_server}]})
     res = runner.run(s)
@@ -246,44 +289,41 @@ def test_remote_url_through_host_routing_then_nothing_left(remote_server):
     assert cp["http"]["url"] == remote_server and cp["http"]["client_socket_bytes"] > 500_000
     assert abs(cp["http"]["bytes_relative_difference"]) <= 0.01, cp
     assert abs(cp["path_min_rtt_ms"] - 40.0) <= 2.0, cp
-    assert left_by(new_run_ids(before)) == []
+    assert my_runs and left_by(my_runs) == []
     if not netns.live_runs():  # another run of a URL flow could hold forwarding on
         assert netns.IP_FORWARD.read_text() == forward_before
 
 
 @needs_netns
-def test_unreachable_url_exit_2_naming_the_url_and_nothing_left(remote_server, capsys, tmp_path):
+def test_unreachable_url_exit_2_naming_the_url_and_nothing_left(my_runs, remote_server, capsys, tmp_path):
     closed = f"http://{SERVER_IP}:{CLOSED_PORT}/"
     f = tmp_path / "x.toml"
     f.write_text(f'duration = "3s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\nkind = "http"\ncca = "cubic"\nrtt = "40ms"\nurl = "{closed}"\n')
-    before = _ids()
     assert main(["run", str(f), "--backend", "testbed"]) == 2
     err = capsys.readouterr().err
     assert "flows.0.url" in err and "unreachable" in err and "Traceback" not in err
-    assert left_by(new_run_ids(before)) == []
+    assert my_runs and left_by(my_runs) == []
 
 
 @needs_netns
-def test_rtt_target_below_the_paths_base_rtt_exit_2_and_nothing_left(capsys, tmp_path):
+def test_rtt_target_below_the_paths_base_rtt_exit_2_and_nothing_left(my_runs, capsys, tmp_path):
     f = tmp_path / "x.toml"
     f.write_text('duration = "3s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "cubic"\nrtt = "5us"\n')
-    before = _ids()
     assert main(["run", str(f), "--backend", "testbed"]) == 2
     err = capsys.readouterr().err
     assert "flows.0.rtt" in err and "base RTT" in err
-    assert left_by(new_run_ids(before)) == []
+    assert my_runs and left_by(my_runs) == []
 
 
 @needs_netns
-def test_http_server_that_fails_to_start_is_a_spec_error_and_nothing_left(monkeypatch, tmp_path):
+def test_http_server_that_fails_to_start_is_a_spec_error_and_nothing_left(my_runs, monkeypatch, tmp_path):
     broken = tmp_path / "broken.py"
     broken.write_text("import sys\nsys.exit('serve: cannot start')\n")
     monkeypatch.setattr(runner, "HTTPAGENT", broken)
-    before = _ids()
     with pytest.raises(SpecError) as e:
         runner.run(http_spec(duration="4s"))
     assert e.value.field == "flows.1.kind" and "failed to start" in str(e.value)
-    assert left_by(new_run_ids(before)) == []
+    assert my_runs and left_by(my_runs) == []
 
 
 @needs_netns
@@ -313,10 +353,16 @@ def test_sigkill_during_a_url_run_leaves_what_the_next_run_removes(remote_server
         time.sleep(0.1)
     assert rid, "the run did not reach its HTTP clients"
     time.sleep(1.0)
+    # While the run is alive (nobody else's clean-up may touch it): its host NAT table exists
+    # and is recorded in its state file.
+    table = f"{netns.HOST_TABLE_PREFIX}{rid}"
+    assert table in netns.host_tables()
+    assert table in json.loads((netns.STATE_DIR / f"{rid}.json").read_text())["host_tables"]
     p.send_signal(signal.SIGKILL)
     p.wait()
     time.sleep(0.5)  # agents die with their parent (PR_SET_PDEATHSIG)
-    assert f"{netns.HOST_TABLE_PREFIX}{rid}" in netns.host_tables()  # kill -9 left the host NAT table
+    # What kill -9 left is removed by the next run's clean-up (or already was, by another
+    # run starting meanwhile on this machine: every run cleans dead runs first).
     netns.clean_stale()
     assert left_by({rid}) == []
     if not netns.live_runs():

@@ -56,6 +56,7 @@ ALIASES: dict[str, str] = {
     "tcpyeah": "yeah",
     "tcp-prague": "prague",
     "bbrv2": "bbr2",
+    "bbrv3": "bbr3",
     "tcpvegas": "vegas",
     "tcpledbat": "ledbat",
     "ledbat-25ms": "ledbat25",

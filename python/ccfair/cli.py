@@ -423,6 +423,60 @@ def reproduce(
 
 
 @app.command()
+def matrix(
+    out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Matrix directory (a sweep store; resumes if it exists).")],
+    file: Annotated[
+        Optional[Path],
+        typer.Argument(metavar="[FILE]", help="Experiment file of the setting (>= 2 flows). Default: S0's base case."),
+    ] = None,
+    ccas_: Annotated[
+        str, typer.Option("--ccas", metavar="A,B,...", help="CCAs to pair (names or aliases, '+pacing' works). Default: all.")
+    ] = "all",
+    repetitions: Annotated[int, typer.Option("--repetitions", "-r", help="Runs of every ordered pair.")] = 5,
+    jobs: Annotated[
+        Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")
+    ] = None,
+    executor: Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")] = "pool",
+    scheduler: Annotated[
+        Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
+    ] = None,
+    set_: SetOption = None,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Write DIR/matrix.toml and print the grid only.")] = False,
+) -> None:
+    """Every ordered pair of a list of CCAs at one setting: shares, max-min shares, harm; heatmaps and Parquet in DIR.
+
+    The matrix is a sweep (DIR/matrix.toml, stored like any sweep): `ccfair report DIR` shows it too.
+    """
+    from ccfair import matrix as mx
+
+    if file is None:
+        base = mx.default_setting()
+    else:
+        base = load_toml(file)
+        base.setdefault("name", file.stem)
+    base = apply_overrides(base, set_ or [])
+    names = mx.all_ccas() if ccas_.strip() == "all" else [c.strip() for c in ccas_.split(",") if c.strip()]
+    raw = mx.sweep_dict(base, names, repetitions)
+    out.mkdir(parents=True, exist_ok=True)
+    sweep_file = out / mx.MATRIX_FILE
+    sweep_file.write_text(mx.to_toml(raw), encoding="utf-8")
+    sweep(sweep_file, out, jobs=jobs, executor=executor, scheduler=scheduler, set_=None, dry_run=dry_run)
+    if dry_run:
+        return
+    summary = mx.write_summary(out)
+    table = Table(title=f"A's share against B (mean of {repetitions}); A starts first", show_lines=False)
+    order = list(dict.fromkeys(summary["a"]))
+    table.add_column("A \\ B", style="bold")
+    for b in order:
+        table.add_column(b, justify="right")
+    cell = summary.set_index(["a", "b"])["share_a"]
+    for a in order:
+        table.add_row(a, *[f"{cell.get((a, b), float('nan')):.2f}" for b in order])
+    _out.print(table)
+    _err.print(f"per-pair table: {out / mx.SUMMARY_FILE}; heatmaps: {out / 'figures'}/matrix-*.png|svg; report: ccfair report {out}")
+
+
+@app.command()
 def report(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Sweep directory (ccfair sweep --out DIR).")],
     out: Annotated[

@@ -23,6 +23,8 @@ Figures (source study in brackets):
   swept parameter.
 - :func:`fct_cdf` -- S2's flow-completion-time CDFs per class.
 - :func:`heatmap` -- any metric over two swept parameters.
+- :func:`measured_vs_model`, :func:`share_vs_buffer`, :func:`throughput_vs_loss` --
+  measured points with an analytic model's curve (ccfair.models) beside them.
 
 Colours: every CCA keeps its colour in every figure (:func:`cca_color`;
 Okabe & Ito's colour-blind-safe palette for the common ones).
@@ -59,6 +61,9 @@ __all__ = [
     "relative_throughput_vs",
     "fct_cdf",
     "heatmap",
+    "measured_vs_model",
+    "share_vs_buffer",
+    "throughput_vs_loss",
 ]
 
 #: Fixed colours of the common CCAs (Okabe & Ito 2008, colour-blind safe, then tab10).
@@ -67,6 +72,7 @@ CCA_COLORS: dict[str, str] = {
     "cubic+pacing": "#56B4E9",
     "bbr": "#D55E00",
     "bbr2": "#E69F00",
+    "bbr3": "#882255",
     "reno": "#009E73",
     "dctcp": "#CC79A7",
     "prague": "#000000",
@@ -459,7 +465,7 @@ def maxmin_share_by_pair(
     axes[0].set_ylabel("pair (A vs B)")
     axes[-1].legend(loc="upper right", fontsize="small", frameon=False)
     if title:
-        fig.suptitle(title)
+        fig.suptitle(title, fontsize="small")
     return fig
 
 
@@ -657,3 +663,87 @@ def heatmap(
     if title:
         ax.set_title(title)
     return fig
+
+
+# ---------------------------------------------------------------- measurements beside models
+
+
+def measured_vs_model(
+    df: pd.DataFrame,
+    x: str,
+    y: str,
+    *,
+    group: str | None = None,
+    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    ax: Axes | None = None,
+    logx: bool = False,
+    xbase: int = 10,
+    logy: bool = False,
+    xlabel: str | None = None,
+    ylabel: str | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Every measured point (``y`` over ``x``, one colour per ``group``), their means joined, and model curves.
+
+    ``curves`` maps a label to (xs, ys) of an analytic model (ccfair.models),
+    drawn as dashed black-ish lines so measurement and model stay apart.
+    """
+    _need(df, x, y, *([group] if group else []))
+    fig, ax = _figure_for(ax)
+    groups = list(df.groupby(group, sort=False)) if group else [(None, df)]
+    for i, (key, sub) in enumerate(groups):
+        color = _key_color(key, i) if key is not None else _CYCLE[0]
+        ax.scatter(sub[x], sub[y], s=14, alpha=0.6, color=color, label=None if key is None else f"{key} (measured)")
+        means = sub.groupby(x)[y].mean().sort_index()
+        ax.plot(means.index, means.to_numpy(), color=color, lw=1.2, marker="o", ms=4)
+    for j, (label, (xs, ys)) in enumerate((curves or {}).items()):
+        ax.plot(xs, ys, color=["#222222", "#777777", "#aaaaaa"][j % 3], ls=_LINESTYLES[1 + j % 3], lw=1.6, label=label)
+    if logx:
+        ax.set_xscale("log", base=xbase)
+    if logy:
+        ax.set_yscale("log")
+    ax.set_xlabel(xlabel or x)
+    ax.set_ylabel(ylabel or y)
+    if title:
+        ax.set_title(title)
+    _style(ax)
+    ax.legend(fontsize="small")
+    return fig
+
+
+def share_vs_buffer(
+    df: pd.DataFrame,
+    *,
+    x: str = "buffer_bdp",
+    y: str = "share",
+    group: str | None = None,
+    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """A buffer sweep: measured share over the buffer (in BDP, log scale) with model curves (e.g. Ware et al.)."""
+    fig = measured_vs_model(
+        df, x, y, group=group, curves=curves, ax=ax, logx=True, xbase=2, xlabel="buffer (BDP)", ylabel="share of the link", title=title
+    )
+    axis = fig.axes[0] if ax is None else ax
+    axis.set_ylim(0, 1)
+    ticks = sorted(df[x].unique())
+    axis.set_xticks(ticks, [f"{t:g}" for t in ticks])
+    return fig
+
+
+def throughput_vs_loss(
+    df: pd.DataFrame,
+    *,
+    x: str = "loss",
+    y: str = "throughput_mbps",
+    group: str | None = None,
+    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    ax: Axes | None = None,
+    title: str | None = None,
+) -> Figure:
+    """A loss sweep: measured throughput over the random loss rate (log-log) with model curves (Mathis, CUBIC)."""
+    return measured_vs_model(
+        df, x, y, group=group, curves=curves, ax=ax, logx=True, logy=True,
+        xlabel="random loss probability", ylabel="throughput (Mbit/s)", title=title,
+    )  # fmt: skip

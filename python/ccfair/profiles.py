@@ -73,7 +73,7 @@ class ProfileField:
 
 #: Profile fields, in documentation order, with the flow key each one sets.
 FIELDS: dict[str, ProfileField] = {
-    "cca": ProfileField("cca", "congestion control: a name (\"bbr\", \"cubic+pacing\") or a table with its parameters"),
+    "cca": ProfileField("cca", 'congestion control: a name ("bbr", "cubic+pacing") or a table with its parameters'),
     "initial_cwnd": ProfileField("init_cwnd", "initial congestion window, segments (Linux/RFC 6928: 10)"),
     "pacing": ProfileField("pacing", "pace the sender (Linux internal pacing / fq); BBR always paces"),
     "tso": ProfileField("tso", "TSO/GSO: true = Linux autosizing, false = off, N = at most N segments per burst"),

@@ -30,7 +30,7 @@ import pandas as pd
 
 from ccfair import store
 
-__all__ = ["build_report", "write_report"]
+__all__ = ["build_report", "loss_overlay_figure", "ware_overlay_figure", "write_report"]
 
 #: Rows of the runs table shown in the page (the rest is in runs.parquet).
 MAX_RUN_ROWS = 2000
@@ -380,7 +380,15 @@ def _summary(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 
 def _figures(page: _Page, runs: pd.DataFrame, axis_names: list[str], d: Path) -> None:
-    has_fness = "fness" in runs.columns and runs["fness"].notna().any()
+    from ccfair import matrix
+
+    is_matrix = matrix.is_matrix(runs)
+    if is_matrix:
+        summary = matrix.summarize(runs, store.load_sweep(d, table="flows"))
+        for col, fig in matrix.figures(summary).items():
+            title = dict(matrix.HEATMAPS)[col]
+            page.figure(fig, f"CCA matrix: {title}; rows A (flow 0, starts first), columns B; mean over repetitions.")
+    has_fness = "fness" in runs.columns and runs["fness"].notna().any() and not is_matrix
     group = "pair" if "pair" in runs.columns else "ccas"
     others = [a for a in axis_names if a != "pair"]
     if has_fness:
@@ -419,12 +427,134 @@ def _figures(page: _Page, runs: pd.DataFrame, axis_names: list[str], d: Path) ->
     elif not keys:
         page.figure(_jfi_box(runs.assign(all="all runs"), ["all"]), "Jain's index over the repetitions.")
 
+    ware = ware_overlay_figure(d)
+    if ware is not None:
+        page.figure(
+            ware,
+            "BBR's aggregate share of the link over the buffer size (every run, means joined), beside the model "
+            "of Ware et al., IMC 2019 (ccfair.models.ware_bbr_share), which has no term for the number of loss-based flows.",
+        )
+
+    lossfig = loss_overlay_figure(d)
+    if lossfig is not None:
+        page.figure(
+            lossfig,
+            "Throughput over the random loss rate (every run, means joined), beside Mathis et al.'s model for Reno and "
+            "RFC 9438's response function for CUBIC (ccfair.models), capped at the bottleneck rate.",
+        )
+
     first = str(runs["run_id"].iloc[0])
     label = ", ".join(f"{a} = {runs[a].iloc[0]}" for a in axis_names) or "base experiment"
     label = f"run {first} ({label}, repetition {runs['repetition'].iloc[0]}, {runs['order'].iloc[0]})"
     run = store.load_run(d, first)
     page.figure(_throughput_figure(run.throughput, label), f"Per-flow throughput over time, {label}.")
     page.figure(_queue_figure(run.queue, run.sojourn, label), f"Bottleneck queue and queueing-delay histogram, {label}.")
+
+
+#: The CCA the Ware et al. model describes (BBRv1) and the loss-based CCAs it models it against.
+WARE_BBR = "bbr"
+WARE_LOSS_BASED = ("cubic", "reno")
+
+
+def ware_overlay_figure(directory: str | Path) -> Any:
+    """BBR's aggregate share over a buffer sweep beside Ware et al.'s model (ccfair.models), or None.
+
+    Applies to a sweep with a ``bottleneck.buffer`` axis in BDP multiples,
+    one bottleneck rate and base RTT, and only BBR(v1) and CUBIC/Reno flows.
+    Points are grouped by the flow mix ("1 bbr vs 4 cubic"); the model is one
+    curve per number of BBR flows, whatever the number of loss-based flows.
+    """
+    from ccfair import models, plots, units
+    from ccfair.spec import Spec
+
+    d = Path(directory)
+    runs = store.load_sweep(d)
+    if "bottleneck.buffer" not in runs.columns or not len(runs):
+        return None
+    try:
+        bufs = [units.parse_buffer(b) for b in runs["bottleneck.buffer"]]
+    except (TypeError, ValueError):
+        return None
+    if any(b.kind != "bdp" for b in bufs):
+        return None
+    flows = store.load_sweep(d, table="flows")
+    if not set(flows["cca"]) <= {WARE_BBR, *WARE_LOSS_BASED} or WARE_BBR not in set(flows["cca"]):
+        return None
+    meta = json.loads((d / store.SWEEP_JSON).read_text())
+    cfg = Spec.from_dict(meta["experiment"]).to_run_config()
+    rtts = {f["rtt_ns"] for f in cfg["flows"]}
+    if len(rtts) != 1 or any(a["name"] in ("bottleneck.rate", "flows.*.rtt") for a in meta.get("axes", [])):
+        return None
+    rate_bps, rtt_s = float(cfg["bottleneck"]["rate_bps"]), rtts.pop() / 1e9
+    start_ns = cfg.get("window_start_ns") or 0
+    end_ns = cfg.get("window_end_ns") or cfg["duration_ns"]
+    duration_s = (end_ns - start_ns) / 1e9
+
+    per_run = []
+    for run_id, sub in flows.groupby("run_id", sort=False):
+        is_bbr = sub["cca"] == WARE_BBR
+        if not is_bbr.any() or is_bbr.all():
+            continue  # the model is about BBR against loss-based flows
+        loss = sub.loc[~is_bbr, "cca"]
+        label = f"{int(is_bbr.sum())} bbr vs {len(loss)} {'/'.join(sorted(set(loss))) or 'none'}"
+        per_run.append({"run_id": run_id, "n_bbr": int(is_bbr.sum()), "mix": label, "share": float(sub.loc[is_bbr, "share"].sum())})
+    if not per_run:
+        return None
+    pts = pd.DataFrame(per_run).merge(runs[["run_id", "bottleneck.buffer"]], on="run_id")
+    pts["buffer_bdp"] = [float(units.parse_buffer(b).value) for b in pts["bottleneck.buffer"]]
+    xs = np.geomspace(pts["buffer_bdp"].min(), pts["buffer_bdp"].max(), 80)
+    curves = {}
+    for n in sorted(pts["n_bbr"].unique()):
+        tag = f", {n} BBR flows" if pts["n_bbr"].nunique() > 1 else ""
+        curves[f"Ware et al. model{tag} (eq. 9-11, d = {duration_s:g} s)"] = (
+            xs, models.ware_bbr_share(xs, rate_bps, rtt_s, duration_s=duration_s, n_bbr=int(n)),
+        )  # fmt: skip
+    title = f"BBR's share vs buffer, {rate_bps / 1e6:g} Mbit/s, {rtt_s * 1e3:g} ms"
+    return plots.share_vs_buffer(pts, group="mix", curves=curves, title=title)
+
+
+#: Loss-based CCAs with a response-function model: Reno (Mathis et al.) and CUBIC (RFC 9438).
+LOSS_MODELS = ("reno", "cubic")
+
+
+def loss_overlay_figure(directory: str | Path) -> Any:
+    """Single-flow throughput over a random-loss axis beside Mathis (Reno) and RFC 9438 (CUBIC), or None.
+
+    Applies to a sweep of one-flow runs with a ``flows.0.loss`` / ``flows.*.loss``
+    axis and only Reno/CUBIC flows. Models: Mathis with random loss, C = 1.31
+    (the paper's constant without delayed ACKs: ccfair's Reno, like Linux,
+    grows cwnd by the segments an ACK covers, RFC 3465, so ACKing every second
+    segment does not slow it) and CUBIC's response function, both capped at
+    the bottleneck rate.
+    """
+    from ccfair import models, plots
+    from ccfair.spec import Spec
+
+    d = Path(directory)
+    runs = store.load_sweep(d)
+    axis = next((a for a in ("flows.0.loss", "flows.*.loss") if a in runs.columns), None)
+    if axis is None or not len(runs):
+        return None
+    flows = store.load_sweep(d, table="flows")
+    if flows.groupby("run_id").size().max() != 1 or not set(flows["cca"]) <= set(LOSS_MODELS):
+        return None
+    meta = json.loads((d / store.SWEEP_JSON).read_text())
+    cfg = Spec.from_dict(meta["experiment"]).to_run_config()
+    rtt_s, rate_bps, mss = cfg["flows"][0]["rtt_ns"] / 1e9, float(cfg["bottleneck"]["rate_bps"]), cfg["flows"][0].get("mss", 1448)
+    pts = flows.merge(runs[["run_id", axis]], on="run_id")
+    pts = pts[pts[axis] > 0].assign(loss=lambda t: t[axis].astype(float), throughput_mbps=lambda t: t["throughput_bps"] / 1e6)
+    if pts.empty:
+        return None
+    xs = np.geomspace(pts["loss"].min(), pts["loss"].max(), 60)
+    curves = {}
+    if "reno" in set(pts["cca"]):
+        y = np.minimum(models.mathis_throughput_bps(xs, rtt_s, mss, loss="random"), rate_bps)
+        curves["Mathis et al. 1997 (Reno, random loss, C = 1.31)"] = (xs, y / 1e6)
+    if "cubic" in set(pts["cca"]):
+        y = np.minimum(models.cubic_throughput_bps(xs, rtt_s, mss), rate_bps)
+        curves["RFC 9438 response function (CUBIC)"] = (xs, y / 1e6)
+    title = f"throughput vs random loss, {rate_bps / 1e6:g} Mbit/s, {rtt_s * 1e3:g} ms"
+    return plots.throughput_vs_loss(pts, group="cca", curves=curves, title=title)
 
 
 def write_report(directory: str | Path, out: str | Path | None = None) -> Path:

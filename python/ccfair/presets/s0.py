@@ -27,8 +27,8 @@ Beside fness the preset records each flow's max-min fair share
 length in packets, retransmissions).
 
 The claims (BRIEF S0's findings for 10 Mbit/s, 50 ms, plus three from S0
-section IV on CP traffic) are in :data:`CLAIMS`, each with the criterion fixed
-before measuring; every one is printed with ccfair's figure and a verdict,
+section IV on CP traffic) are S0's entries of the claims registry
+(ccfair.claims), each with the criterion fixed before measuring; every one is printed with ccfair's figure and a verdict,
 reproduced or not.
 
 Simulator by default; ``--backend testbed`` runs every point on real Linux TCP
@@ -52,11 +52,12 @@ from typing import Any
 import numpy as np
 
 from ccfair import metrics, profiles
+from ccfair.claims import by_study
 from ccfair.errors import SpecError
 from ccfair.sweep import ORDERS, derive_seed, flip_flows
 from ccfair.units import parse_rate
 
-__all__ = ["CLAIMS", "Claim", "Outcome", "Point", "grid", "main", "pairs", "reproduce_claims", "run_point", "spec_dict"]
+__all__ = ["CLAIMS", "Outcome", "Point", "claims_run", "grid", "main", "pairs", "reproduce_claims", "run_point", "spec_dict"]
 
 #: S0's lab CCAs (section III-E, Figure 2).
 LAB = ("cubic", "bbr", "cubic+pacing")
@@ -205,11 +206,27 @@ def run_point(p: Point, base_seed: int = 1, backend: str = "sim") -> Row:
         return math.nan if x is None else float(x)
 
     return Row(
-        p.scenario, p.pair, p.a, p.b, p.rate, p.rtt_ms, p.buffer_bdp, p.qdisc, p.order, p.rep, int(d["seed"]),
-        metrics.fness(a["bytes"], b["bytes"]), num(a["share"]), num(b["share"]),
-        num(a.get("maxmin_share")), num(b.get("maxmin_share")), num(res.summary["jfi"]),
-        num(res.summary["utilization"]), num(res.summary.get("queue_packets_mean")),
-        int(a["retransmissions"]), int(b["retransmissions"]),
+        p.scenario,
+        p.pair,
+        p.a,
+        p.b,
+        p.rate,
+        p.rtt_ms,
+        p.buffer_bdp,
+        p.qdisc,
+        p.order,
+        p.rep,
+        int(d["seed"]),
+        metrics.fness(a["bytes"], b["bytes"]),
+        num(a["share"]),
+        num(b["share"]),
+        num(a.get("maxmin_share")),
+        num(b.get("maxmin_share")),
+        num(res.summary["jfi"]),
+        num(res.summary["utilization"]),
+        num(res.summary.get("queue_packets_mean")),
+        int(a["retransmissions"]),
+        int(b["retransmissions"]),
     )
 
 
@@ -242,15 +259,6 @@ def run_grid(points: list[Point], base_seed: int, backend: str, jobs: int, progr
 # --------------------------------------------------------------------------
 
 
-@dataclass(frozen=True)
-class Claim:
-    """One S0 claim: id, the study's sentence, and the criterion ccfair applies (fixed before measuring)."""
-
-    id: str
-    source: str
-    criterion: str
-
-
 @dataclass
 class Outcome:
     """ccfair's figure and verdict for one claim: reproduced / not reproduced / n.a. (not in the grid run)."""
@@ -261,29 +269,9 @@ class Outcome:
     note: str = ""
 
 
-#: S0's claims: BRIEF S0's findings (10 Mbit/s, 50 ms) and three of section IV (CP traffic).
-CLAIMS: tuple[Claim, ...] = (
-    Claim("S0.self-fair", "every CCA is roughly fair to itself (BBR with more variance) [BRIEF S0; S0 Fig. 2]",
-          "median fness of CUBIC-CUBIC and BBR-BBR within +-0.2 at 0.5 and 2 BDP, drop-tail; std of BBR-BBR fness > std of CUBIC-CUBIC"),
-    Claim("S0.bbr-starves-cubic", "at 0.5 BDP BBR takes nearly all bandwidth from CUBIC whichever starts first [BRIEF S0; S0 Fig. 2]",
-          "median BBR share of the pair >= 0.8 in both start orders (|fness| >= 0.75 towards BBR), 0.5 BDP drop-tail"),
-    Claim("S0.2bdp-order", "at 2 BDP the picture changes: CUBIC no longer starved, order matters [BRIEF S0]",
-          "CUBIC's median share vs BBR at 2 BDP > at 0.5 BDP, and the median fness differs between start orders by >= 0.1 at 2 BDP (drop-tail)"),
-    Claim("S0.pacing", "pacing lowers CUBIC's fairness [BRIEF S0]; 'pacing seems to decrease fairness when competing with both "
-          "paced and non-paced Cubic flows' [S0 III-E]",
-          "mean |fness| of CUBIC+pacing vs CUBIC and of CUBIC+pacing vs CUBIC+pacing each > that of CUBIC vs CUBIC, 0.5 BDP drop-tail"),
-    Claim("S0.codel", "with CoDel intra-CCA fairness improves but mixed CCAs stay unfair [BRIEF S0; S0 IV-C at 2 BDP]",
-          "2 BDP: mean |fness| of the self-pairs under CoDel <= under drop-tail, and CUBIC-vs-BBR mean |fness| >= 0.3 under CoDel"),
-    Claim("S0.fq_codel", "with FQ_CoDel every pair is close to fair [BRIEF S0; S0 IV-C at 2 BDP]",
-          "every lab pair's median |fness| <= 0.1 under FQ_CoDel at 2 BDP"),
-    Claim("S0.cp-bbr-vs-cubic", "Cloudflare and Google [BBR] clearly dominate the traffic in all instances giving little "
-          "bandwidth to our Cubic flow [S0 IV-A, 0.5 BDP]",
-          "lab CUBIC vs cp-bbr: median cp-bbr share >= 0.8 in both start orders, 0.5 BDP drop-tail"),
-    Claim("S0.cp-iw32-vs-cubic", "AkamaiA [IW32] ... completely dominates our testbed Cubic flow [S0 IV-A, 0.5 BDP]",
-          "lab CUBIC vs cdn-iw32: median cdn-iw32 share >= 0.8 in both start orders, 0.5 BDP drop-tail"),
-    Claim("S0.cp-fq_codel", "FQ_CoDel: throughout all measurements, fairness is close to the equilibrium [S0 IV-C, CP vs CP, 2 BDP]",
-          "every cp-cp pair's median |fness| <= 0.1 under FQ_CoDel at 2 BDP"),
-)
+#: S0's claims (BRIEF S0's findings at 10 Mbit/s, 50 ms, and three of S0 section IV on CP
+#: traffic), with the study's sentence and ccfair's criterion: the one registry, ccfair.claims.
+CLAIMS = tuple(by_study("S0"))
 
 
 def _vals(rows: list[Row], field: str, **where: Any) -> np.ndarray:
@@ -307,6 +295,14 @@ def reproduce_claims(rows: list[Row]) -> list[Outcome]:
         except _Missing as e:
             out.append(_na(c.id, str(e)))
     return out
+
+
+def claims_run(reps: int = 5, jobs: int = 1, backend: str = "sim", seed: int = 1) -> tuple[list[Outcome], list[Row]]:
+    """Run what the claims need (every scenario at 10 Mbit/s, 50 ms, 0.5 and 2 BDP, every queue
+    discipline, both orders, ``reps`` repetitions) and judge them: the entry point for ``ccfair reproduce``."""
+    points = grid(SCENARIOS, [BASE[0]], [float(BASE[1])], BUFFERS_BDP, QDISCS, reps)
+    rows = run_grid(points, seed, backend, jobs)
+    return reproduce_claims(rows), rows
 
 
 class _Missing(Exception):
@@ -343,7 +339,9 @@ def _dominates(cid: str, a: str, b: str, winner_is_b: bool, buf: float = 0.5) ->
     def check(rows: list[Row]) -> Outcome:
         parts, ok = [], True
         for order in ORDERS:
-            v = _vals(_need(rows, pair=f"{a} vs {b}", buffer_bdp=buf, qdisc="droptail", order=order), "share_b" if winner_is_b else "share_a")
+            v = _vals(
+                _need(rows, pair=f"{a} vs {b}", buffer_bdp=buf, qdisc="droptail", order=order), "share_b" if winner_is_b else "share_a"
+            )
             med = float(np.median(v))
             ok &= med >= 0.8
             parts.append(f"{order}: {b if winner_is_b else a} share med {med:.2f}")
@@ -409,6 +407,9 @@ _CHECKS: dict[str, Callable[[list[Row]], Outcome]] = {
     "S0.cp-fq_codel": _fq("S0.cp-fq_codel", "cp-cp"),
 }
 
+if set(_CHECKS) != {c.id for c in CLAIMS}:  # pragma: no cover - a registry/preset mismatch, caught at import
+    raise RuntimeError(f"presets/s0.py checks {sorted(_CHECKS)} but ccfair.claims lists {[c.id for c in CLAIMS]}")
+
 
 # --------------------------------------------------------------------------
 # Output
@@ -451,12 +452,16 @@ def print_claims(outcomes: list[Outcome], write: Callable[[str], None] = print) 
     for o in outcomes:
         c = by[o.id]
         note = f" ({o.note})" if o.note else ""
-        write(f"| {o.id} | {c.source} | {c.criterion} | {o.figure}{note} | **{o.verdict}** |")
+        cells = [o.id, c.source, c.criterion, f"{o.figure}{note}"]
+        write("| " + " | ".join(x.replace("|", "\\|") for x in cells) + f" | **{o.verdict}** |")
 
 
 def print_distributions(table: list[dict[str, Any]], write: Callable[[str], None] = print) -> None:
     """fness median [q1, q3] per pair and order at each setting."""
-    settings = sorted({(t["rate"], t["rtt_ms"], t["buffer_bdp"], t["qdisc"]) for t in table}, key=lambda s: (parse_rate(s[0]), s[1], s[2], s[3]))
+    settings = sorted(
+        {(t["rate"], t["rtt_ms"], t["buffer_bdp"], t["qdisc"]) for t in table},
+        key=lambda s: (parse_rate(s[0]), s[1], s[2], QDISCS.index(s[3])),
+    )
     for s in settings:
         write(f"\n{s[0]}, {s[1]:g} ms, {s[2]:g} BDP, {s[3]}: fness median [q1, q3] over the repetitions; mean max-min share A / B")
         write("| scenario | pair (A vs B) | A first | B first | max-min share A / B |")
@@ -489,8 +494,9 @@ def write_figures(rows: list[Row], directory: Path) -> list[Path]:
     df = pd.DataFrame([asdict(r) for r in rows])
     paths = []
     for (rate, rtt, buf, q), sub in df.groupby(["rate", "rtt_ms", "buffer_bdp", "qdisc"], sort=False):
-        fig = fness_scatter_kde(sub, pair_col="pair", order_col="order", a_col="a", b_col="b",
-                                title=f"S0: {rate}, {rtt:g} ms, {buf:g} BDP, {q}")
+        fig = fness_scatter_kde(
+            sub, pair_col="pair", order_col="order", a_col="a", b_col="b", title=f"S0: {rate}, {rtt:g} ms, {buf:g} BDP, {q}"
+        )
         path = directory / f"s0-fness-{rate}-{rtt:g}ms-{buf:g}bdp-{q}.png"
         fig.savefig(path, dpi=110)
         paths.append(path)
@@ -573,21 +579,36 @@ def main(argv: list[str] | None = None) -> int:
     wall = time.perf_counter() - t0
     outcomes = reproduce_claims(rows)
     table = distribution_table(rows)
-    meta = {"backend": a.backend, "runs": len(rows), "repetitions": reps, "wall_s": wall, "scenarios": scenarios,
-            "rates": rates, "rtts_ms": rtts, "buffers_bdp": buffers, "qdiscs": qdiscs, "seed": a.seed}
+    meta = {
+        "backend": a.backend,
+        "runs": len(rows),
+        "repetitions": reps,
+        "wall_s": wall,
+        "scenarios": scenarios,
+        "rates": rates,
+        "rtts_ms": rtts,
+        "buffers_bdp": buffers,
+        "qdiscs": qdiscs,
+        "seed": a.seed,
+    }
     by = {c.id: c for c in CLAIMS}
     claims_json = [asdict(by[o.id]) | {"figure": o.figure, "verdict": o.verdict, "note": o.note} for o in outcomes]
     if a.out:
         _write_out(Path(a.out), rows, table, claims_json, meta)
     if a.json:
-        obj = {"preset": "s0", **meta, "fairness_measure": "fness(A, B) = 1 - A/B if B >= A else B/A - 1",
-               "claims": claims_json, "distributions": table, "rows": [asdict(r) for r in rows]}
+        obj = {
+            "preset": "s0",
+            **meta,
+            "fairness_measure": "fness(A, B) = 1 - A/B if B >= A else B/A - 1",
+            "claims": claims_json,
+            "distributions": table,
+            "rows": [asdict(r) for r in rows],
+        }
         sys.stdout.write(json.dumps(_clean(obj), allow_nan=False) + "\n")
         return 0
     if sys.stderr.isatty():
         sys.stderr.write("\n")
-    print(f"S0 preset: {len(rows)} runs on the {a.backend} backend, {reps} repetitions per setting and start order, "
-          f"wall time {wall:.1f} s")
+    print(f"S0 preset: {len(rows)} runs on the {a.backend} backend, {reps} repetitions per setting and start order, wall time {wall:.1f} s")
     print("Fairness measure: S0's fness(A, B) over the 35 s window (-1: A takes all, +1: B takes all)\n")
     print_claims(outcomes)
     print_distributions(table)

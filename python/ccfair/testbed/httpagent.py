@@ -1,7 +1,7 @@
 """HTTP flows of the testbed: a local HTTP/1.1 + HTTP/2 service and a download client (issue 12).
 
     python3 httpagent.py serve --ip IP --port P --cca NAME [--pacing] --t0 NS --end NS --sample NS
-                               [--trace] --out FILE
+                               [--trace] [--certfile PEM --keyfile PEM] --out FILE
     python3 httpagent.py fetch --url URL --http 2|1.1 [--streams N] [--size B] [--rcvbuf B]
                                --t0 NS --start NS --stop NS --end NS --bin NS --nbins N --out FILE
 
@@ -31,7 +31,9 @@ in ns, ``t0`` is the experiment's time zero; the same kill-with-parent rule).
   quiet (``QUIET_NS``, at most ``--drain``), so the bytes in flight are counted, then closes.
   It counts the bytes it reads from the TCP socket per
   ``bin`` (the delivered-bytes bins of a bulk flow's receiver) and reports socket bytes,
-  body bytes, responses and ``TCP_INFO`` of its own socket.
+  body bytes, responses and ``TCP_INFO`` of its own socket. Over https the socket bytes
+  are the decrypted TLS stream (the bottleneck's count also has the TLS records' overhead
+  and handshake, a few kB plus ~0.2 %).
 
 Sources: RFC 9113 (HTTP/2: streams, SETTINGS_INITIAL_WINDOW_SIZE, WINDOW_UPDATE, prior
 knowledge section 3.3), RFC 9112 (HTTP/1.1 persistent connections), Hypercorn
@@ -144,6 +146,8 @@ class _Sampler(threading.Thread):
         self.traces: dict[tuple[str, int], dict[str, list[int]]] = {}
         self.srtt: dict[tuple[str, int], list[int]] = {}
         self.first_seen_ns: int | None = None
+        #: Per connection: (TCP_CONGESTION, SO_MAX_PACING_RATE) as the accepted socket has them.
+        self.stack: dict[tuple[str, int], tuple[str, int]] = {}
 
     def run(self) -> None:
         a = self.a
@@ -156,6 +160,10 @@ class _Sampler(threading.Thread):
             for peer, s in _connected_tcp(self.listen_fd).items():
                 try:
                     info = tcp_info(s)
+                    if peer not in self.stack:
+                        cca = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0", 1)[0].decode()
+                        rate = struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, 8))[0]
+                        self.stack[peer] = (cca, rate)
                 except OSError:
                     continue
                 finally:
@@ -196,6 +204,9 @@ class _Sampler(threading.Thread):
             "recoveries": ns.get("TCPSackRecovery", 0) + ns.get("TCPRenoRecovery", 0),
             "bytes_acked": sum(i["bytes_acked"] for i in infos.values()),
             "rto_ns": infos[main]["rto_us"] * 1000 if main else None,
+            # what the accepted connection inherited from the listener (the profile's cca, pacing)
+            "cca": self.stack[main][0] if main in self.stack else None,
+            "max_pacing_rate": self.stack[main][1] if main in self.stack else None,
             "trace": self.traces.get(main, empty) if main else empty,
         }
         with open(a.out + ".tmp", "w") as f:
@@ -228,6 +239,8 @@ def serve(a: argparse.Namespace) -> None:
     config.errorlog = "-"
     config.loglevel = "WARNING"
     config.h2_max_concurrent_streams = 256
+    if a.certfile:  # TLS; Hypercorn offers ALPN h2 and http/1.1
+        config.certfile, config.keyfile = a.certfile, a.keyfile
     sampler = _Sampler(a, ls.fileno())
     sampler.start()
 
@@ -276,9 +289,11 @@ def _connect(a: argparse.Namespace, alpn: str) -> socket.socket:
     s.connect((socket.gethostbyname(u.hostname or ""), port))
     s.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
     if u.scheme == "https":
-        ctx = ssl.create_default_context()
+        ctx = ssl.create_default_context()  # the system's CAs (or $SSL_CERT_FILE), hostname checked
         ctx.set_alpn_protocols([alpn])
         s = ctx.wrap_socket(s, server_hostname=u.hostname)
+        if s.selected_alpn_protocol() != alpn:
+            raise ConnectionError(f"{a.url}: the server did not agree to {alpn} (ALPN answer: {s.selected_alpn_protocol()})")
     return s
 
 
@@ -452,6 +467,8 @@ def main(argv: list[str] | None = None) -> None:
     for name in ("--t0", "--end", "--sample"):
         sv.add_argument(name, type=int, required=True)
     sv.add_argument("--trace", action="store_true")
+    sv.add_argument("--certfile", default="")
+    sv.add_argument("--keyfile", default="")
     sv.add_argument("--out", required=True)
     fe = sub.add_parser("fetch")
     fe.add_argument("--url", required=True)

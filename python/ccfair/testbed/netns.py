@@ -230,6 +230,29 @@ def _states() -> list[dict[str, Any]]:
     return out
 
 
+def clean_host_state(st: dict[str, Any], live: Any) -> list[str]:
+    """Undo what dead run ``st`` (its state file) changed in the host namespace: its
+    nftables tables, and ``ip_forward`` if it switched it on and no live run needs it."""
+    removed = []
+    for table in st.get("host_tables", []):
+        if table in host_tables():
+            nft("delete", "table", "ip", table, check=False)
+            removed.append(f"nftables table ip {table}")
+    if _release_host_forwarding(st, live):
+        removed.append("net.ipv4.ip_forward = 1 (set by that run)")
+    return removed
+
+
+def clean_orphan_host_tables(live: Any) -> list[str]:
+    """Delete ``ccf_ID`` host tables of runs that are not live (also without a state file)."""
+    removed = []
+    for table in host_tables():
+        if table[len(HOST_TABLE_PREFIX) :] not in live:
+            nft("delete", "table", "ip", table, check=False)
+            removed.append(f"nftables table ip {table}")
+    return removed
+
+
 def host_tables() -> list[str]:
     """nftables tables (family ip) of the host namespace that ccfair runs created."""
     if shutil.which("nft") is None:
@@ -281,12 +304,7 @@ def clean_stale() -> list[str]:
                         removed.append(f"process {pid}")
                     except ProcessLookupError:
                         pass
-            for table in st.get("host_tables", []):
-                if table in host_tables():
-                    nft("delete", "table", "ip", table, check=False)
-                    removed.append(f"nftables table ip {table}")
-            if _release_host_forwarding(st, live):
-                removed.append("net.ipv4.ip_forward = 1 (set by that run)")
+            removed += clean_host_state(st, live)
             f.unlink(missing_ok=True)
             run_dir = STATE_DIR / st["id"]
             if run_dir.is_dir():
@@ -303,10 +321,7 @@ def clean_stale() -> list[str]:
         if rid is not None and rid not in live:
             ip("link", "del", link, check=False)
             removed.append(f"link {link}")
-    for table in host_tables():
-        if table[len(HOST_TABLE_PREFIX) :] not in live:
-            nft("delete", "table", "ip", table, check=False)
-            removed.append(f"nftables table ip {table}")
+    removed += clean_orphan_host_tables(live)
     return removed
 
 

@@ -453,6 +453,9 @@ class _Run:
             entry["path_min_rtt_ms"] = measured / 1e6
             entry["applied"] = applied
         raw["testbed"]["receiver_tcp_rmem"] = self.applied["receiver_tcp_rmem"]
+        for i in servers:  # the connection's own socket options, read in the server process
+            s = snd[i]
+            self.applied["flows"][i].update(server_cca=s.get("cca"), server_pacing=s.get("max_pacing_rate") == httpagent.PACING_UNCAPPED)
         for i, cl in clients.items():
             raw["flows"][i]["size_bytes"] = self.flows[i].get("size_bytes")
             raw["flows"][i]["fct_ns"] = cl["fct_ns"]

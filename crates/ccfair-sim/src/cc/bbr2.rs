@@ -135,6 +135,52 @@ const NO_RTT_US: u64 = u64::MAX;
 const NO_BW: u64 = u64::MAX;
 const NO_INFLIGHT: u32 = u32::MAX;
 
+/// Which generation of the bounded-model BBR a [`Profile`] describes. BBRv3
+/// (bbr3.rs) keeps v2alpha's machine and changes a few rules; each `V3`
+/// branch below names the google/bbr v3 function it follows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Generation {
+    V2Alpha,
+    V3,
+}
+
+/// The gains and counts that differ between BBR generations, plus the
+/// generation for the rules that changed. Gains in BBR_UNIT (256 = 1.0).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Profile {
+    /// Canonical CCA name.
+    pub name: &'static str,
+    pub generation: Generation,
+    /// STARTUP pacing gain (`bbr_startup_pacing_gain` / v2 `bbr_high_gain`).
+    pub startup_pacing_gain: u32,
+    /// STARTUP and DRAIN cwnd gain (`bbr_startup_cwnd_gain`).
+    pub startup_cwnd_gain: u32,
+    /// DRAIN pacing gain (`bbr_drain_gain`).
+    pub drain_gain: u32,
+    /// PROBE_BW pacing gains of UP, DOWN, CRUISE, REFILL (`bbr_pacing_gain[]`).
+    pub phase_pacing_gain: [u32; 4],
+    /// Added to the PROBE_BW cwnd gain in UP (v3 `bbr_bw_probe_cwnd_gain` x 1/4).
+    pub up_cwnd_gain_extra: u32,
+    /// Loss events in a STARTUP recovery round that end STARTUP (`bbr_full_loss_cnt`).
+    pub full_loss_cnt: u32,
+    /// After a cycle with ECN but no loss, reprobe with this fraction of
+    /// inflight_hi as the first round's growth; 0 = off (`bbr_ecn_reprobe_gain`).
+    pub ecn_reprobe_gain: u32,
+}
+
+/// v2alpha's values (module parameters of tcp_bbr2.c).
+pub const V2ALPHA: Profile = Profile {
+    name: "bbr2",
+    generation: Generation::V2Alpha,
+    startup_pacing_gain: HIGH_GAIN,
+    startup_cwnd_gain: HIGH_GAIN,
+    drain_gain: DRAIN_GAIN,
+    phase_pacing_gain: PHASE_PACING_GAIN,
+    up_cwnd_gain_extra: 0,
+    full_loss_cnt: FULL_LOSS_CNT,
+    ecn_reprobe_gain: 0,
+};
+
 /// Tunables that differ between Linux's defaults and the lab setting.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Bbr2Params {
@@ -178,7 +224,7 @@ pub enum Phase {
 
 /// What the ACKs currently arriving reflect (`enum bbr_ack_phase`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum AckPhase {
+pub(super) enum AckPhase {
     Init,
     Refilling,
     ProbeStarting,
@@ -196,76 +242,79 @@ fn interval_us(rs: &RateSample) -> Option<u64> {
 
 #[derive(Debug, Clone)]
 pub struct Bbr2 {
-    params: Bbr2Params,
-    rng: Pcg64Mcg,
-    mode: Mode,
-    phase: Phase,
-    ack_phase: AckPhase,
+    pub(super) profile: Profile,
+    pub(super) params: Bbr2Params,
+    pub(super) rng: Pcg64Mcg,
+    pub(super) mode: Mode,
+    pub(super) phase: Phase,
+    pub(super) ack_phase: AckPhase,
     // --- model: RTT
-    min_rtt_us: u64,
-    min_rtt_stamp_ns: u64,
-    probe_rtt_min_us: u64,
-    probe_rtt_min_stamp_ns: u64,
-    probe_rtt_done_ns: Option<u64>,
-    probe_rtt_round_done: bool,
+    pub(super) min_rtt_us: u64,
+    pub(super) min_rtt_stamp_ns: u64,
+    pub(super) probe_rtt_min_us: u64,
+    pub(super) probe_rtt_min_stamp_ns: u64,
+    pub(super) probe_rtt_done_ns: Option<u64>,
+    pub(super) probe_rtt_round_done: bool,
     // --- model: bandwidth (packets/µs << 24)
-    max_bw: [u64; 2],
-    bw_hi: u64,
-    bw_lo: u64,
-    bw_latest: u64,
+    pub(super) max_bw: [u64; 2],
+    pub(super) bw_hi: u64,
+    pub(super) bw_lo: u64,
+    pub(super) bw_latest: u64,
     // --- model: volume (packets)
-    inflight_hi: u32,
-    inflight_lo: u32,
-    inflight_latest: u32,
+    pub(super) inflight_hi: u32,
+    pub(super) inflight_lo: u32,
+    pub(super) inflight_latest: u32,
     // --- rounds
-    next_rtt_delivered: u64,
-    round_start: bool,
-    rounds_since_probe: u32,
-    loss_round_delivered: u64,
-    loss_round_start: bool,
+    pub(super) next_rtt_delivered: u64,
+    pub(super) round_start: bool,
+    pub(super) rounds_since_probe: u32,
+    pub(super) loss_round_delivered: u64,
+    pub(super) loss_round_start: bool,
     // --- congestion signals
-    loss_in_round: bool,
-    ecn_in_round: bool,
-    loss_in_cycle: bool,
-    ecn_in_cycle: bool,
-    loss_events_in_round: u32,
-    ecn_eligible: bool,
+    pub(super) loss_in_round: bool,
+    pub(super) ecn_in_round: bool,
+    pub(super) loss_in_cycle: bool,
+    pub(super) ecn_in_cycle: bool,
+    pub(super) loss_events_in_round: u32,
+    pub(super) ecn_eligible: bool,
     /// EWMA of the CE ratio, BBR_UNIT = 1.0.
-    ecn_alpha: u32,
-    alpha_last_delivered: u64,
-    alpha_last_delivered_ce: u64,
-    startup_ecn_rounds: u32,
+    pub(super) ecn_alpha: u32,
+    pub(super) alpha_last_delivered: u64,
+    pub(super) alpha_last_delivered_ce: u64,
+    pub(super) startup_ecn_rounds: u32,
     // --- probing
-    cycle_start_ns: u64,
-    probe_wait_us: u64,
-    bw_probe_up_cnt: u32,
-    bw_probe_up_acks: u32,
-    bw_probe_up_rounds: u32,
-    bw_probe_samples: bool,
-    prev_probe_too_high: bool,
-    stopped_risky_probe: bool,
-    got_ok_bw_probe_sample: bool,
+    pub(super) cycle_start_ns: u64,
+    pub(super) probe_wait_us: u64,
+    pub(super) bw_probe_up_cnt: u32,
+    pub(super) bw_probe_up_acks: u32,
+    pub(super) bw_probe_up_rounds: u32,
+    pub(super) bw_probe_samples: bool,
+    pub(super) prev_probe_too_high: bool,
+    pub(super) stopped_risky_probe: bool,
+    pub(super) got_ok_bw_probe_sample: bool,
     // --- STARTUP
-    full_bw_reached: bool,
-    full_bw: u64,
-    full_bw_cnt: u32,
+    pub(super) full_bw_reached: bool,
+    pub(super) full_bw: u64,
+    pub(super) full_bw_cnt: u32,
+    /// v3: the bw plateau (3 rounds without 25 % growth) was just seen (`full_bw_now`).
+    pub(super) full_bw_now: bool,
     // --- control
-    pacing_gain: u32,
-    cwnd_gain: u32,
-    prev_ca_state: CaState,
-    idle_restart: bool,
-    has_seen_rtt: bool,
-    prior_cwnd: u32,
-    init_cwnd: u32,
-    undo_bw_lo: u64,
-    undo_inflight_lo: u32,
-    undo_inflight_hi: u32,
+    pub(super) pacing_gain: u32,
+    pub(super) cwnd_gain: u32,
+    pub(super) prev_ca_state: CaState,
+    pub(super) idle_restart: bool,
+    pub(super) has_seen_rtt: bool,
+    pub(super) prior_cwnd: u32,
+    pub(super) init_cwnd: u32,
+    pub(super) undo_bw_lo: u64,
+    pub(super) undo_inflight_lo: u32,
+    pub(super) undo_inflight_hi: u32,
     // --- ACK aggregation
-    ack_epoch_start_ns: u64,
-    ack_epoch_acked: u32,
-    extra_acked: [u32; 2],
-    extra_acked_win_rtts: u32,
-    extra_acked_win_idx: usize,
+    pub(super) ack_epoch_start_ns: u64,
+    pub(super) ack_epoch_acked: u32,
+    pub(super) extra_acked: [u32; 2],
+    pub(super) extra_acked_win_rtts: u32,
+    pub(super) extra_acked_win_idx: usize,
 }
 
 impl Bbr2 {
@@ -275,7 +324,13 @@ impl Bbr2 {
     }
 
     pub fn with_params(seed: u64, params: Bbr2Params) -> Bbr2 {
+        Bbr2::with_profile(seed, V2ALPHA, params)
+    }
+
+    /// The machine with another generation's gains and rules (bbr3.rs).
+    pub fn with_profile(seed: u64, profile: Profile, params: Bbr2Params) -> Bbr2 {
         Bbr2 {
+            profile,
             params,
             rng: Pcg64Mcg::seed_from_u64(seed),
             mode: Mode::Startup,
@@ -321,8 +376,9 @@ impl Bbr2 {
             full_bw_reached: false,
             full_bw: 0,
             full_bw_cnt: 0,
-            pacing_gain: HIGH_GAIN,
-            cwnd_gain: HIGH_GAIN,
+            full_bw_now: false,
+            pacing_gain: profile.startup_pacing_gain,
+            cwnd_gain: profile.startup_cwnd_gain,
             prev_ca_state: CaState::Open,
             idle_restart: false,
             has_seen_rtt: false,
@@ -364,6 +420,14 @@ impl Bbr2 {
     pub fn max_bw(&self) -> u64 {
         self.max_bw[0].max(self.max_bw[1])
     }
+    /// Current pacing gain, BBR_UNIT = 1.0.
+    pub fn pacing_gain(&self) -> u32 {
+        self.pacing_gain
+    }
+    /// Current cwnd gain, BBR_UNIT = 1.0.
+    pub fn cwnd_gain(&self) -> u32 {
+        self.cwnd_gain
+    }
     /// `bbr_bw`: min(max_bw, bw_lo, bw_hi).
     pub fn bw(&self) -> u64 {
         self.max_bw().min(self.bw_lo).min(self.bw_hi)
@@ -386,7 +450,7 @@ impl Bbr2 {
             DEFAULT_RTT_US
         };
         let bw = tp.cwnd as u64 * BW_UNIT / rtt_us;
-        tp.pacing_rate_bytes_per_s = Self::rate_bytes_per_sec(tp.mss, bw, HIGH_GAIN);
+        tp.pacing_rate_bytes_per_s = Self::rate_bytes_per_sec(tp.mss, bw, self.profile.startup_pacing_gain);
     }
 
     fn set_pacing_rate(&mut self, tp: &mut TcpCc, bw: u64, gain: u32) {
@@ -440,7 +504,7 @@ impl Bbr2 {
         cwnd
     }
 
-    fn inflight(&self, tp: &TcpCc, bw: u64, gain: u32) -> u32 {
+    pub(super) fn inflight(&self, tp: &TcpCc, bw: u64, gain: u32) -> u32 {
         let bdp = self.bdp(bw, gain);
         self.quantization_budget(tp, bdp)
     }
@@ -456,7 +520,8 @@ impl Bbr2 {
     fn ack_aggregation_cwnd(&self) -> u32 {
         // v2alpha: extra_acked_in_startup = 1, so also before the pipe is full.
         let max_aggr = (self.bw() as u128 * EXTRA_ACKED_MAX_US as u128 / BW_UNIT as u128).min(u32::MAX as u128) as u32;
-        let aggr = ((EXTRA_ACKED_GAIN as u64 * self.extra_acked[0].max(self.extra_acked[1]) as u64) >> BBR_SCALE) as u32;
+        let aggr =
+            ((EXTRA_ACKED_GAIN as u64 * self.extra_acked[0].max(self.extra_acked[1]) as u64) >> BBR_SCALE) as u32;
         aggr.min(max_aggr)
     }
 
@@ -520,7 +585,11 @@ impl Bbr2 {
         *slot = (*slot).max(extra);
     }
 
-    fn check_full_bw_reached(&mut self, rs: &RateSample) {
+    fn check_full_bw_reached(&mut self, rs: &RateSample, sample_bw: u64) {
+        if self.profile.generation == Generation::V3 {
+            self.check_full_bw_plateau(rs, sample_bw);
+            return;
+        }
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
@@ -534,6 +603,34 @@ impl Bbr2 {
         self.full_bw_reached = self.full_bw_cnt >= FULL_BW_CNT_ROUNDS;
     }
 
+    /// v3 `bbr_check_full_bw_reached`: a non-app-limited sample >= 1.25 x
+    /// full_bw restarts the count (on any ACK); 3 rounds without one is a
+    /// plateau (`full_bw_now`), which ends STARTUP and, later, PROBE_BW UP.
+    fn check_full_bw_plateau(&mut self, rs: &RateSample, sample_bw: u64) {
+        if self.full_bw_now || rs.is_app_limited {
+            return;
+        }
+        let thresh = ((self.full_bw as u128 * FULL_BW_THRESH as u128) >> BBR_SCALE) as u64;
+        if sample_bw >= thresh {
+            self.reset_full_bw();
+            self.full_bw = sample_bw;
+            return;
+        }
+        if !self.round_start {
+            return;
+        }
+        self.full_bw_cnt += 1;
+        self.full_bw_now = self.full_bw_cnt >= FULL_BW_CNT_ROUNDS;
+        self.full_bw_reached |= self.full_bw_now;
+    }
+
+    /// `bbr_reset_full_bw`.
+    fn reset_full_bw(&mut self) {
+        self.full_bw = 0;
+        self.full_bw_cnt = 0;
+        self.full_bw_now = false;
+    }
+
     // ---------------------------------------------------------- v2 proper
 
     fn is_probing_bandwidth(&self) -> bool {
@@ -544,13 +641,17 @@ impl Bbr2 {
         tp.now_ns > self.cycle_start_ns + interval_us * 1000
     }
 
-    fn target_inflight(&self, tp: &TcpCc) -> u32 {
+    pub(super) fn target_inflight(&self, tp: &TcpCc) -> u32 {
         self.inflight(tp, self.bw(), BBR_UNIT).min(tp.cwnd)
     }
 
-    fn handle_queue_too_high_in_startup(&mut self, tp: &TcpCc) {
+    pub(super) fn handle_queue_too_high_in_startup(&mut self, tp: &TcpCc) {
         self.full_bw_reached = true;
         self.inflight_hi = self.inflight(tp, self.max_bw(), BBR_UNIT);
+        if self.profile.generation == Generation::V3 {
+            // v3: not below the volume the latest round delivered.
+            self.inflight_hi = self.inflight_hi.max(self.inflight_latest);
+        }
     }
 
     fn check_ecn_too_high_in_startup(&mut self, tp: &TcpCc, ce_ratio: u32) {
@@ -568,7 +669,7 @@ impl Bbr2 {
     }
 
     /// `bbr2_update_ecn_alpha`, once per round: alpha = (1 - g) alpha + g x CE ratio.
-    fn update_ecn_alpha(&mut self, tp: &TcpCc) {
+    pub(super) fn update_ecn_alpha(&mut self, tp: &TcpCc) {
         let delivered = tp.delivered.saturating_sub(self.alpha_last_delivered);
         let delivered_ce = tp.delivered_ce.saturating_sub(self.alpha_last_delivered_ce);
         if delivered == 0 {
@@ -623,7 +724,12 @@ impl Bbr2 {
         }
         if rs.delivered_ce > 0 && rs.delivered > 0 && self.ecn_eligible {
             let ecn_thresh = (rs.delivered as u64 * ECN_THRESH as u64) >> BBR_SCALE;
-            if rs.delivered_ce as u64 >= ecn_thresh {
+            // v2alpha: CE >= 50 %; v3: CE > 50 %.
+            let too_high = match self.profile.generation {
+                Generation::V2Alpha => rs.delivered_ce as u64 >= ecn_thresh,
+                Generation::V3 => rs.delivered_ce as u64 > ecn_thresh,
+            };
+            if too_high {
                 return true;
             }
         }
@@ -638,7 +744,7 @@ impl Bbr2 {
         self.inflight_hi.saturating_sub(headroom).max(CWND_MIN_TARGET_PKTS)
     }
 
-    fn bound_cwnd_for_inflight_model(&mut self, tp: &mut TcpCc) {
+    pub(super) fn bound_cwnd_for_inflight_model(&mut self, tp: &mut TcpCc) {
         let mut cap = NO_INFLIGHT;
         if self.mode == Mode::ProbeBw && self.phase != Phase::Cruise {
             cap = self.inflight_hi;
@@ -655,22 +761,27 @@ impl Bbr2 {
     }
 
     /// `bbr2_adapt_lower_bounds`: once per round, outside bw probing.
-    fn adapt_lower_bounds(&mut self, tp: &TcpCc) {
+    pub(super) fn adapt_lower_bounds(&mut self, tp: &TcpCc) {
         if self.is_probing_bandwidth() {
             return;
         }
         let mut ecn_inflight_lo = NO_INFLIGHT;
         let mut ecn_bw_lo = NO_BW;
+        // v2alpha cuts bw_lo and inflight_lo on ECN; v3 only inflight_lo
+        // (`bbr_init_lower_bounds(sk, false)`, `bbr_ecn_lower_bounds`).
+        let ecn_cuts_bw = self.profile.generation == Generation::V2Alpha;
         if self.ecn_in_round && self.ecn_eligible {
             let cut = self.ecn_cut() as u64;
-            if self.bw_lo == NO_BW {
+            if ecn_cuts_bw && self.bw_lo == NO_BW {
                 self.bw_lo = self.max_bw();
             }
             if self.inflight_lo == NO_INFLIGHT {
                 self.inflight_lo = tp.cwnd;
             }
             ecn_inflight_lo = ((self.inflight_lo as u64 * cut) >> BBR_SCALE) as u32;
-            ecn_bw_lo = ((self.bw_lo as u128 * cut as u128) >> BBR_SCALE) as u64;
+            if ecn_cuts_bw {
+                ecn_bw_lo = ((self.bw_lo as u128 * cut as u128) >> BBR_SCALE) as u64;
+            }
         }
         if self.loss_in_round {
             if self.bw_lo == NO_BW {
@@ -685,6 +796,9 @@ impl Bbr2 {
         }
         self.inflight_lo = self.inflight_lo.min(ecn_inflight_lo);
         self.bw_lo = self.bw_lo.min(ecn_bw_lo);
+        if !ecn_cuts_bw {
+            self.bw_lo = self.bw_lo.max(1);
+        }
     }
 
     fn reset_lower_bounds(&mut self) {
@@ -720,8 +834,21 @@ impl Bbr2 {
         self.adapt_lower_bounds(tp);
         self.loss_in_round = false;
         self.ecn_in_round = false;
-        self.bw_latest = sample_bw;
-        self.inflight_latest = rs.delivered.max(0) as u32;
+        if self.profile.generation == Generation::V2Alpha {
+            self.bw_latest = sample_bw;
+            self.inflight_latest = rs.delivered.max(0) as u32;
+        }
+    }
+
+    /// v3 `bbr_advance_latest_delivery_signals`: the per-round reset of the
+    /// latest rate and volume happens after the ACK is fully processed, so the
+    /// STARTUP exit (`inflight_hi = max(BDP, inflight_latest)`) still sees the
+    /// whole round's maximum.
+    fn advance_latest_delivery_signals(&mut self, rs: &RateSample, sample_bw: u64) {
+        if self.profile.generation == Generation::V3 && self.loss_round_start {
+            self.bw_latest = sample_bw;
+            self.inflight_latest = rs.delivered.max(0) as u32;
+        }
     }
 
     fn is_reno_coexistence_probe_time(&self, tp: &TcpCc) -> bool {
@@ -729,7 +856,7 @@ impl Bbr2 {
         self.rounds_since_probe >= BW_PROBE_MAX_ROUNDS.min(reno_rounds)
     }
 
-    fn pick_probe_wait(&mut self) {
+    pub(super) fn pick_probe_wait(&mut self) {
         self.rounds_since_probe = self.rng.gen_range(0..BW_PROBE_RAND_ROUNDS);
         self.probe_wait_us = BW_PROBE_BASE_US + self.rng.gen_range(0..BW_PROBE_RAND_US);
     }
@@ -745,10 +872,15 @@ impl Bbr2 {
         self.phase = Phase::Refill;
     }
 
-    fn start_bw_probe_up(&mut self, tp: &TcpCc) {
+    fn start_bw_probe_up(&mut self, tp: &TcpCc, sample_bw: u64) {
         self.ack_phase = AckPhase::ProbeStarting;
         self.next_rtt_delivered = tp.delivered;
         self.cycle_start_ns = tp.now_ns;
+        if self.profile.generation == Generation::V3 {
+            // v3: UP ends on a bw plateau, measured from this sample on.
+            self.reset_full_bw();
+            self.full_bw = sample_bw;
+        }
         self.phase = Phase::Up;
         self.raise_inflight_hi_slope(tp);
     }
@@ -771,14 +903,14 @@ impl Bbr2 {
     }
 
     /// `bbr2_handle_inflight_too_high`: inflight_hi = max(tx_in_flight, 0.7 x target).
-    fn handle_inflight_too_high(&mut self, tp: &TcpCc, rs: &RateSample) {
+    pub(super) fn handle_inflight_too_high(&mut self, tp: &TcpCc, rs: &RateSample) {
         self.prev_probe_too_high = true;
         self.bw_probe_samples = false;
         if !rs.is_app_limited {
             let keep = (BBR_UNIT - BETA) as u64;
             self.inflight_hi = rs.tx_in_flight.max(((self.target_inflight(tp) as u64 * keep) >> BBR_SCALE) as u32);
-            // bbr2_handle_inflight_too_high_via_ecn (ecn_bw_hi on).
-            if self.ecn_eligible && !self.got_ok_bw_probe_sample {
+            // bbr2_handle_inflight_too_high_via_ecn (ecn_bw_hi on); v3 has no bw_hi cut.
+            if self.profile.generation == Generation::V2Alpha && self.ecn_eligible && !self.got_ok_bw_probe_sample {
                 if self.bw_hi == NO_BW {
                     self.bw_hi = self.max_bw();
                 }
@@ -830,8 +962,21 @@ impl Bbr2 {
         false
     }
 
-    fn check_time_to_probe_bw(&mut self, tp: &TcpCc) -> bool {
-        // ecn_reprobe_gain = 0 in v2alpha: no ECN-triggered reprobe.
+    pub(super) fn check_time_to_probe_bw(&mut self, tp: &TcpCc) -> bool {
+        // v3: after a cycle with ECN marks but no loss, reprobe at once, the
+        // first round growing inflight_hi by about ecn_reprobe_gain x inflight_hi
+        // (0 in v2alpha: off).
+        if self.profile.ecn_reprobe_gain > 0
+            && self.ecn_eligible
+            && self.ecn_in_cycle
+            && !self.loss_in_cycle
+            && tp.ca_state == CaState::Open
+        {
+            let growth = (self.inflight_hi as u64 * self.profile.ecn_reprobe_gain as u64) >> BBR_SCALE;
+            let n = if growth == 0 { 0 } else { growth.ilog2().min(30) };
+            self.start_bw_probe_refill(tp, n);
+            return true;
+        }
         if self.has_elapsed_in_phase(tp, self.probe_wait_us) || self.is_reno_coexistence_probe_time(tp) {
             self.start_bw_probe_refill(tp, 0);
             return true;
@@ -866,7 +1011,7 @@ impl Bbr2 {
             Phase::Refill => {
                 if self.round_start {
                     self.bw_probe_samples = true;
-                    self.start_bw_probe_up(tp);
+                    self.start_bw_probe_up(tp, sample_bw);
                 }
             }
             Phase::Up => {
@@ -875,6 +1020,15 @@ impl Bbr2 {
                 if self.prev_probe_too_high && self.inflight_hi != NO_INFLIGHT && inflight >= self.inflight_hi {
                     self.stopped_risky_probe = true;
                     is_risky = true;
+                } else if self.profile.generation == Generation::V3 {
+                    // v3: inflight_hi limiting growth restarts the plateau
+                    // detector; otherwise a bw plateau ends the probe.
+                    if tp.is_cwnd_limited && tp.cwnd >= self.inflight_hi {
+                        self.reset_full_bw();
+                        self.full_bw = sample_bw;
+                    } else if self.full_bw_now {
+                        is_queuing = true;
+                    }
                 } else if self.min_rtt_us != NO_RTT_US
                     && self.has_elapsed_in_phase(tp, self.min_rtt_us)
                     && inflight >= self.inflight(tp, bw, BW_PROBE_PIF_GAIN)
@@ -918,7 +1072,7 @@ impl Bbr2 {
         self.exit_probe_rtt(tp);
     }
 
-    fn check_loss_too_high_in_startup(&mut self, tp: &TcpCc, rs: &RateSample) {
+    pub(super) fn check_loss_too_high_in_startup(&mut self, tp: &TcpCc, rs: &RateSample) {
         if self.full_bw_reached {
             return;
         }
@@ -927,7 +1081,7 @@ impl Bbr2 {
         }
         if self.loss_round_start
             && tp.ca_state == CaState::Recovery
-            && self.loss_events_in_round >= FULL_LOSS_CNT
+            && self.loss_events_in_round >= self.profile.full_loss_cnt
             && self.is_inflight_too_high(rs)
         {
             self.handle_queue_too_high_in_startup(tp);
@@ -958,7 +1112,12 @@ impl Bbr2 {
         let probe_rtt_expired = now > self.probe_rtt_min_stamp_ns + PROBE_RTT_WINDOW_NS;
         if rs.rtt_ns >= 0 {
             let rtt_us = rs.rtt_ns as u64 / 1000;
-            if rtt_us <= self.probe_rtt_min_us || probe_rtt_expired {
+            // v3 takes only a strictly lower sample (`rs->rtt_us < probe_rtt_min_us`).
+            let lower = match self.profile.generation {
+                Generation::V2Alpha => rtt_us <= self.probe_rtt_min_us,
+                Generation::V3 => rtt_us < self.probe_rtt_min_us,
+            };
+            if lower || probe_rtt_expired {
                 self.probe_rtt_min_us = rtt_us;
                 self.probe_rtt_min_stamp_ns = now;
             }
@@ -995,11 +1154,15 @@ impl Bbr2 {
         }
     }
 
-    fn update_gains(&mut self) {
+    pub(super) fn update_gains(&mut self) {
+        let p = &self.profile;
         let (p, c) = match self.mode {
-            Mode::Startup => (HIGH_GAIN, HIGH_GAIN),
-            Mode::Drain => (DRAIN_GAIN, HIGH_GAIN),
-            Mode::ProbeBw => (PHASE_PACING_GAIN[self.phase as usize], CWND_GAIN),
+            Mode::Startup => (p.startup_pacing_gain, p.startup_cwnd_gain),
+            Mode::Drain => (p.drain_gain, p.startup_cwnd_gain),
+            Mode::ProbeBw if self.phase == Phase::Up => {
+                (p.phase_pacing_gain[Phase::Up as usize], CWND_GAIN + p.up_cwnd_gain_extra)
+            }
+            Mode::ProbeBw => (p.phase_pacing_gain[self.phase as usize], CWND_GAIN),
             Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
         };
         self.pacing_gain = p;
@@ -1009,7 +1172,7 @@ impl Bbr2 {
 
 impl CongestionControl for Bbr2 {
     fn name(&self) -> &'static str {
-        "bbr2"
+        self.profile.name
     }
 
     fn init(&mut self, tp: &mut TcpCc) {
@@ -1053,7 +1216,7 @@ impl CongestionControl for Bbr2 {
         self.update_congestion_signals(tp, rs, sample_bw);
         self.update_ack_aggregation(tp, rs);
         self.check_loss_too_high_in_startup(tp, rs);
-        self.check_full_bw_reached(rs);
+        self.check_full_bw_reached(rs, sample_bw);
         self.check_drain(tp);
         self.update_cycle_phase(tp, rs, sample_bw);
         self.update_min_rtt(tp, rs);
@@ -1065,6 +1228,7 @@ impl CongestionControl for Bbr2 {
         self.bound_cwnd_for_inflight_model(tp);
 
         self.prev_ca_state = tp.ca_state;
+        self.advance_latest_delivery_signals(rs, sample_bw);
         self.loss_in_cycle |= rs.lost > 0;
         self.ecn_in_cycle |= rs.delivered_ce > 0;
         true
@@ -1074,9 +1238,19 @@ impl CongestionControl for Bbr2 {
     fn set_state(&mut self, tp: &mut TcpCc, new_state: CaState) {
         if new_state == CaState::Loss {
             self.prev_ca_state = CaState::Loss;
-            self.full_bw = 0;
-            if !self.is_probing_bandwidth() && self.inflight_lo == NO_INFLIGHT {
-                self.inflight_lo = self.prior_cwnd;
+            match self.profile.generation {
+                Generation::V2Alpha => {
+                    self.full_bw = 0;
+                    if !self.is_probing_bandwidth() && self.inflight_lo == NO_INFLIGHT {
+                        self.inflight_lo = self.prior_cwnd;
+                    }
+                }
+                Generation::V3 => {
+                    self.reset_full_bw();
+                    if !self.is_probing_bandwidth() && self.inflight_lo == NO_INFLIGHT {
+                        self.inflight_lo = tp.cwnd.max(self.prior_cwnd);
+                    }
+                }
             }
         } else if self.prev_ca_state == CaState::Loss {
             tp.cwnd = tp.cwnd.max(self.prior_cwnd);
@@ -1099,8 +1273,7 @@ impl CongestionControl for Bbr2 {
 
     /// `bbr2_undo_cwnd`: revert the loss-adapted bounds of a spurious recovery.
     fn undo_cwnd(&mut self, _tp: &TcpCc) -> u32 {
-        self.full_bw = 0;
-        self.full_bw_cnt = 0;
+        self.reset_full_bw();
         self.loss_in_round = false;
         self.bw_lo = self.bw_lo.max(self.undo_bw_lo);
         self.inflight_lo = self.inflight_lo.max(self.undo_inflight_lo);

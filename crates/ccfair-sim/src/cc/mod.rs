@@ -26,6 +26,7 @@
 
 pub mod bbr;
 pub mod bbr2;
+pub mod bbr3;
 pub mod bic;
 pub mod ctcp;
 pub mod cubic;
@@ -355,6 +356,7 @@ pub fn catalogue() -> &'static [(&'static str, &'static str)] {
         ("ledbat", "LEDBAT: RFC 6817; ns-3 tcp-ledbat.cc (target 100 ms, gain 1)"),
         ("ledbat25", "LEDBAT with a 25 ms target (early LEDBAT drafts); otherwise as ledbat"),
         ("bbr2", "BBRv2: Linux v2alpha net/ipv4/tcp_bbr2.c (google/bbr); draft-cardwell-iccrg-bbr-congestion-control-02; ECN logic on"),
+        ("bbr3", "BBRv3: google/bbr v3 net/ipv4/tcp_bbr.c; draft-ietf-ccwg-bbr-01 (v2's machine with v3's gains and rules; ECN logic on)"),
         ("lp", "TCP-LP (low priority): Kuzmanovic & Knightly, INFOCOM 2003; Linux net/ipv4/tcp_lp.c (one-way delay threshold 15 %, inference 3 RTT)"),
         ("ctcp", "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30)"),
         ("ccid2", "DCCP CCID 2 (TCP-like, datagrams, no retransmission, Ack Ratio): RFC 4341 / RFC 4340; selects transport dccp (dccp/)"),
@@ -390,6 +392,7 @@ pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
         "ledbat" => Some(Box::new(ledbat::Ledbat::new())),
         "ledbat25" => Some(Box::new(ledbat::Ledbat::with_target(ledbat::TARGET_25MS_NS))),
         "bbr2" => Some(Box::new(bbr2::Bbr2::new(seed))),
+        "bbr3" => Some(Box::new(bbr3::new(seed))),
         "ctcp" => Some(Box::new(ctcp::Ctcp::new())),
         "lp" => Some(Box::new(lp::Lp::new())),
         _ => None,
