@@ -44,8 +44,11 @@ def main() -> None:
                 for seed in (int(x) for x in a.seeds.split(",")):
                     s = ccfair.run(Spec.from_dict(spec(n, qdisc)), seed=seed, backend=backend).summary
                     retx = sum(f.get("retransmissions") or 0 for f in s["flows"])
-                    print(f"| {qdisc} | {n} | {backend} | {seed} | {s['queue_delay_ms']['mean']:.2f} "
-                          f"| {s['queue_packets_mean']:.1f} | {s['utilization']:.3f} | {s['jfi']:.3f} | {retx} |", flush=True)
+                    print(
+                        f"| {qdisc} | {n} | {backend} | {seed} | {s['queue_delay_ms']['mean']:.2f} "
+                        f"| {s['queue_packets_mean']:.1f} | {s['utilization']:.3f} | {s['jfi']:.3f} | {retx} |",
+                        flush=True,
+                    )
 
 
 if __name__ == "__main__":

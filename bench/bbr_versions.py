@@ -21,9 +21,8 @@ from pathlib import Path
 import matplotlib
 
 matplotlib.use("Agg")
-import matplotlib.pyplot as plt
-
 import ccfair
+import matplotlib.pyplot as plt
 from ccfair import Spec, plots
 
 EXAMPLE = Path(__file__).resolve().parent.parent / "examples" / "s0-cubic-vs-bbr.toml"
@@ -34,9 +33,7 @@ BUFFERS = ["0.5bdp", "8bdp"]
 def bbr_share(bbr: str, buffer: str, bbr_first: bool, seed: int) -> float:
     """The BBR flow's share of the bytes delivered in the analysis window."""
     first, second = (bbr, "cubic") if bbr_first else ("cubic", bbr)
-    spec = Spec.from_toml(EXAMPLE).with_overrides(
-        [f"bottleneck.buffer={buffer}", f"flows.0.cca={first}", f"flows.1.cca={second}"]
-    )
+    spec = Spec.from_toml(EXAMPLE).with_overrides([f"bottleneck.buffer={buffer}", f"flows.0.cca={first}", f"flows.1.cca={second}"])
     flows = ccfair.run(spec, seed=seed).flows
     return float(flows.loc[flows["cca"] == bbr, "share"].iloc[0])
 

@@ -35,10 +35,12 @@ def main() -> None:
         sim.append(r.summary["sim_wall_s"])
         pkts = r.summary["data_packets"]
     med_total, med_sim = statistics.median(total), statistics.median(sim)
-    print(f"S0 base case, {args.reps} runs (median): ccfair.run {med_total * 1e3:.2f} ms, "
-          f"simulation {med_sim * 1e3:.2f} ms, {pkts} data packets, "
-          f"{pkts / med_sim / 1e6:.2f} M packets per wall second (simulation), "
-          f"{pkts / med_total / 1e6:.2f} M (whole call)")
+    print(
+        f"S0 base case, {args.reps} runs (median): ccfair.run {med_total * 1e3:.2f} ms, "
+        f"simulation {med_sim * 1e3:.2f} ms, {pkts} data packets, "
+        f"{pkts / med_sim / 1e6:.2f} M packets per wall second (simulation), "
+        f"{pkts / med_total / 1e6:.2f} M (whole call)"
+    )
 
 
 if __name__ == "__main__":

@@ -47,14 +47,20 @@ def main() -> None:
         print(f"| CCA | share vs {args.vs}, CCA first | share vs {args.vs}, {args.vs} first | seeds |")
         print("|---|---|---|---|")
         for cca in args.ccas:
-            first = [ccfair.run(Spec.from_dict(base(cca, args.vs, ("10s", "45s"), s))).summary["flows"][0]["share"]
-                     for s in range(1, args.seeds + 1)]
-            second = [ccfair.run(Spec.from_dict(base(args.vs, cca, ("10s", "45s"), s))).summary["flows"][1]["share"]
-                      for s in range(1, args.seeds + 1)]
+            first = [
+                ccfair.run(Spec.from_dict(base(cca, args.vs, ("10s", "45s"), s))).summary["flows"][0]["share"]
+                for s in range(1, args.seeds + 1)
+            ]
+            second = [
+                ccfair.run(Spec.from_dict(base(args.vs, cca, ("10s", "45s"), s))).summary["flows"][1]["share"]
+                for s in range(1, args.seeds + 1)
+            ]
             print(f"| {cca} | {statistics.mean(first):.3f} | {statistics.mean(second):.3f} | {args.seeds} |", flush=True)
         return
-    print("| CCA | alone: utilization 15-45 s | alone: mean queue delay (ms) | alone: retransmissions "
-          f"| self-pair: mean JFI ({args.seeds} seeds) | min JFI | mean share of B |")
+    print(
+        "| CCA | alone: utilization 15-45 s | alone: mean queue delay (ms) | alone: retransmissions "
+        f"| self-pair: mean JFI ({args.seeds} seeds) | min JFI | mean share of B |"
+    )
     print("|---|---|---|---|---|---|---|")
     for cca in args.ccas:
         alone = ccfair.run(Spec.from_dict(base(cca, None, ("15s", "45s"), 1))).summary
@@ -63,9 +69,12 @@ def main() -> None:
             s = ccfair.run(Spec.from_dict(base(cca, cca, ("10s", "45s"), seed))).summary
             jfis.append(s["jfi"])
             shares_b.append(s["flows"][1]["share"])
-        print(f"| {cca} | {alone['utilization']:.3f} | {alone['queue_delay_ms']['mean']:.1f} "
-              f"| {alone['flows'][0]['retransmissions']} | {statistics.mean(jfis):.3f} | {min(jfis):.3f} "
-              f"| {statistics.mean(shares_b):.3f} |", flush=True)
+        print(
+            f"| {cca} | {alone['utilization']:.3f} | {alone['queue_delay_ms']['mean']:.1f} "
+            f"| {alone['flows'][0]['retransmissions']} | {statistics.mean(jfis):.3f} | {min(jfis):.3f} "
+            f"| {statistics.mean(shares_b):.3f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

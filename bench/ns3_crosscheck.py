@@ -63,6 +63,7 @@ B_START_S = 5
 
 # ----------------------------------------------------------------- ns-3 side
 
+
 def ns3_run(tid: str, nflows: int) -> dict:
     """One dumbbell run in ns-3 (called inside the ns-3 venv)."""
     from ns import ns  # type: ignore[import-not-found]
@@ -144,6 +145,7 @@ def ns3_run(tid: str, nflows: int) -> dict:
 
 # --------------------------------------------------------------- ccfair side
 
+
 def ccfair_run(cca: str, nflows: int) -> dict:
     import ccfair
     from ccfair.spec import Spec
@@ -152,14 +154,16 @@ def ccfair_run(cca: str, nflows: int) -> dict:
     flows = [{"name": "A", "cca": cca, "rtt": f"{RTT_MS}ms"}]
     if nflows == 2:
         flows.append({"name": "B", "cca": cca, "rtt": f"{RTT_MS}ms", "start": f"{B_START_S}s"})
-    spec = Spec.from_dict({
-        "name": f"ns3 crosscheck {cca} x{nflows}",
-        "duration": f"{DURATION_S}s",
-        "window": {"start": f"{window[0]}s", "end": f"{window[1]}s"},
-        "seed": 1,
-        "bottleneck": {"rate": "10Mbit", "delay": "0ms", "buffer": f"{QUEUE_PKTS}p", "qdisc": "droptail"},
-        "flows": flows,
-    })
+    spec = Spec.from_dict(
+        {
+            "name": f"ns3 crosscheck {cca} x{nflows}",
+            "duration": f"{DURATION_S}s",
+            "window": {"start": f"{window[0]}s", "end": f"{window[1]}s"},
+            "seed": 1,
+            "bottleneck": {"rate": "10Mbit", "delay": "0ms", "buffer": f"{QUEUE_PKTS}p", "qdisc": "droptail"},
+            "flows": flows,
+        }
+    )
     res = ccfair.run(spec)
     goodput = [float(f["throughput_bps"]) for f in res.summary["flows"]]
     drops = int(res.flows["drops"].sum())
@@ -171,6 +175,7 @@ def jfi(x: list[float]) -> float:
 
 
 # ------------------------------------------------------------------- driver
+
 
 def ensure_venv(venv: Path) -> Path:
     py = venv / "bin" / "python"
@@ -221,11 +226,13 @@ def main() -> None:
         m = lambda v: f"{v / 1e6:.2f}"  # noqa: E731
         a3, af = row[("ns3", 1)], row[("ccfair", 1)]
         p3, pf = row[("ns3", 2)], row[("ccfair", 2)]
-        line = (f"| {cca} ({tid.split('::')[1]}) | {m(a3['goodput_bps'][0])} / {m(af['goodput_bps'][0])} "
-                f"| {a3['drops']} / {af['drops']} "
-                f"| {m(p3['goodput_bps'][0])}, {m(p3['goodput_bps'][1])} "
-                f"| {m(pf['goodput_bps'][0])}, {m(pf['goodput_bps'][1])} "
-                f"| {jfi(p3['goodput_bps']):.3f} / {jfi(pf['goodput_bps']):.3f} | {p3['drops']} / {pf['drops']} |")
+        line = (
+            f"| {cca} ({tid.split('::')[1]}) | {m(a3['goodput_bps'][0])} / {m(af['goodput_bps'][0])} "
+            f"| {a3['drops']} / {af['drops']} "
+            f"| {m(p3['goodput_bps'][0])}, {m(p3['goodput_bps'][1])} "
+            f"| {m(pf['goodput_bps'][0])}, {m(pf['goodput_bps'][1])} "
+            f"| {jfi(p3['goodput_bps']):.3f} / {jfi(pf['goodput_bps']):.3f} | {p3['drops']} / {pf['drops']} |"
+        )
         lines.append(line)
         print(line, flush=True)
     if args.out:

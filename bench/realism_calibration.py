@@ -55,8 +55,14 @@ def point(a: str, b: str, bdp: str) -> dict[str, Any]:
 def points(which: str) -> dict[str, dict[str, Any]]:
     out: dict[str, dict[str, Any]] = {}
     if which in ("spread", "all"):
-        for a, b, bdp in [("cubic", "cubic", "1"), ("reno", "reno", "1"), ("reno", "cubic", "1"),
-                          ("bbr", "bbr", "1"), ("cubic", "bbr", "2"), ("cubic", "bbr", "4")]:
+        for a, b, bdp in [
+            ("cubic", "cubic", "1"),
+            ("reno", "reno", "1"),
+            ("reno", "cubic", "1"),
+            ("bbr", "bbr", "1"),
+            ("cubic", "bbr", "2"),
+            ("cubic", "bbr", "4"),
+        ]:
             out[f"{a}/{b} {bdp}"] = point(a, b, bdp)
     if which in ("s0", "all"):
         for bdp in ["0.5", "1", "2", "4", "8"]:
@@ -71,10 +77,17 @@ def testbed_run(raw: dict[str, Any], seed: int, tmp: Path) -> dict[str, Any]:
     f = tmp / f"{abs(hash(json.dumps(raw, sort_keys=True)))}-{seed}.json"
     f.write_text(json.dumps(raw))
     p = subprocess.run(
-        [sys.executable, "-c", "import sys,json,ccfair; from ccfair import Spec;"
-         "r=ccfair.run(Spec.from_dict(json.load(open(sys.argv[1]))), seed=int(sys.argv[2]), backend='testbed');"
-         "print(json.dumps(r.summary))", str(f), str(seed)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys,json,ccfair; from ccfair import Spec;"
+            "r=ccfair.run(Spec.from_dict(json.load(open(sys.argv[1]))), seed=int(sys.argv[2]), backend='testbed');"
+            "print(json.dumps(r.summary))",
+            str(f),
+            str(seed),
+        ],
+        capture_output=True,
+        text=True,
     )
     if p.returncode != 0:
         raise RuntimeError(p.stderr.strip().splitlines()[-1])
@@ -100,8 +113,7 @@ def collect(args: argparse.Namespace) -> None:
     done = {(p, r["seed"]) for p, rs in load_runs(out).items() for r in rs}
     tmp = Path("/tmp/ccfair-realism")
     tmp.mkdir(exist_ok=True)
-    jobs = [(name, raw, seed) for name, raw in points(args.points).items()
-            for seed in range(1, args.reps + 1) if (name, seed) not in done]
+    jobs = [(name, raw, seed) for name, raw in points(args.points).items() for seed in range(1, args.reps + 1) if (name, seed) not in done]
 
     def one(job: tuple[str, dict[str, Any], int]) -> None:
         name, raw, seed = job
@@ -130,7 +142,9 @@ def mean(xs: list[float]) -> float:
 def table(args: argparse.Namespace) -> None:
     tb = load_runs(Path(args.testbed))
     pts = points(args.points)
-    print("| point (A/B, buffer) | B share sim range | B share testbed range | range ratio | B mean sim | B mean testbed | diff | util sim / tb | queue ms sim / tb |")
+    print(
+        "| point (A/B, buffer) | B share sim range | B share testbed range | range ratio | B mean sim | B mean testbed | diff | util sim / tb | queue ms sim / tb |"
+    )
     print("|---|---|---|---|---|---|---|---|---|")
     diffs = []
     for name, raw in pts.items():
@@ -145,8 +159,11 @@ def table(args: argparse.Namespace) -> None:
         diffs.append(abs(d))
         us, ut = mean([s["utilization"] for s in sims]), mean([s["utilization"] for s in tbs])
         qs, qt = mean([s["queue_delay_ms"]["mean"] for s in sims]), mean([s["queue_delay_ms"]["mean"] for s in tbs])
-        print(f"| {name} | {rng(sb)} | {rng(tbb)} ({len(tbb)} runs) | {ratio:.2f} | {mean(sb):.3f} | {mean(tbb):.3f} | "
-              f"{d:+.3f} | {us:.3f} / {ut:.3f} | {qs:.1f} / {qt:.1f} |", flush=True)
+        print(
+            f"| {name} | {rng(sb)} | {rng(tbb)} ({len(tbb)} runs) | {ratio:.2f} | {mean(sb):.3f} | {mean(tbb):.3f} | "
+            f"{d:+.3f} | {us:.3f} / {ut:.3f} | {qs:.1f} / {qt:.1f} |",
+            flush=True,
+        )
     if diffs:
         print(f"\nmean |diff| {mean(diffs):.3f}, max {max(diffs):.3f}")
 

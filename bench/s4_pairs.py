@@ -7,15 +7,29 @@ Prints one Markdown row per (pair, RTT): JFI and goodput over
 [WINDOW_START_S, DURATION_S), drops over the whole run (seed 1).
 The table in docs/ccas.md (CCID 2 section) comes from this script.
 """
-import sys, statistics
+
+import sys
+
 import ccfair
 from ccfair.spec import Spec
+
+
 def run(a, b, rtt, dur, w0, seed=1):
-    spec = Spec.from_dict({"name": f"{a} vs {b}", "duration": f"{dur}s", "window": {"start": f"{w0}s", "end": f"{dur}s"},
-        "seed": seed, "bottleneck": {"rate": "100Mbit", "delay": "0ms", "buffer": "1bdp", "qdisc": "droptail"},
-        "flows": [{"name": "A", "cca": a, "rtt": f"{rtt}ms"}, {"name": "B", "cca": b, "rtt": f"{rtt}ms", "start": "30s"}]})
-    r = ccfair.run(spec); s = r.summary
-    return s["jfi"], [f["throughput_bps"]/1e6 for f in s["flows"]], list(r.flows["drops"])
+    spec = Spec.from_dict(
+        {
+            "name": f"{a} vs {b}",
+            "duration": f"{dur}s",
+            "window": {"start": f"{w0}s", "end": f"{dur}s"},
+            "seed": seed,
+            "bottleneck": {"rate": "100Mbit", "delay": "0ms", "buffer": "1bdp", "qdisc": "droptail"},
+            "flows": [{"name": "A", "cca": a, "rtt": f"{rtt}ms"}, {"name": "B", "cca": b, "rtt": f"{rtt}ms", "start": "30s"}],
+        }
+    )
+    r = ccfair.run(spec)
+    s = r.summary
+    return s["jfi"], [f["throughput_bps"] / 1e6 for f in s["flows"]], list(r.flows["drops"])
+
+
 dur, w0 = int(sys.argv[1]), int(sys.argv[2])
 pairs = [p.split(":") for p in sys.argv[3].split(",")]
 rtts = [int(x) for x in sys.argv[4].split(",")]

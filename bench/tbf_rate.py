@@ -26,7 +26,7 @@ import subprocess
 import sys
 import time
 
-FRAME = bytes.fromhex("02cc00010000" "02cc00000001" "0800") + bytes(1500)
+FRAME = bytes.fromhex("02cc0001000002cc000000010800") + bytes(1500)
 SO_SNDBUFFORCE = 32
 
 
@@ -39,7 +39,9 @@ def child(dev: str, seconds: float, nominal_pps: float) -> None:
 
     def read() -> tuple[float, int, int]:
         t0 = time.monotonic()
-        q = json.loads(subprocess.run(["tc", "-s", "-j", "qdisc", "show", "dev", dev], capture_output=True, text=True, check=True).stdout)[0]
+        q = json.loads(subprocess.run(["tc", "-s", "-j", "qdisc", "show", "dev", dev], capture_output=True, text=True, check=True).stdout)[
+            0
+        ]
         return (t0 + time.monotonic()) / 2, q["packets"], q["qlen"]
 
     time.sleep(0.3)

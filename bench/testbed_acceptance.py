@@ -68,10 +68,17 @@ def testbed(raw: dict[str, Any], seed: int, tmp: Path) -> dict[str, Any]:
     f = tmp / f"{abs(hash(json.dumps(raw, sort_keys=True)))}-{seed}.json"
     f.write_text(json.dumps(raw))
     p = subprocess.run(
-        [sys.executable, "-c", "import sys,json,ccfair; from ccfair import Spec;"
-         "r=ccfair.run(Spec.from_dict(json.load(open(sys.argv[1]))), seed=int(sys.argv[2]), backend='testbed');"
-         "print(json.dumps(r.summary))", str(f), str(seed)],
-        capture_output=True, text=True,
+        [
+            sys.executable,
+            "-c",
+            "import sys,json,ccfair; from ccfair import Spec;"
+            "r=ccfair.run(Spec.from_dict(json.load(open(sys.argv[1]))), seed=int(sys.argv[2]), backend='testbed');"
+            "print(json.dumps(r.summary))",
+            str(f),
+            str(seed),
+        ],
+        capture_output=True,
+        text=True,
     )
     if p.returncode != 0:
         raise RuntimeError(p.stderr.strip().splitlines()[-1])

@@ -18,6 +18,12 @@ if ! command -v nft >/dev/null 2>&1 && [ "$(id -u)" = 0 ] && command -v apt-get 
     || echo "note: could not install nftables; the remote-URL tests will be skipped" >&2
 fi
 python3 -m pip install -q --disable-pip-version-check -e '.[test]'
+# Habits: formatting, lints and a one-way import graph (config in pyproject.toml, Cargo.toml, rustfmt.toml).
+cargo fmt --all --check
+python3 -m ruff check python tests scripts bench
+python3 -m ruff format --check python tests scripts bench
+python3 scripts/check_imports.py
+cargo clippy --workspace --all-targets -- -D warnings
 cargo test --release -p ccfair-sim -p ccfair-bottleneck
 cargo build --release -p ccfair-bottleneck   # the testbed's userspace bottleneck
 python3 -m pytest -q

@@ -23,9 +23,8 @@ if str(PYTHON_SRC) not in sys.path:
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import ccfair  # noqa: E402
-from ccfair import ccas  # noqa: E402
-
 import fake_core  # noqa: E402
+from ccfair import ccas  # noqa: E402
 
 
 @pytest.fixture
@@ -52,9 +51,9 @@ def subprocess_env() -> dict[str, str]:
 def _real_catalogue():
     """Every test starts and ends with an empty CCA-catalogue cache, so a test
     that swaps in the fake ``_core`` never leaks its catalogue into another."""
-    ccas.catalogue.cache_clear()
+    ccas.clear_cache()
     yield
-    ccas.catalogue.cache_clear()
+    ccas.clear_cache()
 
 
 @pytest.fixture
@@ -62,9 +61,9 @@ def fake_sim(monkeypatch: pytest.MonkeyPatch):
     """Replace ``ccfair._core`` with the deterministic fake for this test."""
     monkeypatch.setitem(sys.modules, "ccfair._core", fake_core)
     monkeypatch.setattr(ccfair, "_core", fake_core, raising=False)
-    ccas.catalogue.cache_clear()
+    ccas.clear_cache()
     yield fake_core
-    ccas.catalogue.cache_clear()
+    ccas.clear_cache()
 
 
 @pytest.fixture

@@ -24,6 +24,21 @@ def ccas() -> list[tuple[str, str]]:
     return [("reno", "fake reno"), ("cubic", "fake cubic"), ("bbr", "fake bbr")]
 
 
+#: Spellings the fake registry accepts (the real ones come from cc::REGISTRY).
+ALIASES = {"reno": ["newreno", "new-reno"], "bbr": ["bbr1", "bbrv1"]}
+
+
+def schema() -> str:
+    """The registry's shape (``_core.schema()``): names and aliases, no parameters; drop-tail only."""
+    entry = {"variants": [], "params": [], "needs_ecn": False, "transport": "tcp"}
+    return json.dumps(
+        {
+            "ccas": [{"name": n, "source": s, "aliases": ALIASES.get(n, []), **entry} for n, s in ccas()],
+            "qdiscs": [{"kind": "droptail", "source": "fake fifo", "aliases": [], "params": []}],
+        }
+    )
+
+
 def simulate(config_json: str) -> dict:
     cfg = json.loads(config_json)
     known = {n for n, _ in ccas()}

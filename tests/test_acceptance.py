@@ -27,10 +27,9 @@ import statistics
 from pathlib import Path
 from typing import Any
 
+import ccfair
 import numpy as np
 import pytest
-
-import ccfair
 from ccfair import Spec, api, metrics
 
 SEEDS = range(1, 11)  # ten seeds, as issue 2 asks
@@ -393,7 +392,9 @@ def test_same_seed_identical_files_different_seed_differs(tmp_path: Path) -> Non
     assert (a / "throughput.parquet").read_bytes() != (c / "throughput.parquet").read_bytes()
     ta, tc = ccfair.load(a).throughput, ccfair.load(c).throughput
     n_diff = int((ta["bytes"].to_numpy() != tc["bytes"].to_numpy()).sum())
-    print(f"\n[acceptance] determinism: {len(files)} files identical for seed 7 twice; seed 8 differs in {n_diff} of {len(ta)} throughput rows")
+    print(
+        f"\n[acceptance] determinism: {len(files)} files identical for seed 7 twice; seed 8 differs in {n_diff} of {len(ta)} throughput rows"
+    )
     assert n_diff > 0
 
 
@@ -409,10 +410,7 @@ def test_same_seed_identical_files_across_processes(tmp_path: Path, subprocess_e
     import sys
 
     here = ccfair.run(Spec.from_dict(DETERMINISM_EXPERIMENT), seed=7).to_parquet(tmp_path / "here")
-    script = (
-        "import json, sys, ccfair; "
-        "ccfair.run(ccfair.Spec.from_dict(json.loads(sys.argv[1])), seed=7).to_parquet(sys.argv[2])"
-    )
+    script = "import json, sys, ccfair; ccfair.run(ccfair.Spec.from_dict(json.loads(sys.argv[1])), seed=7).to_parquet(sys.argv[2])"
     env = dict(subprocess_env, PYTHONHASHSEED="12345")
     subprocess.run(
         [sys.executable, "-c", script, json.dumps(DETERMINISM_EXPERIMENT), str(tmp_path / "there")],
@@ -461,9 +459,7 @@ def test_s4_newreno_pair_is_fair(examples: Path) -> None:
 # --------------------------------------------------------------------------
 
 CONSERVATION = {
-    "s0_cubic_bbr_0.5bdp": experiment(
-        [{"cca": "cubic", "rtt": "50ms"}, {"cca": "bbr", "rtt": "50ms", "start": "5s"}], buffer="0.5bdp"
-    ),
+    "s0_cubic_bbr_0.5bdp": experiment([{"cca": "cubic", "rtt": "50ms"}, {"cca": "bbr", "rtt": "50ms", "start": "5s"}], buffer="0.5bdp"),
     "reno_pair_1bdp": pair("reno", "reno"),
     "bbr_cubic_8bdp": pair("bbr", "cubic", buffer="8bdp"),
     "mixed_rtt_100M_bytes_buffer": experiment(

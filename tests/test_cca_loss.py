@@ -19,9 +19,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-import pytest
-
 import ccfair
+import pytest
 from ccfair import Spec, ccas
 
 LOSS_CCAS = ["bic", "highspeed", "htcp", "hybla", "illinois", "scalable", "veno", "westwood", "yeah"]

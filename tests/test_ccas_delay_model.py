@@ -14,9 +14,8 @@ from __future__ import annotations
 import statistics
 from typing import Any
 
-import pytest
-
 import ccfair
+import pytest
 from ccfair import Spec, ccas
 
 SEEDS = range(1, 11)

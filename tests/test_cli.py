@@ -13,7 +13,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from ccfair.cli import main
 
 S0 = Path(__file__).resolve().parent.parent / "examples" / "s0-cubic-vs-bbr.toml"
@@ -133,11 +132,15 @@ def test_run_table_and_out(capsys, fake_sim, tmp_path):
     assert (tmp_path / "res" / "flows.parquet").exists()
 
 
-def test_list_ccas(capsys, fake_sim):
+def test_list_ccas_shows_aliases_and_every_parameter_with_its_default(capsys, monkeypatch):
+    monkeypatch.setenv("COLUMNS", "250")
     code, out, _ = run_main(capsys, "list", "ccas")
     assert code == 0
-    for text in ("reno", "cubic", "bbr", "newreno", "bbrv1", "+pacing"):
-        assert text in out
+    for text in ("reno", "cubic", "bbr", "newreno", "bbrv1", "+pacing", "prague-rttdep", "ledbat-25ms"):
+        assert text in out, text
+    # defaults in the parameter's unit, as declared in cc/*.rs (Linux's values)
+    for text in ("beta = 0.7", "hystart = true", "hystart_ack_delta = 2ms", "target = 100ms", "shift_g = 4", "cwnd_gain = 2"):
+        assert text in out, text
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import pytest
-
 from ccfair.errors import SpecError
 from ccfair.spec import Spec
 

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import pytest
-
 import ccfair
+import pytest
 from ccfair import ccas
 from ccfair.errors import SpecError
 from ccfair.spec import Spec

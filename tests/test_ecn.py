@@ -5,7 +5,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from ccfair.errors import SpecError
 from ccfair.spec import Spec
 
@@ -22,7 +21,9 @@ def _spec(**over: object) -> dict:
     return d
 
 
-@pytest.mark.parametrize(("written", "mode"), [(True, "classic"), (False, "off"), ("L4S", "scalable"), ("rfc3168", "classic"), (None, None)])
+@pytest.mark.parametrize(
+    ("written", "mode"), [(True, "classic"), (False, "off"), ("L4S", "scalable"), ("rfc3168", "classic"), (None, None)]
+)
 def test_ecn_spellings(written: object, mode: object) -> None:
     spec = Spec.from_dict(_spec(flows=[{"cca": "cubic", "rtt": "50ms", "ecn": written}]))
     assert spec.to_run_config()["flows"][0]["ecn"] == mode

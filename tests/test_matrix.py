@@ -8,7 +8,6 @@ from pathlib import Path
 
 import pandas as pd
 import pytest
-
 from ccfair import matrix, store
 from ccfair.cli import main
 from ccfair.errors import SpecError

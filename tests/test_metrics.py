@@ -3,7 +3,6 @@
 import math
 
 import pytest
-
 from ccfair.metrics import fness, histogram_mean, histogram_percentile, jain, share, utilization
 
 

@@ -9,16 +9,15 @@ from __future__ import annotations
 import itertools
 import math
 
+import ccfair
 import numpy as np
 import pandas as pd
 import pytest
-
-import ccfair
 from ccfair import metrics
+from ccfair.calibration import calibrate_nru_weights
 from ccfair.errors import SpecError
 from ccfair.metrics import (
     NRU_CASES,
-    calibrate_nru_weights,
     flow_labels,
     flow_weights,
     harm,
@@ -206,9 +205,7 @@ def test_nru_summary_numbers():
 
 
 def test_flow_labels_and_weights():
-    flows = pd.DataFrame(
-        {"name": ["A", "B", "C"], "cca": ["cubic", "cubic", "bbr"], "pacing": [False, True, True]}
-    )
+    flows = pd.DataFrame({"name": ["A", "B", "C"], "cca": ["cubic", "cubic", "bbr"], "pacing": [False, True, True]})
     assert list(flow_labels(flows)) == ["cubic", "cubic+pacing", "bbr"]
     w = flow_weights(flows, {"cubic": 1.0, "cubic+pacing": 2.0, "bbr": 3.0})
     assert w == {"A": 1.0, "B": 2.0, "C": 3.0}
@@ -280,9 +277,7 @@ def test_slowdown_per_cca():
 
 
 def test_relative_throughput_per_class():
-    flows = pd.DataFrame(
-        {"name": list("abcd"), "cca": ["dctcp", "dctcp", "bbr2", "bbr2"], "throughput_bps": [30.0, 30.0, 15.0, 25.0]}
-    )
+    flows = pd.DataFrame({"name": list("abcd"), "cca": ["dctcp", "dctcp", "bbr2", "bbr2"], "throughput_bps": [30.0, 30.0, 15.0, 25.0]})
     rel = relative_throughput(flows, capacity_bps=100.0)
     # C/N = 25: dctcp mean 30 -> 1.2, bbr2 mean 20 -> 0.8
     assert rel.to_dict() == {"dctcp": pytest.approx(1.2), "bbr2": pytest.approx(0.8)}

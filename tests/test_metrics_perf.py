@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import math
 
+import ccfair
 import numpy as np
 import pandas as pd
 import pytest
-
-import ccfair
 from ccfair.metrics import (
     drop_mark_ratios,
     fct_stats,

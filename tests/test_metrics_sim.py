@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import copy
 
-import pytest
-
 import ccfair
+import pytest
 from ccfair import _core  # noqa: F401  # a missing extension must fail the suite, not skip it
 from ccfair import metrics as m
+from ccfair.calibration import calibrate_nru_weights
 
 BASE = {
     "name": "s4-style",
@@ -31,7 +31,7 @@ SEEDS = [1, 2, 3]
 
 @pytest.fixture(scope="module")
 def weights() -> dict[str, float]:
-    return m.calibrate_nru_weights(BASE, ["cubic", "bbr"], seeds=SEEDS)
+    return calibrate_nru_weights(BASE, ["cubic", "bbr"], seeds=SEEDS)
 
 
 def test_calibration_expects_half_the_link_each(weights):

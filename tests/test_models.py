@@ -6,7 +6,6 @@ import inspect
 import math
 
 import pytest
-
 from ccfair import models
 
 MBIT = 1_000_000

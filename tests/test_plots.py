@@ -4,15 +4,14 @@ from __future__ import annotations
 
 import math
 
+import ccfair
 import numpy as np
 import pandas as pd
 import pytest
+from ccfair import plots
 from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
-
-import ccfair
-from ccfair import plots
 
 
 def check_saved(fig: Figure, tmp_path, name: str) -> None:

@@ -6,9 +6,8 @@ from __future__ import annotations
 
 import copy
 
-import pytest
-
 import ccfair
+import pytest
 from ccfair import Spec, SpecError
 from ccfair.spec import QDISCS
 
@@ -28,14 +27,34 @@ def qcfg(s0_dict, q, buffer: str | None = "2bdp") -> dict:
 def test_defaults_are_the_sources_and_the_limit_is_the_buffer(s0_dict):
     # 2 BDP at 10 Mbit/s, 50 ms, 1500-byte packets = 83.3 -> 83 packets
     c = qcfg(s0_dict, "codel")
-    assert c == {"kind": "codel", "limit_packets": 83, "limit_bytes": None, "target_ns": 5_000_000,
-                 "interval_ns": 100_000_000, "mtu_bytes": 1514, "ecn": False}
+    assert c == {
+        "kind": "codel",
+        "limit_packets": 83,
+        "limit_bytes": None,
+        "target_ns": 5_000_000,
+        "interval_ns": 100_000_000,
+        "mtu_bytes": 1514,
+        "ecn": False,
+    }
     f = qcfg(s0_dict, "fq-codel")
     assert (f["kind"], f["flows"], f["quantum_bytes"], f["ecn"], f["drop_batch"], f["memory_limit_bytes"]) == (
-        "fq_codel", 1024, 1514, True, 64, 32 * 2**20)
+        "fq_codel",
+        1024,
+        1514,
+        True,
+        64,
+        32 * 2**20,
+    )
     p = qcfg(s0_dict, "pie")
     assert (p["target_ns"], p["tupdate_ns"], p["alpha"], p["beta"], p["burst_ns"], p["ecn"], p["derandomize"]) == (
-        15_000_000, 15_000_000, 0.125, 1.25, 150_000_000, False, True)
+        15_000_000,
+        15_000_000,
+        0.125,
+        1.25,
+        150_000_000,
+        False,
+        True,
+    )
     r = qcfg(s0_dict, "red")
     assert (r["max_p"], r["w_q"], r["gentle"], r["ecn"], r["min_th"], r["max_th"]) == (0.02, 0.002, False, False, None, None)
     assert qcfg(s0_dict, "drr") == {"kind": "fq_drr", "limit_packets": 83, "limit_bytes": None, "quantum_bytes": 1514}
@@ -62,11 +81,11 @@ def test_units_are_converted(s0_dict):
         ({"kind": "fq_codel", "target": "200ms", "interval": "1s"}, "0.5bdp", "bottleneck.qdisc.target", "drain time"),
         ({"kind": "pie", "target": "30ms"}, "0.5bdp", "bottleneck.qdisc.target", "drain time"),
         ({"kind": "red", "min_th": "30pkt", "max_th": "10pkt"}, "2bdp", "bottleneck.qdisc.min_th", "max_th"),
-        ({"kind": "red", "max_p": 2}, "2bdp", "bottleneck.qdisc.max_p", "less than or equal"),
+        ({"kind": "red", "max_p": 2}, "2bdp", "bottleneck.qdisc.max_p", "must be a number in (0, 1], got 2"),
         ({"kind": "step"}, "2bdp", "bottleneck.qdisc.threshold", "exactly one"),
         ({"kind": "step", "threshold": "1s"}, "2bdp", "bottleneck.qdisc.threshold", "below the queue limit"),
         ({"kind": "step", "threshold": "lots"}, "2bdp", "bottleneck.qdisc.threshold", "queue length"),
-        ({"kind": "fq_codel", "flows": 0}, "2bdp", "bottleneck.qdisc.flows", "greater than"),
+        ({"kind": "fq_codel", "flows": 0}, "2bdp", "bottleneck.qdisc.flows", "must be an integer in [1, 65536], got 0"),
         ({"kind": "codel", "targett": "5ms"}, "2bdp", "bottleneck.qdisc.targett", "did you mean 'target'"),
         ({"kind": "fq_codel", "limit": "100B"}, "2bdp", "bottleneck.qdisc.limit", "cannot hold"),
         ("dualpi3", "2bdp", "bottleneck.qdisc.kind", "fq_codel"),

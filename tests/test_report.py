@@ -14,9 +14,10 @@ import subprocess
 from pathlib import Path
 
 import pytest
-
-from ccfair import _core  # noqa: F401  a missing extension must fail the suite, not skip it
-from ccfair import ccas
+from ccfair import (
+    _core,  # noqa: F401  a missing extension must fail the suite, not skip it
+    ccas,
+)
 from ccfair.cli import main
 from ccfair.report import build_report
 from ccfair.sweep import plan_sweep, run_sweep
@@ -43,7 +44,7 @@ window.addEventListener('load', function () {
 
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory) -> Path:
-    ccas.catalogue.cache_clear()
+    ccas.clear_cache()
     data = {
         "name": "report-test",
         "duration": "4s",
@@ -88,7 +89,7 @@ def test_report_is_self_contained(sweep_dir, report_html):
     for seed in runs["seed"]:
         assert str(seed) in html
     for name in ("ccfair", "numpy", "pandas", "pyarrow", "python"):
-        assert f"<th class=\"l\">{name}</th>" in html
+        assert f'<th class="l">{name}</th>' in html
     assert "16 of 16 runs stored" in html
 
 

@@ -12,7 +12,6 @@ import sys
 import types
 
 import pytest
-
 from ccfair import claims, reproduce
 from ccfair.claims import CLAIMS, Outcome
 from ccfair.presets import s1, s2, s3, s4
@@ -37,7 +36,9 @@ def test_each_preset_scores_exactly_the_claims_of_its_study():
     # A preset's reproduce_claims may only return ids of its own study (checked on S1 with synthetic results).
     rows = [
         {"queue": q, "bounded": b, "feedback": fb, "seed": 1, "j_measure": 0.9, "j_real": 0.9, "accuracy": 1.0, "j_flow": 0.9}
-        for q in s1.QUEUES for b in (False, True) for fb in ("off", "s1")
+        for q in s1.QUEUES
+        for b in (False, True)
+        for fb in ("off", "s1")
     ]
     out = s1.reproduce_claims(rows)
     assert set(out) == {c.id for c in claims.by_study("S1")}
@@ -135,4 +136,6 @@ def test_preset_tasks_give_the_same_results_in_a_process_pool_as_in_process():
     tl = s1.tasks()[:2]
     a = reproduce.run_preset_tasks("s1", tl, executor="pool", jobs=2)
     b = reproduce.run_preset_tasks("s1", tl, executor="inprocess", jobs=1)
-    assert [(x["queue"], x["seed"], x["j_measure"], x["j_real"]) for x in a] == [(x["queue"], x["seed"], x["j_measure"], x["j_real"]) for x in b]
+    assert [(x["queue"], x["seed"], x["j_measure"], x["j_real"]) for x in a] == [
+        (x["queue"], x["seed"], x["j_measure"], x["j_real"]) for x in b
+    ]

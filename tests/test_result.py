@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import json
 
+import ccfair
 import pandas as pd
 import pytest
-
-import ccfair
 from ccfair import Spec, SpecError
 from ccfair.result import window_bins
 

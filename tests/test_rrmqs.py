@@ -4,11 +4,10 @@ from __future__ import annotations
 
 import math
 
+import ccfair
 import numpy as np
 import pandas as pd
 import pytest
-
-import ccfair
 from ccfair.errors import SpecError
 from ccfair.presets import s1
 from ccfair.spec import Spec

@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import json
 
-import pytest
-
-from ccfair import _core  # a missing extension must fail the suite, not skip it
-
 import ccfair  # noqa: E402
-from ccfair import Spec, SpecError  # noqa: E402
+import pytest
+from ccfair import (  # noqa: E402
+    Spec,
+    SpecError,
+    _core,  # a missing extension must fail the suite, not skip it
+)
 
 
 def short_s0(examples, *overrides: str) -> Spec:

@@ -9,7 +9,6 @@ from __future__ import annotations
 import copy
 
 import pytest
-
 from ccfair import Spec, SpecError
 from ccfair.spec import apply_overrides, parse_override
 

@@ -11,7 +11,6 @@ import json
 from pathlib import Path
 
 import pytest
-
 from ccfair.cli import main
 from ccfair.errors import SpecError
 from ccfair.spec import Spec, load_toml
@@ -48,7 +47,11 @@ def test_grid_size_and_assignments(base):
     # every (point, order, repetition) exactly once
     keys = {(json.dumps(t.params, sort_keys=True), t.order, t.repetition) for t in plan.tasks}
     assert len(keys) == len(plan.tasks)
-    t = next(t for t in plan.tasks if t.params == {"bottleneck.rate": "50Mbit", "bottleneck.buffer": "2bdp", "flows.1.cca": "reno"} and t.order == ORDERS[0])
+    t = next(
+        t
+        for t in plan.tasks
+        if t.params == {"bottleneck.rate": "50Mbit", "bottleneck.buffer": "2bdp", "flows.1.cca": "reno"} and t.order == ORDERS[0]
+    )
     assert t.config["bottleneck"]["rate_bps"] == 50_000_000
     assert t.config["flows"][1]["cca"] == "reno"
     assert t.config["seed"] == t.seed
@@ -129,7 +132,9 @@ def test_seeds_independent_of_axis_order_and_of_other_values(base):
     m2 = {key(t): (t.seed, t.run_id) for t in p2.tasks}
     assert m1 == m2
     # extending the grid (a value, a repetition) keeps every existing run
-    p3 = plan_sweep(with_sweep(base, {"repetitions": 3, "bottleneck.rate": ["10Mbit", "50Mbit", "100Mbit"], "bottleneck.buffer": ["0.5bdp", "2bdp"]}))
+    p3 = plan_sweep(
+        with_sweep(base, {"repetitions": 3, "bottleneck.rate": ["10Mbit", "50Mbit", "100Mbit"], "bottleneck.buffer": ["0.5bdp", "2bdp"]})
+    )
     m3 = {key(t): (t.seed, t.run_id) for t in p3.tasks}
     assert m1.items() <= m3.items()
     # repetitions and points get distinct seeds; the derivation is a fixed function
@@ -279,7 +284,9 @@ def test_itertools_product_order_is_file_order(base):
 
 
 def test_mixed_type_values_become_one_text_column(base):
-    plan = plan_sweep(with_sweep(base, {"flows.0.rwnd": [100, 200], "bottleneck.buffer": ["21pkt", "2bdp"], "flows.1.init_cwnd": [10, "20"]}))
+    plan = plan_sweep(
+        with_sweep(base, {"flows.0.rwnd": [100, 200], "bottleneck.buffer": ["21pkt", "2bdp"], "flows.1.init_cwnd": [10, "20"]})
+    )
     assert {type(t.params["flows.0.rwnd"]) for t in plan.tasks} == {int}
     assert {t.params["flows.1.init_cwnd"] for t in plan.tasks} == {"10", "20"}
 

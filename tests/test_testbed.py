@@ -19,7 +19,6 @@ import time
 from pathlib import Path
 
 import pytest
-
 from ccfair import Spec
 from ccfair.cli import main
 from ccfair.errors import SpecError
@@ -37,9 +36,7 @@ def _netns_support() -> str | None:
     if p.returncode != 0:
         return f"the kernel has no network namespaces: {p.stderr.strip()}"
     try:
-        p = subprocess.run(
-            ["ip", "-n", name, "link", "add", "v0", "type", "veth", "peer", "name", "v1"], capture_output=True, text=True
-        )
+        p = subprocess.run(["ip", "-n", name, "link", "add", "v0", "type", "veth", "peer", "name", "v1"], capture_output=True, text=True)
         if p.returncode != 0:
             return f"the kernel has no veth: {p.stderr.strip()}"
     finally:
@@ -189,8 +186,7 @@ def test_sigkill_leaves_state_the_next_run_cleans(tmp_path):
     (named namespaces are bind mounts); the next run removes them and itself leaves nothing."""
     f = tmp_path / "long.toml"
     f.write_text(
-        'duration = "30s"\n[bottleneck]\nrate = "10Mbit"\n'
-        '[[flows]]\ncca = "cubic"\nrtt = "50ms"\n[[flows]]\ncca = "bbr"\nrtt = "50ms"\n'
+        'duration = "30s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "cubic"\nrtt = "50ms"\n[[flows]]\ncca = "bbr"\nrtt = "50ms"\n'
     )
     before = set(netns.list_namespaces())
     p = subprocess.Popen([sys.executable, "-m", "ccfair", "run", str(f), "--backend", "testbed"], cwd=ROOT)
@@ -215,9 +211,7 @@ def test_sigkill_leaves_state_the_next_run_cleans(tmp_path):
     # The next run cleans up first, runs, and leaves nothing.
     short = tmp_path / "short.toml"
     short.write_text('duration = "3s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "reno"\nrtt = "20ms"\n')
-    q = subprocess.run(
-        [sys.executable, "-m", "ccfair", "compare", str(short), "--json"], cwd=ROOT, capture_output=True, text=True
-    )
+    q = subprocess.run([sys.executable, "-m", "ccfair", "compare", str(short), "--json"], cwd=ROOT, capture_output=True, text=True)
     assert q.returncode == 0, q.stderr
     both = json.loads(q.stdout)
     assert both["sim"]["utilization"] > 0.5 and both["testbed"]["utilization"] > 0.5

@@ -19,12 +19,10 @@ import time
 from pathlib import Path
 
 import pytest
-
 from ccfair import Spec
 from ccfair.cli import main
 from ccfair.errors import SpecError
 from ccfair.testbed import httpagent, netns, runner
-
 from test_testbed import _WHY_NOT, needs_netns
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -117,7 +115,13 @@ def test_url_host_that_does_not_resolve_is_a_spec_error_naming_the_url(monkeypat
         raise socket.gaierror(-2, "Name or service not known")
 
     monkeypatch.setattr(socket, "getaddrinfo", fail)  # no DNS query leaves the machine
-    s = Spec.from_dict({"duration": "5s", "bottleneck": {"rate": "10Mbit"}, "flows": [{"kind": "http", "cca": "cubic", "rtt": "50ms", "url": "https://cp.example/big"}]})
+    s = Spec.from_dict(
+        {
+            "duration": "5s",
+            "bottleneck": {"rate": "10Mbit"},
+            "flows": [{"kind": "http", "cca": "cubic", "rtt": "50ms", "url": "https://cp.example/big"}],
+        }
+    )
     with pytest.raises(SpecError) as e:
         runner.check_http_flows(s)
     assert e.value.field == "flows.0.url" and "cannot resolve host 'cp.example'" in str(e.value)
@@ -283,7 +287,15 @@ def test_remote_url_through_host_routing_then_nothing_left(my_runs, remote_serve
     namespace is as before (no nftables table, ip_forward restored)."""
     forward_before = netns.IP_FORWARD.read_text()
     s = http_spec(url=remote_server)
-    s = Spec.from_dict({**s.raw, "flows": [s.raw["flows"][0], {"name": "cp", "kind": "http", "cca": "cubic", "rtt": "40ms", "start": "1s", "url": remote_server}]})
+    s = Spec.from_dict(
+        {
+            **s.raw,
+            "flows": [
+                s.raw["flows"][0],
+                {"name": "cp", "kind": "http", "cca": "cubic", "rtt": "40ms", "start": "1s", "url": remote_server},
+            ],
+        }
+    )
     res = runner.run(s)
     cp = res.summary["testbed"]["flows"][1]
     assert cp["http"]["url"] == remote_server and cp["http"]["client_socket_bytes"] > 500_000
@@ -292,13 +304,16 @@ def test_remote_url_through_host_routing_then_nothing_left(my_runs, remote_serve
     assert my_runs and left_by(my_runs) == []
     if not netns.live_runs():  # another run of a URL flow could hold forwarding on
         assert netns.IP_FORWARD.read_text() == forward_before
+        assert not netns.FORWARD_MARK.exists()
 
 
 @needs_netns
 def test_unreachable_url_exit_2_naming_the_url_and_nothing_left(my_runs, remote_server, capsys, tmp_path):
     closed = f"http://{SERVER_IP}:{CLOSED_PORT}/"
     f = tmp_path / "x.toml"
-    f.write_text(f'duration = "3s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\nkind = "http"\ncca = "cubic"\nrtt = "40ms"\nurl = "{closed}"\n')
+    f.write_text(
+        f'duration = "3s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\nkind = "http"\ncca = "cubic"\nrtt = "40ms"\nurl = "{closed}"\n'
+    )
     assert main(["run", str(f), "--backend", "testbed"]) == 2
     err = capsys.readouterr().err
     assert "flows.0.url" in err and "unreachable" in err and "Traceback" not in err
@@ -339,13 +354,22 @@ def test_sigkill_during_a_url_run_leaves_what_the_next_run_removes(remote_server
     )
     forward_before = netns.IP_FORWARD.read_text()
     p = subprocess.Popen([sys.executable, "-m", "ccfair", "run", str(f), "--backend", "testbed"], cwd=ROOT)
+    try:
+        _kill_mid_run_then_clean(p, forward_before)
+    finally:
+        if p.poll() is None:  # the test failed before its kill: do not leave the run going
+            p.kill()
+            p.wait()
+
+
+def _kill_mid_run_then_clean(p: subprocess.Popen[bytes], forward_before: str) -> None:
     rid = None
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline and p.poll() is None and rid is None:
         for st in netns.STATE_DIR.glob("*.json") if netns.STATE_DIR.is_dir() else []:
             try:
                 d = json.loads(st.read_text())
-            except ValueError:
+            except (OSError, ValueError):  # other runs' state files come and go
                 continue
             labels = [x.name for x in (netns.STATE_DIR / d["id"]).glob("client*.stderr")]
             if d["owner"][0] == p.pid and len(labels) == 2:
@@ -367,3 +391,4 @@ def test_sigkill_during_a_url_run_leaves_what_the_next_run_removes(remote_server
     assert left_by({rid}) == []
     if not netns.live_runs():
         assert netns.IP_FORWARD.read_text() == forward_before
+        assert not netns.FORWARD_MARK.exists()

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
+import ccfair
 import numpy as np
 import pytest
-
-import ccfair
 from ccfair.errors import SpecError
 from ccfair.spec import Spec
 from ccfair.traffic import Group, RateDist, SizeDist, expand_group

@@ -3,7 +3,6 @@
 from decimal import Decimal
 
 import pytest
-
 from ccfair.units import (
     Buffer,
     format_rate,

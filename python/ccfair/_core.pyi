@@ -15,3 +15,15 @@ def simulate(config_json: str) -> dict[str, Any]:
 
 def ccas() -> list[tuple[str, str]]:
     """(name, source) of every congestion-control algorithm the simulator knows."""
+
+def schema() -> str:
+    """JSON: every algorithm's declared parameters (ccfair_sim::schema::json)."""
+
+def resolve_cca(name: str, params_json: str) -> str:
+    """JSON object of every parameter CCA ``name`` runs with; raises SimValueError((field, message))."""
+
+def validate(config_json: str) -> None:
+    """Check a serialized ``RunConfig`` without running it; raises SimConfigError / SimValueError."""
+
+def resolve_qdisc(kind: str, params_json: str) -> str:
+    """JSON object of every parameter queue discipline ``kind`` runs with; raises SimValueError((field, message))."""

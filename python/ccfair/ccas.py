@@ -1,20 +1,35 @@
-"""Congestion-control algorithm names: what the simulator knows, and aliases.
+"""Congestion-control algorithms: names, aliases, variants and parameters.
 
-The simulator (``ccfair._core.ccas()``) is the authority on which algorithms
-exist. When the extension is not built (e.g. while editing an experiment file
-on a machine without a Rust toolchain) spec validation falls back to
-:data:`FALLBACK`, the algorithms of the first release.
+The simulator is the authority: every algorithm declares its parameters once,
+next to its code (``declare_params!`` in crates/ccfair-sim/src/cc/*.rs), and
+registers in one line (``cc::REGISTRY``). This module reads that registry
+through ``ccfair._core.schema()`` and derives everything from it: the names
+and aliases an experiment may use, the parameters of each algorithm with
+their units, and the validation of given values (``_core.resolve_cca``), so
+no name, default or range is written again here.
 
-Aliases are resolved here, in Python, so the Rust side only ever sees
-canonical names. A ``"+pacing"`` suffix (``"cubic+pacing"``) selects the
-algorithm with pacing switched on.
+A CCA is written as a name (``"cubic"``, ``"cubic+pacing"``, an alias or a
+variant such as ``"prague-rttdep"``) or as a table with parameters
+(``{ name = "cubic", beta = 0.7, hystart = false }``). Parameter values use
+human units where the parameter has one (``target = "25ms"``), converted by
+:mod:`ccfair.units` according to the unit the simulator declares.
+
+When the extension is not built (e.g. while editing an experiment file on a
+machine without a Rust toolchain) the names fall back to :data:`FALLBACK` and
+parameters are not checked until the simulator runs.
 """
 
 from __future__ import annotations
 
+import json
+from collections.abc import Callable
 from functools import lru_cache
+from typing import Any
 
-__all__ = ["ALIASES", "FALLBACK", "PACING_SUFFIX", "available", "catalogue", "resolve"]
+from ccfair.errors import SpecError
+from ccfair.units import format_rate, format_size, format_time, parse_rate, parse_size, parse_time
+
+__all__ = ["FALLBACK", "PACING_SUFFIX", "Cca", "available", "catalogue", "clear_cache", "needs_ecn", "parse", "resolve", "schema"]
 
 #: Algorithms assumed when ``ccfair._core`` is not importable: (name, source).
 FALLBACK: tuple[tuple[str, str], ...] = (
@@ -23,95 +38,206 @@ FALLBACK: tuple[tuple[str, str], ...] = (
     ("bbr", "BBRv1: Linux tcp_bbr.c, draft-cardwell-iccrg-bbr-congestion-control"),
     ("dctcp", "DCTCP: RFC 8257, Linux tcp_dctcp.c"),
     ("prague", "TCP Prague (L4S), RTT-independent increase"),
-    ("prague-rttdep", "TCP Prague without RTT-independence"),
 )
-
-#: Other spellings accepted in experiment files -> canonical simulator name.
-ALIASES: dict[str, str] = {
-    "newreno": "reno",
-    "new-reno": "reno",
-    "new_reno": "reno",
-    "bbr1": "bbr",
-    "bbrv1": "bbr",
-    # Loss-based CCAs of S1: Linux names are canonical; ns-3 class names
-    # (TcpBic, TcpWestwoodPlus, ...) and common spellings map to them.
-    "tcpbic": "bic",
-    "bic-tcp": "bic",
-    "hstcp": "highspeed",
-    "high-speed": "highspeed",
-    "tcphighspeed": "highspeed",
-    "h-tcp": "htcp",
-    "tcphtcp": "htcp",
-    "tcphybla": "hybla",
-    "tcp-illinois": "illinois",
-    "tcpillinois": "illinois",
-    "stcp": "scalable",
-    "tcpscalable": "scalable",
-    "tcpveno": "veno",
-    "westwood+": "westwood",
-    "westwoodplus": "westwood",
-    "westwood-plus": "westwood",
-    "tcpwestwoodplus": "westwood",
-    "yeah-tcp": "yeah",
-    "tcpyeah": "yeah",
-    "tcp-prague": "prague",
-    "bbrv2": "bbr2",
-    "bbrv3": "bbr3",
-    "tcpvegas": "vegas",
-    "tcpledbat": "ledbat",
-    "ledbat-25ms": "ledbat25",
-    "compound": "ctcp",
-    "compoundtcp": "ctcp",
-    "compound-tcp": "ctcp",
-    "tcpcompound": "ctcp",
-    "tcp-lp": "lp",
-    "tcplp": "lp",
-    "dccp": "ccid2",
-    "ccid-2": "ccid2",
-    "dccp-ccid2": "ccid2",
-}
 
 #: Suffix that turns pacing on: ``"cubic+pacing"``.
 PACING_SUFFIX = "+pacing"
 
+#: Human-unit parsers and printers by the unit a parameter declares.
+_PARSE: dict[str, Callable[[object], int]] = {"ns": parse_time, "bit/s": parse_rate, "bytes": parse_size}
+_FORMAT: dict[str, Callable[[int], str]] = {"ns": format_time, "bit/s": format_rate, "bytes": format_size}
+
+
+def _bare(name: str, source: str) -> dict[str, Any]:
+    return {"name": name, "source": source, "aliases": [], "variants": [], "params": [], "needs_ecn": False, "transport": "tcp"}
+
 
 @lru_cache(maxsize=1)
-def catalogue() -> tuple[tuple[str, str], ...]:
-    """(name, source) of every algorithm, from the simulator if built, else :data:`FALLBACK`."""
+def schema() -> dict[str, Any]:
+    """The simulator's registry (``_core.schema()``): ``{"ccas": [...]}``, see crates/ccfair-sim/src/schema.rs."""
     try:
         from ccfair import _core
     except ImportError:
-        return FALLBACK
-    return tuple((str(name), str(source)) for name, source in _core.ccas())
+        return {"ccas": [_bare(n, s) for n, s in FALLBACK]}
+    if not hasattr(_core, "schema"):  # a stand-in core (tests/fake_core.py) lists names only
+        return {"ccas": [_bare(str(n), str(s)) for n, s in _core.ccas()]}
+    return json.loads(_core.schema())
+
+
+def clear_cache() -> None:
+    """Forget the loaded registry (after swapping ``ccfair._core``)."""
+    for f in (schema, catalogue, _index):
+        getattr(f, "cache_clear", lambda: None)()  # (a test may have replaced one)
+
+
+@lru_cache(maxsize=1)
+def catalogue() -> tuple[tuple[str, str], ...]:
+    """(name, source) of every algorithm and variant, in registry order."""
+    out: list[tuple[str, str]] = []
+    for e in schema()["ccas"]:
+        out.append((e["name"], e["source"]))
+        out.extend((v["name"], v["doc"]) for v in e["variants"])
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def _index() -> dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]]:
+    """Every accepted spelling -> (name as the simulator takes it, its entry, its variant or None)."""
+    idx: dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]] = {}
+    for e in schema()["ccas"]:
+        for n in [e["name"], *e["aliases"]]:
+            idx[n] = (e["name"], e, None)
+        for v in e["variants"]:
+            for n in [v["name"], *v.get("aliases", [])]:
+                idx[n] = (v["name"], e, v)
+    return idx
 
 
 def available() -> list[str]:
-    """Canonical names of the algorithms that can be used in an experiment."""
+    """Canonical names (and variants) of the algorithms that can be used in an experiment."""
     return [name for name, _ in catalogue()]
 
 
-def resolve(name: str) -> tuple[str, bool]:
-    """Map a name as written to ``(canonical_name, pacing_requested)``.
+def aliases_of(name: str) -> list[str]:
+    """Other spellings accepted for ``name``."""
+    return [a for a, (n, _, _) in _index().items() if n == name and a != name]
 
-    Case-insensitive; applies :data:`ALIASES` and the ``+pacing`` suffix.
+
+def resolve(name: str) -> tuple[str, bool]:
+    """Map a name as written to ``(simulator_name, pacing_requested)``.
+
+    Case-insensitive; applies the registry's aliases and the ``+pacing`` suffix.
     Raises :class:`ValueError` listing the allowed names if the algorithm is unknown.
     """
     written = name.strip().lower()
     pacing = written.endswith(PACING_SUFFIX)
     if pacing:
         written = written[: -len(PACING_SUFFIX)]
-    canonical = ALIASES.get(written, written)
-    known = available()
-    if canonical not in known:
-        aliases = ", ".join(f"{a}={c}" for a, c in ALIASES.items() if c in known)
+    hit = _index().get(written)
+    if hit is None:
         raise ValueError(
-            f"unknown CCA {name!r}; allowed: {', '.join(known)}"
-            f" (aliases: {aliases}; add '{PACING_SUFFIX}' to pace, e.g. 'cubic{PACING_SUFFIX}')"
+            f"unknown CCA {name!r}; allowed: {', '.join(available())}"
+            f" (add '{PACING_SUFFIX}' to pace, e.g. 'cubic{PACING_SUFFIX}'; `ccfair list ccas` shows aliases and parameters)"
         )
-    return canonical, pacing
+    return hit[0], pacing
 
 
-#: CCAs that are ECN-based and default to scalable ECN when a flow leaves
-#: ``ecn`` unset (Rust: ``CongestionControl::needs_ecn``; tests/test_spec_warnings.py
-#: checks the two agree).
-ECN_NATIVE = frozenset({"dctcp", "prague", "prague-rttdep"})
+def params_of(name: str) -> list[dict[str, Any]]:
+    """The declared parameters of algorithm (or variant) ``name``."""
+    return _index()[name][1]["params"]
+
+
+def needs_ecn(name: str) -> bool:
+    """The algorithm is ECN-based (Rust ``needs_ecn``): its flows default to scalable ECN."""
+    hit = _index().get(name)
+    if hit is None:
+        return False
+    _, entry, variant = hit
+    return bool((variant or entry)["needs_ecn"])
+
+
+class Cca(str):
+    """A resolved CCA: the name the simulator takes, plus the parameters given (simulator units).
+
+    A ``str`` (``flow.cca == "cubic"`` holds whatever the parameters), with
+    :attr:`params` (field -> value, as sent to the simulator) and :attr:`written`
+    (name -> value in the units written, for printing the experiment back).
+    """
+
+    params: dict[str, Any]
+    written: dict[str, Any]
+
+    def __new__(cls, name: str, params: dict[str, Any] | None = None, written: dict[str, Any] | None = None) -> Cca:
+        obj = super().__new__(cls, name)
+        obj.params = dict(params or {})
+        obj.written = dict(written or {})
+        return obj
+
+    def dump(self) -> str | dict[str, Any]:
+        """``"cubic"`` without parameters, else ``{"name": "cubic", "beta": 0.7, ...}`` (human units)."""
+        return str(self) if not self.written else {"name": str(self), **self.written}
+
+    def tag(self) -> str:
+        """``"cubic"`` or ``"cubic[beta=0.5,hystart=false]"``: a label that tells parameter sets apart."""
+        if not self.written:
+            return str(self)
+        items = ",".join(f"{k}={json.dumps(v) if isinstance(v, bool) else v}" for k, v in sorted(self.written.items()))
+        return f"{self}[{items}]"
+
+    def resolved(self) -> dict[str, Any]:
+        """Every parameter the simulator runs this CCA with (defaults, variant, given), by field."""
+        return resolved_params(str(self), self.params)
+
+
+def to_units(p: dict[str, Any], value: Any) -> Any:
+    """A value given for parameter ``p`` in simulator units (``"25ms"`` -> 25000000 for a time)."""
+    parse = _PARSE.get(p["unit"])
+    if parse is None or value is None or isinstance(value, bool):
+        return value
+    return parse(value)
+
+
+def parse(value: object) -> tuple[Cca, bool]:
+    """A CCA as written (name or table) -> (:class:`Cca`, pacing requested).
+
+    Raises :class:`SpecError` naming the sub-field (``"beta"``, ``"name"``; the
+    caller prefixes ``flows.N.cca``) with the simulator's message.
+    """
+    if isinstance(value, Cca):
+        return value, False
+    if isinstance(value, str):
+        try:
+            name, paced = resolve(value)
+        except ValueError as e:
+            raise SpecError("", str(e)) from None
+        return Cca(name), paced
+    if not isinstance(value, dict):
+        raise SpecError("", f"expected a CCA name ('cubic') or a table {{ name = 'cubic', beta = 0.7 }}, got {value!r}")
+    given = dict(value)
+    written_name = given.pop("name", None)
+    if not isinstance(written_name, str):
+        raise SpecError(
+            "name", "required: the algorithm, e.g. name = 'cubic'" if written_name is None else f"expected a CCA name, got {written_name!r}"
+        )
+    try:
+        name, paced = resolve(written_name)
+    except ValueError as e:
+        raise SpecError("name", str(e)) from None
+    by_name = {p["name"]: p for p in params_of(name)}
+    params: dict[str, Any] = {}
+    for key, v in given.items():
+        p = by_name.get(key)
+        try:
+            params[p["field"] if p else key] = to_units(p, v) if p else v
+        except ValueError as e:
+            raise SpecError(key, str(e)) from None
+    resolved_params(name, params)  # validates (raises SpecError)
+    return Cca(name, params, given), paced
+
+
+def resolved_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
+    """Validate ``params`` (fields, simulator units) with the simulator; every parameter ``name`` runs with."""
+    try:
+        from ccfair import _core
+    except ImportError:
+        return dict(params)
+    if not hasattr(_core, "resolve_cca"):
+        return dict(params)
+    try:
+        return json.loads(_core.resolve_cca(name, json.dumps(params)))
+    except _core.SimValueError as e:
+        field, msg = e.args
+        raise SpecError(field, msg) from None
+
+
+def format_param(p: dict[str, Any], value: Any) -> str:
+    """A parameter value as a person writes it (``25ms``, ``0.7``, ``true``)."""
+    if value is None:
+        return "unset"
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    fmt = _FORMAT.get(p["unit"])
+    if fmt is not None and isinstance(value, int):
+        return fmt(value)
+    unit = p["unit"]
+    return f"{value} {unit}" if unit and unit not in _FORMAT else str(value)

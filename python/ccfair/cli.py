@@ -19,7 +19,7 @@ from rich.table import Table
 
 from ccfair import ccas
 from ccfair.errors import SimulationError, SpecError
-from ccfair.spec import QDISC_ALIASES, QDISCS, Spec, apply_overrides, load_toml
+from ccfair.spec import Spec, apply_overrides, load_toml
 from ccfair.units import format_time
 
 app = typer.Typer(
@@ -163,9 +163,7 @@ def run(
     file: FileArg,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed for this run (replaces the file's seed).")] = None,
     set_: SetOption = None,
-    out: Annotated[
-        Optional[Path], typer.Option("--out", metavar="DIR", help="Write Parquet tables and JSON into DIR.")
-    ] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Write Parquet tables and JSON into DIR.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the summary as one JSON object.")] = False,
     backend: Annotated[
         str,
@@ -209,9 +207,7 @@ def _compare_rows(sim: dict[str, Any], tb: dict[str, Any]) -> list[tuple[str, st
         rows.append(("fness (A vs B)", _fmt(sim["fness"], "+.3f"), _fmt(tb["fness"], "+.3f")))
     rows.append(("utilization", pct(sim["utilization"]), pct(tb["utilization"])))
     for k in ("mean", "p99"):
-        rows.append(
-            (f"queueing delay {k}", _fmt(sim["queue_delay_ms"][k], ".2f", " ms"), _fmt(tb["queue_delay_ms"][k], ".2f", " ms"))
-        )
+        rows.append((f"queueing delay {k}", _fmt(sim["queue_delay_ms"][k], ".2f", " ms"), _fmt(tb["queue_delay_ms"][k], ".2f", " ms")))
     rows.append(("mean queue", _fmt(sim["queue_packets_mean"], ".1f", " pkts"), _fmt(tb["queue_packets_mean"], ".1f", " pkts")))
     return rows
 
@@ -221,9 +217,7 @@ def compare(
     file: FileArg,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed for both runs (replaces the file's seed).")] = None,
     set_: SetOption = None,
-    out: Annotated[
-        Optional[Path], typer.Option("--out", metavar="DIR", help="Write both results into DIR/sim and DIR/testbed.")
-    ] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Write both results into DIR/sim and DIR/testbed.")] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print both summaries as one JSON object.")] = False,
 ) -> None:
     """Run one experiment on the simulator and on the testbed; print the metrics side by side."""
@@ -267,16 +261,20 @@ def check(
     sys.stdout.write(json.dumps(spec.to_run_config(seed), indent=2) + "\n")
 
 
+@app.command("schema")
+def schema_command() -> None:
+    """Print the JSON Schema of the experiment file (every CCA and its parameters from the simulator's registry)."""
+    from ccfair.schema import json_schema
+
+    sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
+
+
 @app.command()
 def sweep(
     file: FileArg,
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Sweep directory (results; resumes if it exists).")],
-    jobs: Annotated[
-        Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")
-    ] = None,
-    executor: Annotated[
-        str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")
-    ] = "pool",
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")] = None,
+    executor: Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")] = "pool",
     scheduler: Annotated[
         Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
     ] = None,
@@ -292,8 +290,8 @@ def sweep(
     from rich.progress import (
         BarColumn,
         MofNCompleteColumn,
-        ProgressColumn,
         Progress,
+        ProgressColumn,
         TextColumn,
         TimeElapsedColumn,
         TimeRemainingColumn,
@@ -373,9 +371,7 @@ def sweep(
 @app.command()
 def reproduce(
     quick: Annotated[bool, typer.Option("--quick", help="Small version of every preset (minutes on 2 cores).")] = False,
-    jobs: Annotated[
-        Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")
-    ] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")] = None,
     executor: Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")] = "pool",
     scheduler: Annotated[
         Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
@@ -410,7 +406,9 @@ def reproduce(
     if json_out:
         print(json.dumps(rp.claim_json(rep)))
         return
-    table = Table(title=f"ccfair reproduce{' --quick' if quick else ''}: {rep['runs']} runs, wall {rep['wall_s']:.0f} s", title_justify="left")
+    table = Table(
+        title=f"ccfair reproduce{' --quick' if quick else ''}: {rep['runs']} runs, wall {rep['wall_s']:.0f} s", title_justify="left"
+    )
     for col in ("claim", "published", "ccfair", "verdict"):
         table.add_column(col, overflow="fold")
     for r in rp.scoreboard_rows(rep["outcomes"]):
@@ -433,9 +431,7 @@ def matrix(
         str, typer.Option("--ccas", metavar="A,B,...", help="CCAs to pair (names or aliases, '+pacing' works). Default: all.")
     ] = "all",
     repetitions: Annotated[int, typer.Option("--repetitions", "-r", help="Runs of every ordered pair.")] = 5,
-    jobs: Annotated[
-        Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")
-    ] = None,
+    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")] = None,
     executor: Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")] = "pool",
     scheduler: Annotated[
         Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
@@ -479,9 +475,7 @@ def matrix(
 @app.command()
 def report(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Sweep directory (ccfair sweep --out DIR).")],
-    out: Annotated[
-        Optional[Path], typer.Option("--out", metavar="FILE", help="HTML file to write (default: DIR/report.html).")
-    ] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", metavar="FILE", help="HTML file to write (default: DIR/report.html).")] = None,
 ) -> None:
     """Write one self-contained HTML page (figures, tables, experiment, versions, seeds) for a sweep."""
     from ccfair.report import write_report
@@ -495,9 +489,7 @@ def report(
 @app.command()
 def plot(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Result directory of one run (ccfair run --out DIR).")],
-    out: Annotated[
-        Optional[Path], typer.Option("--out", metavar="DIR", help="Where to write the figures (default: DIR/figures).")
-    ] = None,
+    out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Where to write the figures (default: DIR/figures).")] = None,
 ) -> None:
     """Draw one run's figures (PNG and SVG): throughput per flow, queueing delay over time, sojourn histogram, FCT CDF."""
     from ccfair import plots
@@ -529,25 +521,32 @@ def list_ccas() -> None:
     table = Table(title="Congestion-control algorithms", title_justify="left")
     table.add_column("Name")
     table.add_column("Aliases")
+    table.add_column("Parameters (default)")
     table.add_column("Source")
     for name, source in ccas.catalogue():
-        aliases = ", ".join(a for a, c in ccas.ALIASES.items() if c == name)
-        table.add_row(name, aliases, source)
+        params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in ccas.params_of(name))
+        table.add_row(name, ", ".join(ccas.aliases_of(name)), params, source)
     _out.print(table)
     _out.print(f"Add '{ccas.PACING_SUFFIX}' to any name to turn pacing on (e.g. cubic{ccas.PACING_SUFFIX}).")
+    _out.print('Set parameters with a table: cca = { name = "cubic", beta = 0.7 } (see docs/ccas.md for units and ranges).')
 
 
 @list_app.command("qdiscs")
 def list_qdiscs() -> None:
     """Queue disciplines for bottleneck.qdisc."""
+    from ccfair import qdiscs
+
     table = Table(title="Queue disciplines", title_justify="left")
     table.add_column("Kind")
     table.add_column("Aliases")
-    table.add_column("Description")
-    for kind, model in QDISCS.items():
-        aliases = ", ".join(a for a, k in QDISC_ALIASES.items() if k == kind)
-        table.add_row(kind, aliases, (model.__doc__ or "").strip().splitlines()[0])
+    table.add_column("Parameters (default)")
+    table.add_column("Source")
+    aliases = qdiscs.aliases()
+    for kind in qdiscs.kinds():
+        params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in qdiscs.params_of(kind))
+        table.add_row(kind, ", ".join(a for a, k in aliases.items() if k == kind), params, qdiscs.entry(kind)["source"])
     _out.print(table)
+    _out.print("limit defaults to bottleneck.buffer (packets, bytes or a BDP multiple); see docs/qdiscs.md for units and ranges.")
 
 
 @list_app.command("profiles")

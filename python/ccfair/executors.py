@@ -80,12 +80,16 @@ def execute(payload: dict[str, Any]) -> dict[str, Any]:
         return {"run_id": run_id, "error": f"{type(e).__name__}: {e}\n{tb}"}
 
 
-def _inprocess(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute) -> Iterator[dict[str, Any]]:
+def _inprocess(
+    payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute
+) -> Iterator[dict[str, Any]]:
     for p in payloads:
         yield fn(p)
 
 
-def _pool(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute) -> Iterator[dict[str, Any]]:
+def _pool(
+    payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute
+) -> Iterator[dict[str, Any]]:
     import multiprocessing as mp
 
     window = max(1, jobs * IN_FLIGHT_PER_JOB)
@@ -116,13 +120,13 @@ def _pool(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: 
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _dask(payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute) -> Iterator[dict[str, Any]]:
+def _dask(
+    payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute
+) -> Iterator[dict[str, Any]]:
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
-        raise SpecError(
-            "--executor", "dask needs the optional dependency: pip install 'ccfair[dask]' (dask[distributed])"
-        ) from None
+        raise SpecError("--executor", "dask needs the optional dependency: pip install 'ccfair[dask]' (dask[distributed])") from None
     import logging
 
     cluster = None

@@ -35,7 +35,7 @@ Sources (formulas restated in docs/metrics.md):
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -46,37 +46,36 @@ if TYPE_CHECKING:
     from ccfair.result import Result
 
 __all__ = [
-    "jain",
-    "fness",
-    "utilization",
-    "share",
-    "histogram_percentile",
-    "histogram_mean",
-    "flow_labels",
-    "throughput_matrix",
-    "jain_over_time",
-    "mean_jain_over_time",
     "NRU",
     "NRU_CASES",
-    "nru_over_time",
-    "nru_case",
-    "nru_summary",
-    "nru",
-    "flow_weights",
-    "calibrate_nru_weights",
-    "slowdown_index",
-    "slowdown_per_cca",
-    "relative_throughput",
-    "harm",
-    "max_min_fair_shares",
-    "max_min_fair_rates",
-    "max_min_share",
-    "queue_delay_stats",
-    "ratio_by",
     "drop_mark_ratios",
-    "retransmissions",
     "fct_stats",
     "fct_stats_by",
+    "flow_labels",
+    "flow_weights",
+    "fness",
+    "harm",
+    "histogram_mean",
+    "histogram_percentile",
+    "jain",
+    "jain_over_time",
+    "max_min_fair_rates",
+    "max_min_fair_shares",
+    "max_min_share",
+    "mean_jain_over_time",
+    "nru",
+    "nru_case",
+    "nru_over_time",
+    "nru_summary",
+    "queue_delay_stats",
+    "ratio_by",
+    "relative_throughput",
+    "retransmissions",
+    "share",
+    "slowdown_index",
+    "slowdown_per_cca",
+    "throughput_matrix",
+    "utilization",
 ]
 
 
@@ -252,9 +251,7 @@ def throughput_matrix(
 # ===========================================================================
 
 
-def jain_over_time(
-    data: Result | pd.DataFrame, *, start_s: float | None = None, end_s: float | None = None
-) -> pd.Series:
+def jain_over_time(data: Result | pd.DataFrame, *, start_s: float | None = None, end_s: float | None = None) -> pd.Series:
     """Jain's index across flows at every sample time: ``J(t) = (sum_n r_n(t))^2 / (N sum_n r_n(t)^2)``.
 
     S4 computes it on 1 s throughput samples. ``data`` as in
@@ -276,9 +273,7 @@ def jain_over_time(
     return pd.Series(j, index=x.index, name="jfi")
 
 
-def mean_jain_over_time(
-    data: Result | pd.DataFrame, *, start_s: float | None = None, end_s: float | None = None
-) -> float:
+def mean_jain_over_time(data: Result | pd.DataFrame, *, start_s: float | None = None, end_s: float | None = None) -> float:
     """Mean of :func:`jain_over_time` over the samples where it is defined (S4's time-averaged J). NaN if none."""
     j = jain_over_time(data, start_s=start_s, end_s=end_s).to_numpy()
     j = j[~np.isnan(j)]
@@ -461,59 +456,8 @@ def flow_weights(flows: pd.DataFrame, cca_weights: Mapping[str, float]) -> dict[
     labels = flow_labels(flows)
     missing = sorted(set(labels) - set(cca_weights))
     if missing:
-        raise ValueError(
-            f"no NRU weight for CCA(s) {missing}; have {sorted(cca_weights)} "
-            "(run calibrate_nru_weights for them)"
-        )
+        raise ValueError(f"no NRU weight for CCA(s) {missing}; have {sorted(cca_weights)} (run calibrate_nru_weights for them)")
     return {str(name): float(cca_weights[label]) for name, label in labels.items()}
-
-
-def calibrate_nru_weights(
-    spec: Any,
-    ccas: str | Iterable[str],
-    *,
-    seeds: Iterable[int] | None = None,
-    run: Callable[..., Result] | None = None,
-) -> dict[str, float]:
-    """S4's NRU weights ``w = 1 / expected throughput`` (1/(bit/s)), from ccfair's own calibration runs.
-
-    For each CCA in ``ccas``, every flow of ``spec`` (a Spec, a TOML path, a
-    raw dict or a Result, whose spec is used) is switched to that CCA,
-    everything else unchanged, and the experiment is run once per seed
-    (default: the spec's seed) with :func:`ccfair.run` (or ``run``). The
-    expected throughput is the mean window throughput over all flows and
-    runs. Keys are CCA labels as in :func:`flow_labels` (``"newreno"`` is
-    stored as ``"reno"``, ``"cubic+pacing"`` stays).
-    """
-    from ccfair.api import as_spec
-    from ccfair.api import run as default_run
-    from ccfair.spec import Spec
-
-    base = spec.spec if _is_result(spec) else as_spec(spec)
-    runner = run if run is not None else default_run
-    labels = [ccas] if isinstance(ccas, str) else list(ccas)
-    if not labels:
-        raise ValueError("calibrate_nru_weights() needs at least one CCA")
-    seed_list = [base.seed] if seeds is None else list(seeds)
-    if not seed_list:
-        raise ValueError("calibrate_nru_weights() needs at least one seed")
-    weights: dict[str, float] = {}
-    for label in labels:
-        raw = base.raw
-        for f in raw["flows"]:
-            f["cca"] = label
-            f.pop("pacing", None)
-        raw["name"] = f"{base.name} (NRU calibration: {label})"
-        cal = Spec.from_dict(raw)
-        key = cal.flows[0].label
-        rates: list[float] = []
-        for seed in seed_list:
-            rates.extend(float(x) for x in runner(cal, seed=seed).flows["throughput_bps"])
-        expected = float(np.mean(rates))
-        if not expected > 0:
-            raise ValueError(f"calibration of {label!r} gave no throughput; cannot weight NRU")
-        weights[key] = 1.0 / expected
-    return weights
 
 
 # ===========================================================================
@@ -807,7 +751,7 @@ def fct_stats(fcts: Iterable[float]) -> dict[str, float]:
     if len(x) == 0:
         return {"count": 0, "mean": math.nan, **{f"p{q}": math.nan for q in _FCT_PERCENTILES}}
     p = np.percentile(x, _FCT_PERCENTILES)
-    return {"count": int(len(x)), "mean": float(x.mean()), **{f"p{q}": float(v) for q, v in zip(_FCT_PERCENTILES, p)}}
+    return {"count": len(x), "mean": float(x.mean()), **{f"p{q}": float(v) for q, v in zip(_FCT_PERCENTILES, p)}}
 
 
 def fct_stats_by(

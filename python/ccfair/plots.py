@@ -267,7 +267,9 @@ def queue_delay_over_time(result_or_df: Any, ax: Axes | None = None, *, rate_bps
         link = r.link
         bin_s = float(np.diff(link["time_s"].to_numpy()[:2])[0]) if len(link) > 1 else 0.0
         ax.plot(link["time_s"] + bin_s / 2, link["queue_delay_ms"], color="#0072B2", lw=1.4, label="mean sojourn per bin")
-        ax.axvspan(r.config["window_start_ns"] / 1e9, r.config["window_end_ns"] / 1e9, color="0.5", alpha=0.08, lw=0, label="analysis window")
+        ax.axvspan(
+            r.config["window_start_ns"] / 1e9, r.config["window_end_ns"] / 1e9, color="0.5", alpha=0.08, lw=0, label="analysis window"
+        )
         if title is None:
             title = r.summary.get("name")
     else:
@@ -407,9 +409,7 @@ def fness_scatter_kde(
     axes[0].set_ylim(-0.6, len(pairs) - 0.4)
     axes[0].set_ylabel("CCA pair (A vs B)")
     if winners:
-        handles = [
-            Line2D([], [], ls="", marker="o", ms=5, color=cca_color(w), label=f"{w} got more") for w in sorted(winners)
-        ]
+        handles = [Line2D([], [], ls="", marker="o", ms=5, color=cca_color(w), label=f"{w} got more") for w in sorted(winners)]
         axes[-1].legend(handles=handles, loc="upper left", fontsize="small", frameon=False)
     if title:
         fig.suptitle(title)
@@ -449,8 +449,9 @@ def maxmin_share_by_pair(
                 v = rows[col].to_numpy(dtype=float)
                 v = v[np.isfinite(v)]
                 top = max(top, float(v.max()) if len(v) else 0.0)
-                ax.scatter(v, y0 + dy + rng.uniform(-0.06, 0.06, size=len(v)), s=10, c=color, alpha=0.7, lw=0,
-                           label=label if i == 0 else None)
+                ax.scatter(
+                    v, y0 + dy + rng.uniform(-0.06, 0.06, size=len(v)), s=10, c=color, alpha=0.7, lw=0, label=label if i == 0 else None
+                )
         ax.axvline(1.0, color="0.3", lw=0.8, ls=":")
         ax.set_xlabel("throughput / max-min fair share")
         if order is not None:

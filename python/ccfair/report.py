@@ -351,10 +351,8 @@ def build_report(directory: str | Path) -> str:
     page.add(_kv_table(sorted((meta.get("versions") or {}).items())))
 
     return (
-        "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
-        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>\n"
-        + "\n".join(page.parts)
-        + "\n</body></html>\n"
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>\n" + "\n".join(page.parts) + "\n</body></html>\n"
     )
 
 

@@ -76,7 +76,9 @@ def _run(payloads: list[dict[str, Any]], executor: str, jobs: int, scheduler: st
     return out
 
 
-def run_preset_tasks(preset: str, task_list: list[dict[str, Any]], executor: str = "pool", jobs: int = 1, scheduler: str | None = None) -> list[dict[str, Any]]:
+def run_preset_tasks(
+    preset: str, task_list: list[dict[str, Any]], executor: str = "pool", jobs: int = 1, scheduler: str | None = None
+) -> list[dict[str, Any]]:
     """Run one preset's tasks through the executors; results in task order."""
     if jobs <= 1 and executor == "pool" and scheduler is None:
         executor = "inprocess"
@@ -86,7 +88,11 @@ def run_preset_tasks(preset: str, task_list: list[dict[str, Any]], executor: str
 
 
 def reproduce(
-    quick: bool = False, executor: str = "pool", jobs: int | None = None, scheduler: str | None = None, presets: tuple[str, ...] = PRESETS,
+    quick: bool = False,
+    executor: str = "pool",
+    jobs: int | None = None,
+    scheduler: str | None = None,
+    presets: tuple[str, ...] = PRESETS,
     progress: Any = None,
 ) -> dict[str, Any]:
     """Run the presets and evaluate every claim.
@@ -119,7 +125,15 @@ def reproduce(
         if c.preset in presets and c.id not in outcomes:
             why = f"preset {c.preset} is not available (ccfair.presets.{c.preset} with {', '.join(_API)})"
             outcomes[c.id] = Outcome("-", "not run", why if mods.get(c.preset) is None else "the preset did not evaluate it")
-    return {"outcomes": outcomes, "results": results, "wall_s": time.perf_counter() - t0, "runs": len(payloads), "quick": quick, "jobs": jobs, "executor": executor}
+    return {
+        "outcomes": outcomes,
+        "results": results,
+        "wall_s": time.perf_counter() - t0,
+        "runs": len(payloads),
+        "quick": quick,
+        "jobs": jobs,
+        "executor": executor,
+    }
 
 
 def scoreboard_rows(outcomes: dict[str, Outcome]) -> list[dict[str, str]]:
@@ -129,7 +143,18 @@ def scoreboard_rows(outcomes: dict[str, Outcome]) -> list[dict[str, str]]:
         if c.id not in outcomes:
             continue
         o = outcomes[c.id]
-        rows.append({"id": c.id, "study": c.study, "published": c.published, "ccfair": o.figure, "verdict": o.verdict, "note": o.note, "source": c.source, "criterion": c.criterion})
+        rows.append(
+            {
+                "id": c.id,
+                "study": c.study,
+                "published": c.published,
+                "ccfair": o.figure,
+                "verdict": o.verdict,
+                "note": o.note,
+                "source": c.source,
+                "criterion": c.criterion,
+            }
+        )
     return rows
 
 
@@ -180,7 +205,8 @@ def write_html(rep: dict[str, Any], path: str | Path) -> Path:
         _STYLE,
         f"<h1>ccfair reproduce{' --quick' if rep['quick'] else ''}</h1>",
         f"<p>{rep['runs']} runs, wall {rep['wall_s']:.0f} s, executor {e(str(rep.get('executor')))}, {rep.get('jobs')} jobs. "
-        + e(", ".join(f"{k}: {v}" for k, v in sorted(counts(rep["outcomes"]).items()))) + "</p>",
+        + e(", ".join(f"{k}: {v}" for k, v in sorted(counts(rep["outcomes"]).items())))
+        + "</p>",
         "<table><tr><th>claim</th><th>study's sentence</th><th>published</th><th>ccfair</th><th>criterion</th><th>verdict</th></tr>",
     ]
     for r in scoreboard_rows(rep["outcomes"]):

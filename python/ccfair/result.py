@@ -172,6 +172,7 @@ class Result:
                     int(f["sojourn_sum_ns"]) / int(f["sojourn_pkts"]) / _NS_PER_MS if f.get("sojourn_pkts") else math.nan
                     for f in raw["flows"]
                 ],
+                "cca_params": cca_params_column(config),
             }
         )
         fct = fct_summary(flows, rate_bps, [int(c.get("rate_cap_bps") or 0) for c in config["flows"]])
@@ -269,9 +270,7 @@ class Result:
             }
         in_window = (queue_t >= ws) & (queue_t < we)
         queue_pkts_mean = float(queue["packets"][in_window].mean()) if in_window.any() else math.nan
-        util = (
-            metrics.utilization(int(link_tx[b0:b1].sum()), rate_bps, window_s) if window_s > 0 else math.nan
-        )
+        util = metrics.utilization(int(link_tx[b0:b1].sum()), rate_bps, window_s) if window_s > 0 else math.nan
         # Plain lists: indexing a pandas Series per flow is slow with thousands of flows.
         cca_col, rtt_col, rtx_col = flows["cca"].tolist(), flows["rtt_ms"].tolist(), flows["retransmissions"].tolist()
         ecn_col, marks_col = flows["ecn"].tolist(), flows["ecn_marks"].tolist()
@@ -373,8 +372,7 @@ class Result:
     def __repr__(self) -> str:
         s = self.summary
         return (
-            f"<Result {s.get('name')!r} seed={s.get('seed')} flows={len(self.flows)} "
-            f"jfi={s.get('jfi')} utilization={s.get('utilization')}>"
+            f"<Result {s.get('name')!r} seed={s.get('seed')} flows={len(self.flows)} jfi={s.get('jfi')} utilization={s.get('utilization')}>"
         )
 
 
@@ -450,6 +448,20 @@ def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) ->
             "fct_s": {"mean": num(fm), "p50": num(f50), "p95": num(f95), "p99": num(f99)},
             "slowdown": {"mean": num(sm), "p50": num(s50), "p99": num(s99)},
         }
+    return out
+
+
+def cca_params_column(config: dict[str, Any]) -> list[str]:
+    """Per flow, every parameter its CCA ran with (defaults, variant, given), as sorted JSON."""
+    from ccfair import ccas
+
+    cache: dict[str, str] = {}
+    out = []
+    for f in config["flows"]:
+        key = json.dumps([f["cca"], f.get("cca_params", {})], sort_keys=True)
+        if key not in cache:
+            cache[key] = json.dumps(ccas.resolved_params(f["cca"], f.get("cca_params", {})), sort_keys=True)
+        out.append(cache[key])
     return out
 
 

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import json
 import numbers
 import tomllib
 import typing
@@ -35,10 +36,11 @@ from pydantic import (
     PlainValidator,
     PrivateAttr,
     ValidationError,
+    create_model,
     model_validator,
 )
 
-from ccfair import ccas, profiles
+from ccfair import ccas, profiles, qdiscs
 from ccfair.errors import SpecError
 from ccfair.traffic import Group, expand_group
 from ccfair.units import (
@@ -60,16 +62,6 @@ __all__ = [
     "Bottleneck",
     "Flow",
     "DropTail",
-    "Red",
-    "Step",
-    "Csaqm",
-    "CoDel",
-    "FqCodel",
-    "Pie",
-    "FqDrr",
-    "Pi2",
-    "DualPi2",
-    "Rrmqs",
     "QDISCS",
     "apply_overrides",
     "load_toml",
@@ -121,9 +113,7 @@ Time = Annotated[int, PlainValidator(parse_time), _TimeOut]
 #: A time > 0 in ns.
 PositiveTime = Annotated[int, PlainValidator(_positive(parse_time)), _TimeOut]
 #: An optional time in ns.
-OptionalTime = Annotated[
-    int | None, PlainValidator(_optional(parse_time)), PlainSerializer(_opt_format(format_time), when_used="json")
-]
+OptionalTime = Annotated[int | None, PlainValidator(_optional(parse_time)), PlainSerializer(_opt_format(format_time), when_used="json")]
 #: An optional time > 0 in ns.
 OptionalPositiveTime = Annotated[
     int | None,
@@ -151,71 +141,102 @@ class _Model(BaseModel):
 
 
 # --------------------------------------------------------------------------
-# Queue disciplines. One model per discipline, each with a `kind` literal;
-# QDISCS is the registry. When a second discipline is added, turn `Qdisc`
-# below into Annotated[DropTail | CoDel | ..., Field(discriminator="kind"), ...].
+# Queue disciplines. Every kind and its parameters come from the simulator's
+# registry (crates/ccfair-sim/src/qdisc/*.rs, read through ccfair.qdiscs): one
+# model per kind is generated from it, its parameters written as in the
+# declaration without the unit suffix (``target = "5ms"`` for ``target_ns``),
+# converted by the declared unit and validated by the simulator when the file
+# is read. The bases below add only what needs the experiment: ``limit`` (a
+# buffer: packets, bytes or a BDP multiple), RED's thresholds as buffers,
+# STEP's threshold as a buffer or a delay at the link rate, S3's
+# ``step = {k, rtt}``, and checks against the rest of the experiment.
 # --------------------------------------------------------------------------
-
-
-class DropTail(_Model):
-    """FIFO with tail drop; its limit is ``bottleneck.buffer``."""
-
-    kind: Literal["droptail"] = "droptail"
-
-
-class Pi2(_Model):
-    """PI2 (De Schepper et al., CoNEXT 2016): PI controller on queue delay; classic
-    packets dropped/marked with p'^2, ECT(1) marked with coupling x p'. Limit: ``bottleneck.buffer``."""
-
-    kind: Literal["pi2"] = "pi2"
-    target: PositiveTime = 15_000_000
-    tupdate: PositiveTime = 16_000_000
-    alpha: float = Field(0.16, ge=0, allow_inf_nan=False)
-    beta: float = Field(3.2, ge=0, allow_inf_nan=False)
-    coupling: float = Field(2.0, ge=1, allow_inf_nan=False)
-
-
-class DualPi2(Pi2):
-    """DualPI2 (RFC 9332): L4S queue (ECT(1)/CE) with a step/ramp marker, classic
-    queue with PI2, coupled by ``coupling``, time-shifted FIFO between them."""
-
-    kind: Literal["dualpi2"] = "dualpi2"  # type: ignore[assignment]
-    step_thresh: PositiveTime = 1_000_000
-    ramp_range: Time = 0
-    tshift: Time = 40_000_000
-    drop_overload: bool = True
-
 
 #: Sizes in bytes ("1514B", "64KiB"), printed back in human units.
 Size = Annotated[int, PlainValidator(parse_size), PlainSerializer(format_size, return_type=str, when_used="json")]
-OptionalSize = Annotated[
-    int | None, PlainValidator(_optional(parse_size)), PlainSerializer(_opt_format(format_size), when_used="json")
-]
-OptionalBufferLimit = Annotated[
-    Buffer | None, PlainValidator(_optional(parse_buffer)), PlainSerializer(_opt_format(str), when_used="json")
-]
-
-
-class _Aqm(_Model):
-    """Common to the AQMs/schedulers: ``limit`` (default: ``bottleneck.buffer``)."""
-
-    limit: OptionalBufferLimit = None
-
-    def _resolve(self, spec: Spec) -> dict[str, Any]:
-        return {}
-
-    def _check(self, spec: Spec) -> None:
-        pass
+OptionalBufferLimit = Annotated[Buffer | None, PlainValidator(_optional(parse_buffer)), PlainSerializer(_opt_format(str), when_used="json")]
 
 
 def _ms(ns: int) -> str:
     return format_time(int(ns))
 
 
+class _Qdisc(_Model):
+    """A queue discipline: ``kind`` and the parameters its declaration has (qdisc/*.rs)."""
+
+    kind: str
+
+    #: Fields of the model that are experiment-level forms, not parameters passed through.
+    _OWN: typing.ClassVar[tuple[str, ...]] = ()
+
+    def given(self) -> dict[str, Any]:
+        """The parameters written, as simulator fields in simulator units (experiment-level forms excluded)."""
+        out: dict[str, Any] = {}
+        for name in type(self).model_fields:
+            value = getattr(self, name)
+            if name in ("kind", "limit") or name in self._OWN or value is None:
+                continue
+            try:
+                field, v = qdiscs.to_field(self.kind, name, value)
+            except ValueError as e:
+                raise SpecError(f"bottleneck.qdisc.{name}", str(e)) from None
+            out[field] = v
+        return out
+
+    def _limits(self, spec: Spec) -> dict[str, Any]:
+        """``limit`` (default ``bottleneck.buffer``) as the declared limit fields; packets only if it has no byte limit."""
+        limit = getattr(self, "limit", None)
+        lp, lb = spec.buffer_limits() if limit is None else spec.resolve_buffer(limit)
+        if "limit_bytes" not in {p["field"] for p in qdiscs.params_of(self.kind)}:
+            # a byte buffer becomes whole full-size packets (Linux: PI2/DualPI2 limits are packets)
+            return {"limit_packets": lp if lp is not None else max(1, int(lb or 0) // spec.packet_wire_bytes)}
+        return {"limit_packets": lp, "limit_bytes": lb}
+
+    def _resolve(self, spec: Spec, params: dict[str, Any]) -> dict[str, Any]:
+        """Fields from the experiment-level forms, given every other parameter (``params``)."""
+        return {}
+
+    def _check(self, spec: Spec, params: dict[str, Any]) -> None:
+        """Checks against the rest of the experiment (the simulator checks the parameters themselves)."""
+
+    def _resolved(self, spec: Spec, fields: dict[str, Any]) -> dict[str, Any]:
+        try:
+            return qdiscs.resolve(self.kind, fields)
+        except SpecError as e:
+            if self.kind == "droptail" and e.field == "limit":
+                raise SpecError("bottleneck.buffer", e.message) from None
+            raise SpecError(".".join(p for p in ("bottleneck.qdisc", e.field) if p), e.message) from None
+
+    def run_config(self, spec: Spec) -> dict[str, Any]:
+        """``bottleneck.qdisc`` of the RunConfig: every parameter the discipline runs with, validated."""
+        fields = {**self._limits(spec), **self.given()}
+        declared = {p["field"]: p["default"] for p in qdiscs.params_of(self.kind)}
+        fields.update(self._resolve(spec, {**declared, **fields}))
+        params = self._resolved(spec, fields)
+        self._check(spec, params)
+        return {"kind": self.kind, **params}
+
+
+class _DropTail(_Qdisc):
+    """FIFO with tail drop; its limit is ``bottleneck.buffer``."""
+
+    def _limits(self, spec: Spec) -> dict[str, Any]:
+        lp, lb = spec.buffer_limits()
+        return {"limit_packets": lp, "limit_bytes": lb}
+
+
+class _Aqm(_Qdisc):
+    """Common to the AQMs/schedulers: ``limit`` (default: ``bottleneck.buffer``)."""
+
+    limit: OptionalBufferLimit = None
+
+
 class _TargetAqm(_Aqm):
-    def _check(self, spec: Spec) -> None:
+    """An AQM with a delay target: the target must be below the buffer's drain time."""
+
+    def _check(self, spec: Spec, params: dict[str, Any]) -> None:
         drain_ns = spec.drain_time_ns(self.limit)
-        target = getattr(self, "target")
+        target = params["target_ns"]
         if target >= drain_ns:
             raise SpecError(
                 "bottleneck.qdisc.target",
@@ -224,45 +245,23 @@ class _TargetAqm(_Aqm):
             )
 
 
-class Red(_Aqm):
-    """RED (Floyd & Jacobson 1993, RFC 2309; Linux sch_red): EWMA average queue, early drop/mark between min_th and max_th."""
+class _Red(_Aqm):
+    """RED's thresholds as buffers ("5pkt", "30KB", "0.1bdp"), converted by byte mode."""
 
-    kind: Literal["red"] = "red"
+    _OWN = ("min_th", "max_th")
     min_th: OptionalBufferLimit = None
     max_th: OptionalBufferLimit = None
-    max_p: float = Field(0.02, gt=0, le=1)
-    w_q: float = Field(0.002, gt=0, le=1)
-    gentle: bool = False
-    byte_mode: bool = False
-    mean_packet: Size = 1500
-    ecn: bool = False
 
-    def _resolve(self, spec: Spec) -> dict[str, Any]:
+    def _resolve(self, spec: Spec, params: dict[str, Any]) -> dict[str, Any]:
         def conv(b: Buffer | None) -> float | None:
             if b is None:
                 return None
             pkts, nbytes = spec.resolve_buffer(b)
-            if self.byte_mode:
+            if params["byte_mode"]:
                 return float(nbytes if nbytes is not None else pkts * spec.packet_wire_bytes)  # type: ignore[operator]
             return float(pkts if pkts is not None else nbytes / spec.packet_wire_bytes)  # type: ignore[operator]
 
-        return {
-            "min_th": conv(self.min_th),
-            "max_th": conv(self.max_th),
-            "max_p": self.max_p,
-            "w_q": self.w_q,
-            "gentle": self.gentle,
-            "byte_mode": self.byte_mode,
-            "mean_packet_bytes": self.mean_packet,
-            "ecn": self.ecn,
-        }
-
-    def _check(self, spec: Spec) -> None:
-        r = self._resolve(spec)
-        if r["min_th"] is not None and r["max_th"] is not None and r["min_th"] >= r["max_th"]:
-            raise SpecError("bottleneck.qdisc.min_th", f"must be below max_th ({self.max_th}), got {self.min_th}")
-        if self.mean_packet <= 0:
-            raise SpecError("bottleneck.qdisc.mean_packet", "must be > 0 bytes")
+        return {"min_th": conv(self.min_th), "max_th": conv(self.max_th)}
 
 
 class StepK(_Model):
@@ -284,275 +283,89 @@ def _parse_threshold(value: object) -> str:
             raise ValueError
         return text
     except ValueError:
-        raise ValueError(f"expected a queue length ('30pkt', '45KB', '0.2bdp') or a delay at the link rate ('10ms'), got {value!r}") from None
+        raise ValueError(
+            f"expected a queue length ('30pkt', '45KB', '0.2bdp') or a delay at the link rate ('10ms'), got {value!r}"
+        ) from None
 
 
-class Step(_Aqm):
-    """STEP marker (S3, DCTCP's K): mark/drop every arrival while the queue is above a threshold."""
+class _Step(_Aqm):
+    """STEP's threshold: a queue length or a delay at the link rate, or S3's ``step = {k, rtt}``."""
 
-    kind: Literal["step"] = "step"
+    _OWN = ("threshold", "step")
     threshold: Annotated[str | None, PlainValidator(_optional(_parse_threshold))] = None
     step: StepK | None = None
-    ecn: bool = True
 
-    def _threshold(self, spec: Spec) -> tuple[int | None, int | None]:
+    def _resolve(self, spec: Spec, params: dict[str, Any]) -> dict[str, Any]:
         if (self.threshold is None) == (self.step is None):
             raise SpecError("bottleneck.qdisc.threshold", "give exactly one of threshold ('30pkt', '10ms') or step = {k, rtt}")
         if self.step is not None:
             nbytes = round_half_up(Fraction(Decimal(str(self.step.k))) * spec.bottleneck.rate * self.step.rtt / (8 * 10**9))
-            return None, max(1, nbytes)
-        assert self.threshold is not None
-        try:
-            return spec.resolve_buffer(parse_buffer(self.threshold))
-        except ValueError:
-            ns = parse_time(self.threshold)
-            return None, max(1, round_half_up(Fraction(spec.bottleneck.rate * ns, 8 * 10**9)))
+            pkts, nbytes = None, max(1, nbytes)
+        else:
+            assert self.threshold is not None
+            try:
+                pkts, nbytes = spec.resolve_buffer(parse_buffer(self.threshold))
+            except ValueError:
+                ns = parse_time(self.threshold)
+                pkts, nbytes = None, max(1, round_half_up(Fraction(spec.bottleneck.rate * ns, 8 * 10**9)))
+        return {"threshold_packets": pkts, "threshold_bytes": nbytes}
 
-    def _resolve(self, spec: Spec) -> dict[str, Any]:
-        pkts, nbytes = self._threshold(spec)
-        return {"threshold_packets": pkts, "threshold_bytes": nbytes, "ecn": self.ecn}
-
-    def _check(self, spec: Spec) -> None:
-        pkts, nbytes = self._threshold(spec)
-        lp, lb = spec.resolve_buffer(self.limit or spec.bottleneck.buffer)
+    def _check(self, spec: Spec, params: dict[str, Any]) -> None:
+        lp, lb = params["limit_packets"], params["limit_bytes"]
         cap_bytes = lb if lb is not None else (lp or 0) * spec.packet_wire_bytes
+        pkts, nbytes = params["threshold_packets"], params["threshold_bytes"]
         th_bytes = nbytes if nbytes is not None else (pkts or 0) * spec.packet_wire_bytes
         if th_bytes >= cap_bytes:
             raise SpecError("bottleneck.qdisc.threshold", f"must be below the queue limit ({cap_bytes} bytes), got {th_bytes} bytes")
 
 
-class CoDel(_TargetAqm):
-    """CoDel (RFC 8289; Linux sch_codel): drop at dequeue once the sojourn stays above target for an interval."""
+class _Csaqm(_Aqm):
+    """CSAQM's delay target as a time or S3's ``step = {k, rtt}`` (K x RTT); weights per flow."""
 
-    kind: Literal["codel"] = "codel"
-    target: PositiveTime = 5_000_000
-    interval: PositiveTime = 100_000_000
-    mtu: Size = 1514
-    ecn: bool = False
-
-    def _resolve(self, spec: Spec) -> dict[str, Any]:
-        return {"target_ns": self.target, "interval_ns": self.interval, "mtu_bytes": self.mtu, "ecn": self.ecn}
-
-    def _check(self, spec: Spec) -> None:
-        if self.target >= self.interval:
-            raise SpecError("bottleneck.qdisc.target", f"must be smaller than interval ({_ms(self.interval)}), got {_ms(self.target)}")
-        super()._check(spec)
-
-
-class FqCodel(_TargetAqm):
-    """FQ-CoDel (RFC 8290; Linux sch_fq_codel): hashed flow queues, DRR with new/old lists, CoDel per queue."""
-
-    kind: Literal["fq_codel"] = "fq_codel"
-    target: PositiveTime = 5_000_000
-    interval: PositiveTime = 100_000_000
-    flows: int = Field(1024, ge=1, le=65536)
-    quantum: Size = 1514
-    memory_limit: OptionalSize = 32 * 2**20
-    mtu: Size = 1514
-    ecn: bool = True
-    drop_batch: int = Field(64, ge=1)
-
-    def _resolve(self, spec: Spec) -> dict[str, Any]:
-        return {
-            "target_ns": self.target,
-            "interval_ns": self.interval,
-            "flows": self.flows,
-            "quantum_bytes": self.quantum,
-            "memory_limit_bytes": self.memory_limit,
-            "mtu_bytes": self.mtu,
-            "ecn": self.ecn,
-            "drop_batch": self.drop_batch,
-        }
-
-    def _check(self, spec: Spec) -> None:
-        if self.target >= self.interval:
-            raise SpecError("bottleneck.qdisc.target", f"must be smaller than interval ({_ms(self.interval)}), got {_ms(self.target)}")
-        if self.quantum <= 0:
-            raise SpecError("bottleneck.qdisc.quantum", "must be > 0 bytes")
-        super()._check(spec)
-
-
-class Pie(_TargetAqm):
-    """PIE (RFC 8033; Linux sch_pie): PI controller on the queueing delay, random early drop with burst allowance."""
-
-    kind: Literal["pie"] = "pie"
-    target: PositiveTime = 15_000_000
-    tupdate: PositiveTime = 15_000_000
-    alpha: float = Field(0.125, ge=0)
-    beta: float = Field(1.25, ge=0)
-    burst: Time = 150_000_000
-    ecn: bool = False
-    byte_mode: bool = False
-    derandomize: bool = True
-    mtu: Size = 1514
-
-    def _resolve(self, spec: Spec) -> dict[str, Any]:
-        return {
-            "target_ns": self.target,
-            "tupdate_ns": self.tupdate,
-            "alpha": self.alpha,
-            "beta": self.beta,
-            "burst_ns": self.burst,
-            "ecn": self.ecn,
-            "byte_mode": self.byte_mode,
-            "derandomize": self.derandomize,
-            "mtu_bytes": self.mtu,
-        }
-
-
-class FqDrr(_Aqm):
-    """Per-flow fair queueing (DRR, Shreedhar & Varghese 1995), no AQM: the perfect-isolation reference."""
-
-    kind: Literal["fq_drr"] = "fq_drr"
-    quantum: Size = 1514
-
-    def _resolve(self, spec: Spec) -> dict[str, Any]:
-        if self.quantum <= 0:
-            raise SpecError("bottleneck.qdisc.quantum", "must be > 0 bytes")
-        return {"quantum_bytes": self.quantum}
-
-    def _check(self, spec: Spec) -> None:
-        self._resolve(spec)
-
-
-class Csaqm(_Aqm):
-    """CSAQM (Nadas et al., ANRW 2018; S3): PPV edge marker + core-stateless AQM marking packets with PV below the CTV."""
-
-    kind: Literal["csaqm"] = "csaqm"
-    #: Delay target D (S3: K x RTT); give ``target`` or ``step = {k, rtt}``.
+    _OWN = ("target", "step")
     target: OptionalPositiveTime = None
     step: StepK | None = None
-    update: PositiveTime = 5_000_000
-    rate_tau: PositiveTime = 40_000_000
-    #: Close the backlog's distance to the target over this time (default: one update period).
-    drain: OptionalPositiveTime = None
-    #: Sharing policy: weight per flow, in flow order (missing = 1; empty = equal sharing).
-    weights: list[Annotated[float, Field(gt=0, allow_inf_nan=False)]] = []
-    ecn: bool = True
-    #: Overload variant (not in S3): drop below-CTV packets while the backlog exceeds this multiple of the target.
-    drop_above: float | None = Field(None, ge=1, allow_inf_nan=False)
-    #: CTV controller: "pi" (PVPIE: PI2-style mark fraction -> quantile of the PV ECDF) or "load" (ccfair's load rule).
-    controller: Literal["pi", "load"] = "pi"
-    #: Window of the PV ECDF (controller "pi").
-    window: PositiveTime = 100_000_000
 
-    def _target_ns(self) -> int:
+    def _resolve(self, spec: Spec, params: dict[str, Any]) -> dict[str, Any]:
         if self.target is not None and self.step is not None:
             raise SpecError("bottleneck.qdisc.target", "give target ('10ms') or step = {k, rtt}, not both")
         if self.step is not None:
-            return max(1, round_half_up(Fraction(Decimal(str(self.step.k))) * self.step.rtt))
-        return self.target if self.target is not None else 5_000_000
+            return {"target_ns": max(1, round_half_up(Fraction(Decimal(str(self.step.k))) * self.step.rtt))}
+        return {} if self.target is None else {"target_ns": self.target}
 
-    def _resolve(self, spec: Spec) -> dict[str, Any]:
-        return {
-            "target_ns": self._target_ns(),
-            "update_ns": self.update,
-            "rate_tau_ns": self.rate_tau,
-            "weights": [float(w) for w in self.weights],
-            "ecn": self.ecn,
-            "drop_above": self.drop_above,
-            "drain_ns": self.drain,
-            "controller": self.controller,
-            "window_ns": self.window,
-        }
-
-    def _check(self, spec: Spec) -> None:
-        if not spec.groups and len(self.weights) > len(spec.flows):
-            raise SpecError("bottleneck.qdisc.weights", f"{len(self.weights)} weights for {len(spec.flows)} flows")
-        self._target_ns()
+    def _check(self, spec: Spec, params: dict[str, Any]) -> None:
+        if not spec.groups and len(params["weights"]) > len(spec.flows):
+            raise SpecError("bottleneck.qdisc.weights", f"{len(params['weights'])} weights for {len(spec.flows)} flows")
 
 
-class Rrmqs(_Aqm):
-    """RRMQS (S1): main queue + per-CCA measuring queues, flow meter and feedback (s1 | improved | allocate | off).
-
-    ``limit`` is the main queue (packets; default ``bottleneck.buffer``);
-    ``measure_limit`` (C_p, packets) and ``measure_flows`` (C_f) size each
-    measuring queue. See docs/in-network.md.
-    """
-
-    kind: Literal["rrmqs"] = "rrmqs"
-    measure_limit: int = Field(20, ge=1)
-    measure_flows: int = Field(2, ge=0)
-    p: float = Field(1 / 51, ge=0, le=1)
-    window: PositiveTime = 500_000_000
-    feedback: Literal["s1", "improved", "allocate", "off"] = "s1"
-    meter: Literal["window", "flow"] = "window"
-    high: float = Field(1.2, gt=0, allow_inf_nan=False)
-    low: float = Field(0.8, gt=0, allow_inf_nan=False)
-    relative: bool = False
-    bloom_bits: int = Field(4096, ge=64)
-    bloom_hashes: int = Field(3, ge=1, le=16)
-    pin_timeout: PositiveTime = 1_000_000_000
-    quantum: Size = 1514
-    gain: float = Field(0.5, ge=0, allow_inf_nan=False)
-    ewma: float = Field(0.5, gt=0, le=1)
-    weight_min: float = Field(0.05, gt=0, le=1)
-    weight_max: float = Field(20.0, ge=1, allow_inf_nan=False)
-    alloc_interval: PositiveTime = 100_000_000
-    alloc_gain: float = Field(4.0, ge=0, allow_inf_nan=False)
-
-    def _resolve(self, spec: Spec) -> dict[str, Any]:
-        return {
-            "measure_limit_packets": self.measure_limit,
-            "measure_flows": self.measure_flows,
-            "p": self.p,
-            "window_ns": self.window,
-            "feedback": self.feedback,
-            "meter": self.meter,
-            "high": self.high,
-            "low": self.low,
-            "relative": self.relative,
-            "bloom_bits": self.bloom_bits,
-            "bloom_hashes": self.bloom_hashes,
-            "pin_timeout_ns": self.pin_timeout,
-            "quantum_bytes": self.quantum,
-            "gain": self.gain,
-            "ewma": self.ewma,
-            "weight_min": self.weight_min,
-            "weight_max": self.weight_max,
-            "alloc_interval_ns": self.alloc_interval,
-            "alloc_gain": self.alloc_gain,
-        }
-
-    def _check(self, spec: Spec) -> None:
-        if self.low > self.high:
-            raise SpecError("bottleneck.qdisc.low", f"must be <= high ({self.high}), got {self.low}")
-        if self.quantum <= 0:
-            raise SpecError("bottleneck.qdisc.quantum", "must be > 0 bytes")
-
-
-#: Queue disciplines by canonical name.
-QDISCS: dict[str, type[_Model]] = {
-    "droptail": DropTail,
-    "red": Red,
-    "step": Step,
-    "codel": CoDel,
-    "fq_codel": FqCodel,
-    "pie": Pie,
-    "fq_drr": FqDrr,
-    "pi2": Pi2,
-    "dualpi2": DualPi2,
-    "csaqm": Csaqm,
-    "rrmqs": Rrmqs,
+#: The experiment-level base of a kind; every other kind is a plain :class:`_Aqm`.
+_BASES: dict[str, type[_Qdisc]] = {
+    "droptail": _DropTail,
+    "codel": _TargetAqm,
+    "fq_codel": _TargetAqm,
+    "pie": _TargetAqm,
+    "red": _Red,
+    "step": _Step,
+    "csaqm": _Csaqm,
 }
-#: Other spellings accepted for queue disciplines.
-QDISC_ALIASES: dict[str, str] = {
-    "drop-tail": "droptail",
-    "drop_tail": "droptail",
-    "taildrop": "droptail",
-    "tail-drop": "droptail",
-    "fifo": "droptail",
-    "pfifo": "droptail",
-    "bfifo": "droptail",
-    "fq-codel": "fq_codel",
-    "fqcodel": "fq_codel",
-    "drr": "fq_drr",
-    "fq-drr": "fq_drr",
-    "dual-pi2": "dualpi2",
-    "dualq": "dualpi2",
-    "ppv": "csaqm",
-    "cs-aqm": "csaqm",
-}
+
+
+def _model_for(kind: str) -> type[_Qdisc]:
+    """The model of ``kind``: its base plus one field per declared parameter (written as in the file)."""
+    base = _BASES.get(kind, _Aqm)
+    fields: dict[str, Any] = {"kind": (Literal[kind], kind)}  # type: ignore[valid-type]
+    for p in qdiscs.params_of(kind):
+        if p["field"] in ("limit_packets", "limit_bytes") or p["name"] in base.model_fields or p["name"] in fields:
+            continue
+        fields[p["name"]] = (Any, Field(None, description=p["doc"]))
+    name = "".join(w.capitalize() for w in kind.split("_"))
+    model = create_model(name, __base__=base, __doc__=qdiscs.entry(kind)["source"], **fields)
+    return typing.cast(type[_Qdisc], model)
+
+
+#: Queue disciplines by kind, generated from the simulator's registry.
+QDISCS: dict[str, type[_Qdisc]] = {kind: _model_for(kind) for kind in qdiscs.kinds()}
+DropTail = QDISCS["droptail"]
 
 
 def _qdisc_shorthand(value: object) -> object:
@@ -567,15 +380,15 @@ def _qdisc_shorthand(value: object) -> object:
     if not isinstance(value, dict):
         raise ValueError(f"expected a queue discipline name ({', '.join(QDISCS)}) or a table with 'kind'")
     kind = str(value.get("kind", "droptail")).strip().lower()
-    kind = QDISC_ALIASES.get(kind, kind)
+    kind = qdiscs.aliases().get(kind, kind)
     if kind not in QDISCS:
         raise SpecError("kind", f"unknown queue discipline {value['kind']!r}; allowed: {', '.join(QDISCS)}")
     return {**value, "kind": kind}
 
 
 Qdisc = Annotated[
-    DropTail | Red | Step | CoDel | FqCodel | Pie | FqDrr | Pi2 | DualPi2 | Csaqm | Rrmqs,
-    Field(discriminator="kind"),
+    typing.Union[tuple(QDISCS.values())],  # type: ignore[valid-type]  # noqa: UP007
+    Field(discriminator="kind") if len(QDISCS) > 1 else Field(),
     BeforeValidator(_qdisc_shorthand),
 ]
 
@@ -595,9 +408,7 @@ def _ecn_mode(value: object) -> object:
         v = ECN_ALIASES.get(v, v)
         if v in ECN_MODES:
             return v
-    raise ValueError(
-        f"expected one of {', '.join(ECN_MODES)} (or true = classic, false = off, 'l4s' = scalable), got {value!r}"
-    )
+    raise ValueError(f"expected one of {', '.join(ECN_MODES)} (or true = classic, false = off, 'l4s' = scalable), got {value!r}")
 
 
 EcnMode = Annotated[Literal["off", "classic", "scalable"] | None, BeforeValidator(_ecn_mode)]
@@ -637,11 +448,23 @@ class Testbed(_Model):
     bottleneck: Literal["userspace", "kernel"] = "userspace"
 
 
+def _cca_value(value: object) -> ccas.Cca:
+    cca, paced = ccas.parse(value)
+    if paced:
+        raise SpecError("", f"write the pacing request as pacing = true, not as part of {value!r} here")
+    return cca
+
+
+#: A congestion-control algorithm: a name (``"cubic"``, ``"cubic+pacing"``) or a
+#: table with parameters (``{ name = "cubic", beta = 0.7 }``); see :mod:`ccfair.ccas`.
+CcaField = Annotated[ccas.Cca, PlainValidator(_cca_value), PlainSerializer(lambda c: c.dump())]
+
+
 class Flow(_Model):
     """One bulk flow, or ``count`` identical flows (named ``name.0`` .. ``name.N-1``)."""
 
     name: str | None = None
-    cca: str
+    cca: CcaField
     pacing: bool = False
     rtt: PositiveTime
     start: Time = 0
@@ -676,13 +499,13 @@ class Flow(_Model):
     @model_validator(mode="before")
     @classmethod
     def _resolve_cca(cls, data: Any) -> Any:
-        """Canonicalise the CCA name (aliases, ``+pacing``) before field validation."""
-        if not isinstance(data, dict) or not isinstance(data.get("cca"), str):
+        """Canonicalise the CCA (aliases, variants, ``+pacing``, parameters) before field validation."""
+        if not isinstance(data, dict) or "cca" not in data:
             return data
         try:
-            canonical, paced = ccas.resolve(data["cca"])
-        except ValueError as e:
-            raise SpecError("cca", str(e)) from None
+            canonical, paced = ccas.parse(data["cca"])
+        except SpecError as e:
+            raise SpecError(".".join(p for p in ("cca", e.field) if p), e.message) from None
         data = dict(data)
         data["cca"] = canonical
         if paced:
@@ -732,9 +555,10 @@ class Flow(_Model):
     @property
     def label(self) -> str:
         """The CCA as a person would write it: ``"cubic+pacing"`` when paced (BBR always paces)."""
+        tag = self.cca.tag()
         if self.pacing and self.cca != "bbr":
-            return self.cca + ccas.PACING_SUFFIX
-        return self.cca
+            return tag + ccas.PACING_SUFFIX
+        return tag
 
 
 def _default_names(n: int) -> list[str]:
@@ -801,11 +625,42 @@ class Spec(_Model):
                 f"{buf} cannot hold one {self.packet_wire_bytes}-byte packet; use at least {self.packet_wire_bytes}B, '1pkt' or a BDP multiple",
             )
         q = self.bottleneck.qdisc
-        if isinstance(q, _Aqm):
-            if q.limit is not None and q.limit.kind == "bytes" and q.limit.value < self.packet_wire_bytes:
-                raise SpecError("bottleneck.qdisc.limit", f"{q.limit} cannot hold one {self.packet_wire_bytes}-byte packet")
-            q._check(self)
+        limit = getattr(q, "limit", None)
+        if limit is not None and limit.kind == "bytes" and limit.value < self.packet_wire_bytes:
+            raise SpecError("bottleneck.qdisc.limit", f"{limit} cannot hold one {self.packet_wire_bytes}-byte packet")
+        self._check_with_simulator()
         return self
+
+    def _check_with_simulator(self) -> None:
+        """The simulator's own validation of the resolved configuration, when the file is read.
+
+        The parameters of the queue discipline and of each CCA are checked by
+        their declarations (qdisc/*.rs, cc/*.rs) on the way; this adds every
+        other check of ``RunConfig::validate`` (config.rs), so nothing the
+        simulator would refuse passes here. Errors name the experiment's field.
+        """
+        config = self.to_run_config()
+        try:
+            from ccfair import _core
+        except ImportError:
+            return
+        if not hasattr(_core, "validate"):
+            return
+        try:
+            _core.validate(json.dumps(config))
+        except _core.SimValueError as e:
+            field, msg = e.args
+            raise SpecError(self._field_of(str(field)), str(msg)) from None
+
+    def _field_of(self, field: str) -> str:
+        """The experiment's field for a RunConfig field: ``flows.N`` of the expanded flows -> its entry."""
+        parts = field.split(".")
+        if len(parts) >= 2 and parts[0] == "flows" and parts[1].isdigit():
+            n = int(parts[1])
+            expanded = self.expand_flows()
+            entry = f"flows.{expanded[n][0]}" if n < len(expanded) else "groups"
+            return ".".join([entry, *parts[2:]])
+        return field
 
     def _check_names(self) -> None:
         defaults = _default_names(len(self.flows))
@@ -912,15 +767,15 @@ class Spec(_Model):
         """
         out: list[tuple[str, str]] = []
         q = self.bottleneck.qdisc
-        if q.kind == "step" and getattr(q, "ecn", False):
-            capable = [f.ecn in ("classic", "scalable") or (f.ecn is None and f.cca in ccas.ECN_NATIVE) for f in self.flows]
-            capable += [g.cca in ccas.ECN_NATIVE for g in self.groups]
+        if q.kind == "step" and q.run_config(self)["ecn"]:
+            capable = [f.ecn in ("classic", "scalable") or (f.ecn is None and ccas.needs_ecn(f.cca)) for f in self.flows]
+            capable += [ccas.needs_ecn(g.cca) for g in self.groups]
             if not any(capable):
                 out.append(
                     (
                         "bottleneck.qdisc",
-                        "STEP marks ECN-capable packets, but no flow is ECN-capable (set ecn = \"classic\" or "
-                        "\"scalable\" on a flow, or use an ECN-based CCA such as dctcp): every packet above the "
+                        'STEP marks ECN-capable packets, but no flow is ECN-capable (set ecn = "classic" or '
+                        '"scalable" on a flow, or use an ECN-based CCA such as dctcp): every packet above the '
                         "threshold is dropped instead",
                     )
                 )
@@ -975,41 +830,7 @@ class Spec(_Model):
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
             raise SpecError("seed", f"must be an integer in 0..2^64-1, got {seed!r}")
         seed = int(seed)
-        limit_packets, limit_bytes = self.buffer_limits()
-        q = self.bottleneck.qdisc
-        qdisc: dict[str, Any] = {"kind": q.kind}
-        if isinstance(q, _Aqm):
-            if q.limit is not None:
-                limit_packets, limit_bytes = self.resolve_buffer(q.limit)
-            qdisc.update(limit_packets=limit_packets, limit_bytes=limit_bytes)
-            qdisc.update(q._resolve(self))
-        else:
-            qdisc.update(limit_packets=limit_packets, limit_bytes=limit_bytes)
-        q = self.bottleneck.qdisc
-        if isinstance(q, Pi2):
-            # PI2/DualPI2 limits are in packets (Linux: `limit` packets); a byte
-            # buffer becomes whole full-size packets.
-            lp = limit_packets if limit_packets is not None else max(1, int(limit_bytes or 0) // self.packet_wire_bytes)
-            qdisc.pop("limit_bytes", None)
-            qdisc.update(
-                limit_packets=lp,
-                target_ns=q.target,
-                tupdate_ns=q.tupdate,
-                alpha_hz=q.alpha,
-                beta_hz=q.beta,
-                coupling=q.coupling,
-            )
-        if isinstance(q, DualPi2):
-            qdisc.update(
-                step_thresh_ns=q.step_thresh,
-                ramp_range_ns=q.ramp_range,
-                tshift_ns=q.tshift,
-                drop_overload=q.drop_overload,
-            )
-        if isinstance(q, Rrmqs):
-            # The main queue's limit is in packets; a byte buffer becomes whole full-size packets.
-            qdisc["limit_packets"] = limit_packets if limit_packets is not None else max(1, int(limit_bytes or 0) // self.packet_wire_bytes)
-            qdisc.pop("limit_bytes", None)
+        qdisc = self.bottleneck.qdisc.run_config(self)
         config = {
             "duration_ns": self.duration,
             "seed": seed,
@@ -1027,7 +848,8 @@ class Spec(_Model):
             "flows": [
                 {
                     "name": name,
-                    "cca": f.cca,
+                    "cca": str(f.cca),
+                    **({"cca_params": f.cca.params} if f.cca.params else {}),
                     "pacing": f.pacing,
                     "rtt_ns": f.rtt,
                     "start_ns": f.start,
@@ -1115,6 +937,17 @@ def parse_override(item: str) -> tuple[list[str], Any]:
     return [p.strip() for p in parts], value
 
 
+#: Keys whose value may be a bare name standing for a table: ``cca = "cubic"`` is
+#: ``cca = { name = "cubic" }``, ``qdisc = "codel"`` is ``qdisc = { kind = "codel" }``.
+SHORTHAND_KEYS = {"cca": "name", "qdisc": "kind"}
+
+
+def expand_shorthand(node: dict[str, Any], key: str) -> None:
+    """Turn ``node[key]`` from a bare name into its table, so a sub-key can be set (``flows.0.cca.beta``)."""
+    if key in SHORTHAND_KEYS and isinstance(node.get(key), str):
+        node[key] = {SHORTHAND_KEYS[key]: node[key]}
+
+
 def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]:
     """Apply ``PATH=VALUE`` overrides to a copy of ``raw`` (before validation).
 
@@ -1146,6 +979,7 @@ def apply_overrides(raw: dict[str, Any], overrides: list[str]) -> dict[str, Any]
                 else:
                     if part not in node:
                         node[part] = {}
+                    expand_shorthand(node, part)
                     node = node[part]
             else:
                 raise SpecError(here, f"{parent} is a value ({node!r}), not a table or list")

@@ -93,6 +93,7 @@ FLOW_COLUMNS = (
     "recoveries",
     "min_rtt_ms",
     "mean_rtt_ms",
+    "cca_params",
 )
 
 
@@ -163,6 +164,7 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
             "order": meta["order"],
             "seed": int(meta["seed"]),
             "ccas": meta.get("ccas", ""),
+            "qdisc": json.dumps(result.config["bottleneck"]["qdisc"], sort_keys=True),
             "first": None if first is None else str(names[first]),
             "jfi": s["jfi"],
             "fness": fness,
@@ -355,4 +357,3 @@ def load_sweep(directory: str | Path, table: str = "runs", run_ids: list[str] | 
 def load_run(directory: str | Path, run_id: str) -> Result:
     """One stored run of a sweep as a :class:`~ccfair.result.Result`."""
     return Result.load(Path(directory) / RUNS_DIR / run_id)
-

@@ -44,7 +44,7 @@ from pydantic import BaseModel
 
 from ccfair import profiles
 from ccfair.errors import SpecError
-from ccfair.spec import Spec, _default_names, apply_overrides, load_toml
+from ccfair.spec import Spec, _default_names, apply_overrides, expand_shorthand, load_toml
 
 __all__ = [
     "Axis",
@@ -170,9 +170,7 @@ class SweepPlan:
             "name": self.name,
             "experiment": self.base,
             "sweep": self.sweep,
-            "axes": [
-                {"name": a.name, "paths": list(a.paths), "values": [a.label(v) for v in a.values]} for a in self.axes
-            ],
+            "axes": [{"name": a.name, "paths": list(a.paths), "values": [a.label(v) for v in a.values]} for a in self.axes],
             "repetitions": self.repetitions,
             "flip_order": self.flip_order,
             "seeds": self.seeds,
@@ -281,9 +279,7 @@ def _check_path(axis: str, path: str, base: dict[str, Any]) -> list[str]:
                 node = node[0]
             elif idx.isdigit():
                 if int(idx) >= n:
-                    raise SpecError(
-                        field_name, f"unknown parameter path {path!r}: {part} has {n} entries (indices 0..{n - 1})"
-                    )
+                    raise SpecError(field_name, f"unknown parameter path {path!r}: {part} has {n} entries (indices 0..{n - 1})")
                 concrete = [c + [idx] for c in concrete]
                 node = node[int(idx)]
             else:
@@ -321,16 +317,12 @@ def _expand_pairs(value: Any, n_entries: int) -> list[list[str]]:
             raise SpecError(field_name, "empty list: the pairs axis needs at least one entry")
         for k, p in enumerate(pairs):
             if not isinstance(p, list) or not p or not all(isinstance(c, str) for c in p):
-                raise SpecError(f"{field_name}.{k}", f"expected a list of CCA names like [\"cubic\", \"bbr\"], got {p!r}")
+                raise SpecError(f"{field_name}.{k}", f'expected a list of CCA names like ["cubic", "bbr"], got {p!r}')
     else:
-        raise SpecError(
-            field_name, f"expected a list of CCA lists ([[\"cubic\", \"bbr\"], ...]) or {{ of = [...] }}, got {value!r}"
-        )
+        raise SpecError(field_name, f'expected a list of CCA lists ([["cubic", "bbr"], ...]) or {{ of = [...] }}, got {value!r}')
     for k, p in enumerate(pairs):
         if len(p) > n_entries:
-            raise SpecError(
-                f"{field_name}.{k}", f"{p!r} has {len(p)} CCAs but the experiment has only {n_entries} [[flows]] entries"
-            )
+            raise SpecError(f"{field_name}.{k}", f"{p!r} has {len(p)} CCAs but the experiment has only {n_entries} [[flows]] entries")
     return pairs
 
 
@@ -349,6 +341,7 @@ def _set_path(raw: dict[str, Any], path: str, value: Any) -> None:
             if last:
                 node[part] = copy.deepcopy(value)
             else:
+                expand_shorthand(node, part)
                 if not isinstance(node.get(part), (dict, list)):
                     node[part] = {}
                 node = node[part]

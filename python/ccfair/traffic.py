@@ -191,7 +191,9 @@ def expand_group(group: Group, index: int, seed: int, duration_ns: int) -> list[
             break
         starts.append(int(t))
         if len(starts) > MAX_GROUP_FLOWS:
-            raise SpecError("arrival_rate", f"group {group.name!r} would start more than {MAX_GROUP_FLOWS} flows; lower the rate or the window")
+            raise SpecError(
+                "arrival_rate", f"group {group.name!r} would start more than {MAX_GROUP_FLOWS} flows; lower the rate or the window"
+            )
     n = len(starts)
     sizes = group.size.sample(rng, n)
     caps = group.rate_cap.sample(rng, n) if group.rate_cap is not None else [None] * n

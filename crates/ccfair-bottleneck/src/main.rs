@@ -122,9 +122,7 @@ struct Port {
 
 fn setopt(fd: i32, level: i32, name: i32, val: i32) -> Result<(), String> {
     // SAFETY: fd is a socket, val lives across the call.
-    let r = unsafe {
-        libc::setsockopt(fd, level, name, &val as *const i32 as *const libc::c_void, std::mem::size_of::<i32>() as u32)
-    };
+    let r = unsafe { libc::setsockopt(fd, level, name, &val as *const i32 as *const libc::c_void, std::mem::size_of::<i32>() as u32) };
     if r < 0 {
         return Err(os_err(&format!("setsockopt({level},{name})")));
     }
@@ -139,9 +137,8 @@ fn open_port(name: &str, qdisc_bypass: bool) -> Result<Port, String> {
     if ifindex == 0 {
         return Err(os_err(&format!("interface {name}")));
     }
-    let fd = unsafe {
-        libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, (ETH_P_ALL.to_be()) as i32)
-    };
+    let fd =
+        unsafe { libc::socket(libc::AF_PACKET, libc::SOCK_RAW | libc::SOCK_NONBLOCK | libc::SOCK_CLOEXEC, (ETH_P_ALL.to_be()) as i32) };
     if fd < 0 {
         return Err(os_err("socket(AF_PACKET)"));
     }
@@ -587,9 +584,8 @@ mod tests {
     }
 
     /// A well-known IPv4 header (20 bytes, TOS 0) with checksum 0xb861.
-    const HDR: [u8; 20] = [
-        0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7,
-    ];
+    const HDR: [u8; 20] =
+        [0x45, 0x00, 0x00, 0x73, 0x00, 0x00, 0x40, 0x00, 0x40, 0x11, 0xb8, 0x61, 0xc0, 0xa8, 0x00, 0x01, 0xc0, 0xa8, 0x00, 0xc7];
 
     #[test]
     fn checksum_matches_the_known_header() {
@@ -612,12 +608,15 @@ mod tests {
             sum = (sum & 0xffff) + (sum >> 16);
         }
         assert_eq!(sum, 0xffff);
-        assert_eq!(&ip[2..], &{
-            let mut h = HDR;
-            h[1] = 0x03;
-            let c = ipv4_checksum(&h);
-            h[10..12].copy_from_slice(&c.to_be_bytes());
-            h
-        }[2..]);
+        assert_eq!(
+            &ip[2..],
+            &{
+                let mut h = HDR;
+                h[1] = 0x03;
+                let c = ipv4_checksum(&h);
+                h[10..12].copy_from_slice(&c.to_be_bytes());
+                h
+            }[2..]
+        );
     }
 }

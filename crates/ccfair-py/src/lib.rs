@@ -117,10 +117,48 @@ fn ccas() -> Vec<(String, String)> {
     ccfair_sim::cc::catalogue().iter().map(|(n, s)| (n.to_string(), s.to_string())).collect()
 }
 
+/// The declared parameters of every algorithm, as JSON (`ccfair_sim::schema::json`).
+#[pyfunction]
+fn schema() -> String {
+    ccfair_sim::schema::json().to_string()
+}
+
+/// Every parameter CCA `name` (canonical or variant) runs with, given `params_json`
+/// (an object of field values in simulator units), as JSON; SimValueError((field, message)) if invalid.
+#[pyfunction]
+fn resolve_cca(name: &str, params_json: &str) -> PyResult<String> {
+    let params: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(params_json).map_err(|e| SimConfigError::new_err(format!("{e}")))?;
+    ccfair_sim::cc::resolve(name, &params)
+        .map(|m| serde_json::Value::Object(m).to_string())
+        .map_err(|e| SimValueError::new_err((e.field, e.msg)))
+}
+
+/// Every parameter queue discipline `kind` runs with, given `params_json` (field
+/// values in simulator units), as JSON; SimValueError((field, message)) if invalid.
+#[pyfunction]
+fn resolve_qdisc(kind: &str, params_json: &str) -> PyResult<String> {
+    let params: serde_json::Map<String, serde_json::Value> =
+        serde_json::from_str(params_json).map_err(|e| SimConfigError::new_err(format!("{e}")))?;
+    ccfair_sim::qdisc::resolve(kind, &params)
+        .map(|m| serde_json::Value::Object(m).to_string())
+        .map_err(|e| SimValueError::new_err((e.field, e.msg)))
+}
+
+/// Validate a serialized `RunConfig` without running it (the checks `simulate` makes first).
+#[pyfunction]
+fn validate(config_json: &str) -> PyResult<()> {
+    RunConfig::from_json(config_json).map(|_| ()).map_err(to_py_err)
+}
+
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     m.add_function(wrap_pyfunction!(ccas, m)?)?;
+    m.add_function(wrap_pyfunction!(schema, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_cca, m)?)?;
+    m.add_function(wrap_pyfunction!(resolve_qdisc, m)?)?;
+    m.add_function(wrap_pyfunction!(validate, m)?)?;
     m.add("SimConfigError", m.py().get_type::<SimConfigError>())?;
     m.add("SimValueError", m.py().get_type::<SimValueError>())?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

@@ -10,6 +10,8 @@ use crate::packet::Packet;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderStats};
 
+// Not boxed: one per flow, touched on every packet; an indirection costs more than the size.
+#[allow(clippy::large_enum_variant)]
 pub enum FlowSender {
     Tcp(Sender),
     Dccp(DccpSender),

@@ -189,7 +189,7 @@ impl Timer {
     /// Make sure a heap entry exists no later than the deadline.
     pub fn sync<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, ev: E) {
         if let Some(d) = self.deadline {
-            if self.pending.map_or(true, |p| p > d) {
+            if self.pending.is_none_or(|p| p > d) {
                 q.schedule(d.max(q.now()), ev);
                 self.pending = Some(d.max(q.now()));
             }

@@ -11,9 +11,11 @@ pub mod endpoint;
 pub mod engine;
 pub mod error;
 pub mod packet;
+pub mod params;
 pub mod qdisc;
 pub mod result;
 pub mod rng;
+pub mod schema;
 pub mod sim;
 pub mod tcp;
 

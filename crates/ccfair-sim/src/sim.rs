@@ -19,14 +19,14 @@ use std::collections::VecDeque;
 
 use crate::cc;
 use crate::config::{EcnMode, RunConfig, Transport, HEADER_BYTES};
+use crate::dccp::receiver::DccpReceiver;
+use crate::dccp::sender::{DccpSender, DccpSenderConfig};
+use crate::endpoint::{FlowReceiver, FlowSender};
 use crate::engine::{EventQueue, TimeNs, TimerPop};
 use crate::packet::{Ecn, Kind, Packet};
 use crate::qdisc::{self, DropReason, Qdisc};
 use crate::result::{FlowResult, RunResult, TraceResult};
 use crate::rng::{derive_seed, stream, stream_rng};
-use crate::dccp::receiver::DccpReceiver;
-use crate::dccp::sender::{DccpSender, DccpSenderConfig};
-use crate::endpoint::{FlowReceiver, FlowSender};
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderConfig};
 use rand::Rng;
@@ -225,35 +225,31 @@ impl Simulation {
                 receivers.push(FlowReceiver::Dccp(DccpReceiver::new(i as u32, f.mss_bytes, ch)));
                 flow_l4s.push(false);
             } else {
-            let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
-            let cca = cc::make(&f.cca, cca_seed).expect("validated CCA name");
-            let ecn = resolve_ecn(f.ecn, cca.as_ref());
-            flow_l4s.push(ecn == EcnMode::Scalable);
-            senders.push(FlowSender::Tcp(Sender::new(
-                SenderConfig {
-                    flow: i as u32,
-                    mss_bytes: f.mss_bytes,
-                    wire_bytes: f.mss_bytes + HEADER_BYTES,
-                    init_cwnd_pkts: f.init_cwnd_pkts,
-                    pacing: f.pacing,
-                    stop_ns: f.stop_ns,
-                    size_bytes: f.size_bytes,
-                    rate_cap_bps: f.rate_cap_bps,
-                    ecn,
-                    rto_min_ns: f.min_rto_ns.unwrap_or(crate::tcp::rtt::RTO_MIN_NS),
-                },
-                cca,
-            )));
-            receivers.push(FlowReceiver::Tcp(
-                Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts)
-                    .with_ecn(ecn),
-            ));
+                let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
+                let cca = cc::make_with(&f.cca, &f.cca_params, cca_seed).expect("validated CCA and params");
+                let ecn = resolve_ecn(f.ecn, cca.as_ref());
+                flow_l4s.push(ecn == EcnMode::Scalable);
+                senders.push(FlowSender::Tcp(Sender::new(
+                    SenderConfig {
+                        flow: i as u32,
+                        mss_bytes: f.mss_bytes,
+                        wire_bytes: f.mss_bytes + HEADER_BYTES,
+                        init_cwnd_pkts: f.init_cwnd_pkts,
+                        pacing: f.pacing,
+                        stop_ns: f.stop_ns,
+                        size_bytes: f.size_bytes,
+                        rate_cap_bps: f.rate_cap_bps,
+                        ecn,
+                        rto_min_ns: f.min_rto_ns.unwrap_or(crate::tcp::rtt::RTO_MIN_NS),
+                    },
+                    cca,
+                )));
+                receivers.push(FlowReceiver::Tcp(
+                    Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts).with_ecn(ecn),
+                ));
             }
-            let jitter = if f.start_jitter_ns > 0 {
-                stream_rng(cfg.seed, stream::FLOW_START + i as u64).gen_range(0..f.start_jitter_ns)
-            } else {
-                0
-            };
+            let jitter =
+                if f.start_jitter_ns > 0 { stream_rng(cfg.seed, stream::FLOW_START + i as u64).gen_range(0..f.start_jitter_ns) } else { 0 };
             starts.push(f.start_ns + jitter);
         }
         let nbins = cfg.duration_ns.div_ceil(cfg.bin_ns) as usize;
@@ -612,22 +608,10 @@ impl Simulation {
                 sojourn_pkts: self.mon.flow_sojourn_pkts[i],
             });
         }
-        let (sojourn_bin, sojourn_count): (Vec<u32>, Vec<u64>) = self
-            .mon
-            .sojourn_hist
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (i as u32, c))
-            .unzip();
-        let (sojourn_l4s_bin, sojourn_l4s_count): (Vec<u32>, Vec<u64>) = self
-            .mon
-            .sojourn_hist_l4s
-            .iter()
-            .enumerate()
-            .filter(|(_, &c)| c > 0)
-            .map(|(i, &c)| (i as u32, c))
-            .unzip();
+        let (sojourn_bin, sojourn_count): (Vec<u32>, Vec<u64>) =
+            self.mon.sojourn_hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i as u32, c)).unzip();
+        let (sojourn_l4s_bin, sojourn_l4s_count): (Vec<u32>, Vec<u64>) =
+            self.mon.sojourn_hist_l4s.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i as u32, c)).unzip();
         RunResult {
             duration_ns: self.duration_ns,
             bin_ns: self.mon.bin_ns,
@@ -767,7 +751,8 @@ mod tests {
             b.start_jitter_ns = 100_000_000;
             cfg(vec![a, b], 10, seed)
         };
-        let key = |r: &RunResult| (r.flows.iter().map(|f| f.delivered_bytes.clone()).collect::<Vec<_>>(), r.events, r.queue_packets.clone());
+        let key =
+            |r: &RunResult| (r.flows.iter().map(|f| f.delivered_bytes.clone()).collect::<Vec<_>>(), r.events, r.queue_packets.clone());
         assert_eq!(key(&run(&mk(5))), key(&run(&mk(5))));
         assert_ne!(key(&run(&mk(5))), key(&run(&mk(6))));
     }

@@ -48,7 +48,12 @@ fn ccid2_alone_fills_the_link_and_every_datagram_is_delivered_dropped_or_in_flig
     let unaccounted = f.sent_packets - delivered_pkts - f.drops;
     assert!(f.sent_packets >= delivered_pkts + f.drops);
     assert!(unaccounted <= 2 * (42 + 42), "{unaccounted} packets neither delivered nor dropped");
-    assert!(f.drops > 0 && f.losses_detected + unaccounted >= f.drops, "every drop is detected (losses {}, drops {})", f.losses_detected, f.drops);
+    assert!(
+        f.drops > 0 && f.losses_detected + unaccounted >= f.drops,
+        "every drop is detected (losses {}, drops {})",
+        f.losses_detected,
+        f.drops
+    );
     // Utilization over 15-30 s (payload bytes / link capacity).
     let bytes: u64 = f.delivered_bytes[150..300].iter().sum();
     let util = bytes as f64 * 8.0 / 15.0 / 10e6 * (1500.0 / 1448.0);

@@ -1,7 +1,7 @@
 //! End-to-end ECN / L4S behaviour: classic ECN through a marking AQM, DCTCP
 //! behind a step marker, and DualPI2 with a Classic and an L4S flow.
 
-use ccfair_sim::config::{BottleneckConfig, EcnMode, FlowConfig, QdiscConfig, RunConfig};
+use ccfair_sim::config::{BottleneckConfig, DualPi2Config, EcnMode, FlowConfig, Pi2Config, QdiscConfig, RunConfig};
 use ccfair_sim::result::RunResult;
 
 const MS: u64 = 1_000_000;
@@ -14,7 +14,7 @@ fn flow(name: &str, cca: &str, rtt_ms: u64, ecn: Option<EcnMode>) -> FlowConfig 
 }
 
 fn dualpi2(limit: u64, step_thresh_ns: u64, alpha_hz: f64, beta_hz: f64) -> QdiscConfig {
-    QdiscConfig::DualPi2 {
+    QdiscConfig::DualPi2(DualPi2Config {
         limit_packets: limit,
         target_ns: 15 * MS,
         tupdate_ns: 16 * MS,
@@ -25,7 +25,7 @@ fn dualpi2(limit: u64, step_thresh_ns: u64, alpha_hz: f64, beta_hz: f64) -> Qdis
         ramp_range_ns: 0,
         tshift_ns: 40 * MS,
         drop_overload: true,
-    }
+    })
 }
 
 fn run(rate_bps: u64, qdisc: QdiscConfig, flows: Vec<FlowConfig>, duration_s: u64, window_s: (u64, u64)) -> RunResult {
@@ -69,7 +69,16 @@ fn percentile_ns(bins: &[u32], counts: &[u64], bin_ns: u64, pct: f64) -> u64 {
 fn classic_ecn_cubic_gets_marks_not_drops() {
     // CUBIC with RFC 3168 ECN through PI2 at 10 Mbit/s, 50 ms; the buffer is
     // large, so the only congestion signal is the AQM's.
-    let q_again = || QdiscConfig::Pi2 { limit_packets: 2000, target_ns: 15 * MS, tupdate_ns: 16 * MS, alpha_hz: 0.16, beta_hz: 3.2, coupling: 2.0 };
+    let q_again = || {
+        QdiscConfig::Pi2(Pi2Config {
+            limit_packets: 2000,
+            target_ns: 15 * MS,
+            tupdate_ns: 16 * MS,
+            alpha_hz: 0.16,
+            beta_hz: 3.2,
+            coupling: 2.0,
+        })
+    };
     let r = run(10_000_000, q_again(), vec![flow("A", "cubic", 50, Some(EcnMode::Classic))], 30, (10, 30));
     let f = &r.flows[0];
     assert_eq!(f.ecn, "classic");
@@ -110,7 +119,7 @@ fn dualpi2_couples_classic_cubic_and_l4s_prague() {
     let win = (10, 30);
     let r = run(
         100_000_000,
-        dualpi2(10_000, 1 * MS, 0.16, 3.2),
+        dualpi2(10_000, MS, 0.16, 3.2),
         vec![flow("classic", "cubic", 20, None), flow("l4s", "prague", 20, None)],
         30,
         win,
@@ -134,10 +143,8 @@ fn step_favours_dctcp_over_scalable_ecn_bbr2() {
     // BBRv2 bandwidth probe sees a round with >= 50 % CE and cuts inflight_hi
     // (bbr2_is_inflight_too_high over the rate sample's interval), then waits
     // for the next probe; DCTCP only trims cwnd by alpha/2 per window.
-    let q: QdiscConfig = serde_json::from_str(
-        r#"{"kind":"step","limit_bytes":62500000,"limit_packets":null,"threshold_bytes":312500}"#,
-    )
-    .unwrap();
+    let q: QdiscConfig =
+        serde_json::from_str(r#"{"kind":"step","limit_bytes":62500000,"limit_packets":null,"threshold_bytes":312500}"#).unwrap();
     let mut flows = vec![];
     for i in 0..10 {
         let mut f = flow(&format!("f{i}"), if i < 5 { "bbr2" } else { "dctcp" }, 5, Some(EcnMode::Scalable));

@@ -24,10 +24,7 @@ fn cfg(flows: Vec<FlowConfig>) -> RunConfig {
         bottleneck: BottleneckConfig {
             rate_bps: 10_000_000,
             delay_ns: 0,
-            qdisc: QdiscConfig::Droptail {
-                limit_packets: Some(42),
-                limit_bytes: None,
-            },
+            qdisc: QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None },
         },
         flows,
     }
@@ -35,10 +32,7 @@ fn cfg(flows: Vec<FlowConfig>) -> RunConfig {
 
 /// Payload bytes per flow in 10-45 s (bins of 100 ms).
 fn window_bytes(r: &ccfair_sim::result::RunResult) -> Vec<u64> {
-    r.flows
-        .iter()
-        .map(|f| f.delivered_bytes[100..450].iter().sum())
-        .collect()
+    r.flows.iter().map(|f| f.delivered_bytes[100..450].iter().sum()).collect()
 }
 
 #[test]

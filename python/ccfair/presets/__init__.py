@@ -42,7 +42,9 @@ def _argparse_command(name: str, help_text: str) -> None:
             raise typer.Exit(code)
 
 
-_argparse_command("s2", "S2: BBR vs CUBIC A/B on client / PoP-to-PoP / intra-PoP traffic with random loss, drop-tail and fq_codel (options: --help).")
+_argparse_command(
+    "s2", "S2: BBR vs CUBIC A/B on client / PoP-to-PoP / intra-PoP traffic with random loss, drop-tail and fq_codel (options: --help)."
+)
 _argparse_command("s4", "S4: pair-wise J, J(t), NRU vs CCID2 and the 14-flow, 14-CCA simulation (options: --help).")
 
 

@@ -13,8 +13,8 @@ adds e.g. 8), queue discipline {drop-tail, CoDel, FQ_CoDel}.
 Three scenarios, as S0's Figure 1:
 
 - ``lab``: S0's lab CCAs against each other (CUBIC, BBR, CUBIC with pacing);
-- ``lab-cp``: a lab flow (CUBIC, BBR) against a local "CP-like" sender, i.e. a
-  built-in sender profile (python/ccfair/profiles.py: ``cdn-iw16``, ``cdn-iw32``
+- ``lab-cp``: a lab flow (CUBIC, BBR) against a local "CP-like" service: an
+  HTTP/2 download from a server whose stack is a built-in sender profile (python/ccfair/profiles.py: ``cdn-iw16``, ``cdn-iw32``
   for S0's two Akamai configurations, ``cp-bbr`` for the CPs that announced BBR);
 - ``cp-cp``: CP-like against CP-like.
 
@@ -141,7 +141,10 @@ def _flow(entry: str) -> dict[str, Any]:
     """A lab CCA (``cca``) or a built-in CP-like profile (``profile``) as flow keys."""
     if entry not in profiles.BUILTIN:
         return {"cca": entry}
-    return {"profile": entry} | ({} if "cca" in profiles.BUILTIN[entry] else {"cca": DEFAULT_CP_CCA})
+    # a local CP-like service: an HTTP/2 download (S0 used h2load) from a server with the profile's stack;
+    # the simulator runs it as that server's TCP download
+    cca = {} if "cca" in profiles.BUILTIN[entry] else {"cca": DEFAULT_CP_CCA}
+    return {"profile": entry, "kind": "http", "http": "2"} | cca
 
 
 def _setting(p: Point) -> dict[str, Any]:

@@ -275,11 +275,21 @@ def register(app: typer.Typer) -> None:
     def s1_command(
         queue: Annotated[list[str], typer.Option("--queue", help="small | medium | large | all (repeatable)")] = ["all"],  # noqa: B006
         bounded: Annotated[bool, typer.Option("--bounded", help="S1 scenario 2: some flows rate-capped at U(0.01, 1) Mbit/s")] = False,
-        feedback: Annotated[list[str], typer.Option("--feedback", help="on (= s1) | s1 | s1-relative | improved | allocate | off | all (repeatable)")] = ["all"],  # noqa: B006
+        feedback: Annotated[
+            list[str], typer.Option("--feedback", help="on (= s1) | s1 | s1-relative | improved | allocate | off | all (repeatable)")
+        ] = ["all"],  # noqa: B006
         seed: Annotated[int, typer.Option("--seed", help="first seed")] = 1,
-        seeds: Annotated[int, typer.Option("--seeds", help="number of seeds (seed, seed+1, ...); the table shows the mean and the range")] = 1,
+        seeds: Annotated[
+            int, typer.Option("--seeds", help="number of seeds (seed, seed+1, ...); the table shows the mean and the range")
+        ] = 1,
         json_out: Annotated[bool, typer.Option("--json", help="print one JSON object per run instead of the table")] = False,
-        tcp: Annotated[str, typer.Option("--tcp", help="sender TCP defaults: ns3 (S1's simulator: 536-byte segments, initial window 1) | linux (MSS 1448, initial window 10)")] = "ns3",
+        tcp: Annotated[
+            str,
+            typer.Option(
+                "--tcp",
+                help="sender TCP defaults: ns3 (S1's simulator: 536-byte segments, initial window 1) | linux (MSS 1448, initial window 10)",
+            ),
+        ] = "ns3",
     ) -> None:
         """S1: J_measure, J_real, accuracy and J with feedback, next to the published values."""
         import json
@@ -309,7 +319,17 @@ def register(app: typer.Typer) -> None:
             "S1's quantities: J_measure, J_real, accuracy (min/max of the two). ccfair's additions: J_flow and its accuracy vs J_real.",
             title_justify="left",
         )
-        for col in ("queue", "feedback", "J_measure (S1)", "J_real (S1)", "accuracy (S1)", "J_flow (ccfair)", "acc. J_flow (ccfair)", "completed", "wall s / run"):
+        for col in (
+            "queue",
+            "feedback",
+            "J_measure (S1)",
+            "J_real (S1)",
+            "accuracy (S1)",
+            "J_flow (ccfair)",
+            "acc. J_flow (ccfair)",
+            "completed",
+            "wall s / run",
+        ):
             table.add_column(col)
         for q in queues:
             qi = list(QUEUES).index(q)
@@ -325,6 +345,7 @@ def register(app: typer.Typer) -> None:
                     if len(xs) == 1:
                         return f"{xs[0]:.3f}"
                     return f"{sum(xs) / len(xs):.3f} ({min(xs):.3f}-{max(xs):.3f})"
+
                 if fb == "off":
                     pm, pr = f" [{pub['j_measure'][qi]:.3f}]", f" [{pub['j_real'][qi]:.3f}]"
                     pa = f" [{pub['accuracy'][qi]:.3f}]" if "accuracy" in pub else ""
@@ -383,8 +404,13 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Any]:
     from ccfair.claims import Outcome, verdict
 
     qs = list(QUEUES)
-    m = lambda key, b=False, fb="off": [_mean_of(results, key, q, b, fb) for q in qs]
-    fmt = lambda xs: " / ".join(f"{x:.3f}" for x in xs)
+
+    def m(key: str, b: bool = False, fb: str = "off") -> list[float]:
+        return [_mean_of(results, key, q, b, fb) for q in qs]
+
+    def fmt(xs: list[float]) -> str:
+        return " / ".join(f"{x:.3f}" for x in xs)
+
     nseeds = len({r["seed"] for r in results})
     acc, jm, jr = m("accuracy"), m("j_measure"), m("j_real")
     pub = PUBLISHED["unbounded"]
@@ -399,22 +425,30 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Any]:
     out["S1.j-falls"] = Outcome(
         f"J_real {fmt(jr)}, J_measure {fmt(jm)}",
         verdict(falls and close),
-        "" if falls and close else ("not monotone; " if not falls else "") + ("J_real of the large queue stays higher than S1's" if not close else ""),
+        ""
+        if falls and close
+        else ("not monotone; " if not falls else "") + ("J_real of the large queue stays higher than S1's" if not close else ""),
     )
     jf = m("j_real", False, "s1")
     out["S1.feedback"] = Outcome(
-        f"J_real with S1's feedback {fmt(jf)}", verdict(all(x > 0.99 for x in jf)),
+        f"J_real with S1's feedback {fmt(jf)}",
+        verdict(all(x > 0.99 for x in jf)),
         "" if all(x > 0.99 for x in jf) else "S1's drop/priority rule on a 0.5 s window index; docs/in-network.md",
     )
     b_off, b_fb = m("j_real", True, "off"), m("j_real", True, "s1")
     ok = all(f >= o for f, o in zip(b_fb, b_off))
-    out["S1.bounded"] = Outcome("J_real without / with S1's feedback: " + ", ".join(f"{o:.3f} / {f:.3f}" for o, f in zip(b_off, b_fb)), verdict(ok))
+    out["S1.bounded"] = Outcome(
+        "J_real without / with S1's feedback: " + ", ".join(f"{o:.3f} / {f:.3f}" for o, f in zip(b_off, b_fb)), verdict(ok)
+    )
     return out
 
 
 def tables(results: list[dict[str, Any]]) -> str:
     """Means over seeds per setting; S1's quantities (J_measure, J_real, accuracy) and ccfair's addition (J_flow)."""
-    lines = ["| flows | queue | feedback | J_measure (S1) | J_real (S1) | accuracy (S1) | J_flow (ccfair) | published J_measure / J_real / accuracy or J with feedback |", "|---|---|---|---|---|---|---|---|"]
+    lines = [
+        "| flows | queue | feedback | J_measure (S1) | J_real (S1) | accuracy (S1) | J_flow (ccfair) | published J_measure / J_real / accuracy or J with feedback |",
+        "|---|---|---|---|---|---|---|---|",
+    ]
     for b in (False, True):
         scen = "bounded" if b else "unbounded"
         pub = PUBLISHED[scen]

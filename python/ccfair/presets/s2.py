@@ -94,7 +94,17 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     flows = []
     for name, size, fct, rtx, sent in zip(fl["name"], fl["size_bytes"], fl["fct_s"], fl["retransmissions"], fl["sent_packets"]):
         cls, kind, loss = str(name).split(".")[0].split("-", 2)
-        flows.append({"cls": cls, "kind": kind, "loss": int(loss[:-3]) / 1e6, "size": int(size), "fct": None if math.isnan(fct) else float(fct), "rtx": int(rtx), "sent": int(sent)})
+        flows.append(
+            {
+                "cls": cls,
+                "kind": kind,
+                "loss": int(loss[:-3]) / 1e6,
+                "size": int(size),
+                "fct": None if math.isnan(fct) else float(fct),
+                "rtx": int(rtx),
+                "sent": int(sent),
+            }
+        )
     return {"task": task, "flows": flows, "wall_s": time.perf_counter() - t0}
 
 
@@ -171,7 +181,9 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Outcome]:
     out["S2.low-rtt-halved"] = Outcome(
         f"PoP-to-PoP + intra-PoP 3 MB throughput BBR/CUBIC x{lo:.2f} (PoP {pop:.2f}, intra {intra:.2f}; fq_codel x{lof:.2f})",
         verdict(lo <= 0.75),
-        "" if lo <= 0.75 else "in this single-bottleneck mix BBR's low-RTT flows are not squeezed by the 50 ms BBR flows (reason not isolated)",
+        ""
+        if lo <= 0.75
+        else "in this single-bottleneck mix BBR's low-RTT flows are not squeezed by the 50 ms BBR flows (reason not isolated)",
     )
     losses = CLASSES["client"][1]
     rs = [ratio("droptail", ("client",), loss) for loss in losses]
@@ -200,7 +212,12 @@ def figures(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     for q in QDISCS:
         fig, axes = plt.subplots(1, 2, figsize=(10, 3.6))
         for ax, cls in zip(axes, ("client", "pop")):
-            rows = [{"class": c.upper() if c == "bbr" else "CUBIC", "fct_s": f["fct"]} for c in CCAS for f in _sel(results, c, q, cls=cls, kind="3MB") if f["fct"]]
+            rows = [
+                {"class": c.upper() if c == "bbr" else "CUBIC", "fct_s": f["fct"]}
+                for c in CCAS
+                for f in _sel(results, c, q, cls=cls, kind="3MB")
+                if f["fct"]
+            ]
             if rows:
                 plots.fct_cdf(pd.DataFrame(rows), ax=ax, title=f"{cls} 3 MB objects ({q})")
         fig.tight_layout()
@@ -223,7 +240,9 @@ def tables(results: list[dict[str, Any]]) -> str:
     for q in QDISCS:
         for cls in CLASSES:
             c, b = tputs_3mb(results, "cubic", q, (cls,)), tputs_3mb(results, "bbr", q, (cls,))
-            lines.append(f"| {q} | {cls} | {_mean(c) / 1e6:.1f} / {_pct(c, 5) / 1e6:.2f} | {_mean(b) / 1e6:.1f} / {_pct(b, 5) / 1e6:.2f} | {_mean(b) / _mean(c):.2f} |")
+            lines.append(
+                f"| {q} | {cls} | {_mean(c) / 1e6:.1f} / {_pct(c, 5) / 1e6:.2f} | {_mean(b) / 1e6:.1f} / {_pct(b, 5) / 1e6:.2f} | {_mean(b) / _mean(c):.2f} |"
+            )
     for q in QDISCS:
         for c in CCAS:
             done, n = completion(results, c, q)
@@ -247,7 +266,16 @@ def main(argv: list[str] | None = None) -> int:
     claims = reproduce_claims(results)
     wall = time.perf_counter() - t0
     if a.json:
-        print(json.dumps({"study": "S2", "claims": {k: {"figure": o.figure, "verdict": o.verdict, "note": o.note} for k, o in claims.items()}, "runs": len(results), "wall_s": round(wall, 1)}))
+        print(
+            json.dumps(
+                {
+                    "study": "S2",
+                    "claims": {k: {"figure": o.figure, "verdict": o.verdict, "note": o.note} for k, o in claims.items()},
+                    "runs": len(results),
+                    "wall_s": round(wall, 1),
+                }
+            )
+        )
         return 0
     print(tables(results))
     print("\nClaims (ccfair.claims):")

@@ -51,8 +51,17 @@ CLASSES = ("bbr2", "dctcp")
 
 
 def spec_dict(
-    qdisc: str, n: int, k: float, rtt_ms: float, *, rate: str = "1Gbit", duration: str = "10s", window_start: str = "3s", seed: int = 1,
-    csaqm_drop_above: float | None = None, csaqm_controller: str | None = None,
+    qdisc: str,
+    n: int,
+    k: float,
+    rtt_ms: float,
+    *,
+    rate: str = "1Gbit",
+    duration: str = "10s",
+    window_start: str = "3s",
+    seed: int = 1,
+    csaqm_drop_above: float | None = None,
+    csaqm_controller: str | None = None,
 ) -> dict[str, Any]:
     """The experiment of one grid point as an experiment-file dict."""
     if n < 2 or n % 2:
@@ -110,15 +119,31 @@ class Row:
 
 
 def run_point(
-    qdisc: str, n: int, k: float, rtt_ms: float, rate: str, duration: str, window_start: str, seed: int, csaqm_drop_above: float | None = None,
+    qdisc: str,
+    n: int,
+    k: float,
+    rtt_ms: float,
+    rate: str,
+    duration: str,
+    window_start: str,
+    seed: int,
+    csaqm_drop_above: float | None = None,
     csaqm_controller: str | None = None,
 ) -> Row:
     """Run one grid point and compute S3's metrics."""
     from ccfair.api import run
 
     d = spec_dict(
-        qdisc, n, k, rtt_ms, rate=rate, duration=duration, window_start=window_start, seed=seed,
-        csaqm_drop_above=csaqm_drop_above, csaqm_controller=csaqm_controller,
+        qdisc,
+        n,
+        k,
+        rtt_ms,
+        rate=rate,
+        duration=duration,
+        window_start=window_start,
+        seed=seed,
+        csaqm_drop_above=csaqm_drop_above,
+        csaqm_controller=csaqm_controller,
     )
     spec = Spec.from_dict(d)
     t0 = time.perf_counter()
@@ -136,16 +161,30 @@ def run_point(
     target_ms = k * rtt_ms
     rel_t = (lambda x: x / target_ms) if qdisc != "droptail" else (lambda x: math.nan)
     return Row(
-        qdisc, n, k if qdisc != "droptail" else math.nan, rtt_ms, seed,
-        float(rel.get("bbr2", math.nan)), float(rel.get("dctcp", math.nan)),
-        float(res.summary["utilization"]), dmean, dmax, rel_t(dmean), rel_t(dmax),
-        float(marks.get("bbr2", 0.0)), float(marks.get("dctcp", 0.0)),
-        float(drops.get("bbr2", 0.0)), float(drops.get("dctcp", 0.0)),
-        float(metrics.jain(fl["bytes"].astype(float))), wall,
+        qdisc,
+        n,
+        k if qdisc != "droptail" else math.nan,
+        rtt_ms,
+        seed,
+        float(rel.get("bbr2", math.nan)),
+        float(rel.get("dctcp", math.nan)),
+        float(res.summary["utilization"]),
+        dmean,
+        dmax,
+        rel_t(dmean),
+        rel_t(dmax),
+        float(marks.get("bbr2", 0.0)),
+        float(marks.get("dctcp", 0.0)),
+        float(drops.get("bbr2", 0.0)),
+        float(drops.get("dctcp", 0.0)),
+        float(metrics.jain(fl["bytes"].astype(float))),
+        wall,
     )
 
 
-def grid(qdiscs: list[str], ns: list[int], ks: list[float], rtts: list[float], seeds: list[int]) -> list[tuple[str, int, float, float, int]]:
+def grid(
+    qdiscs: list[str], ns: list[int], ks: list[float], rtts: list[float], seeds: list[int]
+) -> list[tuple[str, int, float, float, int]]:
     pts = []
     for rtt in rtts:
         for n in ns:
@@ -209,8 +248,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--duration", default="10s")
     ap.add_argument("--window-start", default="3s")
     ap.add_argument("--seeds", default="1", help="seeds, e.g. 1,2")
-    ap.add_argument("--csaqm-drop-above", type=float, default=None, help="CSAQM overload variant (not in S3): drop below-CTV packets above this multiple of the target")
-    ap.add_argument("--csaqm-controller", choices=("pi", "load"), default=None, help="CSAQM CTV controller (default pi; docs/in-network.md)")
+    ap.add_argument(
+        "--csaqm-drop-above",
+        type=float,
+        default=None,
+        help="CSAQM overload variant (not in S3): drop below-CTV packets above this multiple of the target",
+    )
+    ap.add_argument(
+        "--csaqm-controller", choices=("pi", "load"), default=None, help="CSAQM CTV controller (default pi; docs/in-network.md)"
+    )
     ap.add_argument("--jobs", type=int, default=1, help="parallel processes")
     ap.add_argument("--out", default=None, help="also write the rows as CSV")
     ap.add_argument("--plot", default=None, metavar="PREFIX", help="write PREFIX-n{N}-rtt{RTT}.png: relative throughput vs K per AQM")
@@ -321,7 +367,10 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
         res = run(Spec.from_dict(d))
         return {"task": task, "utilization": float(res.summary["utilization"])}
     d = spec_dict(task["qdisc"], 2, task["k"], 5, duration="10s", window_start="3s")
-    d["flows"] = [{"name": name, "cca": cca, "rtt": f"{rtt}ms", "start_jitter": "1s", "count": n, **({"ecn": "scalable"} if cca == "bbr2" else {})} for name, cca, rtt, n in MULTI_RTT]
+    d["flows"] = [
+        {"name": name, "cca": cca, "rtt": f"{rtt}ms", "start_jitter": "1s", "count": n, **({"ecn": "scalable"} if cca == "bbr2" else {})}
+        for name, cca, rtt, n in MULTI_RTT
+    ]
     res = run(Spec.from_dict(d))
     fl = res.flows.assign(cls=res.flows["name"].str.replace(r"[.#\-_]?\d+$", "", regex=True))
     n_total = sum(m[3] for m in MULTI_RTT)
@@ -338,25 +387,40 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Any]:
     mono = [r for r in results if r["task"]["kind"] == "mono"]
     u = mono[0]["utilization"] if mono else math.nan
     out["S3.dctcp-util"] = Outcome(
-        f"utilization {u:.3f} (2 DCTCP, STEP, K = 0.17, RTT 5 ms)", verdict(u < 0.60),
-        "" if u < 0.60 else "the simulated DCTCP keeps the link busy at a 0.85 ms step; S3's testbed shows under-utilization (cause not isolated)",
+        f"utilization {u:.3f} (2 DCTCP, STEP, K = 0.17, RTT 5 ms)",
+        verdict(u < 0.60),
+        ""
+        if u < 0.60
+        else "the simulated DCTCP keeps the link busy at a 0.85 ms step; S3's testbed shows under-utilization (cause not isolated)",
     )
     mix = [r for r in results if r["task"]["kind"] == "mix"]
     for cid, q, who in (("S3.step-dctcp", "step", "dctcp"), ("S3.pi2-bbr2", "pi2", "bbr2")):
         rs = [r for r in mix if r["qdisc"] == q]
         wins = sum((r["rel_dctcp"] > r["rel_bbr2"]) == (who == "dctcp") for r in rs)
-        out[cid] = Outcome(f"{'DCTCP' if who == 'dctcp' else 'BBRv2'} ahead in {wins} of {len(rs)} {q.upper()} points", verdict(wins * 2 > len(rs)))
+        out[cid] = Outcome(
+            f"{'DCTCP' if who == 'dctcp' else 'BBRv2'} ahead in {wins} of {len(rs)} {q.upper()} points", verdict(wins * 2 > len(rs))
+        )
     by = {(r["qdisc"], r["n"], r["k"], r["rtt_ms"]): r for r in mix}
     pts = [k[1:] for k in by if k[0] == "csaqm"]
-    wins = sum(by[("csaqm", *p)]["jfi"] > max(by[("step", *p)]["jfi"], by[("pi2", *p)]["jfi"]) for p in pts if ("step", *p) in by and ("pi2", *p) in by)
+    wins = sum(
+        by[("csaqm", *p)]["jfi"] > max(by[("step", *p)]["jfi"], by[("pi2", *p)]["jfi"])
+        for p in pts
+        if ("step", *p) in by and ("pi2", *p) in by
+    )
     out["S3.csaqm"] = Outcome(f"CSAQM JFI above STEP's and PI2's in {wins} of {len(pts)} points", verdict(wins * 2 > len(pts)))
     mr = {r["task"]["qdisc"]: r["rel"] for r in results if r["task"]["kind"] == "multirtt"}
     if {"step", "pi2"} <= set(mr):
         ok = all(mr[q]["dctcp-5"] > mr[q]["dctcp-50"] for q in ("step", "pi2")) and mr["pi2"]["bbr2-50"] > mr["pi2"]["bbr2-5"]
         fig = "; ".join(f"{q.upper()}: " + ", ".join(f"{k} {v:.2f}" for k, v in rel.items()) for q, rel in mr.items())
-        notes = [f"{q.upper()}: DCTCP-5 {mr[q]['dctcp-5']:.2f} <= DCTCP-50 {mr[q]['dctcp-50']:.2f}" for q in ("step", "pi2") if mr[q]["dctcp-5"] <= mr[q]["dctcp-50"]]
+        notes = [
+            f"{q.upper()}: DCTCP-5 {mr[q]['dctcp-5']:.2f} <= DCTCP-50 {mr[q]['dctcp-50']:.2f}"
+            for q in ("step", "pi2")
+            if mr[q]["dctcp-5"] <= mr[q]["dctcp-50"]
+        ]
         if mr["pi2"]["bbr2-50"] <= mr["pi2"]["bbr2-5"]:
-            notes.append(f"PI2: BBRv2-50 {mr['pi2']['bbr2-50']:.2f} <= BBRv2-5 {mr['pi2']['bbr2-5']:.2f} (S3: PI2 gives BBR-50 an unfairly high share)")
+            notes.append(
+                f"PI2: BBRv2-50 {mr['pi2']['bbr2-50']:.2f} <= BBRv2-5 {mr['pi2']['bbr2-5']:.2f} (S3: PI2 gives BBR-50 an unfairly high share)"
+            )
         out["S3.multi-rtt"] = Outcome("relative throughput " + fig, verdict(ok), "; ".join(notes))
     return out
 
@@ -379,8 +443,15 @@ def figures(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
         rows = []
         for r in mix:
             if r["n"] == n and r["rtt_ms"] == 5:
-                rows += [{"k": r["k"], "qdisc": r["qdisc"], "class": "BBRv2", "relative_throughput": r["rel_bbr2"]},
-                         {"k": r["k"], "qdisc": r["qdisc"], "class": "DCTCP", "relative_throughput": r["rel_dctcp"]}]
+                rows += [
+                    {"k": r["k"], "qdisc": r["qdisc"], "class": "BBRv2", "relative_throughput": r["rel_bbr2"]},
+                    {"k": r["k"], "qdisc": r["qdisc"], "class": "DCTCP", "relative_throughput": r["rel_dctcp"]},
+                ]
         if rows:
-            figs.append((f"S3: relative throughput vs K, N = {n}, RTT 5 ms, 1 Gbit/s", plots.relative_throughput_vs(pd.DataFrame(rows), "k", group_col="qdisc", logx=True, xlabel="K (target = K x RTT)")))
+            figs.append(
+                (
+                    f"S3: relative throughput vs K, N = {n}, RTT 5 ms, 1 Gbit/s",
+                    plots.relative_throughput_vs(pd.DataFrame(rows), "k", group_col="qdisc", logx=True, xlabel="K (target = K x RTT)"),
+                )
+            )
     return figs

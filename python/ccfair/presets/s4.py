@@ -56,10 +56,18 @@ SEEDS = 5
 #: Published (S4): Table III (J, same CCA), Table V (J, CCID2 first), Table IX
 #: (J, TCP first; only the rows the text keeps), Tables VII/VIII (14 flows).
 PUB_SELF_J = {
-    "reno": (0.93, 0.94, 0.93, 0.93), "bic": (0.91, 0.91, 0.89, 0.92), "cubic": (0.90, 0.90, 0.90, 0.90),
-    "ctcp": (0.97, 0.95, 0.93, 0.90), "ccid2": (0.96, 0.95, 0.97, 0.91),
+    "reno": (0.93, 0.94, 0.93, 0.93),
+    "bic": (0.91, 0.91, 0.89, 0.92),
+    "cubic": (0.90, 0.90, 0.90, 0.90),
+    "ctcp": (0.97, 0.95, 0.93, 0.90),
+    "ccid2": (0.96, 0.95, 0.97, 0.91),
 }
-PUB_CCID2_FIRST_J = {"reno": (0.94, 0.96, 0.94, 0.91), "bic": (0.94, 0.80, 0.67, 0.78), "cubic": (0.94, 0.80, 0.69, 0.85), "ctcp": (0.93, 0.85, 0.69, 0.85)}
+PUB_CCID2_FIRST_J = {
+    "reno": (0.94, 0.96, 0.94, 0.91),
+    "bic": (0.94, 0.80, 0.67, 0.78),
+    "cubic": (0.94, 0.80, 0.69, 0.85),
+    "ctcp": (0.93, 0.85, 0.69, 0.85),
+}
 PUB_TCP_FIRST_J = {"bic": (0.92, 0.93, 0.85, 0.53), "cubic": (0.93, 0.93, 0.83, 0.60)}
 PUB_14_J = dict(zip(RTTS_14, (0.51, 0.30, 0.25, 0.24, 0.22, 0.20, 0.20, 0.19)))
 PUB_14_UN = dict(zip(RTTS_14, (-10.51, -11.70, -12.28, -12.97, -15.57, -16.98, -17.74, -18.47)))
@@ -237,8 +245,11 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Outcome]:
         oks.append(all(x < js[0] and x <= 0.85 for x in js[1:]))
         mins100 += int(min(range(4), key=lambda i: js[i]) == 2)
     out["S4.ccid2-highspeed"] = Outcome(
-        "; ".join(figs) + f" (25/50/100/200 ms); minimum at 100 ms for {mins100} of 3", verdict(all(oks) and mins100 >= 2),
-        "" if all(oks) and mins100 >= 2 else "the simulated Compound stays fair to CCID2 at every RTT and BIC/CUBIC fall further at 200 ms "
+        "; ".join(figs) + f" (25/50/100/200 ms); minimum at 100 ms for {mins100} of 3",
+        verdict(all(oks) and mins100 >= 2),
+        ""
+        if all(oks) and mins100 >= 2
+        else "the simulated Compound stays fair to CCID2 at every RTT and BIC/CUBIC fall further at 200 ms "
         "instead of recovering (S4's 200 ms recovery is attributed to CCID2's larger window; reason not isolated here)",
     )
     diffs = {(t, rtt): pair_j(results, "ccid2", t, rtt) - pair_j(results, t, "ccid2", rtt) for t in TCPS for rtt in RTTS_MS}
@@ -249,7 +260,10 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Outcome]:
     cases = {t: pair_nru(results, "ccid2", t, 100) for t in ("bic", "cubic", "ctcp")}
     ok = all(c["case"] == "B" and c["U_n"][0] < 0 for c in cases.values())
     out["S4.nru-case"] = Outcome(
-        "; ".join(f"{LABEL[t]}: case {c['case']}, U_n(CCID2) {c['U_n'][0]:+.1f} dB, U_n({LABEL[t]}) {c['U_n'][1]:+.1f} dB" for t, c in cases.items()),
+        "; ".join(
+            f"{LABEL[t]}: case {c['case']}, U_n(CCID2) {c['U_n'][0]:+.1f} dB, U_n({LABEL[t]}) {c['U_n'][1]:+.1f} dB"
+            for t, c in cases.items()
+        ),
         verdict(ok),
         "" if ok else "not case B for: " + ", ".join(LABEL[t] for t, c in cases.items() if not (c["case"] == "B" and c["U_n"][0] < 0)),
     )
@@ -266,13 +280,17 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Outcome]:
     out["S4.14-flow"] = Outcome(
         "J " + " / ".join(f"{many[r]['j']:.2f}" for r in main4) + f" at {'/'.join(map(str, main4))} ms",
         verdict(mono and close and len(main4) == 4),
-        "" if mono and close else ("not monotone; " if not mono else "") + ("some value > 0.1 from the published one; docs/fidelity.md" if not close else ""),
+        ""
+        if mono and close
+        else ("not monotone; " if not mono else "") + ("some value > 0.1 from the published one; docs/fidelity.md" if not close else ""),
     )
     nru_rtts = [r for r in RTTS_14 if r in many and "U_N" in many[r]]
     if len(nru_rtts) >= 2:
         un = [many[r]["U_N"] for r in nru_rtts]
         ok = all(u < 0 for u in un) and many[nru_rtts[-1]]["U_N"] < many[nru_rtts[0]]["U_N"]
-        out["S4.14-flow-nru"] = Outcome("U_N " + " / ".join(f"{u:.1f}" for u in un) + f" dB at {'/'.join(map(str, nru_rtts))} ms", verdict(ok))
+        out["S4.14-flow-nru"] = Outcome(
+            "U_N " + " / ".join(f"{u:.1f}" for u in un) + f" dB at {'/'.join(map(str, nru_rtts))} ms", verdict(ok)
+        )
     else:
         out["S4.14-flow-nru"] = Outcome("-", "not run", "needs the 14 calibration runs per RTT (full mode, not --quick)")
     return out
@@ -294,7 +312,9 @@ def figures(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
         for rtt in RTTS_MS:
             n = pair_nru(results, "ccid2", t, rtt)
             for r in _pairs(results, "ccid2", t, rtt):
-                rows.append({"pair": f"CCID2 vs {LABEL[t]}", "rtt_ms": rtt, "jfi": r["j"], "U_N": n["U_N"], "U_N+": n["U_N+"], "U_N-": n["U_N-"]})
+                rows.append(
+                    {"pair": f"CCID2 vs {LABEL[t]}", "rtt_ms": rtt, "jfi": r["j"], "U_N": n["U_N"], "U_N+": n["U_N+"], "U_N-": n["U_N-"]}
+                )
     figs = [("S4: CCID2 (flow 1) vs TCP (flow 2): J and NRU vs RTT (Figures 8-12)", plots.jfi_nru_vs_rtt(pd.DataFrame(rows)))]
     many = many_results(results)
     if many:
@@ -308,12 +328,31 @@ def figures(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
 
 def tables(results: list[dict[str, Any]]) -> str:
     """The preset's tables as Markdown, published values in brackets."""
-    lines = ["Same-CCA pairs (Table III): mean J(t) [published]", "", "| CCA | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |", "|---|" + "---|" * 4]
+    lines = [
+        "Same-CCA pairs (Table III): mean J(t) [published]",
+        "",
+        "| CCA | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |",
+        "|---|" + "---|" * 4,
+    ]
     for c in CCAS:
-        lines.append(f"| {LABEL[c]} | " + " | ".join(f"{pair_j(results, c, c, r):.2f} [{PUB_SELF_J[c][i]:.2f}]" for i, r in enumerate(RTTS_MS)) + " |")
-    lines += ["", "Same-CCA pairs (Table IV): mean throughput flow 1 / flow 2, Mbit/s", "", "| CCA | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |", "|---|" + "---|" * 4]
+        lines.append(
+            f"| {LABEL[c]} | "
+            + " | ".join(f"{pair_j(results, c, c, r):.2f} [{PUB_SELF_J[c][i]:.2f}]" for i, r in enumerate(RTTS_MS))
+            + " |"
+        )
+    lines += [
+        "",
+        "Same-CCA pairs (Table IV): mean throughput flow 1 / flow 2, Mbit/s",
+        "",
+        "| CCA | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |",
+        "|---|" + "---|" * 4,
+    ]
     for c in CCAS:
-        lines.append(f"| {LABEL[c]} | " + " | ".join("{:.0f} / {:.0f}".format(*(x / 1e6 for x in pair_tput(results, c, c, r))) for r in RTTS_MS) + " |")
+        lines.append(
+            f"| {LABEL[c]} | "
+            + " | ".join("{:.0f} / {:.0f}".format(*(x / 1e6 for x in pair_tput(results, c, c, r))) for r in RTTS_MS)
+            + " |"
+        )
     lines += ["", "CCID2 first (Table V): J [published]; throughput CCID2 / TCP Mbit/s (Table VI); NRU <U_N-, U_N, U_N+> dB, case", ""]
     lines += ["| TCP | RTT ms | J | tput | NRU | case |", "|---|---|---|---|---|---|"]
     for t in TCPS:
@@ -324,10 +363,20 @@ def tables(results: list[dict[str, Any]]) -> str:
                 f"| {LABEL[t]} | {r} | {pair_j(results, 'ccid2', t, r):.2f} [{PUB_CCID2_FIRST_J[t][i]:.2f}] | {tp[0] / 1e6:.0f} / {tp[1] / 1e6:.0f} "
                 f"| <{n['U_N-']:.1f}, {n['U_N']:.1f}, {n['U_N+']:.1f}> | {n['case']} |"
             )
-    lines += ["", "TCP first (Table IX): J [published where S4 prints it]", "", "| TCP | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |", "|---|" + "---|" * 4]
+    lines += [
+        "",
+        "TCP first (Table IX): J [published where S4 prints it]",
+        "",
+        "| TCP | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |",
+        "|---|" + "---|" * 4,
+    ]
     for t in TCPS:
         pub = PUB_TCP_FIRST_J.get(t)
-        lines.append(f"| {LABEL[t]} | " + " | ".join(f"{pair_j(results, t, 'ccid2', r):.2f}" + (f" [{pub[i]:.2f}]" if pub else "") for i, r in enumerate(RTTS_MS)) + " |")
+        lines.append(
+            f"| {LABEL[t]} | "
+            + " | ".join(f"{pair_j(results, t, 'ccid2', r):.2f}" + (f" [{pub[i]:.2f}]" if pub else "") for i, r in enumerate(RTTS_MS))
+            + " |"
+        )
     many = many_results(results)
     if many:
         lines += ["", "14 flows, 14 CCAs (Tables VII, VIII): mean J(t) [published], J of mean throughputs, U_N dB [published]", ""]
@@ -379,6 +428,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def json_summary(results: list[dict[str, Any]], claims: dict[str, Outcome], wall_s: float) -> dict[str, Any]:
     """JSON-ready summary: claims, pair J/throughput/NRU, 14-flow figures."""
+
     def num(x: float) -> float | None:
         return None if x is None or (isinstance(x, float) and not math.isfinite(x)) else round(float(x), 4)
 
@@ -386,12 +436,21 @@ def json_summary(results: list[dict[str, Any]], claims: dict[str, Outcome], wall
     for r in sorted({(x["task"]["a"], x["task"]["b"], x["task"]["rtt"]) for x in results if x["task"]["kind"] == "pair"}):
         a, b, rtt = r
         tp = pair_tput(results, a, b, rtt)
-        row = {"flow1": a, "flow2": b, "rtt_ms": rtt, "j": num(pair_j(results, a, b, rtt)), "tput_mbps": [num(tp[0] / 1e6), num(tp[1] / 1e6)]}
+        row = {
+            "flow1": a,
+            "flow2": b,
+            "rtt_ms": rtt,
+            "j": num(pair_j(results, a, b, rtt)),
+            "tput_mbps": [num(tp[0] / 1e6), num(tp[1] / 1e6)],
+        }
         if a == "ccid2" and b != "ccid2":
             n = pair_nru(results, a, b, rtt)
             row["nru"] = {"U_N": num(n["U_N"]), "U_N+": num(n["U_N+"]), "U_N-": num(n["U_N-"]), "case": n["case"]}
         pairs.append(row)
-    many = {str(k): {"j": num(v["j"]), "j_means": num(v["j_means"]), "U_N": num(v.get("U_N", math.nan)), "published_j": PUB_14_J[k]} for k, v in many_results(results).items()}
+    many = {
+        str(k): {"j": num(v["j"]), "j_means": num(v["j_means"]), "U_N": num(v.get("U_N", math.nan)), "published_j": PUB_14_J[k]}
+        for k, v in many_results(results).items()
+    }
     return {
         "study": "S4",
         "claims": {k: {"figure": o.figure, "verdict": o.verdict, "note": o.note} for k, o in claims.items()},

@@ -176,7 +176,9 @@ class _Sampler(threading.Thread):
                     acc[0] += info["rtt_us"] * 1000
                     acc[1] += 1
                 if a.trace:
-                    tr = self.traces.setdefault(peer, {k2: [] for k2 in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")})
+                    tr = self.traces.setdefault(
+                        peer, {k2: [] for k2 in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
+                    )
                     tr["time_ns"].append(k * a.sample)
                     tr["cwnd_pkts"].append(info["snd_cwnd"])
                     tr["inflight_pkts"].append(info["inflight"])

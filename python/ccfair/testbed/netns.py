@@ -25,8 +25,9 @@ gateway forwards and masquerades (nftables, in its own namespace) the receiver's
 connection, and the host namespace forwards it to its uplink, masquerading it there too
 (an nftables table ``ccf_ID`` in the host namespace). The receiver routes the URL's
 address via the gateway, so the download crosses the bottleneck like a local flow. The
-host table and ``net.ipv4.ip_forward`` (switched on only if it was off, and switched back
-by the last run that needed it) are recorded in the state file and removed by
+host table and ``net.ipv4.ip_forward`` (switched on only if it was off, its old value kept
+in /run/ccfair/host-ip_forward.orig, switched back by the last run that needed it) are
+recorded in the state file and removed by
 :meth:`Topology.destroy` or, after a crash, by :func:`clean_stale`.
 
 Robustness: before anything is created, a state file
@@ -205,15 +206,31 @@ def url_link_ips(run_id: str, i: int) -> tuple[str, str]:
     return str(ipaddress.IPv4Address(base + 1)), str(ipaddress.IPv4Address(base + 2))
 
 
-def _release_host_forwarding(st: dict[str, Any], live: set[str]) -> bool:
-    """Switch ``ip_forward`` back off if run ``st`` switched it on and no live run needs it."""
-    if not st.get("ip_forward_set"):
+#: The host's ``ip_forward`` before the first URL run switched it on. A file of its own (not
+#: a run's state file, which a run's clean-up may delete), removed when the value is restored.
+FORWARD_MARK = STATE_DIR / "host-ip_forward.orig"
+
+
+def _hold_host_forwarding() -> bool:
+    """Switch the host's ``ip_forward`` on, remembering the old value once; True if it was off."""
+    if IP_FORWARD.read_text().strip() == "1":
+        return False
+    if not FORWARD_MARK.exists():
+        FORWARD_MARK.write_text("0")
+    return True
+
+
+def _release_host_forwarding(st: dict[str, Any], live: Any) -> bool:
+    """Put the host's ``ip_forward`` back (FORWARD_MARK) when no live run other than
+    ``st`` needs forwarding; True if it was restored."""
+    if not FORWARD_MARK.exists():
         return False
     others = [o for o in _states() if o.get("id") != st.get("id") and o.get("id") in live and o.get("host_forwarding")]
     if others:
         return False
     try:
-        IP_FORWARD.write_text("0")
+        IP_FORWARD.write_text(FORWARD_MARK.read_text().strip() or "0")
+        FORWARD_MARK.unlink(missing_ok=True)
     except OSError:
         return False
     return True
@@ -244,12 +261,16 @@ def clean_host_state(st: dict[str, Any], live: Any) -> list[str]:
 
 
 def clean_orphan_host_tables(live: Any) -> list[str]:
-    """Delete ``ccf_ID`` host tables of runs that are not live (also without a state file)."""
+    """Delete ``ccf_ID`` host tables of runs that are not live (also without a state file),
+    and restore ``ip_forward`` when no live run needs it (also if a dead run's state file
+    was removed by a clean-up that did not know about it)."""
     removed = []
     for table in host_tables():
         if table[len(HOST_TABLE_PREFIX) :] not in live:
             nft("delete", "table", "ip", table, check=False)
             removed.append(f"nftables table ip {table}")
+    if _release_host_forwarding({}, live):
+        removed.append("net.ipv4.ip_forward back to its value before the URL runs")
     return removed
 
 
@@ -426,8 +447,6 @@ class Topology:
         host_ip, gw_ip = url_link_ips(self.id, i)
         # Recorded before the first change, so a crash from here on is cleaned up.
         self.host_forwarding = True
-        if IP_FORWARD.read_text().strip() != "1":
-            self.ip_forward_set = True
         if self.host_table not in self.host_tables:
             self.host_tables.append(self.host_table)
         self.save_state()
@@ -443,12 +462,26 @@ class Topology:
         sysctls(ns, {"net.ipv4.ip_forward": 1})
         nft("add table ip ccfair", ns=ns)
         nft("add chain ip ccfair post { type nat hook postrouting priority 100 ; }", ns=ns)
-        nft(f"add rule ip ccfair post oifname \"{gw_if}\" masquerade", ns=ns)
+        nft(f'add rule ip ccfair post oifname "{gw_if}" masquerade', ns=ns)
         extra = ["quickack", "1"] if quickack else []
-        ip("route", "replace", f"{remote_ip}/32", "via", sender_ip(i), "dev", self.if_rcv, "initrwnd", str(init_rwnd), *extra, ns=self.ns_rcv)
+        ip(
+            "route",
+            "replace",
+            f"{remote_ip}/32",
+            "via",
+            sender_ip(i),
+            "dev",
+            self.if_rcv,
+            "initrwnd",
+            str(init_rwnd),
+            *extra,
+            ns=self.ns_rcv,
+        )
         nft(f"add table ip {self.host_table}")
         nft(f"add chain ip {self.host_table} post {{ type nat hook postrouting priority 100 ; }}")
-        nft(f"add rule ip {self.host_table} post ip saddr {gw_ip} oifname != \"{host_if}\" masquerade")
+        nft(f'add rule ip {self.host_table} post ip saddr {gw_ip} oifname != "{host_if}" masquerade')
+        self.ip_forward_set = _hold_host_forwarding()
+        self.save_state()
         if self.ip_forward_set:
             IP_FORWARD.write_text("1")
 

@@ -160,7 +160,9 @@ def check_http_flows(spec: Spec) -> dict[int, tuple[str, int]]:
         if fs.kind != "http":
             continue
         if fs.mss != DEFAULT_MSS_BYTES:
-            raise SpecError(f"flows.{i}.mss", f"{fs.mss}: an HTTP flow's server keeps the kernel's MSS ({DEFAULT_MSS_BYTES} bytes here); remove mss")
+            raise SpecError(
+                f"flows.{i}.mss", f"{fs.mss}: an HTTP flow's server keeps the kernel's MSS ({DEFAULT_MSS_BYTES} bytes here); remove mss"
+            )
         if not fs.url:
             continue
         given = raw_flows[i] if i < len(raw_flows) and isinstance(raw_flows[i], dict) else {}
@@ -183,7 +185,9 @@ def check_http_flows(spec: Spec) -> dict[int, tuple[str, int]]:
         if a in ipaddress.IPv4Network("10.77.0.0/16") or a in ipaddress.IPv4Network("100.64.0.0/10") or a.is_loopback:
             raise SpecError(f"flows.{i}.url", f"{str(fs.url)!r}: address {addr} is inside the testbed's own networks or loopback")
         if shutil.which("nft") is None:
-            raise TestbedUnavailable("a remote-URL flow needs nftables' `nft` command for its NAT (apt-get install nftables)", field=f"flows.{i}.url")
+            raise TestbedUnavailable(
+                "a remote-URL flow needs nftables' `nft` command for its NAT (apt-get install nftables)", field=f"flows.{i}.url"
+            )
         remote[i] = (addr, port)
     return remote
 
@@ -323,7 +327,10 @@ class _Run:
             out, _ = p.communicate(timeout=60)
             if p.returncode != 0 or not out.strip():
                 if i in self.remote:
-                    raise SpecError(f"flows.{i}.url", f"{self.fspecs[i].url!r} is unreachable: no TCP handshake with {self.remote[i][0]} port {self.remote[i][1]} through the bottleneck")
+                    raise SpecError(
+                        f"flows.{i}.url",
+                        f"{self.fspecs[i].url!r} is unreachable: no TCP handshake with {self.remote[i][0]} port {self.remote[i][1]} through the bottleneck",
+                    )
                 raise TestbedError(f"RTT probe of flow {self.flows[i]['name']} failed: {self.stderr_of(f'{label}{i}')}")
             bases.append(int(out.split()[0]))
         self.stop(f"{label}-bottleneck", btl)
@@ -363,9 +370,23 @@ class _Run:
                 "receiver",
                 topo.ns_rcv,
                 self.agent(
-                    "recv", "--ip", netns.RECEIVER_IP, "--ports", ",".join(str(BASE_PORT + i) for i in bulk),
-                    "--rcvbuf", ",".join(str(rcvbufs[i]) for i in bulk), "--t0", str(t0), "--bin", str(bin_ns),
-                    "--nbins", str(n_bins), "--end", str(end), "--out", str(topo.dir / "receiver.json"),
+                    "recv",
+                    "--ip",
+                    netns.RECEIVER_IP,
+                    "--ports",
+                    ",".join(str(BASE_PORT + i) for i in bulk),
+                    "--rcvbuf",
+                    ",".join(str(rcvbufs[i]) for i in bulk),
+                    "--t0",
+                    str(t0),
+                    "--bin",
+                    str(bin_ns),
+                    "--nbins",
+                    str(n_bins),
+                    "--end",
+                    str(end),
+                    "--out",
+                    str(topo.dir / "receiver.json"),
                 ),
                 stdout_pipe=True,
             )
@@ -394,9 +415,24 @@ class _Run:
                 senders[i] = self.start_client(i, t0, f["start_ns"] + jitter, stop, end, n_bins, rcvbufs[i])
                 continue
             args = [
-                "--dst", netns.RECEIVER_IP, "--port", str(BASE_PORT + i), "--cca", KERNEL_NAMES.get(f["cca"], f["cca"]),
-                "--t0", str(t0), "--start", str(f["start_ns"] + jitter), "--stop", str(stop), "--end", str(end),
-                "--sample", str(c["sample_ns"]), "--out", str(topo.dir / f"sender{i}.json"),
+                "--dst",
+                netns.RECEIVER_IP,
+                "--port",
+                str(BASE_PORT + i),
+                "--cca",
+                KERNEL_NAMES.get(f["cca"], f["cca"]),
+                "--t0",
+                str(t0),
+                "--start",
+                str(f["start_ns"] + jitter),
+                "--stop",
+                str(stop),
+                "--end",
+                str(end),
+                "--sample",
+                str(c["sample_ns"]),
+                "--out",
+                str(topo.dir / f"sender{i}.json"),
             ]
             if f["pacing"]:
                 args.append("--pacing")
@@ -566,7 +602,9 @@ class _Run:
             s = json.loads((self.topo.dir / f"server{i}.json").read_text())
             s["start_ns"] = client["start_ns"]
             return s  # type: ignore[no-any-return]
-        empty: dict[str, list[int]] = {k: [] for k in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
+        empty: dict[str, list[int]] = {
+            k: [] for k in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")
+        }
         return {
             "start_ns": client["start_ns"],
             "sent_packets": stats["flow_fwd_packets"][i],
@@ -579,7 +617,13 @@ class _Run:
         }
 
     def flow_report(
-        self, bases: list[int], fwd: list[int], rev: list[int], snd: list[dict[str, Any]], clients: dict[int, dict[str, Any]], stats: dict[str, Any]
+        self,
+        bases: list[int],
+        fwd: list[int],
+        rev: list[int],
+        snd: list[dict[str, Any]],
+        clients: dict[int, dict[str, Any]],
+        stats: dict[str, Any],
     ) -> list[dict[str, Any]]:
         """Per flow: kind, target and measured RTTs, and for HTTP flows the byte cross-check."""
         out = []
@@ -633,7 +677,16 @@ class _Run:
         c = self.config
         link: dict[str, Any] = {
             k: stats[k]
-            for k in ("link_tx_bytes", "queue_time_ns", "queue_packets", "queue_bytes", "sojourn_bin", "sojourn_count", "sojourn_sum_ns_per_bin", "sojourn_pkts_per_bin")
+            for k in (
+                "link_tx_bytes",
+                "queue_time_ns",
+                "queue_packets",
+                "queue_bytes",
+                "sojourn_bin",
+                "sojourn_count",
+                "sojourn_sum_ns_per_bin",
+                "sojourn_pkts_per_bin",
+            )
         }
         if self.kernel:
             # The kernel qdisc's counters (qstats.py); Linux exposes no per-packet
@@ -642,7 +695,9 @@ class _Run:
             link = {k: q[k] for k in ("link_tx_bytes", "queue_time_ns", "queue_packets", "queue_bytes")}
             link.update(sojourn_bin=[], sojourn_count=[], sojourn_sum_ns_per_bin=[], sojourn_pkts_per_bin=[])
         flows = []
-        trace: dict[str, list[int]] = {k: [] for k in ("flow", "time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
+        trace: dict[str, list[int]] = {
+            k: [] for k in ("flow", "time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")
+        }
         for i, (f, s) in enumerate(zip(self.flows, snd)):
             flows.append(
                 {
@@ -687,7 +742,17 @@ class _Run:
                 "added_delay_ms": {"forward": [x / 1e6 for x in fwd], "reverse": [x / 1e6 for x in rev]},
                 "bottleneck": {
                     k: stats[k]
-                    for k in ("late_count", "late_p50_us", "late_p99_us", "late_max_ns", "late_mean_ns", "rx_socket_drops", "tx_errors", "oversize_frames", "forwarded_rev")
+                    for k in (
+                        "late_count",
+                        "late_p50_us",
+                        "late_p99_us",
+                        "late_max_ns",
+                        "late_mean_ns",
+                        "rx_socket_drops",
+                        "tx_errors",
+                        "oversize_frames",
+                        "forwarded_rev",
+                    )
                 },
                 "bottleneck_path": "kernel" if self.kernel else "userspace",
                 **({"kernel_bottleneck": self.kernel_summary()} if self.kernel else {}),

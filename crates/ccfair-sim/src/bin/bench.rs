@@ -140,12 +140,7 @@ fn qdisc_cost(reps: usize) {
                 v.sort_by(|x, y| x.partial_cmp(y).unwrap());
                 v[v.len() / 2]
             };
-            println!(
-                "| S0 {label} {kind} | {:.2} | {:.2} | {:.2} |",
-                med(&mut wd) * 1e3,
-                med(&mut wa) * 1e3,
-                med(&mut ratio)
-            );
+            println!("| S0 {label} {kind} | {:.2} | {:.2} | {:.2} |", med(&mut wd) * 1e3, med(&mut wa) * 1e3, med(&mut ratio));
         }
     }
 }
@@ -289,7 +284,12 @@ fn main() {
             }
             walls.sort_by(|a, b| a.partial_cmp(b).unwrap());
             let med = walls[walls.len() / 2];
-            println!("runs {n} median {:.3} ms min {:.3} ms data pkts {pkts} {:.2} M pkts/s", med * 1e3, walls[0] * 1e3, pkts as f64 / med / 1e6);
+            println!(
+                "runs {n} median {:.3} ms min {:.3} ms data pkts {pkts} {:.2} M pkts/s",
+                med * 1e3,
+                walls[0] * 1e3,
+                pkts as f64 / med / 1e6
+            );
         }
         Some("json") => {
             let s = std::fs::read_to_string(&args[2]).expect("read file");

@@ -70,16 +70,8 @@ pub const DRAIN_GAIN: u32 = BBR_UNIT * 1000 / 2885;
 /// PROBE_BW cwnd gain 2.0, in BBR_UNIT.
 pub const CWND_GAIN: u32 = BBR_UNIT * 2;
 /// PROBE_BW pacing gains, in BBR_UNIT: probe 5/4, drain 3/4, cruise 1 x 6.
-pub const PACING_GAIN_CYCLE: [u32; CYCLE_LEN] = [
-    BBR_UNIT * 5 / 4,
-    BBR_UNIT * 3 / 4,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-    BBR_UNIT,
-];
+pub const PACING_GAIN_CYCLE: [u32; CYCLE_LEN] =
+    [BBR_UNIT * 5 / 4, BBR_UNIT * 3 / 4, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT, BBR_UNIT];
 /// The initial gain-cycle phase is randomised over this many phases.
 pub const CYCLE_RAND: u32 = 7;
 /// Minimum cwnd, and the cwnd of PROBE_RTT, packets.
@@ -260,6 +252,12 @@ pub struct Bbr {
     extra_acked: [u32; 2],
     extra_acked_win_rtts: u32,
     extra_acked_win_idx: usize,
+    /// Gains, in BBR_UNIT (defaults HIGH_GAIN, DRAIN_GAIN, CWND_GAIN, PACING_GAIN_CYCLE[0..2]).
+    high_gain: u32,
+    drain_gain: u32,
+    probe_cwnd_gain: u32,
+    probe_up_gain: u32,
+    probe_down_gain: u32,
 }
 
 impl Bbr {
@@ -304,6 +302,11 @@ impl Bbr {
             extra_acked: [0, 0],
             extra_acked_win_rtts: 0,
             extra_acked_win_idx: 0,
+            high_gain: HIGH_GAIN,
+            drain_gain: DRAIN_GAIN,
+            probe_cwnd_gain: CWND_GAIN,
+            probe_up_gain: PACING_GAIN_CYCLE[0],
+            probe_down_gain: PACING_GAIN_CYCLE[1],
         }
     }
 
@@ -388,7 +391,7 @@ impl Bbr {
             DEFAULT_RTT_US
         };
         let bw = tp.cwnd as u64 * BW_UNIT / rtt_us;
-        tp.pacing_rate_bytes_per_s = Self::rate_bytes_per_sec(tp.mss, bw, HIGH_GAIN);
+        tp.pacing_rate_bytes_per_s = Self::rate_bytes_per_sec(tp.mss, bw, self.high_gain);
     }
 
     /// `bbr_set_pacing_rate`: never lower the rate before the pipe is full.
@@ -470,8 +473,7 @@ impl Bbr {
         if EXTRA_ACKED_GAIN == 0 || !self.full_bw_reached {
             return 0;
         }
-        let max_aggr = (self.bw() as u128 * EXTRA_ACKED_MAX_US as u128 / BW_UNIT as u128)
-            .min(u32::MAX as u128) as u32;
+        let max_aggr = (self.bw() as u128 * EXTRA_ACKED_MAX_US as u128 / BW_UNIT as u128).min(u32::MAX as u128) as u32;
         let aggr = ((EXTRA_ACKED_GAIN as u64 * self.extra_acked_max() as u64) >> BBR_SCALE) as u32;
         aggr.min(max_aggr)
     }
@@ -479,12 +481,7 @@ impl Bbr {
     /// `bbr_set_cwnd_to_recover_or_restore`: packet conservation in the first
     /// round of recovery; restore the saved cwnd when recovery ends.
     /// Returns (using packet conservation, new cwnd).
-    fn set_cwnd_to_recover_or_restore(
-        &mut self,
-        tp: &TcpCc,
-        rs: &RateSample,
-        acked: u32,
-    ) -> (bool, u32) {
+    fn set_cwnd_to_recover_or_restore(&mut self, tp: &TcpCc, rs: &RateSample, acked: u32) -> (bool, u32) {
         let prev_state = self.prev_ca_state;
         let state = tp.ca_state;
         let mut cwnd = tp.cwnd;
@@ -548,8 +545,7 @@ impl Bbr {
         let bw = self.max_bw();
         if self.pacing_gain > BBR_UNIT {
             // Probe until in-flight reaches gain x BDP (or a loss says it won't fit).
-            return is_full_length
-                && (rs.losses > 0 || inflight >= self.inflight(tp, bw, self.pacing_gain));
+            return is_full_length && (rs.losses > 0 || inflight >= self.inflight(tp, bw, self.pacing_gain));
         }
         // Drain until in-flight is down to BDP, but at most one min_rtt.
         is_full_length || inflight <= self.inflight(tp, bw, BBR_UNIT)
@@ -709,11 +705,9 @@ impl Bbr {
             }
         }
         let epoch_us = tp.delivered_time_ns.saturating_sub(self.ack_epoch_start_ns) / 1000;
-        let mut expected =
-            (self.bw() as u128 * epoch_us as u128 / BW_UNIT as u128).min(u32::MAX as u128) as u32;
+        let mut expected = (self.bw() as u128 * epoch_us as u128 / BW_UNIT as u128).min(u32::MAX as u128) as u32;
         if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked as u64 + rs.acked_sacked as u64
-                >= ACK_EPOCH_ACKED_RESET_THRESH_PKTS as u64
+            || self.ack_epoch_acked as u64 + rs.acked_sacked as u64 >= ACK_EPOCH_ACKED_RESET_THRESH_PKTS as u64
         {
             self.ack_epoch_acked = 0;
             self.ack_epoch_start_ns = tp.delivered_time_ns;
@@ -749,10 +743,7 @@ impl Bbr {
             self.mode = BbrMode::Drain;
             tp.ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
         }
-        if self.mode == BbrMode::Drain
-            && self.packets_in_net_at_edt(tp, tp.in_flight)
-                <= self.inflight(tp, self.max_bw(), BBR_UNIT)
-        {
+        if self.mode == BbrMode::Drain && self.packets_in_net_at_edt(tp, tp.in_flight) <= self.inflight(tp, self.max_bw(), BBR_UNIT) {
             self.reset_probe_bw_mode(tp);
         }
     }
@@ -808,15 +799,16 @@ impl Bbr {
 
     fn update_gains(&mut self) {
         let (pacing, cwnd) = match self.mode {
-            BbrMode::Startup => (HIGH_GAIN, HIGH_GAIN),
-            BbrMode::Drain => (DRAIN_GAIN, HIGH_GAIN),
+            BbrMode::Startup => (self.high_gain, self.high_gain),
+            BbrMode::Drain => (self.drain_gain, self.high_gain),
             BbrMode::ProbeBw => {
-                let p = if self.lt_use_bw {
-                    BBR_UNIT
-                } else {
-                    PACING_GAIN_CYCLE[self.cycle_idx]
+                let p = match self.cycle_idx {
+                    _ if self.lt_use_bw => BBR_UNIT,
+                    0 => self.probe_up_gain,
+                    1 => self.probe_down_gain,
+                    i => PACING_GAIN_CYCLE[i],
                 };
-                (p, CWND_GAIN)
+                (p, self.probe_cwnd_gain)
             }
             BbrMode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
         };
@@ -850,11 +842,7 @@ impl CongestionControl for Bbr {
         self.packet_conservation = false;
         self.probe_rtt_done_ns = None;
         self.probe_rtt_round_done = false;
-        self.min_rtt_us = if tp.min_rtt_ns == u64::MAX {
-            NO_RTT_US
-        } else {
-            tp.min_rtt_ns / 1000
-        };
+        self.min_rtt_us = if tp.min_rtt_ns == u64::MAX { NO_RTT_US } else { tp.min_rtt_ns / 1000 };
         self.min_rtt_stamp_ns = tp.now_ns;
         self.bw.reset(self.rtt_cnt, 0);
         self.has_seen_rtt = false;
@@ -868,8 +856,8 @@ impl CongestionControl for Bbr {
         self.cycle_idx = 0;
         self.reset_lt_bw_sampling(tp);
         self.mode = BbrMode::Startup;
-        self.pacing_gain = HIGH_GAIN;
-        self.cwnd_gain = HIGH_GAIN;
+        self.pacing_gain = self.high_gain;
+        self.cwnd_gain = self.high_gain;
         self.ack_epoch_start_ns = tp.now_ns;
         self.ack_epoch_acked = 0;
         self.extra_acked_win_rtts = 0;
@@ -898,10 +886,7 @@ impl CongestionControl for Bbr {
             self.prev_ca_state = CaState::Loss;
             self.full_bw = 0;
             self.round_start = true;
-            let rs = RateSample {
-                losses: 1,
-                ..RateSample::default()
-            };
+            let rs = RateSample { losses: 1, ..RateSample::default() };
             self.lt_bw_sampling(tp, &rs);
         }
     }
@@ -939,6 +924,40 @@ impl CongestionControl for Bbr {
     /// BBR sets `tp.pacing_rate_bytes_per_s` itself in `cong_control`.
     fn sets_pacing_rate(&self) -> bool {
         false
+    }
+}
+
+crate::declare_params! {
+    /// BBRv1's gains (Linux `tcp_bbr.c` constants; a gain g is used as round(g x 256), BBR_UNIT = 256).
+    pub struct BbrConfig {
+        /// STARTUP pacing and cwnd gain, and DRAIN's cwnd gain (Linux `bbr_high_gain` = 739/256 = 2/ln 2).
+        high_gain: f64 = HIGH_GAIN as f64 / 256.0, Range::open_closed(0.0, 64.0);
+        /// DRAIN pacing gain (Linux `bbr_drain_gain` = 88/256 = ln 2 / 2).
+        drain_gain: f64 = DRAIN_GAIN as f64 / 256.0, Range::open_closed(0.0, 64.0);
+        /// PROBE_BW cwnd gain (Linux `bbr_cwnd_gain` = 2).
+        cwnd_gain: f64 = CWND_GAIN as f64 / 256.0, Range::open_closed(0.0, 64.0);
+        /// PROBE_BW probing pacing gain, first phase of the cycle (Linux 5/4).
+        probe_up_gain: f64 = PACING_GAIN_CYCLE[0] as f64 / 256.0, Range::open_closed(0.0, 64.0);
+        /// PROBE_BW draining pacing gain, second phase of the cycle (Linux 3/4).
+        probe_down_gain: f64 = PACING_GAIN_CYCLE[1] as f64 / 256.0, Range::open_closed(0.0, 64.0);
+    }
+}
+
+impl super::Cca for Bbr {
+    type Params = BbrConfig;
+    const NAME: &'static str = "bbr";
+    const SOURCE: &'static str = "BBRv1: draft-cardwell-iccrg-bbr-congestion-control-00; Linux net/ipv4/tcp_bbr.c";
+    fn build(p: &BbrConfig, seed: u64) -> Box<dyn CongestionControl> {
+        let gain = |g: f64| (g * f64::from(BBR_UNIT)).round() as u32;
+        let mut b = Bbr::new(seed);
+        b.high_gain = gain(p.high_gain);
+        b.drain_gain = gain(p.drain_gain);
+        b.probe_cwnd_gain = gain(p.cwnd_gain);
+        b.probe_up_gain = gain(p.probe_up_gain);
+        b.probe_down_gain = gain(p.probe_down_gain);
+        b.pacing_gain = b.high_gain;
+        b.cwnd_gain = b.high_gain;
+        Box::new(b)
     }
 }
 
@@ -1036,11 +1055,7 @@ mod tests {
             self.tp.delivered_time_ns = now;
             let rtt = now - f.sent_ns;
             self.tp.min_rtt_ns = self.tp.min_rtt_ns.min(rtt);
-            self.tp.srtt_ns = if self.tp.srtt_ns == 0 {
-                rtt
-            } else {
-                (7 * self.tp.srtt_ns + rtt) / 8
-            };
+            self.tp.srtt_ns = if self.tp.srtt_ns == 0 { rtt } else { (7 * self.tp.srtt_ns + rtt) / 8 };
             let send_elapsed = f.sent_ns - f.first_tx_ns;
             let ack_elapsed = now - f.delivered_time_ns;
             self.first_tx_ns = f.sent_ns;
@@ -1064,17 +1079,9 @@ mod tests {
         }
 
         /// Run until `end_ns`; `on_ack(bbr_before, bbr_after, tp_after, rs)`.
-        fn run_until(
-            &mut self,
-            end_ns: u64,
-            mut on_ack: impl FnMut(&Bbr, &Bbr, &TcpCc, &RateSample),
-        ) {
+        fn run_until(&mut self, end_ns: u64, mut on_ack: impl FnMut(&Bbr, &Bbr, &TcpCc, &RateSample)) {
             loop {
-                let t_send = if self.tp.in_flight < self.tp.cwnd {
-                    self.next_send_ns.max(self.tp.now_ns)
-                } else {
-                    u64::MAX
-                };
+                let t_send = if self.tp.in_flight < self.tp.cwnd { self.next_send_ns.max(self.tp.now_ns) } else { u64::MAX };
                 let t_ack = self.flights.front().map_or(u64::MAX, |f| f.ack_ns);
                 let t = t_send.min(t_ack);
                 if t > end_ns {
@@ -1181,11 +1188,7 @@ mod tests {
         // The high sample was taken in round 1; the window is 10 rounds, so it
         // is still the max in rounds 2..=11 and gone in round 12, the 11th
         // lower round (Linux: expires when now - t > bbr_bw_rtts).
-        assert_eq!(
-            expired_at,
-            Some(11),
-            "expired after {expired_at:?} lower rounds"
-        );
+        assert_eq!(expired_at, Some(11), "expired after {expired_at:?} lower rounds");
         assert_eq!(b.max_bw(), bw_units(25, 50_000));
     }
 
@@ -1244,14 +1247,7 @@ mod tests {
         let (mut b, mut t) = started(1);
         assert!(b.needs_pacing());
         assert!(!b.sets_pacing_rate());
-        assert!(b.cong_control(
-            &mut t,
-            &RateSample {
-                interval_ns: -1,
-                rtt_ns: -1,
-                ..Default::default()
-            }
-        ));
+        assert!(b.cong_control(&mut t, &RateSample { interval_ns: -1, rtt_ns: -1, ..Default::default() }));
     }
 
     // --- STARTUP / DRAIN on the path model -------------------------------
@@ -1312,11 +1308,7 @@ mod tests {
         assert_eq!((b.pacing_gain(), b.cwnd_gain()), (DRAIN_GAIN, HIGH_GAIN));
         // ssthresh is set to the BDP-based in-flight (BDP + budget at the
         // STARTUP pacing rate of that moment), for tcp_info.
-        assert!(
-            t.ssthresh >= b.bdp(b.max_bw(), BBR_UNIT) + 6 && t.ssthresh < 200,
-            "{}",
-            t.ssthresh
-        );
+        assert!(t.ssthresh >= b.bdp(b.max_bw(), BBR_UNIT) + 6 && t.ssthresh < 200, "{}", t.ssthresh);
     }
 
     #[test]
@@ -1331,10 +1323,7 @@ mod tests {
                 // Still draining: in-flight above the BDP target.
                 assert!(tp.in_flight > after.inflight(tp, after.max_bw(), BBR_UNIT));
             }
-            if before.mode() != BbrMode::ProbeBw
-                && after.mode() == BbrMode::ProbeBw
-                && entered.is_none()
-            {
+            if before.mode() != BbrMode::ProbeBw && after.mode() == BbrMode::ProbeBw && entered.is_none() {
                 // in_flight <= BDP + quantization budget at the switch.
                 let mut probe = after.clone();
                 probe.mode = BbrMode::Drain; // budget as computed in DRAIN
@@ -1357,11 +1346,7 @@ mod tests {
             if before.mode() == BbrMode::ProbeBw && after.mode() == BbrMode::ProbeBw {
                 if after.cycle_idx() != before.cycle_idx() {
                     assert_eq!(after.cycle_idx(), (before.cycle_idx() + 1) % CYCLE_LEN);
-                    phases.push((
-                        before.cycle_idx(),
-                        before.cycle_start_ns,
-                        tp.delivered_time_ns,
-                    ));
+                    phases.push((before.cycle_idx(), before.cycle_start_ns, tp.delivered_time_ns));
                     if before.cycle_idx() == 0 {
                         // 5/4 phase ends only once in-flight reached 1.25 x BDP
                         // (plus budget) or a loss happened.
@@ -1390,9 +1375,7 @@ mod tests {
         }
         // On this path the probe needs longer than one min_rtt to build
         // 1.25 x BDP + budget of in-flight: it outlasts the cruise phases.
-        assert!(phases
-            .iter()
-            .any(|&(i, s, e)| i == 0 && e - s >= min_rtt_ns + 5 * MS));
+        assert!(phases.iter().any(|&(i, s, e)| i == 0 && e - s >= min_rtt_ns + 5 * MS));
         // The 3/4 phase ends early once the queue it drains is gone.
         assert!(phases.iter().any(|&(i, s, e)| i == 1 && e - s < min_rtt_ns));
     }
@@ -1423,14 +1406,7 @@ mod tests {
     }
 
     /// As `ack_one`, for a packet sent when `tp.delivered` was `prior_delivered`.
-    fn ack_sent_at(
-        b: &mut Bbr,
-        t: &mut TcpCc,
-        dt_ns: u64,
-        prior_in_flight: u32,
-        losses: u32,
-        prior_delivered: u64,
-    ) {
+    fn ack_sent_at(b: &mut Bbr, t: &mut TcpCc, dt_ns: u64, prior_in_flight: u32, losses: u32, prior_delivered: u64) {
         t.now_ns += dt_ns;
         t.delivered += 1;
         t.delivered_time_ns = t.now_ns;
@@ -1551,11 +1527,7 @@ mod tests {
             ..RateSample::default()
         };
         b.cong_control(&mut t, &rs);
-        assert!(
-            b.ack_aggregation_cwnd() >= 20,
-            "{}",
-            b.ack_aggregation_cwnd()
-        );
+        assert!(b.ack_aggregation_cwnd() >= 20, "{}", b.ack_aggregation_cwnd());
     }
 
     // --- loss recovery ---------------------------------------------------------
@@ -1657,19 +1629,13 @@ mod tests {
         let mut prior = 0;
         let mut rounds_at_low = 0;
         p.run_until(13_000 * MS, |before, after, tp, _| {
-            if before.mode() != BbrMode::ProbeRtt
-                && after.mode() == BbrMode::ProbeRtt
-                && entered.is_none()
-            {
+            if before.mode() != BbrMode::ProbeRtt && after.mode() == BbrMode::ProbeRtt && entered.is_none() {
                 entered = Some((tp.now_ns, before.min_rtt_stamp_ns));
                 prior = after.prior_cwnd;
             }
             if after.mode() == BbrMode::ProbeRtt {
                 assert!(tp.cwnd <= CWND_MIN_TARGET_PKTS);
-                assert_eq!(
-                    (after.pacing_gain(), after.cwnd_gain()),
-                    (BBR_UNIT, BBR_UNIT)
-                );
+                assert_eq!((after.pacing_gain(), after.cwnd_gain()), (BBR_UNIT, BBR_UNIT));
                 assert!(tp.app_limited != 0);
                 if low_since.is_none() && after.probe_rtt_done_ns.is_some() {
                     assert!(tp.in_flight <= CWND_MIN_TARGET_PKTS);
@@ -1679,10 +1645,7 @@ mod tests {
                     rounds_at_low += 1;
                 }
             }
-            if before.mode() == BbrMode::ProbeRtt
-                && after.mode() != BbrMode::ProbeRtt
-                && exited.is_none()
-            {
+            if before.mode() == BbrMode::ProbeRtt && after.mode() != BbrMode::ProbeRtt && exited.is_none() {
                 exited = Some(tp.now_ns);
                 assert_eq!(after.mode(), BbrMode::ProbeBw); // pipe was full
                 assert!(tp.cwnd >= prior, "cwnd {} restored to >= {prior}", tp.cwnd);
@@ -1743,19 +1706,11 @@ mod tests {
         t.app_limited = 5;
         b.cwnd_event(&mut t, CaEvent::TxStart);
         assert!(b.idle_restart);
-        assert_eq!(
-            t.pacing_rate_bytes_per_s,
-            Bbr::rate_bytes_per_sec(t.mss, b.bw(), BBR_UNIT)
-        );
+        assert_eq!(t.pacing_rate_bytes_per_s, Bbr::rate_bytes_per_sec(t.mss, b.bw(), BBR_UNIT));
         // An expired filter does not trigger PROBE_RTT on this restart ACK
         // if it delivered nothing new.
         t.now_ns = b.min_rtt_stamp_ns + MIN_RTT_WINDOW_NS + MS;
-        let rs = RateSample {
-            interval_ns: -1,
-            rtt_ns: -1,
-            delivered: 0,
-            ..RateSample::default()
-        };
+        let rs = RateSample { interval_ns: -1, rtt_ns: -1, delivered: 0, ..RateSample::default() };
         b.cong_control(&mut t, &rs);
         assert_ne!(b.mode(), BbrMode::ProbeRtt);
         // Without app_limited, TX_START is ignored.
@@ -1795,11 +1750,7 @@ mod tests {
         assert!(rounds >= 8, "{rounds}");
         // lt_bw ~ 1000 pkt/s; pacing gain 1.0 while policed.
         let expect = bw_units(1, 1000) as f64;
-        assert!(
-            (b.bw() as f64 - expect).abs() / expect < 0.05,
-            "{} vs {expect}",
-            b.bw()
-        );
+        assert!((b.bw() as f64 - expect).abs() / expect < 0.05, "{} vs {expect}", b.bw());
         assert_eq!(b.pacing_gain(), BBR_UNIT);
         // Used for 48 rounds of PROBE_BW, then gain cycling restarts.
         let mut used = 0;
@@ -1848,9 +1799,7 @@ mod tests {
         let trace = |seed| {
             let mut p = Path::new(seed);
             let mut v = Vec::new();
-            p.run_until(3_000 * MS, |_, a, tp, _| {
-                v.push((tp.cwnd, tp.pacing_rate_bytes_per_s, a.cycle_idx()))
-            });
+            p.run_until(3_000 * MS, |_, a, tp, _| v.push((tp.cwnd, tp.pacing_rate_bytes_per_s, a.cycle_idx())));
             v
         };
         assert_eq!(trace(42), trace(42));

@@ -63,8 +63,8 @@ use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
 use super::bbr::{
-    BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_MIN_TARGET_PKTS, DEFAULT_RTT_US, EXTRA_ACKED_MAX_US,
-    MIN_TSO_RATE_BITS_PER_S, PACING_MARGIN_PERCENT, PACING_SHIFT, TSO_MAX_BYTES,
+    BBR_SCALE, BBR_UNIT, BW_SCALE, BW_UNIT, CWND_MIN_TARGET_PKTS, DEFAULT_RTT_US, EXTRA_ACKED_MAX_US, MIN_TSO_RATE_BITS_PER_S,
+    PACING_MARGIN_PERCENT, PACING_SHIFT, TSO_MAX_BYTES,
 };
 use super::{CaEvent, CaState, CongestionControl, RateSample, TcpCc, INFINITE_SSTHRESH};
 
@@ -520,8 +520,7 @@ impl Bbr2 {
     fn ack_aggregation_cwnd(&self) -> u32 {
         // v2alpha: extra_acked_in_startup = 1, so also before the pipe is full.
         let max_aggr = (self.bw() as u128 * EXTRA_ACKED_MAX_US as u128 / BW_UNIT as u128).min(u32::MAX as u128) as u32;
-        let aggr =
-            ((EXTRA_ACKED_GAIN as u64 * self.extra_acked[0].max(self.extra_acked[1]) as u64) >> BBR_SCALE) as u32;
+        let aggr = ((EXTRA_ACKED_GAIN as u64 * self.extra_acked[0].max(self.extra_acked[1]) as u64) >> BBR_SCALE) as u32;
         aggr.min(max_aggr)
     }
 
@@ -572,9 +571,7 @@ impl Bbr2 {
         }
         let epoch_us = tp.delivered_time_ns.saturating_sub(self.ack_epoch_start_ns) / 1000;
         let mut expected = (self.bw() as u128 * epoch_us as u128 / BW_UNIT as u128).min(u32::MAX as u128) as u32;
-        if self.ack_epoch_acked <= expected
-            || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH_PKTS
-        {
+        if self.ack_epoch_acked <= expected || self.ack_epoch_acked + rs.acked_sacked >= ACK_EPOCH_ACKED_RESET_THRESH_PKTS {
             self.ack_epoch_acked = 0;
             self.ack_epoch_start_ns = tp.delivered_time_ns;
             expected = 0;
@@ -1098,9 +1095,7 @@ impl Bbr2 {
             tp.ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
             self.reset_congestion_signals();
         }
-        if self.mode == Mode::Drain
-            && self.packets_in_net_at_edt(tp, tp.in_flight) <= self.inflight(tp, self.max_bw(), BBR_UNIT)
-        {
+        if self.mode == Mode::Drain && self.packets_in_net_at_edt(tp, tp.in_flight) <= self.inflight(tp, self.max_bw(), BBR_UNIT) {
             self.mode = Mode::ProbeBw;
             self.start_bw_probe_down(tp);
         }
@@ -1159,9 +1154,7 @@ impl Bbr2 {
         let (p, c) = match self.mode {
             Mode::Startup => (p.startup_pacing_gain, p.startup_cwnd_gain),
             Mode::Drain => (p.drain_gain, p.startup_cwnd_gain),
-            Mode::ProbeBw if self.phase == Phase::Up => {
-                (p.phase_pacing_gain[Phase::Up as usize], CWND_GAIN + p.up_cwnd_gain_extra)
-            }
+            Mode::ProbeBw if self.phase == Phase::Up => (p.phase_pacing_gain[Phase::Up as usize], CWND_GAIN + p.up_cwnd_gain_extra),
             Mode::ProbeBw => (p.phase_pacing_gain[self.phase as usize], CWND_GAIN),
             Mode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
         };
@@ -1287,6 +1280,26 @@ impl CongestionControl for Bbr2 {
 
     fn sets_pacing_rate(&self) -> bool {
         true
+    }
+}
+
+crate::declare_params! {
+    /// BBRv2's ECN parameters (defaults: the lab setting, ECN logic on at every RTT; Linux v2alpha: off, 5 ms).
+    pub struct Bbr2Config {
+        /// Use the ECN logic at all (`bbr_ecn_enable`).
+        ecn_enable: bool = true, Range::Any;
+        /// Use ECN only if min_rtt <= this; 0 = at any RTT (`bbr_ecn_max_rtt_us`; whole microseconds).
+        ecn_max_rtt_ns: u64 = 0, Range::Any;
+    }
+}
+
+impl super::Cca for Bbr2 {
+    type Params = Bbr2Config;
+    const NAME: &'static str = "bbr2";
+    const SOURCE: &'static str =
+        "BBRv2: Linux v2alpha net/ipv4/tcp_bbr2.c (google/bbr); draft-cardwell-iccrg-bbr-congestion-control-02; ECN logic on";
+    fn build(p: &Bbr2Config, seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Bbr2::with_params(seed, Bbr2Params { ecn_enable: p.ecn_enable, ecn_max_rtt_us: p.ecn_max_rtt_ns / 1_000 }))
     }
 }
 

@@ -94,6 +94,20 @@ pub fn new(seed: u64) -> Bbr2 {
     Bbr2::with_profile(seed, V3, Bbr2Params::default())
 }
 
+/// BBRv3's registry declaration: v2's machine with [`V3`], the same ECN parameters as `bbr2`.
+pub struct Bbr3;
+
+impl super::Cca for Bbr3 {
+    type Params = super::bbr2::Bbr2Config;
+    const NAME: &'static str = "bbr3";
+    const SOURCE: &'static str =
+        "BBRv3: google/bbr v3 net/ipv4/tcp_bbr.c; draft-ietf-ccwg-bbr-01 (v2's machine with v3's gains and rules; ECN logic on)";
+    fn build(p: &super::bbr2::Bbr2Config, seed: u64) -> Box<dyn super::CongestionControl> {
+        let params = Bbr2Params { ecn_enable: p.ecn_enable, ecn_max_rtt_us: p.ecn_max_rtt_ns / 1_000 };
+        Box::new(Bbr2::with_profile(seed, V3, params))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

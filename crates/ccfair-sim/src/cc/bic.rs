@@ -66,13 +66,7 @@ pub struct BicParams {
 
 impl Default for BicParams {
     fn default() -> Self {
-        BicParams {
-            fast_convergence: true,
-            max_increment_pkts: 16,
-            low_window_pkts: 14,
-            beta: 819,
-            smooth_part: 20,
-        }
+        BicParams { fast_convergence: true, max_increment_pkts: 16, low_window_pkts: 14, beta: 819, smooth_part: 20 }
     }
 }
 
@@ -107,14 +101,7 @@ impl Bic {
     }
 
     pub fn with_params(params: BicParams) -> Bic {
-        let mut b = Bic {
-            params,
-            cnt: 0,
-            last_max_cwnd: 0,
-            last_cwnd: 0,
-            last_time_jiffies: 0,
-            delayed_ack: 0,
-        };
+        let mut b = Bic { params, cnt: 0, last_max_cwnd: 0, last_cwnd: 0, last_time_jiffies: 0, delayed_ack: 0 };
         b.reset();
         b
     }
@@ -222,11 +209,39 @@ impl CongestionControl for Bic {
     fn pkts_acked(&mut self, tp: &mut TcpCc, sample: &AckSample) {
         if tp.ca_state == CaState::Open {
             // ratio = 15/16 ratio + sample (u32 arithmetic as in Linux).
-            self.delayed_ack = self
-                .delayed_ack
-                .wrapping_add(sample.pkts_acked)
-                .wrapping_sub(self.delayed_ack >> ACK_RATIO_SHIFT);
+            self.delayed_ack = self.delayed_ack.wrapping_add(sample.pkts_acked).wrapping_sub(self.delayed_ack >> ACK_RATIO_SHIFT);
         }
+    }
+}
+
+crate::declare_params! {
+    /// BIC's parameters: Linux `tcp_bic` module parameters, defaults = Linux's.
+    pub struct BicConfig {
+        /// Multiplicative decrease factor (Linux `beta` = 819/1024; used as round(beta x 1024)).
+        beta: f64 = 0.8, Range::open(0.0, 1.0);
+        /// Release bandwidth faster when W_max shrinks (Linux `fast_convergence`).
+        fast_convergence: bool = true, Range::Any;
+        /// Largest growth per RTT (Linux `max_increment`).
+        max_increment_pkts: u32 = 16, Range::at_least(1.0);
+        /// Reno behaviour at or below this cwnd (Linux `low_window`).
+        low_window_pkts: u32 = 14, Range::Any;
+        /// RTTs from W_max - B to W_max (Linux `smooth_part`).
+        smooth_part: u32 = 20, Range::at_least(1.0);
+    }
+}
+
+impl super::Cca for Bic {
+    type Params = BicConfig;
+    const NAME: &'static str = "bic";
+    const SOURCE: &'static str = "BIC: Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c";
+    fn build(p: &BicConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Bic::with_params(BicParams {
+            fast_convergence: p.fast_convergence,
+            max_increment_pkts: p.max_increment_pkts,
+            low_window_pkts: p.low_window_pkts,
+            beta: (p.beta * 1024.0).round() as u32,
+            smooth_part: p.smooth_part,
+        }))
     }
 }
 
@@ -261,7 +276,7 @@ mod tests {
         assert_eq!(b.raw_cnt(960), 96); // dist 10 -> +10 per RTT
         assert!((per_rtt(&b, 960) - 10.0).abs() < 1e-9);
         assert!((per_rtt(&b, 940) - 15.0).abs() < 0.2); // cnt = 940 / 15 = 62 (floor)
-        // Within B of W_max: 1/5 packet per RTT (B / smooth_part).
+                                                        // Within B of W_max: 1/5 packet per RTT (B / smooth_part).
         assert!((per_rtt(&b, 997) - 0.2).abs() < 1e-3);
     }
 

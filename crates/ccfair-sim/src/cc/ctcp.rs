@@ -170,6 +170,15 @@ impl CongestionControl for Ctcp {
     }
 }
 
+impl super::Cca for Ctcp {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "ctcp";
+    const SOURCE: &'static str = "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30)";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Ctcp::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -242,7 +251,7 @@ mod tests {
         let (mut c, mut t) = ca(100);
         let after = round(&mut c, &mut t, BASE_NS);
         // Reno +1 plus dwnd += 2.95 (floor): 100 -> 103 .. 104.
-        assert!(after >= 103 && after <= 104, "{after}");
+        assert!((103..=104).contains(&after), "{after}");
         assert!(c.dwnd() > 2.9);
     }
 

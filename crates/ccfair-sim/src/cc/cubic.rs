@@ -274,16 +274,13 @@ impl Cubic {
     fn update(&mut self, cwnd: u32, acked: u32, now_jiffies: u64) {
         self.ack_cnt += u64::from(acked);
 
-        if self.last_cwnd == cwnd
-            && now_jiffies.saturating_sub(self.last_time_jiffies) <= UPDATE_HOLD_JIFFIES
-        {
+        if self.last_cwnd == cwnd && now_jiffies.saturating_sub(self.last_time_jiffies) <= UPDATE_HOLD_JIFFIES {
             return;
         }
 
         // The cubic function runs at most once per jiffy; in between, only the
         // Reno-friendly clamp is re-applied to the previous `cnt`.
-        let same_jiffy =
-            self.epoch_start_jiffies.is_some() && now_jiffies == self.last_time_jiffies;
+        let same_jiffy = self.epoch_start_jiffies.is_some() && now_jiffies == self.last_time_jiffies;
         if !same_jiffy {
             self.last_cwnd = cwnd;
             self.last_time_jiffies = now_jiffies;
@@ -296,9 +293,7 @@ impl Cubic {
             if self.ack_cnt > per_inc {
                 let n = (self.ack_cnt - 1) / per_inc;
                 self.ack_cnt -= n * per_inc;
-                self.tcp_cwnd = self
-                    .tcp_cwnd
-                    .saturating_add(n.min(u64::from(u32::MAX)) as u32);
+                self.tcp_cwnd = self.tcp_cwnd.saturating_add(n.min(u64::from(u32::MAX)) as u32);
             }
             if self.tcp_cwnd > cwnd {
                 let max_cnt = cwnd / (self.tcp_cwnd - cwnd);
@@ -339,17 +334,9 @@ impl Cubic {
         // delta = C * (t - K)^3 in packets.
         let cube = u128::from(self.cube_rtt_scale) * u128::from(offs).pow(3);
         let delta = u32::try_from(cube >> (10 + 3 * BICTCP_HZ_SHIFT)).unwrap_or(u32::MAX);
-        let target = if t < self.k_bictcp {
-            self.origin_point.saturating_sub(delta)
-        } else {
-            self.origin_point.saturating_add(delta)
-        };
+        let target = if t < self.k_bictcp { self.origin_point.saturating_sub(delta) } else { self.origin_point.saturating_add(delta) };
 
-        self.cnt = if target > cwnd {
-            cwnd / (target - cwnd)
-        } else {
-            cwnd.saturating_mul(TINY_INCREMENT_CNT_PER_PKT)
-        };
+        self.cnt = if target > cwnd { cwnd / (target - cwnd) } else { cwnd.saturating_mul(TINY_INCREMENT_CNT_PER_PKT) };
 
         // Bandwidth still unknown (no loss yet): grow at least 5 % per RTT.
         if self.last_max_cwnd == 0 && self.cnt > FIRST_EPOCH_MAX_CNT {
@@ -386,10 +373,7 @@ impl Cubic {
             self.curr_rtt_us = self.curr_rtt_us.min(delay_us);
             if self.sample_cnt < HYSTART_MIN_SAMPLES {
                 self.sample_cnt += 1;
-            } else if u64::from(self.curr_rtt_us)
-                > u64::from(self.delay_min_us)
-                    + u64::from(hystart_delay_thresh_us(self.delay_min_us))
-            {
+            } else if u64::from(self.curr_rtt_us) > u64::from(self.delay_min_us) + u64::from(hystart_delay_thresh_us(self.delay_min_us)) {
                 self.found = true;
                 tp.ssthresh = tp.cwnd;
             }
@@ -493,17 +477,11 @@ impl CongestionControl for Cubic {
                 return;
             }
         }
-        let delay_us = u32::try_from(sample.rtt_ns / 1_000)
-            .unwrap_or(u32::MAX)
-            .max(1);
+        let delay_us = u32::try_from(sample.rtt_ns / 1_000).unwrap_or(u32::MAX).max(1);
         if self.delay_min_us == 0 || self.delay_min_us > delay_us {
             self.delay_min_us = delay_us;
         }
-        if !self.found
-            && tp.in_slow_start()
-            && self.params.hystart
-            && tp.cwnd >= self.params.hystart_low_window
-        {
+        if !self.found && tp.in_slow_start() && self.params.hystart && tp.cwnd >= self.params.hystart_low_window {
             self.hystart_update(tp, delay_us);
         }
     }
@@ -532,6 +510,49 @@ impl CongestionControl for Cubic {
     }
 
     // undo_cwnd: Linux uses tcp_reno_undo_cwnd, the trait default.
+}
+
+crate::declare_params! {
+    /// CUBIC's parameters: Linux `tcp_cubic` module parameters, defaults = Linux's.
+    pub struct CubicConfig {
+        /// Multiplicative decrease factor beta_cubic (Linux `beta` = 717/1024; used as round(beta x 1024)).
+        beta: f64 = 0.7, Range::open(0.0, 1.0);
+        /// Cubic scaling constant C (Linux `bic_scale` = 41 = C x 1024 / 10; used as round(C x 102.4)).
+        c: f64 = 0.4, Range::closed(0.01, 100.0);
+        /// Release bandwidth faster when W_max shrinks (Linux `fast_convergence`).
+        fast_convergence: bool = true, Range::Any;
+        /// Reno-friendly region (Linux `tcp_friendliness`).
+        tcp_friendliness: bool = true, Range::Any;
+        /// HyStart slow-start exit (Linux `hystart`).
+        hystart: bool = true, Range::Any;
+        /// HyStart detectors: 1 = ACK train, 2 = delay increase, 3 = both (Linux `hystart_detect`).
+        hystart_detect: u8 = HYSTART_ACK_TRAIN | HYSTART_DELAY, Range::closed(0.0, 3.0);
+        /// HyStart acts only from this cwnd on (Linux `hystart_low_window`).
+        hystart_low_window_pkts: u32 = 16, Range::Any;
+        /// Largest ACK spacing inside an ACK train (Linux `hystart_ack_delta_us` = 2 ms; whole microseconds).
+        hystart_ack_delta_ns: u64 = 2_000_000, Range::Any;
+        /// Initial ssthresh; 0 = infinite (Linux `initial_ssthresh`; used only without HyStart).
+        initial_ssthresh_pkts: u32 = 0, Range::Any;
+    }
+}
+
+impl super::Cca for Cubic {
+    type Params = CubicConfig;
+    const NAME: &'static str = "cubic";
+    const SOURCE: &'static str = "CUBIC: RFC 9438; Linux net/ipv4/tcp_cubic.c with HyStart";
+    fn build(p: &CubicConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Cubic::with_params(CubicParams {
+            fast_convergence: p.fast_convergence,
+            beta: (p.beta * 1024.0).round() as u32,
+            initial_ssthresh: p.initial_ssthresh_pkts,
+            bic_scale: (p.c * 102.4).round() as u32,
+            tcp_friendliness: p.tcp_friendliness,
+            hystart: p.hystart,
+            hystart_detect: p.hystart_detect,
+            hystart_low_window: p.hystart_low_window_pkts,
+            hystart_ack_delta_us: p.hystart_ack_delta_ns / 1_000,
+        }))
+    }
 }
 
 #[cfg(test)]
@@ -565,11 +586,7 @@ mod tests {
             self.tp.snd_una += 1;
             self.tp.delivered += 1;
             self.tp.delivered_time_ns = self.tp.now_ns;
-            let sample = AckSample {
-                pkts_acked: 1,
-                rtt_ns: rtt_ns as i64,
-                in_flight: self.tp.cwnd,
-            };
+            let sample = AckSample { pkts_acked: 1, rtt_ns: rtt_ns as i64, in_flight: self.tp.cwnd };
             self.cc.pkts_acked(&mut self.tp, &sample);
             self.cc.cong_avoid(&mut self.tp, 1);
             self.tp.snd_nxt = self.tp.snd_una + u64::from(self.tp.cwnd);
@@ -641,14 +658,8 @@ mod tests {
         let k_s = f.cc.k_bictcp as f64 / 1024.0;
         // Linux's C is 410/1024 = 0.4004; K is floored to 1/1024 s.
         let want = (30.0 * 1024.0 / 410.0f64).cbrt();
-        assert!(
-            k_s <= want && want - k_s < 2.0 / 1024.0,
-            "K = {k_s}, want {want}"
-        );
-        assert!(
-            (k_s - 75f64.cbrt()).abs() / 75f64.cbrt() < 1e-3,
-            "K = {k_s}"
-        );
+        assert!(k_s <= want && want - k_s < 2.0 / 1024.0, "K = {k_s}, want {want}");
+        assert!((k_s - 75f64.cbrt()).abs() / 75f64.cbrt() < 1e-3, "K = {k_s}");
         assert_eq!(f.cc.origin_point, 100);
     }
 
@@ -670,10 +681,7 @@ mod tests {
             if t_s > 0.5 {
                 let want = w_cubic(t_s, 100.0);
                 let got = f64::from(f.tp.cwnd);
-                assert!(
-                    (got - want).abs() <= 3.0,
-                    "t={t_s:.2}s cwnd={got} W(t)={want:.1}"
-                );
+                assert!((got - want).abs() <= 3.0, "t={t_s:.2}s cwnd={got} W(t)={want:.1}");
                 checked += 1;
             }
             if (t_s - k_s).abs() < 0.1 {
@@ -699,10 +707,7 @@ mod tests {
         c.ssthresh(&t);
         assert_eq!(c.last_max_cwnd, 90);
 
-        let mut c = Cubic::with_params(CubicParams {
-            fast_convergence: false,
-            ..Default::default()
-        });
+        let mut c = Cubic::with_params(CubicParams { fast_convergence: false, ..Default::default() });
         t.cwnd = 100;
         c.ssthresh(&t);
         t.cwnd = 80;
@@ -713,13 +718,7 @@ mod tests {
     /// cwnd after a loss at W_max = 20 and 200 rounds of a 2 ms RTT.
     fn small_bdp_cwnd(tcp_friendliness: bool) -> u32 {
         let rtt = 2 * MS;
-        let mut f = Flow::new(
-            CubicParams {
-                tcp_friendliness,
-                ..Default::default()
-            },
-            20,
-        );
+        let mut f = Flow::new(CubicParams { tcp_friendliness, ..Default::default() }, 20);
         f.tp.ssthresh = 10;
         f.ack(MS, rtt);
         f.loss();
@@ -761,10 +760,7 @@ mod tests {
     #[test]
     fn first_epoch_without_loss_grows_at_least_five_percent_per_rtt() {
         let rtt = 100 * MS;
-        let params = CubicParams {
-            hystart: false,
-            ..Default::default()
-        };
+        let params = CubicParams { hystart: false, ..Default::default() };
         let mut f = Flow::new(params, 100);
         f.tp.ssthresh = 100; // slow start ended without loss: W_max = 0
         let before = f.tp.cwnd;
@@ -800,10 +796,7 @@ mod tests {
         f.tp.now_ns += 10_000 * MS; // 10 s idle
         f.cc.cwnd_event(&mut f.tp, CaEvent::TxStart);
         let now = jiffies(f.tp.now_ns);
-        assert_eq!(
-            f.cc.epoch_start_jiffies,
-            Some((epoch + now - last_ack).min(now))
-        );
+        assert_eq!(f.cc.epoch_start_jiffies, Some((epoch + now - last_ack).min(now)));
         // The curve continues: the next round grows like an RTT after the loss,
         // not like 10 s after it (which would be the 1.5x cap).
         let before = f.tp.cwnd;
@@ -846,10 +839,7 @@ mod tests {
     }
 
     fn delay_only() -> CubicParams {
-        CubicParams {
-            hystart_detect: HYSTART_DELAY,
-            ..Default::default()
-        }
+        CubicParams { hystart_detect: HYSTART_DELAY, ..Default::default() }
     }
 
     /// Slow start from cwnd 16 with ACKs 3 ms apart: 40 ACKs at 40 ms RTT,
@@ -902,10 +892,7 @@ mod tests {
     /// Slow start from cwnd 16, RTT 40 ms, ACKs `gap_ns` apart, ACK-train
     /// detection only. Returns cwnd at exit.
     fn train_exit(pacing: bool, gap_ns: u64) -> Option<u32> {
-        let params = CubicParams {
-            hystart_detect: HYSTART_ACK_TRAIN,
-            ..Default::default()
-        };
+        let params = CubicParams { hystart_detect: HYSTART_ACK_TRAIN, ..Default::default() };
         let mut f = Flow::new(params, 16);
         f.tp.pacing = pacing;
         for _ in 0..400 {

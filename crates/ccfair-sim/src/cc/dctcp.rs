@@ -46,6 +46,8 @@ pub struct Dctcp {
     window: CeWindow,
     loss_cwnd: u32,
     clamp_alpha_on_loss: bool,
+    /// g = 1 / 2^shift_g.
+    shift_g: u32,
 }
 
 impl Default for Dctcp {
@@ -56,7 +58,7 @@ impl Default for Dctcp {
 
 impl Dctcp {
     pub fn new() -> Self {
-        Dctcp { alpha: MAX_ALPHA, window: CeWindow::default(), loss_cwnd: 0, clamp_alpha_on_loss: false }
+        Dctcp { alpha: MAX_ALPHA, window: CeWindow::default(), loss_cwnd: 0, clamp_alpha_on_loss: false, shift_g: SHIFT_G }
     }
 
     /// Pre-5.1 Linux option: set alpha to 1 when entering the Loss state (RTO).
@@ -75,10 +77,10 @@ impl Dctcp {
             return;
         };
         let mut alpha = self.alpha;
-        let decay = alpha >> SHIFT_G;
+        let decay = alpha >> self.shift_g;
         alpha -= if decay == 0 { alpha } else { decay.min(alpha) };
         if delivered_ce > 0 {
-            let add = (delivered_ce << (10 - SHIFT_G)) / delivered;
+            let add = (delivered_ce << (10 - self.shift_g)) / delivered;
             alpha = (alpha as u64 + add).min(MAX_ALPHA as u64) as u32;
         }
         self.alpha = alpha;
@@ -139,6 +141,27 @@ impl CongestionControl for Dctcp {
 
     fn needs_ecn(&self) -> bool {
         true
+    }
+}
+
+crate::declare_params! {
+    /// DCTCP's parameters: Linux `tcp_dctcp` module parameters, defaults = Linux's.
+    pub struct DctcpConfig {
+        /// EWMA gain g = 1 / 2^shift_g (Linux `dctcp_shift_g` = 4, RFC 8257 g = 1/16).
+        shift_g: u32 = SHIFT_G, Range::closed(0.0, 10.0);
+        /// Set alpha to 1 on entering Loss (RTO), the pre-5.1 Linux option `dctcp_clamp_alpha_on_loss`.
+        clamp_alpha_on_loss: bool = false, Range::Any;
+    }
+}
+
+impl super::Cca for Dctcp {
+    type Params = DctcpConfig;
+    const NAME: &'static str = "dctcp";
+    const SOURCE: &'static str = "DCTCP: RFC 8257; Linux net/ipv4/tcp_dctcp.c (g = 1/16, halve on loss as Linux >= 5.1)";
+    fn build(p: &DctcpConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        let mut d = Dctcp::new().with_clamp_alpha_on_loss(p.clamp_alpha_on_loss);
+        d.shift_g = p.shift_g;
+        Box::new(d)
     }
 }
 

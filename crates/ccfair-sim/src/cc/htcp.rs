@@ -59,10 +59,7 @@ pub struct HtcpParams {
 
 impl Default for HtcpParams {
     fn default() -> Self {
-        HtcpParams {
-            use_rtt_scaling: true,
-            use_bandwidth_switch: true,
-        }
+        HtcpParams { use_rtt_scaling: true, use_bandwidth_switch: true }
     }
 }
 
@@ -323,6 +320,25 @@ impl CongestionControl for Htcp {
     }
 }
 
+crate::declare_params! {
+    /// H-TCP's parameters: Linux `tcp_htcp` module parameters, defaults = Linux's.
+    pub struct HtcpConfig {
+        /// Scale the increase by the RTT (Linux `use_rtt_scaling`).
+        use_rtt_scaling: bool = true, Range::Any;
+        /// Adapt the backoff to throughput changes (Linux `use_bandwidth_switch`).
+        use_bandwidth_switch: bool = true, Range::Any;
+    }
+}
+
+impl super::Cca for Htcp {
+    type Params = HtcpConfig;
+    const NAME: &'static str = "htcp";
+    const SOURCE: &'static str = "H-TCP: Leith & Shorten, PFLDnet 2004; Linux net/ipv4/tcp_htcp.c";
+    fn build(p: &HtcpConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Htcp::with_params(HtcpParams { use_rtt_scaling: p.use_rtt_scaling, use_bandwidth_switch: p.use_bandwidth_switch }))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -371,7 +387,7 @@ mod tests {
         let mut h = with_rtts(50, 200);
         h.beta_update();
         assert_eq!(h.beta, BETA_MIN); // 0.25 -> 0.5
-        // RTT_min <= 10 ms: 0.5.
+                                      // RTT_min <= 10 ms: 0.5.
         let mut h = with_rtts(10, 12);
         h.beta_update();
         assert_eq!(h.beta, BETA_MIN);
@@ -408,7 +424,7 @@ mod tests {
         h.beta = BETA_MIN;
         h.alpha_update(now);
         assert_eq!(h.alpha, 2 * 63 * 64); // half at 50 ms
-        // The multiplier RTT_min / 100 ms is clamped to [0.1, 2].
+                                          // The multiplier RTT_min / 100 ms is clamped to [0.1, 2].
         let mut h = with_rtts(5, 5); // 0.05 -> 0.1
         h.beta = BETA_MIN;
         h.alpha_update(now);

@@ -35,8 +35,10 @@ pub const FRACTIONS_128: [u32; 8] = [128, 139, 152, 165, 181, 197, 215, 234];
 /// Cap on the integer part of rho used in slow start (2^16).
 const MAX_SS_EXPONENT: u32 = 16;
 
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone)]
 pub struct Hybla {
+    /// Reference RTT RTT0, ms (Linux module parameter `rtt0`).
+    rtt0_ms: u64,
     /// Hybla's rules apply (Open state); otherwise Reno.
     enabled: bool,
     /// Accumulated fractional increments, 1/128 packet.
@@ -53,16 +55,22 @@ pub struct Hybla {
     min_srtt_ns: u64,
 }
 
+impl Default for Hybla {
+    fn default() -> Self {
+        Hybla::new()
+    }
+}
+
 impl Hybla {
     pub fn new() -> Hybla {
-        Hybla::default()
+        Hybla { rtt0_ms: RTT0_MS, enabled: false, cwnd_cents: 0, rho: 0, rho2: 0, rho_3ls: 0, rho2_7ls: 0, min_srtt_ns: 0 }
     }
 
     /// `hybla_recalc_param`: rho from the current smoothed RTT.
     fn recalc_param(&mut self, srtt_ns: u64) {
         // Linux: tp->srtt_us (8 x srtt in µs) / (rtt0 * 1000), at least 8 (rho >= 1).
         let srtt_us_x8 = srtt_ns * 8 / 1000;
-        self.rho_3ls = u32::try_from(srtt_us_x8 / (RTT0_MS * 1000)).unwrap_or(u32::MAX >> 8).max(8);
+        self.rho_3ls = u32::try_from(srtt_us_x8 / (self.rtt0_ms * 1000)).unwrap_or(u32::MAX >> 8).max(8);
         self.rho = self.rho_3ls >> 3;
         self.rho2_7ls = (self.rho_3ls * self.rho_3ls) << 1;
         self.rho2 = self.rho2_7ls >> 7;
@@ -144,6 +152,25 @@ impl CongestionControl for Hybla {
     }
 }
 
+crate::declare_params! {
+    /// Hybla's parameters: Linux `tcp_hybla` module parameters, defaults = Linux's.
+    pub struct HyblaConfig {
+        /// Reference RTT RTT0 the flow's growth is equalised to (Linux `rtt0` = 25 ms; whole milliseconds).
+        rtt0_ns: u64 = RTT0_MS * 1_000_000, Range::at_least(1_000_000.0);
+    }
+}
+
+impl super::Cca for Hybla {
+    type Params = HyblaConfig;
+    const NAME: &'static str = "hybla";
+    const SOURCE: &'static str = "Hybla: Caini & Firrincieli, IJSCN 2004; Linux net/ipv4/tcp_hybla.c";
+    fn build(p: &HyblaConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        let mut h = Hybla::new();
+        h.rtt0_ms = p.rtt0_ns / 1_000_000;
+        Box::new(h)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -172,7 +199,7 @@ mod tests {
         assert_eq!(started(100).0.rho_eighths(), 32); // rho 4
         assert_eq!(started(60).0.rho_eighths(), 19); // 2.4 -> 19/8
         assert_eq!(started(10).0.rho_eighths(), 8); // below RTT0: rho = 1 (Reno)
-        // init sets cwnd = rho and the clamp.
+                                                    // init sets cwnd = rho and the clamp.
         let (_, t) = started(100);
         assert_eq!((t.cwnd, t.cwnd_clamp), (4, 65_535));
     }

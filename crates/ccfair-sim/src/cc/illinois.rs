@@ -218,6 +218,15 @@ impl CongestionControl for Illinois {
     }
 }
 
+impl super::Cca for Illinois {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "illinois";
+    const SOURCE: &'static str = "TCP-Illinois: Liu, Basar, Srikant, Perf. Eval. 2008; Linux net/ipv4/tcp_illinois.c";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Illinois::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -181,6 +181,29 @@ impl CongestionControl for Ledbat {
     }
 }
 
+crate::declare_params! {
+    /// LEDBAT's parameters.
+    pub struct LedbatConfig {
+        /// Target queueing delay (RFC 6817 TARGET; ns-3 default 100 ms, the RFC's maximum).
+        target_ns: u64 = TARGET_NS, Range::above(0.0);
+    }
+}
+
+impl super::Cca for Ledbat {
+    type Params = LedbatConfig;
+    const NAME: &'static str = "ledbat";
+    const SOURCE: &'static str = "LEDBAT: RFC 6817; ns-3 tcp-ledbat.cc (target 100 ms, gain 1)";
+    const VARIANTS: &'static [super::Variant] = &[super::Variant {
+        name: "ledbat25",
+        params: r#"{"target_ns": 25000000}"#,
+        doc: "LEDBAT with a 25 ms target (early LEDBAT drafts); otherwise as ledbat",
+        aliases: &["ledbat-25ms"],
+    }];
+    fn build(p: &LedbatConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Ledbat::with_target(p.target_ns))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -77,15 +77,7 @@ fn ticks(ns: u64) -> u64 {
 
 impl Lp {
     pub fn new() -> Lp {
-        Lp {
-            sowd: 0,
-            owd_min: u64::MAX,
-            owd_max: 0,
-            owd_max_rsv: 0,
-            last_drop: 0,
-            inference: 0,
-            within_inference: false,
-        }
+        Lp { sowd: 0, owd_min: u64::MAX, owd_max: 0, owd_max_rsv: 0, last_drop: 0, inference: 0, within_inference: false }
     }
 
     /// One-way delay of the last ACK, ticks; None without timestamps or at 0.
@@ -102,11 +94,7 @@ impl Lp {
         self.owd_min = self.owd_min.min(owd);
         if owd > self.owd_max {
             if owd > self.owd_max_rsv {
-                self.owd_max = if self.owd_max_rsv == 0 {
-                    owd
-                } else {
-                    self.owd_max_rsv
-                };
+                self.owd_max = if self.owd_max_rsv == 0 { owd } else { self.owd_max_rsv };
                 self.owd_max_rsv = owd;
             } else {
                 self.owd_max = owd;
@@ -172,12 +160,18 @@ impl CongestionControl for Lp {
                 Lp::owd(tp)
             );
         }
-        tp.cwnd = if self.within_inference {
-            1
-        } else {
-            (tp.cwnd >> 1).max(1)
-        };
+        tp.cwnd = if self.within_inference { 1 } else { (tp.cwnd >> 1).max(1) };
         self.last_drop = now;
+    }
+}
+
+impl super::Cca for Lp {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "lp";
+    const SOURCE: &'static str =
+        "TCP-LP (low priority): Kuzmanovic & Knightly, INFOCOM 2003; Linux net/ipv4/tcp_lp.c (one-way delay threshold 15 %, inference 3 RTT)";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Lp::new())
     }
 }
 
@@ -193,14 +187,7 @@ mod tests {
         t.now_ns = now_ms * MS;
         t.rcv_tsecr_ns = sent_ms * MS;
         t.rcv_tsval_ns = (sent_ms + owd_ms) * MS;
-        lp.pkts_acked(
-            t,
-            &AckSample {
-                pkts_acked: 1,
-                rtt_ns: ((now_ms - sent_ms) * MS) as i64,
-                in_flight: 10,
-            },
-        );
+        lp.pkts_acked(t, &AckSample { pkts_acked: 1, rtt_ns: ((now_ms - sent_ms) * MS) as i64, in_flight: 10 });
     }
 
     #[test]
@@ -209,10 +196,7 @@ mod tests {
         for i in 0..100 {
             ack(&mut lp, &mut t, 1000 + i, 950 + i, 25);
         }
-        assert_eq!(
-            t.cwnd, 10,
-            "owd_min = owd_max: no delay range learnt, no indication"
-        );
+        assert_eq!(t.cwnd, 10, "owd_min = owd_max: no delay range learnt, no indication");
         lp.cong_avoid(&mut t, 1);
         assert_eq!(t.cwnd, 11, "Reno slow start");
     }
@@ -237,10 +221,7 @@ mod tests {
         }
         assert_eq!(t.cwnd, 20, "first indication: halve");
         ack(&mut lp, &mut t, 1100 + n + 10, 1050 + n + 10, 40);
-        assert_eq!(
-            t.cwnd, 1,
-            "second indication within the inference time: cwnd = 1"
-        );
+        assert_eq!(t.cwnd, 1, "second indication within the inference time: cwnd = 1");
         // Delay back at the minimum: no growth within the inference time
         // (3 x 50 ms after the last indication), Reno growth after it.
         for i in 0..60 {

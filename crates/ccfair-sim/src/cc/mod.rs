@@ -45,6 +45,10 @@ pub mod veno;
 pub mod westwood;
 pub mod yeah;
 
+use serde_json::{Map, Value};
+
+use crate::params::{ParamError, ParamSpec, Params};
+
 /// Linux's `tcp_ca_state`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
 pub enum CaState {
@@ -334,69 +338,205 @@ pub trait CongestionControl: Send {
     }
 }
 
-/// (canonical name, source) for every algorithm, for `ccfair list ccas`.
-pub fn catalogue() -> &'static [(&'static str, &'static str)] {
-    &[
-        ("reno", "NewReno: RFC 5681 / RFC 6582; Linux net/ipv4/tcp_cong.c (tcp_reno_*)"),
-        ("cubic", "CUBIC: RFC 9438; Linux net/ipv4/tcp_cubic.c with HyStart"),
-        ("bbr", "BBRv1: draft-cardwell-iccrg-bbr-congestion-control-00; Linux net/ipv4/tcp_bbr.c"),
-        ("bic", "BIC: Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c"),
-        ("highspeed", "HighSpeed TCP: RFC 3649; Linux net/ipv4/tcp_highspeed.c"),
-        ("htcp", "H-TCP: Leith & Shorten, PFLDnet 2004; Linux net/ipv4/tcp_htcp.c"),
-        ("hybla", "Hybla: Caini & Firrincieli, IJSCN 2004; Linux net/ipv4/tcp_hybla.c"),
-        ("illinois", "TCP-Illinois: Liu, Basar, Srikant, Perf. Eval. 2008; Linux net/ipv4/tcp_illinois.c"),
-        ("scalable", "Scalable TCP: Kelly, CCR 2003; Linux net/ipv4/tcp_scalable.c"),
-        ("veno", "Veno: Fu & Liew, IEEE JSAC 2003; Linux net/ipv4/tcp_veno.c"),
-        ("westwood", "Westwood+: Mascolo et al. 2001, Grieco & Mascolo 2004; Linux net/ipv4/tcp_westwood.c"),
-        ("yeah", "YeAH-TCP: Baiocchi, Castellani, Vacirca, PFLDnet 2007; Linux net/ipv4/tcp_yeah.c"),
-        ("dctcp", "DCTCP: RFC 8257; Linux net/ipv4/tcp_dctcp.c (g = 1/16, halve on loss as Linux >= 5.1)"),
-        ("prague", "TCP Prague (L4S): draft-briscoe-iccrg-prague-congestion-control; scalable ECN, RTT-independent increase (25 ms)"),
-        ("prague-rttdep", "TCP Prague without RTT-independence (Reno additive increase)"),
-        ("vegas", "Vegas: Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c (alpha 2, beta 4, gamma 1)"),
-        ("ledbat", "LEDBAT: RFC 6817; ns-3 tcp-ledbat.cc (target 100 ms, gain 1)"),
-        ("ledbat25", "LEDBAT with a 25 ms target (early LEDBAT drafts); otherwise as ledbat"),
-        ("bbr2", "BBRv2: Linux v2alpha net/ipv4/tcp_bbr2.c (google/bbr); draft-cardwell-iccrg-bbr-congestion-control-02; ECN logic on"),
-        ("bbr3", "BBRv3: google/bbr v3 net/ipv4/tcp_bbr.c; draft-ietf-ccwg-bbr-01 (v2's machine with v3's gains and rules; ECN logic on)"),
-        ("lp", "TCP-LP (low priority): Kuzmanovic & Knightly, INFOCOM 2003; Linux net/ipv4/tcp_lp.c (one-way delay threshold 15 %, inference 3 RTT)"),
-        ("ctcp", "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30)"),
-        ("ccid2", "DCCP CCID 2 (TCP-like, datagrams, no retransmission, Ack Ratio): RFC 4341 / RFC 4340; selects transport dccp (dccp/)"),
-    ]
+/// A congestion-control algorithm's declaration, next to its code: name,
+/// source, declared parameters ([`crate::declare_params!`]) and constructor.
+/// Registering it is one line in [`REGISTRY`].
+pub trait Cca {
+    /// Parameters (see crate::params); `NoParams` if it has none.
+    type Params: Params;
+    /// Canonical name (Linux's spelling).
+    const NAME: &'static str;
+    /// Where the algorithm is specified (RFC, paper, Linux file).
+    const SOURCE: &'static str;
+    /// Named parameter sets, kept as names (older variant names such as `prague-rttdep`).
+    const VARIANTS: &'static [Variant] = &[];
+    /// A fresh instance; `seed` feeds the algorithm's own random choices.
+    fn build(p: &Self::Params, seed: u64) -> Box<dyn CongestionControl>;
 }
 
-/// Canonical names, for error messages.
+/// A named parameter set of an algorithm: `name` means `base` with `params`.
+#[derive(Debug, Clone, Copy)]
+pub struct Variant {
+    pub name: &'static str,
+    /// JSON object of field values (simulator units), e.g. `{"target_ns": 25000000}`.
+    pub params: &'static str,
+    pub doc: &'static str,
+    /// Other spellings of the variant's name (lower case).
+    pub aliases: &'static [&'static str],
+}
+
+/// One registered algorithm (built from a [`Cca`] by [`tcp`]).
+pub struct Entry {
+    pub name: &'static str,
+    pub source: &'static str,
+    /// Other spellings accepted in experiment files (lower case).
+    pub aliases: &'static [&'static str],
+    pub variants: &'static [Variant],
+    pub spec: fn() -> Vec<ParamSpec>,
+    /// Every parameter, validated: defaults overridden by the given fields.
+    pub resolve: ResolveFn,
+    /// None: not a TCP congestion control (DCCP's CCID 2, run by dccp/).
+    pub build: Option<BuildFn>,
+}
+
+/// Parameters (field names, simulator units) -> every parameter, validated.
+pub type ResolveFn = fn(&Map<String, Value>) -> Result<Map<String, Value>, ParamError>;
+/// Parameters and a seed -> a fresh instance.
+pub type BuildFn = fn(&Map<String, Value>, u64) -> Result<Box<dyn CongestionControl>, ParamError>;
+
+fn resolve_with<C: Cca>(m: &Map<String, Value>) -> Result<Map<String, Value>, ParamError> {
+    C::Params::from_map(m).map(|p| p.to_map())
+}
+
+fn build_with<C: Cca>(m: &Map<String, Value>, seed: u64) -> Result<Box<dyn CongestionControl>, ParamError> {
+    C::Params::from_map(m).map(|p| C::build(&p, seed))
+}
+
+/// The registry entry of a TCP congestion control, with its alternative spellings.
+pub const fn tcp<C: Cca>(aliases: &'static [&'static str]) -> Entry {
+    Entry {
+        name: C::NAME,
+        source: C::SOURCE,
+        aliases,
+        variants: C::VARIANTS,
+        spec: C::Params::spec,
+        resolve: resolve_with::<C>,
+        build: Some(build_with::<C>),
+    }
+}
+
+/// Every algorithm, one line each: `tcp::<file::Type>(&[aliases])`.
+pub static REGISTRY: &[Entry] = &[
+    tcp::<reno::Reno>(&["newreno", "new-reno", "new_reno"]),
+    tcp::<cubic::Cubic>(&[]),
+    tcp::<bbr::Bbr>(&["bbr1", "bbrv1"]),
+    tcp::<bic::Bic>(&["tcpbic", "bic-tcp"]),
+    tcp::<highspeed::HighSpeed>(&["hstcp", "high-speed", "tcphighspeed"]),
+    tcp::<htcp::Htcp>(&["h-tcp", "tcphtcp"]),
+    tcp::<hybla::Hybla>(&["tcphybla"]),
+    tcp::<illinois::Illinois>(&["tcp-illinois", "tcpillinois"]),
+    tcp::<scalable::Scalable>(&["stcp", "tcpscalable"]),
+    tcp::<veno::Veno>(&["tcpveno"]),
+    tcp::<westwood::Westwood>(&["westwood+", "westwoodplus", "westwood-plus", "tcpwestwoodplus"]),
+    tcp::<yeah::Yeah>(&["yeah-tcp", "tcpyeah"]),
+    tcp::<dctcp::Dctcp>(&[]),
+    tcp::<prague::Prague>(&["tcp-prague"]),
+    tcp::<vegas::Vegas>(&["tcpvegas"]),
+    tcp::<ledbat::Ledbat>(&["tcpledbat"]),
+    tcp::<bbr2::Bbr2>(&["bbrv2"]),
+    tcp::<bbr3::Bbr3>(&["bbrv3"]),
+    tcp::<lp::Lp>(&["tcp-lp", "tcplp"]),
+    tcp::<ctcp::Ctcp>(&["compound", "compoundtcp", "compound-tcp", "tcpcompound"]),
+    Entry {
+        name: CCID2_NAME,
+        source: "DCCP CCID 2 (TCP-like, datagrams, no retransmission, Ack Ratio): RFC 4341 / RFC 4340; selects transport dccp (dccp/)",
+        aliases: &["dccp", "ccid-2", "dccp-ccid2"],
+        variants: &[],
+        spec: crate::params::NoParams::spec,
+        resolve: resolve_no_params,
+        build: None,
+    },
+];
+
+/// The name that selects DCCP with CCID 2 (run by dccp/, not a TCP congestion control).
+pub const CCID2_NAME: &str = "ccid2";
+
+fn resolve_no_params(m: &Map<String, Value>) -> Result<Map<String, Value>, ParamError> {
+    crate::params::NoParams::from_map(m).map(|p| p.to_map())
+}
+
+/// The entry and (if `name` is a variant) the variant that `name` selects.
+/// `name` is canonical, a variant or an alias (exact, lower case).
+pub fn lookup(name: &str) -> Option<(&'static Entry, Option<&'static Variant>)> {
+    for e in REGISTRY {
+        if e.name == name || e.aliases.contains(&name) {
+            return Some((e, None));
+        }
+        if let Some(v) = e.variants.iter().find(|v| v.name == name || v.aliases.contains(&name)) {
+            return Some((e, Some(v)));
+        }
+    }
+    None
+}
+
+/// The fields a flow's algorithm runs with: its variant's set, then `params` on top.
+fn merged(variant: Option<&Variant>, params: &Map<String, Value>) -> Map<String, Value> {
+    let mut m = match variant {
+        Some(v) => match serde_json::from_str::<Value>(v.params) {
+            Ok(Value::Object(m)) => m,
+            _ => panic!("variant {} declares invalid JSON params", v.name),
+        },
+        None => Map::new(),
+    };
+    m.extend(params.iter().map(|(k, v)| (k.clone(), v.clone())));
+    m
+}
+
+/// Every parameter `name` runs with (defaults, variant, then `params`), validated.
+pub fn resolve(name: &str, params: &Map<String, Value>) -> Result<Map<String, Value>, ParamError> {
+    let (e, v) = lookup(name).ok_or_else(|| ParamError::new("name", unknown_cca(name)))?;
+    (e.resolve)(&merged(v, params))
+}
+
+/// "unknown CCA 'x'; allowed: ..." for error messages.
+pub fn unknown_cca(name: &str) -> String {
+    format!("unknown CCA '{name}'; allowed: {}", names().join(", "))
+}
+
+/// (canonical name or variant, source) for every algorithm, for `ccfair list ccas`.
+pub fn catalogue() -> Vec<(&'static str, &'static str)> {
+    let mut out = vec![];
+    for e in REGISTRY {
+        out.push((e.name, e.source));
+        out.extend(e.variants.iter().map(|v| (v.name, v.doc)));
+    }
+    out
+}
+
+/// Canonical names and variants, for error messages.
 pub fn names() -> Vec<&'static str> {
     catalogue().iter().map(|(n, _)| *n).collect()
 }
 
-/// Build a fresh instance by canonical name. `seed` feeds the algorithm's own
+/// Build a fresh instance with default parameters (see [`make_with`]).
+pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
+    make_with(name, &Map::new(), seed).ok()
+}
+
+/// Build a fresh instance by name (canonical or variant) with `params` (field
+/// names, simulator units) over the defaults. `seed` feeds the algorithm's own
 /// random choices (e.g. BBR's initial gain-cycle phase); it is derived from the
 /// run seed and the flow index, so runs stay deterministic.
-pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
-    match name {
-        "reno" => Some(Box::new(reno::Reno)),
-        "cubic" => Some(Box::new(cubic::Cubic::new())),
-        "bbr" => Some(Box::new(bbr::Bbr::new(seed))),
-        "bic" => Some(Box::new(bic::Bic::new())),
-        "highspeed" => Some(Box::new(highspeed::HighSpeed::new())),
-        "htcp" => Some(Box::new(htcp::Htcp::new())),
-        "hybla" => Some(Box::new(hybla::Hybla::new())),
-        "illinois" => Some(Box::new(illinois::Illinois::new())),
-        "scalable" => Some(Box::new(scalable::Scalable)),
-        "veno" => Some(Box::new(veno::Veno::new())),
-        "westwood" => Some(Box::new(westwood::Westwood::new())),
-        "yeah" => Some(Box::new(yeah::Yeah::new())),
-        "dctcp" => Some(Box::new(dctcp::Dctcp::new())),
-        "prague" => Some(Box::new(prague::Prague::new(true))),
-        "prague-rttdep" => Some(Box::new(prague::Prague::new(false))),
-        "vegas" => Some(Box::new(vegas::Vegas::new())),
-        "ledbat" => Some(Box::new(ledbat::Ledbat::new())),
-        "ledbat25" => Some(Box::new(ledbat::Ledbat::with_target(ledbat::TARGET_25MS_NS))),
-        "bbr2" => Some(Box::new(bbr2::Bbr2::new(seed))),
-        "bbr3" => Some(Box::new(bbr3::new(seed))),
-        "ctcp" => Some(Box::new(ctcp::Ctcp::new())),
-        "lp" => Some(Box::new(lp::Lp::new())),
-        _ => None,
-    }
+pub fn make_with(name: &str, params: &Map<String, Value>, seed: u64) -> Result<Box<dyn CongestionControl>, ParamError> {
+    let (e, v) = lookup(name).ok_or_else(|| ParamError::new("name", unknown_cca(name)))?;
+    let build = e.build.ok_or_else(|| ParamError::new("name", format!("'{name}' is not a TCP congestion control")))?;
+    build(&merged(v, params), seed)
+}
+
+/// The registry as JSON (for `_core.schema()`): per algorithm its name, source,
+/// aliases, variants, parameters, and whether it needs ECN.
+pub fn schema_json() -> Value {
+    let entries = REGISTRY.iter().map(|e| {
+        let needs_ecn = |v: Option<&Variant>| e.build.and_then(|b| b(&merged(v, &Map::new()), 0).ok()).is_some_and(|c| c.needs_ecn());
+        let variants: Vec<Value> = e
+            .variants
+            .iter()
+            .map(|v| {
+                serde_json::json!({"name": v.name, "params": serde_json::from_str::<Value>(v.params).unwrap_or(Value::Null),
+                    "doc": v.doc, "aliases": v.aliases, "needs_ecn": needs_ecn(Some(v))})
+            })
+            .collect();
+        serde_json::json!({
+            "name": e.name,
+            "source": e.source,
+            "aliases": e.aliases,
+            "variants": variants,
+            "transport": if e.build.is_some() { "tcp" } else { "dccp" },
+            "needs_ecn": needs_ecn(None),
+            "params": (e.spec)().iter().map(ParamSpec::to_json).collect::<Vec<_>>(),
+        })
+    });
+    Value::Array(entries.collect())
 }
 
 #[cfg(test)]
@@ -406,5 +546,121 @@ pub(crate) mod testutil {
     /// A connection state as the sender has it after the handshake.
     pub fn tp() -> TcpCc {
         TcpCc::new(1448, 1500, 10)
+    }
+}
+
+#[cfg(test)]
+mod registry_tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn every_registered_algorithm_resolves_its_defaults_and_builds_under_its_name() {
+        for e in REGISTRY {
+            let resolved = (e.resolve)(&Map::new()).unwrap();
+            let spec = (e.spec)();
+            assert_eq!(resolved.len(), spec.len(), "{}", e.name);
+            for p in &spec {
+                assert_eq!(resolved[p.field], p.default, "{}.{}", e.name, p.name);
+                assert!(!p.doc.is_empty(), "{}.{} needs a doc line", e.name, p.name);
+            }
+            if let Some(build) = e.build {
+                assert_eq!(build(&Map::new(), 1).unwrap().name(), e.name);
+            }
+            for v in e.variants {
+                assert!(make(v.name, 1).is_some() || e.build.is_none(), "{}", v.name);
+            }
+        }
+    }
+
+    #[test]
+    fn names_aliases_and_variants_are_unique() {
+        let mut seen = std::collections::HashSet::new();
+        for e in REGISTRY {
+            for n in std::iter::once(&e.name).chain(e.aliases).chain(e.variants.iter().map(|v| &v.name)) {
+                assert!(seen.insert(*n), "{n} registered twice");
+            }
+        }
+    }
+
+    #[test]
+    fn a_variant_is_its_base_with_the_declared_parameters_and_given_ones_on_top() {
+        let none = Map::new();
+        assert_eq!(resolve("ledbat25", &none).unwrap()["target_ns"], json!(25_000_000));
+        assert_eq!(resolve("ledbat-25ms", &none).unwrap()["target_ns"], json!(25_000_000));
+        let given = json!({"target_ns": 50_000_000});
+        assert_eq!(resolve("ledbat25", given.as_object().unwrap()).unwrap()["target_ns"], json!(50_000_000));
+        assert_eq!(resolve("prague-rttdep", &none).unwrap()["rtt_independence"], json!(false));
+        assert!(make("prague-rttdep", 1).is_some());
+    }
+
+    #[test]
+    fn an_invalid_parameter_is_refused_with_its_name() {
+        let bad = json!({"beta": 1.0});
+        let e = make_with("cubic", bad.as_object().unwrap(), 1).err().unwrap();
+        assert_eq!((e.field.as_str(), e.msg.as_str()), ("beta", "must be a number in (0, 1), got 1"));
+        assert_eq!(resolve("nosuch", &Map::new()).unwrap_err().field, "name");
+    }
+
+    #[test]
+    fn the_schema_lists_every_algorithm_with_its_parameters_and_ecn_need() {
+        let s = schema_json();
+        let by_name = |n: &str| s.as_array().unwrap().iter().find(|e| e["name"] == n).unwrap().clone();
+        assert_eq!(by_name("dctcp")["needs_ecn"], json!(true));
+        assert_eq!(by_name("cubic")["needs_ecn"], json!(false));
+        assert_eq!(by_name("prague")["variants"][0]["needs_ecn"], json!(true));
+        assert_eq!(by_name("ccid2")["transport"], json!("dccp"));
+        let beta = by_name("cubic")["params"][0].clone();
+        assert_eq!(
+            (beta["name"].clone(), beta["default"].clone(), beta["exclusive_maximum"].clone()),
+            (json!("beta"), json!(0.7), json!(1.0))
+        );
+    }
+
+    /// A new algorithm is one file: its params (declare_params!), its Cca impl,
+    /// and one registry line `tcp::<toy::Toy>(&[...])`. This is that file.
+    mod toy {
+        use super::super::*;
+
+        crate::declare_params! {
+            /// Toy: Reno with another decrease factor.
+            pub struct ToyConfig {
+                /// Multiplicative decrease factor.
+                beta: f64 = 0.5, Range::open(0.0, 1.0);
+            }
+        }
+
+        pub struct Toy(f64);
+
+        impl CongestionControl for Toy {
+            fn name(&self) -> &'static str {
+                "toy"
+            }
+            fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+                ((f64::from(tp.cwnd) * self.0) as u32).max(2)
+            }
+        }
+
+        impl Cca for Toy {
+            type Params = ToyConfig;
+            const NAME: &'static str = "toy";
+            const SOURCE: &'static str = "a test";
+            fn build(p: &ToyConfig, _seed: u64) -> Box<dyn CongestionControl> {
+                Box::new(Toy(p.beta))
+            }
+        }
+    }
+
+    #[test]
+    fn a_toy_algorithm_needs_one_declaration_and_one_registry_line() {
+        let entry = tcp::<toy::Toy>(&["toy-tcp"]);
+        let given = json!({"beta": 0.25});
+        let mut cc = (entry.build.unwrap())(given.as_object().unwrap(), 1).unwrap();
+        let tp = TcpCc::new(1448, 1500, 100);
+        assert_eq!(cc.ssthresh(&tp), 25);
+        assert_eq!((entry.resolve)(&Map::new()).unwrap()["beta"], json!(0.5));
+        let bad = json!({"beta": 2});
+        assert_eq!((entry.resolve)(bad.as_object().unwrap()).unwrap_err().field, "beta");
+        assert_eq!((entry.spec)()[0].doc, "Multiplicative decrease factor.");
     }
 }

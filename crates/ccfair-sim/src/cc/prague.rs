@@ -82,7 +82,6 @@ impl Prague {
         let r = srtt_ns as u128;
         ((FP_ONE as u128 * r * r) / (RTT_REF_NS as u128 * RTT_REF_NS as u128)).max(1) as u64
     }
-
 }
 
 impl CongestionControl for Prague {
@@ -159,6 +158,30 @@ impl CongestionControl for Prague {
 
     fn needs_pacing(&self) -> bool {
         true
+    }
+}
+
+crate::declare_params! {
+    /// TCP Prague's parameters.
+    pub struct PragueConfig {
+        /// RTT-independent additive increase (as if the RTT were 25 ms when it is shorter); false = Reno's increase.
+        rtt_independence: bool = true, Range::Any;
+    }
+}
+
+impl super::Cca for Prague {
+    type Params = PragueConfig;
+    const NAME: &'static str = "prague";
+    const SOURCE: &'static str =
+        "TCP Prague (L4S): draft-briscoe-iccrg-prague-congestion-control; scalable ECN, RTT-independent increase (25 ms)";
+    const VARIANTS: &'static [super::Variant] = &[super::Variant {
+        name: "prague-rttdep",
+        params: r#"{"rtt_independence": false}"#,
+        doc: "TCP Prague without RTT-independence (Reno additive increase)",
+        aliases: &[],
+    }];
+    fn build(p: &PragueConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Prague::new(p.rtt_independence))
     }
 }
 

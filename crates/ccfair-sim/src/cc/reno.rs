@@ -43,6 +43,15 @@ impl CongestionControl for Reno {
     }
 }
 
+impl super::Cca for Reno {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "reno";
+    const SOURCE: &'static str = "NewReno: RFC 5681 / RFC 6582; Linux net/ipv4/tcp_cong.c (tcp_reno_*)";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Reno)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

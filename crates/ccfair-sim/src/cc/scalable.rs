@@ -54,6 +54,15 @@ impl CongestionControl for Scalable {
     }
 }
 
+impl super::Cca for Scalable {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "scalable";
+    const SOURCE: &'static str = "Scalable TCP: Kelly, CCR 2003; Linux net/ipv4/tcp_scalable.c";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Scalable)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

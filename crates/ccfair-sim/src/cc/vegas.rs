@@ -53,6 +53,10 @@ pub struct Vegas {
     min_rtt_ns: u64,
     /// Smallest RTT ever seen, ns.
     base_rtt_ns: u64,
+    /// Thresholds on the packets queued (Linux `alpha`, `beta`, `gamma`).
+    alpha_pkts: u64,
+    beta_pkts: u64,
+    gamma_pkts: u64,
 }
 
 impl Default for Vegas {
@@ -63,7 +67,16 @@ impl Default for Vegas {
 
 impl Vegas {
     pub fn new() -> Vegas {
-        Vegas { doing_vegas_now: true, beg_snd_nxt: 0, cnt_rtt: 0, min_rtt_ns: u64::MAX, base_rtt_ns: u64::MAX }
+        Vegas {
+            doing_vegas_now: true,
+            beg_snd_nxt: 0,
+            cnt_rtt: 0,
+            min_rtt_ns: u64::MAX,
+            base_rtt_ns: u64::MAX,
+            alpha_pkts: ALPHA_PKTS,
+            beta_pkts: BETA_PKTS,
+            gamma_pkts: GAMMA_PKTS,
+        }
     }
 
     fn enable(&mut self, tp: &TcpCc) {
@@ -94,17 +107,17 @@ impl Vegas {
         let cwnd = tp.cwnd as u64;
         // Packets queued: cwnd x (rtt - base) / base.
         let diff = cwnd * (rtt - base) / base;
-        if diff > GAMMA_PKTS && tp.in_slow_start() {
+        if diff > self.gamma_pkts && tp.in_slow_start() {
             // Leaving slow start: go to the rate the path actually delivers.
             let target_cwnd = (cwnd * base / rtt) as u32;
             tp.cwnd = tp.cwnd.min(target_cwnd + 1);
             tp.ssthresh = Self::vegas_ssthresh(tp);
         } else if tp.in_slow_start() {
             tp.slow_start(acked);
-        } else if diff > BETA_PKTS {
+        } else if diff > self.beta_pkts {
             tp.cwnd -= 1;
             tp.ssthresh = Self::vegas_ssthresh(tp);
-        } else if diff < ALPHA_PKTS {
+        } else if diff < self.alpha_pkts {
             tp.cwnd += 1;
         }
         tp.cwnd = tp.cwnd.clamp(MIN_CWND_PKTS, tp.cwnd_clamp.max(MIN_CWND_PKTS));
@@ -170,6 +183,37 @@ impl CongestionControl for Vegas {
         } else if tp.in_slow_start() {
             tp.slow_start(acked);
         }
+    }
+}
+
+crate::declare_params! {
+    /// Vegas's parameters: Linux `tcp_vegas` module parameters, defaults = Linux's.
+    pub struct VegasConfig {
+        /// Grow cwnd while fewer than alpha packets are queued (Linux `alpha`).
+        alpha_pkts: u64 = ALPHA_PKTS, Range::Any;
+        /// Shrink cwnd while more than beta packets are queued (Linux `beta`).
+        beta_pkts: u64 = BETA_PKTS, Range::Any;
+        /// Leave slow start once more than gamma packets are queued (Linux `gamma`).
+        gamma_pkts: u64 = GAMMA_PKTS, Range::Any;
+    }
+    check = check_vegas;
+}
+
+fn check_vegas(p: &VegasConfig) -> Result<(), crate::params::ParamError> {
+    if p.alpha_pkts > p.beta_pkts {
+        return Err(crate::params::ParamError::new("alpha", format!("must be <= beta ({}), got {}", p.beta_pkts, p.alpha_pkts)));
+    }
+    Ok(())
+}
+
+impl super::Cca for Vegas {
+    type Params = VegasConfig;
+    const NAME: &'static str = "vegas";
+    const SOURCE: &'static str = "Vegas: Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c (alpha 2, beta 4, gamma 1)";
+    fn build(p: &VegasConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        let mut v = Vegas::new();
+        (v.alpha_pkts, v.beta_pkts, v.gamma_pkts) = (p.alpha_pkts, p.beta_pkts, p.gamma_pkts);
+        Box::new(v)
     }
 }
 

@@ -55,14 +55,7 @@ impl Default for Veno {
 
 impl Veno {
     pub fn new() -> Veno {
-        Veno {
-            doing_veno_now: true,
-            cntrtt: 0,
-            minrtt_us: NO_RTT_US,
-            basertt_us: NO_RTT_US,
-            inc: true,
-            diff: 0,
-        }
+        Veno { doing_veno_now: true, cntrtt: 0, minrtt_us: NO_RTT_US, basertt_us: NO_RTT_US, inc: true, diff: 0 }
     }
 
     /// `tcp_veno_init`.
@@ -170,6 +163,15 @@ impl CongestionControl for Veno {
         } else {
             (tp.cwnd >> 1).max(2) // congestive loss: halve
         }
+    }
+}
+
+impl super::Cca for Veno {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "veno";
+    const SOURCE: &'static str = "Veno: Fu & Liew, IEEE JSAC 2003; Linux net/ipv4/tcp_veno.c";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Veno::new())
     }
 }
 

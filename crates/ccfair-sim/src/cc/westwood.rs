@@ -186,6 +186,15 @@ impl CongestionControl for Westwood {
     }
 }
 
+impl super::Cca for Westwood {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "westwood";
+    const SOURCE: &'static str = "Westwood+: Mascolo et al. 2001, Grieco & Mascolo 2004; Linux net/ipv4/tcp_westwood.c";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Westwood::new())
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -203,14 +203,20 @@ impl CongestionControl for Yeah {
 
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
         let cwnd = tp.cwnd;
-        let reduction = if self.doing_reno_now < RHO_RTTS {
-            self.last_q.min((cwnd >> 1).max(2)).max(cwnd >> DELTA_SHIFT)
-        } else {
-            (cwnd >> 1).max(2)
-        };
+        let reduction =
+            if self.doing_reno_now < RHO_RTTS { self.last_q.min((cwnd >> 1).max(2)).max(cwnd >> DELTA_SHIFT) } else { (cwnd >> 1).max(2) };
         self.fast_count = 0;
         self.reno_count = (self.reno_count >> 1).max(2);
         cwnd.saturating_sub(reduction).max(2)
+    }
+}
+
+impl super::Cca for Yeah {
+    type Params = crate::params::NoParams;
+    const NAME: &'static str = "yeah";
+    const SOURCE: &'static str = "YeAH-TCP: Baiocchi, Castellani, Vacirca, PFLDnet 2007; Linux net/ipv4/tcp_yeah.c";
+    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Yeah::new())
     }
 }
 
@@ -267,7 +273,7 @@ mod tests {
         let before = t.cwnd;
         round(&mut y, &mut t, 57);
         assert_eq!(t.cwnd - before, 1); // Reno: +1 per window
-        // Back to fast when the queue drains.
+                                        // Back to fast when the queue drains.
         round(&mut y, &mut t, 50);
         assert!(y.fast_mode());
     }

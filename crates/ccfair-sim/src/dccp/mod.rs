@@ -37,7 +37,7 @@ use std::collections::VecDeque;
 use std::rc::Rc;
 
 /// The canonical CCA name that selects DCCP with CCID 2.
-pub const CCID2_NAME: &str = "ccid2";
+pub use crate::cc::CCID2_NAME;
 
 /// What one ACK reports: its own sequence number (DCCP ACKs are numbered,
 /// which is how the sender detects lost ACKs, RFC 4341 §6.1.2) and the runs

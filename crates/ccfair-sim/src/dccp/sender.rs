@@ -140,7 +140,7 @@ impl DccpSender {
             return false;
         }
         let mss = self.cfg.mss_bytes as u64;
-        self.cfg.size_bytes.map_or(true, |b| self.next_seq < b.div_ceil(mss))
+        self.cfg.size_bytes.is_none_or(|b| self.next_seq < b.div_ceil(mss))
     }
 
     fn rto_ns(&self) -> u64 {
@@ -178,7 +178,7 @@ impl DccpSender {
 
     fn note_acked(&mut self, seq: u64) {
         // Keep the NUMDUPACK highest acknowledged sequence numbers (ascending).
-        if self.top_acked.iter().any(|t| *t == Some(seq)) {
+        if self.top_acked.contains(&Some(seq)) {
             return;
         }
         if let Some(lowest) = self.top_acked[0] {
@@ -233,7 +233,7 @@ impl DccpSender {
                 }
                 self.segs[i].1 = St::Acked;
                 self.note_acked(seq);
-                if newest.map_or(true, |(s, _)| seq > s) {
+                if newest.is_none_or(|(s, _)| seq > s) {
                     newest = Some((seq, sent));
                 }
             }
@@ -360,7 +360,7 @@ mod tests {
     fn a_packet_is_lost_only_when_three_later_packets_are_acked() {
         let (mut s, ch, _) = open(10);
         s.cc.ssthresh = 10; // congestion avoidance: ACKs do not change cwnd here
-        // Packet 2 missing; 3 and 4 acknowledged: only two later packets, not lost yet.
+                            // Packet 2 missing; 3 and 4 acknowledged: only two later packets, not lost yet.
         ack(&mut s, &ch, 0, vec![(0, 2), (3, 5)], 200_000_000);
         assert_eq!(s.stats.losses_detected, 0);
         assert_eq!(s.cc.cwnd, 10);

@@ -28,7 +28,48 @@
 use std::collections::VecDeque;
 
 use super::{mark_ce, DropReason, Qdisc};
-use crate::config::CodelConfig;
+use crate::params::ParamError;
+
+/// Where CoDel is specified (`ccfair list qdiscs`, docs/qdiscs.md).
+pub const SOURCE: &str = "CoDel: RFC 8289; Linux sch_codel";
+
+crate::declare_params! {
+    /// CoDel's parameters (RFC 8289; defaults = RFC / Linux sch_codel).
+    pub struct CodelConfig {
+        /// Queue limit, packets (Linux sch_codel / sch_pie default 1000).
+        limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
+        /// Queue limit, wire bytes (unset: none).
+        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
+        /// Acceptable standing queue delay (RFC 8289 TARGET).
+        target_ns: u64 = 5_000_000, Range::above(0.0);
+        /// Window over which the delay must stay above target (RFC 8289 INTERVAL).
+        interval_ns: u64 = 100_000_000, Range::above(0.0);
+        /// No drop while the backlog is at most this (Linux: the device MTU).
+        mtu_bytes: u64 = 1514, Range::above(0.0);
+        /// Mark ECN-capable packets instead of dropping them (Linux sch_codel: off).
+        ecn: bool = false, Range::Any;
+    }
+    check = check_target_below_interval;
+}
+
+/// CoDel (and FQ-CoDel): target < interval.
+pub fn target_below_interval(target_ns: u64, interval_ns: u64) -> Result<(), ParamError> {
+    if target_ns >= interval_ns {
+        return Err(ParamError::new(
+            "target",
+            format!(
+                "must be smaller than interval ({}), got {}",
+                crate::params::format_value(interval_ns as f64, "ns"),
+                crate::params::format_value(target_ns as f64, "ns")
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn check_target_below_interval(c: &CodelConfig) -> Result<(), ParamError> {
+    target_below_interval(c.target_ns, c.interval_ns)
+}
 use crate::engine::TimeNs;
 use crate::packet::Packet;
 

@@ -44,16 +44,15 @@
 //! gains instead of PIE's auto-tuned ones (docs/fidelity.md). The hard limit
 //! is checked first (tail drop).
 
-
 use std::collections::VecDeque;
 
-use super::ppv::{PpvMarker, PV_MAX};
 use super::fifo::Fifo;
 use super::pi2::{PiController, DEFAULT_ALPHA_HZ, DEFAULT_BETA_HZ, DEFAULT_COUPLING, DEFAULT_TUPDATE_NS, MIN_BACKLOG_BYTES};
+use super::ppv::{PpvMarker, PV_MAX};
 use super::{mark_ce, DropReason, Qdisc};
-use crate::config::{CsaqmConfig, CsaqmController};
 use crate::engine::TimeNs;
 use crate::packet::Packet;
+use serde::{Deserialize, Serialize};
 
 /// S3's CTV update period (5 ms).
 pub const DEFAULT_UPDATE_NS: u64 = 5_000_000;
@@ -61,6 +60,50 @@ pub const DEFAULT_UPDATE_NS: u64 = 5_000_000;
 pub const DEFAULT_TARGET_NS: u64 = 5_000_000;
 /// Window of the `pi` controller's PV ECDF (100 ms, the PV-PIE eCDF window).
 pub const DEFAULT_WINDOW_NS: u64 = 100_000_000;
+
+/// Where CSAQM is specified.
+pub const SOURCE: &str = "CSAQM: core-stateless AQM with PPV edge marking, Nadas et al., ANRW 2018 (S3)";
+
+/// How the CTV is computed every update: `pi` = a PI controller on the queue
+/// delay gives the fraction to mark, the CTV is that quantile of the PV ECDF
+/// over `window`; `load` = the CTV lets exactly the load through that moves
+/// the backlog to the target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CsaqmController {
+    #[default]
+    Pi,
+    Load,
+}
+crate::param_choice!(CsaqmController);
+
+crate::declare_params! {
+    /// CSAQM's parameters (S3's values).
+    pub struct CsaqmConfig {
+        /// Queue limit, packets.
+        limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
+        /// Queue limit, wire bytes (unset: none).
+        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
+        /// Delay target D (S3: K x RTT); the backlog target is D x link rate.
+        target_ns: u64 = DEFAULT_TARGET_NS, Range::above(0.0);
+        /// CTV update period (S3: 5 ms).
+        update_ns: u64 = DEFAULT_UPDATE_NS, Range::above(0.0);
+        /// Time constant of the edge marker's per-flow rate meter.
+        rate_tau_ns: u64 = super::ppv::DEFAULT_RATE_TAU_NS, Range::above(0.0);
+        /// Per-flow weights of the sharing policy, by flow index (missing = 1; empty = equal sharing).
+        weights: Vec<f64> = Vec::new(), Range::above(0.0);
+        /// Mark ECN-capable packets below the CTV (else drop them); Not-ECT packets are dropped.
+        ecn: bool = true, Range::Any;
+        /// Close the backlog's distance to the target over this time (unset: one update period).
+        drain_ns: Option<u64> = None, Range::above(0.0);
+        /// Overload variant (not in S3): drop below-CTV packets while the backlog exceeds this multiple of the target.
+        drop_above: Option<f64> = None, Range::at_least(1.0);
+        /// CTV controller: `pi` (PVPIE) or `load` (ccfair's load rule).
+        controller: CsaqmController = CsaqmController::Pi, Range::Choice(&["pi", "load"]);
+        /// Window of the PV ECDF of the `pi` controller.
+        window_ns: u64 = DEFAULT_WINDOW_NS, Range::above(0.0);
+    }
+}
 
 /// The CTV that marks the fraction `p` of the bytes in `hist`
 /// (`hist[pv]` = bytes with that PV): the smallest PV v such that the bytes
@@ -315,8 +358,8 @@ mod tests {
         q.next_update_ns = u64::MAX;
         let mut e = Packet::new(0, Kind::Data, 1500);
         e.ecn = Ecn::Ect1;
-        q.enqueue(e.clone(), 200_000_000).unwrap();
-        q.enqueue(e.clone(), 200_000_000).unwrap();
+        q.enqueue(e, 200_000_000).unwrap();
+        q.enqueue(e, 200_000_000).unwrap();
         assert_eq!(q.stats.marks, 0);
         q.enqueue(e, 200_000_000).unwrap();
         assert_eq!(q.stats.marks, 1, "3000 bytes queued: marked");
@@ -374,7 +417,7 @@ mod tests {
         // The load controller: marking does not wait for 2 MTUs of backlog.
         let mut q = Csaqm::new(&load_cfg(10), 1, 12_000_000);
         q.ctv = tvf(1e6, 1.0); // fair share 1 Mbit/s
-        // A flow far above the fair share (one packet every 100 us = 120 Mbit/s) with ECT(1).
+                               // A flow far above the fair share (one packet every 100 us = 120 Mbit/s) with ECT(1).
         let (mut marked, mut dropped, mut n) = (0, 0, 0);
         let mut t = 0;
         let mut d = vec![];

@@ -9,6 +9,19 @@ use super::{DropReason, Qdisc};
 use crate::engine::TimeNs;
 use crate::packet::Packet;
 
+/// Where drop-tail is specified.
+pub const SOURCE: &str = "FIFO with tail drop: Linux sch_fifo (pfifo / bfifo)";
+
+crate::declare_params! {
+    /// Drop-tail's limits (experiment files: bottleneck.buffer); either may be unset (unbounded).
+    pub struct DroptailConfig {
+        /// Limit, packets.
+        limit_packets: Option<u64> = None, Range::at_least(1.0);
+        /// Limit, wire bytes.
+        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
+    }
+}
+
 pub struct DropTail {
     fifo: Fifo,
 }

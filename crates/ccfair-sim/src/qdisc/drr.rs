@@ -19,7 +19,21 @@
 use std::collections::VecDeque;
 
 use super::{DropReason, Qdisc};
-use crate::config::FqDrrConfig;
+
+/// Where FQ-DRR is specified.
+pub const SOURCE: &str = "Per-flow deficit round robin, no AQM: Shreedhar & Varghese, SIGCOMM 1995";
+
+crate::declare_params! {
+    /// Per-flow DRR's parameters.
+    pub struct FqDrrConfig {
+        /// Queue limit, packets (Linux sch_codel / sch_pie default 1000).
+        limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
+        /// Queue limit, wire bytes (unset: none).
+        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
+        /// DRR quantum (Linux: the device MTU).
+        quantum_bytes: u64 = 1514, Range::above(0.0);
+    }
+}
 use crate::engine::TimeNs;
 use crate::packet::Packet;
 

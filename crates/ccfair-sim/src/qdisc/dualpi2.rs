@@ -35,8 +35,11 @@ use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
 use super::pi2::{head_sojourn, is_l4s, PiController, MIN_BACKLOG_BYTES};
+use super::pi2::{DEFAULT_ALPHA_HZ, DEFAULT_BETA_HZ, DEFAULT_COUPLING, DEFAULT_TARGET_NS, DEFAULT_TUPDATE_NS};
 use super::{DropReason, Qdisc};
-use crate::config::QdiscConfig;
+
+/// Where DualPI2 is specified.
+pub const SOURCE: &str = "DualPI2: RFC 9332; Linux sch_dualpi2 (L4S queue with step marker, coupled PI2 classic queue)";
 use crate::engine::TimeNs;
 use crate::packet::Packet;
 
@@ -44,6 +47,32 @@ use crate::packet::Packet;
 pub const DEFAULT_STEP_THRESH_NS: u64 = 1_000_000;
 /// Time shift of the time-shifted FIFO scheduler (ccfair default, 40 ms).
 pub const DEFAULT_TSHIFT_NS: u64 = 40_000_000;
+
+crate::declare_params! {
+    /// DualPI2's parameters (defaults = RFC 9332 / Linux sch_dualpi2).
+    pub struct DualPi2Config {
+        /// Limit of both queues together, packets (experiment files: bottleneck.buffer or qdisc.limit).
+        limit_packets: u64 = 10_000, Range::at_least(1.0);
+        /// Classic queue's target delay.
+        target_ns: u64 = DEFAULT_TARGET_NS, Range::above(0.0);
+        /// PI controller update interval.
+        tupdate_ns: u64 = DEFAULT_TUPDATE_NS, Range::above(0.0);
+        /// Gain on the delay's distance to target, Hz.
+        alpha_hz: f64 = DEFAULT_ALPHA_HZ, Range::at_least(0.0);
+        /// Gain on the delay's change, Hz.
+        beta_hz: f64 = DEFAULT_BETA_HZ, Range::at_least(0.0);
+        /// Coupling k between the queues.
+        coupling: f64 = DEFAULT_COUPLING, Range::at_least(1.0);
+        /// L4S step marking threshold on the L queue's sojourn time.
+        step_thresh_ns: u64 = DEFAULT_STEP_THRESH_NS, Range::above(0.0);
+        /// Ramp width below the step threshold (0 = a step).
+        ramp_range_ns: u64 = 0, Range::Any;
+        /// Time shift of the time-shifted FIFO scheduler.
+        tshift_ns: u64 = DEFAULT_TSHIFT_NS, Range::Any;
+        /// Drop (not only mark) on overload, p' capped at 1 (Linux drop_on_overload).
+        drop_overload: bool = true, Range::Any;
+    }
+}
 
 #[derive(Debug, Clone, Default)]
 pub struct DualPi2Stats {
@@ -73,20 +102,21 @@ pub struct DualPi2 {
 }
 
 impl DualPi2 {
-    pub fn from_config(cfg: &QdiscConfig, seed: u64) -> Self {
-        match *cfg {
-            QdiscConfig::DualPi2 {
-                limit_packets,
-                target_ns,
-                tupdate_ns,
-                alpha_hz,
-                beta_hz,
-                coupling,
-                step_thresh_ns,
-                ramp_range_ns,
-                tshift_ns,
-                drop_overload,
-            } => {
+    pub fn from_config(c: &DualPi2Config, seed: u64) -> Self {
+        let DualPi2Config {
+            limit_packets,
+            target_ns,
+            tupdate_ns,
+            alpha_hz,
+            beta_hz,
+            coupling,
+            step_thresh_ns,
+            ramp_range_ns,
+            tshift_ns,
+            drop_overload,
+        } = c.clone();
+        {
+            {
                 // Linux caps p' at 1/k unless overload is handled by dropping.
                 let max_p = if drop_overload { 1.0 } else { 1.0 / coupling };
                 DualPi2 {
@@ -104,7 +134,6 @@ impl DualPi2 {
                     stats: DualPi2Stats::default(),
                 }
             }
-            _ => panic!("DualPi2::from_config needs a dualpi2 config"),
         }
     }
 
@@ -204,11 +233,8 @@ impl Qdisc for DualPi2 {
     fn dequeue(&mut self, now: TimeNs, dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
         self.catch_up(now);
         while let Some(from_l) = self.pick_l() {
-            let (mut p, apply_step) = if from_l {
-                self.lq.pop_front().expect("picked L")
-            } else {
-                (self.cq.pop_front().expect("picked C"), false)
-            };
+            let (mut p, apply_step) =
+                if from_l { self.lq.pop_front().expect("picked L") } else { (self.cq.pop_front().expect("picked C"), false) };
             self.bytes -= p.wire_bytes as u64;
             if self.must_drop(&mut p, from_l) {
                 self.stats.aqm_drops += 1;
@@ -238,8 +264,8 @@ mod tests {
     use super::*;
     use crate::packet::{Ecn, Kind};
 
-    fn cfg(limit: u64, alpha: f64, beta: f64, ramp_ns: u64) -> QdiscConfig {
-        QdiscConfig::DualPi2 {
+    fn cfg(limit: u64, alpha: f64, beta: f64, ramp_ns: u64) -> DualPi2Config {
+        DualPi2Config {
             limit_packets: limit,
             target_ns: 15_000_000,
             tupdate_ns: 16_000_000,
@@ -313,7 +339,7 @@ mod tests {
         q.enqueue(pkt(1, Ecn::NotEct), 0).unwrap(); // C at 0
         q.enqueue(pkt(2, Ecn::Ect1), 30_000_000).unwrap(); // L at 30 ms
         q.enqueue(pkt(3, Ecn::Ect1), 50_000_000).unwrap(); // L at 50 ms
-        // C head shifted by 40 ms (= 40 ms) >= L head 30 ms: serve L first.
+                                                           // C head shifted by 40 ms (= 40 ms) >= L head 30 ms: serve L first.
         assert_eq!(q.dequeue(50_000_000, &mut dropped).unwrap().flow, 2);
         // Now L head is at 50 ms > 0 + 40 ms: the classic packet goes.
         assert_eq!(q.dequeue(50_000_000, &mut dropped).unwrap().flow, 1);

@@ -21,8 +21,7 @@ impl Fifo {
 
     /// Would admitting a packet of `wire_bytes` exceed either limit?
     pub fn would_overflow(&self, wire_bytes: u32) -> bool {
-        self.limit_packets.is_some_and(|l| self.q.len() as u64 >= l)
-            || self.limit_bytes.is_some_and(|l| self.bytes + wire_bytes as u64 > l)
+        self.limit_packets.is_some_and(|l| self.q.len() as u64 >= l) || self.limit_bytes.is_some_and(|l| self.bytes + wire_bytes as u64 > l)
     }
 
     /// Append (the caller has checked `would_overflow`).

@@ -26,7 +26,40 @@ use std::collections::VecDeque;
 
 use super::codel::{codel_dequeue, CodelParams, CodelQueue, CodelStats, CodelVars};
 use super::{DropReason, Qdisc};
-use crate::config::FqCodelConfig;
+
+/// Where FQ-CoDel is specified.
+pub const SOURCE: &str = "FQ-CoDel: RFC 8290; Linux sch_fq_codel";
+
+crate::declare_params! {
+    /// FQ-CoDel's parameters (RFC 8290; defaults = Linux sch_fq_codel).
+    pub struct FqCodelConfig {
+        /// Queue limit, packets (Linux sch_fq_codel default 10240).
+        limit_packets: Option<u64> = Some(10 * 1024), Range::at_least(1.0);
+        /// Queue limit, wire bytes (unset: none).
+        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
+        /// Memory limit over all queues, wire bytes (Linux memory_limit 32 MiB).
+        memory_limit_bytes: Option<u64> = Some(32 << 20), Range::at_least(1500.0);
+        /// Hash buckets (Linux `flows`).
+        flows: u32 = 1024, Range::closed(1.0, 65536.0);
+        /// DRR quantum (Linux: the device MTU).
+        quantum_bytes: u64 = 1514, Range::above(0.0);
+        /// CoDel target per queue (RFC 8290).
+        target_ns: u64 = 5_000_000, Range::above(0.0);
+        /// CoDel interval per queue (RFC 8290).
+        interval_ns: u64 = 100_000_000, Range::above(0.0);
+        /// No drop while a queue holds at most this (Linux: the device MTU).
+        mtu_bytes: u64 = 1514, Range::above(0.0);
+        /// Mark ECN-capable packets instead of dropping them (Linux sch_fq_codel: on).
+        ecn: bool = true, Range::Any;
+        /// Packets dropped at most per overflow from the fattest queue (Linux drop_batch_size).
+        drop_batch: u32 = 64, Range::at_least(1.0);
+    }
+    check = check_fq_codel;
+}
+
+fn check_fq_codel(c: &FqCodelConfig) -> Result<(), crate::params::ParamError> {
+    super::codel::target_below_interval(c.target_ns, c.interval_ns)
+}
 use crate::engine::TimeNs;
 use crate::packet::Packet;
 use crate::rng::{derive_seed, splitmix64, stream};
@@ -133,8 +166,7 @@ impl FqCodel {
         let threshold = b.backlog / 2;
         let mut len = 0;
         let mut n = 0;
-        loop {
-            let Some(p) = b.q.pop_front() else { break };
+        while let Some(p) = b.q.pop_front() {
             b.backlog -= p.wire_bytes as u64;
             self.t.packets -= 1;
             self.t.bytes -= p.wire_bytes as u64;

@@ -5,23 +5,26 @@
 //! packet is handed back) or at dequeue (AQMs such as CoDel push dropped
 //! packets into `dropped`), and may ECN-mark packets it forwards.
 
-use crate::config::QdiscConfig;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
 use crate::engine::TimeNs;
 use crate::packet::{Ecn, Packet};
+use crate::params::{ParamError, ParamSpec, Params};
 
 pub mod codel;
-pub mod drr;
+pub mod csaqm;
 pub mod droptail;
+pub mod drr;
+pub mod dualpi2;
 pub mod fifo;
 pub mod fq_codel;
-pub mod pie;
-pub mod red;
-pub mod step;
-pub mod dualpi2;
 pub mod pi2;
-pub mod csaqm;
+pub mod pie;
 pub mod ppv;
+pub mod red;
 pub mod rrmqs;
+pub mod step;
 
 /// Why a packet was dropped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -66,25 +69,122 @@ pub fn mark_ce(p: &mut Packet) -> bool {
     }
 }
 
-/// Build the discipline; `seed` is the run seed (randomised disciplines draw
-/// from the `rng::stream::QDISC` stream), `rate_bps` the link it feeds.
-pub fn build(cfg: &QdiscConfig, seed: u64, rate_bps: u64) -> Box<dyn Qdisc> {
-    use crate::rng::{derive_seed, stream};
-    match cfg {
-        QdiscConfig::Droptail { limit_packets, limit_bytes } => {
-            Box::new(droptail::DropTail::new(*limit_packets, *limit_bytes))
+/// The queue-discipline registry: one line per discipline (its `kind`, its
+/// declared config in its own file, accepted aliases, and how to build it from
+/// the config `c`, the run `seed` and the link `rate` in bit/s). From it come
+/// [`QdiscConfig`] (the `bottleneck.qdisc` of a RunConfig), [`build`],
+/// [`QdiscConfig::validate`] and [`schema_json`].
+macro_rules! registry {
+    ($( $variant:ident($module:ident :: $cfg:ident) = $kind:literal, [$($alias:literal),*], |$c:ident, $seed:ident, $rate:ident| $build:expr; )*) => {
+        /// Queue discipline at the bottleneck, tagged by `kind`.
+        #[derive(Debug, Clone, Serialize, Deserialize)]
+        #[serde(tag = "kind", deny_unknown_fields)]
+        pub enum QdiscConfig {
+            /// FIFO, tail drop (droptail.rs): a packet is dropped if admitting it would exceed either limit.
+            #[serde(rename = "droptail")]
+            Droptail {
+                #[serde(default)]
+                limit_packets: Option<u64>,
+                #[serde(default)]
+                limit_bytes: Option<u64>,
+            },
+            $( #[serde(rename = $kind)] $variant($module::$cfg), )*
         }
-        QdiscConfig::Red(c) => Box::new(red::Red::new(c, seed, rate_bps)),
-        QdiscConfig::Step(c) => Box::new(step::Step::new(c)),
-        QdiscConfig::Codel(c) => Box::new(codel::Codel::new(c)),
-        QdiscConfig::FqCodel(c) => Box::new(fq_codel::FqCodel::new(c, seed)),
-        QdiscConfig::Pie(c) => Box::new(pie::Pie::new(c, seed)),
-        QdiscConfig::FqDrr(c) => Box::new(drr::FqDrr::new(c)),
-        QdiscConfig::Pi2 { .. } => Box::new(pi2::Pi2::from_config(cfg, derive_seed(seed, stream::QDISC))),
-        QdiscConfig::DualPi2 { .. } => Box::new(dualpi2::DualPi2::from_config(cfg, derive_seed(seed, stream::QDISC))),
-        QdiscConfig::Csaqm(c) => Box::new(csaqm::Csaqm::new(c, derive_seed(seed, stream::QDISC), rate_bps)),
-        QdiscConfig::Rrmqs(c) => Box::new(rrmqs::Rrmqs::new(c, derive_seed(seed, stream::QDISC))),
+
+        /// Build the discipline; `seed` is the run seed (randomised disciplines draw
+        /// from the `rng::stream::QDISC` stream), `rate_bps` the link it feeds.
+        pub fn build(cfg: &QdiscConfig, seed: u64, rate_bps: u64) -> Box<dyn Qdisc> {
+            match cfg {
+                QdiscConfig::Droptail { limit_packets, limit_bytes } => {
+                    Box::new(droptail::DropTail::new(*limit_packets, *limit_bytes))
+                }
+                $( QdiscConfig::$variant($c) => {
+                    let ($seed, $rate) = (seed, rate_bps);
+                    let _ = ($seed, $rate);
+                    Box::new($build)
+                } )*
+            }
+        }
+
+        impl QdiscConfig {
+            /// Every field of the discipline's config as JSON (simulator units).
+            pub fn to_map(&self) -> serde_json::Map<String, Value> {
+                match self {
+                    QdiscConfig::Droptail { limit_packets, limit_bytes } => droptail::DroptailConfig {
+                        limit_packets: *limit_packets, limit_bytes: *limit_bytes }.to_map(),
+                    $( QdiscConfig::$variant(c) => c.to_map(), )*
+                }
+            }
+
+            /// Check every parameter's range and the discipline's own cross-field checks.
+            pub fn validate(&self) -> Result<(), ParamError> {
+                match self {
+                    QdiscConfig::Droptail { limit_packets, limit_bytes } => droptail::DroptailConfig {
+                        limit_packets: *limit_packets, limit_bytes: *limit_bytes }.validate(),
+                    $( QdiscConfig::$variant(c) => c.validate(), )*
+                }
+            }
+        }
+
+        /// Every parameter discipline `kind` runs with: its defaults overridden by
+        /// `params` (field names, simulator units), validated.
+        pub fn resolve(kind: &str, params: &serde_json::Map<String, Value>) -> Result<serde_json::Map<String, Value>, ParamError> {
+            match kind {
+                "droptail" => droptail::DroptailConfig::from_map(params).map(|c| c.to_map()),
+                $( $kind => $module::$cfg::from_map(params).map(|c| c.to_map()), )*
+                _ => Err(ParamError::new("kind", format!("unknown queue discipline '{kind}'; allowed: {}",
+                    registry().iter().map(|r| r.0).collect::<Vec<_>>().join(", ")))),
+            }
+        }
+
+        /// Every discipline: (kind, source, aliases, parameters).
+        pub fn registry() -> Vec<(&'static str, &'static str, &'static [&'static str], Vec<ParamSpec>)> {
+            vec![
+                ("droptail", droptail::SOURCE, &["drop-tail", "drop_tail", "taildrop", "tail-drop", "fifo", "pfifo", "bfifo"],
+                 droptail::DroptailConfig::spec()),
+                $( ($kind, $module::SOURCE, &[$($alias),*], $module::$cfg::spec()), )*
+            ]
+        }
+    };
+}
+
+registry! {
+    Red(red::RedConfig) = "red", [], |c, seed, rate| red::Red::new(c, seed, rate);
+    Step(step::StepConfig) = "step", [], |c, seed, rate| step::Step::new(c);
+    Codel(codel::CodelConfig) = "codel", [], |c, seed, rate| codel::Codel::new(c);
+    FqCodel(fq_codel::FqCodelConfig) = "fq_codel", ["fq-codel", "fqcodel"], |c, seed, rate| fq_codel::FqCodel::new(c, seed);
+    Pie(pie::PieConfig) = "pie", [], |c, seed, rate| pie::Pie::new(c, seed);
+    FqDrr(drr::FqDrrConfig) = "fq_drr", ["drr", "fq-drr"], |c, seed, rate| drr::FqDrr::new(c);
+    Pi2(pi2::Pi2Config) = "pi2", [], |c, seed, rate| pi2::Pi2::from_config(c, qdisc_seed(seed));
+    DualPi2(dualpi2::DualPi2Config) = "dualpi2", ["dual-pi2", "dualq"], |c, seed, rate| dualpi2::DualPi2::from_config(c, qdisc_seed(seed));
+    Csaqm(csaqm::CsaqmConfig) = "csaqm", ["ppv", "cs-aqm"], |c, seed, rate| csaqm::Csaqm::new(c, qdisc_seed(seed), rate);
+    Rrmqs(rrmqs::RrmqsConfig) = "rrmqs", [], |c, seed, rate| rrmqs::Rrmqs::new(c, qdisc_seed(seed));
+}
+
+/// The seed of a discipline's own random stream (`rng::stream::QDISC`).
+fn qdisc_seed(seed: u64) -> u64 {
+    crate::rng::derive_seed(seed, crate::rng::stream::QDISC)
+}
+
+impl QdiscConfig {
+    /// (limit_packets, limit_bytes) of any discipline.
+    pub fn limits(&self) -> (Option<u64>, Option<u64>) {
+        let m = self.to_map();
+        (m.get("limit_packets").and_then(Value::as_u64), m.get("limit_bytes").and_then(Value::as_u64))
     }
+}
+
+/// Every discipline as JSON (for `_core.schema()`): kind, source, aliases, parameters.
+pub fn schema_json() -> Value {
+    Value::Array(
+        registry()
+            .into_iter()
+            .map(|(kind, source, aliases, spec)| {
+                serde_json::json!({"kind": kind, "source": source, "aliases": aliases,
+                    "params": spec.iter().map(ParamSpec::to_json).collect::<Vec<_>>()})
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -93,7 +193,6 @@ mod conservation_tests {
     //! for seeded random traffic (random flows, sizes, ECN codepoints, arrival
     //! and departure times), checked after every operation.
     use super::*;
-    use crate::config::*;
     use crate::packet::Kind;
 
     fn all() -> Vec<QdiscConfig> {
@@ -114,12 +213,16 @@ mod conservation_tests {
             j(r#"{"kind":"fq_drr","limit_bytes":30000,"quantum_bytes":300}"#),
             j(r#"{"kind":"pi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000}"#),
             j(r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000}"#),
-            j(r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000,"ramp_range_ns":500000,"drop_overload":false}"#),
+            j(
+                r#"{"kind":"dualpi2","limit_packets":40,"target_ns":2000000,"tupdate_ns":2000000,"ramp_range_ns":500000,"drop_overload":false}"#,
+            ),
             j(r#"{"kind":"csaqm","limit_packets":40,"target_ns":2000000,"update_ns":1000000,"drop_above":2.0}"#),
             j(r#"{"kind":"csaqm","limit_bytes":30000,"target_ns":1000000,"ecn":false,"weights":[1,2,3]}"#),
             j(r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":2,"p":0.2,"window_ns":20000000}"#),
             j(r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":3,"p":0.2,"window_ns":20000000,"feedback":"improved"}"#),
-            j(r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":3,"p":0.2,"window_ns":20000000,"feedback":"allocate","alloc_interval_ns":5000000}"#),
+            j(
+                r#"{"kind":"rrmqs","limit_packets":40,"measure_limit_packets":3,"p":0.2,"window_ns":20000000,"feedback":"allocate","alloc_interval_ns":5000000}"#,
+            ),
         ]
     }
 
@@ -135,7 +238,7 @@ mod conservation_tests {
             for _ in 0..20_000 {
                 x = crate::rng::splitmix64(x);
                 now += x % 400_000; // up to 0.4 ms between operations
-                // Bursty: arrivals dominate in phases so queues fill and AQMs act.
+                                    // Bursty: arrivals dominate in phases so queues fill and AQMs act.
                 let arrive = (x >> 8) % 10 < if (now / 50_000_000) % 2 == 0 { 8 } else { 4 };
                 if arrive {
                     let mut p = Packet::new(((x >> 16) % 6) as u32, Kind::Data, 52 + ((x >> 24) % 1449) as u32);
@@ -173,5 +276,86 @@ mod conservation_tests {
             assert_eq!(q.len_packets(), 0, "{cfg:?}");
             assert_eq!((inp, inb), (out + drop, outb + dropb), "{cfg:?}");
         }
+    }
+}
+
+#[cfg(test)]
+#[allow(dead_code)] // the macro's expansion for two disciplines, not every function used
+mod toy_registry_tests {
+    //! A new discipline is one file (here the module `toy`) plus one line in
+    //! `registry!`; this test runs the same macro with a toy line added.
+    use super::*;
+
+    mod toy {
+        use super::super::fifo::Fifo;
+        use super::super::{DropReason, Qdisc};
+        use crate::engine::TimeNs;
+        use crate::packet::Packet;
+
+        pub const SOURCE: &str = "a test";
+
+        crate::declare_params! {
+            /// Toy: a FIFO that drops every `nth` arrival.
+            pub struct ToyConfig {
+                /// Queue limit, packets.
+                limit_packets: Option<u64> = Some(100), Range::at_least(1.0);
+                /// Drop every nth arrival.
+                nth: u64 = 3, Range::at_least(1.0);
+            }
+        }
+
+        pub struct Toy {
+            fifo: Fifo,
+            nth: u64,
+            seen: u64,
+        }
+
+        impl Toy {
+            pub fn new(c: &ToyConfig) -> Toy {
+                Toy { fifo: Fifo::new(c.limit_packets, None), nth: c.nth, seen: 0 }
+            }
+        }
+
+        impl Qdisc for Toy {
+            fn enqueue(&mut self, pkt: Packet, _now: TimeNs) -> Result<(), (Packet, DropReason)> {
+                self.seen += 1;
+                if self.seen % self.nth == 0 || self.fifo.would_overflow(pkt.wire_bytes) {
+                    return Err((pkt, DropReason::Aqm));
+                }
+                self.fifo.push(pkt);
+                Ok(())
+            }
+            fn dequeue(&mut self, _now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
+                self.fifo.pop()
+            }
+            fn len_packets(&self) -> usize {
+                self.fifo.len()
+            }
+            fn len_bytes(&self) -> u64 {
+                self.fifo.bytes()
+            }
+        }
+    }
+
+    registry! {
+        Codel(codel::CodelConfig) = "codel", [], |c, seed, rate| codel::Codel::new(c);
+        Toy(toy::ToyConfig) = "toy", ["toy-aqm"], |c, seed, rate| toy::Toy::new(c);
+    }
+
+    #[test]
+    fn a_toy_discipline_needs_one_file_and_one_registry_line() {
+        let cfg: QdiscConfig = serde_json::from_str(r#"{"kind": "toy", "nth": 2}"#).unwrap();
+        assert!(cfg.validate().is_ok());
+        let mut q = build(&cfg, 1, 10_000_000);
+        let pkt = || crate::packet::Packet::new(0, crate::packet::Kind::Data, 1500);
+        let admitted = (0..10).filter(|_| q.enqueue(pkt(), 0).is_ok()).count();
+        assert_eq!(admitted, 5, "every 2nd arrival dropped");
+        let bad: QdiscConfig = serde_json::from_str(r#"{"kind": "toy", "nth": 0}"#).unwrap();
+        let e = bad.validate().unwrap_err();
+        assert_eq!((e.field.as_str(), e.msg.as_str()), ("nth", "must be an integer >= 1, got 0"));
+        let reg = registry();
+        let toy = reg.iter().find(|r| r.0 == "toy").unwrap();
+        assert_eq!((toy.2, toy.3[1].name, toy.3[1].doc), (&["toy-aqm"][..], "nth", "Drop every nth arrival."));
+        assert_eq!(resolve("toy", &serde_json::Map::new()).unwrap()["nth"], serde_json::json!(3));
     }
 }

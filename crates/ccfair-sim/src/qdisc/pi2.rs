@@ -30,7 +30,9 @@ use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
 use super::{DropReason, Qdisc};
-use crate::config::QdiscConfig;
+
+/// Where PI2 is specified.
+pub const SOURCE: &str = "PI2: De Schepper et al., CoNEXT 2016 (one queue; classic p'^2, ECT(1) k p')";
 use crate::engine::TimeNs;
 use crate::packet::{Ecn, Packet};
 
@@ -44,6 +46,24 @@ pub const DEFAULT_ALPHA_HZ: f64 = 0.16;
 pub const DEFAULT_BETA_HZ: f64 = 3.2;
 /// Coupling factor k between Classic and Scalable signals (RFC 9332: 2).
 pub const DEFAULT_COUPLING: f64 = 2.0;
+
+crate::declare_params! {
+    /// PI2's parameters (defaults: the paper's / Linux sch_dualpi2's classic-queue values).
+    pub struct Pi2Config {
+        /// Queue limit, packets (experiment files: bottleneck.buffer or qdisc.limit).
+        limit_packets: u64 = 1000, Range::at_least(1.0);
+        /// Target queueing delay.
+        target_ns: u64 = DEFAULT_TARGET_NS, Range::above(0.0);
+        /// Controller update interval.
+        tupdate_ns: u64 = DEFAULT_TUPDATE_NS, Range::above(0.0);
+        /// Gain on the delay's distance to target, Hz.
+        alpha_hz: f64 = DEFAULT_ALPHA_HZ, Range::at_least(0.0);
+        /// Gain on the delay's change, Hz.
+        beta_hz: f64 = DEFAULT_BETA_HZ, Range::at_least(0.0);
+        /// Coupling k: ECT(1) packets are marked with k p'.
+        coupling: f64 = DEFAULT_COUPLING, Range::at_least(1.0);
+    }
+}
 /// No AQM action while the backlog is below this many bytes (2 MTUs, Linux `must_drop`).
 pub const MIN_BACKLOG_BYTES: u64 = 2 * 1500;
 
@@ -129,13 +149,8 @@ impl Pi2 {
         }
     }
 
-    pub fn from_config(cfg: &QdiscConfig, seed: u64) -> Self {
-        match *cfg {
-            QdiscConfig::Pi2 { limit_packets, target_ns, tupdate_ns, alpha_hz, beta_hz, coupling } => {
-                Pi2::new(limit_packets, target_ns, tupdate_ns, alpha_hz, beta_hz, coupling, seed)
-            }
-            _ => panic!("Pi2::from_config needs a pi2 config"),
-        }
+    pub fn from_config(c: &Pi2Config, seed: u64) -> Self {
+        Pi2::new(c.limit_packets, c.target_ns, c.tupdate_ns, c.alpha_hz, c.beta_hz, c.coupling, seed)
     }
 
     fn roll(&mut self, p: f64) -> bool {

@@ -35,7 +35,37 @@ use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
 use super::{mark_ce, DropReason, Qdisc};
-use crate::config::PieConfig;
+
+/// Where PIE is specified.
+pub const SOURCE: &str = "PIE: RFC 8033; Linux sch_pie";
+
+crate::declare_params! {
+    /// PIE's parameters (defaults = RFC 8033 / Linux sch_pie).
+    pub struct PieConfig {
+        /// Queue limit, packets (Linux sch_codel / sch_pie default 1000).
+        limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
+        /// Queue limit, wire bytes (unset: none).
+        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
+        /// Target queueing delay (RFC 8033 QDELAY_REF).
+        target_ns: u64 = 15_000_000, Range::above(0.0);
+        /// Probability update interval (RFC 8033 T_UPDATE).
+        tupdate_ns: u64 = 15_000_000, Range::above(0.0);
+        /// Gain on the delay's distance to target, Hz (RFC 8033 alpha; Linux tc 2/16).
+        alpha: f64 = 0.125, Range::at_least(0.0);
+        /// Gain on the delay's change, Hz (RFC 8033 beta; Linux tc 20/16).
+        beta: f64 = 1.25, Range::at_least(0.0);
+        /// Burst allowance (RFC 8033 MAX_BURST).
+        burst_ns: u64 = 150_000_000, Range::Any;
+        /// Mark ECN-capable packets while p <= 10 % (Linux sch_pie: off).
+        ecn: bool = false, Range::Any;
+        /// Scale the probability by packet size / mtu.
+        byte_mode: bool = false, Range::Any;
+        /// RFC 8033 sec. 5.1 derandomisation (Linux always does it).
+        derandomize: bool = true, Range::Any;
+        /// Packet size byte mode scales against.
+        mtu_bytes: u64 = 1514, Range::above(0.0);
+    }
+}
 use crate::engine::TimeNs;
 use crate::packet::Packet;
 use crate::rng::{stream, stream_rng};

@@ -22,13 +22,52 @@
 //!
 //! Constants: none beyond the configuration (config.rs `RedConfig`).
 
-
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
 use super::fifo::Fifo;
 use super::{mark_ce, DropReason, Qdisc};
-use crate::config::RedConfig;
+
+/// Where RED is specified.
+pub const SOURCE: &str = "RED: Floyd & Jacobson 1993; RFC 2309; Linux sch_red";
+
+crate::declare_params! {
+    /// RED's parameters (defaults = tc-red's).
+    pub struct RedConfig {
+        /// Queue limit, packets (Linux sch_codel / sch_pie default 1000).
+        limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
+        /// Queue limit, wire bytes (unset: none).
+        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
+        /// Lower threshold on the average queue, packets (bytes in byte mode); unset = max_th / 3 (tc-red).
+        min_th: Option<f64> = None, Range::at_least(0.0);
+        /// Upper threshold on the average queue, packets (bytes in byte mode); unset = limit / 4 (tc-red).
+        max_th: Option<f64> = None, Range::above(0.0);
+        /// Marking probability at max_th (tc-red 0.02 = Floyd's 1/50).
+        max_p: f64 = 0.02, Range::open_closed(0.0, 1.0);
+        /// EWMA weight of the average queue (Floyd & Jacobson: 0.002).
+        w_q: f64 = 0.002, Range::open_closed(0.0, 1.0);
+        /// Gentle RED (Floyd 2000): p ramps from max_p to 1 between max_th and 2 max_th (Linux has none: off).
+        gentle: bool = false, Range::Any;
+        /// Average and thresholds in bytes, probability scaled by size / mean_packet.
+        byte_mode: bool = false, Range::Any;
+        /// Typical packet size for byte mode and the idle-time correction (tc-red `avpkt`).
+        mean_packet_bytes: u64 = 1500, Range::above(0.0);
+        /// Mark ECN-capable packets instead of dropping them (tc-red `ecn`: off).
+        ecn: bool = false, Range::Any;
+    }
+    check = check_red;
+}
+
+fn check_red(c: &RedConfig) -> Result<(), crate::params::ParamError> {
+    let (min, max) = thresholds(c);
+    if !(min >= 0.0 && min.is_finite()) {
+        return Err(crate::params::ParamError::new("min_th", format!("must be >= 0, got {min}")));
+    }
+    if !(max > min) {
+        return Err(crate::params::ParamError::new("min_th", format!("must be smaller than max_th ({max}), got {min}")));
+    }
+    Ok(())
+}
 use crate::engine::TimeNs;
 use crate::packet::Packet;
 use crate::rng::{stream, stream_rng};

@@ -98,10 +98,6 @@ pub enum Meter {
     Flow,
 }
 
-fn d_meter() -> Meter {
-    Meter::Window
-}
-
 /// Which feedback loop acts on the meter's output.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -129,146 +125,64 @@ pub const DEFAULT_WEIGHT_MAX: f64 = 20.0;
 pub const DEFAULT_ALLOC_INTERVAL_NS: u64 = 100_000_000;
 pub const DEFAULT_ALLOC_GAIN: f64 = 4.0;
 
-fn d_p() -> f64 {
-    DEFAULT_P
-}
-fn d_window() -> u64 {
-    DEFAULT_WINDOW_NS
-}
-fn d_high() -> f64 {
-    DEFAULT_HIGH
-}
-fn d_low() -> f64 {
-    DEFAULT_LOW
-}
-fn d_cf() -> u32 {
-    DEFAULT_MEASURE_FLOWS
-}
-fn d_cp() -> u64 {
-    DEFAULT_MEASURE_LIMIT_PKTS
-}
-fn d_bits() -> u32 {
-    DEFAULT_BLOOM_BITS
-}
-fn d_hashes() -> u32 {
-    DEFAULT_BLOOM_HASHES
-}
-fn d_pin_timeout() -> u64 {
-    DEFAULT_PIN_TIMEOUT_NS
-}
-fn d_quantum() -> u64 {
-    DEFAULT_QUANTUM_BYTES
-}
-fn d_gain() -> f64 {
-    DEFAULT_GAIN
-}
-fn d_ewma() -> f64 {
-    DEFAULT_EWMA
-}
-fn d_wmin() -> f64 {
-    DEFAULT_WEIGHT_MIN
-}
-fn d_wmax() -> f64 {
-    DEFAULT_WEIGHT_MAX
-}
-fn d_feedback() -> Feedback {
-    Feedback::S1
-}
-fn d_alloc_interval() -> u64 {
-    DEFAULT_ALLOC_INTERVAL_NS
-}
-fn d_alloc_gain() -> f64 {
-    DEFAULT_ALLOC_GAIN
-}
+/// Where RRMQS is specified.
+pub const SOURCE: &str = "RRMQS + flow meter + feedback (S1): main queue and per-CCA measuring queues";
 
-/// `{"kind": "rrmqs", ...}` in the RunConfig (config.rs `QdiscConfig::Rrmqs`).
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct RrmqsConfig {
-    /// Main queue limit, packets.
-    pub limit_packets: u64,
-    /// C_p: packets per measuring queue.
-    #[serde(default = "d_cp")]
-    pub measure_limit_packets: u64,
-    /// C_f: flows pinned per measuring queue.
-    #[serde(default = "d_cf")]
-    pub measure_flows: u32,
-    /// Probability of serving the measuring set first.
-    #[serde(default = "d_p")]
-    pub p: f64,
-    #[serde(default = "d_window")]
-    pub window_ns: u64,
-    #[serde(default = "d_feedback")]
-    pub feedback: Feedback,
-    #[serde(default = "d_meter")]
-    pub meter: Meter,
-    #[serde(default = "d_high")]
-    pub high: f64,
-    /// S1 feedback: compare i_j / (geometric mean of the window's indices) with the thresholds.
-    #[serde(default)]
-    pub relative: bool,
-    #[serde(default = "d_low")]
-    pub low: f64,
-    #[serde(default = "d_bits")]
-    pub bloom_bits: u32,
-    #[serde(default = "d_hashes")]
-    pub bloom_hashes: u32,
-    #[serde(default = "d_pin_timeout")]
-    pub pin_timeout_ns: u64,
-    /// Improved feedback: DRR quantum at weight 1.
-    #[serde(default = "d_quantum")]
-    pub quantum_bytes: u64,
-    #[serde(default = "d_gain")]
-    pub gain: f64,
-    #[serde(default = "d_ewma")]
-    pub ewma: f64,
-    #[serde(default = "d_wmin")]
-    pub weight_min: f64,
-    #[serde(default = "d_wmax")]
-    pub weight_max: f64,
-    /// Allocate feedback: weight update period.
-    #[serde(default = "d_alloc_interval")]
-    pub alloc_interval_ns: u64,
-    /// Allocate feedback: correction gain (0 = feed-forward only).
-    #[serde(default = "d_alloc_gain")]
-    pub alloc_gain: f64,
-}
+crate::param_choice!(Meter);
+crate::param_choice!(Feedback);
 
-impl RrmqsConfig {
-    /// (field, message) for values the discipline cannot run.
-    pub fn check(&self) -> Result<(), (&'static str, String)> {
-        if self.measure_limit_packets == 0 {
-            return Err(("measure_limit", "must be at least one packet".into()));
-        }
-        if !(0.0..=1.0).contains(&self.p) {
-            return Err(("p", format!("must be a probability in [0, 1], got {}", self.p)));
-        }
-        if self.window_ns == 0 {
-            return Err(("window", "must be > 0".into()));
-        }
-        if !(self.low > 0.0 && self.low <= self.high && self.high.is_finite()) {
-            return Err(("low", format!("need 0 < low <= high, got low {} high {}", self.low, self.high)));
-        }
-        if self.bloom_bits < 64 || self.bloom_hashes == 0 || self.bloom_hashes > 16 {
-            return Err(("bloom_bits", "need bloom_bits >= 64 and bloom_hashes in 1..=16".into()));
-        }
-        if self.quantum_bytes == 0 {
-            return Err(("quantum", "must be > 0".into()));
-        }
-        if !(self.gain >= 0.0 && self.gain.is_finite()) || !(self.ewma > 0.0 && self.ewma <= 1.0) {
-            return Err(("gain", "need gain >= 0 and ewma in (0, 1]".into()));
-        }
-        if self.alloc_interval_ns == 0 {
-            return Err(("alloc_interval", "must be > 0".into()));
-        }
-        if !(self.alloc_gain >= 0.0 && self.alloc_gain.is_finite()) {
-            return Err(("alloc_gain", format!("must be >= 0, got {}", self.alloc_gain)));
-        }
-        if !(self.weight_min > 0.0 && self.weight_min <= 1.0 && self.weight_max >= 1.0 && self.weight_max.is_finite()) {
-            return Err(("weight_min", "need 0 < weight_min <= 1 <= weight_max".into()));
-        }
-        Ok(())
+crate::declare_params! {
+    /// RRMQS's parameters (S1's values; see docs/in-network.md).
+    pub struct RrmqsConfig {
+        /// Main queue limit, packets (experiment files: bottleneck.buffer or qdisc.limit).
+        limit_packets: u64 = 1000, Range::at_least(1.0);
+        /// C_p: packets per measuring queue.
+        measure_limit_packets: u64 = DEFAULT_MEASURE_LIMIT_PKTS, Range::at_least(1.0);
+        /// C_f: flows pinned per measuring queue.
+        measure_flows: u32 = DEFAULT_MEASURE_FLOWS, Range::Any;
+        /// Probability of serving the measuring set first.
+        p: f64 = DEFAULT_P, Range::closed(0.0, 1.0);
+        /// Meter window.
+        window_ns: u64 = DEFAULT_WINDOW_NS, Range::above(0.0);
+        /// Feedback loop acting on the meter's output.
+        feedback: Feedback = Feedback::S1, Range::Choice(&["off", "s1", "improved", "allocate"]);
+        /// Which meter's index drives the feedback.
+        meter: Meter = Meter::Window, Range::Choice(&["window", "flow"]);
+        /// S1 feedback: penalise a CCA whose index exceeds this.
+        high: f64 = DEFAULT_HIGH, Range::above(0.0);
+        /// S1 feedback: compare i_j / (geometric mean of the window's indices) with the thresholds.
+        relative: bool = false, Range::Any;
+        /// S1 feedback: prioritise a CCA whose index is below this.
+        low: f64 = DEFAULT_LOW, Range::above(0.0);
+        /// Bits of the per-queue Bloom filter counting flows.
+        bloom_bits: u32 = DEFAULT_BLOOM_BITS, Range::at_least(64.0);
+        /// Hash functions of the Bloom filter.
+        bloom_hashes: u32 = DEFAULT_BLOOM_HASHES, Range::closed(1.0, 16.0);
+        /// A pinned flow is released after this long without a packet.
+        pin_timeout_ns: u64 = DEFAULT_PIN_TIMEOUT_NS, Range::above(0.0);
+        /// Improved feedback: DRR quantum at weight 1.
+        quantum_bytes: u64 = DEFAULT_QUANTUM_BYTES, Range::above(0.0);
+        /// Improved feedback: gain of the weight update.
+        gain: f64 = DEFAULT_GAIN, Range::at_least(0.0);
+        /// Improved feedback: EWMA weight of the index.
+        ewma: f64 = DEFAULT_EWMA, Range::open_closed(0.0, 1.0);
+        /// Improved feedback: smallest weight.
+        weight_min: f64 = DEFAULT_WEIGHT_MIN, Range::open_closed(0.0, 1.0);
+        /// Improved feedback: largest weight.
+        weight_max: f64 = DEFAULT_WEIGHT_MAX, Range::at_least(1.0);
+        /// Allocate feedback: weight update period.
+        alloc_interval_ns: u64 = DEFAULT_ALLOC_INTERVAL_NS, Range::above(0.0);
+        /// Allocate feedback: correction gain (0 = feed-forward only).
+        alloc_gain: f64 = DEFAULT_ALLOC_GAIN, Range::at_least(0.0);
     }
+    check = check_rrmqs;
+}
+
+fn check_rrmqs(c: &RrmqsConfig) -> Result<(), crate::params::ParamError> {
+    if c.low > c.high {
+        return Err(crate::params::ParamError::new("low", format!("must be <= high ({}), got {}", c.high, c.low)));
+    }
+    Ok(())
 }
 
 /// A Bloom filter counting distinct keys: `insert` is true when the key was
@@ -848,16 +762,8 @@ impl Qdisc for Rrmqs {
 
     fn dequeue(&mut self, now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
         self.roll(now);
-        let meas_first = if self.main_pkts > 0 && self.meas_pkts > 0 {
-            self.rng.gen::<f64>() < self.c.p
-        } else {
-            self.meas_pkts > 0
-        };
-        let p = if meas_first {
-            self.deq_meas().or_else(|| self.deq_main())
-        } else {
-            self.deq_main().or_else(|| self.deq_meas())
-        };
+        let meas_first = if self.main_pkts > 0 && self.meas_pkts > 0 { self.rng.gen::<f64>() < self.c.p } else { self.meas_pkts > 0 };
+        let p = if meas_first { self.deq_meas().or_else(|| self.deq_main()) } else { self.deq_main().or_else(|| self.deq_meas()) };
         if let Some(p) = &p {
             self.flow_served[p.flow as usize] += 1;
         }

@@ -14,10 +14,35 @@
 //! (mark when the instantaneous queue exceeds K); RFC 8257 section 3.
 //! Linux has no STEP qdisc (S3 uses RED with equal thresholds).
 
-
 use super::fifo::Fifo;
 use super::{mark_ce, DropReason, Qdisc};
-use crate::config::StepConfig;
+
+/// Where STEP is specified.
+pub const SOURCE: &str = "STEP marker: DCTCP's K (RFC 8257 sec. 3.1), S3's step AQM";
+
+crate::declare_params! {
+    /// STEP's parameters: the threshold on the instantaneous queue.
+    pub struct StepConfig {
+        /// Queue limit, packets (Linux sch_codel / sch_pie default 1000).
+        limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
+        /// Queue limit, wire bytes (unset: none).
+        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
+        /// Threshold, packets (exactly one of threshold_packets and threshold_bytes).
+        threshold_packets: Option<u64> = None, Range::at_least(1.0);
+        /// Threshold, wire bytes.
+        threshold_bytes: Option<u64> = None, Range::at_least(1.0);
+        /// Mark ECN-capable packets (S3's STEP marks); Not-ECT packets are dropped either way.
+        ecn: bool = true, Range::Any;
+    }
+    check = check_step;
+}
+
+fn check_step(c: &StepConfig) -> Result<(), crate::params::ParamError> {
+    if c.threshold_packets.is_some() == c.threshold_bytes.is_some() {
+        return Err(crate::params::ParamError::new("threshold", "exactly one of threshold_packets and threshold_bytes is required"));
+    }
+    Ok(())
+}
 use crate::engine::TimeNs;
 use crate::packet::Packet;
 

@@ -42,8 +42,8 @@ use std::collections::VecDeque;
 
 use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpCc, INFINITE_SSTHRESH};
 use crate::config::EcnMode;
-use crate::packet::Ecn;
 use crate::engine::{TimeNs, Timer};
+use crate::packet::Ecn;
 use crate::packet::{Kind, Packet, NO_SACK};
 use crate::tcp::rtt::{RttEstimator, RTO_INIT_NS, RTO_MAX_NS};
 
@@ -295,7 +295,9 @@ impl Sender {
         if self.tp.snd_nxt < self.segs_available(now) {
             return true;
         }
-        if let (Some(rate), true) = (self.cfg.rate_cap_bps, self.cfg.size_bytes.map_or(true, |b| self.tp.snd_nxt * (self.cfg.mss_bytes as u64) < b)) {
+        if let (Some(rate), true) =
+            (self.cfg.rate_cap_bps, self.cfg.size_bytes.is_none_or(|b| self.tp.snd_nxt * (self.cfg.mss_bytes as u64) < b))
+        {
             // Time at which segment snd_nxt becomes available.
             let need_bytes = self.tp.snd_nxt as u128 * self.cfg.mss_bytes as u128;
             let at = self.start_ns + (need_bytes * 8_000_000_000).div_ceil(rate as u128) as u64;
@@ -474,9 +476,7 @@ impl Sender {
 
     /// Linux `tcp_cwnd_validate` (the part that tracks cwnd use).
     fn cwnd_validate(&mut self, is_cwnd_limited: bool) {
-        if self.tp.snd_una >= self.cwnd_usage_seq
-            || is_cwnd_limited
-            || (!self.cwnd_limited_flag && self.packets_out > self.max_packets_out)
+        if self.tp.snd_una >= self.cwnd_usage_seq || is_cwnd_limited || (!self.cwnd_limited_flag && self.packets_out > self.max_packets_out)
         {
             self.cwnd_limited_flag = is_cwnd_limited;
             self.max_packets_out = self.packets_out;
@@ -708,11 +708,7 @@ impl Sender {
             self.rtt_sample(r);
         }
         self.tp.in_flight = self.in_flight();
-        let ack_sample = AckSample {
-            pkts_acked: newly_delivered,
-            rtt_ns: ca_rtt.map_or(-1, |r| r as i64),
-            in_flight: prior_in_flight,
-        };
+        let ack_sample = AckSample { pkts_acked: newly_delivered, rtt_ns: ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
         self.cc.in_ack_event(&mut self.tp, ece);
         if newly_delivered > 0 {
             self.cc.pkts_acked(&mut self.tp, &ack_sample);
@@ -934,22 +930,16 @@ impl Sender {
 
     /// RACK.detect_loss (RFC 8985 6.2 step 5, Linux `tcp_rack_detect_loss`).
     fn rack_detect_loss(&mut self, now: TimeNs) {
-        let reo_wnd = if self.tp.ca_state >= CaState::Recovery || self.sacked_out >= DUPTHRESH {
-            0
-        } else if self.tp.min_rtt_ns == u64::MAX {
-            0
-        } else {
-            (self.tp.min_rtt_ns / 4).min(self.rtt.srtt_ns)
-        };
+        let no_reordering_window = self.tp.ca_state >= CaState::Recovery || self.sacked_out >= DUPTHRESH;
+        let reo_wnd =
+            if no_reordering_window || self.tp.min_rtt_ns == u64::MAX { 0 } else { (self.tp.min_rtt_ns / 4).min(self.rtt.srtt_ns) };
         while let Some(&(seq, sent)) = self.tsorted.front() {
             if seq < self.tp.snd_una {
                 self.tsorted.pop_front();
                 continue;
             }
             let seg = self.segs[(seq - self.tp.snd_una) as usize];
-            let outstanding = seg.sent_ns == sent
-                && seg.flags & F_SACKED == 0
-                && (seg.flags & F_LOST == 0 || seg.flags & F_RETRANS != 0);
+            let outstanding = seg.sent_ns == sent && seg.flags & F_SACKED == 0 && (seg.flags & F_LOST == 0 || seg.flags & F_RETRANS != 0);
             if !outstanding {
                 self.tsorted.pop_front();
                 continue;
@@ -1103,7 +1093,18 @@ mod tests {
     }
 
     fn established_with(ecn: EcnMode) -> (Sender, Vec<Packet>) {
-        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn, rto_min_ns: crate::tcp::rtt::RTO_MIN_NS };
+        let cfg = SenderConfig {
+            flow: 0,
+            mss_bytes: 1448,
+            wire_bytes: 1500,
+            init_cwnd_pkts: 10,
+            pacing: false,
+            stop_ns: None,
+            size_bytes: None,
+            rate_cap_bps: None,
+            ecn,
+            rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
+        };
         let mut s = Sender::new(cfg, Box::new(Reno));
         let mut out = vec![];
         s.start(0, &mut out);
@@ -1401,7 +1402,18 @@ mod tests {
         // (tp->delivered_ce when the sampled packet was sent), over the same
         // interval as rs->delivered; rs->is_ece is this ACK's FLAG_ECE.
         let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn: EcnMode::Scalable, rto_min_ns: crate::tcp::rtt::RTO_MIN_NS };
+        let cfg = SenderConfig {
+            flow: 0,
+            mss_bytes: 1448,
+            wire_bytes: 1500,
+            init_cwnd_pkts: 10,
+            pacing: false,
+            stop_ns: None,
+            size_bytes: None,
+            rate_cap_bps: None,
+            ecn: EcnMode::Scalable,
+            rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
+        };
         let mut s = Sender::new(cfg, Box::new(RecordRs(log.clone())));
         let mut out = vec![];
         s.start(0, &mut out);
@@ -1473,7 +1485,18 @@ mod tests {
     fn rate_sample_carries_tx_in_flight_and_losses_since_send() {
         // BBRv2's tcp_rate fields: tx.in_flight when the sampled segment was
         // sent, and tp->lost now minus tp->lost then.
-        let cfg = SenderConfig { flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None, size_bytes: None, rate_cap_bps: None, ecn: EcnMode::Off, rto_min_ns: crate::tcp::rtt::RTO_MIN_NS };
+        let cfg = SenderConfig {
+            flow: 0,
+            mss_bytes: 1448,
+            wire_bytes: 1500,
+            init_cwnd_pkts: 10,
+            pacing: false,
+            stop_ns: None,
+            size_bytes: None,
+            rate_cap_bps: None,
+            ecn: EcnMode::Off,
+            rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
+        };
         let rec = Recorder::default();
         let mut s = Sender::new(cfg, Box::new(rec.clone()));
         let mut out = vec![];
