@@ -200,3 +200,17 @@ def test_a_new_algorithm_needs_no_python_edit(monkeypatch, fake_sim):
     model = _model_for("toyq")
     assert "target" in model.model_fields and qdiscs.aliases() == {"toy-aqm": "toyq"}
     assert model(kind="toyq", target="3ms").given() == {"target_ns": 3_000_000}
+
+
+def test_groups_take_cca_parameters_too():
+    d = {
+        "duration": "5s",
+        "bottleneck": {"rate": "10Mbit"},
+        "groups": [{"name": "g", "cca": {"name": "cubic", "beta": 0.5}, "rtt": "20ms", "arrival_rate": 2, "size": "10KB"}],
+    }
+    flows = Spec.from_dict(d).to_run_config()["flows"]
+    assert flows and all(f["cca_params"] == {"beta": 0.5} for f in flows)
+    d["groups"][0]["cca"] = {"name": "cubic", "beta": 2}
+    with pytest.raises(SpecError) as e:
+        Spec.from_dict(d)
+    assert e.value.field == "groups.0.cca.beta"

@@ -257,3 +257,13 @@ def test_content_provider_example_has_the_same_result_keys_on_both_backends() ->
     for fs, ft in zip(sim["flows"], tb["flows"]):
         assert set(fs) == set(ft)
         assert ft["maxmin_share"] is not None and ft["share"] is not None
+
+
+def test_a_profiles_cca_can_carry_its_parameters() -> None:
+    # per-algorithm parameters (issue 14) reach a flow through its profile
+    s = spec(profiles={"cp": {"cca": {"name": "cubic", "beta": 0.5}, "initial_cwnd": 32}})
+    fc = flow_config(s, 1)
+    assert (fc["cca"], fc["cca_params"], fc["init_cwnd_pkts"]) == ("cubic", {"beta": 0.5}, 32)
+    with pytest.raises(SpecError) as e:
+        spec(profiles={"cp": {"cca": {"name": "cubic", "betta": 0.5}}})
+    assert e.value.field.startswith("flows.1.cca")

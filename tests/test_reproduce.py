@@ -95,6 +95,7 @@ def test_s4_pair_spec_is_the_testbed_setting():
     # 1 BDP at 100 ms: 100 Mbit/s x 100 ms / 1500 B = 833 packets.
     assert cfg["bottleneck"]["qdisc"]["limit_packets"] == 833
     assert [f["start_ns"] for f in cfg["flows"]] == [0, 30_000_000_000]
+    assert {f["start_jitter_ns"] for f in cfg["flows"]} == {100_000_000}  # seeded start jitter: runs differ
     assert (cfg["window_start_ns"], cfg["window_end_ns"], cfg["bin_ns"]) == (60_000_000_000, 300_000_000_000, 1_000_000_000)
 
 

@@ -24,12 +24,26 @@ from __future__ import annotations
 import json
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Any
+from typing import Annotated, Any
+
+from pydantic import PlainSerializer, PlainValidator
 
 from ccfair.errors import SpecError
 from ccfair.units import format_rate, format_size, format_time, parse_rate, parse_size, parse_time
 
-__all__ = ["FALLBACK", "PACING_SUFFIX", "Cca", "available", "catalogue", "clear_cache", "needs_ecn", "parse", "resolve", "schema"]
+__all__ = [
+    "FALLBACK",
+    "PACING_SUFFIX",
+    "Cca",
+    "CcaField",
+    "available",
+    "catalogue",
+    "clear_cache",
+    "needs_ecn",
+    "parse",
+    "resolve",
+    "schema",
+]
 
 #: Algorithms assumed when ``ccfair._core`` is not importable: (name, source).
 FALLBACK: tuple[tuple[str, str], ...] = (
@@ -241,3 +255,16 @@ def format_param(p: dict[str, Any], value: Any) -> str:
         return fmt(value)
     unit = p["unit"]
     return f"{value} {unit}" if unit and unit not in _FORMAT else str(value)
+
+
+def _field_value(value: object) -> Cca:
+    cca, paced = parse(value)
+    if paced:
+        raise SpecError("", f"write the pacing request as pacing = true, not as part of {value!r} here")
+    return cca
+
+
+#: A model field holding a CCA: a name (``"cubic"``) or a table with parameters
+#: (``{ name = "cubic", beta = 0.7 }``); dumped back as written. The model's
+#: before-validator handles ``+pacing`` (it sets the model's ``pacing``).
+CcaField = Annotated[Cca, PlainValidator(_field_value), PlainSerializer(lambda c: c.dump())]

@@ -6,7 +6,7 @@ initial windows of 16 or 32 segments (two Akamai configurations), BBR
 (Cloudflare and Google). A *profile* names such a configuration once:
 
     [profiles.cp-like]
-    cca = "bbr"            # or a table with the CCA's parameters (issue 14)
+    cca = "bbr"            # or a table with its parameters: { name = "cubic", beta = 0.5 }
     initial_cwnd = 32
 
     [[flows]]

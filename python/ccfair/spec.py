@@ -448,23 +448,11 @@ class Testbed(_Model):
     bottleneck: Literal["userspace", "kernel"] = "userspace"
 
 
-def _cca_value(value: object) -> ccas.Cca:
-    cca, paced = ccas.parse(value)
-    if paced:
-        raise SpecError("", f"write the pacing request as pacing = true, not as part of {value!r} here")
-    return cca
-
-
-#: A congestion-control algorithm: a name (``"cubic"``, ``"cubic+pacing"``) or a
-#: table with parameters (``{ name = "cubic", beta = 0.7 }``); see :mod:`ccfair.ccas`.
-CcaField = Annotated[ccas.Cca, PlainValidator(_cca_value), PlainSerializer(lambda c: c.dump())]
-
-
 class Flow(_Model):
     """One bulk flow, or ``count`` identical flows (named ``name.0`` .. ``name.N-1``)."""
 
     name: str | None = None
-    cca: CcaField
+    cca: ccas.CcaField
     pacing: bool = False
     rtt: PositiveTime
     start: Time = 0

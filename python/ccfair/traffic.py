@@ -28,6 +28,7 @@ from typing import Annotated, Any, Literal
 import numpy as np
 from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
+from ccfair import ccas
 from ccfair.errors import SpecError
 from ccfair.units import format_rate, format_size, format_time, parse_rate, parse_size, parse_time
 
@@ -135,7 +136,7 @@ class Group(_Model):
     """A class of finite flows arriving as a Poisson process (``[[groups]]``)."""
 
     name: str
-    cca: str
+    cca: ccas.CcaField
     pacing: bool = False
     rtt: _Time
     arrival_rate: float = Field(gt=0, description="flows per second (Poisson)")
@@ -152,15 +153,13 @@ class Group(_Model):
     @model_validator(mode="before")
     @classmethod
     def _resolve_cca(cls, data: Any) -> Any:
-        """Canonicalise the CCA name (aliases, ``+pacing``) as for ``[[flows]]``."""
-        from ccfair import ccas
-
-        if not isinstance(data, dict) or not isinstance(data.get("cca"), str):
+        """Canonicalise the CCA (aliases, ``+pacing``, parameters) as for ``[[flows]]``."""
+        if not isinstance(data, dict) or "cca" not in data:
             return data
         try:
-            canonical, paced = ccas.resolve(data["cca"])
-        except ValueError as e:
-            raise SpecError("cca", str(e)) from None
+            canonical, paced = ccas.parse(data["cca"])
+        except SpecError as e:
+            raise SpecError(".".join(p for p in ("cca", e.field) if p), e.message) from None
         data = dict(data, cca=canonical)
         if paced:
             data["pacing"] = True
@@ -200,7 +199,8 @@ def expand_group(group: Group, index: int, seed: int, duration_ns: int) -> list[
     return [
         {
             "name": f"{group.name}.{i}",
-            "cca": group.cca,
+            "cca": str(group.cca),
+            **({"cca_params": group.cca.params} if group.cca.params else {}),
             "pacing": group.pacing,
             "rtt_ns": group.rtt,
             "start_ns": starts[i],

@@ -257,35 +257,41 @@ impl RunConfig {
                 return Err(SimError::Invalid { field: field(&format!("cca.{}", e.field)), msg: e.msg });
             }
             if f.rtt_ns < 2 * self.bottleneck.delay_ns {
-                return Err(SimError::Invalid { field: field("rtt"), msg: "must be at least twice the bottleneck delay".into() });
+                return Err(SimError::Invalid {
+                    field: field("rtt"),
+                    msg: format!("must be at least twice the bottleneck delay ({} ns), got {} ns", 2 * self.bottleneck.delay_ns, f.rtt_ns),
+                });
             }
             if f.rtt_ns == 0 {
                 return Err(SimError::Invalid { field: field("rtt"), msg: "must be > 0".into() });
             }
             if f.mss_bytes < 64 || f.mss_bytes > 9000 {
-                return Err(SimError::Invalid { field: field("mss"), msg: "must be in 64..=9000 bytes".into() });
+                return Err(SimError::Invalid { field: field("mss"), msg: format!("must be in 64..=9000 bytes, got {}", f.mss_bytes) });
             }
             if f.init_cwnd_pkts == 0 {
-                return Err(SimError::Invalid { field: field("init_cwnd"), msg: "must be >= 1".into() });
+                return Err(SimError::Invalid { field: field("init_cwnd"), msg: "must be >= 1 packet, got 0".into() });
             }
             if f.rwnd_init_pkts == 0 {
-                return Err(SimError::Invalid { field: field("rwnd"), msg: "must be >= 1".into() });
+                return Err(SimError::Invalid { field: field("rwnd"), msg: "must be >= 1 packet, got 0".into() });
             }
             if !(0.0..1.0).contains(&f.loss) {
-                return Err(SimError::Invalid { field: field("loss"), msg: "must be a probability in [0, 1)".into() });
+                return Err(SimError::Invalid { field: field("loss"), msg: format!("must be a probability in [0, 1), got {}", f.loss) });
             }
             if f.size_bytes == Some(0) {
-                return Err(SimError::Invalid { field: field("size"), msg: "must be > 0 bytes".into() });
+                return Err(SimError::Invalid { field: field("size"), msg: "must be > 0 bytes, got 0".into() });
             }
             if f.min_rto_ns == Some(0) {
                 return Err(SimError::Invalid { field: field("min_rto"), msg: "must be > 0".into() });
             }
             if f.rate_cap_bps == Some(0) {
-                return Err(SimError::Invalid { field: field("rate_cap"), msg: "must be > 0".into() });
+                return Err(SimError::Invalid { field: field("rate_cap"), msg: "must be > 0 bit/s, got 0".into() });
             }
             if let Some(stop) = f.stop_ns {
                 if stop <= f.start_ns {
-                    return Err(SimError::Invalid { field: field("stop"), msg: "must be after start".into() });
+                    return Err(SimError::Invalid {
+                        field: field("stop"),
+                        msg: format!("must be after start ({} ns), got {} ns", f.start_ns, stop),
+                    });
                 }
             }
         }

@@ -438,7 +438,9 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Any]:
     b_off, b_fb = m("j_real", True, "off"), m("j_real", True, "s1")
     ok = all(f >= o for f, o in zip(b_fb, b_off))
     out["S1.bounded"] = Outcome(
-        "J_real without / with S1's feedback: " + ", ".join(f"{o:.3f} / {f:.3f}" for o, f in zip(b_off, b_fb)), verdict(ok)
+        "J_real without / with S1's feedback: " + ", ".join(f"{o:.3f} / {f:.3f}" for o, f in zip(b_off, b_fb)),
+        verdict(ok),
+        "" if ok else "S1's feedback lowers J_real at: " + ", ".join(q for q, f, o in zip(qs, b_fb, b_off) if f < o),
     )
     return out
 

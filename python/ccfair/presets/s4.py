@@ -4,7 +4,10 @@ J. Networks 2009; BRIEF S4) as a preset: ``ccfair preset s4``.
 Pair-wise testbed study (S4 section III): a dumbbell at 100 Mbit/s, RTT 25 /
 50 / 100 / 200 ms (split both ways: here the flows' base RTT), router buffer
 100 % of the BDP, 300 s runs, flow 1 at 0 s, flow 2 at 30 s, 1 s throughput
-samples analysed from 60 s to 300 s, 5 runs (seeds) per setting. CCAs:
+samples analysed from 60 s to 300 s, 5 runs (seeds) per setting. Each flow
+starts within 100 ms after its nominal time (``START_JITTER``, from the seed),
+so that the runs differ as a testbed's do; the simulator has no other source
+of run-to-run variation in this setting. CCAs:
 NewReno, BIC, CUBIC, Compound TCP and DCCP/CCID2.
 
 - calibration: two flows of the same CCA (Tables III, IV): J and the
@@ -22,7 +25,8 @@ are computed, ``j`` is the mean of J(t)).
 14-flow simulation (S4 section V.D, Tables VII, VIII): 14 senders, one of
 each TCP variant of the ns-2 TCP-Linux suite S4 used ([23]: NewReno, BIC,
 CUBIC, HighSpeed, H-TCP, Hybla, Illinois, TCP-LP, Scalable, Vegas, Veno,
-Westwood, YeAH, Compound); same topology; flows start every 30 s from 0 s;
+Westwood, YeAH, Compound); same topology; segments of ns-2's default 1000
+bytes (``MSS_14_BYTES``); flows start every 30 s from 0 s;
 900 s; analysed from 420 s to 900 s; NRU weights from a calibration run of
 14 flows of the same CCA (per start position). One run per RTT, as S4.
 
@@ -52,6 +56,15 @@ CCAS_14 = ("reno", "bic", "cubic", "highspeed", "htcp", "hybla", "illinois", "lp
 RTTS_14 = (25, 50, 75, 100, 125, 150, 175, 200)
 RTTS_14_QUICK = (25, 50, 100, 200)
 SEEDS = 5
+#: Each flow starts within this much after its nominal time, drawn from the run's seed. The
+#: simulator is otherwise deterministic: without it S4's 5 runs (seeds 1-5) would be one run
+#: five times; on S4's testbed, scripted iperf starts and the hosts give run-to-run variation.
+START_JITTER = "100ms"
+#: Segment size of the 14-flow simulation: ns-2's default TCP packet size (tcl/lib/ns-default.tcl:
+#: ``Agent/TCP set packetSize_ 1000``); S4 ran it in ns-2 and does not give another. The pair-wise
+#: testbed runs keep ccfair's MSS (1448 B, MTU 1500 as on S4's testbed). docs/fidelity.md has the
+#: 14-flow J with both sizes.
+MSS_14_BYTES = 1000
 
 #: Published (S4): Table III (J, same CCA), Table V (J, CCID2 first), Table IX
 #: (J, TCP first; only the rows the text keeps), Tables VII/VIII (14 flows).
@@ -83,14 +96,14 @@ def pair_spec(a: str, b: str, rtt_ms: int, seed: int, *, duration_s: int = 300) 
         "bin": "1s",
         "bottleneck": {"rate": "100Mbit", "delay": "0ms", "buffer": "1bdp", "qdisc": "droptail"},
         "flows": [
-            {"name": "flow1", "cca": a, "rtt": f"{rtt_ms}ms", "start": "0s"},
-            {"name": "flow2", "cca": b, "rtt": f"{rtt_ms}ms", "start": "30s"},
+            {"name": "flow1", "cca": a, "rtt": f"{rtt_ms}ms", "start": "0s", "start_jitter": START_JITTER},
+            {"name": "flow2", "cca": b, "rtt": f"{rtt_ms}ms", "start": "30s", "start_jitter": START_JITTER},
         ],
     }
 
 
-def many_spec(ccas: tuple[str, ...] | list[str], rtt_ms: int, seed: int = 1) -> dict[str, Any]:
-    """S4's 14-flow simulation: flow i starts at 30 i s; 900 s; analysed from 420 s."""
+def many_spec(ccas: tuple[str, ...] | list[str], rtt_ms: int, seed: int = 1, mss: int = MSS_14_BYTES) -> dict[str, Any]:
+    """S4's 14-flow simulation: flow i starts at 30 i s; 900 s; analysed from 420 s; ns-2's 1000-byte segments."""
     return {
         "name": f"s4-14flow-{rtt_ms}ms",
         "duration": "900s",
@@ -98,7 +111,10 @@ def many_spec(ccas: tuple[str, ...] | list[str], rtt_ms: int, seed: int = 1) -> 
         "seed": seed,
         "bin": "1s",
         "bottleneck": {"rate": "100Mbit", "delay": "0ms", "buffer": "1bdp", "qdisc": "droptail"},
-        "flows": [{"name": f"f{i:02d}", "cca": c, "rtt": f"{rtt_ms}ms", "start": f"{30 * i}s"} for i, c in enumerate(ccas)],
+        "flows": [
+            {"name": f"f{i:02d}", "cca": c, "rtt": f"{rtt_ms}ms", "start": f"{30 * i}s", "start_jitter": START_JITTER, "mss": mss}
+            for i, c in enumerate(ccas)
+        ],
     }
 
 
@@ -280,9 +296,8 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Outcome]:
     out["S4.14-flow"] = Outcome(
         "J " + " / ".join(f"{many[r]['j']:.2f}" for r in main4) + f" at {'/'.join(map(str, main4))} ms",
         verdict(mono and close and len(main4) == 4),
-        ""
-        if mono and close
-        else ("not monotone; " if not mono else "") + ("some value > 0.1 from the published one; docs/fidelity.md" if not close else ""),
+        "; ".join(([] if mono else ["not monotone"]) + ([] if close else ["some value > 0.1 from the published one"]))
+        + ("" if mono and close else " (docs/fidelity.md)"),
     )
     nru_rtts = [r for r in RTTS_14 if r in many and "U_N" in many[r]]
     if len(nru_rtts) >= 2:
