@@ -96,11 +96,14 @@ def test_report_is_self_contained(sweep_dir, report_html):
 def test_report_of_incomplete_sweep_says_so(sweep_dir, tmp_path):
     partial = tmp_path / "partial"
     shutil.copytree(sweep_dir, partial)
-    victims = sorted((partial / "runs").iterdir())[:3]
-    for v in victims:
-        shutil.rmtree(v)
+    from ccfair import store
+
+    victim = sorted((partial / "batches").iterdir())[0]  # one committed batch of runs
+    shutil.rmtree(victim)
+    left = len(store.finished_runs(partial))
+    assert 0 < left < 16
     html = build_report(partial)
-    assert "13 of 16 runs stored (incomplete" in html
+    assert f"{left} of 16 runs stored (incomplete" in html
 
 
 def test_report_of_non_sweep_dir_exits_2(tmp_path, capsys):

@@ -6,7 +6,6 @@ acceptance-size figures are in docs/benchmarks.md.
 
 from __future__ import annotations
 
-import json
 import os
 import signal
 import subprocess
@@ -59,12 +58,18 @@ def small_file(tmp_path: Path) -> Path:
     return p
 
 
-def _files(directory: Path) -> dict[str, bytes]:
-    """Every stored file except the wall-time-bearing summary.json and the sweep's versions."""
-    out = {}
-    for p in sorted((directory / "runs").rglob("*")):
-        if p.is_file() and p.name != "summary.json":
-            out[str(p.relative_to(directory))] = p.read_bytes()
+def _stored(directory: Path) -> dict[str, object]:
+    """Everything stored per run except the wall-time-bearing summary: row, flows rows, spec,
+    run_config and every table's contents (compared per run: the batching may differ)."""
+    out: dict[str, object] = {}
+    ids = sorted(store.finished_runs(directory))
+    rows, flows = store.read_rows(directory, ids)
+    for rid, row in zip(ids, rows):
+        r = store.load_run(directory, rid)
+        tables = {
+            k: None if v is None else (list(v.columns), [str(t) for t in v.dtypes], v.to_csv(index=False)) for k, v in r.tables().items()
+        }
+        out[rid] = (row, [f for f in flows if f["run_id"] == rid], r.spec.model_dump(mode="json"), r.config, tables)
     return out
 
 
@@ -92,7 +97,7 @@ def test_executors_give_identical_results(tmp_path, small_file):
     for executor, out in runs.items():
         pd.testing.assert_frame_equal(store.load_sweep(out), ref_runs)
         pd.testing.assert_frame_equal(store.load_sweep(out, "flows"), store.load_sweep(ref, "flows"))
-        assert _files(out) == _files(ref), executor
+        assert _stored(out) == _stored(ref), executor
         assert (out / "runs.parquet").read_bytes() == (ref / "runs.parquet").read_bytes()
 
 
@@ -212,13 +217,15 @@ def test_sigkill_then_resume_stores_every_run_once(tmp_path, subprocess_env):
     assert proc.returncode == -signal.SIGKILL, "the sweep finished before it could be killed; make it longer"
     killed = store.finished_runs(out)
     assert 4 <= len(killed) < total
-    mtimes = {rid: (out / "runs" / rid / "row.json").stat().st_mtime_ns for rid in killed}
-    # every stored run is whole
+    batches = {p: p.stat().st_mtime_ns for p in (out / "batches").iterdir() if not p.name.startswith(".")}
+    # every stored run is whole: its row and all its tables
+    rows, _ = store.read_rows(out, sorted(killed))
+    assert sorted(r["run_id"] for r in rows) == sorted(killed)
     for rid in killed:
-        row = json.loads((out / "runs" / rid / "row.json").read_text())
-        assert row["row"]["run_id"] == rid
+        r = store.load_run(out, rid)
+        assert r.config["seed"] in {t.seed for t in plan.tasks}
         for name in ("flows", "throughput", "link", "queue", "sojourn"):
-            assert (out / "runs" / rid / f"{name}.parquet").stat().st_size > 0
+            assert len(getattr(r, name)) > 0, (rid, name)
 
     res = subprocess.run(cmd, env=subprocess_env, capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr
@@ -227,9 +234,9 @@ def test_sigkill_then_resume_stores_every_run_once(tmp_path, subprocess_env):
     assert sorted(runs["run_id"]) == sorted(t.run_id for t in plan.tasks)
     assert runs["run_id"].is_unique and len(runs) == total
     assert pd.read_parquet(out / "runs.parquet")["run_id"].is_unique
-    assert not list((out / "runs").glob(".tmp-*"))
-    # runs stored before the kill were not rewritten
-    assert {rid: (out / "runs" / rid / "row.json").stat().st_mtime_ns for rid in killed} == mtimes
+    assert not list((out / "batches").glob(".tmp-*"))
+    # batches committed before the kill were not rewritten
+    assert {p: p.stat().st_mtime_ns for p in batches} == batches
     # and the resumed store equals an uninterrupted one
     fresh = tmp_path / "fresh"
     run_sweep(plan, fresh, executor="inprocess")

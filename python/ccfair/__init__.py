@@ -9,7 +9,9 @@ Typical use::
     result.to_parquet("out/run3")
 
 The simulator extension (``ccfair._core``) is imported only when a run starts,
-so specs can be loaded and validated without it.
+so specs can be loaded and validated without it. Everything heavier than the
+error types (pydantic models, pandas, pyarrow) is imported on first use of
+the name that needs it: ``import ccfair`` stays cheap (tests/test_startup.py).
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from ccfair.errors import SimulationError, SpecError
-from ccfair.spec import Spec
 
 __version__ = "0.1.0"
 
@@ -26,11 +27,16 @@ __all__ = ["Result", "SimulationError", "Spec", "SpecError", "load", "load_sweep
 if TYPE_CHECKING:
     from ccfair.api import load, run
     from ccfair.result import Result
+    from ccfair.spec import Spec
     from ccfair.store import load_sweep
 
 
 def __getattr__(name: str) -> Any:
-    # run/load/Result pull in pandas; import them on first use.
+    # Spec pulls in pydantic, run/load/Result the simulator and pandas: import them on first use.
+    if name == "Spec":
+        from ccfair.spec import Spec
+
+        return Spec
     if name in ("run", "load"):
         from ccfair import api
 

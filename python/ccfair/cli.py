@@ -3,24 +3,34 @@
 Bad input of any kind (experiment file, ``--set``, options) ends with exit
 status 2 and one line ``error: <field>: <message>`` on stderr -- never a
 traceback. A simulator failure exits with status 1, also as one line.
+
+Start-up: this module (and every module defining a sub-command, e.g.
+``ccfair.presets``) imports only typer, the standard library and light
+ccfair modules at the top; each command imports what it needs (the spec and
+pydantic, the simulator, pandas, pyarrow, matplotlib, rich) inside its
+function. ``ccfair --help`` and ``import ccfair`` therefore never load pandas,
+pyarrow or matplotlib (tests/test_startup.py checks ``sys.modules``).
+
+Output: ``--json`` goes through :func:`ccfair.output.print_json` (plain
+``json.dumps``, one document per line), tables through
+:func:`ccfair.output.print_table` (natural width, never elided when piped).
 """
 
 from __future__ import annotations
 
-import json
 import math
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
-from rich.console import Console
-from rich.table import Table
 
-from ccfair import ccas
 from ccfair.errors import SimulationError, SpecError
-from ccfair.spec import Spec, apply_overrides, load_toml
+from ccfair.output import print_json, print_line, print_table, status, stderr_console
 from ccfair.units import format_time
+
+if TYPE_CHECKING:
+    from ccfair.spec import Spec
 
 app = typer.Typer(
     name="ccfair",
@@ -28,8 +38,11 @@ app = typer.Typer(
     add_completion=False,
     no_args_is_help=True,
     pretty_exceptions_enable=False,
+    # Plain (click) help: the same text, without loading rich's markdown/syntax machinery
+    # (~80 ms of `ccfair --help`), and without box drawing when piped.
+    rich_markup_mode=None,
 )
-list_app = typer.Typer(help="List what the simulator supports.", no_args_is_help=True)
+list_app = typer.Typer(help="List what the simulator supports.", no_args_is_help=True, rich_markup_mode=None)
 app.add_typer(list_app, name="list")
 from ccfair.presets import app as _preset_app  # noqa: E402
 
@@ -37,9 +50,6 @@ app.add_typer(_preset_app, name="preset")
 
 #: Rows of the per-flow table printed before eliding (use --json / --out for all).
 MAX_FLOW_ROWS = 40
-
-_out = Console(highlight=False)
-_err = Console(stderr=True, highlight=False)
 
 SetOption = Annotated[
     Optional[list[str]],
@@ -54,6 +64,8 @@ FileArg = Annotated[Path, typer.Argument(metavar="FILE", help="Experiment file (
 
 def load_spec(file: Path, overrides: list[str] | None, seed: int | None = None) -> Spec:
     """Read ``file``, apply ``--set`` overrides (and ``--seed``) to the raw dict, then validate."""
+    from ccfair.spec import Spec, apply_overrides, load_toml
+
     raw = load_toml(file)
     raw.setdefault("name", file.stem)
     raw = apply_overrides(raw, overrides or [])
@@ -94,7 +106,9 @@ def _maxmin_line(summary: dict[str, Any]) -> str:
 
 
 def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
-    """Print the per-flow table and the run's fairness/performance numbers."""
+    """Print the per-flow table (a DataFrame or a list of row dicts) and the run's fairness/performance numbers."""
+    from rich.table import Table
+
     w = summary["window_s"]
     table = Table(title=summary["name"], title_justify="left")
     for col, justify in (
@@ -107,7 +121,7 @@ def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
         ("Retrans", "right"),
     ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
-    rows = flows_table.to_dict("records")
+    rows = flows_table.to_dict("records") if hasattr(flows_table, "to_dict") else list(flows_table)
     for r in rows[:MAX_FLOW_ROWS]:
         cca = r["cca"] + ("+pacing" if r["pacing"] and r["cca"] != "bbr" else "")
         table.add_row(
@@ -121,7 +135,7 @@ def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
         )
     if len(rows) > MAX_FLOW_ROWS:
         table.caption = f"... and {len(rows) - MAX_FLOW_ROWS} more flows (all of them: --json or --out)"
-    _out.print(table)
+    print_table(table)
 
     q = summary["queue_delay_ms"]
     fness = summary["fness"]
@@ -136,7 +150,7 @@ def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
         _wall_line(summary),
     ]
     for label, value in lines:
-        _out.print(f"  [bold]{label:<16}[/bold] {value}")
+        print_line(f"  [bold]{label:<16}[/bold] {value}")
 
 
 def _wall_line(summary: dict[str, Any]) -> tuple[str, str]:
@@ -176,16 +190,17 @@ def run(
     spec = load_spec(file, set_, seed)
     n_flows = sum(f.count for f in spec.flows)
     verb = "running on the testbed" if backend == "testbed" else "simulating"
-    with _err.status(f"{verb} {spec.name}: {format_time(spec.duration)}, {n_flows} flow(s) ..."):
+    with status(f"{verb} {spec.name}: {format_time(spec.duration)}, {n_flows} flow(s) ..."):
         result = run_experiment(spec, seed=seed, backend=backend)
     if out is not None:
         result.to_parquet(out)
     if as_json:
-        sys.stdout.write(json.dumps(result.summary) + "\n")
+        print_json(result.summary)
     else:
-        print_summary(result.summary, result.flows)
+        cols = result.flow_columns()  # plain lists: no pandas for a printed summary
+        print_summary(result.summary, [dict(zip(cols, row)) for row in zip(*cols.values())])
         if out is not None:
-            _out.print(f"  [bold]{'results':<16}[/bold] {out}")
+            print_line(f"  [bold]{'results':<16}[/bold] {out}")
 
 
 def _compare_rows(sim: dict[str, Any], tb: dict[str, Any]) -> list[tuple[str, str, str]]:
@@ -226,25 +241,27 @@ def compare(
 
     spec = load_spec(file, set_, seed)
     check_available(spec)  # fail before simulating if the testbed cannot run here
-    with _err.status(f"simulating {spec.name} ..."):
+    with status(f"simulating {spec.name} ..."):
         sim = run_experiment(spec, seed=seed)
-    with _err.status(f"running {spec.name} on the testbed: {format_time(spec.duration)} ..."):
+    with status(f"running {spec.name} on the testbed: {format_time(spec.duration)} ..."):
         tb = run_experiment(spec, seed=seed, backend="testbed")
     if out is not None:
         sim.to_parquet(out / "sim")
         tb.to_parquet(out / "testbed")
     if as_json:
-        sys.stdout.write(json.dumps({"sim": sim.summary, "testbed": tb.summary}) + "\n")
+        print_json({"sim": sim.summary, "testbed": tb.summary})
         return
+    from rich.table import Table
+
     table = Table(title=f"{spec.name}: simulator vs testbed", title_justify="left")
     table.add_column("Metric")
     table.add_column("Simulator", justify="right")
     table.add_column("Testbed", justify="right")
     for row in _compare_rows(sim.summary, tb.summary):
         table.add_row(*row)
-    _out.print(table)
+    print_table(table)
     t = tb.summary["testbed"]
-    _out.print(
+    print_line(
         f"  testbed: kernel {t['kernel']}, base RTT {', '.join(f'{x:.3f}' for x in t['base_rtt_ms'])} ms (padded to the spec), "
         f"load {t['load_avg_1min']:.1f}"
     )
@@ -258,7 +275,7 @@ def check(
 ) -> None:
     """Validate an experiment file and print the resolved simulator configuration (JSON)."""
     spec = load_spec(file, set_, seed)
-    sys.stdout.write(json.dumps(spec.to_run_config(seed), indent=2) + "\n")
+    print_json(spec.to_run_config(seed), indent=2)
 
 
 @app.command("schema")
@@ -266,7 +283,7 @@ def schema_command() -> None:
     """Print the JSON Schema of the experiment file (every CCA and its parameters from the simulator's registry)."""
     from ccfair.schema import json_schema
 
-    sys.stdout.write(json.dumps(json_schema(), indent=2) + "\n")
+    print_json(json_schema(), indent=2)
 
 
 @app.command()
@@ -309,6 +326,7 @@ def sweep(
         raise SpecError("--scheduler", "only used with --executor dask")
     plan = load_sweep_file(file, set_)
     axes = ", ".join(f"{a.name} ({len(a.values)})" for a in plan.axes) or "no axes"
+    _err = stderr_console()
     _err.print(
         f"sweep {plan.name!r}: {plan.n_points} grid point(s) [{axes}] x {plan.repetitions} repetition(s)"
         + (" x 2 orders" if plan.flip_order else "")
@@ -317,7 +335,7 @@ def sweep(
     )
     if dry_run:
         for a in plan.axes:
-            _out.print(f"  {a.name}: {', '.join(str(a.label(v)) for v in a.values)}", markup=False)
+            print_line(f"  {a.name}: {', '.join(str(a.label(v)) for v in a.values)}", markup=False)
         return
     n_jobs = jobs if jobs is not None else default_jobs()
 
@@ -383,7 +401,7 @@ def reproduce(
     json_out: Annotated[bool, typer.Option("--json", help="Print the scoreboard as plain JSON.")] = False,
 ) -> None:
     """Run every study preset (S0-S4) and score every published claim: reproduced / not reproduced / not applicable."""
-    import json
+    from rich.table import Table
 
     from ccfair import reproduce as rp
     from ccfair.executors import EXECUTORS
@@ -397,14 +415,14 @@ def reproduce(
 
     def progress(done: int, total: int) -> None:
         if not json_out and (done == total or done % 10 == 0):
-            _err.print(f"runs {done}/{total}")
+            stderr_console().print(f"runs {done}/{total}")
 
     rep = rp.reproduce(quick=quick, executor=executor, jobs=jobs, scheduler=scheduler, progress=progress)
     path = rp.write_html(rep, html_out)
     if markdown_out:
         markdown_out.write_text(rp.markdown(rep) + "\n", encoding="utf-8")
     if json_out:
-        print(json.dumps(rp.claim_json(rep)))
+        print_json(rp.claim_json(rep))
         return
     table = Table(
         title=f"ccfair reproduce{' --quick' if quick else ''}: {rep['runs']} runs, wall {rep['wall_s']:.0f} s", title_justify="left"
@@ -413,11 +431,8 @@ def reproduce(
         table.add_column(col, overflow="fold")
     for r in rp.scoreboard_rows(rep["outcomes"]):
         table.add_row(r["id"], r["published"], r["ccfair"] + (f" ({r['note']})" if r["note"] else ""), r["verdict"])
-    con = Console(highlight=False)
-    if not con.is_terminal:
-        con = Console(highlight=False, width=200)
-    con.print(table)
-    _err.print(", ".join(f"{k}: {v}" for k, v in sorted(rp.counts(rep["outcomes"]).items())) + f"; report: {path}")
+    print_table(table)
+    stderr_console().print(", ".join(f"{k}: {v}" for k, v in sorted(rp.counts(rep["outcomes"]).items())) + f"; report: {path}")
 
 
 @app.command()
@@ -443,7 +458,10 @@ def matrix(
 
     The matrix is a sweep (DIR/matrix.toml, stored like any sweep): `ccfair report DIR` shows it too.
     """
+    from rich.table import Table
+
     from ccfair import matrix as mx
+    from ccfair.spec import apply_overrides, load_toml
 
     if file is None:
         base = mx.default_setting()
@@ -468,8 +486,10 @@ def matrix(
     cell = summary.set_index(["a", "b"])["share_a"]
     for a in order:
         table.add_row(a, *[f"{cell.get((a, b), float('nan')):.2f}" for b in order])
-    _out.print(table)
-    _err.print(f"per-pair table: {out / mx.SUMMARY_FILE}; heatmaps: {out / 'figures'}/matrix-*.png|svg; report: ccfair report {out}")
+    print_table(table)
+    stderr_console().print(
+        f"per-pair table: {out / mx.SUMMARY_FILE}; heatmaps: {out / 'figures'}/matrix-*.png|svg; report: ccfair report {out}"
+    )
 
 
 @app.command()
@@ -483,7 +503,7 @@ def report(
     if not directory.is_dir() or not (directory / "sweep.json").exists():
         raise SpecError(str(directory), "not a sweep directory (no sweep.json); run `ccfair sweep FILE --out DIR` first")
     path = write_report(directory, out)
-    _err.print(f"report: {path}")
+    stderr_console().print(f"report: {path}")
 
 
 @app.command()
@@ -508,16 +528,20 @@ def plot(
         figures["fct-cdf"] = plots.fct_cdf(res.flows[res.flows["fct_s"].notna()], class_col="group")
     for name, fig in figures.items():
         for path in plots.save(fig, out / name):
-            _err.print(f"figure: {path}")
+            stderr_console().print(f"figure: {path}")
 
 
 @list_app.command("ccas")
 def list_ccas() -> None:
     """Congestion-control algorithms, their sources and accepted aliases."""
+    from rich.table import Table
+
+    from ccfair import ccas
+
     try:
         from ccfair import _core  # noqa: F401
     except ImportError:
-        _err.print("note: ccfair._core is not built; listing the algorithms ccfair expects it to provide")
+        stderr_console().print("note: ccfair._core is not built; listing the algorithms ccfair expects it to provide")
     table = Table(title="Congestion-control algorithms", title_justify="left")
     table.add_column("Name")
     table.add_column("Aliases")
@@ -526,15 +550,17 @@ def list_ccas() -> None:
     for name, source in ccas.catalogue():
         params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in ccas.params_of(name))
         table.add_row(name, ", ".join(ccas.aliases_of(name)), params, source)
-    _out.print(table)
-    _out.print(f"Add '{ccas.PACING_SUFFIX}' to any name to turn pacing on (e.g. cubic{ccas.PACING_SUFFIX}).")
-    _out.print('Set parameters with a table: cca = { name = "cubic", beta = 0.7 } (see docs/ccas.md for units and ranges).')
+    print_table(table)
+    print_line(f"Add '{ccas.PACING_SUFFIX}' to any name to turn pacing on (e.g. cubic{ccas.PACING_SUFFIX}).", markup=False)
+    print_line('Set parameters with a table: cca = { name = "cubic", beta = 0.7 } (see docs/ccas.md for units and ranges).', markup=False)
 
 
 @list_app.command("qdiscs")
 def list_qdiscs() -> None:
     """Queue disciplines for bottleneck.qdisc."""
-    from ccfair import qdiscs
+    from rich.table import Table
+
+    from ccfair import ccas, qdiscs
 
     table = Table(title="Queue disciplines", title_justify="left")
     table.add_column("Kind")
@@ -545,13 +571,15 @@ def list_qdiscs() -> None:
     for kind in qdiscs.kinds():
         params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in qdiscs.params_of(kind))
         table.add_row(kind, ", ".join(a for a, k in aliases.items() if k == kind), params, qdiscs.entry(kind)["source"])
-    _out.print(table)
-    _out.print("limit defaults to bottleneck.buffer (packets, bytes or a BDP multiple); see docs/qdiscs.md for units and ranges.")
+    print_table(table)
+    print_line("limit defaults to bottleneck.buffer (packets, bytes or a BDP multiple); see docs/qdiscs.md for units and ranges.")
 
 
 @list_app.command("profiles")
 def list_profiles() -> None:
     """Built-in sender profiles (flows.N.profile), their fields and sources."""
+    from rich.table import Table
+
     from ccfair import profiles
 
     table = Table(title="Built-in sender profiles (\\[profiles.NAME] defines more)", title_justify="left")
@@ -561,7 +589,7 @@ def list_profiles() -> None:
     for name, fields in profiles.BUILTIN.items():
         shown = ", ".join(f"{k} = {v!r}" for k, v in fields.items() if k in profiles.FIELDS)
         table.add_row(name, shown, fields["source"])
-    _out.print(table)
+    print_table(table)
 
 
 # ---------------------------------------------------------------- entry point

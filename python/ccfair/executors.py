@@ -1,7 +1,8 @@
 """Executors: where the runs of a sweep are computed.
 
-Three interchangeable executors, all yielding one outcome per run (in
-completion order) from the same worker function, :func:`execute`:
+Three interchangeable executors, all yielding one outcome per task (in
+completion order) from the same worker function -- for a sweep,
+:func:`execute_batch` on a batch of runs:
 
 * ``inprocess`` -- one after another in this process (debugging, tiny sweeps).
 * ``pool`` -- a local :class:`concurrent.futures.ProcessPoolExecutor` with
@@ -14,19 +15,28 @@ completion order) from the same worker function, :func:`execute`:
   ``LocalCluster`` of ``jobs`` single-threaded worker processes. Needs the
   ``[dask]`` extra (``pip install 'ccfair[dask]'``).
 
-A worker only computes: it simulates, builds the tables and encodes the
-run's files as bytes (Parquet, JSON). The parent process writes them into
-the store, so workers need no shared filesystem and the store has exactly
-one writer. Each run is a pure function of its resolved configuration, so
-the stored results do not depend on the executor, the number of jobs or the
-completion order.
+A worker task is a batch of consecutive runs (up to :data:`MAX_BATCH`, fewer
+for small sweeps so that every worker gets several tasks): one round trip to
+the worker and one store directory per batch instead of per run, which is
+most of the per-run overhead of a sweep of short runs. A worker only
+computes: it simulates each run, computes its summary and row in plain
+Python and encodes the batch's files as bytes (Parquet tables built from the
+simulator's columns, JSON lines; ccfair.store.encode_batch). The parent
+process writes them into the store, so workers need no shared filesystem and
+the store has exactly one writer. Each run is a pure function of its
+resolved configuration, so the stored results do not depend on the executor,
+the number of jobs, the batching or the completion order.
 
-At most ``window`` runs are in flight at a time, so memory stays bounded
-whatever the size of the sweep.
+Workers are started once per sweep (the pool's processes fork from a
+forkserver that has imported the simulator and pyarrow once; a Dask
+cluster's workers stay up for the whole sweep). At most
+``jobs * IN_FLIGHT_PER_JOB`` batches are in flight at a time, so memory stays
+bounded whatever the size of the sweep, and a killed sweep loses only those.
 """
 
 from __future__ import annotations
 
+import math
 import os
 import traceback
 from collections.abc import Callable, Iterator
@@ -35,11 +45,15 @@ from typing import Any
 
 from ccfair.errors import SimulationError, SpecError
 
-__all__ = ["EXECUTORS", "execute", "run_tasks", "default_jobs"]
+__all__ = ["EXECUTORS", "execute_batch", "run_tasks", "default_jobs", "batch_size"]
 
 EXECUTORS = ("inprocess", "pool", "dask")
-#: Runs in flight per worker (keeps workers busy while the parent writes).
-IN_FLIGHT_PER_JOB = 4
+#: Batches in flight per worker (keeps workers busy while the parent writes).
+IN_FLIGHT_PER_JOB = 2
+#: Most runs in one worker task (= one store directory).
+MAX_BATCH = 32
+#: Fewest tasks per worker a sweep is cut into (so that the work spreads evenly).
+MIN_TASKS_PER_JOB = 4
 
 
 def default_jobs() -> int:
@@ -50,55 +64,105 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def execute(payload: dict[str, Any]) -> dict[str, Any]:
-    """Run one sweep task; return ``{"run_id", "files": {name: bytes}}`` or ``{"run_id", "error"}``.
+def batch_size(n_runs: int, jobs: int) -> int:
+    """Runs per worker task: at most MAX_BATCH, and at least MIN_TASKS_PER_JOB tasks per worker."""
+    return max(1, min(MAX_BATCH, math.ceil(n_runs / (jobs * MIN_TASKS_PER_JOB))))
 
-    Never raises for a failing run (the error is returned as text), so one
-    bad run cannot take down a pool or a Dask worker.
-    """
+
+#: Validated specs by experiment (JSON text): a sweep repeats each grid point's experiment
+#: (only the seed, which is in the config, differs), so a worker validates it once.
+_SPEC_CACHE: dict[str, Any] = {}
+_SPEC_CACHE_MAX = 1024
+
+
+def _spec(experiment: dict[str, Any]) -> Any:
     import json
+
+    from ccfair.spec import Spec
+
+    key = json.dumps(experiment, sort_keys=True)
+    spec = _SPEC_CACHE.get(key)
+    if spec is None:
+        spec = Spec.from_dict(experiment)
+        if len(_SPEC_CACHE) >= _SPEC_CACHE_MAX:
+            _SPEC_CACHE.clear()
+        _SPEC_CACHE[key] = spec
+    return spec
+
+
+def _error_text(e: BaseException) -> str:
+    if isinstance(e, (SpecError, SimulationError)):
+        return f"{type(e).__name__}: {e}"
+    return f"{type(e).__name__}: {e}\n{traceback.format_exc(limit=5)}"
+
+
+def execute_batch(payloads: list[dict[str, Any]]) -> dict[str, Any]:
+    """Run a batch of sweep tasks; return ``{"n", "run_ids", "files", "errors", "cpu_s", "sim_cpu_s"}``.
+
+    ``run_ids`` are the runs that finished, ``files`` their batch directory's
+    files (``{name: bytes}``, ccfair.store.encode_batch), ``errors`` maps each
+    failed run to its error text; ``cpu_s`` is the CPU time of the whole task
+    and ``sim_cpu_s`` the part spent in the simulator (the rest is the Python
+    overhead of a sweep: docs/benchmarks.md). Never raises for a failing run,
+    so one bad run cannot take down a pool or a Dask worker.
+    """
+    import time
 
     from ccfair.api import simulate
     from ccfair.result import Result
-    from ccfair.spec import Spec
-    from ccfair.store import _json_bytes, encode_result, make_row
+    from ccfair.store import encode_batch
 
-    run_id = payload["run_id"]
-    try:
-        spec = Spec.from_dict(payload["experiment"])
-        config = payload["config"]
-        raw = simulate(config, spec)
-        result = Result.from_raw(spec, config, raw)
-        files = encode_result(result)
-        files["row.json"] = _json_bytes(make_row(run_id, payload["meta"], result))
-        json.loads(files["row.json"])  # fail here, not in the parent, if it cannot be read back
-        return {"run_id": run_id, "files": files}
-    except (SpecError, SimulationError) as e:
-        return {"run_id": run_id, "error": f"{type(e).__name__}: {e}"}
-    except Exception as e:  # noqa: BLE001 - reported per run, the sweep goes on
-        tb = traceback.format_exc(limit=5)
-        return {"run_id": run_id, "error": f"{type(e).__name__}: {e}\n{tb}"}
-
-
-def _inprocess(
-    payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute
-) -> Iterator[dict[str, Any]]:
+    cpu0 = time.thread_time()
+    sim_cpu = 0.0
+    done: list[tuple[str, dict[str, Any], Any]] = []
+    errors: dict[str, str] = {}
     for p in payloads:
-        yield fn(p)
+        try:
+            spec = _spec(p["experiment"])
+            t0 = time.thread_time()
+            raw = simulate(p["config"], spec)
+            sim_cpu += time.thread_time() - t0
+            done.append((p["run_id"], p["meta"], Result.from_raw(spec, p["config"], raw)))
+        except Exception as e:  # noqa: BLE001 - reported per run, the sweep goes on
+            errors[p["run_id"]] = _error_text(e)
+    files: dict[str, bytes] = {}
+    if done:
+        try:
+            files = encode_batch(done)
+        except Exception as e:  # noqa: BLE001 - the batch's runs are reported as failed (retried next time)
+            errors.update((rid, _error_text(e)) for rid, _, _ in done)
+            done = []
+    return {
+        "n": len(payloads),
+        "run_ids": [rid for rid, _, _ in done],
+        "files": files,
+        "errors": errors,
+        "cpu_s": time.thread_time() - cpu0,
+        "sim_cpu_s": sim_cpu,
+    }
 
 
-def _pool(
-    payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute
-) -> Iterator[dict[str, Any]]:
+#: A worker function: one task (a batch of sweep runs, or one payload of ``fn``) -> its outcome.
+TaskFn = Callable[[Any], dict[str, Any]]
+
+
+def _inprocess(tasks: list[Any], jobs: int, scheduler: str | None, fn: TaskFn) -> Iterator[dict[str, Any]]:
+    for t in tasks:
+        yield fn(t)
+
+
+def _pool(tasks: list[Any], jobs: int, scheduler: str | None, fn: TaskFn) -> Iterator[dict[str, Any]]:
     import multiprocessing as mp
 
     window = max(1, jobs * IN_FLIGHT_PER_JOB)
     ctx = mp.get_context("forkserver")
     # Import the heavy modules once in the fork server; every worker forks from it ready to run.
-    ctx.set_forkserver_preload(["ccfair.executors", "ccfair.api", "ccfair.result", "ccfair.store", "pyarrow.parquet"])
+    ctx.set_forkserver_preload(
+        ["ccfair.executors", "ccfair.api", "ccfair.result", "ccfair.store", "ccfair.spec", "numpy", "pyarrow.parquet"]
+    )
     pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
     try:
-        it = iter(payloads)
+        it = iter(tasks)
         pending = set()
         for p in it:
             pending.add(pool.submit(fn, p))
@@ -120,9 +184,7 @@ def _pool(
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def _dask(
-    payloads: list[dict[str, Any]], jobs: int, scheduler: str | None, fn: Callable[[dict[str, Any]], dict[str, Any]] = execute
-) -> Iterator[dict[str, Any]]:
+def _dask(tasks: list[Any], jobs: int, scheduler: str | None, fn: TaskFn) -> Iterator[dict[str, Any]]:
     try:
         from distributed import Client, LocalCluster, as_completed
     except ImportError:
@@ -148,10 +210,10 @@ def _dask(
         window = max(1, jobs * IN_FLIGHT_PER_JOB)
         if scheduler:
             window = max(window, sum(client.nthreads().values()) * IN_FLIGHT_PER_JOB)
-        it = iter(payloads)
+        it = iter(tasks)
         ac = as_completed()
         for p in it:
-            ac.add(client.submit(fn, p, key=f"ccfair-run-{p['run_id']}", pure=False))
+            ac.add(client.submit(fn, p, key=_dask_key(p), pure=False))
             if ac.count() >= window:
                 break
         for fut in ac:
@@ -160,11 +222,17 @@ def _dask(
             yield out
             nxt = next(it, None)
             if nxt is not None:
-                ac.add(client.submit(fn, nxt, key=f"ccfair-run-{nxt['run_id']}", pure=False))
+                ac.add(client.submit(fn, nxt, key=_dask_key(nxt), pure=False))
     finally:
         client.close()
         if cluster is not None:
             cluster.close()
+
+
+def _dask_key(task: Any) -> str:
+    if isinstance(task, list):
+        return f"ccfair-batch-{task[0]['run_id']}+{len(task)}"
+    return f"ccfair-run-{task['run_id']}"
 
 
 _IMPL: dict[str, Callable[..., Iterator[dict[str, Any]]]] = {
@@ -179,13 +247,16 @@ def run_tasks(
     executor: str = "pool",
     jobs: int | None = None,
     scheduler: str | None = None,
-    fn: Callable[[dict[str, Any]], dict[str, Any]] = execute,
+    fn: TaskFn | None = None,
+    batch: int | None = None,
 ) -> Iterator[dict[str, Any]]:
     """Run ``payloads`` on ``executor``; yield outcomes as they finish.
 
-    ``fn`` (a module-level function, so that it pickles) runs one payload;
-    the default :func:`execute` takes payloads from :meth:`RunTask.payload`.
-    ``ccfair reproduce`` passes its own (each payload carries ``run_id``).
+    Without ``fn`` the payloads are sweep runs (:meth:`RunTask.payload`), run in
+    batches of consecutive runs (``batch`` runs each, default :func:`batch_size`)
+    by :func:`execute_batch`: one outcome per batch. With ``fn`` (a module-level
+    function, so that it pickles) each payload is one task and ``fn(payload)`` its
+    outcome; ``ccfair reproduce`` passes its own (each payload carries ``run_id``).
     """
     if executor not in _IMPL:
         raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
@@ -197,4 +268,8 @@ def run_tasks(
         raise SpecError("--scheduler", "only used with --executor dask")
     if not payloads:
         return iter(())
-    return _IMPL[executor](payloads, jobs, scheduler, fn)
+    if fn is not None:
+        return _IMPL[executor](payloads, jobs, scheduler, fn)
+    size = batch if batch is not None else batch_size(len(payloads), jobs)
+    batches = [payloads[i : i + size] for i in range(0, len(payloads), size)]
+    return _IMPL[executor](batches, jobs, scheduler, execute_batch)

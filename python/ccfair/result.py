@@ -23,17 +23,19 @@ spec and seed; only ``summary.json`` carries the (varying) wall time.
 
 from __future__ import annotations
 
+import bisect
 import json
 import math
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
-import pandas as pd
+from ccfair import scalar_metrics as metrics
 
-from ccfair import metrics
-from ccfair.spec import HEADER_BYTES, Spec
+if TYPE_CHECKING:
+    import numpy as np
+    import pandas as pd
+
+    from ccfair.spec import Spec
 
 __all__ = ["Result", "TABLES"]
 
@@ -55,6 +57,8 @@ def _num(x: float | int | None) -> float | int | None:
 
 def _fit(values: Any, n: int) -> np.ndarray:
     """An int64 array of exactly ``n`` entries: ``values`` cut or zero-padded."""
+    import numpy as np
+
     a = np.asarray(values, dtype=np.int64)[:n]
     return np.pad(a, (0, n - len(a))) if len(a) < n else a
 
@@ -70,9 +74,17 @@ def window_bins(window_start_ns: int, window_end_ns: int, bin_ns: int, n_bins: i
     return first, max(first, last)
 
 
-@dataclass
+#: Every table attribute of a Result, built from the simulator output on first access.
+_TABLE_ATTRS = ("flows", "throughput", "link", "queue", "sojourn", "trace", "meter", "pinned")
+_UNSET = object()
+
+
 class Result:
     """One run's tables (pandas DataFrames) and summary.
+
+    The summary is computed when the result is built, in plain Python (no
+    pandas: ``ccfair run --json`` and sweep workers never need it); the tables
+    are built from the simulator's output on first access.
 
     Attributes:
         spec: the validated experiment.
@@ -96,230 +108,82 @@ class Result:
         trace: per-flow samples (flow, time_s, cwnd_pkts, inflight_pkts,
             srtt_ms, pacing_rate_bps, ssthresh_pkts) or None if not traced.
         summary: JSON-ready dict; keys documented in docs/experiment-file.md.
+        meter: RRMQS flow meter, one row per (window, CCA): window, time_s, cca, main_pkts,
+            rrmqs_pkts, main_flows, rrmqs_flows, main_rate, rrmqs_rate (per-flow pkt/s:
+            V and V'), index (I = V/V' of the selected meter), action (next window), weight,
+            main_done, rrmqs_done, main_flow_rate, rrmqs_flow_rate (flow meter). None for other qdiscs.
+        pinned: RRMQS: flows pinned to a measuring queue: flow, cca, pinned_s, released_s (NaN = never).
     """
 
-    spec: Spec
-    config: dict[str, Any]
-    flows: pd.DataFrame
-    throughput: pd.DataFrame
-    link: pd.DataFrame
-    queue: pd.DataFrame
-    sojourn: pd.DataFrame
-    trace: pd.DataFrame | None
-    summary: dict[str, Any] = field(default_factory=dict)
-    #: RRMQS flow meter, one row per (window, CCA): window, time_s, cca, main_pkts,
-    #: rrmqs_pkts, main_flows, rrmqs_flows, main_rate, rrmqs_rate (per-flow pkt/s:
-    #: V and V'), index (I = V/V' of the selected meter), action (next window), weight,
-    #: main_done, rrmqs_done, main_flow_rate, rrmqs_flow_rate (flow meter). None for other qdiscs.
-    meter: pd.DataFrame | None = None
-    #: RRMQS: flows pinned to a measuring queue: flow, cca, pinned_s, released_s (NaN = never).
-    pinned: pd.DataFrame | None = None
+    def __init__(
+        self,
+        spec: Spec,
+        config: dict[str, Any],
+        flows: pd.DataFrame | None = None,
+        throughput: pd.DataFrame | None = None,
+        link: pd.DataFrame | None = None,
+        queue: pd.DataFrame | None = None,
+        sojourn: pd.DataFrame | None = None,
+        trace: pd.DataFrame | None = None,
+        summary: dict[str, Any] | None = None,
+        meter: pd.DataFrame | None = None,
+        pinned: pd.DataFrame | None = None,
+        *,
+        raw: dict[str, Any] | None = None,
+        flow_columns: dict[str, list[Any]] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.config = config
+        self.summary: dict[str, Any] = summary if summary is not None else {}
+        self._raw = raw
+        self._flow_columns = flow_columns
+        given = {
+            "flows": flows, "throughput": throughput, "link": link, "queue": queue,
+            "sojourn": sojourn, "trace": trace, "meter": meter, "pinned": pinned,
+        }  # fmt: skip
+        # Built lazily from ``raw`` when given; otherwise the tables passed in (None = absent).
+        self._tables: dict[str, Any] = {k: (_UNSET if raw is not None else v) for k, v in given.items()}
+
+    def _table(self, name: str) -> Any:
+        value = self._tables[name]
+        if value is _UNSET:
+            assert self._raw is not None
+            self._tables.update(build_tables(self.spec, self.config, self._raw, self.flow_columns()))
+            value = self._tables[name]
+        return value
+
+    flows = property(lambda self: self._table("flows"), lambda self, v: self._tables.__setitem__("flows", v))
+    throughput = property(lambda self: self._table("throughput"), lambda self, v: self._tables.__setitem__("throughput", v))
+    link = property(lambda self: self._table("link"), lambda self, v: self._tables.__setitem__("link", v))
+    queue = property(lambda self: self._table("queue"), lambda self, v: self._tables.__setitem__("queue", v))
+    sojourn = property(lambda self: self._table("sojourn"), lambda self, v: self._tables.__setitem__("sojourn", v))
+    trace = property(lambda self: self._table("trace"), lambda self, v: self._tables.__setitem__("trace", v))
+    meter = property(lambda self: self._table("meter"), lambda self, v: self._tables.__setitem__("meter", v))
+    pinned = property(lambda self: self._table("pinned"), lambda self, v: self._tables.__setitem__("pinned", v))
+
+    def flow_columns(self) -> dict[str, list[Any]]:
+        """The per-flow table as plain lists by column (the columns of :attr:`flows`), without pandas when possible."""
+        if self._flow_columns is None:
+            self._flow_columns = {c: self.flows[c].tolist() for c in self.flows.columns}
+        return self._flow_columns
+
+    def table_columns(self) -> dict[str, dict[str, Any] | None]:
+        """Every table as ``{column: array or list}`` (None = absent): from the simulator output
+        without building DataFrames when this result came from :meth:`from_raw`."""
+        if self._raw is not None:
+            return table_columns(self.spec, self.config, self._raw, self.flow_columns())
+        tables = {name: self._table(name) for name in _TABLE_ATTRS}
+        return {k: None if df is None else {c: df[c].to_numpy() for c in df.columns} for k, df in tables.items()}
 
     # ------------------------------------------------------------ building
 
     @classmethod
     def from_raw(cls, spec: Spec, config: dict[str, Any], raw: dict[str, Any]) -> Result:
-        """Build tables and summary from ``ccfair._core.simulate`` output."""
-        bin_ns = int(raw["bin_ns"])
-        bin_s = bin_ns / _NS_PER_S
-        rate_bps = int(raw["bottleneck_rate_bps"])
-        link_tx = np.asarray(raw["link_tx_bytes"], dtype=np.int64)
-        n_bins = len(link_tx)
-        ws, we = int(config["window_start_ns"]), int(config["window_end_ns"])
-        b0, b1 = window_bins(ws, we, bin_ns, n_bins)
-        window_s = (b1 - b0) * bin_ns / _NS_PER_S
-        times_s = np.arange(n_bins, dtype=np.int64) * bin_ns / _NS_PER_S
-
-        # --- per-flow
-        names = [f["name"] for f in raw["flows"]]
-        delivered = [np.asarray(f["delivered_bytes"], dtype=np.int64) for f in raw["flows"]]
-        window_bytes = [int(d[b0:b1].sum()) for d in delivered]
-        shares = metrics.share(window_bytes)
-        throughput_bps = [b * 8 / window_s if window_s > 0 else math.nan for b in window_bytes]
-        pacing = [bool(f.get("pacing", False)) for f in config["flows"]]
-        fair_bps = fair_shares_bps(raw, config, (b0 * bin_ns, b1 * bin_ns), bin_ns)
-        maxmin = [metrics.max_min_share(t, f) for t, f in zip(throughput_bps, fair_bps)]
-        flows = pd.DataFrame(
-            {
-                "name": names,
-                "cca": [f["cca"] for f in raw["flows"]],
-                "pacing": pacing,
-                "rtt_ms": [f["rtt_ns"] / _NS_PER_MS for f in raw["flows"]],
-                "start_s": [f["start_ns"] / _NS_PER_S for f in raw["flows"]],
-                "throughput_bps": throughput_bps,
-                "share": shares,
-                "bytes": np.asarray(window_bytes, dtype=np.int64),
-                "fair_share_bps": np.asarray(fair_bps, dtype=float),
-                "maxmin_share": np.asarray(maxmin, dtype=float),
-                "sent_packets": [int(f["sent_packets"]) for f in raw["flows"]],
-                "retransmissions": [int(f["retransmissions"]) for f in raw["flows"]],
-                "losses": [int(f["losses_detected"]) for f in raw["flows"]],
-                "drops": [int(f["drops"]) for f in raw["flows"]],
-                "drops_overflow": [int(f.get("drops_overflow", 0)) for f in raw["flows"]],
-                "drops_aqm": [int(f.get("drops_aqm", 0)) for f in raw["flows"]],
-                "ecn_marks": [int(f.get("ecn_marks", 0)) for f in raw["flows"]],
-                "rto": [int(f["rto_count"]) for f in raw["flows"]],
-                "recoveries": [int(f["recoveries"]) for f in raw["flows"]],
-                "min_rtt_ms": [f["min_rtt_ns"] / _NS_PER_MS for f in raw["flows"]],
-                "mean_rtt_ms": [float(f["mean_rtt_ns"]) / _NS_PER_MS for f in raw["flows"]],
-                "group": spec.flow_groups(config),
-                "size_bytes": pd.array([f.get("size_bytes") for f in raw["flows"]], dtype="Int64"),
-                "fct_s": [math.nan if f.get("fct_ns") is None else f["fct_ns"] / _NS_PER_S for f in raw["flows"]],
-                "random_losses": [int(f.get("random_losses", 0)) for f in raw["flows"]],
-                "ecn": [str(f.get("ecn", "off")) for f in raw["flows"]],
-                "ecn_reductions": [int(f.get("ecn_reductions", 0)) for f in raw["flows"]],
-                "queue_delay_ms": [
-                    int(f["sojourn_sum_ns"]) / int(f["sojourn_pkts"]) / _NS_PER_MS if f.get("sojourn_pkts") else math.nan
-                    for f in raw["flows"]
-                ],
-                "cca_params": cca_params_column(config),
-            }
-        )
-        fct = fct_summary(flows, rate_bps, [int(c.get("rate_cap_bps") or 0) for c in config["flows"]])
-
-        # --- per-flow series (long format)
-        per_flow_bins = [len(d) for d in delivered]
-        all_bytes = np.concatenate(delivered) if delivered else np.zeros(0, dtype=np.int64)
-        # Wire-arrival series (simulator: payload of every data packet as it reaches
-        # the receiver, as a capture counts it); NaN where the backend has none.
-        arrivals = [
-            np.asarray(f["arrival_bytes"], dtype=np.float64) if "arrival_bytes" in f else np.full(n, np.nan)
-            for f, n in zip(raw["flows"], per_flow_bins)
-        ]
-        all_arrivals = np.concatenate(arrivals) if arrivals else np.zeros(0)
-        throughput = pd.DataFrame(
-            {
-                "flow": np.repeat(np.asarray(names, dtype=object), per_flow_bins),
-                "time_s": np.concatenate([np.arange(n, dtype=np.int64) * bin_ns / _NS_PER_S for n in per_flow_bins])
-                if delivered
-                else np.zeros(0),
-                "bytes": all_bytes,
-                "throughput_bps": all_bytes * 8 / bin_s,
-                "arrival_bytes": all_arrivals,
-                "arrival_throughput_bps": all_arrivals * 8 / bin_s,
-            }
-        )
-
-        # --- link and queueing delay per bin
-        soj_sum = _fit(raw["sojourn_sum_ns_per_bin"], n_bins)
-        soj_pkts = _fit(raw["sojourn_pkts_per_bin"], n_bins)
-        per_bin_delay = np.full(n_bins, np.nan)
-        has = soj_pkts > 0
-        per_bin_delay[has] = soj_sum[has] / soj_pkts[has] / _NS_PER_MS
-        link = pd.DataFrame(
-            {
-                "time_s": times_s,
-                "tx_bytes": link_tx,
-                "utilization": link_tx * 8 / (rate_bps * bin_s),
-                "sojourn_packets": soj_pkts,
-                "queue_delay_ms": per_bin_delay,
-            }
-        )
-
-        queue_t = np.asarray(raw["queue_time_ns"], dtype=np.int64)
-        queue = pd.DataFrame(
-            {
-                "time_s": queue_t / _NS_PER_S,
-                "packets": np.asarray(raw["queue_packets"], dtype=np.int64),
-                "bytes": np.asarray(raw["queue_bytes"], dtype=np.int64),
-            }
-        )
-
-        soj_bin_ns = int(raw["sojourn_bin_ns"])
-        order = np.argsort(np.asarray(raw["sojourn_bin"], dtype=np.int64), kind="stable")
-        hist_bins = np.asarray(raw["sojourn_bin"], dtype=np.int64)[order]
-        hist_counts = np.asarray(raw["sojourn_count"], dtype=np.int64)[order]
-        l4s = dict(zip((int(b) for b in raw.get("sojourn_l4s_bin", [])), (int(c) for c in raw.get("sojourn_l4s_count", []))))
-        l4s_counts = np.asarray([l4s.get(int(b), 0) for b in hist_bins], dtype=np.int64)
-        sojourn = pd.DataFrame(
-            {
-                "bin_start_ms": hist_bins * soj_bin_ns / _NS_PER_MS,
-                "bin_end_ms": (hist_bins + 1) * soj_bin_ns / _NS_PER_MS,
-                "count": hist_counts,
-                "count_l4s": l4s_counts,
-            }
-        )
-
-        trace = None
-        if config.get("trace"):
-            t = raw["trace"]
-            idx = np.asarray(t["flow"], dtype=np.int64)
-            trace = pd.DataFrame(
-                {
-                    "flow": np.asarray(names, dtype=object)[idx] if len(idx) else np.zeros(0, dtype=object),
-                    "time_s": np.asarray(t["time_ns"], dtype=np.int64) / _NS_PER_S,
-                    "cwnd_pkts": np.asarray(t["cwnd_pkts"], dtype=np.int64),
-                    "inflight_pkts": np.asarray(t["inflight_pkts"], dtype=np.int64),
-                    "srtt_ms": np.asarray(t["srtt_ns"], dtype=np.int64) / _NS_PER_MS,
-                    "pacing_rate_bps": np.asarray(t["pacing_rate_bps"], dtype=np.int64),
-                    "ssthresh_pkts": np.asarray(t["ssthresh_pkts"], dtype=np.int64),
-                }
-            )
-
-        # --- summary over the window
-        w_pkts = int(soj_pkts[b0:b1].sum())
-        mean_delay_ms = int(soj_sum[b0:b1].sum()) / w_pkts / _NS_PER_MS if w_pkts else math.nan
-        p99_ms = metrics.histogram_percentile(hist_bins, hist_counts, soj_bin_ns / _NS_PER_MS, 99)
-        l4s_pkts = int(l4s_counts.sum())
-        l4s_delay = None
-        if l4s_pkts:
-            l4s_sum = sum(int(f["sojourn_sum_ns"]) for f in raw["flows"] if f.get("ecn") == "scalable")
-            l4s_delay = {
-                "mean": _num(l4s_sum / l4s_pkts / _NS_PER_MS),
-                "p99": _num(metrics.histogram_percentile(hist_bins, l4s_counts, soj_bin_ns / _NS_PER_MS, 99)),
-            }
-        in_window = (queue_t >= ws) & (queue_t < we)
-        queue_pkts_mean = float(queue["packets"][in_window].mean()) if in_window.any() else math.nan
-        util = metrics.utilization(int(link_tx[b0:b1].sum()), rate_bps, window_s) if window_s > 0 else math.nan
-        # Plain lists: indexing a pandas Series per flow is slow with thousands of flows.
-        cca_col, rtt_col, rtx_col = flows["cca"].tolist(), flows["rtt_ms"].tolist(), flows["retransmissions"].tolist()
-        ecn_col, marks_col = flows["ecn"].tolist(), flows["ecn_marks"].tolist()
-        min_rtt_col = flows["min_rtt_ms"].tolist()
-        kinds = [f.kind for _, _, f in spec.expand_flows()]
-        kinds += ["bulk"] * (len(names) - len(kinds))  # [[groups]] flows
-        summary: dict[str, Any] = {
-            "name": spec.name,
-            "seed": int(config["seed"]),
-            "duration_s": int(raw["duration_ns"]) / _NS_PER_S,
-            "window_s": {"start": b0 * bin_ns / _NS_PER_S, "end": b1 * bin_ns / _NS_PER_S},
-            "flows": [
-                {
-                    "name": names[i],
-                    "cca": cca_col[i],
-                    "pacing": pacing[i],
-                    "rtt_ms": float(rtt_col[i]),
-                    "throughput_bps": _num(float(throughput_bps[i])),
-                    "share": _num(float(shares[i])),
-                    "fair_share_bps": _num(float(fair_bps[i])),
-                    "maxmin_share": _num(float(maxmin[i])),
-                    "bytes": window_bytes[i],
-                    "retransmissions": int(rtx_col[i]),
-                    "ecn": str(ecn_col[i]),
-                    "ecn_marks": int(marks_col[i]),
-                    # the keys the testbed reports per flow (its values replace these there)
-                    "kind": kinds[i],
-                    "target_rtt_ms": float(rtt_col[i]),
-                    "path_min_rtt_ms": float(rtt_col[i]),  # the simulated path's propagation RTT, exactly
-                    "min_rtt_ms": float(min_rtt_col[i]),
-                }
-                for i in range(len(names))
-            ],
-            "jfi": _num(metrics.jain(window_bytes)) if names else None,
-            "fness": _num(metrics.fness(window_bytes[0], window_bytes[1])) if len(names) == 2 else None,
-            "maxmin_share_min": _num(float(np.nanmin(maxmin))) if names and not np.isnan(maxmin).all() else None,
-            "utilization": _num(util),
-            "queue_delay_ms": {"mean": _num(mean_delay_ms), "p99": _num(p99_ms)},
-            "queue_delay_l4s_ms": l4s_delay,
-            "queue_packets_mean": _num(queue_pkts_mean),
-            "data_packets": int(raw.get("data_packets", 0)),
-            "events": int(raw.get("events", 0)),
-            "sim_wall_s": int(raw.get("wall_ns", 0)) / _NS_PER_S,
-            "backend": "sim",  # the testbed backend replaces it (testbed/runner.py)
-        }
-        if fct:
-            summary["fct"] = fct
-        meter, pinned = meter_tables(raw, names, config)
-        return cls(spec, config, flows, throughput, link, queue, sojourn, trace, summary, meter, pinned)
+        """Build the summary (tables on first access) from ``ccfair._core.simulate`` output."""
+        cols = flow_columns(spec, config, raw)
+        res = cls(spec, config, raw=raw, flow_columns=cols)
+        res.summary = summarize(spec, config, raw, cols, res)
+        return res
 
     # ------------------------------------------------------------ storage
 
@@ -355,6 +219,10 @@ class Result:
     @classmethod
     def load(cls, directory: str | Path) -> Result:
         """Read a result written by :meth:`to_parquet`."""
+        import pandas as pd
+
+        from ccfair.spec import Spec
+
         d = Path(directory)
         if not d.is_dir():
             raise FileNotFoundError(f"{d}: not a result directory")
@@ -372,8 +240,237 @@ class Result:
     def __repr__(self) -> str:
         s = self.summary
         return (
-            f"<Result {s.get('name')!r} seed={s.get('seed')} flows={len(self.flows)} jfi={s.get('jfi')} utilization={s.get('utilization')}>"
+            f"<Result {s.get('name')!r} seed={s.get('seed')} flows={len(s.get('flows', []))} "
+            f"jfi={s.get('jfi')} utilization={s.get('utilization')}>"
         )
+
+
+# ---------------------------------------------------------------- from the simulator output
+
+
+def flow_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any]) -> dict[str, list[Any]]:
+    """The per-flow table (analysis-window throughput and share, whole-run counters) as lists by column."""
+    bin_ns = int(raw["bin_ns"])
+    b0, b1 = window_bins(int(config["window_start_ns"]), int(config["window_end_ns"]), bin_ns, len(raw["link_tx_bytes"]))
+    window_s = (b1 - b0) * bin_ns / _NS_PER_S
+    fl = raw["flows"]
+    window_bytes = [int(sum(f["delivered_bytes"][b0:b1])) for f in fl]
+    throughput_bps = [b * 8 / window_s if window_s > 0 else math.nan for b in window_bytes]
+    fair_bps = fair_shares_bps(raw, config, (b0 * bin_ns, b1 * bin_ns), bin_ns)
+    return {
+        "name": [f["name"] for f in fl],
+        "cca": [f["cca"] for f in fl],
+        "pacing": [bool(f.get("pacing", False)) for f in config["flows"]],
+        "rtt_ms": [f["rtt_ns"] / _NS_PER_MS for f in fl],
+        "start_s": [f["start_ns"] / _NS_PER_S for f in fl],
+        "throughput_bps": throughput_bps,
+        "share": metrics.share(window_bytes),
+        "bytes": window_bytes,
+        "fair_share_bps": fair_bps,
+        "maxmin_share": [metrics.max_min_share(t, f) for t, f in zip(throughput_bps, fair_bps)],
+        "sent_packets": [int(f["sent_packets"]) for f in fl],
+        "retransmissions": [int(f["retransmissions"]) for f in fl],
+        "losses": [int(f["losses_detected"]) for f in fl],
+        "drops": [int(f["drops"]) for f in fl],
+        "drops_overflow": [int(f.get("drops_overflow", 0)) for f in fl],
+        "drops_aqm": [int(f.get("drops_aqm", 0)) for f in fl],
+        "ecn_marks": [int(f.get("ecn_marks", 0)) for f in fl],
+        "rto": [int(f["rto_count"]) for f in fl],
+        "recoveries": [int(f["recoveries"]) for f in fl],
+        "min_rtt_ms": [f["min_rtt_ns"] / _NS_PER_MS for f in fl],
+        "mean_rtt_ms": [float(f["mean_rtt_ns"]) / _NS_PER_MS for f in fl],
+        "group": spec.flow_groups(config),
+        "size_bytes": [f.get("size_bytes") for f in fl],
+        "fct_s": [math.nan if f.get("fct_ns") is None else f["fct_ns"] / _NS_PER_S for f in fl],
+        "random_losses": [int(f.get("random_losses", 0)) for f in fl],
+        "ecn": [str(f.get("ecn", "off")) for f in fl],
+        "ecn_reductions": [int(f.get("ecn_reductions", 0)) for f in fl],
+        "queue_delay_ms": [
+            int(f["sojourn_sum_ns"]) / int(f["sojourn_pkts"]) / _NS_PER_MS if f.get("sojourn_pkts") else math.nan for f in fl
+        ],
+        "cca_params": cca_params_column(config),
+    }
+
+
+def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dict[str, list[Any]], result: Result) -> dict[str, Any]:
+    """The run's summary over the analysis window, in plain Python (pandas only for finite flows' FCTs)."""
+    bin_ns = int(raw["bin_ns"])
+    rate_bps = int(raw["bottleneck_rate_bps"])
+    link_tx = raw["link_tx_bytes"]
+    ws, we = int(config["window_start_ns"]), int(config["window_end_ns"])
+    b0, b1 = window_bins(ws, we, bin_ns, len(link_tx))
+    window_s = (b1 - b0) * bin_ns / _NS_PER_S
+    names, window_bytes = cols["name"], cols["bytes"]
+    maxmin = [float(x) for x in cols["maxmin_share"] if not math.isnan(x)]
+    kinds = [f.kind for _, _, f in spec.expand_flows()]
+    kinds += ["bulk"] * (len(names) - len(kinds))  # [[groups]] flows
+
+    w_pkts = int(sum(raw["sojourn_pkts_per_bin"][b0:b1]))
+    mean_delay_ms = int(sum(raw["sojourn_sum_ns_per_bin"][b0:b1])) / w_pkts / _NS_PER_MS if w_pkts else math.nan
+    soj_bin_ms = int(raw["sojourn_bin_ns"]) / _NS_PER_MS
+    hist_bins, hist_counts = raw["sojourn_bin"], raw["sojourn_count"]
+    p99_ms = metrics.histogram_percentile(hist_bins, hist_counts, soj_bin_ms, 99)
+    l4s = dict(zip((int(b) for b in raw.get("sojourn_l4s_bin", [])), (int(c) for c in raw.get("sojourn_l4s_count", []))))
+    l4s_counts = [l4s.get(int(b), 0) for b in hist_bins]
+    l4s_pkts = sum(l4s_counts)
+    l4s_delay = None
+    if l4s_pkts:
+        l4s_sum = sum(int(f["sojourn_sum_ns"]) for f in raw["flows"] if f.get("ecn") == "scalable")
+        l4s_delay = {
+            "mean": _num(l4s_sum / l4s_pkts / _NS_PER_MS),
+            "p99": _num(metrics.histogram_percentile(hist_bins, l4s_counts, soj_bin_ms, 99)),
+        }
+    q_t = raw["queue_time_ns"]  # sample times, increasing
+    q0, q1 = bisect.bisect_left(q_t, ws), bisect.bisect_left(q_t, we)
+    queue_pkts_mean = sum(raw["queue_packets"][q0:q1]) / (q1 - q0) if q1 > q0 else math.nan
+    util = metrics.utilization(int(sum(link_tx[b0:b1])), rate_bps, window_s) if window_s > 0 else math.nan
+    summary: dict[str, Any] = {
+        "name": spec.name,
+        "seed": int(config["seed"]),
+        "duration_s": int(raw["duration_ns"]) / _NS_PER_S,
+        "window_s": {"start": b0 * bin_ns / _NS_PER_S, "end": b1 * bin_ns / _NS_PER_S},
+        "flows": [
+            {
+                "name": names[i],
+                "cca": cols["cca"][i],
+                "pacing": cols["pacing"][i],
+                "rtt_ms": float(cols["rtt_ms"][i]),
+                "throughput_bps": _num(float(cols["throughput_bps"][i])),
+                "share": _num(float(cols["share"][i])),
+                "fair_share_bps": _num(float(cols["fair_share_bps"][i])),
+                "maxmin_share": _num(float(cols["maxmin_share"][i])),
+                "bytes": window_bytes[i],
+                "retransmissions": int(cols["retransmissions"][i]),
+                "ecn": str(cols["ecn"][i]),
+                "ecn_marks": int(cols["ecn_marks"][i]),
+                # the keys the testbed reports per flow (its values replace these there)
+                "kind": kinds[i],
+                "target_rtt_ms": float(cols["rtt_ms"][i]),
+                "path_min_rtt_ms": float(cols["rtt_ms"][i]),  # the simulated path's propagation RTT, exactly
+                "min_rtt_ms": float(cols["min_rtt_ms"][i]),
+            }
+            for i in range(len(names))
+        ],
+        "jfi": _num(metrics.jain(window_bytes)) if names else None,
+        "fness": _num(metrics.fness(window_bytes[0], window_bytes[1])) if len(names) == 2 else None,
+        "maxmin_share_min": _num(min(maxmin)) if maxmin else None,
+        "utilization": _num(util),
+        "queue_delay_ms": {"mean": _num(mean_delay_ms), "p99": _num(p99_ms)},
+        "queue_delay_l4s_ms": l4s_delay,
+        "queue_packets_mean": _num(queue_pkts_mean),
+        "data_packets": int(raw.get("data_packets", 0)),
+        "events": int(raw.get("events", 0)),
+        "sim_wall_s": int(raw.get("wall_ns", 0)) / _NS_PER_S,
+        "backend": "sim",  # the testbed backend replaces it (testbed/runner.py)
+    }
+    if any(x is not None for x in cols["size_bytes"]):
+        fct = fct_summary(result.flows, rate_bps, [int(c.get("rate_cap_bps") or 0) for c in config["flows"]])
+        if fct:
+            summary["fct"] = fct
+    return summary
+
+
+def build_tables(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dict[str, list[Any]]) -> dict[str, Any]:
+    """The pandas tables of one run (flows, throughput, link, queue, sojourn, trace, meter, pinned; None = absent)."""
+    import pandas as pd
+
+    out: dict[str, Any] = {}
+    for name, columns in table_columns(spec, config, raw, cols).items():
+        if columns is not None and name == "flows":
+            columns = dict(columns, size_bytes=pd.array(columns["size_bytes"], dtype="Int64"))
+        out[name] = None if columns is None else pd.DataFrame(columns)
+    return out
+
+
+def table_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dict[str, list[Any]]) -> dict[str, Any]:
+    """Every table of one run as ``{column: numpy array or list}`` (None = absent), in column order.
+
+    The one definition of the tables' columns: :func:`build_tables` wraps each in
+    a DataFrame, the sweep store (store.encode_batch) writes them to Parquet
+    directly, without a DataFrame per run. ``flows.size_bytes`` is a list with
+    None for bulk flows (a nullable integer column).
+    """
+    import numpy as np
+
+    bin_ns = int(raw["bin_ns"])
+    bin_s = bin_ns / _NS_PER_S
+    rate_bps = int(raw["bottleneck_rate_bps"])
+    link_tx = np.asarray(raw["link_tx_bytes"], dtype=np.int64)
+    n_bins = len(link_tx)
+    times_s = np.arange(n_bins, dtype=np.int64) * bin_ns / _NS_PER_S
+
+    flows: dict[str, Any] = dict(cols)
+    flows["bytes"] = np.asarray(cols["bytes"], dtype=np.int64)
+
+    names = cols["name"]
+    delivered = [np.asarray(f["delivered_bytes"], dtype=np.int64) for f in raw["flows"]]
+    per_flow_bins = [len(d) for d in delivered]
+    all_bytes = np.concatenate(delivered) if delivered else np.zeros(0, dtype=np.int64)
+    # Wire-arrival series (simulator: payload of every data packet as it reaches
+    # the receiver, as a capture counts it); NaN where the backend has none.
+    arrivals = [
+        np.asarray(f["arrival_bytes"], dtype=np.float64) if "arrival_bytes" in f else np.full(n, np.nan)
+        for f, n in zip(raw["flows"], per_flow_bins)
+    ]
+    all_arrivals = np.concatenate(arrivals) if arrivals else np.zeros(0)
+    throughput = {
+        "flow": np.repeat(np.asarray(names, dtype=object), per_flow_bins),
+        "time_s": np.concatenate([np.arange(n, dtype=np.int64) * bin_ns / _NS_PER_S for n in per_flow_bins]) if delivered else np.zeros(0),
+        "bytes": all_bytes,
+        "throughput_bps": all_bytes * 8 / bin_s,
+        "arrival_bytes": all_arrivals,
+        "arrival_throughput_bps": all_arrivals * 8 / bin_s,
+    }
+
+    soj_sum = _fit(raw["sojourn_sum_ns_per_bin"], n_bins)
+    soj_pkts = _fit(raw["sojourn_pkts_per_bin"], n_bins)
+    per_bin_delay = np.full(n_bins, np.nan)
+    has = soj_pkts > 0
+    per_bin_delay[has] = soj_sum[has] / soj_pkts[has] / _NS_PER_MS
+    link = {
+        "time_s": times_s,
+        "tx_bytes": link_tx,
+        "utilization": link_tx * 8 / (rate_bps * bin_s),
+        "sojourn_packets": soj_pkts,
+        "queue_delay_ms": per_bin_delay,
+    }
+
+    queue = {
+        "time_s": np.asarray(raw["queue_time_ns"], dtype=np.int64) / _NS_PER_S,
+        "packets": np.asarray(raw["queue_packets"], dtype=np.int64),
+        "bytes": np.asarray(raw["queue_bytes"], dtype=np.int64),
+    }
+
+    soj_bin_ns = int(raw["sojourn_bin_ns"])
+    order = np.argsort(np.asarray(raw["sojourn_bin"], dtype=np.int64), kind="stable")
+    hist_bins = np.asarray(raw["sojourn_bin"], dtype=np.int64)[order]
+    hist_counts = np.asarray(raw["sojourn_count"], dtype=np.int64)[order]
+    l4s = dict(zip((int(b) for b in raw.get("sojourn_l4s_bin", [])), (int(c) for c in raw.get("sojourn_l4s_count", []))))
+    sojourn = {
+        "bin_start_ms": hist_bins * soj_bin_ns / _NS_PER_MS,
+        "bin_end_ms": (hist_bins + 1) * soj_bin_ns / _NS_PER_MS,
+        "count": hist_counts,
+        "count_l4s": np.asarray([l4s.get(int(b), 0) for b in hist_bins], dtype=np.int64),
+    }
+
+    trace = None
+    if config.get("trace"):
+        t = raw["trace"]
+        idx = np.asarray(t["flow"], dtype=np.int64)
+        trace = {
+            "flow": np.asarray(names, dtype=object)[idx] if len(idx) else np.zeros(0, dtype=object),
+            "time_s": np.asarray(t["time_ns"], dtype=np.int64) / _NS_PER_S,
+            "cwnd_pkts": np.asarray(t["cwnd_pkts"], dtype=np.int64),
+            "inflight_pkts": np.asarray(t["inflight_pkts"], dtype=np.int64),
+            "srtt_ms": np.asarray(t["srtt_ns"], dtype=np.int64) / _NS_PER_MS,
+            "pacing_rate_bps": np.asarray(t["pacing_rate_bps"], dtype=np.int64),
+            "ssthresh_pkts": np.asarray(t["ssthresh_pkts"], dtype=np.int64),
+        }
+    meter, pinned = meter_columns(raw, names, config)
+    return {
+        "flows": flows, "throughput": throughput, "link": link, "queue": queue,
+        "sojourn": sojourn, "trace": trace, "meter": meter, "pinned": pinned,
+    }  # fmt: skip
 
 
 def fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tuple[int, int], step_ns: int) -> list[float]:
@@ -384,6 +481,8 @@ def fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tupl
     flow is active from its actual start (jitter included) until it stops or
     completes (finite flows); a rate-capped flow wants at most its cap.
     """
+    from ccfair.spec import HEADER_BYTES
+
     flows, cfg = raw["flows"], config["flows"]
     end_run = int(raw["duration_ns"])
     active: list[tuple[int, int]] = []
@@ -403,6 +502,20 @@ def fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tupl
     return [float(r) / w for r, w in zip(rates, wire)]
 
 
+def cca_params_column(config: dict[str, Any]) -> list[str]:
+    """Per flow, every parameter its CCA ran with (defaults, variant, given), as sorted JSON."""
+    from ccfair import ccas
+
+    cache: dict[str, str] = {}
+    out = []
+    for f in config["flows"]:
+        key = json.dumps([f["cca"], f.get("cca_params", {})], sort_keys=True)
+        if key not in cache:
+            cache[key] = json.dumps(ccas.resolved_params(f["cca"], f.get("cca_params", {})), sort_keys=True)
+        out.append(cache[key])
+    return out
+
+
 def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) -> dict[str, Any]:
     """Per-group flow-completion statistics of the finite flows (S2).
 
@@ -413,6 +526,9 @@ def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) ->
     at its rate cap, whichever is longer. A rate-capped flow can come in just
     under 1, because its application starts producing data at the SYN. Empty when no flow is finite.
     """
+    import numpy as np
+    import pandas as pd
+
     out: dict[str, Any] = {}
     finite = flows["size_bytes"].notna().to_numpy()
     if not finite.any():
@@ -451,57 +567,41 @@ def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) ->
     return out
 
 
-def cca_params_column(config: dict[str, Any]) -> list[str]:
-    """Per flow, every parameter its CCA ran with (defaults, variant, given), as sorted JSON."""
-    from ccfair import ccas
-
-    cache: dict[str, str] = {}
-    out = []
-    for f in config["flows"]:
-        key = json.dumps([f["cca"], f.get("cca_params", {})], sort_keys=True)
-        if key not in cache:
-            cache[key] = json.dumps(ccas.resolved_params(f["cca"], f.get("cca_params", {})), sort_keys=True)
-        out.append(cache[key])
-    return out
-
-
-def meter_tables(raw: dict[str, Any], names: list[str], config: dict[str, Any]) -> tuple[pd.DataFrame | None, pd.DataFrame | None]:
-    """The RRMQS flow-meter log and the pinned flows as DataFrames (None unless the qdisc is rrmqs)."""
+def meter_columns(raw: dict[str, Any], names: list[str], config: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+    """The RRMQS flow-meter log and the pinned flows by column (None unless the qdisc is rrmqs)."""
     if config["bottleneck"]["qdisc"].get("kind") != "rrmqs" or "meter" not in raw:
         return None, None
+    import numpy as np
+
     m = raw["meter"]
     classes = np.asarray(raw.get("cca_classes", []), dtype=object)
     cls_idx = np.asarray(m["class"], dtype=np.int64)
-    meter = pd.DataFrame(
-        {
-            "window": np.asarray(m["window"], dtype=np.int64),
-            "time_s": np.asarray(m["start_ns"], dtype=np.int64) / _NS_PER_S,
-            "cca": classes[cls_idx] if len(cls_idx) else np.zeros(0, dtype=object),
-            "main_pkts": np.asarray(m["main_pkts"], dtype=np.int64),
-            "rrmqs_pkts": np.asarray(m["rrmqs_pkts"], dtype=np.int64),
-            "main_flows": np.asarray(m["main_flows"], dtype=np.int64),
-            "rrmqs_flows": np.asarray(m["rrmqs_flows"], dtype=np.int64),
-            "main_rate": np.asarray(m["main_rate"], dtype=np.float64),
-            "rrmqs_rate": np.asarray(m["rrmqs_rate"], dtype=np.float64),
-            "index": np.asarray(m["index"], dtype=np.float64),
-            "action": np.asarray(m["action"], dtype=object),
-            "weight": np.asarray(m["weight"], dtype=np.float64),
-            "main_done": np.asarray(m.get("main_done", []), dtype=np.int64),
-            "rrmqs_done": np.asarray(m.get("rrmqs_done", []), dtype=np.int64),
-            "main_flow_rate": np.asarray(m.get("main_flow_rate", []), dtype=np.float64),
-            "rrmqs_flow_rate": np.asarray(m.get("rrmqs_flow_rate", []), dtype=np.float64),
-        }
-    )
+    meter = {
+        "window": np.asarray(m["window"], dtype=np.int64),
+        "time_s": np.asarray(m["start_ns"], dtype=np.int64) / _NS_PER_S,
+        "cca": classes[cls_idx] if len(cls_idx) else np.zeros(0, dtype=object),
+        "main_pkts": np.asarray(m["main_pkts"], dtype=np.int64),
+        "rrmqs_pkts": np.asarray(m["rrmqs_pkts"], dtype=np.int64),
+        "main_flows": np.asarray(m["main_flows"], dtype=np.int64),
+        "rrmqs_flows": np.asarray(m["rrmqs_flows"], dtype=np.int64),
+        "main_rate": np.asarray(m["main_rate"], dtype=np.float64),
+        "rrmqs_rate": np.asarray(m["rrmqs_rate"], dtype=np.float64),
+        "index": np.asarray(m["index"], dtype=np.float64),
+        "action": np.asarray(m["action"], dtype=object),
+        "weight": np.asarray(m["weight"], dtype=np.float64),
+        "main_done": np.asarray(m.get("main_done", []), dtype=np.int64),
+        "rrmqs_done": np.asarray(m.get("rrmqs_done", []), dtype=np.int64),
+        "main_flow_rate": np.asarray(m.get("main_flow_rate", []), dtype=np.float64),
+        "rrmqs_flow_rate": np.asarray(m.get("rrmqs_flow_rate", []), dtype=np.float64),
+    }
     pf = np.asarray(m["pinned_flow"], dtype=np.int64)
     rel = np.asarray(m["released_ns"], dtype=np.uint64)
-    pinned = pd.DataFrame(
-        {
-            "flow": np.asarray(names, dtype=object)[pf] if len(pf) else np.zeros(0, dtype=object),
-            "cca": classes[np.asarray(m["pinned_class"], dtype=np.int64)] if len(pf) else np.zeros(0, dtype=object),
-            "pinned_s": np.asarray(m["pinned_ns"], dtype=np.int64) / _NS_PER_S,
-            "released_s": np.where(rel == np.iinfo(np.uint64).max, np.nan, rel.astype(np.float64) / _NS_PER_S),
-        }
-    )
+    pinned = {
+        "flow": np.asarray(names, dtype=object)[pf] if len(pf) else np.zeros(0, dtype=object),
+        "cca": classes[np.asarray(m["pinned_class"], dtype=np.int64)] if len(pf) else np.zeros(0, dtype=object),
+        "pinned_s": np.asarray(m["pinned_ns"], dtype=np.int64) / _NS_PER_S,
+        "released_s": np.where(rel == np.iinfo(np.uint64).max, np.nan, rel.astype(np.float64) / _NS_PER_S),
+    }
     return meter, pinned
 
 

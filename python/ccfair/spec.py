@@ -458,16 +458,18 @@ class Flow(_Model):
     start: Time = 0
     stop: OptionalTime = None
     start_jitter: Time = 0
-    mss: int = Field(1448, ge=64, le=9000)
-    rwnd: int = Field(200, ge=1)
+    mss: int = 1448
+    rwnd: int = 200
     rwnd_max: int | None = Field(None, ge=1)
-    init_cwnd: int = Field(10, ge=1)
+    init_cwnd: int = 10
     delayed_ack: bool = True
     ecn: EcnMode = None
     count: int = Field(1, ge=1)
     size: OptionalSize = None
     rate_cap: OptionalRate = None
-    loss: float = Field(0.0, ge=0.0, lt=1.0)
+    loss: float = Field(0.0, allow_inf_nan=False)
+    # mss (64..9000), rwnd, init_cwnd (>= 1) and loss ([0, 1)) are checked once, by the
+    # simulator's RunConfig::validate when the file is read (Spec._check_with_simulator).
     #: "tcp" or "dccp"; None = from the CCA (cca = "ccid2" is DCCP's CCID 2, every other CCA is TCP).
     transport: Literal["tcp", "dccp"] | None = None
     # Sender profiles and application flows (python/ccfair/profiles.py, issue 12).

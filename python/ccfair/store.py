@@ -1,29 +1,41 @@
-"""The result store of a sweep: one directory, Parquet tables, one sub-directory per run.
+"""The result store of a sweep: one directory, Parquet tables, runs stored in batches.
 
 Layout of a sweep directory ``DIR``::
 
     sweep.json            the expanded sweep: base experiment, [sweep] table, axes,
                           ordered run ids, versions (written before any run)
     experiment.toml       the sweep file as given (plus the --set overrides in sweep.json)
-    runs/<run_id>/        one finished run: the files of Result.to_parquet
-                          (flows, throughput, link, queue, sojourn .parquet;
-                          summary/spec/run_config .json) plus row.json
-                          (its runs-table row and flows-table rows)
+    batches/<batch_id>/   finished runs, several per directory (one worker task):
+        run_ids.json          the run ids in this batch
+        rows.jsonl            per run: its runs-table row and flows-table rows
+        runs.jsonl            per run: summary, spec, run_config, the tables it has
+        <table>.parquet       flows, throughput, link, queue, sojourn (and trace,
+                              meter, pinned when a run has them) of every run of
+                              the batch, with a leading run_id column
+    runs/<run_id>/        (stores written before batching) one run: the files of
+                          Result.to_parquet plus row.json; still read
     runs.parquet          the runs table, one row per finished run (compacted)
     flows.parquet         the flows table, one row per flow per finished run (compacted)
     failed/<run_id>.json  runs that raised (retried on the next invocation)
 
-A run is *finished* exactly when ``runs/<run_id>/`` exists: its files are
-written into ``runs/.tmp-<run_id>-<pid>/`` and the directory is renamed into
-place (atomic on POSIX), so a sweep killed at any instant leaves only whole
-runs; leftover ``.tmp-*`` directories are removed on the next start. One
-directory per run id means a run can be stored at most once: there are no
+A run is *finished* exactly when it is listed in a ``batches/*/run_ids.json``
+(or has a ``runs/<run_id>/`` directory). A batch's files are written into
+``batches/.tmp-<batch_id>-<pid>/`` and the directory is renamed into place
+(atomic on POSIX), so a sweep killed at any instant loses at most the batches
+in flight and never a committed run; leftover ``.tmp-*`` directories are
+removed on the next start. The parent process is the only writer and stores
+only runs not yet finished, so a run is stored at most once: there are no
 duplicated rows. ``runs.parquet``/``flows.parquet`` are caches rebuilt from
-the run directories (at the end of a sweep, and in memory by
-:func:`load_sweep` when they are missing or stale).
+the batches (at the end of a sweep, and in memory by :func:`load_sweep` when
+they are missing or stale).
 
-Everything in a run directory except ``summary.json`` (which records the
-simulator's wall time) is byte-identical whichever executor ran it.
+Writing a few dozen runs per directory instead of nine files per run, and
+building each batch's Parquet tables straight from the simulator's columns
+(no DataFrame per run), is what keeps the store's share of a sweep small
+(docs/benchmarks.md, "Sweeps").
+
+Every table and row of a stored run is identical whichever executor ran it;
+only ``summary`` records the simulator's (varying) wall time.
 """
 
 from __future__ import annotations
@@ -34,16 +46,20 @@ import math
 import os
 import shutil
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import pandas as pd
+if TYPE_CHECKING:
+    import pandas as pd
 
-from ccfair.result import Result
+    from ccfair.result import Result
 
 __all__ = [
     "RUNS_DIR",
+    "BATCHES_DIR",
     "encode_result",
+    "encode_batch",
     "make_row",
+    "write_batch",
     "write_run",
     "finished_runs",
     "read_rows",
@@ -54,6 +70,9 @@ __all__ = [
 ]
 
 RUNS_DIR = "runs"
+BATCHES_DIR = "batches"
+#: Per-run tables of a batch, one Parquet file each (a run may lack trace, meter, pinned).
+BATCH_TABLES = ("flows", "throughput", "link", "queue", "sojourn", "trace", "meter", "pinned")
 FAILED_DIR = "failed"
 SWEEP_JSON = "sweep.json"
 #: Series tables that can be loaded across runs with :func:`load_sweep`.
@@ -142,11 +161,12 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
     and B (entries 0 and 1 of the grid point's experiment), whichever
     started first; NaN unless the run has exactly two flows.
     """
-    from ccfair import metrics
+    from ccfair import scalar_metrics as metrics
 
     s = result.summary
-    # plain Python lists per column: much cheaper than row-wise pandas access
-    cols = {c: result.flows[c].tolist() for c in FLOW_COLUMNS}
+    # plain Python lists per column (no pandas for a run straight from the simulator)
+    all_cols = result.flow_columns()
+    cols = {c: list(all_cols[c]) for c in FLOW_COLUMNS}
     names, n = cols["name"], len(cols["name"])
     fness = mm_a = mm_b = math.nan
     a, b = meta.get("flow_a"), meta.get("flow_b")
@@ -191,6 +211,74 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
     }
 
 
+def _arrow_columns(run_id: str, columns: dict[str, Any]) -> Any:
+    """One run's table as a pyarrow Table with a leading run_id column."""
+    import pyarrow as pa
+
+    n = len(next(iter(columns.values()))) if columns else 0
+    arrays = [pa.repeat(pa.scalar(run_id, type=pa.string()), n)]
+    for name, values in columns.items():
+        arrays.append(pa.array(values, type=pa.int64()) if name == "size_bytes" else pa.array(values))
+    return pa.Table.from_arrays(arrays, names=["run_id", *columns])
+
+
+#: spec.model_dump(mode="json") by id(spec), holding the spec so that the id stays its own
+#: (a sweep worker reuses one validated Spec for every repetition of a grid point).
+_SPEC_JSON: dict[int, tuple[Any, Any]] = {}
+
+
+def _spec_json(spec: Any) -> Any:
+    hit = _SPEC_JSON.get(id(spec))
+    if hit is None or hit[0] is not spec:
+        if len(_SPEC_JSON) >= 1024:
+            _SPEC_JSON.clear()
+        hit = _SPEC_JSON[id(spec)] = (spec, spec.model_dump(mode="json"))
+    return hit[1]
+
+
+def encode_batch(items: list[tuple[str, dict[str, Any], Result]]) -> dict[str, bytes]:
+    """The files of one batch directory for ``(run_id, meta, result)`` items (see the module docstring).
+
+    Tables are built from each result's columns (:meth:`Result.table_columns`),
+    not from DataFrames, and written once per batch.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    parts: dict[str, list[Any]] = {name: [] for name in BATCH_TABLES}
+    rows, runs = [], []
+    for run_id, meta, result in items:
+        present = []
+        for name, columns in result.table_columns().items():
+            if columns is not None:
+                parts[name].append(_arrow_columns(run_id, columns))
+                present.append(name)
+        rows.append(json.dumps(make_row(run_id, meta, result), allow_nan=False))
+        runs.append(
+            json.dumps(
+                {
+                    "run_id": run_id,
+                    "tables": present,
+                    "summary": result.summary,
+                    "spec": _spec_json(result.spec),
+                    "run_config": result.config,
+                },
+                allow_nan=False,
+            )
+        )
+    files: dict[str, bytes] = {}
+    for name, tables in parts.items():
+        if tables:
+            sink = io.BytesIO()
+            # zstd level 1: the same size as the default level here, a third faster
+            pq.write_table(pa.concat_tables(tables, promote_options="default"), sink, compression="zstd", compression_level=1)
+            files[f"{name}.parquet"] = sink.getvalue()
+    files["rows.jsonl"] = ("\n".join(rows) + "\n").encode()
+    files["runs.jsonl"] = ("\n".join(runs) + "\n").encode()
+    files["run_ids.json"] = json.dumps([rid for rid, _, _ in items]).encode()
+    return files
+
+
 # --------------------------------------------------------------------------
 # writing
 # --------------------------------------------------------------------------
@@ -221,6 +309,29 @@ def write_run(directory: str | Path, run_id: str, files: dict[str, bytes]) -> bo
     return True
 
 
+def write_batch(directory: str | Path, run_ids: list[str], files: dict[str, bytes]) -> Path:
+    """Store one batch of finished runs atomically (temp directory, then rename); returns its directory.
+
+    The caller stores only runs that are not finished yet (see :func:`finished_runs`).
+    """
+    batches = Path(directory) / BATCHES_DIR
+    batches.mkdir(parents=True, exist_ok=True)
+    batch_id = f"{run_ids[0]}+{len(run_ids)}"
+    final = batches / batch_id
+    tmp = batches / f".tmp-{batch_id}-{os.getpid()}"
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir()
+    for name, data in files.items():
+        (tmp / name).write_bytes(data)
+    os.rename(tmp, final)  # the commit point: all runs of the batch, or none
+    failed = Path(directory) / FAILED_DIR
+    if failed.is_dir():
+        for rid in run_ids:
+            (failed / f"{rid}.json").unlink(missing_ok=True)
+    return final
+
+
 def write_failure(directory: str | Path, run_id: str, error: str) -> None:
     d = Path(directory) / FAILED_DIR
     d.mkdir(parents=True, exist_ok=True)
@@ -231,29 +342,63 @@ def write_failure(directory: str | Path, run_id: str, error: str) -> None:
 
 def clean_partial(directory: str | Path) -> int:
     """Remove ``.tmp-*`` leftovers of a killed writer; returns how many."""
-    runs = Path(directory) / RUNS_DIR
     n = 0
-    if runs.is_dir():
-        for p in runs.glob(".tmp-*"):
-            shutil.rmtree(p, ignore_errors=True)
-            n += 1
+    for sub in (RUNS_DIR, BATCHES_DIR):
+        base = Path(directory) / sub
+        if base.is_dir():
+            for p in base.glob(".tmp-*"):
+                shutil.rmtree(p, ignore_errors=True)
+                n += 1
     return n
 
 
 def finished_runs(directory: str | Path) -> set[str]:
     """Run ids stored in ``directory`` (finished runs)."""
-    runs = Path(directory) / RUNS_DIR
-    if not runs.is_dir():
-        return set()
-    return {p.name for p in runs.iterdir() if not p.name.startswith(".") and p.is_dir()}
+    return set(_locations(Path(directory)))
+
+
+def _batch_dirs(directory: Path) -> list[Path]:
+    base = directory / BATCHES_DIR
+    if not base.is_dir():
+        return []
+    return sorted(p for p in base.iterdir() if not p.name.startswith(".") and p.is_dir())
+
+
+def _locations(directory: Path) -> dict[str, Path]:
+    """Finished run id -> where it is stored: its batch directory, or its own run directory."""
+    out: dict[str, Path] = {}
+    runs = directory / RUNS_DIR
+    if runs.is_dir():
+        out.update((p.name, p) for p in runs.iterdir() if not p.name.startswith(".") and p.is_dir())
+    for b in _batch_dirs(directory):
+        out.update((rid, b) for rid in json.loads((b / "run_ids.json").read_text()))
+    return out
+
+
+def _jsonl(path: Path) -> dict[str, dict[str, Any]]:
+    """A batch's rows.jsonl / runs.jsonl by run id."""
+    out = {}
+    for line in path.read_text().splitlines():
+        if line:
+            d = json.loads(line)
+            out[d["run_id"] if "run_id" in d else d["row"]["run_id"]] = d
+    return out
 
 
 def read_rows(directory: str | Path, run_ids: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """Runs-table rows and flows-table rows of the given finished runs, in that order."""
+    d = Path(directory)
+    where = _locations(d)
+    batch_rows: dict[Path, dict[str, dict[str, Any]]] = {}
     runs, flows = [], []
-    base = Path(directory) / RUNS_DIR
     for rid in run_ids:
-        data = json.loads((base / rid / "row.json").read_text())
+        loc = where[rid]
+        if loc.parent.name == RUNS_DIR:
+            data = json.loads((loc / "row.json").read_text())
+        else:
+            if loc not in batch_rows:
+                batch_rows[loc] = _jsonl(loc / "rows.jsonl")
+            data = batch_rows[loc][rid]
         runs.append(data["row"])
         flows.extend(data["flows"])
     return runs, flows
@@ -272,6 +417,8 @@ def _ordered_ids(directory: Path) -> list[str]:
 
 def runs_frame(rows: list[dict[str, Any]], param_columns: list[str] | None = None) -> pd.DataFrame:
     """A runs DataFrame from row dicts, with None as NaN in float columns."""
+    import pandas as pd
+
     df = pd.DataFrame.from_records(rows)
     for c in METRIC_COLUMNS:
         if c in df.columns and c not in ("retransmissions", "data_packets", "events"):
@@ -280,6 +427,8 @@ def runs_frame(rows: list[dict[str, Any]], param_columns: list[str] | None = Non
 
 
 def _frames(directory: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+    import pandas as pd
+
     ids = _ordered_ids(directory)
     rows, flows = read_rows(directory, ids)
     return runs_frame(rows), pd.DataFrame.from_records(flows)
@@ -324,9 +473,11 @@ def load_sweep(directory: str | Path, table: str = "runs", run_ids: list[str] | 
     when those are up to date, else they are rebuilt from the run
     directories (nothing is written).
     """
+    import pandas as pd
+
     d = Path(directory)
-    if not (d / RUNS_DIR).is_dir() and not (d / SWEEP_JSON).exists():
-        raise FileNotFoundError(f"{d}: not a sweep directory (no {SWEEP_JSON} or {RUNS_DIR}/)")
+    if not (d / RUNS_DIR).is_dir() and not (d / BATCHES_DIR).is_dir() and not (d / SWEEP_JSON).exists():
+        raise FileNotFoundError(f"{d}: not a sweep directory (no {SWEEP_JSON}, {BATCHES_DIR}/ or {RUNS_DIR}/)")
     if table in ("runs", "flows"):
         cached = d / f"{table}.parquet"
         done = finished_runs(d)
@@ -339,21 +490,64 @@ def load_sweep(directory: str | Path, table: str = "runs", run_ids: list[str] | 
     if table not in SERIES_TABLES:
         raise ValueError(f"unknown table {table!r}; allowed: runs, flows, {', '.join(SERIES_TABLES)}")
     ids = run_ids if run_ids is not None else _ordered_ids(d)
+    where = _locations(d)
+    by_batch: dict[Path, dict[str, pd.DataFrame]] = {}
     parts = []
     for rid in ids:
-        path = d / RUNS_DIR / rid / f"{table}.parquet"
-        if not path.exists():
+        loc = where.get(rid)
+        if loc is not None and loc.parent.name == BATCHES_DIR:
+            if loc not in by_batch:
+                by_batch[loc] = _batch_table(loc, table)
+            df = by_batch[loc].get(rid)
+        else:
+            path = d / RUNS_DIR / rid / f"{table}.parquet"
+            df = None
+            if path.exists():
+                df = pd.read_parquet(path)
+                df.insert(0, "run_id", rid)
+            elif loc is None:
+                raise FileNotFoundError(f"{path}: run {rid} is not stored")
+        if df is None:
             if table == "trace":
                 continue
-            raise FileNotFoundError(f"{path}: run {rid} is not stored")
-        df = pd.read_parquet(path)
-        df.insert(0, "run_id", rid)
+            raise FileNotFoundError(f"{d}: run {rid} has no {table} table")
         parts.append(df)
     if not parts:
         return pd.DataFrame({"run_id": pd.Series([], dtype=object)})
     return pd.concat(parts, ignore_index=True)
 
 
+def _batch_table(batch: Path, table: str) -> dict[str, pd.DataFrame]:
+    """One table of a batch split by run id (runs lacking the table are absent)."""
+    import pandas as pd
+
+    path = batch / f"{table}.parquet"
+    if not path.exists():
+        return {}
+    df = pd.read_parquet(path)
+    return {str(rid): sub.reset_index(drop=True) for rid, sub in df.groupby("run_id", sort=False)}
+
+
 def load_run(directory: str | Path, run_id: str) -> Result:
     """One stored run of a sweep as a :class:`~ccfair.result.Result`."""
-    return Result.load(Path(directory) / RUNS_DIR / run_id)
+    import pyarrow.parquet as pq
+
+    from ccfair.result import Result
+    from ccfair.spec import Spec
+
+    d = Path(directory)
+    loc = _locations(d).get(run_id)
+    if loc is None:
+        raise FileNotFoundError(f"{d}: run {run_id} is not stored")
+    if loc.parent.name == RUNS_DIR:
+        return Result.load(loc)
+    run = _jsonl(loc / "runs.jsonl")[run_id]
+    tables: dict[str, Any] = {}
+    for name in BATCH_TABLES:
+        if name in run["tables"]:
+            t = pq.read_table(loc / f"{name}.parquet", filters=[("run_id", "==", run_id)])
+            tables[name] = t.drop_columns(["run_id"]).to_pandas()
+        else:
+            tables[name] = None
+    spec = Spec.from_dict(run["spec"])
+    return Result(spec, run["run_config"], summary=run["summary"], **tables)

@@ -561,6 +561,9 @@ class SweepOutcome:
     failed: dict[str, str]
     wall_s: float
     directory: Path
+    #: CPU time of the worker tasks, and the part of it spent in the simulator.
+    worker_cpu_s: float = 0.0
+    sim_cpu_s: float = 0.0
 
 
 def versions() -> dict[str, str]:
@@ -626,7 +629,7 @@ def prepare_store(plan: SweepPlan, directory: str | Path, source: str | None = N
     for path, text in ((d / store.SWEEP_JSON, json.dumps(meta, indent=1) + "\n"), (d / "experiment.toml", source)):
         if text is not None and (not path.exists() or path.read_text() != text):
             _write_text_atomic(path, text)
-    (d / store.RUNS_DIR).mkdir(exist_ok=True)
+    (d / store.BATCHES_DIR).mkdir(exist_ok=True)
     store.clean_partial(d)
     return d
 
@@ -644,7 +647,7 @@ def run_sweep(
     """Run every run of ``plan`` not yet stored in ``directory``; store each as it finishes.
 
     ``progress`` is a callable ``(n_done_now, outcome_dict)`` called after
-    each stored run, or None. Returns counts; failed runs are listed (their
+    each stored batch of runs, or None. Returns counts; failed runs are listed (their
     errors are also written to ``failed/<run_id>.json``) and are retried by
     the next invocation.
     """
@@ -659,15 +662,18 @@ def run_sweep(
     todo = [t for t in plan.tasks if t.run_id not in done]
     failed: dict[str, str] = {}
     stored = 0
+    cpu = sim_cpu = 0.0
     for out in run_tasks([t.payload() for t in todo], executor, jobs, scheduler):
-        if "error" in out:
-            failed[out["run_id"]] = out["error"]
-            store.write_failure(d, out["run_id"], out["error"])
-        else:
-            store.write_run(d, out["run_id"], out["files"])
-            stored += 1
+        for rid, error in out["errors"].items():
+            failed[rid] = error
+            store.write_failure(d, rid, error)
+        if out["run_ids"]:
+            store.write_batch(d, out["run_ids"], out["files"])
+            stored += len(out["run_ids"])
         if progress is not None:
-            progress(1, out)
+            progress(out["n"], out)
+        cpu += out.get("cpu_s", 0.0)
+        sim_cpu += out.get("sim_cpu_s", 0.0)
     if stored or not (d / "runs.parquet").exists():
         store.compact(d)
     return SweepOutcome(
@@ -677,4 +683,6 @@ def run_sweep(
         failed=failed,
         wall_s=time.perf_counter() - t0,
         directory=d,
+        worker_cpu_s=cpu,
+        sim_cpu_s=sim_cpu,
     )

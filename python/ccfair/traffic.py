@@ -23,14 +23,31 @@ from __future__ import annotations
 
 import csv
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal
 
-import numpy as np
-from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
+from pydantic import (
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    PlainSerializer,
+    PlainValidator,
+    model_validator,
+)
 
 from ccfair import ccas
 from ccfair.errors import SpecError
-from ccfair.units import format_rate, format_size, format_time, parse_rate, parse_size, parse_time
+from ccfair.units import (
+    format_rate,
+    format_size,
+    format_time,
+    parse_rate,
+    parse_size,
+    parse_time,
+)
+
+if TYPE_CHECKING:
+    import numpy as np
 
 __all__ = ["SizeDist", "RateDist", "Group", "expand_group"]
 
@@ -71,6 +88,8 @@ class SizeDist(_Model):
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
         """``n`` sizes in bytes (>= 1)."""
+        import numpy as np  # here, not at the top: validating a spec needs no numpy
+
         if self.dist == "fixed":
             out = np.full(n, self.value, dtype=np.float64)
         elif self.dist == "uniform":
@@ -84,6 +103,8 @@ class SizeDist(_Model):
 
 
 def _read_cdf(file: str) -> tuple[np.ndarray, np.ndarray]:
+    import numpy as np  # here, not at the top: validating a spec needs no numpy
+
     path = Path(file)
     try:
         with path.open(newline="") as fh:
@@ -127,6 +148,8 @@ class RateDist(_Model):
         return self
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
+        import numpy as np  # here, not at the top: validating a spec needs no numpy
+
         if self.dist == "fixed":
             return np.full(n, self.value, dtype=np.int64)
         return np.maximum(1, np.rint(rng.uniform(self.min, self.max, n))).astype(np.int64)  # type: ignore[arg-type]
@@ -180,6 +203,8 @@ def expand_group(group: Group, index: int, seed: int, duration_ns: int) -> list[
     Arrivals: exponential inter-arrival times with mean 1/arrival_rate from
     ``start`` until ``stop`` (default: the end of the run).
     """
+    import numpy as np  # here, not at the top: validating a spec needs no numpy
+
     rng = np.random.Generator(np.random.PCG64(np.random.SeedSequence([seed & (2**64 - 1), index, 0x67726F7570])))
     stop = duration_ns if group.stop is None else min(group.stop, duration_ns)
     t, starts = float(group.start), []

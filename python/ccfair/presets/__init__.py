@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import typer
 
-app = typer.Typer(help="Run a study's evaluation as published (presets).", no_args_is_help=True)
+app = typer.Typer(help="Run a study's evaluation as published (presets).", no_args_is_help=True, rich_markup_mode=None)
 
 from ccfair.presets import s1 as _s1  # noqa: E402
 

@@ -51,7 +51,8 @@ from typing import Any
 
 import numpy as np
 
-from ccfair import metrics, profiles
+from ccfair import profiles
+from ccfair import scalar_metrics as metrics  # not ccfair.metrics: `ccfair preset s0 --help` loads no pandas
 from ccfair.claims import by_study
 from ccfair.errors import SpecError
 from ccfair.sweep import ORDERS, derive_seed, flip_flows

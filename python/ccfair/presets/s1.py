@@ -49,14 +49,14 @@ from __future__ import annotations
 import itertools
 import math
 import time
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
-import numpy as np
-import pandas as pd
 import typer
 
-from ccfair import metrics
-from ccfair.spec import Spec
+if TYPE_CHECKING:  # numpy, pandas and the spec are imported where used: `ccfair --help` stays light
+    import pandas as pd
+
+    from ccfair.spec import Spec
 
 #: S1's 12 CCAs, one per sender (canonical names; NewReno = reno).
 CCAS = ["bic", "reno", "highspeed", "htcp", "hybla", "illinois", "ledbat", "scalable", "vegas", "veno", "westwood", "yeah"]
@@ -103,6 +103,10 @@ def build_spec(
     same flows whatever the feedback mode: the modes are compared on
     identical traffic.
     """
+    import numpy as np
+
+    from ccfair.spec import Spec
+
     if queue not in QUEUES:
         raise ValueError(f"queue must be one of {', '.join(QUEUES)}, got {queue!r}")
     feedback = {"on": "s1"}.get(feedback, feedback)
@@ -171,6 +175,11 @@ def j_measure(meter: pd.DataFrame, window_s: float = 0.5) -> tuple[float, pd.Dat
     part saw at least one of its flows (a window without flows has no
     per-flow rate).
     """
+    import numpy as np
+    import pandas as pd
+
+    from ccfair import metrics
+
     m = meter.assign(
         rm=meter["main_pkts"] / meter["main_flows"].where(meter["main_flows"] > 0) / window_s,
         rr=meter["rrmqs_pkts"] / meter["rrmqs_flows"].where(meter["rrmqs_flows"] > 0) / window_s,
@@ -188,6 +197,11 @@ def j_measure_pooled(meter: pd.DataFrame, window_s: float = 0.5) -> float:
     """J(V, V') with V_j (V'_j) = the CCA's packets summed over all windows /
     its summed flow counts (flow-weighted; what this preset printed before it
     followed S1's averaging of the reports). Kept for comparison."""
+    import numpy as np
+    import pandas as pd
+
+    from ccfair import metrics
+
     g = meter.groupby("cca", sort=False)
     v = g["main_pkts"].sum() / g["main_flows"].sum() / window_s
     vp = g["rrmqs_pkts"].sum() / g["rrmqs_flows"].sum() / window_s
@@ -199,6 +213,11 @@ def j_measure_pooled(meter: pd.DataFrame, window_s: float = 0.5) -> float:
 def j_measure_flow(meter: pd.DataFrame) -> tuple[float, pd.DataFrame]:
     """J(V, V') from our flow meter: V_j (V'_j) = mean lifetime rate of the CCA's
     main (pinned) flows over all windows, weighted by completed flows."""
+    import numpy as np
+    import pandas as pd
+
+    from ccfair import metrics
+
     m = meter.copy()
     m["ms"] = (m["main_flow_rate"] * m["main_done"]).fillna(0)
     m["rs"] = (m["rrmqs_flow_rate"] * m["rrmqs_done"]).fillna(0)
@@ -213,6 +232,10 @@ def j_measure_flow(meter: pd.DataFrame) -> tuple[float, pd.DataFrame]:
 
 def j_real(flows: pd.DataFrame, pinned: pd.DataFrame) -> tuple[float, pd.DataFrame]:
     """J(V, V') from offline per-flow throughput (size / FCT) of main-queue vs pinned flows."""
+    import pandas as pd
+
+    from ccfair import metrics
+
     done = flows[flows["fct_s"].notna()].copy()
     done["tput_bps"] = done["size_bytes"].astype(float) * 8 / done["fct_s"]
     done["pinned"] = done["name"].isin(set(pinned["flow"]))
@@ -292,12 +315,10 @@ def register(app: typer.Typer) -> None:
         ] = "ns3",
     ) -> None:
         """S1: J_measure, J_real, accuracy and J with feedback, next to the published values."""
-        import json
-
-        from rich.console import Console
         from rich.table import Table
 
         from ccfair.errors import SpecError
+        from ccfair.output import print_json, print_table
 
         queues = list(QUEUES) if "all" in queue else queue
         fbs = list(FEEDBACKS) if "all" in feedback else [{"on": "s1"}.get(f, f) for f in feedback]
@@ -311,7 +332,6 @@ def register(app: typer.Typer) -> None:
             raise SpecError("--tcp", f"unknown TCP defaults {tcp!r}; allowed: {', '.join(TCP_DEFAULTS)}")
         scen = "bounded" if bounded else "unbounded"
         pub = PUBLISHED[scen]
-        con = Console(highlight=False)
         seed_list = list(range(seed, seed + max(1, seeds)))
         span = f"seed {seed}" if len(seed_list) == 1 else f"seeds {seed_list[0]}-{seed_list[-1]}: mean (min-max)"
         table = Table(
@@ -337,7 +357,7 @@ def register(app: typer.Typer) -> None:
                 runs = [run_one(q, bounded, fb, sd, tcp=tcp) for sd in seed_list]
                 if json_out:
                     for r in runs:
-                        print(json.dumps({k: v for k, v in r.items() if not k.startswith("per_cca")}), flush=True)
+                        print_json({k: v for k, v in r.items() if not k.startswith("per_cca")})
                     continue
 
                 def stat(key: str, runs: list[dict[str, Any]] = runs) -> str:
@@ -363,7 +383,7 @@ def register(app: typer.Typer) -> None:
                     f"{sum(r['wall_s'] for r in runs) / len(runs):.1f}",
                 )
         if not json_out:
-            con.print(table)
+            print_table(table)
 
 
 # ---------------------------------------------------------------------------
@@ -470,6 +490,7 @@ def tables(results: list[dict[str, Any]]) -> str:
 def figures(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     """S1's Table A.1 as a figure: per-CCA index I (measured vs real), seed 1, unbounded, feedback off."""
     import matplotlib.pyplot as plt
+    import numpy as np
 
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.4), sharey=True)
     for ax, q in zip(axes, QUEUES):

@@ -34,9 +34,7 @@ import time
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ccfair import metrics
 from ccfair.errors import SpecError
-from ccfair.spec import Spec
 from ccfair.units import parse_rate, parse_time
 
 N_VALUES = (2, 10, 20, 100)
@@ -131,7 +129,9 @@ def run_point(
     csaqm_controller: str | None = None,
 ) -> Row:
     """Run one grid point and compute S3's metrics."""
+    from ccfair import metrics  # here: `ccfair preset s3 --help` needs no pandas
     from ccfair.api import run
+    from ccfair.spec import Spec
 
     d = spec_dict(
         qdisc,
@@ -358,6 +358,7 @@ def tasks(quick: bool = False) -> list[dict[str, Any]]:
 def run_task(task: dict[str, Any]) -> dict[str, Any]:
     """One S3 run; returns the Row fields (mix), utilization (mono) or per-class relative throughput (multirtt)."""
     from ccfair.api import run
+    from ccfair.spec import Spec
 
     if task["kind"] == "mix":
         return {"task": task, **asdict(run_point(task["qdisc"], task["n"], task["k"], task["rtt"], "1Gbit", "10s", "3s", 1))}

@@ -1,0 +1,75 @@
+"""Start-up stays light: ``import ccfair`` and ``ccfair --help`` load no pandas, pyarrow or matplotlib.
+
+Behaviour, not timing (timings are in docs/benchmarks.md): each check runs in
+a fresh interpreter and looks at ``sys.modules`` afterwards. Every module that
+defines a command must import its heavy dependencies inside the command
+(python/ccfair/cli.py, docstring), so a new sub-command breaks these tests
+when it imports pandas at the top.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+HEAVY = ("pandas", "pyarrow", "matplotlib")
+
+
+def _loaded_after(code: str) -> dict[str, bool]:
+    probe = f"{code}\nimport json, sys\nprint(json.dumps({{m: m in sys.modules for m in {HEAVY!r} + ('numpy', 'pydantic')}}))"
+    p = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+    assert p.returncode == 0, p.stderr
+    return json.loads(p.stdout.strip().splitlines()[-1])
+
+
+def test_import_ccfair_loads_no_heavy_library():
+    loaded = _loaded_after("import ccfair")
+    assert not any(loaded[m] for m in HEAVY), loaded
+    assert not loaded["pydantic"], "import ccfair should not build the spec models"
+
+
+def _help_loads(*argv: str) -> dict[str, bool]:
+    return _loaded_after(f"from ccfair.cli import main\nmain({list(argv)!r})")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["list", "--help"], ["preset", "--help"], ["run", "--help"], ["sweep", "--help"]])
+def test_help_loads_no_heavy_library(argv):
+    loaded = _help_loads(*argv)
+    assert not any(loaded[m] for m in HEAVY), loaded
+
+
+def test_every_subcommand_help_loads_no_heavy_library():
+    """Walk the whole command tree (others' new commands included) and ask each for --help."""
+    import typer
+    from ccfair.cli import app
+
+    paths: list[list[str]] = []
+
+    def walk(cmd, prefix):
+        for name, sub in getattr(cmd, "commands", {}).items():
+            paths.append([*prefix, name])
+            walk(sub, [*prefix, name])
+
+    walk(typer.main.get_command(app), [])
+    assert ["run"] in paths
+    script = "import io, contextlib\nfrom ccfair.cli import main\n" + "\n".join(
+        f"with contextlib.redirect_stdout(io.StringIO()):\n    main({[*p, '--help']!r})" for p in paths
+    )
+    loaded = _loaded_after(script)
+    assert not any(loaded[m] for m in HEAVY), (loaded, paths)
+
+
+def test_run_json_summary_needs_no_pandas():
+    """`ccfair run FILE --json` prints the summary without building pandas tables."""
+    pytest.importorskip("ccfair._core")
+    loaded = _loaded_after(
+        "import io, contextlib\nfrom ccfair.cli import main\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n"
+        "    assert main(['run', 'examples/s0-cubic-vs-bbr.toml', '--json']) == 0"
+    )
+    assert not loaded["pandas"] and not loaded["pyarrow"], loaded
