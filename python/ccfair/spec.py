@@ -510,7 +510,7 @@ class Flow(_Model):
             raise SpecError("stop", f"must be after start ({format_time(self.start)})")
         if self.rwnd_max is not None and self.rwnd_max < self.rwnd:
             raise SpecError("rwnd_max", f"must be >= rwnd ({self.rwnd})")
-        self._check_transport()
+        # transport / CCID 2 combinations: checked once, by RunConfig::validate (config.rs check_transport)
         self._check_app()
         return self
 
@@ -526,21 +526,6 @@ class Flow(_Model):
             raise SpecError("kind", "an HTTP flow runs over TCP; cca 'ccid2' is DCCP")
         if self.cca == "ccid2" and self.min_rto is not None:
             raise SpecError("min_rto", "not supported with transport 'dccp' (CCID 2 keeps its own RTO)")
-
-    def _check_transport(self) -> None:
-        """DCCP carries only CCID 2, and CCID 2 only runs over DCCP; TCP-only options are refused."""
-        if self.transport == "dccp" and self.cca != "ccid2":
-            raise SpecError("cca", f"transport 'dccp' supports only cca 'ccid2' (got {self.cca!r})")
-        if self.transport == "tcp" and self.cca == "ccid2":
-            raise SpecError("transport", "cca 'ccid2' is DCCP's CCID 2: transport must be 'dccp' (or omitted)")
-        if self.cca != "ccid2":
-            return
-        if self.pacing:
-            raise SpecError("pacing", "not supported with transport 'dccp' (CCID 2 is window-based, unpaced)")
-        if self.rate_cap is not None:
-            raise SpecError("rate_cap", "not supported with transport 'dccp'")
-        if self.ecn not in (None, "off"):
-            raise SpecError("ecn", "not supported with transport 'dccp' (allowed: 'off' or omitted)")
 
     @property
     def label(self) -> str:
