@@ -183,7 +183,11 @@ def fit(args: argparse.Namespace) -> None:
     tb = load_runs(Path(args.testbed))
     pts = points(args.points)
     tb_rng = {n: (lambda x: max(x) - min(x))([share_b(r["summary"]) for r in tb[n]]) for n in pts if n in tb}
-    print("| send/ack mean/start jitter (us) | " + " | ".join(f"{n} (tb {tb_rng.get(n, float('nan')):.3f})" for n in pts) + " | max abs log2 ratio |")
+    print(
+        "| send/ack mean/start jitter (us) | "
+        + " | ".join(f"{n} (tb {tb_rng.get(n, float('nan')):.3f})" for n in pts)
+        + " | max abs log2 ratio |"
+    )
     print("|---|" + "---|" * (len(pts) + 1))
     for cand in args.means.split(","):
         snd, ack, start = (int(float(x) * 1000) for x in (cand.split("/") + ["0", "0"])[:3])

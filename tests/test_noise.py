@@ -8,10 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import ccfair
 import numpy as np
 import pytest
-
-import ccfair
 from ccfair.spec import HOST_NOISE, Spec
 
 S0 = Path(__file__).resolve().parent.parent / "examples" / "s0-cubic-vs-bbr.toml"
