@@ -12,8 +12,8 @@
 //!
 //! - memory = per-bin series + per-sample series + sojourn histogram
 //!   + packets in flight + per-flow state;
-//!   * per-bin series: ceil(duration / bin) x (flows + 3) elements (delivered
-//!     bytes per flow, link bytes, sojourn sum and count), each
+//!   * per-bin series: ceil(duration / bin) x (2 x flows + 3) elements (delivered
+//!     and wire-arrival bytes per flow, link bytes, sojourn sum and count), each
 //!     [`SERIES_ELEMENT_BYTES`] through the whole pipeline (Rust vector, Python
 //!     list, pandas frame; measured 48 bytes with bin = 10us, 51 with sample = 10us);
 //!   * per-sample series: ceil(duration / sample) x (3 + 7 x flows if traced) elements;
@@ -155,8 +155,8 @@ pub fn project(cfg: &RunConfig) -> Projection {
     let terms = vec![
         MemoryTerm {
             field: duration_or(cfg.bin_ns < 100_000_000, "bin"),
-            bytes: bins * (flows + 3.0) * SERIES_ELEMENT_BYTES,
-            what: format!("{bins:.3e} bins x {} per-bin series", flows + 3.0),
+            bytes: bins * (2.0 * flows + 3.0) * SERIES_ELEMENT_BYTES,
+            what: format!("{bins:.3e} bins x {} per-bin series", 2.0 * flows + 3.0),
         },
         MemoryTerm {
             field: duration_or(cfg.sample_ns < 10_000_000, "sample"),
