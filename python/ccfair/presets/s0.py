@@ -65,7 +65,20 @@ from ccfair.errors import SpecError
 from ccfair.sweep import ORDERS, derive_seed, flip_flows
 from ccfair.units import parse_rate
 
-__all__ = ["BBR3", "CLAIMS", "Outcome", "Point", "bbr3_twin", "claims_run", "grid", "main", "pairs", "reproduce_claims", "run_point", "spec_dict"]
+__all__ = [
+    "BBR3",
+    "CLAIMS",
+    "Outcome",
+    "Point",
+    "bbr3_twin",
+    "claims_run",
+    "grid",
+    "main",
+    "pairs",
+    "reproduce_claims",
+    "run_point",
+    "spec_dict",
+]
 
 #: S0's lab CCAs (section III-E, Figure 2).
 LAB = ("cubic", "bbr", "cubic+pacing")
@@ -699,7 +712,9 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     if sys.stderr.isatty():
         sys.stderr.write("\n")
-    print(f"S0 preset: {len(rows) + len(rows3)} runs ({len(rows3)} of them BBRv3 twins) on the {a.backend} backend, {reps} repetitions per setting and start order, wall time {wall:.1f} s")
+    print(
+        f"S0 preset: {len(rows) + len(rows3)} runs ({len(rows3)} of them BBRv3 twins) on the {a.backend} backend, {reps} repetitions per setting and start order, wall time {wall:.1f} s"
+    )
     print("Fairness measure: S0's fness(A, B) over the 35 s window (-1: A takes all, +1: B takes all)\n")
     print_claims(outcomes)
     if rows3:

@@ -102,7 +102,9 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     res = run(Spec.from_dict(spec_dict(task["cca"], task["qdisc"], task["seed"], task["arrivals_s"])))
     fl = res.flows
     flows = []
-    for name, cca, size, fct, rtx, sent in zip(fl["name"], fl["cca"], fl["size_bytes"], fl["fct_s"], fl["retransmissions"], fl["sent_packets"]):
+    for name, cca, size, fct, rtx, sent in zip(
+        fl["name"], fl["cca"], fl["size_bytes"], fl["fct_s"], fl["retransmissions"], fl["sent_packets"]
+    ):
         cls, kind, loss = str(name).split(".")[0].split("-", 2)
         flows.append(
             {
