@@ -3,6 +3,7 @@
     python3 bench/realism_calibration.py collect --reps 10 --points spread --jobs 3 --out FILE.jsonl
     python3 bench/realism_calibration.py collect --reps 5 --points s0 --jobs 3 --out FILE.jsonl
     python3 bench/realism_calibration.py table --testbed FILE.jsonl [--seeds 10] [--set noise=none]
+    python3 bench/realism_calibration.py fit --testbed FILE.jsonl [--means 0,5,20,50,100,200]
 
 Points (10 Mbit/s, 50 ms, drop-tail, examples/s0-cubic-vs-bbr.toml timing:
 A at 0 s, B at 5 s, 45 s, window 10-45 s):
@@ -24,6 +25,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import statistics
 import subprocess
 import sys
@@ -32,6 +34,8 @@ from pathlib import Path
 from typing import Any
 
 import ccfair
+from ccfair.api import simulate
+from ccfair.result import Result
 from ccfair.spec import Spec
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -164,6 +168,40 @@ def table(args: argparse.Namespace) -> None:
         print(f"\nmean |diff| {mean(diffs):.3f}, max {max(diffs):.3f}")
 
 
+def sim_summary(raw: dict[str, Any], seed: int, send_ns: int, ack_ns: int, start_ns: int = 0) -> dict[str, Any]:
+    """The simulator's summary with the host-noise means (and a start jitter) set explicitly."""
+    spec = Spec.from_dict({**raw, "noise": "none"})
+    config = spec.to_run_config(seed)
+    for fc in config["flows"]:
+        fc.update(host_jitter_ns=send_ns, ack_jitter_ns=ack_ns)
+        fc["start_jitter_ns"] = max(fc["start_jitter_ns"], start_ns)
+    return Result.from_raw(spec, config, simulate(config, spec)).summary
+
+
+def fit(args: argparse.Namespace) -> None:
+    """Range of B's share over --seeds seeds per candidate noise mean vs the testbed's."""
+    tb = load_runs(Path(args.testbed))
+    pts = points(args.points)
+    tb_rng = {n: (lambda x: max(x) - min(x))([share_b(r["summary"]) for r in tb[n]]) for n in pts if n in tb}
+    print(
+        "| send/ack mean/start jitter (us) | "
+        + " | ".join(f"{n} (tb {tb_rng.get(n, float('nan')):.3f})" for n in pts)
+        + " | max abs log2 ratio |"
+    )
+    print("|---|" + "---|" * (len(pts) + 1))
+    for cand in args.means.split(","):
+        snd, ack, start = (int(float(x) * 1000) for x in (cand.split("/") + ["0", "0"])[:3])
+        us = cand
+        cells, worst = [], 0.0
+        for n, raw in pts.items():
+            xs = [share_b(sim_summary(raw, s, snd, ack, start)) for s in range(args.first_seed, args.first_seed + args.seeds)]
+            r = max(xs) - min(xs)
+            ratio = r / tb_rng[n] if tb_rng.get(n) else float("nan")
+            worst = max(worst, abs(math.log2(ratio)) if ratio > 0 else 99.0)
+            cells.append(f"{r:.3f} ({ratio:.2f}x, mean {statistics.mean(xs):.3f})")
+        print(f"| {us} | " + " | ".join(cells) + f" | {worst:.2f} |", flush=True)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     sub = ap.add_subparsers(dest="cmd", required=True)
@@ -178,8 +216,14 @@ def main() -> None:
     t.add_argument("--seeds", type=int, default=10)
     t.add_argument("--tb-reps", type=int, default=0, help="use only the first N testbed runs per point (0: all)")
     t.add_argument("--set", action="append", help="top-level spec key=value for the simulator runs, e.g. noise=none")
+    f = sub.add_parser("fit")
+    f.add_argument("--testbed", required=True)
+    f.add_argument("--points", default="spread", choices=["spread", "s0", "all"])
+    f.add_argument("--seeds", type=int, default=10)
+    f.add_argument("--first-seed", type=int, default=1)
+    f.add_argument("--means", default="0/0,20/20,100/100", help="candidates send/ack[/start jitter], us, comma-separated")
     args = ap.parse_args()
-    collect(args) if args.cmd == "collect" else table(args)
+    {"collect": collect, "table": table, "fit": fit}[args.cmd](args)
 
 
 if __name__ == "__main__":

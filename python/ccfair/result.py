@@ -94,7 +94,10 @@ class Result:
             counters sent_packets, retransmissions, losses, drops (= drops_overflow
             + drops_aqm: buffer full vs AQM decision), ecn_marks, rto,
             recoveries and min_rtt_ms, mean_rtt_ms.
-        throughput: long table (flow, time_s, bytes, throughput_bps), one row
+        throughput: long table (flow, time_s, bytes, throughput_bps, arrival_bytes,
+            arrival_throughput_bps): ``bytes`` is in-order delivery to the application
+            (released in bursts when a hole is filled), ``arrival_bytes`` the payload
+            arriving at the receiver per bin (a capture's view; NaN on the testbed), one row
             per flow and bin; time_s is the bin start.
         link: per bin: time_s, tx_bytes (wire bytes the bottleneck sent),
             utilization, sojourn_packets, queue_delay_ms (mean sojourn of the
@@ -403,11 +406,20 @@ def table_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols:
     delivered = [np.asarray(f["delivered_bytes"], dtype=np.int64) for f in raw["flows"]]
     per_flow_bins = [len(d) for d in delivered]
     all_bytes = np.concatenate(delivered) if delivered else np.zeros(0, dtype=np.int64)
+    # Wire-arrival series (simulator: payload of every data packet as it reaches
+    # the receiver, as a capture counts it); NaN where the backend has none.
+    arrivals = [
+        np.asarray(f["arrival_bytes"], dtype=np.float64) if "arrival_bytes" in f else np.full(n, np.nan)
+        for f, n in zip(raw["flows"], per_flow_bins)
+    ]
+    all_arrivals = np.concatenate(arrivals) if arrivals else np.zeros(0)
     throughput = {
         "flow": np.repeat(np.asarray(names, dtype=object), per_flow_bins),
         "time_s": np.concatenate([np.arange(n, dtype=np.int64) * bin_ns / _NS_PER_S for n in per_flow_bins]) if delivered else np.zeros(0),
         "bytes": all_bytes,
         "throughput_bps": all_bytes * 8 / bin_s,
+        "arrival_bytes": all_arrivals,
+        "arrival_throughput_bps": all_arrivals * 8 / bin_s,
     }
 
     soj_sum = _fit(raw["sojourn_sum_ns_per_bin"], n_bins)

@@ -72,6 +72,12 @@ __all__ = [
 #: as in the simulator: the default MSS of 1448 gives 1500-byte packets.
 HEADER_BYTES = 52
 
+#: The ``noise = "host"`` model (docs/fidelity.md, "Host noise"): mean of the
+#: exponential extra delay each data packet (sender host) and each ACK
+#: (receiver host) gets, FIFO per flow, drawn from the run's seed. Calibrated
+#: against the testbed's run-to-run spread (bench/realism_calibration.py).
+HOST_NOISE: dict[str, int] = {"host_jitter_ns": 200_000, "ack_jitter_ns": 200_000}
+
 
 # --------------------------------------------------------------------------
 # Field types with units. Stored as integers in simulator units; printed back
@@ -552,6 +558,9 @@ class Spec(_Model):
     sample: PositiveTime = 10_000_000
     sojourn_bin: PositiveTime = 100_000
     trace: bool = False
+    #: Host/path noise (docs/fidelity.md, "Host noise"): "host" = per-packet host
+    #: delays calibrated against the testbed (HOST_NOISE), "none" = idealized hosts.
+    noise: Literal["host", "none"] = "host"
     bottleneck: Bottleneck
     flows: list[Flow] = Field(default_factory=list)
     groups: list[Group] = Field(default_factory=list)
@@ -797,7 +806,7 @@ class Spec(_Model):
             raise SpecError("seed", f"must be an integer in 0..2^64-1, got {seed!r}")
         seed = int(seed)
         qdisc = self.bottleneck.qdisc.run_config(self)
-        return {
+        config = {
             "duration_ns": self.duration,
             "seed": seed,
             "bin_ns": self.bin,
@@ -838,6 +847,14 @@ class Spec(_Model):
             ]
             + [fc for gi, g in enumerate(self.groups) for fc in expand_group(g, gi, seed, self.duration)],
         }
+        noise = self.noise_fields()
+        for fc in config["flows"]:
+            fc.update(noise)
+        return config
+
+    def noise_fields(self) -> dict[str, int]:
+        """The per-flow RunConfig keys of the ``noise`` setting."""
+        return dict(HOST_NOISE) if self.noise == "host" else {}
 
     def flow_groups(self, config: dict[str, Any]) -> list[str]:
         """The entry each simulated flow of ``config`` came from: the

@@ -32,6 +32,7 @@ fn result_to_dict<'py>(py: Python<'py>, r: RunResult) -> PyResult<Bound<'py, PyD
         fd.set_item("rtt_ns", f.rtt_ns)?;
         fd.set_item("start_ns", f.start_ns)?;
         fd.set_item("delivered_bytes", f.delivered_bytes)?;
+        fd.set_item("arrival_bytes", f.arrival_bytes)?;
         fd.set_item("sent_packets", f.sent_packets)?;
         fd.set_item("retransmissions", f.retransmissions)?;
         fd.set_item("losses_detected", f.losses_detected)?;

@@ -131,6 +131,14 @@ pub struct FlowConfig {
     /// Delayed ACKs (every second full segment, 40 ms timer, quick-ACK at start).
     #[serde(default = "default_true")]
     pub delayed_ack: bool,
+    /// Host noise, sender side: mean of an exponential extra delay per data
+    /// packet between TCP and the wire (scheduling, softirq, qdisc), FIFO;
+    /// 0 = none (the idealized host). The experiment file's `noise` sets it.
+    #[serde(default)]
+    pub host_jitter_ns: u64,
+    /// Host noise, receiver side: the same for ACKs (mean, ns; 0 = none).
+    #[serde(default)]
+    pub ack_jitter_ns: u64,
     /// Finite flow: bytes the application sends (None = bulk, until `stop_ns`).
     #[serde(default)]
     pub size_bytes: Option<u64>,

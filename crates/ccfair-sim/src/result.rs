@@ -11,8 +11,13 @@ pub struct FlowResult {
     pub rtt_ns: u64,
     /// Actual start time after jitter, ns.
     pub start_ns: u64,
-    /// Bytes delivered in order to the receiving application, per bin of `bin_ns`.
+    /// Bytes delivered in order to the receiving application, per bin of `bin_ns`
+    /// (a hole's filling releases everything buffered behind it at once).
     pub delivered_bytes: Vec<u64>,
+    /// TCP payload bytes of every data packet as it arrives at the receiver,
+    /// per bin of `bin_ns` (what a capture at the client counts; retransmissions
+    /// and out-of-order arrivals included). Never above the bottleneck rate.
+    pub arrival_bytes: Vec<u64>,
     /// Data packets transmitted by the sender (originals + retransmissions).
     pub sent_packets: u64,
     /// Retransmitted data packets.

@@ -19,6 +19,9 @@ pub mod stream {
     pub const FLOW_CCA: u64 = 2 << 40;
     pub const LINK_LOSS: u64 = 3 << 40;
     pub const QDISC: u64 = 4 << 40;
+    /// Host noise on a flow's data packets (sender host) and ACKs (receiver host).
+    pub const HOST_SEND: u64 = 5 << 40;
+    pub const HOST_ACK: u64 = 6 << 40;
 }
 
 /// Seed for stream `id` of a run with master `seed`.

@@ -53,17 +53,50 @@ enum Ev {
 struct DelayLine {
     delay_ns: u64,
     q: VecDeque<(TimeNs, Packet)>,
+    /// Host noise: (mean extra delay per packet, its random stream), see `HostJitter`.
+    jitter: Option<HostJitter>,
+    /// Arrival time of the last packet pushed (FIFO: nobody overtakes it).
+    last_at: TimeNs,
+}
+
+/// Per-packet host processing/scheduling delay on a delay line: exponential
+/// with mean `mean_ns`, drawn from the flow's own stream; a packet never
+/// overtakes the one before it (a host's queue is FIFO), so order is kept.
+struct HostJitter {
+    mean_ns: u64,
+    rng: Pcg64Mcg,
+}
+
+impl HostJitter {
+    fn draw_ns(&mut self) -> u64 {
+        // Inverse transform: -mean x ln(U), U in (0, 1].
+        let u: f64 = 1.0 - self.rng.gen::<f64>();
+        (-(self.mean_ns as f64) * u.ln()) as u64
+    }
 }
 
 impl DelayLine {
     fn new(delay_ns: u64) -> DelayLine {
-        DelayLine { delay_ns, q: VecDeque::new() }
+        DelayLine { delay_ns, q: VecDeque::new(), jitter: None, last_at: 0 }
+    }
+
+    /// A line whose packets each get an extra host delay (mean `mean_ns`; 0 = none).
+    fn with_jitter(delay_ns: u64, mean_ns: u64, seed: u64, stream_id: u64) -> DelayLine {
+        let mut l = DelayLine::new(delay_ns);
+        if mean_ns > 0 {
+            l.jitter = Some(HostJitter { mean_ns, rng: stream_rng(seed, stream_id) });
+        }
+        l
     }
 
     /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
     /// line's event) for its arrival.
     fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, p: Packet, head: Ev) {
-        let at = now + self.delay_ns;
+        let mut at = now + self.delay_ns;
+        if let Some(j) = self.jitter.as_mut() {
+            at = (at + j.draw_ns()).max(self.last_at);
+            self.last_at = at;
+        }
         if self.q.is_empty() {
             q.schedule(at, head);
         }
@@ -84,6 +117,8 @@ impl DelayLine {
 struct Monitor {
     bin_ns: u64,
     delivered: Vec<Vec<u64>>,
+    /// Per flow, per bin: payload bytes of data packets arriving at the receiver.
+    arrivals: Vec<Vec<u64>>,
     link_tx: Vec<u64>,
     drops: Vec<u64>,
     drops_overflow: Vec<u64>,
@@ -165,8 +200,12 @@ impl Simulation {
         let n = cfg.flows.len();
         let d_b = cfg.bottleneck.delay_ns;
         let bottleneck_out = DelayLine::new(d_b);
-        let access = cfg.flows.iter().map(|f| DelayLine::new(f.rtt_ns / 2 - d_b)).collect();
-        let reverse = cfg.flows.iter().map(|f| DelayLine::new(f.rtt_ns - f.rtt_ns / 2)).collect();
+        let access = (cfg.flows.iter().enumerate())
+            .map(|(i, f)| DelayLine::with_jitter(f.rtt_ns / 2 - d_b, f.host_jitter_ns, cfg.seed, stream::HOST_SEND + i as u64))
+            .collect();
+        let reverse = (cfg.flows.iter().enumerate())
+            .map(|(i, f)| DelayLine::with_jitter(f.rtt_ns - f.rtt_ns / 2, f.ack_jitter_ns, cfg.seed, stream::HOST_ACK + i as u64))
+            .collect();
         let mut senders = Vec::with_capacity(n);
         let mut receivers = Vec::with_capacity(n);
         let mut starts = Vec::with_capacity(n);
@@ -218,6 +257,7 @@ impl Simulation {
         let mon = Monitor {
             bin_ns: cfg.bin_ns,
             delivered: vec![vec![0; nbins]; n],
+            arrivals: vec![vec![0; nbins]; n],
             link_tx: vec![0; nbins],
             drops: vec![0; n],
             drops_overflow: vec![0; n],
@@ -463,6 +503,12 @@ impl Simulation {
             Ev::Delivered => {
                 let p = self.bottleneck_out.pop(&mut self.q, now, ev);
                 let f = p.flow;
+                if p.kind == Kind::Data {
+                    let b = self.mon.bin(now);
+                    if let Some(x) = self.mon.arrivals[f as usize].get_mut(b) {
+                        *x += self.receivers[f as usize].mss_bytes() as u64;
+                    }
+                }
                 let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
                 if n > 0 {
                     self.account_delivery(f, n, now);
@@ -527,6 +573,7 @@ impl Simulation {
     fn finish(mut self, wall_ns: u64) -> RunResult {
         let meter = self.qdisc.take_meter(self.duration_ns).unwrap_or_default();
         let mut flows = Vec::with_capacity(self.senders.len());
+        let mut arrivals = std::mem::take(&mut self.mon.arrivals).into_iter();
         for (i, (s, delivered)) in self.senders.iter().zip(self.mon.delivered).enumerate() {
             let st = s.stats();
             flows.push(FlowResult {
@@ -535,6 +582,7 @@ impl Simulation {
                 rtt_ns: 0,
                 start_ns: self.starts[i],
                 delivered_bytes: delivered,
+                arrival_bytes: arrivals.next().unwrap_or_default(),
                 sent_packets: st.sent_packets,
                 retransmissions: st.retransmissions,
                 losses_detected: st.losses_detected,
@@ -632,6 +680,28 @@ mod tests {
                 qdisc: QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None },
             },
             flows,
+        }
+    }
+
+    #[test]
+    fn wire_arrival_bins_never_exceed_the_bottleneck_rate_but_in_order_delivery_does() {
+        // S0's base case (CUBIC, BBR 5 s later, 0.5 BDP = 21 packets): losses
+        // leave holes whose repair releases a burst of in-order data.
+        let mut c = cfg(vec![flow("cubic"), flow("bbr")], 45, 1);
+        c.flows[1].start_ns = 5_000_000_000;
+        c.bottleneck.qdisc = QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None };
+        let r = run(&c);
+        // Payload of one bin at 10 Mbit/s: 100 ms x 10 Mbit/s x 1448/1500, plus one packet.
+        let bin_cap = 10_000_000 / 8 / 10 * 1448 / 1500 + 1448;
+        let bins = r.flows[0].arrival_bytes.len();
+        let sum = |v: fn(&FlowResult) -> &Vec<u64>, b: usize| r.flows.iter().map(|f| v(f)[b]).sum::<u64>();
+        let max_arrival = (0..bins).map(|b| sum(|f| &f.arrival_bytes, b)).max().unwrap();
+        let max_delivered = (0..bins).map(|b| sum(|f| &f.delivered_bytes, b)).max().unwrap();
+        assert!(max_arrival <= bin_cap, "arrivals {max_arrival} B in a bin > {bin_cap}");
+        assert!(max_delivered > bin_cap, "in-order delivery releases bursts above the link rate ({max_delivered} B)");
+        // Every delivered byte arrived first (arrivals add retransmitted duplicates).
+        for f in &r.flows {
+            assert!(f.arrival_bytes.iter().sum::<u64>() >= f.delivered_bytes.iter().sum::<u64>());
         }
     }
 

@@ -33,7 +33,10 @@
 //!   new data segment carries CWR. Every ACK with ECE counts its newly
 //!   delivered packets into `delivered_ce` (Linux `tcp_newly_delivered`), the
 //!   per-packet CE count that DCTCP/Prague read in `in_ack_event`.
-//! Simplifications are listed in docs/fidelity.md (no TLP, no undo, no TSO).
+//! - Tail loss probe (RFC 8985 section 7, Linux tcp_schedule_loss_probe):
+//!   PTO = 2 SRTT + 2 ms (+200 ms with one packet out), capped by the RTO;
+//!   probe with new data or the highest segment, once per episode.
+//! Simplifications are listed in docs/fidelity.md (no DSACK, no undo).
 
 use std::collections::VecDeque;
 
@@ -55,6 +58,10 @@ pub const PACING_CA_RATIO_PCT: u64 = 120;
 pub const PACING_SHIFT: u32 = 10;
 /// Linux `sysctl_tcp_min_tso_segs`.
 pub const MIN_TSO_SEGS: u64 = 2;
+/// TLP: extra probe timeout with more than one packet out (Linux TCP_TIMEOUT_MIN, 2 jiffies).
+pub const TLP_EXTRA_NS: u64 = 2_000_000;
+/// TLP: extra probe timeout with one packet out, for a delayed ACK (Linux TCP_RTO_MIN).
+pub const TLP_DELACK_NS: u64 = 200_000_000;
 /// Linux GSO_LEGACY_MAX_SIZE (64 KB) minus headers.
 pub const GSO_MAX_BYTES: u64 = 65536 - 320;
 
@@ -127,6 +134,8 @@ pub struct SenderStats {
     pub ece_acks: u64,
     /// ECN-triggered window reductions (entries into CWR).
     pub ecn_reductions: u64,
+    /// Tail loss probes sent (RFC 8985 TLP).
+    pub loss_probes: u64,
 }
 
 pub struct Sender {
@@ -162,6 +171,12 @@ pub struct Sender {
     backoff: u32,
     /// RTOs since snd_una last advanced (Linux `icsk_retransmits`).
     retransmits: u32,
+    /// The retransmission timer is armed as a tail loss probe (ICSK_TIME_LOSS_PROBE).
+    tlp_armed: bool,
+    /// snd_nxt when the outstanding probe was sent, 0 = none (`tlp_high_seq`).
+    tlp_high_seq: u64,
+    /// The outstanding probe was a retransmission (`tlp_retrans`).
+    tlp_retrans: bool,
     rwnd: u32,
     next_send_ns: u64,
     syn_sent_ns: u64,
@@ -227,6 +242,9 @@ impl Sender {
             rtt,
             backoff: 0,
             retransmits: 0,
+            tlp_armed: false,
+            tlp_high_seq: 0,
+            tlp_retrans: false,
             rwnd: 10,
             next_send_ns: 0,
             syn_sent_ns: 0,
@@ -383,6 +401,77 @@ impl Sender {
         if sent_any || cwnd_limited {
             self.cwnd_validate(cwnd_limited);
         }
+        if sent_any {
+            // tcp_write_xmit: one loss probe per tail-loss episode.
+            self.schedule_loss_probe(now, false);
+        }
+    }
+
+    /// Linux `tcp_schedule_loss_probe` (RFC 8985 section 7.2): arm the
+    /// retransmission timer as a probe timeout PTO = 2 SRTT (+ 200 ms for a
+    /// delayed ACK with one packet out, else + 2 ms), no later than the RTO.
+    /// Only in Open / CWR with data out. Returns whether it armed.
+    fn schedule_loss_probe(&mut self, now: TimeNs, advancing_rto: bool) -> bool {
+        if self.packets_out == 0 || !matches!(self.tp.ca_state, CaState::Open | CaState::Cwr) || self.rtt.srtt_ns == 0 {
+            return false;
+        }
+        let extra = if self.packets_out == 1 { TLP_DELACK_NS } else { TLP_EXTRA_NS };
+        let mut timeout = 2 * self.rtt.srtt_ns + extra;
+        let rto = self.rtt.backed_off_rto_ns(self.backoff);
+        let rto_delta = if advancing_rto {
+            rto
+        } else {
+            // tcp_rto_delta_us: the RTO counted from the oldest outstanding send.
+            let head_sent = self.segs.front().map_or(now, |g| g.sent_ns);
+            (head_sent + rto).saturating_sub(now)
+        };
+        if rto_delta > 0 {
+            timeout = timeout.min(rto_delta);
+        }
+        self.rto_timer.arm(now + timeout);
+        self.tlp_armed = true;
+        true
+    }
+
+    /// Linux `tcp_send_loss_probe`: one new segment if the window allows
+    /// (even beyond cwnd), else a retransmission of the highest segment; then
+    /// the RTO. One probe per episode (`tlp_high_seq`).
+    fn send_loss_probe(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        self.tlp_armed = false;
+        let before = out.len();
+        if self.tlp_high_seq == 0 {
+            let new_ok = self.has_new_data(now) && self.tp.snd_nxt < self.tp.snd_una + self.rwnd as u64;
+            let tail = self.tp.snd_nxt - 1;
+            let tail_flags = self.segs[(tail - self.tp.snd_una) as usize].flags;
+            if new_ok {
+                self.tlp_retrans = false;
+                self.transmit(now, None, out);
+            } else if tail_flags & (F_SACKED | F_RETRANS) == 0 {
+                self.tlp_retrans = true;
+                self.transmit(now, Some(tail), out);
+            }
+            if out.len() > before {
+                self.stats.loss_probes += 1;
+                self.tlp_high_seq = self.tp.snd_nxt;
+            }
+        }
+        self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+    }
+
+    /// Linux `tcp_process_tlp_ack`: a probe that repaired a real tail loss
+    /// (the ACK goes beyond it) costs one cwnd reduction (CWR and back).
+    fn process_tlp_ack(&mut self, ack: u64, una_advanced: bool, sacked_new: bool) {
+        if self.tlp_high_seq == 0 || ack < self.tlp_high_seq {
+            return;
+        }
+        if !self.tlp_retrans || !(una_advanced || sacked_new) {
+            self.tlp_high_seq = 0;
+        } else if ack > self.tlp_high_seq {
+            self.tlp_high_seq = 0;
+            self.init_cwnd_reduction();
+            self.set_state(CaState::Cwr);
+            self.end_cwnd_reduction();
+        }
     }
 
     /// Linux `tcp_cwnd_validate` (the part that tracks cwnd use).
@@ -452,7 +541,9 @@ impl Sender {
                 s.flags = (s.flags & !(F_APP_LIMITED | F_RATE_DONE)) | rate.flags | F_RETRANS | F_EVER_RETRANS;
                 self.retrans_out += 1;
                 self.stats.retransmissions += 1;
-                self.rtx_queue.pop_front();
+                if self.rtx_queue.front() == Some(&seq) {
+                    self.rtx_queue.pop_front();
+                }
                 seq
             }
             None => {
@@ -568,11 +659,13 @@ impl Sender {
             }
         }
         // SACK of one segment (see receiver.rs: every out-of-order arrival is ACKed at once).
+        let mut sack_new = false;
         if p.sack != NO_SACK && p.sack >= self.tp.snd_una && p.sack < self.tp.snd_nxt {
             let seq = p.sack;
             let i = (seq - self.tp.snd_una) as usize;
             let seg = self.segs[i];
             if seg.flags & F_SACKED == 0 {
+                sack_new = true;
                 self.segs[i].flags |= F_SACKED;
                 self.sacked_out += 1;
                 newly_delivered += 1;
@@ -669,9 +762,13 @@ impl Sender {
         }
         self.tp.cwnd = self.tp.cwnd.max(1);
 
+        self.process_tlp_ack(p.ack, una_advanced, sack_new);
         if self.packets_out == 0 {
             self.rto_timer.disarm();
-        } else if una_advanced {
+            self.tlp_armed = false;
+        } else if una_advanced && !self.schedule_loss_probe(now, true) {
+            // tcp_set_xmit_timer: the probe if it may be sent, else the RTO.
+            self.tlp_armed = false;
             self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
         }
         self.try_send(now, out);
@@ -764,6 +861,7 @@ impl Sender {
 
     /// Linux `tcp_init_cwnd_reduction` (without high_seq).
     fn init_cwnd_reduction(&mut self) {
+        self.tlp_high_seq = 0;
         self.tp.prior_cwnd = self.tp.cwnd;
         self.prr_delivered = 0;
         self.prr_out = 0;
@@ -916,6 +1014,21 @@ impl Sender {
         if self.packets_out == 0 {
             return;
         }
+        if self.tlp_armed {
+            if matches!(self.tp.ca_state, CaState::Open | CaState::Cwr) {
+                return self.send_loss_probe(now, out);
+            }
+            // Recovery began after the probe was armed: Linux has re-armed the
+            // RTO (tcp_rearm_rto) when it retransmitted; so do we, from the head.
+            self.tlp_armed = false;
+            let head_sent = self.segs.front().map_or(now, |g| g.sent_ns);
+            let at = head_sent + self.rtt.backed_off_rto_ns(self.backoff);
+            if at > now {
+                self.rto_timer.arm(at);
+                return;
+            }
+        }
+        self.tlp_high_seq = 0;
         self.stats.rto_count += 1;
         // tcp_enter_loss: reduce ssthresh only if it was not yet reduced in
         // this window; in Loss only on the first RTO (icsk_retransmits == 0),
@@ -1092,12 +1205,56 @@ mod tests {
         assert_eq!(s.stats.rto_count, 0);
     }
 
+    /// The first timer of a silent flight is the tail loss probe (PTO = 2 SRTT
+    /// + 2 ms); fire it (a bulk flow probes with one new segment) and return
+    /// the RTO deadline armed after it.
+    fn fire_probe(s: &mut Sender) -> u64 {
+        let pto = s.rto_timer.deadline.unwrap();
+        assert_eq!(pto, RTT + 2 * RTT + TLP_EXTRA_NS, "PTO = 2 SRTT + 2 ms after the first send");
+        let mut out = vec![];
+        s.on_rto(pto, &mut out);
+        assert_eq!((seqs(&out), s.stats.loss_probes, s.stats.rto_count), (vec![10], 1, 0));
+        s.rto_timer.deadline.unwrap()
+    }
+
+    #[test]
+    fn tail_loss_probe_fires_after_two_srtt_and_turns_a_tail_loss_into_fast_recovery() {
+        // RFC 8985 7.2-7.3, Linux tcp_schedule_loss_probe / tcp_send_loss_probe.
+        let cfg = SenderConfig {
+            flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None,
+            size_bytes: Some(10 * 1448), rate_cap_bps: None, ecn: EcnMode::Off, rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
+        };
+        let mut s = Sender::new(cfg, Box::new(Reno));
+        let mut out = vec![];
+        s.start(0, &mut out);
+        let mut synack = Packet::new(0, Kind::SynAck, 60);
+        synack.rwnd = 1000;
+        out.clear();
+        s.on_ack(RTT, &synack, &mut out);
+        assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
+        // 0..7 arrive; the tail 8, 9 is lost: nothing more will be ACKed.
+        s.on_ack(2 * RTT, &ack(8, NO_SACK), &mut out);
+        let pto = s.rto_timer.deadline.unwrap();
+        assert_eq!(pto, 2 * RTT + 2 * s.srtt_ns() + TLP_EXTRA_NS, "PTO = 2 SRTT (+2 ms), well before the RTO");
+        out.clear();
+        s.on_rto(pto, &mut out);
+        assert_eq!(seqs(&out), vec![9], "no new data: the probe retransmits the highest segment");
+        assert_eq!((s.stats.loss_probes, s.stats.rto_count), (1, 0));
+        // The probe is SACKed: RACK marks 8 lost and fast recovery repairs it, no RTO.
+        out.clear();
+        s.on_ack(pto + RTT, &ack(8, 9), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        assert_eq!(seqs(&out), vec![8]);
+        assert_eq!(s.stats.rto_count, 0);
+    }
+
     #[test]
     fn rto_marks_everything_lost_sets_cwnd_one_and_backs_off() {
         let (mut s, _) = established();
         let mut out = vec![];
-        let rto = s.rto_timer.deadline.unwrap();
-        assert_eq!(rto, RTT + 300_000_000, "RTO = srtt + max(4 rttvar, 200 ms) = 100 + 200 ms after the first send");
+        let pto = RTT + 2 * RTT + TLP_EXTRA_NS;
+        let rto = fire_probe(&mut s);
+        assert_eq!(rto, pto + 300_000_000, "RTO = srtt + max(4 rttvar, 200 ms) = 100 + 200 ms after the probe");
         s.on_rto(rto, &mut out);
         assert_eq!(s.tp.ca_state, CaState::Loss);
         assert_eq!(s.tp.cwnd, 1);
@@ -1116,11 +1273,33 @@ mod tests {
     }
 
     #[test]
+    fn tso_bursts_follow_tcp_tso_autosize_at_three_pacing_rates() {
+        // tcp_tso_autosize: bytes = pacing_rate >> sk_pacing_shift (10: ~1 ms),
+        // segs = max(bytes / mss, min_tso_segs = 2), at most a 64 KB GSO packet.
+        for (rate_bytes_per_s, segs) in [
+            (125_000u64, 2usize),  // 1 Mbit/s: 122 B per ms -> the 2-segment minimum
+            (12_500_000, 8),       // 100 Mbit/s: 12207 B per ms -> 8 x 1448 B
+            (1_250_000_000, 45),   // 10 Gbit/s: capped at (65536 - 320) / 1448 = 45
+        ] {
+            let (mut s, _) = established();
+            s.tp.pacing = true;
+            s.tp.pacing_rate_bytes_per_s = rate_bytes_per_s;
+            s.tp.cwnd = 1000;
+            let mut out = vec![];
+            s.on_pace_timer(RTT + 1, &mut out);
+            assert_eq!(out.len(), segs, "burst at {rate_bytes_per_s} B/s");
+            // The next burst waits for the pacing slot of the whole burst.
+            let gap = s.pace_timer.deadline.unwrap() - (RTT + 1);
+            assert_eq!(gap, segs as u64 * (1448 * 1_000_000_000 / rate_bytes_per_s));
+        }
+    }
+
+    #[test]
     fn back_to_back_rto_keeps_the_first_rtos_ssthresh() {
         // Linux tcp_enter_loss sets ssthresh in Loss only while icsk_retransmits == 0.
         let (mut s, _) = established();
         let mut out = vec![];
-        let rto = s.rto_timer.deadline.unwrap();
+        let rto = fire_probe(&mut s);
         s.on_rto(rto, &mut out);
         assert_eq!(s.tp.ssthresh, 5, "first RTO: ssthresh = 10 / 2");
         let rto2 = s.rto_timer.deadline.unwrap();
