@@ -1221,8 +1221,16 @@ mod tests {
     fn tail_loss_probe_fires_after_two_srtt_and_turns_a_tail_loss_into_fast_recovery() {
         // RFC 8985 7.2-7.3, Linux tcp_schedule_loss_probe / tcp_send_loss_probe.
         let cfg = SenderConfig {
-            flow: 0, mss_bytes: 1448, wire_bytes: 1500, init_cwnd_pkts: 10, pacing: false, stop_ns: None,
-            size_bytes: Some(10 * 1448), rate_cap_bps: None, ecn: EcnMode::Off, rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
+            flow: 0,
+            mss_bytes: 1448,
+            wire_bytes: 1500,
+            init_cwnd_pkts: 10,
+            pacing: false,
+            stop_ns: None,
+            size_bytes: Some(10 * 1448),
+            rate_cap_bps: None,
+            ecn: EcnMode::Off,
+            rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
         };
         let mut s = Sender::new(cfg, Box::new(Reno));
         let mut out = vec![];
@@ -1277,9 +1285,9 @@ mod tests {
         // tcp_tso_autosize: bytes = pacing_rate >> sk_pacing_shift (10: ~1 ms),
         // segs = max(bytes / mss, min_tso_segs = 2), at most a 64 KB GSO packet.
         for (rate_bytes_per_s, segs) in [
-            (125_000u64, 2usize),  // 1 Mbit/s: 122 B per ms -> the 2-segment minimum
-            (12_500_000, 8),       // 100 Mbit/s: 12207 B per ms -> 8 x 1448 B
-            (1_250_000_000, 45),   // 10 Gbit/s: capped at (65536 - 320) / 1448 = 45
+            (125_000u64, 2usize), // 1 Mbit/s: 122 B per ms -> the 2-segment minimum
+            (12_500_000, 8),      // 100 Mbit/s: 12207 B per ms -> 8 x 1448 B
+            (1_250_000_000, 45),  // 10 Gbit/s: capped at (65536 - 320) / 1448 = 45
         ] {
             let (mut s, _) = established();
             s.tp.pacing = true;
