@@ -31,6 +31,13 @@ section IV on CP traffic) are S0's entries of the claims registry
 (ccfair.claims), each with the criterion fixed before measuring; every one is printed with ccfair's figure and a verdict,
 reproduced or not.
 
+"The same study with BBRv3" (issue 15; ccfair's addition, S0 had no BBRv3):
+every run with a lab BBR(v1) flow has a twin with that flow on ``bbr3``
+(:func:`bbr3_twin`; same setting, order, repetition and seed). The twins are
+printed as an extra column beside each BBR pair and reported apart in
+``--json`` ("bbr3"); they never enter the claims. ``--no-bbr3`` skips them.
+The CP-like ``cp-bbr`` profile keeps BBRv1 (it stands for a CP's deployment).
+
 Simulator by default; ``--backend testbed`` runs every point on real Linux TCP
 (root; 45 s of real time per run, so use ``--reps``/``--quick``).
 """
@@ -45,7 +52,7 @@ import math
 import sys
 import time
 from collections.abc import Callable, Iterable
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -58,10 +65,25 @@ from ccfair.errors import SpecError
 from ccfair.sweep import ORDERS, derive_seed, flip_flows
 from ccfair.units import parse_rate
 
-__all__ = ["CLAIMS", "Outcome", "Point", "claims_run", "grid", "main", "pairs", "reproduce_claims", "run_point", "spec_dict"]
+__all__ = [
+    "BBR3",
+    "CLAIMS",
+    "Outcome",
+    "Point",
+    "bbr3_twin",
+    "claims_run",
+    "grid",
+    "main",
+    "pairs",
+    "reproduce_claims",
+    "run_point",
+    "spec_dict",
+]
 
 #: S0's lab CCAs (section III-E, Figure 2).
 LAB = ("cubic", "bbr", "cubic+pacing")
+#: "The same study with BBRv3": the CCA that replaces a lab ``bbr`` flow in the twin runs.
+BBR3 = "bbr3"
 #: Lab CCAs S0 competes with the CPs (section IV-A, Figures 3 and 4).
 LAB_VS_CP = ("cubic", "bbr")
 #: Built-in CP-like profiles (python/ccfair/profiles.py), each with its source.
@@ -134,6 +156,13 @@ def grid(
     ]
 
 
+def bbr3_twin(p: Point) -> Point | None:
+    """The same run with its lab BBR(v1) flow(s) on BBRv3, or None if the run has no lab ``bbr`` flow."""
+    if "bbr" not in (p.a, p.b):
+        return None
+    return replace(p, a=BBR3 if p.a == "bbr" else p.a, b=BBR3 if p.b == "bbr" else p.b)
+
+
 #: CCA of a CP-like profile that names none (S0 does not state the Akamai configurations' CCA): Linux's default.
 DEFAULT_CP_CCA = "cubic"
 
@@ -149,7 +178,9 @@ def _flow(entry: str) -> dict[str, Any]:
 
 
 def _setting(p: Point) -> dict[str, Any]:
-    return {"rate": p.rate, "rtt_ms": p.rtt_ms, "buffer_bdp": p.buffer_bdp, "qdisc": p.qdisc, "pair": p.pair}
+    # a BBRv3 twin takes its BBR(v1) run's seed (same start noise): the pair named with bbr
+    pair = p.pair.replace(BBR3, "bbr") if p.scenario in ("lab", "lab-cp") else p.pair
+    return {"rate": p.rate, "rtt_ms": p.rtt_ms, "buffer_bdp": p.buffer_bdp, "qdisc": p.qdisc, "pair": pair}
 
 
 def spec_dict(p: Point, base_seed: int = 1) -> dict[str, Any]:
@@ -195,6 +226,9 @@ class Row:
     queue_packets_mean: float
     retrans_a: int
     retrans_b: int
+    #: the CCA each flow ran, as the backend recorded it
+    cca_a: str = ""
+    cca_b: str = ""
 
 
 def run_point(p: Point, base_seed: int = 1, backend: str = "sim") -> Row:
@@ -231,6 +265,8 @@ def run_point(p: Point, base_seed: int = 1, backend: str = "sim") -> Row:
         num(res.summary.get("queue_packets_mean")),
         int(a["retransmissions"]),
         int(b["retransmissions"]),
+        str(a.get("cca", "")),
+        str(b.get("cca", "")),
     )
 
 
@@ -460,30 +496,80 @@ def print_claims(outcomes: list[Outcome], write: Callable[[str], None] = print) 
         write("| " + " | ".join(x.replace("|", "\\|") for x in cells) + f" | **{o.verdict}** |")
 
 
+def _twin_pair(pair: str) -> str:
+    a, b = pair.split(" vs ")
+    return " vs ".join(BBR3 if x == "bbr" else x for x in (a, b))
+
+
+def with_bbr3(table: list[dict[str, Any]], table3: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """The distribution table with the BBRv3 column: each entry with a lab ``bbr`` flow gets its twin's
+    pair and fness median [q1, q3] (``bbr3_*``; None where the run has no BBR or the twins were not run)."""
+    keys = ("scenario", "rate", "rtt_ms", "buffer_bdp", "qdisc", "order")
+    by = {(*(t[k] for k in keys), t["pair"]): t for t in table3}
+    out = []
+    for t in table:
+        tw = by.get((*(t[k] for k in keys), _twin_pair(t["pair"]))) if t["scenario"] in ("lab", "lab-cp") else None
+        out.append(
+            t
+            | {
+                "bbr3_pair": tw["pair"] if tw else None,
+                "bbr3_fness_median": tw["fness_median"] if tw else None,
+                "bbr3_fness_q1": tw["fness_q1"] if tw else None,
+                "bbr3_fness_q3": tw["fness_q3"] if tw else None,
+            }
+        )
+    return out
+
+
+def bbr3_summary(rows: list[Row], rows3: list[Row]) -> list[dict[str, Any]]:
+    """The headline of the BBRv3 column: the BBR flow's share against CUBIC (pair ``cubic vs bbr``, flow B)
+    with BBRv1 and with BBRv3, median over the repetitions, per setting and start order."""
+    keys = ("rate", "rtt_ms", "buffer_bdp", "qdisc", "order")
+    out = []
+    for key in dict.fromkeys(tuple(getattr(r, k) for k in keys) for r in rows if r.pair == "cubic vs bbr"):
+        where = dict(zip(keys, key))
+        v1, v3 = _vals(rows, "share_b", pair="cubic vs bbr", **where), _vals(rows3, "share_b", pair=f"cubic vs {BBR3}", **where)
+        out.append(
+            where
+            | {
+                "bbr_share_median": float(np.median(v1)),
+                "bbr3_share_median": float(np.median(v3)) if len(v3) else None,
+                "runs": len(v1),
+            }
+        )
+    return out
+
+
 def print_distributions(table: list[dict[str, Any]], write: Callable[[str], None] = print) -> None:
-    """fness median [q1, q3] per pair and order at each setting."""
+    """fness median [q1, q3] per pair and order at each setting; with BBRv3 twins (:func:`with_bbr3`) an extra column."""
+    bbr3 = any(t.get("bbr3_pair") for t in table)
+    extra = " with BBRv3 (ccfair's addition): A first \\| B first |" if bbr3 else ""
     settings = sorted(
         {(t["rate"], t["rtt_ms"], t["buffer_bdp"], t["qdisc"]) for t in table},
         key=lambda s: (parse_rate(s[0]), s[1], s[2], QDISCS.index(s[3])),
     )
     for s in settings:
         write(f"\n{s[0]}, {s[1]:g} ms, {s[2]:g} BDP, {s[3]}: fness median [q1, q3] over the repetitions; mean max-min share A / B")
-        write("| scenario | pair (A vs B) | A first | B first | max-min share A / B |")
-        write("|---|---|---|---|---|")
+        write("| scenario | pair (A vs B) | A first | B first | max-min share A / B |" + extra)
+        write("|---|---|---|---|---|" + ("---|" if bbr3 else ""))
         sub = [t for t in table if (t["rate"], t["rtt_ms"], t["buffer_bdp"], t["qdisc"]) == s]
         for sc, pair in dict.fromkeys((t["scenario"], t["pair"]) for t in sub):
-            cells = []
+            cells, cells3 = [], []
             mm = []
             for order in ORDERS:
                 t = next((t for t in sub if t["scenario"] == sc and t["pair"] == pair and t["order"] == order), None)
                 if t is None:
                     cells.append("-")
+                    cells3.append("-")
                     continue
                 cells.append(f"{t['fness_median']:+.2f} [{t['fness_q1']:+.2f}, {t['fness_q3']:+.2f}]")
+                med3 = t.get("bbr3_fness_median")
+                cells3.append("-" if med3 is None else f"{med3:+.2f} [{t['bbr3_fness_q1']:+.2f}, {t['bbr3_fness_q3']:+.2f}]")
                 mm.append((t["maxmin_a_mean"], t["maxmin_b_mean"]))
             mma = float(np.mean([m[0] for m in mm])) if mm else math.nan
             mmb = float(np.mean([m[1] for m in mm])) if mm else math.nan
-            write(f"| {sc} | {pair} | {cells[0]} | {cells[1]} | {mma:.2f} / {mmb:.2f} |")
+            col3 = f" {cells3[0]} \\| {cells3[1]} |" if bbr3 else ""
+            write(f"| {sc} | {pair} | {cells[0]} | {cells[1]} | {mma:.2f} / {mmb:.2f} |{col3}")
 
 
 def write_figures(rows: list[Row], directory: Path) -> list[Path]:
@@ -549,6 +635,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--seed", type=int, default=1, help="base seed; every run's seed derives from it")
     ap.add_argument("--jobs", type=int, default=1, help="parallel processes (simulator)")
     ap.add_argument("--json", action="store_true", help="print one JSON object (claims, distributions, runs) instead of tables")
+    ap.add_argument(
+        "--bbr3",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run every lab BBR flow's run with BBRv3 (the extra 'with BBRv3' column; default on)",
+    )
     ap.add_argument("--out", default=None, help="directory for runs.csv, distributions.csv, claims.json and the figures")
     a = ap.parse_args(argv)
     if a.backend not in BACKENDS:
@@ -579,13 +671,16 @@ def main(argv: list[str] | None = None) -> int:
         if not a.json and sys.stderr.isatty():
             sys.stderr.write(f"\r{done[0]}/{len(points)} runs")
 
+    twins = [t for t in map(bbr3_twin, points) if t is not None] if a.bbr3 else []
     rows = run_grid(points, a.seed, a.backend, a.jobs, progress)
+    rows3 = run_grid(twins, a.seed, a.backend, a.jobs, progress) if twins else []
     wall = time.perf_counter() - t0
     outcomes = reproduce_claims(rows)
-    table = distribution_table(rows)
+    table = with_bbr3(distribution_table(rows), distribution_table(rows3)) if a.bbr3 else distribution_table(rows)
     meta = {
         "backend": a.backend,
         "runs": len(rows),
+        "bbr3_runs": len(rows3),
         "repetitions": reps,
         "wall_s": wall,
         "scenarios": scenarios,
@@ -598,7 +693,7 @@ def main(argv: list[str] | None = None) -> int:
     by = {c.id: c for c in CLAIMS}
     claims_json = [asdict(by[o.id]) | {"figure": o.figure, "verdict": o.verdict, "note": o.note} for o in outcomes]
     if a.out:
-        _write_out(Path(a.out), rows, table, claims_json, meta)
+        _write_out(Path(a.out), rows, table, claims_json, meta, rows3)
     if a.json:
         obj = {
             "preset": "s0",
@@ -607,14 +702,29 @@ def main(argv: list[str] | None = None) -> int:
             "claims": claims_json,
             "distributions": table,
             "rows": [asdict(r) for r in rows],
+            "bbr3": {
+                "note": "ccfair's addition (S0 had no BBRv3): each run with a lab bbr flow, that flow on bbr3, same seed",
+                "vs_cubic": bbr3_summary(rows, rows3),
+                "rows": [asdict(r) for r in rows3],
+            },
         }
         sys.stdout.write(json.dumps(_clean(obj), allow_nan=False) + "\n")
         return 0
     if sys.stderr.isatty():
         sys.stderr.write("\n")
-    print(f"S0 preset: {len(rows)} runs on the {a.backend} backend, {reps} repetitions per setting and start order, wall time {wall:.1f} s")
+    print(
+        f"S0 preset: {len(rows) + len(rows3)} runs ({len(rows3)} of them BBRv3 twins) on the {a.backend} backend, {reps} repetitions per setting and start order, wall time {wall:.1f} s"
+    )
     print("Fairness measure: S0's fness(A, B) over the 35 s window (-1: A takes all, +1: B takes all)\n")
     print_claims(outcomes)
+    if rows3:
+        print("\nThe same study with BBRv3 (ccfair's addition; S0 had no BBRv3): the BBR flow's share against CUBIC, median")
+        print("| setting | order | BBRv1 share | BBRv3 share |")
+        print("|---|---|---|---|")
+        for t in bbr3_summary(rows, rows3):
+            v3 = "-" if t["bbr3_share_median"] is None else f"{t['bbr3_share_median']:.2f}"
+            setting = f"{t['rate']}, {t['rtt_ms']:g} ms, {t['buffer_bdp']:g} BDP, {t['qdisc']}"
+            print(f"| {setting} | {t['order']} | {t['bbr_share_median']:.2f} | {v3} |")
     print_distributions(table)
     return 0
 
@@ -632,11 +742,15 @@ def _clean(x: Any) -> Any:
     return x
 
 
-def _write_out(d: Path, rows: list[Row], table: list[dict[str, Any]], claims_json: list[dict[str, Any]], meta: dict[str, Any]) -> None:
+def _write_out(
+    d: Path, rows: list[Row], table: list[dict[str, Any]], claims_json: list[dict[str, Any]], meta: dict[str, Any], rows3: list[Row]
+) -> None:
     import pandas as pd
 
     d.mkdir(parents=True, exist_ok=True)
     pd.DataFrame([asdict(r) for r in rows]).to_csv(d / "runs.csv", index=False)
+    if rows3:
+        pd.DataFrame([asdict(r) for r in rows3]).to_csv(d / "runs-bbr3.csv", index=False)
     pd.DataFrame(table).to_csv(d / "distributions.csv", index=False)
     (d / "claims.json").write_text(json.dumps(_clean({"meta": meta, "claims": claims_json}), indent=2) + "\n")
     for p in write_figures(rows, d):

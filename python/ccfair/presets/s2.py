@@ -24,6 +24,12 @@ A/B: the same arrivals (same seed) with every sender on CUBIC (control) and
 on BBR(v1) (test), as when the blog turned BBR on at a PoP's servers; and the
 same pair with fq_codel at the bottleneck (the blog's reader asks for it).
 
+"The same study with BBRv3" (issue 15; ccfair's addition, the blog had no
+BBRv3): a third arm with every sender on ``bbr3`` on the same arrivals, printed
+as extra columns beside BBR(v1)'s figures and in ``--json`` ("bbr3"). It
+never enters the claims, and ``ccfair reproduce`` does not run it
+(``tasks(quick)`` without ``bbr3=True``); ``--no-bbr3`` skips it here.
+
 Figures: per class, throughput of 3 MB objects (size / FCT) mean and 5th
 percentile, FCT CDFs of 3 MB objects, and FCT vs object size.
 """
@@ -51,6 +57,8 @@ ARRIVALS_MIX_PER_S = 0.25
 MIX_SIZE = {"dist": "lognormal", "median": "300KB", "sigma": 1.5}
 DRAIN_S = 120
 CCAS = ("cubic", "bbr")
+#: The extra arm: the same study with BBRv3 (ccfair's addition).
+BBR3 = "bbr3"
 QDISCS = ("droptail", "fq_codel")
 SIZE_BINS = (0, 100_000, 1_000_000, 10_000_000, math.inf)
 
@@ -77,10 +85,12 @@ def spec_dict(cca: str, qdisc: str = "droptail", seed: int = 1, arrivals_s: int 
     }
 
 
-def tasks(quick: bool = False) -> list[dict[str, Any]]:
+def tasks(quick: bool = False, bbr3: bool = False) -> list[dict[str, Any]]:
+    """The A/B runs (CUBIC, BBR) per qdisc and seed; with ``bbr3`` also the BBRv3 arm on the same arrivals."""
     seeds = (1,) if quick else (1, 2, 3)
     arr = 120 if quick else 600
-    return [{"cca": c, "qdisc": q, "seed": s, "arrivals_s": arr} for q in QDISCS for s in seeds for c in CCAS]
+    ccas = (*CCAS, BBR3) if bbr3 else CCAS
+    return [{"cca": c, "qdisc": q, "seed": s, "arrivals_s": arr} for q in QDISCS for s in seeds for c in ccas]
 
 
 def run_task(task: dict[str, Any]) -> dict[str, Any]:
@@ -92,11 +102,14 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     res = run(Spec.from_dict(spec_dict(task["cca"], task["qdisc"], task["seed"], task["arrivals_s"])))
     fl = res.flows
     flows = []
-    for name, size, fct, rtx, sent in zip(fl["name"], fl["size_bytes"], fl["fct_s"], fl["retransmissions"], fl["sent_packets"]):
+    for name, cca, size, fct, rtx, sent in zip(
+        fl["name"], fl["cca"], fl["size_bytes"], fl["fct_s"], fl["retransmissions"], fl["sent_packets"]
+    ):
         cls, kind, loss = str(name).split(".")[0].split("-", 2)
         flows.append(
             {
                 "cls": cls,
+                "cca": str(cca),
                 "kind": kind,
                 "loss": int(loss[:-3]) / 1e6,
                 "size": int(size),
@@ -201,6 +214,31 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Outcome]:
     return out
 
 
+def bbr3_figures(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
+    """The BBRv3 arm's figures beside BBR(v1)'s, per qdisc: 3 MB throughput over CUBIC's (client mean and
+    p5, PoP-to-PoP + intra-PoP mean, client per loss level). Empty if the arm was not run."""
+    if not any(r["task"]["cca"] == BBR3 for r in results):
+        return {}
+    out: dict[str, dict[str, Any]] = {}
+    losses = CLASSES["client"][1]
+    for q in QDISCS:
+        row: dict[str, Any] = {}
+        for c in ("bbr", BBR3):
+
+            def ratio(classes: tuple[str, ...], loss: float | None = None, p5: bool = False, c: str = c) -> float:
+                f = (lambda xs: _pct(xs, 5)) if p5 else _mean
+                return f(tputs_3mb(results, c, q, classes, loss)) / f(tputs_3mb(results, "cubic", q, classes, loss))
+
+            row[c] = {
+                "client_mean_ratio": ratio(("client",)),
+                "client_p5_ratio": ratio(("client",), p5=True),
+                "low_rtt_mean_ratio": ratio(("pop", "intra")),
+                "client_ratio_by_loss": {f"{loss:g}": ratio(("client",), loss) for loss in losses},
+            }
+        out[q] = row
+    return out
+
+
 def figures(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     """S2's figure types: FCT CDFs of 3 MB objects (client, PoP-to-PoP; Figure 8) and FCT vs object size (Figure 6)."""
     import matplotlib.pyplot as plt
@@ -236,18 +274,31 @@ def figures(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
 
 
 def tables(results: list[dict[str, Any]]) -> str:
-    lines = ["| qdisc | class | CUBIC mean / p5 Mbit/s (3 MB) | BBR mean / p5 Mbit/s (3 MB) | BBR/CUBIC mean |", "|---|---|---|---|---|"]
+    """Per qdisc and class the 3 MB throughput of each arm; with the BBRv3 arm two extra columns."""
+    v3 = any(r["task"]["cca"] == BBR3 for r in results)
+    head = "| qdisc | class | CUBIC mean / p5 Mbit/s (3 MB) | BBR mean / p5 Mbit/s (3 MB) | BBR/CUBIC mean |"
+    extra = " with BBRv3 (ccfair's addition): mean / p5 Mbit/s | BBRv3/CUBIC mean |" if v3 else ""
+    lines = [head + extra, "|---|---|---|---|---|" + ("---|---|" if v3 else "")]
     for q in QDISCS:
         for cls in CLASSES:
             c, b = tputs_3mb(results, "cubic", q, (cls,)), tputs_3mb(results, "bbr", q, (cls,))
-            lines.append(
-                f"| {q} | {cls} | {_mean(c) / 1e6:.1f} / {_pct(c, 5) / 1e6:.2f} | {_mean(b) / 1e6:.1f} / {_pct(b, 5) / 1e6:.2f} | {_mean(b) / _mean(c):.2f} |"
-            )
+            line = f"| {q} | {cls} | {_mean(c) / 1e6:.1f} / {_pct(c, 5) / 1e6:.2f} | {_mean(b) / 1e6:.1f} / {_pct(b, 5) / 1e6:.2f} | {_mean(b) / _mean(c):.2f} |"
+            if v3:
+                b3 = tputs_3mb(results, BBR3, q, (cls,))
+                line += f" {_mean(b3) / 1e6:.1f} / {_pct(b3, 5) / 1e6:.2f} | {_mean(b3) / _mean(c):.2f} |"
+            lines.append(line)
     for q in QDISCS:
-        for c in CCAS:
+        for c in (*CCAS, BBR3) if v3 else CCAS:
             done, n = completion(results, c, q)
             lines.append(f"\n{q} {c}: {done}/{n} flows completed")
     return "\n".join(lines)
+
+
+def _json_safe(x: Any) -> Any:
+    """NaN (an empty selection) -> None, so ``--json`` stays strict JSON."""
+    if isinstance(x, dict):
+        return {k: _json_safe(v) for k, v in x.items()}
+    return None if isinstance(x, float) and math.isnan(x) else x
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -260,9 +311,15 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="one seed, arrivals for 120 s (full: seeds 1-3, 600 s)")
     ap.add_argument("--jobs", type=int, default=1, help="parallel processes")
     ap.add_argument("--json", action="store_true", help="print one JSON object with the claims")
+    ap.add_argument(
+        "--bbr3",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the study with every sender on BBRv3 (extra columns; default on)",
+    )
     a = ap.parse_args(argv)
     t0 = time.perf_counter()
-    results = run_preset_tasks("s2", tasks(a.quick), jobs=a.jobs)
+    results = run_preset_tasks("s2", tasks(a.quick, bbr3=a.bbr3), jobs=a.jobs)
     claims = reproduce_claims(results)
     wall = time.perf_counter() - t0
     if a.json:
@@ -271,6 +328,11 @@ def main(argv: list[str] | None = None) -> int:
                 {
                     "study": "S2",
                     "claims": {k: {"figure": o.figure, "verdict": o.verdict, "note": o.note} for k, o in claims.items()},
+                    "bbr3": {
+                        "note": "ccfair's addition (the blog had no BBRv3): every sender on bbr3, same arrivals; ratios over CUBIC",
+                        "figures": _json_safe(bbr3_figures(results)),
+                        "ccas_recorded": sorted({f["cca"] for r in results if r["task"]["cca"] == BBR3 for f in r["flows"]}),
+                    },
                     "runs": len(results),
                     "wall_s": round(wall, 1),
                 }
@@ -281,6 +343,15 @@ def main(argv: list[str] | None = None) -> int:
     print("\nClaims (ccfair.claims):")
     for cid, o in claims.items():
         print(f"- {cid}: {get(cid).published} -> ccfair: {o.figure} => {o.verdict}{' (' + o.note + ')' if o.note else ''}")
+    fig3 = bbr3_figures(results)
+    if fig3:
+        print("\nThe same study with BBRv3 (ccfair's addition; the blog had no BBRv3), 3 MB throughput over CUBIC's:")
+        print("| qdisc | client mean BBR / BBRv3 | client p5 BBR / BBRv3 | PoP+intra mean BBR / BBRv3 |")
+        print("|---|---|---|---|")
+        for q, row in fig3.items():
+            v1, v3 = row["bbr"], row[BBR3]
+            cells = [f"x{v1[k]:.2f} / x{v3[k]:.2f}" for k in ("client_mean_ratio", "client_p5_ratio", "low_rtt_mean_ratio")]
+            print(f"| {q} | " + " | ".join(cells) + " |")
     print(f"\n{len(results)} runs, wall {wall:.1f} s")
     return 0
 
