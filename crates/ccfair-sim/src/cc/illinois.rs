@@ -22,10 +22,12 @@
 //!
 //! Sources: Liu, Başar, Srikant 2008; Linux net/ipv4/tcp_illinois.c
 //! (S. Hemminger, from the paper and the authors' ns-2 code).
-//! Constants: alpha in 1/128 (`ALPHA_MIN` 38 = 0.297, `ALPHA_MAX` 1280 = 10,
-//! `ALPHA_BASE` 128 = 1), beta in 1/64 (`BETA_MIN` 8 = 1/8, `BETA_MAX` 32 =
-//! 1/2), `win_thresh` = 15 packets, `theta` = 5 RTTs, RTT samples in µs
-//! capped at `RTT_MAX_US` = u32::MAX / ALPHA_MAX (~3.3 s).
+//! Parameters (`IllinoisConfig`, defaults = Linux's): alpha_min/alpha_max
+//! (used in 1/128: `ALPHA_MIN` 38 = 0.297, `ALPHA_MAX` 1280 = 10),
+//! beta_min/beta_max (used in 1/64: `BETA_MIN` 8 = 1/8, `BETA_MAX` 32 = 1/2,
+//! also Linux's `BETA_BASE`), `win_thresh` = 15 packets, `theta` = 5 RTTs.
+//! Constants: `ALPHA_BASE` 128 = 1; RTT samples in µs capped at
+//! u32::MAX / alpha_max (~3.3 s by default, Linux `RTT_MAX`).
 //! Simplifications: none beyond the sender's; RTT_base/RTT_max are lifetime
 //! extremes as in Linux (no ageing).
 
@@ -39,8 +41,6 @@ pub const ALPHA_MIN: u32 = (3 * ALPHA_SCALE) / 10;
 pub const ALPHA_MAX: u32 = 10 * ALPHA_SCALE;
 /// alpha = 1 (Reno), in 1/128.
 pub const ALPHA_BASE: u32 = ALPHA_SCALE;
-/// RTT samples are capped here so the alpha arithmetic cannot overflow, µs.
-const RTT_MAX_US: u64 = (u32::MAX / ALPHA_MAX) as u64;
 const BETA_SHIFT: u32 = 6;
 const BETA_SCALE: u32 = 1 << BETA_SHIFT;
 /// beta_min = 1/8, in 1/64.
@@ -76,6 +76,40 @@ pub struct Illinois {
     rtt_above: bool,
     /// Consecutive RTTs with low delay.
     rtt_low: u32,
+    /// The parameters in the algorithm's fixed point.
+    k: Fixed,
+}
+
+/// `IllinoisConfig` in Linux's fixed point: alpha in 1/128, beta in 1/64.
+#[derive(Debug, Clone, Copy)]
+struct Fixed {
+    alpha_min: u32,
+    alpha_max: u32,
+    beta_min: u32,
+    /// Also beta below `win_thresh` and after an RTO (Linux `BETA_BASE` = `BETA_MAX`).
+    beta_max: u32,
+    win_thresh_pkts: u32,
+    theta: u32,
+    /// RTT samples are capped here so the alpha arithmetic cannot overflow, µs
+    /// (Linux `RTT_MAX` = U32_MAX / ALPHA_MAX).
+    rtt_max_us: u64,
+}
+
+impl Fixed {
+    fn of(p: &IllinoisConfig) -> Fixed {
+        let alpha = |a: f64| (a * f64::from(ALPHA_SCALE)).round() as u32;
+        let beta = |b: f64| (b * f64::from(BETA_SCALE)).round() as u32;
+        let alpha_max = alpha(p.alpha_max);
+        Fixed {
+            alpha_min: alpha(p.alpha_min),
+            alpha_max,
+            beta_min: beta(p.beta_min),
+            beta_max: beta(p.beta_max),
+            win_thresh_pkts: p.win_thresh_pkts,
+            theta: p.theta,
+            rtt_max_us: u64::from(u32::MAX / alpha_max.max(1)),
+        }
+    }
 }
 
 impl Default for Illinois {
@@ -86,17 +120,26 @@ impl Default for Illinois {
 
 impl Illinois {
     pub fn new() -> Illinois {
+        Illinois::with_params(&IllinoisConfig::default())
+    }
+
+    pub fn with_params(p: &IllinoisConfig) -> Illinois {
+        Illinois::fresh(Fixed::of(p))
+    }
+
+    fn fresh(k: Fixed) -> Illinois {
         Illinois {
             sum_rtt_us: 0,
             cnt_rtt: 0,
             base_rtt_us: 0x7fff_ffff,
             max_rtt_us: 0,
             end_seq: 0,
-            alpha: ALPHA_MAX,
-            beta: BETA_BASE,
+            alpha: k.alpha_max,
+            beta: k.beta_max,
             acked: 0,
             rtt_above: false,
             rtt_low: 0,
+            k,
         }
     }
 
@@ -111,48 +154,48 @@ impl Illinois {
         let d1 = dm / 100;
         if da <= d1 {
             if !self.rtt_above {
-                return ALPHA_MAX;
+                return self.k.alpha_max;
             }
             self.rtt_low += 1;
-            if self.rtt_low < THETA_RTTS {
+            if self.rtt_low < self.k.theta {
                 return self.alpha;
             }
             self.rtt_low = 0;
             self.rtt_above = false;
-            return ALPHA_MAX;
+            return self.k.alpha_max;
         }
         self.rtt_above = true;
         let dm = dm - d1;
         let da = da - d1;
-        let a_max = u64::from(ALPHA_MAX);
-        let a_min = u64::from(ALPHA_MIN);
+        let a_max = u64::from(self.k.alpha_max);
+        let a_min = u64::from(self.k.alpha_min);
         ((dm * a_max) / (dm + (da * (a_max - a_min)) / a_min)) as u32
     }
 
     /// beta (1/64) for average queueing delay `da` and maximum `dm` (µs).
-    pub fn beta_for(da: u64, dm: u64) -> u32 {
+    pub fn beta_for(&self, da: u64, dm: u64) -> u32 {
         let d2 = dm / 10;
         if da <= d2 {
-            return BETA_MIN;
+            return self.k.beta_min;
         }
         let d3 = 8 * dm / 10;
         if da >= d3 || d3 <= d2 {
-            return BETA_MAX;
+            return self.k.beta_max;
         }
-        let (bmin, bmax) = (u64::from(BETA_MIN), u64::from(BETA_MAX));
+        let (bmin, bmax) = (u64::from(self.k.beta_min), u64::from(self.k.beta_max));
         ((bmin * d3 - bmax * d2 + (bmax - bmin) * da) / (d3 - d2)) as u32
     }
 
     /// Once per RTT: recompute alpha and beta from this RTT's delays.
     fn update_params(&mut self, tp: &TcpCc) {
-        if tp.cwnd < WIN_THRESH_PKTS {
+        if tp.cwnd < self.k.win_thresh_pkts {
             self.alpha = ALPHA_BASE;
-            self.beta = BETA_BASE;
+            self.beta = self.k.beta_max;
         } else if self.cnt_rtt > 0 {
             let dm = self.max_rtt_us - self.base_rtt_us;
             let da = self.sum_rtt_us / u64::from(self.cnt_rtt) - self.base_rtt_us;
             self.alpha = self.alpha_for(da, dm);
-            self.beta = Self::beta_for(da, dm);
+            self.beta = self.beta_for(da, dm);
         }
         self.rtt_reset(tp);
     }
@@ -164,7 +207,7 @@ impl CongestionControl for Illinois {
     }
 
     fn init(&mut self, tp: &mut TcpCc) {
-        *self = Illinois::new();
+        *self = Illinois::fresh(self.k);
         self.rtt_reset(tp);
     }
 
@@ -173,7 +216,7 @@ impl CongestionControl for Illinois {
         if sample.rtt_ns < 0 {
             return;
         }
-        let rtt_us = (sample.rtt_ns as u64 / 1000).min(RTT_MAX_US);
+        let rtt_us = (sample.rtt_ns as u64 / 1000).min(self.k.rtt_max_us);
         self.base_rtt_us = self.base_rtt_us.min(rtt_us);
         self.max_rtt_us = self.max_rtt_us.max(rtt_us);
         self.cnt_rtt = self.cnt_rtt.wrapping_add(1);
@@ -183,7 +226,7 @@ impl CongestionControl for Illinois {
     fn set_state(&mut self, tp: &mut TcpCc, new_state: CaState) {
         if new_state == CaState::Loss {
             self.alpha = ALPHA_BASE;
-            self.beta = BETA_BASE;
+            self.beta = self.k.beta_max;
             self.rtt_low = 0;
             self.rtt_above = false;
             self.rtt_reset(tp);
@@ -218,12 +261,41 @@ impl CongestionControl for Illinois {
     }
 }
 
+crate::declare_params! {
+    /// Illinois's parameters: Linux `tcp_illinois` module parameters and constants, defaults = Linux's.
+    pub struct IllinoisConfig {
+        /// Smallest increase at the largest queueing delay, packets per RTT (Linux `ALPHA_MIN` = 38/128; used in 1/128).
+        alpha_min: f64 = 0.3, Range::closed(0.01, 100.0);
+        /// Increase at low queueing delay, packets per RTT (Linux `ALPHA_MAX` = 10; used in 1/128).
+        alpha_max: f64 = 10.0, Range::closed(0.01, 100.0);
+        /// Decrease at low queueing delay (Linux `BETA_MIN` = 1/8; used in 1/64).
+        beta_min: f64 = 0.125, Range::closed(0.0, 1.0);
+        /// Decrease at high delay, below win_thresh and after an RTO (Linux `BETA_MAX` = `BETA_BASE` = 1/2; used in 1/64).
+        beta_max: f64 = 0.5, Range::closed(0.0, 1.0);
+        /// Below this cwnd Illinois is Reno (Linux `win_thresh`).
+        win_thresh_pkts: u32 = WIN_THRESH_PKTS, Range::Any;
+        /// Low-delay RTTs before alpha returns to alpha_max (Linux `theta`).
+        theta: u32 = THETA_RTTS, Range::Any;
+    }
+    check = check_illinois;
+}
+
+fn check_illinois(p: &IllinoisConfig) -> Result<(), crate::params::ParamError> {
+    if p.alpha_min > p.alpha_max {
+        return Err(crate::params::ParamError::new("alpha_min", format!("must be <= alpha_max ({}), got {}", p.alpha_max, p.alpha_min)));
+    }
+    if p.beta_min > p.beta_max {
+        return Err(crate::params::ParamError::new("beta_min", format!("must be <= beta_max ({}), got {}", p.beta_max, p.beta_min)));
+    }
+    Ok(())
+}
+
 impl super::Cca for Illinois {
-    type Params = crate::params::NoParams;
+    type Params = IllinoisConfig;
     const NAME: &'static str = "illinois";
     const SOURCE: &'static str = "TCP-Illinois: Liu, Basar, Srikant, Perf. Eval. 2008; Linux net/ipv4/tcp_illinois.c";
-    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Illinois::new())
+    fn build(p: &IllinoisConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Illinois::with_params(p))
     }
 }
 
@@ -265,12 +337,12 @@ mod tests {
     #[test]
     fn beta_is_eighth_at_low_delay_half_at_high_delay_linear_between() {
         let dm = 40_000;
-        assert_eq!(Illinois::beta_for(0, dm), BETA_MIN);
-        assert_eq!(Illinois::beta_for(dm / 10, dm), BETA_MIN);
-        assert_eq!(Illinois::beta_for(8 * dm / 10, dm), BETA_MAX);
-        assert_eq!(Illinois::beta_for(dm, dm), BETA_MAX);
+        assert_eq!(Illinois::new().beta_for(0, dm), BETA_MIN);
+        assert_eq!(Illinois::new().beta_for(dm / 10, dm), BETA_MIN);
+        assert_eq!(Illinois::new().beta_for(8 * dm / 10, dm), BETA_MAX);
+        assert_eq!(Illinois::new().beta_for(dm, dm), BETA_MAX);
         // Midway between d_2 and d_3: midway between 1/8 and 1/2 (= 20/64).
-        assert_eq!(Illinois::beta_for(dm * 45 / 100, dm), 20);
+        assert_eq!(Illinois::new().beta_for(dm * 45 / 100, dm), 20);
     }
 
     fn ack(c: &mut Illinois, t: &mut TcpCc, rtt_ms: i64) {
@@ -338,5 +410,31 @@ mod tests {
         }
         // 10 packets * alpha 10 / cwnd 100 = +1.
         assert_eq!(t.cwnd, 101);
+    }
+
+    #[test]
+    fn larger_beta_min_cuts_more_at_low_delay_and_larger_win_thresh_stays_reno() {
+        // At the base delay beta = beta_min: 1/8 cuts 200 -> 175, 1/4 cuts 200 -> 150.
+        let dm = 40_000;
+        let quarter = Illinois::with_params(&IllinoisConfig { beta_min: 0.25, ..IllinoisConfig::default() });
+        assert_eq!(quarter.beta_for(0, dm), BETA_SCALE / 4);
+        let mut c = quarter.clone();
+        c.beta = c.beta_for(0, dm);
+        let mut t = tp();
+        t.cwnd = 200;
+        assert_eq!(c.ssthresh(&t), 150);
+        // cwnd 100 is above the default win_thresh 15 (alpha_max) but below 150 (Reno, alpha 1).
+        let alpha_after_an_rtt = |win_thresh_pkts: u32| {
+            let mut t = tp();
+            let mut c = Illinois::with_params(&IllinoisConfig { win_thresh_pkts, ..IllinoisConfig::default() });
+            c.init(&mut t);
+            t.cwnd = 100;
+            t.ssthresh = 50;
+            ack(&mut c, &mut t, 50);
+            ack(&mut c, &mut t, 50);
+            c.alpha
+        };
+        assert_eq!(alpha_after_an_rtt(15), ALPHA_MAX);
+        assert_eq!(alpha_after_an_rtt(150), ALPHA_BASE);
     }
 }

@@ -13,8 +13,9 @@
 //!     to congestion avoidance.
 //!
 //! Sources: Kelly 2003; Linux net/ipv4/tcp_scalable.c (J. Heffner).
-//! Constants: `AI_CNT_PKTS` = 100 (a = 1/100 per packet), `MD_SHIFT` = 3
-//! (b = 1/8), minimum ssthresh 2 packets.
+//! Parameters (`ScalableConfig`, defaults = Linux's constants): `ai_cnt`
+//! = `AI_CNT_PKTS` = 100 (a = 1/100 per packet), `md_shift` = `MD_SHIFT` = 3
+//! (b = 1/8). Constant: minimum ssthresh 2 packets.
 //! Simplifications: none beyond the sender's (Linux undo uses the trait
 //! default, `tcp_reno_undo_cwnd`).
 
@@ -28,7 +29,15 @@ pub const MD_SHIFT: u32 = 3;
 const MIN_SSTHRESH_PKTS: u32 = 2;
 
 #[derive(Debug, Clone, Default)]
-pub struct Scalable;
+pub struct Scalable {
+    params: ScalableConfig,
+}
+
+impl Scalable {
+    pub fn with_params(params: ScalableConfig) -> Scalable {
+        Scalable { params }
+    }
+}
 
 impl CongestionControl for Scalable {
     fn name(&self) -> &'static str {
@@ -45,21 +54,31 @@ impl CongestionControl for Scalable {
                 return;
             }
         }
-        let w = tp.cwnd.min(AI_CNT_PKTS);
+        let w = tp.cwnd.min(self.params.ai_cnt_pkts);
         tp.cong_avoid_ai(w, acked);
     }
 
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
-        (tp.cwnd - (tp.cwnd >> MD_SHIFT)).max(MIN_SSTHRESH_PKTS)
+        (tp.cwnd - (tp.cwnd >> self.params.md_shift)).max(MIN_SSTHRESH_PKTS)
+    }
+}
+
+crate::declare_params! {
+    /// Scalable TCP's parameters: Linux `tcp_scalable` constants, defaults = Linux's.
+    pub struct ScalableConfig {
+        /// ACKed packets per +1 cwnd once cwnd >= this, a = 1/ai_cnt (Linux `TCP_SCALABLE_AI_CNT`).
+        ai_cnt_pkts: u32 = AI_CNT_PKTS, Range::closed(1.0, 1_000_000.0);
+        /// Loss cuts cwnd by b = 1/2^md_shift (Linux `TCP_SCALABLE_MD_SCALE`).
+        md_shift: u32 = MD_SHIFT, Range::closed(1.0, 16.0);
     }
 }
 
 impl super::Cca for Scalable {
-    type Params = crate::params::NoParams;
+    type Params = ScalableConfig;
     const NAME: &'static str = "scalable";
     const SOURCE: &'static str = "Scalable TCP: Kelly, CCR 2003; Linux net/ipv4/tcp_scalable.c";
-    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Scalable)
+    fn build(p: &ScalableConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Scalable::with_params(p.clone()))
     }
 }
 
@@ -74,7 +93,7 @@ mod tests {
         let mut t = tp();
         t.cwnd = 1000;
         t.ssthresh = 500;
-        let mut s = Scalable;
+        let mut s = Scalable::default();
         for _ in 0..99 {
             s.cong_avoid(&mut t, 1);
         }
@@ -93,7 +112,7 @@ mod tests {
         let mut t = tp();
         t.cwnd = 50;
         t.ssthresh = 10;
-        let mut s = Scalable;
+        let mut s = Scalable::default();
         for _ in 0..49 {
             s.cong_avoid(&mut t, 1);
         }
@@ -106,11 +125,11 @@ mod tests {
     fn loss_cuts_one_eighth() {
         let mut t = tp();
         t.cwnd = 1000;
-        assert_eq!(Scalable.ssthresh(&t), 875);
+        assert_eq!(Scalable::default().ssthresh(&t), 875);
         t.cwnd = 80;
-        assert_eq!(Scalable.ssthresh(&t), 70);
+        assert_eq!(Scalable::default().ssthresh(&t), 70);
         t.cwnd = 2;
-        assert_eq!(Scalable.ssthresh(&t), 2);
+        assert_eq!(Scalable::default().ssthresh(&t), 2);
     }
 
     #[test]
@@ -118,11 +137,33 @@ mod tests {
         let mut t = tp();
         t.cwnd = 198;
         t.ssthresh = 200;
-        let mut s = Scalable;
+        let mut s = Scalable::default();
         s.cong_avoid(&mut t, 4);
         assert_eq!((t.cwnd, t.cwnd_cnt), (200, 2));
         t.is_cwnd_limited = false;
         s.cong_avoid(&mut t, 500);
         assert_eq!(t.cwnd, 200);
+    }
+
+    #[test]
+    fn larger_ai_count_grows_slower_and_larger_md_shift_cuts_less() {
+        // a = 1/ai_cnt: with ai_cnt = 200 one window of 1000 ACKs adds +5, not +10.
+        let grow = |ai_cnt_pkts: u32| {
+            let mut t = tp();
+            t.cwnd = 1000;
+            t.ssthresh = 500;
+            let mut s = Scalable::with_params(ScalableConfig { ai_cnt_pkts, ..ScalableConfig::default() });
+            for _ in 0..1000 {
+                s.cong_avoid(&mut t, 1);
+            }
+            t.cwnd
+        };
+        assert_eq!(grow(100), 1010);
+        assert_eq!(grow(200), 1005);
+        // b = 1/2^md_shift: shift 4 cuts 1/16 (1000 -> 938 = 1000 - 62), not 1/8.
+        let mut t = tp();
+        t.cwnd = 1000;
+        let mut s = Scalable::with_params(ScalableConfig { md_shift: 4, ..ScalableConfig::default() });
+        assert_eq!(s.ssthresh(&t), 938);
     }
 }

@@ -18,7 +18,8 @@
 //!   - restart after idle (`CA_EVENT_TX_START` / `CWND_RESTART`) forgets BaseRTT.
 //!
 //! Sources: Fu & Liew 2003; Linux net/ipv4/tcp_veno.c (B. Zhou, C. P. Fu).
-//! Constants: beta = 3 packets (6 in half-packets), cuts 4/5 and 1/2,
+//! Parameter (`VenoConfig`): beta = 3 packets (6 in half-packets; Linux
+//! module parameter `beta`). Constants: cuts 4/5 and 1/2,
 //! minimum cwnd and ssthresh 2 packets; RTTs in µs (+1, never zero).
 //! Simplifications: none beyond the sender's.
 
@@ -26,8 +27,8 @@ use super::{AckSample, CaEvent, CaState, CongestionControl, TcpCc};
 
 /// Fixed point of `diff`/`beta`: one fractional bit (Linux `V_PARAM_SHIFT`).
 const V_PARAM_SHIFT: u32 = 1;
-/// Backlog threshold beta = 3 packets, in half-packets.
-pub const BETA_HALF_PKTS: u32 = 3 << V_PARAM_SHIFT;
+/// Default backlog threshold beta = 3 packets (Linux `beta` = 3 << V_PARAM_SHIFT half-packets).
+pub const BETA_PKTS: f64 = 3.0;
 /// "No sample" marker for RTTs, µs (Linux 0x7fffffff).
 const NO_RTT_US: u32 = 0x7fff_ffff;
 
@@ -45,6 +46,8 @@ pub struct Veno {
     inc: bool,
     /// Backlog estimate N, in half-packets.
     diff: u32,
+    /// Backlog threshold beta, in half-packets (from `VenoConfig::beta_pkts`).
+    beta_half_pkts: u32,
 }
 
 impl Default for Veno {
@@ -55,7 +58,12 @@ impl Default for Veno {
 
 impl Veno {
     pub fn new() -> Veno {
-        Veno { doing_veno_now: true, cntrtt: 0, minrtt_us: NO_RTT_US, basertt_us: NO_RTT_US, inc: true, diff: 0 }
+        Veno::with_params(&VenoConfig::default())
+    }
+
+    pub fn with_params(p: &VenoConfig) -> Veno {
+        let beta_half_pkts = (p.beta_pkts * f64::from(1u32 << V_PARAM_SHIFT)).round() as u32;
+        Veno { doing_veno_now: true, cntrtt: 0, minrtt_us: NO_RTT_US, basertt_us: NO_RTT_US, inc: true, diff: 0, beta_half_pkts }
     }
 
     /// `tcp_veno_init`.
@@ -77,7 +85,7 @@ impl Veno {
 
     /// Whether the last estimate said "congestive" (N >= beta).
     pub fn congestive(&self) -> bool {
-        self.diff >= BETA_HALF_PKTS
+        self.diff >= self.beta_half_pkts
     }
 }
 
@@ -135,7 +143,7 @@ impl CongestionControl for Veno {
                 done = acked == 0;
             }
             if !done {
-                if self.diff < BETA_HALF_PKTS {
+                if self.diff < self.beta_half_pkts {
                     // Non-congestive: Reno, +1 per window.
                     let w = tp.cwnd;
                     tp.cong_avoid_ai(w, acked);
@@ -158,7 +166,7 @@ impl CongestionControl for Veno {
     }
 
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
-        if self.diff < BETA_HALF_PKTS {
+        if self.diff < self.beta_half_pkts {
             (tp.cwnd * 4 / 5).max(2) // random loss: cut 1/5
         } else {
             (tp.cwnd >> 1).max(2) // congestive loss: halve
@@ -166,12 +174,20 @@ impl CongestionControl for Veno {
     }
 }
 
+crate::declare_params! {
+    /// Veno's parameters: Linux `tcp_veno` module parameter, default = Linux's.
+    pub struct VenoConfig {
+        /// Backlog N at or above which a loss is congestive (Linux `beta` = 3 << V_PARAM_SHIFT; used in half-packets).
+        beta_pkts: f64 = BETA_PKTS, Range::closed(0.0, 1_000_000.0);
+    }
+}
+
 impl super::Cca for Veno {
-    type Params = crate::params::NoParams;
+    type Params = VenoConfig;
     const NAME: &'static str = "veno";
     const SOURCE: &'static str = "Veno: Fu & Liew, IEEE JSAC 2003; Linux net/ipv4/tcp_veno.c";
-    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Veno::new())
+    fn build(p: &VenoConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Veno::with_params(p))
     }
 }
 
@@ -184,10 +200,14 @@ mod tests {
 
     /// A Veno flow in congestion avoidance at `cwnd` with base RTT 50 ms.
     fn flow(cwnd: u32) -> (Veno, TcpCc) {
+        flow_with(cwnd, &VenoConfig::default())
+    }
+
+    fn flow_with(cwnd: u32, p: &VenoConfig) -> (Veno, TcpCc) {
         let mut t = tp();
         t.cwnd = cwnd;
         t.ssthresh = 2;
-        let mut v = Veno::new();
+        let mut v = Veno::with_params(p);
         v.init(&mut t);
         for _ in 0..3 {
             v.pkts_acked(&mut t, &AckSample { pkts_acked: 1, rtt_ns: 50 * MS, in_flight: cwnd });
@@ -259,5 +279,14 @@ mod tests {
         assert_eq!(v.basertt_us, 50_001);
         v.cwnd_event(&mut t, CaEvent::TxStart);
         assert_eq!(v.basertt_us, NO_RTT_US);
+    }
+
+    #[test]
+    fn larger_beta_takes_a_larger_backlog_for_random_loss() {
+        // N = 100 * (52 - 50) / 52 = 3.85: congestive with beta 3 (halve), random with beta 5 (cut to 4/5).
+        let (mut v, mut t) = flow_with(100, &VenoConfig { beta_pkts: 5.0 });
+        ack(&mut v, &mut t, 52);
+        assert!(!v.congestive(), "N = {}", v.backlog_pkts());
+        assert_eq!(v.ssthresh(&t), 80);
     }
 }

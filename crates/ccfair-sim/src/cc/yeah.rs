@@ -26,9 +26,10 @@
 //!
 //! Sources: Baiocchi et al. 2007; Linux net/ipv4/tcp_yeah.c (A. P.
 //! Castellani) with net/ipv4/tcp_vegas.c for the RTT bookkeeping.
-//! Constants (Linux): `ALPHA_PKTS` 80, `GAMMA` 1, `DELTA_SHIFT` 3,
-//! `EPSILON_SHIFT` 1, `PHY` 8, `RHO_RTTS` 16, `ZETA_RTTS` 50, Scalable
-//! `AI_CNT` 100 packets; cwnd clamp `u32::MAX / 128`.
+//! Parameters (`YeahConfig`, Linux module parameters, defaults = Linux's):
+//! alpha `ALPHA_PKTS` 80, gamma `GAMMA` 1, delta `DELTA_SHIFT` 3, epsilon
+//! `EPSILON_SHIFT` 1, phy `PHY` 8, rho `RHO_RTTS` 16, zeta `ZETA_RTTS` 50.
+//! Constants: Scalable `AI_CNT` 100 packets; cwnd clamp `u32::MAX / 128`.
 //! Simplifications: Vegas's `beg_snd_una`/`beg_snd_cwnd` (written but not
 //! read by YeAH) are not kept; the Vegas state lives in this file.
 
@@ -37,17 +38,17 @@ use super::{AckSample, CaEvent, CaState, CongestionControl, TcpCc};
 /// Max packets this flow may queue in fast mode (Linux `TCP_YEAH_ALPHA`).
 pub const ALPHA_PKTS: u32 = 80;
 /// Fraction of the queue removed per RTT in decongestion (`TCP_YEAH_GAMMA`).
-const GAMMA: u32 = 1;
+pub const GAMMA: u32 = 1;
 /// On loss cut at least cwnd >> 3 (`TCP_YEAH_DELTA`).
-const DELTA_SHIFT: u32 = 3;
+pub const DELTA_SHIFT: u32 = 3;
 /// Decongestion removes at most cwnd >> 1 (`TCP_YEAH_EPSILON`).
-const EPSILON_SHIFT: u32 = 1;
+pub const EPSILON_SHIFT: u32 = 1;
 /// Fast mode needs queueing delay <= BaseRTT / 8 (`TCP_YEAH_PHY`).
 pub const PHY: u32 = 8;
 /// Consecutive slow RTTs after which a loss halves (`TCP_YEAH_RHO`).
 pub const RHO_RTTS: u32 = 16;
 /// Fast RTTs after which `reno_count` resets (`TCP_YEAH_ZETA`).
-const ZETA_RTTS: u32 = 50;
+pub const ZETA_RTTS: u32 = 50;
 /// Scalable's ACKed packets per +1 cwnd (`TCP_SCALABLE_AI_CNT`).
 const SCALABLE_AI_CNT_PKTS: u32 = 100;
 /// Cap on cwnd for the MD arithmetic, packets.
@@ -75,6 +76,7 @@ pub struct Yeah {
     reno_count: u32,
     /// Fast RTTs since the last reset.
     fast_count: u32,
+    params: YeahConfig,
 }
 
 impl Default for Yeah {
@@ -85,6 +87,10 @@ impl Default for Yeah {
 
 impl Yeah {
     pub fn new() -> Yeah {
+        Yeah::with_params(YeahConfig::default())
+    }
+
+    pub fn with_params(params: YeahConfig) -> Yeah {
         Yeah {
             beg_snd_nxt: 0,
             cnt_rtt: 0,
@@ -94,6 +100,7 @@ impl Yeah {
             doing_reno_now: 0,
             reno_count: 2,
             fast_count: 0,
+            params,
         }
     }
 
@@ -122,9 +129,10 @@ impl Yeah {
             let base = self.base_rtt_us;
             let qdelay = rtt.saturating_sub(base);
             let queue = (u64::from(tp.cwnd) * u64::from(qdelay) / u64::from(rtt.max(1))) as u32;
-            if queue > ALPHA_PKTS || qdelay > base / PHY {
-                if queue > ALPHA_PKTS && tp.cwnd > self.reno_count {
-                    let reduction = (queue / GAMMA).min(tp.cwnd >> EPSILON_SHIFT);
+            let p = &self.params;
+            if queue > p.alpha_pkts || qdelay > base / p.phy {
+                if queue > p.alpha_pkts && tp.cwnd > self.reno_count {
+                    let reduction = (queue / p.gamma).min(tp.cwnd >> p.epsilon_shift);
                     tp.cwnd = (tp.cwnd - reduction).max(self.reno_count);
                     tp.ssthresh = tp.cwnd;
                 }
@@ -136,7 +144,7 @@ impl Yeah {
                 self.doing_reno_now = (self.doing_reno_now + 1).min(0xff_ffff);
             } else {
                 self.fast_count += 1;
-                if self.fast_count > ZETA_RTTS {
+                if self.fast_count > self.params.zeta {
                     self.reno_count = 2;
                     self.fast_count = 0;
                 }
@@ -156,7 +164,7 @@ impl CongestionControl for Yeah {
     }
 
     fn init(&mut self, tp: &mut TcpCc) {
-        *self = Yeah::new();
+        *self = Yeah::with_params(self.params.clone());
         self.vegas_init(tp);
         tp.cwnd_clamp = tp.cwnd_clamp.min(CWND_CLAMP_PKTS);
     }
@@ -203,20 +211,43 @@ impl CongestionControl for Yeah {
 
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
         let cwnd = tp.cwnd;
-        let reduction =
-            if self.doing_reno_now < RHO_RTTS { self.last_q.min((cwnd >> 1).max(2)).max(cwnd >> DELTA_SHIFT) } else { (cwnd >> 1).max(2) };
+        let reduction = if self.doing_reno_now < self.params.rho {
+            self.last_q.min((cwnd >> 1).max(2)).max(cwnd >> self.params.delta_shift)
+        } else {
+            (cwnd >> 1).max(2)
+        };
         self.fast_count = 0;
         self.reno_count = (self.reno_count >> 1).max(2);
         cwnd.saturating_sub(reduction).max(2)
     }
 }
 
+crate::declare_params! {
+    /// YeAH's parameters: Linux `tcp_yeah` module parameters, defaults = Linux's.
+    pub struct YeahConfig {
+        /// Most packets this flow may queue and stay in fast mode (Linux `TCP_YEAH_ALPHA`).
+        alpha_pkts: u32 = ALPHA_PKTS, Range::Any;
+        /// Decongestion removes queue / gamma packets per RTT (Linux `TCP_YEAH_GAMMA`).
+        gamma: u32 = GAMMA, Range::closed(1.0, 1_000_000.0);
+        /// A loss in fast mode cuts at least cwnd / 2^delta_shift (Linux `TCP_YEAH_DELTA`).
+        delta_shift: u32 = DELTA_SHIFT, Range::closed(0.0, 31.0);
+        /// Decongestion removes at most cwnd / 2^epsilon_shift per RTT (Linux `TCP_YEAH_EPSILON`).
+        epsilon_shift: u32 = EPSILON_SHIFT, Range::closed(0.0, 31.0);
+        /// Fast mode needs queueing delay <= BaseRTT / phy (Linux `TCP_YEAH_PHY`).
+        phy: u32 = PHY, Range::closed(1.0, 1_000_000.0);
+        /// Consecutive slow RTTs after which a loss halves cwnd (Linux `TCP_YEAH_RHO`).
+        rho: u32 = RHO_RTTS, Range::Any;
+        /// Fast RTTs after which the Reno-window estimate resets (Linux `TCP_YEAH_ZETA`).
+        zeta: u32 = ZETA_RTTS, Range::Any;
+    }
+}
+
 impl super::Cca for Yeah {
-    type Params = crate::params::NoParams;
+    type Params = YeahConfig;
     const NAME: &'static str = "yeah";
     const SOURCE: &'static str = "YeAH-TCP: Baiocchi, Castellani, Vacirca, PFLDnet 2007; Linux net/ipv4/tcp_yeah.c";
-    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Yeah::new())
+    fn build(p: &YeahConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Yeah::with_params(p.clone()))
     }
 }
 
@@ -306,5 +337,28 @@ mod tests {
         y.doing_reno_now = RHO_RTTS; // long Reno phase: halve
         y.last_q = 10;
         assert_eq!(y.ssthresh(&t), 200);
+    }
+
+    #[test]
+    fn larger_phy_leaves_fast_mode_at_a_smaller_delay_and_smaller_delta_cuts_more() {
+        // +5 ms over a 50 ms base: <= 50/8 (fast with phy 8), > 50/16 (slow with phy 16).
+        let fast_after = |phy: u32| {
+            let mut t = tp();
+            t.cwnd = 200;
+            t.ssthresh = 2;
+            let mut y = Yeah::with_params(YeahConfig { phy, ..YeahConfig::default() });
+            y.init(&mut t);
+            round(&mut y, &mut t, 50);
+            round(&mut y, &mut t, 55);
+            y.fast_mode()
+        };
+        assert!(fast_after(8));
+        assert!(!fast_after(16));
+        // A small queue: the loss cut is cwnd >> delta_shift, 400/8 = 50 by default, 400/4 = 100 with 2.
+        let mut t = tp();
+        t.cwnd = 400;
+        let mut y = Yeah::with_params(YeahConfig { delta_shift: 2, ..YeahConfig::default() });
+        y.last_q = 10;
+        assert_eq!(y.ssthresh(&t), 300);
     }
 }
