@@ -43,21 +43,41 @@ knowledge section 3.3), RFC 9112 (HTTP/1.1 persistent connections), Hypercorn
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import socket
 import ssl
 import struct
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 if __package__:  # imported by the runner (for the constants below)
-    from .agent import PACING_UNCAPPED, SO_MAX_PACING_RATE, die_with_parent, netstat, now_ns, sleep_until, tcp_info
+    from .agent import (
+        SO_MAX_PACING_RATE,
+        die_with_parent,
+        netstat,
+        new_trace,
+        now_ns,
+        set_cca,
+        sleep_until,
+        tcp_info,
+        trace_append,
+        write_json,
+    )
 else:  # run as a script: agent.py is beside it on sys.path[0]
-    from agent import PACING_UNCAPPED, SO_MAX_PACING_RATE, die_with_parent, netstat, now_ns, sleep_until, tcp_info
+    from agent import (
+        SO_MAX_PACING_RATE,
+        die_with_parent,
+        netstat,
+        new_trace,
+        now_ns,
+        set_cca,
+        sleep_until,
+        tcp_info,
+        trace_append,
+        write_json,
+    )
 
 #: Size of one response of a bulk (not size-limited) local HTTP/2 download: S0's smallest CP object (25 MB).
 BULK_OBJECT_BYTES = 25_000_000
@@ -176,15 +196,9 @@ class _Sampler(threading.Thread):
                     acc[0] += info["rtt_us"] * 1000
                     acc[1] += 1
                 if a.trace:
-                    tr = self.traces.setdefault(
-                        peer, {k2: [] for k2 in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
-                    )
-                    tr["time_ns"].append(k * a.sample)
-                    tr["cwnd_pkts"].append(info["snd_cwnd"])
-                    tr["inflight_pkts"].append(info["inflight"])
-                    tr["srtt_ns"].append(info["rtt_us"] * 1000)
-                    tr["pacing_rate_bps"].append(min(info["pacing_rate"] * 8, 2**63 - 1))
-                    tr["ssthresh_pkts"].append(min(info["snd_ssthresh"], 2**32 - 1))
+                    if peer not in self.traces:
+                        self.traces[peer] = new_trace()
+                    trace_append(self.traces[peer], k * a.sample, info)
             k += 1
         self.write()
 
@@ -194,7 +208,7 @@ class _Sampler(threading.Thread):
         main = max(infos, key=lambda p: infos[p]["bytes_acked"]) if infos else None
         ns = netstat()
         srtt = self.srtt.get(main, [0, 0]) if main else [0, 0]
-        empty = {k: [] for k in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
+        empty = new_trace()
         out = {
             "connections": len(infos),
             "start_ns": self.first_seen_ns,
@@ -211,9 +225,7 @@ class _Sampler(threading.Thread):
             "max_pacing_rate": self.stack[main][1] if main in self.stack else None,
             "trace": self.traces.get(main, empty) if main else empty,
         }
-        with open(a.out + ".tmp", "w") as f:
-            json.dump(out, f)
-        os.replace(a.out + ".tmp", a.out)
+        write_json(a.out, out)
 
 
 def serve(a: argparse.Namespace) -> None:
@@ -224,12 +236,7 @@ def serve(a: argparse.Namespace) -> None:
 
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cca.encode())
-    except OSError as e:
-        sys.exit(f"serve: TCP_CONGESTION {a.cca!r}: {e}")
-    if a.pacing:
-        ls.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, struct.pack("Q", PACING_UNCAPPED))
+    set_cca(ls, a.cca, a.pacing, "serve")
     ls.bind((a.ip, a.port))
     ls.listen(64)
     ls.set_inheritable(True)
@@ -453,9 +460,7 @@ def fetch(a: argparse.Namespace) -> None:
         "client_rtt_ns": info["rtt_us"] * 1000,
     }
     sleep_until(a.end)
-    with open(a.out + ".tmp", "w") as f:
-        json.dump(out, f)
-    os.replace(a.out + ".tmp", a.out)
+    write_json(a.out, out)
 
 
 def main(argv: list[str] | None = None) -> None:
