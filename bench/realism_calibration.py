@@ -27,7 +27,6 @@ import argparse
 import json
 import math
 import statistics
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -37,6 +36,7 @@ import ccfair
 from ccfair.api import simulate
 from ccfair.result import Result
 from ccfair.spec import Spec
+from testbed_subprocess import testbed_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 S0 = ROOT / "examples" / "s0-cubic-vs-bbr.toml"
@@ -73,27 +73,6 @@ def points(which: str) -> dict[str, dict[str, Any]]:
     return out
 
 
-def testbed_run(raw: dict[str, Any], seed: int, tmp: Path) -> dict[str, Any]:
-    f = tmp / f"{abs(hash(json.dumps(raw, sort_keys=True)))}-{seed}.json"
-    f.write_text(json.dumps(raw))
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys,json,ccfair; from ccfair import Spec;"
-            "r=ccfair.run(Spec.from_dict(json.load(open(sys.argv[1]))), seed=int(sys.argv[2]), backend='testbed');"
-            "print(json.dumps(r.summary))",
-            str(f),
-            str(seed),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if p.returncode != 0:
-        raise RuntimeError(p.stderr.strip().splitlines()[-1])
-    return json.loads(p.stdout)
-
-
 def share_b(summary: dict[str, Any]) -> float:
     return float(summary["flows"][1]["share"])
 
@@ -119,7 +98,7 @@ def collect(args: argparse.Namespace) -> None:
         name, raw, seed = job
         load = Path("/proc/loadavg").read_text().split()[:3]
         try:
-            s = testbed_run(raw, seed, tmp)
+            s = testbed_summary(raw, seed, tmp)
         except RuntimeError as e:
             print(f"{name} seed {seed}: {e}", file=sys.stderr)
             return

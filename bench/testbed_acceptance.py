@@ -22,8 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -31,6 +29,7 @@ from typing import Any
 
 import ccfair
 from ccfair.spec import Spec
+from testbed_subprocess import testbed_summary
 
 ROOT = Path(__file__).resolve().parent.parent
 S0 = ROOT / "examples" / "s0-cubic-vs-bbr.toml"
@@ -62,27 +61,6 @@ def s0_spec(bdp: str, bbr_first: bool = False) -> dict[str, Any]:
     if bbr_first:
         raw["flows"][0]["start"], raw["flows"][1]["start"] = "5s", "0s"
     return raw
-
-
-def testbed(raw: dict[str, Any], seed: int, tmp: Path) -> dict[str, Any]:
-    f = tmp / f"{abs(hash(json.dumps(raw, sort_keys=True)))}-{seed}.json"
-    f.write_text(json.dumps(raw))
-    p = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            "import sys,json,ccfair; from ccfair import Spec;"
-            "r=ccfair.run(Spec.from_dict(json.load(open(sys.argv[1]))), seed=int(sys.argv[2]), backend='testbed');"
-            "print(json.dumps(r.summary))",
-            str(f),
-            str(seed),
-        ],
-        capture_output=True,
-        text=True,
-    )
-    if p.returncode != 0:
-        raise RuntimeError(p.stderr.strip().splitlines()[-1])
-    return json.loads(p.stdout)
 
 
 def sim(raw: dict[str, Any], seed: int) -> dict[str, Any]:
@@ -125,7 +103,7 @@ def main() -> None:
     t_start = time.time()
     jobs = [(name, raw, seed) for name, raw in cases for seed in range(1, args.reps + 1)]
     with ThreadPoolExecutor(args.jobs) as ex:
-        tb = list(ex.map(lambda j: testbed(j[1], j[2], tmp), jobs))
+        tb = list(ex.map(lambda j: testbed_summary(j[1], j[2], tmp), jobs))
     load_after = Path("/proc/loadavg").read_text().split()[:3]
     sims = [sim(raw, seed) for _, raw, seed in jobs]
 

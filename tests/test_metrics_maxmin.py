@@ -100,3 +100,17 @@ def test_result_a_capped_flow_alone_is_exactly_at_its_fair_share() -> None:
     r = _run([{"cca": "cubic", "rtt": "50ms", "rate_cap": "2Mbit"}])
     assert r.flows["fair_share_bps"].iloc[0] == pytest.approx(2e6)
     assert r.flows["maxmin_share"].iloc[0] == pytest.approx(1.0, abs=0.01)
+
+
+def test_result_fast_path_for_always_active_uncapped_flows_equals_water_filling():
+    """Every flow active over the whole window, no cap below the link: capacity / n, as the general water-filling gives."""
+    from ccfair import metrics
+    from ccfair.result import _all_want_the_link
+
+    active = [(0, 45_000_000_000), (5_000_000_000, 45_000_000_000)]
+    window = (10_000_000_000, 45_000_000_000)
+    assert _all_want_the_link(active, [None, None], window, 10e6)
+    general = metrics.max_min_fair_rates(10e6, window, active, [None, None], 100_000_000)
+    assert all(abs(g - 5e6) < 1e-6 for g in general)
+    assert not _all_want_the_link(active, [None, 2e6], window, 10e6)  # a cap below the link
+    assert not _all_want_the_link([(0, 20_000_000_000)] + active[1:], [None, None], window, 10e6)  # stops inside

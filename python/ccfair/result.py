@@ -498,8 +498,21 @@ def fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tupl
         wire.append(w)
         active.append((start, end))
         caps.append(None if not c.get("rate_cap_bps") else float(c["rate_cap_bps"]) * w)
-    rates = metrics.max_min_fair_rates(float(raw["bottleneck_rate_bps"]), window_ns, active, caps, step_ns)
+    capacity_bps = float(raw["bottleneck_rate_bps"])
+    if _all_want_the_link(active, caps, window_ns, capacity_bps):
+        rates = [capacity_bps / len(active)] * len(active)  # water-filling of equal unbounded demands
+    else:
+        rates = metrics.max_min_fair_rates(capacity_bps, window_ns, active, caps, step_ns)
     return [float(r) / w for r, w in zip(rates, wire)]
+
+
+def _all_want_the_link(active: list[tuple[int, int]], caps: list[float | None], window_ns: tuple[int, int], capacity_bps: float) -> bool:
+    """True if every flow is active over the whole window with no cap below the link rate.
+
+    Then every step's demands are equal and unbounded, so max-min gives each flow
+    capacity / n (the common bulk case, computed without numpy)."""
+    ws, we = window_ns
+    return bool(active) and all(a <= ws and e >= we for a, e in active) and all(c is None or c >= capacity_bps for c in caps)
 
 
 def cca_params_column(config: dict[str, Any]) -> list[str]:

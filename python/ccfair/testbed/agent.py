@@ -71,6 +71,23 @@ def sleep_until(t_ns: int) -> None:
         time.sleep(min(d, 50_000_000) / 1e9)
 
 
+def set_cca(sock: socket.socket, cca: str, pacing: bool, cmd: str) -> None:
+    """Set ``TCP_CONGESTION`` (exit naming ``cmd`` if the kernel refuses it) and, with ``pacing``, uncapped internal pacing."""
+    try:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, cca.encode())
+    except OSError as e:
+        sys.exit(f"{cmd}: TCP_CONGESTION {cca!r}: {e}")
+    if pacing:
+        sock.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, struct.pack("Q", PACING_UNCAPPED))
+
+
+def write_json(path: str, obj: object) -> None:
+    """Write ``obj`` as JSON to ``path`` atomically (through ``path.tmp``)."""
+    with open(path + ".tmp", "w") as f:
+        json.dump(obj, f)
+    os.replace(path + ".tmp", path)
+
+
 # ---------------------------------------------------------------- TCP_INFO
 
 
@@ -96,6 +113,23 @@ def tcp_info(sock: socket.socket) -> dict[str, int]:
         # tcp_packets_in_flight(): packets_out - (sacked_out + lost_out) + retrans_out
         "inflight": max(0, unacked - (sacked + lost) + retrans),
     }
+
+
+TRACE_KEYS = ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")
+
+
+def new_trace() -> dict[str, list[int]]:
+    return {k: [] for k in TRACE_KEYS}
+
+
+def trace_append(trace: dict[str, list[int]], time_ns: int, info: dict[str, int]) -> None:
+    """Append one ``TCP_INFO`` sample taken at ``time_ns`` (relative to t0) to ``trace``."""
+    trace["time_ns"].append(time_ns)
+    trace["cwnd_pkts"].append(info["snd_cwnd"])
+    trace["inflight_pkts"].append(info["inflight"])
+    trace["srtt_ns"].append(info["rtt_us"] * 1000)
+    trace["pacing_rate_bps"].append(min(info["pacing_rate"] * 8, 2**63 - 1))
+    trace["ssthresh_pkts"].append(min(info["snd_ssthresh"], 2**32 - 1))
 
 
 def netstat() -> dict[str, int]:
@@ -182,20 +216,13 @@ def recv(a: argparse.Namespace) -> None:
             b = (now_ns() - a.t0) // a.bin
             if 0 <= b < a.nbins:
                 delivered[i][b] += n
-    with open(a.out + ".tmp", "w") as f:
-        json.dump({"delivered_bytes": delivered}, f)
-    os.replace(a.out + ".tmp", a.out)
+    write_json(a.out, {"delivered_bytes": delivered})
 
 
 def send(a: argparse.Namespace) -> None:
     sleep_until(a.t0 + a.start)
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-    try:
-        s.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cca.encode())
-    except OSError as e:
-        sys.exit(f"send: TCP_CONGESTION {a.cca!r}: {e}")
-    if a.pacing:
-        s.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, struct.pack("Q", PACING_UNCAPPED))
+    set_cca(s, a.cca, a.pacing, "send")
     if a.mss:
         s.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, a.mss)
     start = now_ns()
@@ -216,7 +243,7 @@ def send(a: argparse.Namespace) -> None:
 
     th = threading.Thread(target=pump, daemon=True)
     th.start()
-    trace: dict[str, list[int]] = {k: [] for k in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
+    trace = new_trace()
     srtt_sum, srtt_n = 0, 0
     # Samples on the nominal grid k * sample (relative to t0), from the flow's start.
     k = -(-(start - a.t0) // a.sample)
@@ -230,12 +257,7 @@ def send(a: argparse.Namespace) -> None:
             srtt_sum += info["rtt_us"] * 1000
             srtt_n += 1
         if a.trace:
-            trace["time_ns"].append(k * a.sample)
-            trace["cwnd_pkts"].append(info["snd_cwnd"])
-            trace["inflight_pkts"].append(info["inflight"])
-            trace["srtt_ns"].append(info["rtt_us"] * 1000)
-            trace["pacing_rate_bps"].append(min(info["pacing_rate"] * 8, 2**63 - 1))
-            trace["ssthresh_pkts"].append(min(info["snd_ssthresh"], 2**32 - 1))
+            trace_append(trace, k * a.sample, info)
         k += 1
     done.set()
     info = tcp_info(s)
@@ -255,9 +277,7 @@ def send(a: argparse.Namespace) -> None:
     }
     th.join(timeout=1.0)
     s.close()
-    with open(a.out + ".tmp", "w") as f:
-        json.dump(out, f)
-    os.replace(a.out + ".tmp", a.out)
+    write_json(a.out, out)
 
 
 def main(argv: list[str] | None = None) -> None:

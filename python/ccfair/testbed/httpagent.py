@@ -43,21 +43,19 @@ knowledge section 3.3), RFC 9112 (HTTP/1.1 persistent connections), Hypercorn
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import socket
 import ssl
 import struct
-import sys
 import threading
 from pathlib import Path
 from urllib.parse import urlsplit
 
 if __package__:  # imported by the runner (for the constants below)
-    from .agent import PACING_UNCAPPED, SO_MAX_PACING_RATE, die_with_parent, netstat, now_ns, sleep_until, tcp_info
+    from . import agent
 else:  # run as a script: agent.py is beside it on sys.path[0]
-    from agent import PACING_UNCAPPED, SO_MAX_PACING_RATE, die_with_parent, netstat, now_ns, sleep_until, tcp_info
+    import agent
 
 #: Size of one response of a bulk (not size-limited) local HTTP/2 download: S0's smallest CP object (25 MB).
 BULK_OBJECT_BYTES = 25_000_000
@@ -151,18 +149,18 @@ class _Sampler(threading.Thread):
 
     def run(self) -> None:
         a = self.a
-        k = max(0, -(-(now_ns() - a.t0) // a.sample))
+        k = max(0, -(-(agent.now_ns() - a.t0) // a.sample))
         while True:
             t = a.t0 + k * a.sample
             if t >= a.end:
                 break
-            sleep_until(t)
+            agent.sleep_until(t)
             for peer, s in _connected_tcp(self.listen_fd).items():
                 try:
-                    info = tcp_info(s)
+                    info = agent.tcp_info(s)
                     if peer not in self.stack:
                         cca = s.getsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, 16).split(b"\0", 1)[0].decode()
-                        rate = struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, 8))[0]
+                        rate = struct.unpack("Q", s.getsockopt(socket.SOL_SOCKET, agent.SO_MAX_PACING_RATE, 8))[0]
                         self.stack[peer] = (cca, rate)
                 except OSError:
                     continue
@@ -176,15 +174,9 @@ class _Sampler(threading.Thread):
                     acc[0] += info["rtt_us"] * 1000
                     acc[1] += 1
                 if a.trace:
-                    tr = self.traces.setdefault(
-                        peer, {k2: [] for k2 in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
-                    )
-                    tr["time_ns"].append(k * a.sample)
-                    tr["cwnd_pkts"].append(info["snd_cwnd"])
-                    tr["inflight_pkts"].append(info["inflight"])
-                    tr["srtt_ns"].append(info["rtt_us"] * 1000)
-                    tr["pacing_rate_bps"].append(min(info["pacing_rate"] * 8, 2**63 - 1))
-                    tr["ssthresh_pkts"].append(min(info["snd_ssthresh"], 2**32 - 1))
+                    if peer not in self.traces:
+                        self.traces[peer] = agent.new_trace()
+                    agent.trace_append(self.traces[peer], k * a.sample, info)
             k += 1
         self.write()
 
@@ -192,9 +184,9 @@ class _Sampler(threading.Thread):
         a = self.a
         infos = self.last
         main = max(infos, key=lambda p: infos[p]["bytes_acked"]) if infos else None
-        ns = netstat()
+        ns = agent.netstat()
         srtt = self.srtt.get(main, [0, 0]) if main else [0, 0]
-        empty = {k: [] for k in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")}
+        empty = agent.new_trace()
         out = {
             "connections": len(infos),
             "start_ns": self.first_seen_ns,
@@ -211,9 +203,7 @@ class _Sampler(threading.Thread):
             "max_pacing_rate": self.stack[main][1] if main in self.stack else None,
             "trace": self.traces.get(main, empty) if main else empty,
         }
-        with open(a.out + ".tmp", "w") as f:
-            json.dump(out, f)
-        os.replace(a.out + ".tmp", a.out)
+        agent.write_json(a.out, out)
 
 
 def serve(a: argparse.Namespace) -> None:
@@ -224,12 +214,7 @@ def serve(a: argparse.Namespace) -> None:
 
     ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    try:
-        ls.setsockopt(socket.IPPROTO_TCP, socket.TCP_CONGESTION, a.cca.encode())
-    except OSError as e:
-        sys.exit(f"serve: TCP_CONGESTION {a.cca!r}: {e}")
-    if a.pacing:
-        ls.setsockopt(socket.SOL_SOCKET, SO_MAX_PACING_RATE, struct.pack("Q", PACING_UNCAPPED))
+    agent.set_cca(ls, a.cca, a.pacing, "serve")
     ls.bind((a.ip, a.port))
     ls.listen(64)
     ls.set_inheritable(True)
@@ -255,7 +240,7 @@ def serve(a: argparse.Namespace) -> None:
         await hypercorn_serve(_app_factory(), config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
 
     asyncio.run(main())
-    sampler.join(timeout=max(0.0, (a.end - now_ns()) / 1e9) + 2.0)
+    sampler.join(timeout=max(0.0, (a.end - agent.now_ns()) / 1e9) + 2.0)
     if not Path(a.out).exists():
         sampler.write()  # stopped before ``end``: what was sampled so far
 
@@ -276,7 +261,7 @@ class _Counter:
 
     def add(self, n: int) -> None:
         self.socket_bytes += n
-        b = (now_ns() - self.a.t0) // self.a.bin
+        b = (agent.now_ns() - self.a.t0) // self.a.bin
         if 0 <= b < self.a.nbins:
             self.bins[b] += n
 
@@ -333,8 +318,8 @@ def _fetch_h2(a: argparse.Namespace, s: socket.socket, c: _Counter, stop_at: int
         request()
     s.sendall(conn.data_to_send())
     buf = bytearray(RECV_CHUNK_BYTES)
-    while now_ns() < stop_at and open_streams:
-        s.settimeout(max(0.001, min(0.1, (stop_at - now_ns()) / 1e9)))
+    while agent.now_ns() < stop_at and open_streams:
+        s.settimeout(max(0.001, min(0.1, (stop_at - agent.now_ns()) / 1e9)))
         try:
             n = s.recv_into(buf)
         except (TimeoutError, ssl.SSLWantReadError):
@@ -345,7 +330,7 @@ def _fetch_h2(a: argparse.Namespace, s: socket.socket, c: _Counter, stop_at: int
         for ev in conn.receive_data(bytes(buf[:n])):
             if isinstance(ev, h2.events.DataReceived):
                 c.body_bytes += len(ev.data)
-                c.last_body_ns = now_ns()
+                c.last_body_ns = agent.now_ns()
                 conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
             elif isinstance(ev, h2.events.ResponseReceived):
                 status = dict(ev.headers).get(":status")
@@ -383,8 +368,8 @@ def _fetch_h11(a: argparse.Namespace, s: socket.socket, c: _Counter, stop_at: in
 
     request()
     buf = bytearray(RECV_CHUNK_BYTES)
-    while now_ns() < stop_at:
-        s.settimeout(max(0.001, min(0.1, (stop_at - now_ns()) / 1e9)))
+    while agent.now_ns() < stop_at:
+        s.settimeout(max(0.001, min(0.1, (stop_at - agent.now_ns()) / 1e9)))
         try:
             n = s.recv_into(buf)
         except (TimeoutError, ssl.SSLWantReadError):
@@ -399,7 +384,7 @@ def _fetch_h11(a: argparse.Namespace, s: socket.socket, c: _Counter, stop_at: in
                 raise ConnectionError(f"HTTP status {ev.status_code} for {a.url}")
             if isinstance(ev, h11.Data):
                 c.body_bytes += len(ev.data)
-                c.last_body_ns = now_ns()
+                c.last_body_ns = agent.now_ns()
             elif isinstance(ev, h11.EndOfMessage):
                 c.responses += 1
                 if limit and c.body_bytes >= a.size:
@@ -414,9 +399,9 @@ def _fetch_h11(a: argparse.Namespace, s: socket.socket, c: _Counter, stop_at: in
 
 def _drain(a: argparse.Namespace, s: socket.socket, c: _Counter) -> None:
     """Read (and count) what is still in flight until the connection is quiet or closed."""
-    deadline = now_ns() + a.drain
+    deadline = agent.now_ns() + a.drain
     buf = bytearray(RECV_CHUNK_BYTES)
-    while now_ns() < deadline:
+    while agent.now_ns() < deadline:
         s.settimeout(QUIET_NS / 1e9)
         try:
             n = s.recv_into(buf)
@@ -430,15 +415,15 @@ def _drain(a: argparse.Namespace, s: socket.socket, c: _Counter) -> None:
 
 
 def fetch(a: argparse.Namespace) -> None:
-    sleep_until(a.t0 + a.start)
+    agent.sleep_until(a.t0 + a.start)
     c = _Counter(a)
-    start = now_ns()
+    start = agent.now_ns()
     stop_at = a.t0 + a.stop
     s = _connect(a, "h2" if a.http == "2" else "http/1.1")
     try:
         (_fetch_h2 if a.http == "2" else _fetch_h11)(a, s, c, stop_at)
         _drain(a, s, c)
-        info = tcp_info(s if not isinstance(s, ssl.SSLSocket) else socket.socket(fileno=os.dup(s.fileno())))
+        info = agent.tcp_info(s if not isinstance(s, ssl.SSLSocket) else socket.socket(fileno=os.dup(s.fileno())))
     finally:
         s.close()
     done = a.size > 0 and c.body_bytes >= a.size
@@ -452,10 +437,8 @@ def fetch(a: argparse.Namespace) -> None:
         "client_min_rtt_ns": info["min_rtt_us"] * 1000,
         "client_rtt_ns": info["rtt_us"] * 1000,
     }
-    sleep_until(a.end)
-    with open(a.out + ".tmp", "w") as f:
-        json.dump(out, f)
-    os.replace(a.out + ".tmp", a.out)
+    agent.sleep_until(a.end)
+    agent.write_json(a.out, out)
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -484,7 +467,7 @@ def main(argv: list[str] | None = None) -> None:
         fe.add_argument(name, type=int, required=True)
     fe.add_argument("--out", required=True)
     a = p.parse_args(argv)
-    die_with_parent()
+    agent.die_with_parent()
     {"serve": serve, "fetch": fetch}[a.mode](a)
 
 

@@ -47,7 +47,7 @@ from typing import Any
 from ccfair import profiles
 from ccfair.errors import SimulationError, SpecError
 from ccfair.spec import Spec
-from ccfair.testbed import httpagent, netns, tc
+from ccfair.testbed import agent, httpagent, netns, tc
 
 __all__ = ["TestbedError", "TestbedUnavailable", "run", "kernel_ccas", "find_bottleneck", "check_available"]
 
@@ -496,7 +496,7 @@ class _Run:
         raw["testbed"]["receiver_tcp_rmem"] = self.applied["receiver_tcp_rmem"]
         for i in servers:  # the connection's own socket options, read in the server process
             s = snd[i]
-            self.applied["flows"][i].update(server_cca=s.get("cca"), server_pacing=s.get("max_pacing_rate") == httpagent.PACING_UNCAPPED)
+            self.applied["flows"][i].update(server_cca=s.get("cca"), server_pacing=s.get("max_pacing_rate") == agent.PACING_UNCAPPED)
         for i, cl in clients.items():
             raw["flows"][i]["size_bytes"] = self.flows[i].get("size_bytes")
             raw["flows"][i]["fct_ns"] = cl["fct_ns"]

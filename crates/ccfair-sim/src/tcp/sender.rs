@@ -1092,8 +1092,9 @@ mod tests {
         established_with(EcnMode::Off)
     }
 
-    fn established_with(ecn: EcnMode) -> (Sender, Vec<Packet>) {
-        let cfg = SenderConfig {
+    /// Flow 0, MSS 1448 (1500 on the wire), IW10, unpaced, bulk, RTO_MIN_NS.
+    fn sender_cfg(ecn: EcnMode) -> SenderConfig {
+        SenderConfig {
             flow: 0,
             mss_bytes: 1448,
             wire_bytes: 1500,
@@ -1104,8 +1105,16 @@ mod tests {
             rate_cap_bps: None,
             ecn,
             rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
-        };
-        let mut s = Sender::new(cfg, Box::new(Reno));
+        }
+    }
+
+    fn established_with(ecn: EcnMode) -> (Sender, Vec<Packet>) {
+        handshake(sender_cfg(ecn), Box::new(Reno))
+    }
+
+    /// A sender with `cfg` and `cc` after its SYN-ACK (rwnd 1000, at RTT = 100 ms) and its first flight.
+    fn handshake(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> (Sender, Vec<Packet>) {
+        let mut s = Sender::new(cfg, cc);
         let mut out = vec![];
         s.start(0, &mut out);
         let mut synack = Packet::new(0, Kind::SynAck, 60);
@@ -1220,25 +1229,8 @@ mod tests {
     #[test]
     fn tail_loss_probe_fires_after_two_srtt_and_turns_a_tail_loss_into_fast_recovery() {
         // RFC 8985 7.2-7.3, Linux tcp_schedule_loss_probe / tcp_send_loss_probe.
-        let cfg = SenderConfig {
-            flow: 0,
-            mss_bytes: 1448,
-            wire_bytes: 1500,
-            init_cwnd_pkts: 10,
-            pacing: false,
-            stop_ns: None,
-            size_bytes: Some(10 * 1448),
-            rate_cap_bps: None,
-            ecn: EcnMode::Off,
-            rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
-        };
-        let mut s = Sender::new(cfg, Box::new(Reno));
-        let mut out = vec![];
-        s.start(0, &mut out);
-        let mut synack = Packet::new(0, Kind::SynAck, 60);
-        synack.rwnd = 1000;
-        out.clear();
-        s.on_ack(RTT, &synack, &mut out);
+        let cfg = SenderConfig { size_bytes: Some(10 * 1448), ..sender_cfg(EcnMode::Off) };
+        let (mut s, mut out) = handshake(cfg, Box::new(Reno));
         assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
         // 0..7 arrive; the tail 8, 9 is lost: nothing more will be ACKed.
         s.on_ack(2 * RTT, &ack(8, NO_SACK), &mut out);
@@ -1410,25 +1402,7 @@ mod tests {
         // (tp->delivered_ce when the sampled packet was sent), over the same
         // interval as rs->delivered; rs->is_ece is this ACK's FLAG_ECE.
         let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-        let cfg = SenderConfig {
-            flow: 0,
-            mss_bytes: 1448,
-            wire_bytes: 1500,
-            init_cwnd_pkts: 10,
-            pacing: false,
-            stop_ns: None,
-            size_bytes: None,
-            rate_cap_bps: None,
-            ecn: EcnMode::Scalable,
-            rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
-        };
-        let mut s = Sender::new(cfg, Box::new(RecordRs(log.clone())));
-        let mut out = vec![];
-        s.start(0, &mut out);
-        let mut synack = Packet::new(0, Kind::SynAck, 60);
-        synack.rwnd = 1000;
-        out.clear();
-        s.on_ack(RTT, &synack, &mut out);
+        let (mut s, mut out) = handshake(sender_cfg(EcnMode::Scalable), Box::new(RecordRs(log.clone())));
         // First flight (0..10): odd segments' ACKs carry ECE, one ACK per segment.
         for k in 1..=10u64 {
             let a = if k % 2 == 0 { ece_ack(k) } else { ack(k, NO_SACK) };
@@ -1493,18 +1467,7 @@ mod tests {
     fn rate_sample_carries_tx_in_flight_and_losses_since_send() {
         // BBRv2's tcp_rate fields: tx.in_flight when the sampled segment was
         // sent, and tp->lost now minus tp->lost then.
-        let cfg = SenderConfig {
-            flow: 0,
-            mss_bytes: 1448,
-            wire_bytes: 1500,
-            init_cwnd_pkts: 10,
-            pacing: false,
-            stop_ns: None,
-            size_bytes: None,
-            rate_cap_bps: None,
-            ecn: EcnMode::Off,
-            rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
-        };
+        let cfg = sender_cfg(EcnMode::Off);
         let rec = Recorder::default();
         let mut s = Sender::new(cfg, Box::new(rec.clone()));
         let mut out = vec![];
