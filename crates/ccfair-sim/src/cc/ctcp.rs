@@ -17,7 +17,7 @@
 //!   - dwnd is 0 in slow start and after a retransmission timeout.
 //!
 //! Constants (the paper's): alpha = 1/8, beta = 1/2, k = 3/4, zeta = 1,
-//! gamma = 30 packets.
+//! gamma = 30 packets; all five are parameters ([`CtcpConfig`]).
 //!
 //! Sources: the INFOCOM 2006 paper; draft-sridharan-tcpm-ctcp-02 (2008).
 //! Written from those descriptions; there is no Linux implementation.
@@ -39,13 +39,15 @@ pub const K: f64 = 0.75;
 /// dwnd decrease per packet of early-congestion backlog, zeta (paper: 1).
 pub const ZETA: f64 = 1.0;
 /// Backlog (packets queued) that counts as early congestion, gamma (paper: 30).
-pub const GAMMA_PKTS: f64 = 30.0;
+pub const GAMMA_PKTS: u32 = 30;
 /// Minimum RTT samples in a round to update dwnd.
 pub const MIN_SAMPLES_PER_ROUND: u32 = 1;
 
 /// Per-connection CTCP state.
 #[derive(Debug, Clone)]
 pub struct Ctcp {
+    /// Parameters (alpha, beta, k, zeta, gamma).
+    p: CtcpConfig,
     /// Delay-based window, packets (real-valued).
     dwnd: f64,
     /// Reno-part credit: ACKed packets towards the next +1 of cwnd.
@@ -67,7 +69,11 @@ impl Default for Ctcp {
 
 impl Ctcp {
     pub fn new() -> Ctcp {
-        Ctcp { dwnd: 0.0, reno_cnt: 0, beg_snd_nxt: 0, cnt_rtt: 0, sum_rtt_ns: 0, base_rtt_ns: u64::MAX }
+        Ctcp::with_params(CtcpConfig::default())
+    }
+
+    pub fn with_params(p: CtcpConfig) -> Ctcp {
+        Ctcp { p, dwnd: 0.0, reno_cnt: 0, beg_snd_nxt: 0, cnt_rtt: 0, sum_rtt_ns: 0, base_rtt_ns: u64::MAX }
     }
 
     /// Current delay-based window, packets.
@@ -79,21 +85,23 @@ impl Ctcp {
     fn dwnd_pkts(&self) -> u32 {
         self.dwnd.floor() as u32
     }
+}
 
+impl CtcpConfig {
     /// The paper's per-RTT dwnd rule, given the send window and the backlog `diff`.
-    pub fn dwnd_update(dwnd: f64, win: f64, diff: f64) -> f64 {
-        if diff < GAMMA_PKTS {
-            dwnd + (ALPHA * win.powf(K) - 1.0).max(0.0)
+    pub fn dwnd_update(&self, dwnd: f64, win: f64, diff: f64) -> f64 {
+        if diff < f64::from(self.gamma_pkts) {
+            dwnd + (self.alpha * win.powf(self.k) - 1.0).max(0.0)
         } else {
-            (dwnd - ZETA * diff).max(0.0)
+            (dwnd - self.zeta * diff).max(0.0)
         }
     }
 
     /// The paper's loss rule: (cwnd part, dwnd) after a loss with send window
     /// `win` and loss-based part `cwnd`.
-    pub fn on_loss(win: f64, cwnd: f64) -> (f64, f64) {
+    pub fn on_loss(&self, win: f64, cwnd: f64) -> (f64, f64) {
         let cwnd_new = cwnd / 2.0;
-        let dwnd_new = (win * (1.0 - BETA) - cwnd / 2.0).max(0.0);
+        let dwnd_new = (win * (1.0 - self.beta) - cwnd / 2.0).max(0.0);
         (cwnd_new, dwnd_new)
     }
 }
@@ -111,7 +119,7 @@ impl CongestionControl for Ctcp {
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
         let win = tp.cwnd as f64;
         let cwnd = tp.cwnd.saturating_sub(self.dwnd_pkts()) as f64;
-        let (cwnd_new, dwnd_new) = Ctcp::on_loss(win, cwnd);
+        let (cwnd_new, dwnd_new) = self.p.on_loss(win, cwnd);
         self.dwnd = dwnd_new;
         self.reno_cnt = 0;
         ((cwnd_new + dwnd_new).floor() as u32).max(reno::MIN_SSTHRESH_PKTS)
@@ -158,7 +166,7 @@ impl CongestionControl for Ctcp {
                 let rtt = (self.sum_rtt_ns / self.cnt_rtt as u64) as f64;
                 let win = (cwnd as f64) + self.dwnd;
                 let diff = win * (1.0 - self.base_rtt_ns as f64 / rtt);
-                self.dwnd = Ctcp::dwnd_update(self.dwnd, win, diff);
+                self.dwnd = self.p.dwnd_update(self.dwnd, win, diff);
             }
             tp.cwnd = (cwnd + self.dwnd_pkts()).min(tp.cwnd_clamp);
         }
@@ -170,12 +178,28 @@ impl CongestionControl for Ctcp {
     }
 }
 
+crate::declare_params! {
+    /// CTCP's parameters: the paper's constants (Tan et al. 2006, section III), defaults = the paper's.
+    pub struct CtcpConfig {
+        /// dwnd increase factor alpha: win grows by alpha x win^k per RTT without queueing (paper: 1/8).
+        alpha: f64 = ALPHA, Range::open_closed(0.0, 10.0);
+        /// Multiplicative decrease of the whole send window on loss, beta: win' = win x (1 - beta) (paper: 1/2).
+        beta: f64 = BETA, Range::open(0.0, 1.0);
+        /// Exponent k of the scalable increase alpha x win^k (paper: 0.75).
+        k: f64 = K, Range::closed(0.0, 1.0);
+        /// dwnd decrease per packet of backlog once the backlog reaches gamma, zeta (paper: 1).
+        zeta: f64 = ZETA, Range::at_least(0.0);
+        /// Backlog (packets queued) that counts as early congestion, gamma (paper: 30).
+        gamma_pkts: u32 = GAMMA_PKTS, Range::at_least(1.0);
+    }
+}
+
 impl super::Cca for Ctcp {
-    type Params = crate::params::NoParams;
+    type Params = CtcpConfig;
     const NAME: &'static str = "ctcp";
     const SOURCE: &'static str = "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30)";
-    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Ctcp::new())
+    fn build(p: &CtcpConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Ctcp::with_params(p.clone()))
     }
 }
 
@@ -216,24 +240,24 @@ mod tests {
     #[test]
     fn dwnd_increase_is_alpha_win_to_the_k_minus_one_below_gamma() {
         // win = 100: 0.125 x 100^0.75 - 1 = 0.125 x 31.62 - 1 = 2.953 packets.
-        let d = Ctcp::dwnd_update(5.0, 100.0, 10.0);
+        let d = CtcpConfig::default().dwnd_update(5.0, 100.0, 10.0);
         assert!((d - 5.0 - (0.125 * 100f64.powf(0.75) - 1.0)).abs() < 1e-12);
         assert!((d - 7.953).abs() < 1e-3);
         // Small windows: alpha x win^k < 1, so dwnd does not grow (Reno alone).
-        assert_eq!(Ctcp::dwnd_update(0.0, 10.0, 0.0), 0.0);
+        assert_eq!(CtcpConfig::default().dwnd_update(0.0, 10.0, 0.0), 0.0);
     }
 
     #[test]
     fn dwnd_decreases_by_zeta_diff_at_or_above_gamma() {
-        assert_eq!(Ctcp::dwnd_update(50.0, 200.0, GAMMA_PKTS), 50.0 - ZETA * GAMMA_PKTS);
-        assert_eq!(Ctcp::dwnd_update(50.0, 200.0, 45.0), 5.0);
-        assert_eq!(Ctcp::dwnd_update(10.0, 200.0, 45.0), 0.0, "never negative");
+        assert_eq!(CtcpConfig::default().dwnd_update(50.0, 200.0, f64::from(GAMMA_PKTS)), 50.0 - ZETA * f64::from(GAMMA_PKTS));
+        assert_eq!(CtcpConfig::default().dwnd_update(50.0, 200.0, 45.0), 5.0);
+        assert_eq!(CtcpConfig::default().dwnd_update(10.0, 200.0, 45.0), 0.0, "never negative");
     }
 
     #[test]
     fn loss_sets_dwnd_to_win_times_one_minus_beta_minus_half_cwnd() {
         // win 120 = cwnd 80 + dwnd 40: dwnd' = 120 x 0.5 - 40 = 20, cwnd' = 40, win' = 60.
-        let (cw, dw) = Ctcp::on_loss(120.0, 80.0);
+        let (cw, dw) = CtcpConfig::default().on_loss(120.0, 80.0);
         assert_eq!((cw, dw), (40.0, 20.0));
         assert_eq!(cw + dw, 120.0 * (1.0 - BETA));
         let (mut c, mut t) = ca(120);
@@ -272,5 +296,27 @@ mod tests {
         c.dwnd = 30.0;
         c.set_state(&mut t, CaState::Loss);
         assert_eq!(c.dwnd(), 0.0);
+    }
+
+    #[test]
+    fn larger_alpha_grows_the_window_faster_and_larger_beta_cuts_deeper() {
+        let grow = |alpha: f64| {
+            let mut c = Ctcp::with_params(CtcpConfig { alpha, ..CtcpConfig::default() });
+            let (_, mut t) = ca(100);
+            c.beg_snd_nxt = 1_000;
+            c.base_rtt_ns = BASE_NS;
+            round(&mut c, &mut t, BASE_NS)
+        };
+        // alpha 1/8: dwnd += 2.95 (window 103..104); alpha 1/4: dwnd += 6.9 (window >= 107).
+        assert!(grow(0.25) >= grow(0.125) + 3, "{} vs {}", grow(0.25), grow(0.125));
+        let cut = |beta: f64| {
+            let mut c = Ctcp::with_params(CtcpConfig { beta, ..CtcpConfig::default() });
+            c.dwnd = 40.0;
+            let (_, t) = ca(120);
+            c.ssthresh(&t)
+        };
+        // win 120: beta 1/2 -> 60, beta 0.7 -> max(0, 36 - 40) + 40 = 40 (dwnd floored at 0).
+        assert_eq!(cut(0.5), 60);
+        assert!(cut(0.7) < cut(0.5));
     }
 }

@@ -113,7 +113,7 @@ impl CongestionControl for HighSpeed {
 impl super::Cca for HighSpeed {
     type Params = crate::params::NoParams;
     const NAME: &'static str = "highspeed";
-    const SOURCE: &'static str = "HighSpeed TCP: RFC 3649; Linux net/ipv4/tcp_highspeed.c";
+    const SOURCE: &'static str = "HighSpeed TCP: RFC 3649; Linux net/ipv4/tcp_highspeed.c; no parameters, as in Linux (the RFC 3649 table is fixed; no module parameters)";
     fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
         Box::new(HighSpeed::new())
     }

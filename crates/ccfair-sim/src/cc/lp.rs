@@ -19,8 +19,8 @@
 //! Sources: Kuzmanovic & Knightly, INFOCOM 2003; Linux net/ipv4/tcp_lp.c
 //! (`tcp_lp_rtt_sample`, `tcp_lp_pkts_acked`, `tcp_lp_cong_avoid`).
 //! Written from those descriptions, not copied.
-//! Constants: `THRESHOLD_PCT` = 15 (delay threshold δ), `INFERENCE_RTTS` = 3,
-//! `TS_UNIT_NS` = 1 us (Linux: 1 ms).
+//! Constants: `THRESHOLD_PCT` = 15 (delay threshold δ), `INFERENCE_RTTS` = 3
+//! (both parameters, [`LpConfig`]), `TS_UNIT_NS` = 1 us (Linux: 1 ms).
 //!
 //! Deviations: hosts share the simulator clock, so the remote clock rate is
 //! known exactly; Linux estimates it (`tcp_lp_remote_hz_estimator`) and
@@ -52,6 +52,8 @@ pub const TS_UNIT_NS: u64 = 1_000;
 /// Per-connection state (Linux `struct lp`); delays in 1 ms ticks.
 #[derive(Debug, Clone)]
 pub struct Lp {
+    /// Parameters (threshold, inference time).
+    p: LpConfig,
     /// Smoothed one-way delay << 3.
     sowd: u64,
     owd_min: u64,
@@ -77,7 +79,11 @@ fn ticks(ns: u64) -> u64 {
 
 impl Lp {
     pub fn new() -> Lp {
-        Lp { sowd: 0, owd_min: u64::MAX, owd_max: 0, owd_max_rsv: 0, last_drop: 0, inference: 0, within_inference: false }
+        Lp::with_params(LpConfig::default())
+    }
+
+    pub fn with_params(p: LpConfig) -> Lp {
+        Lp { p, sowd: 0, owd_min: u64::MAX, owd_max: 0, owd_max_rsv: 0, last_drop: 0, inference: 0, within_inference: false }
     }
 
     /// One-way delay of the last ACK, ticks; None without timestamps or at 0.
@@ -107,10 +113,10 @@ impl Lp {
         }
     }
 
-    /// sowd below owd_min + 15 % of the range.
+    /// sowd below owd_min + threshold (15 %) of the range.
     fn within_threshold(&self) -> bool {
         let span = self.owd_max.saturating_sub(self.owd_min);
-        (self.sowd >> 3) < self.owd_min + THRESHOLD_PCT * span / 100
+        (self.sowd >> 3) < self.owd_min + self.p.threshold_pct * span / 100
     }
 }
 
@@ -140,7 +146,7 @@ impl CongestionControl for Lp {
         if tp.rcv_tsecr_ns != 0 {
             let delta = now.saturating_sub(ticks(tp.rcv_tsecr_ns));
             if delta > 0 {
-                self.inference = INFERENCE_RTTS * delta;
+                self.inference = self.p.inference_rtts * delta;
             }
         }
         self.within_inference = self.last_drop != 0 && now - self.last_drop < self.inference;
@@ -165,13 +171,23 @@ impl CongestionControl for Lp {
     }
 }
 
+crate::declare_params! {
+    /// TCP-LP's parameters: Linux `tcp_lp.c` constants (not module parameters there), defaults = Linux's.
+    pub struct LpConfig {
+        /// Early-congestion threshold delta: smoothed one-way delay above owd_min + this percent of (owd_max - owd_min) (Linux/paper: 15).
+        threshold_pct: u64 = THRESHOLD_PCT, Range::closed(0.0, 100.0);
+        /// Inference time after an indication, in units of the ACK's TSecr age (~RTT): no growth, and a second indication sets cwnd = 1 (Linux: 3).
+        inference_rtts: u64 = INFERENCE_RTTS, Range::closed(0.0, 100.0);
+    }
+}
+
 impl super::Cca for Lp {
-    type Params = crate::params::NoParams;
+    type Params = LpConfig;
     const NAME: &'static str = "lp";
     const SOURCE: &'static str =
         "TCP-LP (low priority): Kuzmanovic & Knightly, INFOCOM 2003; Linux net/ipv4/tcp_lp.c (one-way delay threshold 15 %, inference 3 RTT)";
-    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Lp::new())
+    fn build(p: &LpConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Lp::with_params(p.clone()))
     }
 }
 
@@ -234,5 +250,38 @@ mod tests {
         }
         lp.cong_avoid(&mut t, 1);
         assert_eq!(t.cwnd, 2);
+    }
+
+    /// Learn the range 25..45 ms, settle at 25 ms, then 40 ms samples with
+    /// cwnd 40: the sample count to the first halving and the cwnd after a
+    /// second indication 10 ms later.
+    fn first_and_second_indication(p: LpConfig) -> (u64, u32) {
+        let (mut lp, mut t) = (Lp::with_params(p), tp());
+        ack(&mut lp, &mut t, 1000, 950, 25);
+        ack(&mut lp, &mut t, 1001, 951, 45);
+        for i in 2..60 {
+            ack(&mut lp, &mut t, 1000 + i, 950 + i, 25);
+        }
+        t.cwnd = 40;
+        let mut n = 0;
+        while t.cwnd == 40 {
+            n += 1;
+            ack(&mut lp, &mut t, 1100 + n, 1050 + n, 40);
+            assert!(n < 100);
+        }
+        assert_eq!(t.cwnd, 20);
+        ack(&mut lp, &mut t, 1100 + n + 10, 1050 + n + 10, 40);
+        (n, t.cwnd)
+    }
+
+    #[test]
+    fn higher_threshold_indicates_later_and_zero_inference_time_only_halves() {
+        let (n15, _) = first_and_second_indication(LpConfig::default());
+        // 50 % of the 20 ms range: threshold 35 ms instead of 28 ms, more samples to reach it.
+        let (n50, _) = first_and_second_indication(LpConfig { threshold_pct: 50, ..LpConfig::default() });
+        assert!(n50 > n15, "{n50} vs {n15}");
+        // Inference time 0: the second indication is outside it -> halve again, not cwnd = 1.
+        let (_, cwnd) = first_and_second_indication(LpConfig { inference_rtts: 0, ..LpConfig::default() });
+        assert_eq!(cwnd, 10);
     }
 }

@@ -46,7 +46,8 @@ impl CongestionControl for Reno {
 impl super::Cca for Reno {
     type Params = crate::params::NoParams;
     const NAME: &'static str = "reno";
-    const SOURCE: &'static str = "NewReno: RFC 5681 / RFC 6582; Linux net/ipv4/tcp_cong.c (tcp_reno_*)";
+    const SOURCE: &'static str =
+        "NewReno: RFC 5681 / RFC 6582; Linux net/ipv4/tcp_cong.c (tcp_reno_*); no parameters, as in Linux (tcp_cong.c has no module parameters)";
     fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
         Box::new(Reno)
     }

@@ -21,7 +21,7 @@
 //! Sources: Mascolo et al. 2001; Grieco & Mascolo 2004; Linux
 //! net/ipv4/tcp_westwood.c (S. Hemminger, A. Dell'Aera).
 //! Constants: minimum sampling interval `RTT_MIN_WIN_JIFFIES` = 50 ms
-//! (HZ/20), initial RTT/RTT_min 20 s, filter gains 7/8, jiffy clock HZ =
+//! (HZ/20; parameter `rtt_min_win`, [`WestwoodConfig`]), initial RTT/RTT_min 20 s, filter gains 7/8, jiffy clock HZ =
 //! 1000; the bandwidth is in payload bytes per jiffy, RTTs in jiffies
 //! (`usecs_to_jiffies`, rounded up).
 //! Simplifications: Linux counts ACKed bytes in `in_ack_event` from the
@@ -45,6 +45,8 @@ const MIN_WINDOW_PKTS: u32 = 2;
 
 #[derive(Debug, Clone)]
 pub struct Westwood {
+    /// Minimum bandwidth-sampling interval, jiffies (parameter `rtt_min_win`).
+    rtt_min_win_j: u64,
     /// First filter stage, bytes per jiffy.
     bw_ns_est: u64,
     /// Bandwidth estimate (second stage), bytes per jiffy.
@@ -81,7 +83,12 @@ fn filter(a: u64, b: u64) -> u64 {
 
 impl Westwood {
     pub fn new() -> Westwood {
+        Westwood::with_params(&WestwoodConfig::default())
+    }
+
+    pub fn with_params(p: &WestwoodConfig) -> Westwood {
         Westwood {
+            rtt_min_win_j: jiffies(p.rtt_min_win_ns),
             bw_ns_est: 0,
             bw_est: 0,
             rtt_win_sx_j: 0,
@@ -119,7 +126,7 @@ impl Westwood {
             self.first_ack = false;
         }
         let delta = now_j.saturating_sub(self.rtt_win_sx_j);
-        if self.rtt_j > 0 && delta > self.rtt_j.max(RTT_MIN_WIN_JIFFIES) {
+        if self.rtt_j > 0 && delta > self.rtt_j.max(self.rtt_min_win_j) {
             self.filter(delta);
             self.bk = 0;
             self.rtt_win_sx_j = now_j;
@@ -148,7 +155,7 @@ impl CongestionControl for Westwood {
     }
 
     fn init(&mut self, tp: &mut TcpCc) {
-        *self = Westwood::new();
+        *self = Westwood { rtt_min_win_j: self.rtt_min_win_j, ..Westwood::new() };
         self.rtt_win_sx_j = jiffies(tp.now_ns);
         self.counted_delivered = tp.delivered;
     }
@@ -186,12 +193,20 @@ impl CongestionControl for Westwood {
     }
 }
 
+crate::declare_params! {
+    /// Westwood+'s parameters: Linux `tcp_westwood.c` constants (not module parameters there), defaults = Linux's.
+    pub struct WestwoodConfig {
+        /// Shortest bandwidth-sampling interval: a sample spans max(RTT, this) (Linux `TCP_WESTWOOD_RTT_MIN` = HZ/20 = 50 ms; whole ms).
+        rtt_min_win_ns: u64 = RTT_MIN_WIN_JIFFIES * (1_000_000_000 / HZ), Range::closed(1_000_000.0, 10_000_000_000.0);
+    }
+}
+
 impl super::Cca for Westwood {
-    type Params = crate::params::NoParams;
+    type Params = WestwoodConfig;
     const NAME: &'static str = "westwood";
     const SOURCE: &'static str = "Westwood+: Mascolo et al. 2001, Grieco & Mascolo 2004; Linux net/ipv4/tcp_westwood.c";
-    fn build(_: &crate::params::NoParams, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Westwood::new())
+    fn build(p: &WestwoodConfig, _seed: u64) -> Box<dyn CongestionControl> {
+        Box::new(Westwood::with_params(p))
     }
 }
 
@@ -262,5 +277,23 @@ mod tests {
     fn no_estimate_gives_the_two_packet_floor() {
         let t = tp();
         assert_eq!(Westwood::new().bw_rttmin(&t), 2);
+    }
+
+    #[test]
+    fn longer_sampling_interval_tracks_a_rate_change_more_slowly() {
+        // RTT 5 ms < the interval: samples span rtt_min_win. The rate doubles
+        // for 300 ms: 50 ms intervals fold ~6 samples into the estimate, 200 ms ones ~1.
+        let after_step = |rtt_min_win_ns: u64| {
+            let mut t = tp();
+            let mut w = Westwood::with_params(&WestwoodConfig { rtt_min_win_ns });
+            w.init(&mut t);
+            feed(&mut w, &mut t, 1_200_000, 3_000 * MS, 5 * MS);
+            feed(&mut w, &mut t, 600_000, 300 * MS, 5 * MS);
+            w.bwe_bytes_per_s()
+        };
+        let (fast, slow) = (after_step(50 * MS), after_step(200 * MS));
+        let before = 1448.0 / 1.2e-3;
+        assert!(fast as f64 > 1.1 * before, "50 ms interval: {fast} B/s vs {before}");
+        assert!(slow < fast, "200 ms interval: {slow} B/s vs {fast}");
     }
 }
