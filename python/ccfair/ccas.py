@@ -28,6 +28,7 @@ from typing import Annotated, Any
 
 from pydantic import PlainSerializer, PlainValidator
 
+from ccfair.core_resolve import resolve_with_core
 from ccfair.errors import SpecError
 from ccfair.units import format_rate, format_size, format_time, parse_rate, parse_size, parse_time
 
@@ -231,17 +232,7 @@ def parse(value: object) -> tuple[Cca, bool]:
 
 def resolved_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate ``params`` (fields, simulator units) with the simulator; every parameter ``name`` runs with."""
-    try:
-        from ccfair import _core
-    except ImportError:
-        return dict(params)
-    if not hasattr(_core, "resolve_cca"):
-        return dict(params)
-    try:
-        return json.loads(_core.resolve_cca(name, json.dumps(params)))
-    except _core.SimValueError as e:
-        field, msg = e.args
-        raise SpecError(field, msg) from None
+    return resolve_with_core("resolve_cca", name, params)
 
 
 def format_param(p: dict[str, Any], value: Any) -> str:

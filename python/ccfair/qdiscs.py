@@ -12,11 +12,10 @@ and STEP's threshold as buffers or delays, S3's ``step = {k, rtt}``).
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from ccfair import ccas
-from ccfair.errors import SpecError
+from ccfair.core_resolve import resolve_with_core
 
 __all__ = ["aliases", "entry", "kinds", "params_of", "resolve", "to_field"]
 
@@ -67,14 +66,4 @@ def resolve(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
 
     Raises :class:`SpecError` naming the parameter (``"target"``; the caller prefixes ``bottleneck.qdisc``).
     """
-    try:
-        from ccfair import _core
-    except ImportError:
-        return dict(fields)
-    if not hasattr(_core, "resolve_qdisc"):
-        return dict(fields)
-    try:
-        return json.loads(_core.resolve_qdisc(kind, json.dumps(fields)))
-    except _core.SimValueError as e:
-        field, msg = e.args
-        raise SpecError(field, msg) from None
+    return resolve_with_core("resolve_qdisc", kind, fields)
