@@ -48,12 +48,14 @@ fn tcp_lp_yields_to_reno_at_one_bdp() {
     }
 }
 
-/// Known failure (docs/fidelity.md, "TCP-LP"): alone, TCP-LP reaches about
-/// 0.01-0.06 of the link here. Each window leaves back-to-back, its own burst
-/// queues at the bottleneck (1.2 ms per packet), the learnt delay range is a
-/// few ms, so every slow-start burst is an early congestion indication; at
-/// cwnd 1 the smoothed delay decays by 1/8 per RTT and each further
-/// indication restarts the inference time.
+/// Known failure (docs/fidelity.md, "TCP-LP"): alone, TCP-LP reaches 0.013
+/// of the link here. Its first slow-start bursts queue at the bottleneck and
+/// give two indications within the inference time (cwnd 12 -> 7 -> 1); at
+/// cwnd 1 every one-way delay sample includes the receiver's 40 ms delayed-ACK
+/// wait, so the smoothed delay settles above the threshold and every ACK is a
+/// new indication: cwnd stays 1. Criterion (ToN 2006 abstract): "both single
+/// and aggregate TCP-LP flows are able to successfully utilize excess network
+/// bandwidth".
 #[test]
 #[ignore = "fails: utilization 0.013 (issue 13, docs/fidelity.md TCP-LP)"]
 fn tcp_lp_alone_takes_the_idle_link() {
