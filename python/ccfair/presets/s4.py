@@ -265,8 +265,9 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Outcome]:
         verdict(all(oks) and mins100 >= 2),
         ""
         if all(oks) and mins100 >= 2
-        else "the simulated Compound stays fair to CCID2 at every RTT and BIC/CUBIC fall further at 200 ms "
-        "instead of recovering (S4's 200 ms recovery is attributed to CCID2's larger window; reason not isolated here)",
+        else "the simulated Compound runs as Reno in the 1-BDP queue (its delay window drains above gamma = 30 "
+        "packets of backlog) and stays fair to CCID2, docs/fidelity.md 'Compound TCP vs CCID2'; BIC/CUBIC fall further "
+        "at 200 ms instead of recovering (S4's 200 ms recovery is attributed to CCID2's larger window; reason not isolated here)",
     )
     diffs = {(t, rtt): pair_j(results, "ccid2", t, rtt) - pair_j(results, t, "ccid2", rtt) for t in TCPS for rtt in RTTS_MS}
     k = max(diffs, key=lambda q: abs(diffs[q]))
