@@ -31,6 +31,12 @@ impl<E> Entry<E> {
     fn before(&self, other: &Self) -> bool {
         (self.time, self.seq) < (other.time, other.seq)
     }
+
+    /// (time, seq) as one number with the same order.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
+    }
 }
 
 pub struct EventQueue<E> {
@@ -108,9 +114,10 @@ impl<E: Eq + Copy> EventQueue<E> {
             if child >= n {
                 break;
             }
-            if child + 1 < n && self.heap[child + 1].before(&self.heap[child]) {
-                child += 1;
-            }
+            // Branch-free choice of the earlier child (an unpredictable
+            // branch here cost more than the extra key computation).
+            let right = if child + 1 < n { self.heap[child + 1].key() } else { u128::MAX };
+            child += (right < self.heap[child].key()) as usize;
             if !self.heap[child].before(&e) {
                 break;
             }
