@@ -35,6 +35,21 @@ pub enum DropReason {
     Aqm,
 }
 
+/// The packet the link is transmitting, as the limits count it (0/0: idle).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct InService {
+    pub packets: u64,
+    /// Its wire bytes (L2 overhead included).
+    pub bytes: u64,
+}
+
+impl InService {
+    /// The link serializes a packet of `wire_bytes`, or (None) is idle.
+    pub fn of(wire_bytes: Option<u32>) -> InService {
+        wire_bytes.map_or_else(InService::default, |b| InService { packets: 1, bytes: b as u64 })
+    }
+}
+
 pub trait Qdisc: Send {
     /// Admit `pkt` or hand it back as dropped.
     fn enqueue(&mut self, pkt: Packet, now: TimeNs) -> Result<(), (Packet, DropReason)>;
@@ -44,6 +59,9 @@ pub trait Qdisc: Send {
     fn len_packets(&self) -> usize;
     /// Backlog in bytes (wire size).
     fn len_bytes(&self) -> u64;
+    /// The link started (`Some(wire bytes)`) or finished (`None`) a packet this
+    /// discipline dequeued; the hard limits count it until it has left (header).
+    fn set_in_service(&mut self, s: InService);
     /// Packets other than the arrival that the last `enqueue` dropped (e.g.
     /// FQ-CoDel's batch drop from the fattest queue). Called after every enqueue.
     fn take_enqueue_drops(&mut self, _dropped: &mut Vec<(Packet, DropReason)>) {}
@@ -333,6 +351,9 @@ mod toy_registry_tests {
             }
             fn len_bytes(&self) -> u64 {
                 self.fifo.bytes()
+            }
+            fn set_in_service(&mut self, s: crate::qdisc::InService) {
+                self.fifo.set_in_service(s);
             }
         }
     }
