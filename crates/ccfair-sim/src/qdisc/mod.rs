@@ -245,6 +245,42 @@ mod conservation_tests {
     }
 
     #[test]
+    fn every_hard_limit_counts_the_packet_on_the_link() {
+        // Linux tbf + child: the head paying for its tokens is in the child's qlen/backlog,
+        // so a limit of N holds N with it. 200 arrivals at once, one packet in transmission.
+        for cfg in all() {
+            let mut q = build(&cfg, 7, 10_000_000);
+            q.set_in_service(InService::of(Some(1514)));
+            for i in 0..200u32 {
+                let mut p = Packet::new(i % 6, Kind::Data, 1514);
+                p.ecn = Ecn::Ect1;
+                let _ = q.enqueue(p, 0);
+                q.take_enqueue_drops(&mut vec![]);
+            }
+            let m = cfg.to_map();
+            let kind = serde_json::to_value(&cfg).unwrap()["kind"].as_str().unwrap().to_string();
+            let (held, held_bytes) = (q.len_packets() as u64 + 1, q.len_bytes() + 1514);
+            if let Some(l) = m.get("limit_packets").and_then(|v| v.as_u64()) {
+                if kind != "rrmqs" {
+                    // RRMQS's measurement queues are outside its main limit.
+                    assert!(held <= l, "{cfg:?}: {held} held");
+                }
+                if ["droptail", "codel", "fq_codel", "fq_drr", "pi2", "dualpi2"].contains(&kind.as_str())
+                    && ["limit_bytes", "memory_limit_bytes"]
+                        .iter()
+                        .all(|k| m.get(*k).and_then(|v| v.as_u64()).is_none_or(|b| b >= l * 1514))
+                {
+                    assert_eq!(held, l, "{cfg:?}");
+                }
+            }
+            if let Some(l) = m.get("limit_bytes").and_then(|v| v.as_u64()) {
+                assert!(held_bytes <= l, "{cfg:?}: {held_bytes} B held");
+                assert!(held_bytes + 1514 > l, "{cfg:?}: room for one more frame");
+            }
+        }
+    }
+
+    #[test]
     fn every_qdisc_conserves_packets_under_random_traffic() {
         for (k, cfg) in all().iter().enumerate() {
             let mut q = build(cfg, 7, 10_000_000);
