@@ -266,8 +266,8 @@ def test_tc_commands_map_the_buffer_and_qdisc_to_tbf_and_its_child():
     s = kernel_spec()
     root, child = tc.commands("ccf-x-br", s.to_run_config(), s.packet_wire_bytes)
     # tbf at the rate with a one-frame burst; the frame (skb length, 1514 B) is charged as it is
-    # (bottleneck.l2_overhead = 14, the default: stab overhead 0).
-    assert root == "qdisc add dev ccf-x-br root handle 1: stab overhead 0 tbf rate 10000000bit burst 1514 limit 63588".split()
+    # (bottleneck.l2_overhead = 14, the default: no size table).
+    assert root == "qdisc add dev ccf-x-br root handle 1: tbf rate 10000000bit burst 1514 limit 63588".split()
     assert child[-3:] == ["pfifo", "limit", "42"]  # 1 BDP = 42 packets -> pfifo
     s = kernel_spec(buffer="64000B")
     assert tc.commands("d", s.to_run_config(), 1500)[1][-3:] == ["bfifo", "limit", "64000"]
@@ -312,7 +312,7 @@ def test_kernel_bottleneck_single_cubic_flow(tmp_path):
     # Queue length over time comes from the kernel qdisc: one sample per 10 ms, within the limit.
     assert len(res.queue) == 800
     assert 0 < res.queue["packets"].max() <= 42
-    assert res.queue["bytes"].max() <= 42 * 1514  # frames (l2_overhead 14: stab overhead 0)
+    assert res.queue["bytes"].max() <= 42 * 1514  # frames (l2_overhead 14: no size table)
     # Every packet the kernel qdisc dropped was refused to the bottleneck's send (ENOBUFS) and charged to the flow.
     assert int(res.flows["drops"].sum()) == t["kernel_bottleneck"]["qdisc_drops"]
     assert t["bottleneck"]["tx_errors"] == 0

@@ -12,8 +12,9 @@ packet towards the receiver), as S0 does::
   ``bottleneck.l2_overhead``: 1514 bytes by default). The size table
   ``stab overhead O`` (tc-stab(8)) with ``O = l2_overhead - 14`` makes the
   kernel charge each frame its IP length plus the configured L2 overhead
-  (the skb length includes the 14-byte Ethernet header; ``O = 0`` by
-  default, i.e. the frame as it is), the same size the simulator and the
+  (the skb length includes the 14-byte Ethernet header; by default the
+  frame is charged as it is and no size table is set, as tc refuses
+  ``stab overhead 0``), the same size the simulator and the
   userspace bottleneck charge; byte limits, backlog and sent bytes count the
   same bytes. tbf keeps the head packet in the child (peek) until its
   tokens are there, so ``pfifo limit N`` holds N packets with the one "on the
@@ -104,8 +105,10 @@ def commands(dev: str, config: dict[str, Any], wire_bytes: int) -> list[list[str
     frame = wire_bytes + l2
     child = child_args(q, frame)
     limit = q["limit_bytes"] if q.get("limit_bytes") is not None else _packets(q, frame) * frame
+    # tc refuses `stab overhead 0`: the frame as it is needs no size table.
+    stab = ["stab", "overhead", str(l2 - ETH_HEADER_BYTES)] if l2 != ETH_HEADER_BYTES else []
     root = [
-        "qdisc", "add", "dev", dev, "root", "handle", ROOT_HANDLE, "stab", "overhead", str(l2 - ETH_HEADER_BYTES),
+        "qdisc", "add", "dev", dev, "root", "handle", ROOT_HANDLE, *stab,
         "tbf", "rate", f"{int(b['rate_bps'])}bit", "burst", str(frame), "limit", str(int(limit)),
     ]  # fmt: skip
     return [root, ["qdisc", "replace", "dev", dev, "parent", "1:1", "handle", CHILD_HANDLE, *child]]
