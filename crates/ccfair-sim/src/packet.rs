@@ -134,3 +134,23 @@ impl Packet {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sack_blocks_widen_around_the_cumulative_ack_and_stay_small() {
+        // Blocks are stored as 32-bit numbers (TCP's sequence space) and
+        // widened against the ACK: a D-SACK below it and blocks above it.
+        let ack = (1u64 << 32) + 5;
+        let mut o = SackOpt::NONE;
+        o.push(ack - 7, ack - 6);
+        o.push(ack + 3, ack + 9);
+        o.push(ack + 20, ack + 21);
+        o.push(ack + 30, ack + 31); // full: ignored
+        assert_eq!(o.len(), MAX_SACK_BLOCKS);
+        assert_eq!((0..3).map(|i| o.block(i, ack)).collect::<Vec<_>>(), vec![(ack - 7, ack - 6), (ack + 3, ack + 9), (ack + 20, ack + 21)]);
+        assert!(std::mem::size_of::<SackOpt>() <= 28, "no allocation, a few words per packet");
+    }
+}

@@ -456,12 +456,90 @@ mod tests {
         assert_eq!(out[0].ack, 5);
     }
 
+    /// The SACK blocks of `a` as full segment numbers, in sent order.
+    fn blocks(a: &Packet) -> Vec<(u64, u64)> {
+        (0..a.sack.len()).map(|i| a.sack.block(i, a.ack)).collect()
+    }
+
+    #[test]
+    fn three_holes_are_reported_as_three_blocks_most_recent_first() {
+        // RFC 2018 section 4: the first block holds the most recently received
+        // segment, the others the most recently reported ones (Linux
+        // tcp_sack_new_ofo_skb moves the extended block to the front).
+        let mut r = rx();
+        let mut out = vec![];
+        for s in [0, 1, 3, 5, 7] {
+            r.on_packet(0, &data(s), &mut out); // holes at 2, 4, 6
+        }
+        let last = out.last().unwrap();
+        assert_eq!(last.ack, 2);
+        assert_eq!(blocks(last), vec![(7, 8), (5, 6), (3, 4)]);
+        out.clear();
+        // 4 arrives: [3,4) [4,5) [5,6) become one block, moved to the front.
+        r.on_packet(0, &data(4), &mut out);
+        assert_eq!(blocks(&out[0]), vec![(3, 6), (7, 8)]);
+        out.clear();
+        // 2 fills the first hole: rcv_nxt = 6, the covered block is removed (tcp_sack_remove).
+        r.on_packet(0, &data(2), &mut out);
+        assert_eq!((out[0].ack, blocks(&out[0])), (6, vec![(7, 8)]));
+    }
+
+    #[test]
+    fn five_holes_keep_four_blocks_and_an_ack_carries_three() {
+        // Linux TCP_NUM_SACKS = 4 remembered; with timestamps the option space
+        // holds 3 (tcp_established_options). A fifth block forgets the oldest.
+        let mut r = rx();
+        let mut out = vec![];
+        for s in [0, 2, 4, 6, 8, 10] {
+            r.on_packet(0, &data(s), &mut out); // holes at 1, 3, 5, 7, 9
+        }
+        assert_eq!(r.num_sacks, NUM_SACKS);
+        assert_eq!(r.sacks, [(10, 11), (8, 9), (6, 7), (4, 5)], "[2,3) forgotten");
+        assert_eq!(blocks(out.last().unwrap()), vec![(10, 11), (8, 9), (6, 7)]);
+    }
+
+    #[test]
+    fn a_duplicate_below_rcv_nxt_is_dsacked_first_and_only_once() {
+        // RFC 2883 section 4 / Linux tcp_data_queue -> tcp_dsack_set: the
+        // D-SACK block comes first, then the SACK blocks; it is sent on one
+        // ACK only; the receiver enters quick-ACK mode (tcp_enter_quickack_mode).
+        let mut r = rx();
+        let mut out = vec![];
+        for s in [0, 1, 2, 4, 6] {
+            r.on_packet(0, &data(s), &mut out);
+        }
+        out.clear();
+        r.on_packet(0, &data(1), &mut out); // a spurious retransmission
+        assert_eq!(out.len(), 1, "ACKed at once");
+        assert_eq!((out[0].ack, blocks(&out[0])), (3, vec![(1, 2), (6, 7), (4, 5)]));
+        assert_eq!(r.quick, 16, "min(rwnd / 2, TCP_MAX_QUICKACKS)");
+        out.clear();
+        r.on_packet(0, &data(8), &mut out);
+        assert_eq!(blocks(&out[0]), vec![(8, 9), (6, 7), (4, 5)], "no D-SACK any more");
+    }
+
+    #[test]
+    fn a_duplicate_of_held_out_of_order_data_is_dsacked_before_its_block() {
+        // RFC 2883 section 4 (a duplicate of out-of-order data): the D-SACK, then the SACK
+        // block that contains it (Linux tcp_data_queue_ofo: tcp_dsack_set, then
+        // tcp_sack_new_ofo_skb moves that block to the front).
+        let mut r = rx();
+        let mut out = vec![];
+        for s in [0, 2, 3, 5] {
+            r.on_packet(0, &data(s), &mut out);
+        }
+        out.clear();
+        r.on_packet(0, &data(3), &mut out);
+        assert_eq!((out[0].ack, blocks(&out[0])), (1, vec![(3, 4), (2, 4), (5, 6)]));
+    }
+
     #[test]
     fn ooo_ranges_merge() {
         let mut r = rx();
         for s in [5, 7, 6, 9, 3] {
-            r.insert_ooo(s);
+            assert!(r.insert_ooo(s));
         }
+        assert!(!r.insert_ooo(6), "already held");
         assert_eq!(r.ooo, vec![(3, 4), (5, 8), (9, 10)]);
         r.insert_ooo(4);
         r.insert_ooo(8);

@@ -1732,6 +1732,137 @@ mod tests {
     }
 
     #[test]
+    fn three_losses_in_one_window_are_repaired_in_one_rtt_from_one_ack_with_three_blocks() {
+        // RFC 2018 section 4 (the receiver repeats the most recent blocks) and
+        // Linux tcp_sacktag_write_queue (the sender tags every block): one ACK
+        // that reports three holes lets RACK mark all three lost at once.
+        use crate::tcp::receiver::Receiver;
+        let (mut s, flight) = established();
+        let mut r = Receiver::new(0, 1448, false, 200, None, 10);
+        let mut acks = vec![];
+        for p in flight.iter().filter(|p| ![2, 5, 8].contains(&p.seq)) {
+            r.on_packet(RTT + RTT / 2, p, &mut acks);
+        }
+        // The ACK path delivers only the flight's last ACK (ACK loss, or
+        // several ACKs coalesced): it alone must carry the three holes.
+        let last = *acks.last().unwrap();
+        let blocks: Vec<(u64, u64)> = (0..last.sack.len()).map(|i| last.sack.block(i, last.ack)).collect();
+        assert_eq!((last.ack, blocks), (2, vec![(9, 10), (6, 8), (3, 5)]));
+        let mut out = vec![];
+        s.on_ack(2 * RTT, &last, &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        let rtx: Vec<u64> = out.iter().map(|p| p.seq).filter(|&q| q < 10).collect();
+        assert_eq!(rtx, vec![2, 5, 8], "all three holes retransmitted on that ACK");
+        // One RTT later the retransmissions have arrived: the window is repaired.
+        let mut acks = vec![];
+        for p in &out {
+            r.on_packet(2 * RTT + RTT / 2, p, &mut acks);
+        }
+        let mut more = vec![];
+        for a in &acks {
+            s.on_ack(3 * RTT, a, &mut more);
+        }
+        assert!(s.tp.snd_una >= 10, "snd_una {} after one RTT", s.tp.snd_una);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!((s.stats.retransmissions, s.stats.rto_count), (3, 0));
+    }
+
+    /// A Reno sender in congestion avoidance (cwnd 10, ssthresh 8) whose
+    /// first flight's ACKs are all delayed: the probe fires, then the RTO
+    /// (Loss: ssthresh 5, cwnd 1, segment 0 retransmitted). Returns the time.
+    fn spurious_rto() -> (Sender, u64) {
+        let (mut s, _) = established();
+        s.tp.ssthresh = 8;
+        let rto = fire_probe(&mut s);
+        let mut out = vec![];
+        s.on_rto(rto, &mut out);
+        assert_eq!((s.tp.ca_state, s.tp.ssthresh, s.tp.cwnd), (CaState::Loss, 5, 1));
+        assert_eq!(seqs(&out), vec![0]);
+        (s, rto)
+    }
+
+    #[test]
+    fn spurious_rto_is_undone_by_frto_restoring_cwnd_and_ssthresh() {
+        // RFC 5682 section 3.1 (SACK-enhanced F-RTO) as Linux tcp_process_loss:
+        // the first ACK after the RTO advances snd_una, so new data goes out
+        // instead of retransmissions (step 2b); the next ACK acknowledges data
+        // that was never retransmitted: the RTO was spurious (step 3b), and
+        // tcp_try_undo_loss restores cwnd = tcp_reno_undo_cwnd = max(cwnd,
+        // prior_cwnd) = 10 and ssthresh = prior_ssthresh = 8. No echoed
+        // timestamps here (TSecr 0), so only F-RTO can tell.
+        let (mut s, rto) = spurious_rto();
+        let mut out = vec![];
+        s.on_ack(rto + 1_000_000, &ack(1, NO_SACK), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Loss);
+        assert_eq!(seqs(&out), vec![11, 12], "step 2b: new data, not segments 1, 2");
+        out.clear();
+        s.on_ack(rto + 2_000_000, &ack(2, NO_SACK), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!((s.tp.cwnd, s.tp.ssthresh), (10, 8));
+        assert_eq!((s.stats.spurious_rtos, s.stats.undos, s.stats.retransmissions), (1, 1, 1));
+        assert_eq!(s.lost_out, 0, "loss marks forgotten (tcp_undo_cwnd_reduction unmark_loss)");
+    }
+
+    #[test]
+    fn spurious_rto_with_timestamps_is_undone_on_the_first_ack() {
+        // Eifel detection (RFC 3522) as Linux tcp_packet_delayed: the ACK
+        // echoes the original's timestamp, older than the retransmission, so
+        // tcp_try_undo_loss undoes at once (not counted as an F-RTO undo).
+        let (mut s, rto) = spurious_rto();
+        let mut a = ack(1, NO_SACK);
+        a.ts_ecr = RTT; // segment 0 was first sent at RTT
+        let mut out = vec![];
+        s.on_ack(rto + 1_000_000, &a, &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!((s.tp.cwnd, s.tp.ssthresh), (10, 8));
+        assert_eq!((s.stats.spurious_rtos, s.stats.undos), (0, 1));
+    }
+
+    #[test]
+    fn a_real_loss_after_an_rto_is_not_undone_by_frto() {
+        // RFC 5682 step 3a: the new data sent in step 2b is SACKed above a
+        // hole, so the loss was real: F-RTO ends, the lost segments are
+        // retransmitted and the reduction stays.
+        let (mut s, rto) = spurious_rto();
+        let mut out = vec![];
+        s.on_ack(rto + 1_000_000, &ack(1, NO_SACK), &mut out);
+        assert_eq!(seqs(&out), vec![11, 12]);
+        out.clear();
+        s.on_ack(rto + 2_000_000, &ack(1, 11), &mut out);
+        assert!(!s.frto);
+        assert_eq!((s.tp.ssthresh, s.stats.undos), (5, 0));
+        assert!(out.iter().any(|p| p.seq == 1), "conventional recovery retransmits segment 1");
+    }
+
+    #[test]
+    fn spurious_fast_retransmit_from_reordering_is_undone_by_dsack() {
+        // RFC 2883 section 5 / Linux: segment 0 is only delayed (reordered);
+        // three SACKs make RACK mark it lost and fast recovery retransmits it.
+        // The receiver then gets the original and the retransmission and
+        // D-SACKs the latter; tcp_check_dsack counts it (undo_retrans 1 -> 0)
+        // and tcp_try_undo_dsack restores cwnd (max(cwnd, prior_cwnd 10)) and
+        // ssthresh (prior_ssthresh 20). TSecr 0: no timestamp undo.
+        let (mut s, _) = established();
+        s.tp.ssthresh = 20;
+        let t = 2 * RTT;
+        let mut out = vec![];
+        for k in 1..=3 {
+            s.on_ack(t, &ack(0, k), &mut out);
+        }
+        assert_eq!((s.tp.ca_state, s.tp.ssthresh, s.stats.retransmissions), (CaState::Recovery, 5, 1));
+        // The delayed original arrives: everything up to 10 is ACKed.
+        s.on_ack(t + 1_000_000, &ack(10, NO_SACK), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery, "a partial ACK: no evidence yet");
+        let mut d = ack(10, NO_SACK);
+        d.sack.push(0, 1); // D-SACK of the retransmission
+        s.on_ack(t + RTT / 2, &d, &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!(s.tp.ssthresh, 20);
+        assert!(s.tp.cwnd >= 10, "cwnd {}", s.tp.cwnd);
+        assert_eq!((s.stats.undos, s.stats.dsack_segs), (1, 1));
+    }
+
+    #[test]
     fn rto_marks_everything_lost_sets_cwnd_one_and_backs_off() {
         let (mut s, _) = established();
         let mut out = vec![];
