@@ -70,31 +70,34 @@ pub const MAX_SACK_BLOCKS: usize = 3;
 
 /// The SACK option of an ACK: blocks [start, end) of segment numbers, in the
 /// order the receiver sends them (D-SACK first, then the most recent block).
+/// Unused slots are empty blocks (start == end), so the option is 24 bytes.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct SackOpt {
-    len: u8,
     /// Low 32 bits of (start, end), widened by [`SackOpt::block`].
     blocks: [[u32; 2]; MAX_SACK_BLOCKS],
 }
 
 impl SackOpt {
     /// No SACK option.
-    pub const NONE: SackOpt = SackOpt { len: 0, blocks: [[0; 2]; MAX_SACK_BLOCKS] };
+    pub const NONE: SackOpt = SackOpt { blocks: [[0; 2]; MAX_SACK_BLOCKS] };
 
-    /// Append block [start, end); ignored when the option is full.
+    /// Append block [start, end) (start < end); ignored when the option is full.
+    #[inline]
     pub fn push(&mut self, start: u64, end: u64) {
-        if (self.len as usize) < MAX_SACK_BLOCKS {
-            self.blocks[self.len as usize] = [start as u32, end as u32];
-            self.len += 1;
+        let n = self.len();
+        if n < MAX_SACK_BLOCKS {
+            self.blocks[n] = [start as u32, end as u32];
         }
     }
 
+    #[inline]
     pub fn len(&self) -> usize {
-        self.len as usize
+        self.blocks.iter().take_while(|b| b[0] != b[1]).count()
     }
 
+    #[inline]
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.blocks[0][0] == self.blocks[0][1]
     }
 
     /// Block `i` as full segment numbers, given the ACK's cumulative `ack`
@@ -151,6 +154,6 @@ mod tests {
         o.push(ack + 30, ack + 31); // full: ignored
         assert_eq!(o.len(), MAX_SACK_BLOCKS);
         assert_eq!((0..3).map(|i| o.block(i, ack)).collect::<Vec<_>>(), vec![(ack - 7, ack - 6), (ack + 3, ack + 9), (ack + 20, ack + 21)]);
-        assert!(std::mem::size_of::<SackOpt>() <= 28, "no allocation, a few words per packet");
+        assert_eq!(std::mem::size_of::<SackOpt>(), 24, "no allocation: three 8-byte blocks per packet");
     }
 }

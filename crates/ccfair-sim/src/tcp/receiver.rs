@@ -260,8 +260,12 @@ impl Receiver {
 
     /// The ACK's SACK option: the D-SACK first, then the most recent blocks,
     /// as many as fit (`tcp_established_options`, `tcp_options_write`).
+    #[inline]
     fn sack_option(&mut self) -> SackOpt {
         let mut opt = SackOpt::NONE;
+        if self.num_sacks == 0 && self.dsack.is_none() {
+            return opt;
+        }
         if let Some((s, e)) = self.dsack.take() {
             opt.push(s, e);
         }

@@ -729,6 +729,7 @@ impl Sender {
         let mut seq_rtt: Option<u64> = None; // oldest cumulatively ACKed, never retransmitted
 
         // Cumulative ACK (tcp_clean_rtx_queue).
+        let in_loss = self.tp.ca_state == CaState::Loss;
         let ack = p.ack.min(self.tp.snd_nxt);
         while self.tp.snd_una < ack {
             let seq = self.tp.snd_una;
@@ -745,7 +746,8 @@ impl Sender {
                     let r = now - seg.sent_ns;
                     seq_rtt.get_or_insert(r);
                     acc.ca_rtt = Some(r);
-                    acc.flags.orig_sack_acked |= seq < self.high_seq;
+                    // FLAG_ORIG_SACK_ACKED (read only in Loss, by F-RTO).
+                    acc.flags.orig_sack_acked |= in_loss && seq < self.high_seq;
                 }
             }
             if seg.flags & F_LOST != 0 {
@@ -794,7 +796,11 @@ impl Sender {
         }
 
         let lost_before = self.tp.lost;
-        self.fastretrans_alert(now, &flags, ece);
+        // tcp_ack_is_dubious: an ACK in Open that only advances snd_una skips
+        // the recovery state machine (and RACK), as in Linux.
+        if !una_advanced || flags.data_sacked || flags.dsacking || ece || self.tp.ca_state != CaState::Open {
+            self.fastretrans_alert(now, &flags, ece);
+        }
         let newly_lost = (self.tp.lost - lost_before) as u32;
 
         let mut rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, &rate);
@@ -932,13 +938,19 @@ impl Sender {
             used[n_used] = (start, end);
             n_used += 1;
         }
-        used[..n_used].sort_unstable();
+        if n_used > 1 {
+            used[..n_used].sort_unstable();
+        }
         self.sack_cache = used;
         self.sack_cache_len = n_used;
     }
 
     /// Tag [start, end) except what the cached blocks of the previous ACK cover.
     fn sacktag_uncached(&mut self, now: TimeNs, start: u64, end: u64, acc: &mut AckAcc) {
+        let cache = &self.sack_cache[..self.sack_cache_len];
+        if cache.iter().any(|&(cs, ce)| cs <= start && end <= ce) {
+            return; // reported before: nothing new
+        }
         let mut cur = start;
         for k in 0..self.sack_cache_len {
             let (cs, ce) = self.sack_cache[k];
