@@ -7,6 +7,12 @@
 //! - SACK scoreboard per segment: sacked / lost / retransmitted flags and the
 //!   counters `packets_out`, `sacked_out`, `lost_out`, `retrans_out`, with
 //!   in_flight = out - (sacked + lost) + retrans (`tcp_packets_in_flight`).
+//!   Every SACK block of an ACK is used (RFC 2018, Linux
+//!   `tcp_sacktag_write_queue` / `tcp_sacktag_one`, skipping what the previous
+//!   ACK's blocks covered, `recv_sack_cache`); a first block below the
+//!   cumulative ACK or inside the second is a D-SACK (RFC 2883,
+//!   `tcp_check_dsack`, `tcp_dsack_seen`): it counts a spurious
+//!   retransmission (`undo_retrans`) and a delivery.
 //! - Loss detection by RACK (RFC 8985): a segment is lost when a segment sent
 //!   later was delivered and it is older than RACK.rtt + reo_wnd. As in Linux
 //!   without observed reordering, reo_wnd = 0 once in recovery or when
@@ -15,7 +21,18 @@
 //! - Fast recovery with PRR (RFC 6937, Linux `tcp_cwnd_reduction`), recovery
 //!   point = snd_nxt at entry; on exit cwnd = ssthresh (`tcp_end_cwnd_reduction`).
 //! - RTO (RFC 6298 with Linux's 200 ms minimum, see rtt.rs), exponential
-//!   backoff, `tcp_enter_loss`: every unSACKed segment is marked lost, cwnd = 1.
+//!   backoff, `tcp_enter_loss`: every unSACKed segment not sent within the
+//!   last RACK.rtt is marked lost (`tcp_timeout_mark_lost`), cwnd = in_flight + 1.
+//! - Recovery state machine as `tcp_fastretrans_alert` (no Disorder state):
+//!   only "dubious" ACKs enter it (`tcp_ack_is_dubious`). Undo of spurious
+//!   reductions (`tcp_undo_cwnd_reduction`: cwnd from the CCA's `undo_cwnd`,
+//!   ssthresh = max(ssthresh, prior_ssthresh)) when D-SACKs show every
+//!   retransmission spurious (`tcp_try_undo_dsack`), when the echoed
+//!   timestamp predates the first retransmission (Eifel, RFC 3522,
+//!   `tcp_packet_delayed`, `tcp_try_undo_recovery` / `_partial` / `_loss`),
+//!   or by F-RTO after an RTO (RFC 5682 section 3.1, SACK variant,
+//!   `tcp_process_loss`: new data first, undo if never-retransmitted data is
+//!   then (S)ACKed). ECN reductions are never undone (`prior_ssthresh = 0`).
 //! - Delivery-rate samples as Linux tcp_rate.c (`tcp_rate_skb_sent`,
 //!   `tcp_rate_skb_delivered`, `tcp_rate_gen`), consumed by BBR.
 //! - Pacing (Linux internal pacing / fq): the next packet leaves no earlier than
@@ -36,7 +53,10 @@
 //! - Tail loss probe (RFC 8985 section 7, Linux tcp_schedule_loss_probe):
 //!   PTO = 2 SRTT + 2 ms (+200 ms with one packet out), capped by the RTO;
 //!   probe with new data or the highest segment, once per episode.
-//! Simplifications are listed in docs/fidelity.md (no DSACK, no undo).
+//!   A probe's retransmission is not an outstanding retransmission nor
+//!   counted for undo (`__tcp_retransmit_skb`); its D-SACK ends the episode
+//!   (`FLAG_DSACK_TLP`).
+//! Simplifications are listed in docs/fidelity.md (Sender).
 
 use std::collections::VecDeque;
 
