@@ -15,11 +15,9 @@ once in ns-3 (one subprocess of the venv's Python running this file with
 ``--worker``, all ns-3 runs in sequence) and once in ccfair (seed 1, no start jitter), and prints a
 Markdown table: goodput (Mbit/s), JFI and bottleneck drops per simulator.
 
-ns-3 topology: sender(s) -1 Gbit/s, 2 ms- router -10 Mbit/s, 21 ms- router
--1 Gbit/s, 2 ms- receiver(s); the bottleneck is a 42-packet FifoQueueDisc
-in front of a 1-packet device queue (a plain FIFO, as ccfair's drop-tail). TCP as close to Linux/ccfair as ns-3's attributes allow:
-MSS 1448, initial cwnd 10, SACK and timestamps on, delayed ACK every 2nd
-segment, minimum RTO 200 ms, 4 MB socket buffers, PRR recovery (default).
+ns-3 topology and TCP settings: bench/ns3_dumbbell.py (10 Mbit/s, 21 ms
+bottleneck with a 42-packet FifoQueueDisc in front of a 1-packet device queue,
+a plain FIFO as ccfair's drop-tail; 4 MB socket buffers, PRR recovery).
 """
 
 from __future__ import annotations
@@ -66,78 +64,16 @@ B_START_S = 5
 
 def ns3_run(tid: str, nflows: int) -> dict:
     """One dumbbell run in ns-3 (called inside the ns-3 venv)."""
-    from ns import ns  # type: ignore[import-not-found]
+    from ns3_dumbbell import build
 
-    # Several runs share one process: start each from fresh address state.
-    ns.Ipv4AddressGenerator.Reset()
-    ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(1448))
-    ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
-    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
-    ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(4 << 20))
-    ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(4 << 20))
-    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    ns.Config.SetDefault("ns3::TcpL4Protocol::SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(tid)))
-
-    senders, receivers, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
-    senders.Create(nflows)
-    receivers.Create(nflows)
-    routers.Create(2)
-    stack = ns.InternetStackHelper()
-    stack.Install(senders)
-    stack.Install(receivers)
-    stack.Install(routers)
-
-    access = ns.PointToPointHelper()
-    access.SetDeviceAttribute("DataRate", ns.StringValue("1Gbps"))
-    access.SetChannelAttribute("Delay", ns.StringValue("2ms"))
-    bottleneck = ns.PointToPointHelper()
-    bottleneck.SetDeviceAttribute("DataRate", ns.StringValue(f"{RATE_BPS}bps"))
-    bottleneck.SetChannelAttribute("Delay", ns.StringValue(f"{RTT_MS // 2 - 4}ms"))
-    # The device holds 1 packet (the one being serialized); the FIFO queue
-    # disc holds the other 42 (installed before Assign, so ns-3 does not add
-    # its default FqCoDel).
-    bottleneck.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.StringValue("1p"))
-
-    addr = ns.Ipv4AddressHelper()
-    bdevs = bottleneck.Install(routers.Get(0), routers.Get(1))
-    tch = ns.TrafficControlHelper()
-    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.StringValue(f"{QUEUE_PKTS}p"))
-    qdiscs = tch.Install(bdevs)
-    addr.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
-    addr.Assign(bdevs)
-    rx_ifaces = []
-    for i in range(nflows):
-        d1 = access.Install(senders.Get(i), routers.Get(0))
-        addr.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
-        addr.Assign(d1)
-        d2 = access.Install(routers.Get(1), receivers.Get(i))
-        addr.SetBase(ns.Ipv4Address(f"10.2.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
-        rx_ifaces.append(addr.Assign(d2))
-    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
-
-    sinks = []
-    port = 5000
-    for i in range(nflows):
-        sink_helper = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
-        sapps = sink_helper.Install(receivers.Get(i))
-        sapps.Start(ns.Seconds(0))
-        sinks.append(ns.DynamicCast[ns.PacketSink](sapps.Get(0)))
-        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(rx_ifaces[i].GetAddress(1), port).ConvertTo())
-        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-        bulk.SetAttribute("SendSize", ns.UintegerValue(1448))
-        bapps = bulk.Install(senders.Get(i))
-        bapps.Start(ns.Seconds(0 if i == 0 else B_START_S))
-
-    queue = ns.DynamicCast[ns.PointToPointNetDevice](bdevs.Get(0)).GetQueue()
-    qdisc = qdiscs.Get(0)
+    starts = [0.0 if i == 0 else B_START_S for i in range(nflows)]
+    net = build([tid] * nflows, rate_bps=RATE_BPS, rtt_ms=RTT_MS, starts_s=starts, qdisc_attrs={"MaxSize": f"{QUEUE_PKTS}p"})
     window = SINGLE_WINDOW if nflows == 1 else PAIR_WINDOW
     marks = {}
     for t in sorted({window[0], window[1]}):
-        ns.Simulator.Stop(ns.Seconds(t) - ns.Simulator.Now())
-        ns.Simulator.Run()
-        marks[t] = ([s.GetTotalRx() for s in sinks], queue.GetTotalDroppedPackets() + qdisc.GetStats().nTotalDroppedPackets)
-    ns.Simulator.Destroy()
+        net.run_until(t)
+        marks[t] = (net.received(), net.drops())
+    net.ns.Simulator.Destroy()
     span = window[1] - window[0]
     goodput = [(marks[window[1]][0][i] - marks[window[0]][0][i]) * 8 / span for i in range(nflows)]
     return {"goodput_bps": goodput, "drops": int(marks[window[1]][1])}

@@ -4,7 +4,7 @@
     python bench/ns3_speed.py [--reps 3] [--only s0|cubic10]
 
 Scenarios (both simulators run each one; the same dumbbell, the same TCP settings
-as far as ns-3's attributes allow, see bench/ns3_crosscheck.py for the mapping):
+as far as ns-3's attributes allow: bench/ns3_dumbbell.py):
 
 - ``s0``: S0's base case: CUBIC vs BBR, 10 Mbit/s, 50 ms RTT, 0.5 BDP drop-tail
   (21 packets of 1500 bytes), 45 s, B starts at 5 s;
@@ -62,71 +62,25 @@ NS3_TCP = {"cubic": "ns3::TcpCubic", "bbr": "ns3::TcpBbr", "reno": "ns3::TcpNewR
 
 def ns3_run(sc: Scenario) -> dict[str, Any]:
     """One dumbbell run in ns-3; wall time of Simulator::Run only."""
-    from ns import ns  # type: ignore[import-not-found]
+    from ns3_dumbbell import build
 
-    ns.Ipv4AddressGenerator.Reset()
-    ns.Config.SetDefault("ns3::TcpSocket::SegmentSize", ns.UintegerValue(1448))
-    ns.Config.SetDefault("ns3::TcpSocket::InitialCwnd", ns.UintegerValue(10))
-    ns.Config.SetDefault("ns3::TcpSocket::DelAckCount", ns.UintegerValue(2))
-    ns.Config.SetDefault("ns3::TcpSocket::SndBufSize", ns.UintegerValue(16 << 20))
-    ns.Config.SetDefault("ns3::TcpSocket::RcvBufSize", ns.UintegerValue(16 << 20))
-    ns.Config.SetDefault("ns3::TcpSocketBase::MinRto", ns.TimeValue(ns.MilliSeconds(200)))
-    ns.Config.SetDefault("ns3::TcpSocketBase::Sack", ns.BooleanValue(True))
-    n = len(sc.ccas)
-    senders, receivers, routers = ns.NodeContainer(), ns.NodeContainer(), ns.NodeContainer()
-    senders.Create(n)
-    receivers.Create(n)
-    routers.Create(2)
-    stack = ns.InternetStackHelper()
-    for c in (senders, receivers, routers):
-        stack.Install(c)
-    access = ns.PointToPointHelper()
-    access.SetDeviceAttribute("DataRate", ns.StringValue(f"{sc.rate_bps * 10}bps"))
-    access.SetChannelAttribute("Delay", ns.StringValue("2ms"))
-    bottleneck = ns.PointToPointHelper()
-    bottleneck.SetDeviceAttribute("DataRate", ns.StringValue(f"{sc.rate_bps}bps"))
-    bottleneck.SetChannelAttribute("Delay", ns.StringValue(f"{sc.rtt_ms // 2 - 4}ms"))
-    bottleneck.SetQueue("ns3::DropTailQueue<Packet>", "MaxSize", ns.StringValue("1p"))
-    addr = ns.Ipv4AddressHelper()
-    bdevs = bottleneck.Install(routers.Get(0), routers.Get(1))
-    tch = ns.TrafficControlHelper()
-    tch.SetRootQueueDisc("ns3::FifoQueueDisc", "MaxSize", ns.StringValue(f"{sc.queue_pkts}p"))
-    tch.Install(bdevs)
-    addr.SetBase(ns.Ipv4Address("10.0.0.0"), ns.Ipv4Mask("255.255.255.0"))
-    addr.Assign(bdevs)
-    rx = []
-    for i in range(n):
-        d1 = access.Install(senders.Get(i), routers.Get(0))
-        addr.SetBase(ns.Ipv4Address(f"10.1.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
-        addr.Assign(d1)
-        d2 = access.Install(routers.Get(1), receivers.Get(i))
-        addr.SetBase(ns.Ipv4Address(f"10.2.{i}.0"), ns.Ipv4Mask("255.255.255.0"))
-        rx.append(addr.Assign(d2))
-    ns.Ipv4GlobalRoutingHelper.PopulateRoutingTables()
-    sinks = []
-    for i, cca in enumerate(sc.ccas):
-        # Per-node CCA: the socket type of each sender's TCP stack.
-        tcp = senders.Get(i).GetObject[ns.TcpL4Protocol]()
-        tcp.SetAttribute("SocketType", ns.TypeIdValue(ns.TypeId.LookupByName(NS3_TCP[cca])))
-        port = 5000 + i
-        sink = ns.PacketSinkHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(ns.Ipv4Address.GetAny(), port).ConvertTo())
-        sapps = sink.Install(receivers.Get(i))
-        sapps.Start(ns.Seconds(0))
-        sinks.append(ns.DynamicCast[ns.PacketSink](sapps.Get(0)))
-        bulk = ns.BulkSendHelper("ns3::TcpSocketFactory", ns.InetSocketAddress(rx[i].GetAddress(1), port).ConvertTo())
-        bulk.SetAttribute("MaxBytes", ns.UintegerValue(0))
-        bulk.SetAttribute("SendSize", ns.UintegerValue(1448))
-        bapps = bulk.Install(senders.Get(i))
-        bapps.Start(ns.Seconds(sc.starts_s[i]))
+    net = build(
+        [NS3_TCP[c] for c in sc.ccas],
+        rate_bps=sc.rate_bps,
+        rtt_ms=sc.rtt_ms,
+        starts_s=list(sc.starts_s),
+        qdisc_attrs={"MaxSize": f"{sc.queue_pkts}p"},
+        access_bps=sc.rate_bps * 10,
+        sockbuf_bytes=16 << 20,
+    )
     wall = 0.0
     marks = []
     for t in sc.window_s:
-        ns.Simulator.Stop(ns.Seconds(t) - ns.Simulator.Now())
         t0 = time.perf_counter()
-        ns.Simulator.Run()
+        net.run_until(t)
         wall += time.perf_counter() - t0
-        marks.append([s.GetTotalRx() for s in sinks])
-    ns.Simulator.Destroy()
+        marks.append(net.received())
+    net.ns.Simulator.Destroy()
     span = sc.window_s[1] - sc.window_s[0]
     goodput = sum(b - a for a, b in zip(marks[0], marks[1])) * 8 / span
     return {"wall_s": wall, "goodput_bps": goodput}

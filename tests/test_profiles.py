@@ -115,12 +115,27 @@ def test_builtin_initial_windows_follow_their_sources() -> None:
     assert profiles.BUILTIN["cp-bbr"]["cca"] == "bbr"
 
 
-def test_tso_is_refused_by_the_simulator_naming_the_field_and_profile() -> None:
-    s = spec(profiles={"cp": {"cca": "bbr", "tso": 4}})
-    with pytest.raises(SpecError) as e:
-        ccfair.run(s)
-    assert e.value.field == "flows.1.tso"
-    assert "profile 'cp'" in e.value.message
+def test_tso_reaches_the_simulator_as_gso_max_segs() -> None:
+    # issue 13: the simulator models TSO/GSO for every flow; tso = N caps a burst at N
+    # segments (the device's gso_max_segs), false = 1 (off), true/unset = Linux autosizing.
+    assert "tso_max_segs" not in flow_config(spec(), 1)
+    assert flow_config(spec(profiles={"cp": {"cca": "bbr", "tso": 4}}), 1)["tso_max_segs"] == 4
+    assert flow_config(spec(profiles={"cp": {"cca": "cubic", "tso": False}}), 1)["tso_max_segs"] == 1
+    assert "tso_max_segs" not in flow_config(spec(profiles={"cp": {"cca": "cubic", "tso": True}}), 1)
+    off = ccfair.run(spec(profiles={"cp": {"cca": "cubic", "tso": False}}))
+    on = ccfair.run(spec(profiles={"cp": {"cca": "cubic"}}))
+    assert off.flows["bytes"].tolist() != on.flows["bytes"].tolist(), "TSO bursts change an unpaced CUBIC flow"
+
+
+def test_gro_is_a_simulator_window_and_refused_by_the_testbed() -> None:
+    d = copy.deepcopy(BASE)
+    d["flows"][0]["gro"] = True
+    s = Spec.from_dict(d)
+    assert flow_config(s, 0)["gro_ns"] == 50_000 and "gro_ns" not in flow_config(s, 1)
+    d["flows"][0]["gro"] = "20us"
+    assert flow_config(Spec.from_dict(d), 0)["gro_ns"] == 20_000
+    assert [f for f, _ in profiles.unsupported(s, "testbed")] == ["flows.0.gro"]
+    assert profiles.unsupported(s, "sim") == []
 
 
 def test_url_is_refused_by_the_simulator() -> None:

@@ -260,18 +260,19 @@ def apply_profiles(data: Any) -> Any:
 #: set to anything but its default on a flow is refused by check_backend.
 UNSUPPORTED: dict[str, dict[str, str]] = {
     "sim": {
-        "tso": "the simulator does not model TSO/GSO segment bursts of the sender (only pacing-slot bursts of paced flows, "
-        "docs/fidelity.md); remove tso or run with --backend testbed",
         "url": "the simulator cannot fetch a remote URL; remove url (the flow's cca/profile is then simulated as a local server) "
         "or run with --backend testbed",
     },
     # The testbed applies every profile field (python/ccfair/testbed/runner.py apply_stack,
     # httpagent.py); settings a remote URL's server does not let it apply are refused there.
-    "testbed": {},
+    "testbed": {
+        "gro": "the testbed switches GRO off on every veth (python/ccfair/testbed/netns.py), and one receiver "
+        "device serves every flow; remove gro or run on the simulator",
+    },
 }
 
 #: Values of a flow key that every backend applies (nothing to refuse).
-_NEUTRAL: dict[str, tuple[Any, ...]] = {"tso": (None,), "url": (None,), "min_rto": (None,), "kind": ("bulk",)}
+_NEUTRAL: dict[str, tuple[Any, ...]] = {"tso": (None,), "gro": (0,), "url": (None,), "min_rto": (None,), "kind": ("bulk",)}
 
 
 def unsupported(spec: Any, backend: str) -> list[tuple[str, str]]:

@@ -114,6 +114,18 @@ def _optional(parse: typing.Callable[[object], Any]) -> typing.Callable[[object]
     return check
 
 
+#: GRO's NAPI poll window for ``gro = true``: 50 us, the interrupt throttling of S3's
+#: Intel XL710 NICs (Linux i40e driver: I40E_ITR_20K, 20 000 interrupts/s).
+GRO_WINDOW_NS = 50_000
+
+
+def parse_gro(value: object) -> int:
+    """``false`` (off), ``true`` (a :data:`GRO_WINDOW_NS` poll window) or the window as a time."""
+    if isinstance(value, bool):
+        return GRO_WINDOW_NS if value else 0
+    return parse_time(value)
+
+
 def _opt_format(fmt: typing.Callable[[Any], str]) -> typing.Callable[[Any], str | None]:
     return lambda v: None if v is None else fmt(v)
 
@@ -507,6 +519,9 @@ class Flow(_Model):
     min_rto: OptionalPositiveTime = None
     #: TSO/GSO bursts: true = Linux autosizing, false = off, N = at most N segments; None = backend default.
     tso: Annotated[bool | int | None, PlainValidator(_optional(profiles.parse_tso))] = None
+    #: GRO receive coalescing at the receiver: its NAPI poll window in ns (0 = off, the default;
+    #: ``true`` = GRO_WINDOW_NS). Simulator only (the testbed's veths have GRO off).
+    gro: Annotated[int, PlainValidator(parse_gro), _TimeOut] = 0
     #: "bulk" (ccfair's sender) or "http" (a download from an HTTP server; testbed).
     kind: Literal["bulk", "http"] = "bulk"
     #: HTTP version of an http flow: "1.1" or "2" (default "2", as S0's h2load).
@@ -875,6 +890,8 @@ class Spec(_Model):
                     "transport": f.transport or ("dccp" if f.cca == "ccid2" else "tcp"),
                     # only when set: run ids (sweep.run_id_of) of runs without it stay as they were
                     **({"min_rto_ns": f.min_rto} if f.min_rto is not None else {}),
+                    **({"tso_max_segs": 1 if f.tso is False else f.tso} if f.tso is not None and f.tso is not True else {}),
+                    **({"gro_ns": f.gro} if f.gro else {}),
                 }
                 for _, name, f in self.expand_flows()
             ]

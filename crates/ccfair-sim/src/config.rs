@@ -158,6 +158,21 @@ pub struct FlowConfig {
     /// Minimum retransmission timeout (Linux route `rto_min`); None = TCP_RTO_MIN, 200 ms.
     #[serde(default)]
     pub min_rto_ns: Option<u64>,
+    /// TSO/GSO: at most this many segments per burst (the device's
+    /// `gso_max_segs`); None = Linux autosizing (`tcp_tso_autosize`, up to
+    /// 64 KB), 1 = TSO/GSO off (one segment per send).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tso_max_segs: Option<u32>,
+    /// GRO-style receive coalescing at the receiver (tcp/receiver.rs): the
+    /// NAPI poll window, ns, within which back-to-back in-order segments
+    /// merge into one skb (one ACK); 0 = off (the default, as the testbed's
+    /// veths and a veth's default on Linux 6.18).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub gro_ns: u64,
+}
+
+fn is_zero(v: &u64) -> bool {
+    *v == 0
 }
 
 /// A flow's transport protocol: TCP, or DCCP with CCID 2 (dccp/, RFC 4340/4341).
@@ -280,6 +295,12 @@ impl RunConfig {
             if f.size_bytes == Some(0) {
                 return Err(SimError::Invalid { field: field("size"), msg: "must be > 0 bytes, got 0".into() });
             }
+            if f.tso_max_segs == Some(0) {
+                return Err(SimError::Invalid {
+                    field: field("tso"),
+                    msg: "must be true (autosizing), false (off) or a segment count >= 1, got 0".into(),
+                });
+            }
             if f.min_rto_ns == Some(0) {
                 return Err(SimError::Invalid { field: field("min_rto"), msg: "must be > 0".into() });
             }
@@ -330,6 +351,12 @@ fn check_transport(f: &FlowConfig) -> Result<(), (&'static str, String)> {
         }
         if f.min_rto_ns.is_some() {
             return Err(("min_rto", "not supported with transport 'dccp' (CCID 2 keeps its own RTO)".into()));
+        }
+        if f.tso_max_segs.is_some() {
+            return Err(("tso", "not supported with transport 'dccp' (datagrams are not segmented)".into()));
+        }
+        if f.gro_ns > 0 {
+            return Err(("gro", "not supported with transport 'dccp' (no TCP receive coalescing)".into()));
         }
         if matches!(f.ecn, Some(EcnMode::Classic) | Some(EcnMode::Scalable)) {
             return Err(("ecn", "not supported with transport 'dccp' (allowed: 'off' or omitted)".into()));

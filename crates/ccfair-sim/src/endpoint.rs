@@ -111,6 +111,20 @@ impl FlowReceiver {
             FlowReceiver::Dccp(r) => &mut r.delack_timer,
         }
     }
+    /// The GRO flush timer (TCP receivers with coalescing on).
+    pub fn gro_timer(&mut self) -> Option<&mut Timer> {
+        match self {
+            FlowReceiver::Tcp(r) if r.gro_on() => Some(&mut r.gro_timer),
+            _ => None,
+        }
+    }
+    /// End of a NAPI poll: deliver the held GRO batch; returns segments delivered in order.
+    pub fn on_gro_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) -> u64 {
+        match self {
+            FlowReceiver::Tcp(r) => r.gro_flush(now, out),
+            FlowReceiver::Dccp(_) => 0,
+        }
+    }
     pub fn mss_bytes(&self) -> u32 {
         match self {
             FlowReceiver::Tcp(r) => r.mss_bytes,

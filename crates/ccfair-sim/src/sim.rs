@@ -47,6 +47,8 @@ enum Ev {
     Pace(u32),
     Reo(u32),
     Delack(u32),
+    /// GRO: the NAPI poll window of flow `f`'s receiver ends (flush).
+    Gro(u32),
     Start(u32),
     Sample,
 }
@@ -248,11 +250,14 @@ impl Simulation {
                         rate_cap_bps: f.rate_cap_bps,
                         ecn,
                         rto_min_ns: f.min_rto_ns.unwrap_or(crate::tcp::rtt::RTO_MIN_NS),
+                        gso_max_segs: f.tso_max_segs.unwrap_or(crate::tcp::sender::GSO_MAX_SEGS),
                     },
                     cca,
                 )));
                 receivers.push(FlowReceiver::Tcp(
-                    Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts).with_ecn(ecn),
+                    Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts)
+                        .with_ecn(ecn)
+                        .with_gro(f.gro_ns, HEADER_BYTES),
                 ));
             }
             let jitter =
@@ -358,6 +363,9 @@ impl Simulation {
         }
         let r = &mut self.receivers[flow as usize];
         r.delack_timer().sync(&mut self.q, Ev::Delack(flow));
+        if let Some(t) = r.gro_timer() {
+            t.sync(&mut self.q, Ev::Gro(flow));
+        }
     }
 
     fn sync_sender_timers(&mut self, flow: u32) {
@@ -553,6 +561,16 @@ impl Simulation {
                 let r = &mut self.receivers[f as usize];
                 if r.delack_timer().on_pop(now, &mut self.q, Ev::Delack(f)) == TimerPop::Fire {
                     r.on_delack_timer(now, &mut self.out);
+                    self.flush_receiver_out(f, now);
+                }
+            }
+            Ev::Gro(f) => {
+                let r = &mut self.receivers[f as usize];
+                if r.gro_timer().is_some_and(|t| t.on_pop(now, &mut self.q, Ev::Gro(f)) == TimerPop::Fire) {
+                    let n = r.on_gro_timer(now, &mut self.out);
+                    if n > 0 {
+                        self.account_delivery(f, n, now);
+                    }
                     self.flush_receiver_out(f, now);
                 }
             }

@@ -1303,19 +1303,20 @@ impl super::Cca for Bbr2 {
     }
 }
 
+/// Test fixtures shared by the BBRv2 and BBRv3 tests (one machine, two profiles).
 #[cfg(test)]
-mod tests {
+pub(crate) mod testkit {
     use super::*;
     use crate::cc::testutil::tp;
 
     /// 10 Mbit/s of 1500-byte packets = 0.8333 packets/ms: bw in pkts/µs << 24.
-    fn bw_10mbit() -> u64 {
+    pub(crate) fn bw_10mbit() -> u64 {
         (10_000_000u128 * BW_UNIT as u128 / (1500 * 8 * 1_000_000)) as u64
     }
 
-    /// A BBRv2 in PROBE_BW with a 50 ms min RTT, 10 Mbit/s (BDP ~42 packets).
-    fn steady(phase: Phase) -> (Bbr2, TcpCc) {
-        let mut b = Bbr2::new(1);
+    /// `b` (a fresh BBRv2 or BBRv3) put in PROBE_BW `phase` with a 50 ms min RTT at
+    /// 10 Mbit/s (BDP ~42 packets), with the connection state that goes with it.
+    pub(crate) fn steady_from(mut b: Bbr2, phase: Phase) -> (Bbr2, TcpCc) {
         let mut t = tp();
         t.now_ns = 1_000_000_000;
         t.cwnd = 84;
@@ -1339,7 +1340,7 @@ mod tests {
     }
 
     /// A valid rate sample that starts a new round: `delivered` packets in 50 ms.
-    fn round_sample(t: &TcpCc, delivered: u32, ce: u32, lost: u64) -> RateSample {
+    pub(crate) fn round_sample(t: &TcpCc, delivered: u32, ce: u32, lost: u64) -> RateSample {
         RateSample {
             prior_delivered: t.delivered - delivered as u64,
             delivered: delivered as i64,
@@ -1356,10 +1357,22 @@ mod tests {
     }
 
     /// Advance `t` by one round in which `delivered` packets (`ce` CE-marked) arrived.
-    fn deliver(t: &mut TcpCc, delivered: u32, ce: u32) {
+    pub(crate) fn deliver(t: &mut TcpCc, delivered: u32, ce: u32) {
         t.delivered += delivered as u64;
         t.delivered_ce += ce as u64;
         t.now_ns += 50_000_000;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::testkit::{bw_10mbit, deliver, round_sample, steady_from};
+    use super::*;
+    use crate::cc::testutil::tp;
+
+    /// A BBRv2 in PROBE_BW with a 50 ms min RTT, 10 Mbit/s (BDP ~42 packets).
+    fn steady(phase: Phase) -> (Bbr2, TcpCc) {
+        steady_from(Bbr2::new(1), phase)
     }
 
     #[test]

@@ -111,61 +111,15 @@ impl super::Cca for Bbr3 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::bbr::{BBR_SCALE, BW_UNIT};
+    use crate::cc::bbr::BBR_SCALE;
+    use crate::cc::bbr2::testkit::{bw_10mbit, deliver, round_sample, steady_from};
     use crate::cc::bbr2::{Mode, Phase, BETA, ECN_FACTOR, INFLIGHT_HEADROOM, PROBE_RTT_WINDOW_NS};
     use crate::cc::testutil::tp;
-    use crate::cc::{CaState, CongestionControl, RateSample, TcpCc};
-
-    /// 10 Mbit/s of 1500-byte packets in packets/µs << 24.
-    fn bw_10mbit() -> u64 {
-        (10_000_000u128 * BW_UNIT as u128 / (1500 * 8 * 1_000_000)) as u64
-    }
+    use crate::cc::{CaState, CongestionControl, TcpCc};
 
     /// A BBRv3 in PROBE_BW at 10 Mbit/s, 50 ms min RTT (BDP 41.7 packets).
     fn steady(phase: Phase) -> (Bbr2, TcpCc) {
-        let mut b = new(1);
-        let mut t = tp();
-        t.now_ns = 1_000_000_000;
-        t.cwnd = 84;
-        t.delivered = 10_000;
-        b.full_bw_reached = true;
-        b.mode = Mode::ProbeBw;
-        b.phase = phase;
-        b.min_rtt_us = 50_000;
-        b.min_rtt_stamp_ns = t.now_ns;
-        b.probe_rtt_min_us = 50_000;
-        b.probe_rtt_min_stamp_ns = t.now_ns;
-        b.max_bw = [bw_10mbit(), bw_10mbit()];
-        b.alpha_last_delivered = t.delivered;
-        b.loss_round_delivered = t.delivered;
-        b.next_rtt_delivered = t.delivered;
-        b.cycle_start_ns = t.now_ns;
-        b.probe_wait_us = 2_500_000;
-        t.pacing_rate_bytes_per_s = 1_250_000;
-        (b, t)
-    }
-
-    /// A valid rate sample that starts a round: `delivered` packets in 50 ms.
-    fn round_sample(t: &TcpCc, delivered: u32, ce: u32, lost: u64) -> RateSample {
-        RateSample {
-            prior_delivered: t.delivered - delivered as u64,
-            delivered: delivered as i64,
-            interval_ns: 50_000_000,
-            rtt_ns: 50_000_000,
-            acked_sacked: 2,
-            prior_in_flight: 30,
-            delivered_ce: ce,
-            is_ece: ce > 0,
-            tx_in_flight: 42,
-            lost,
-            ..Default::default()
-        }
-    }
-
-    fn deliver(t: &mut TcpCc, delivered: u32, ce: u32) {
-        t.delivered += delivered as u64;
-        t.delivered_ce += ce as u64;
-        t.now_ns += 50_000_000;
+        steady_from(new(1), phase)
     }
 
     fn gains(b: &mut Bbr2, mode: Mode, phase: Phase) -> (u32, u32) {

@@ -84,6 +84,14 @@ pub const TLP_EXTRA_NS: u64 = 2_000_000;
 pub const TLP_DELACK_NS: u64 = 200_000_000;
 /// Linux GSO_LEGACY_MAX_SIZE (64 KB) minus headers.
 pub const GSO_MAX_BYTES: u64 = 65536 - 320;
+/// Linux device default `gso_max_segs` (GSO_MAX_SEGS): no cap below the 64 KB size.
+pub const GSO_MAX_SEGS: u32 = 65535;
+/// Linux `sysctl_tcp_tso_win_divisor` (3 on this kernel, 6.18).
+pub const TSO_WIN_DIVISOR: u64 = 3;
+/// `tcp_tso_should_defer`: defer only if the last transmission is at most this old (NSEC_PER_MSEC).
+pub const TSO_DEFER_RECENT_NS: u64 = 1_000_000;
+/// `tcp_tso_should_defer`: defer only if the next ACK is expected within min(srtt / 2, this).
+pub const TSO_DEFER_ACK_MAX_NS: u64 = 1_000_000;
 
 const F_SACKED: u8 = 1;
 const F_LOST: u8 = 2;
@@ -138,6 +146,9 @@ pub struct SenderConfig {
     pub ecn: EcnMode,
     /// Minimum RTO (Linux route `rto_min`; TCP_RTO_MIN = 200 ms by default).
     pub rto_min_ns: u64,
+    /// Segments per TSO/GSO burst at most (the device's `gso_max_segs`):
+    /// [`GSO_MAX_SEGS`] = Linux autosizing, 1 = TSO/GSO off (one segment per send).
+    pub gso_max_segs: u32,
 }
 
 #[derive(Debug, Clone, Default)]
@@ -162,6 +173,10 @@ pub struct SenderStats {
     pub spurious_rtos: u64,
     /// D-SACKed segments accepted (Linux `dsack_dups` minus dubious ones).
     pub dsack_segs: u64,
+    /// TSO/GSO bursts (skbs) of new data an unpaced sender sent, and how
+    /// often `tcp_tso_should_defer` held data back (see `unpaced_skb_segs`).
+    pub tso_bursts: u64,
+    pub tso_deferrals: u64,
 }
 
 pub struct Sender {
@@ -241,6 +256,8 @@ pub struct Sender {
     sack_cache_len: usize,
     /// Scratch space to rebuild `tsorted` after an undo (kept to reuse its allocation).
     scratch: Vec<(u64, u64)>,
+    /// Time of the last transmission (`tp->tcp_wstamp_ns` of an unpaced flow).
+    last_xmit_ns: u64,
 }
 
 /// What one ACK did (Linux tcp_ack `flag` bits the recovery code reads).
@@ -348,6 +365,7 @@ impl Sender {
             sack_cache: [(0, 0); MAX_SACK_BLOCKS],
             sack_cache_len: 0,
             scratch: Vec::new(),
+            last_xmit_ns: 0,
         }
     }
 
@@ -485,6 +503,14 @@ impl Sender {
                     break;
                 }
                 burst_quota = self.tso_segs();
+            } else if !self.tp.pacing && burst_quota == 0 && rtx.is_none() {
+                match self.unpaced_skb_segs(now) {
+                    Ok(segs) => burst_quota = segs,
+                    Err(deferred_by_cwnd) => {
+                        cwnd_limited |= deferred_by_cwnd;
+                        break;
+                    }
+                }
             }
             burst_quota = burst_quota.saturating_sub(1);
             self.transmit(now, rtx, false, out);
@@ -502,6 +528,61 @@ impl Sender {
             // tcp_write_xmit: one loss probe per tail-loss episode.
             self.schedule_loss_probe(now, false);
         }
+    }
+
+    /// One GSO skb of new data of an unpaced flow (Linux `tcp_write_xmit`):
+    /// `Ok(segments)` to send back to back now (`tcp_cwnd_test`: at most
+    /// half the cwnd and what cwnd allows, at most `tso_segs`), or
+    /// `Err(cwnd_limited)` when `tcp_tso_should_defer` holds the data back
+    /// for a larger burst. With TSO/GSO off (`gso_max_segs` = 1) every
+    /// segment goes at once, as before issue 13.
+    fn unpaced_skb_segs(&mut self, now: TimeNs) -> Result<u32, bool> {
+        let max_segs = self.tso_segs();
+        if max_segs <= 1 {
+            return Ok(1);
+        }
+        if let Some(cwnd_limited) = self.tso_should_defer(now, max_segs) {
+            self.stats.tso_deferrals += 1;
+            return Err(cwnd_limited);
+        }
+        self.stats.tso_bursts += 1;
+        let in_flight = self.in_flight();
+        let cwnd_test = (self.tp.cwnd / 2).max(1).min(self.tp.cwnd.saturating_sub(in_flight));
+        Ok(cwnd_test.clamp(1, max_segs))
+    }
+
+    /// Linux `tcp_tso_should_defer` (tcp_output.c, 6.18, with "tcp: fix
+    /// tcp_tso_should_defer() vs large RTT", 2025): `Some(cwnd_limited)` to
+    /// defer a bulk skb of `max_segs` segments, None to send now. Defers
+    /// while all of: not in Recovery/Loss; the last transmission at most
+    /// 1 ms ago; less than a full skb allowed by cwnd and rwnd; less than
+    /// 1/`tso_win_divisor` of the window allowed; the ACK of the oldest
+    /// outstanding segment due within min(srtt / 2, 1 ms). The skb's last
+    /// data (nothing more from the application fits) goes at once, as
+    /// Linux's FIN/EOR skb (a rate-capped application's partial skb too,
+    /// where Linux would wait for the next write).
+    fn tso_should_defer(&self, now: TimeNs, max_segs: u32) -> Option<bool> {
+        if self.tp.ca_state >= CaState::Recovery || now > self.last_xmit_ns + TSO_DEFER_RECENT_NS {
+            return None;
+        }
+        let send_win = (self.tp.snd_una + self.rwnd as u64).saturating_sub(self.tp.snd_nxt);
+        let cong_win = self.tp.cwnd.saturating_sub(self.in_flight()) as u64;
+        let limit = send_win.min(cong_win);
+        if limit >= max_segs as u64 || self.segs_available(now).saturating_sub(self.tp.snd_nxt) <= limit {
+            return None;
+        }
+        let mss = self.cfg.mss_bytes as u64;
+        let chunk_bytes = (self.rwnd as u64).min(self.tp.cwnd as u64) * mss / TSO_WIN_DIVISOR;
+        if limit * mss >= chunk_bytes {
+            return None;
+        }
+        let head_sent_ns = self.segs.front()?.sent_ns;
+        let srtt = self.rtt.srtt_ns;
+        let how_far_is_the_ack = (head_sent_ns + srtt) as i64 - now as i64;
+        if how_far_is_the_ack > (srtt / 2).min(TSO_DEFER_ACK_MAX_NS) as i64 {
+            return None;
+        }
+        Some(cong_win < send_win)
     }
 
     /// Linux `tcp_schedule_loss_probe` (RFC 8985 section 7.2): arm the
@@ -668,6 +749,7 @@ impl Sender {
         if self.tp.pacing {
             self.next_send_ns = self.next_send_ns.max(now) + self.pacing_gap_ns();
         }
+        self.last_xmit_ns = now;
         if !self.rto_timer.is_armed() {
             self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
         }
@@ -713,11 +795,12 @@ impl Sender {
 
     /// Linux `tcp_tso_autosize`: segments per TSO burst = the data of one
     /// 2^-sk_pacing_shift s (~1 ms) at the pacing rate, at least
-    /// `MIN_TSO_SEGS`, at most a 64 KB GSO packet.
+    /// `MIN_TSO_SEGS`, at most a 64 KB GSO packet and the device's
+    /// `gso_max_segs` (1 = TSO/GSO off).
     pub fn tso_segs(&self) -> u32 {
         let bytes = self.tp.pacing_rate_bytes_per_s >> PACING_SHIFT;
         let max = (GSO_MAX_BYTES / self.cfg.mss_bytes as u64).max(1);
-        ((bytes / self.cfg.mss_bytes as u64).max(MIN_TSO_SEGS)).min(max) as u32
+        (((bytes / self.cfg.mss_bytes as u64).max(MIN_TSO_SEGS)).min(max) as u32).min(self.cfg.gso_max_segs)
     }
 
     /// Linux `tcp_update_pacing_rate` for window-based CCAs that pace.
@@ -1614,6 +1697,7 @@ mod tests {
             rate_cap_bps: None,
             ecn,
             rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
+            gso_max_segs: GSO_MAX_SEGS,
         }
     }
 
@@ -1671,7 +1755,9 @@ mod tests {
 
     #[test]
     fn three_sacks_trigger_fast_retransmit_and_prr_reaches_ssthresh() {
-        let (mut s, _) = established();
+        // TSO off (one segment per send), as RFC 3042 counts: with TSO, Linux
+        // may defer a one-segment allowance (tcp_tso_should_defer, tested below).
+        let (mut s, _) = handshake(SenderConfig { gso_max_segs: 1, ..sender_cfg(EcnMode::Off) }, Box::new(Reno));
         let t = 2 * RTT;
         let mut out = vec![];
         // Segment 0 is lost; 1, 2, 3 arrive and are SACKed.
@@ -1938,6 +2024,59 @@ mod tests {
             let gap = s.pace_timer.deadline.unwrap() - (RTT + 1);
             assert_eq!(gap, segs as u64 * (1448 * 1_000_000_000 / rate_bytes_per_s));
         }
+    }
+
+    /// An unpaced Reno sender with cwnd = ssthresh = `cwnd` and its 1000-segment
+    /// receive window filled at RTT; then ACKs of 2 segments each, `gap_ns`
+    /// apart from 2 RTT. Returns the segments each ACK released.
+    fn ack_clocked_bursts(gso_max_segs: u32, cwnd: u32, gap_ns: u64, acks: u64) -> Vec<usize> {
+        let (mut s, _) = handshake(SenderConfig { gso_max_segs, ..sender_cfg(EcnMode::Off) }, Box::new(Reno));
+        s.tp.cwnd = cwnd;
+        s.tp.ssthresh = cwnd;
+        let mut out = vec![];
+        s.on_pace_timer(RTT, &mut out);
+        assert_eq!(s.tp.snd_nxt, 1000.min(cwnd as u64), "the first window leaves at once");
+        (0..acks)
+            .map(|k| {
+                out.clear();
+                s.on_ack(2 * RTT + k * gap_ns, &ack(2 * (k + 1), NO_SACK), &mut out);
+                out.len()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn unpaced_tso_bursts_follow_tcp_tso_autosize_of_tcp_update_pacing_rate() {
+        // Linux sets sk_pacing_rate for every flow (tcp_update_pacing_rate:
+        // 120 % of cwnd x mss / srtt in congestion avoidance) and sizes TSO
+        // skbs from it (tcp_tso_autosize: rate >> 10, >= 2 segments, <= 64 KB).
+        // An unpaced flow then defers small allowances (tcp_tso_should_defer:
+        // the last send was < 1 ms ago, the head's ACK is due, less than a
+        // full skb and less than cwnd/3 allowed) and sends full skbs. srtt =
+        // 100 ms, ACKs of 2 segments every 10 us (fewer than cwnd / 2 ACKs):
+        for (cwnd, segs, acks) in [
+            (100u32, 2usize, 45u64), // 1.74 MB/s: 1697 B per ms -> the 2-segment minimum
+            (700, 8, 45),            // 12.2 MB/s: 11878 B per ms -> 8 x 1448 B
+            (4000, 45, 150),         // 69.5 MB/s: capped at (65536 - 320) / 1448 = 45
+        ] {
+            let bursts = ack_clocked_bursts(GSO_MAX_SEGS, cwnd, 10_000, acks);
+            assert_eq!(bursts[0], 2, "the first ACK after 100 ms of silence sends at once");
+            let later: Vec<usize> = bursts[1..].iter().copied().filter(|&b| b > 0).collect();
+            assert!(later.len() >= 3 && later.iter().all(|&b| b == segs), "cwnd {cwnd}: bursts {later:?}, want {segs}");
+        }
+        // TSO/GSO off (gso_max_segs 1): each ACK's allowance leaves at once.
+        assert!(ack_clocked_bursts(1, 4000, 10_000, 50).iter().all(|&b| b == 2));
+    }
+
+    #[test]
+    fn unpaced_tso_defers_at_most_one_millisecond_after_the_last_send() {
+        // tcp_tso_should_defer: "allowing defer only if the last write was
+        // recent (1 ms)". ACKs every 100 us: 2 segments go at the first ACK,
+        // then nothing until the ACK more than 1 ms after that send (the
+        // 11th), which sends the 22 segments allowed by then, and so on.
+        let bursts = ack_clocked_bursts(GSO_MAX_SEGS, 4000, 100_000, 34);
+        let sends: Vec<(usize, usize)> = bursts.iter().copied().enumerate().filter(|&(_, b)| b > 0).collect();
+        assert_eq!(sends, vec![(0, 2), (11, 22), (22, 22), (33, 22)]);
     }
 
     #[test]
