@@ -6,6 +6,11 @@ and seeds 1-3 and prints one Markdown row per (RTT, variant): utilization per se
 queueing delay and CE marks (seed 1). docs/fidelity.md quotes the table.
 
     python bench/s3_offloads.py [--seeds 3]
+    python bench/s3_offloads.py --detail   # mechanism: queue and cwnd at 5 ms, seed 1
+
+``--detail`` samples the queue and the senders every 100 us (10-30 s) and prints, per
+variant, how often the queue is empty (the link then idles until the next arrival),
+queue percentiles and each flow's mean cwnd.
 """
 
 from __future__ import annotations
@@ -16,6 +21,7 @@ import tomllib
 from pathlib import Path
 
 import ccfair
+import numpy as np
 
 DATA = Path(__file__).parent / "data"
 
@@ -29,32 +35,58 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
 }
 
 
-def run(rtt_ms: int, noise: str, overrides: dict[str, object], seed: int) -> dict:
-    d = tomllib.loads((DATA / f"s3-mono-dctcp-{rtt_ms}ms.toml").read_text())
-    d = copy.deepcopy(d)
+def spec(rtt_ms: int, noise: str, overrides: dict[str, object]) -> dict:
+    d = copy.deepcopy(tomllib.loads((DATA / f"s3-mono-dctcp-{rtt_ms}ms.toml").read_text()))
     d["noise"] = noise
     for f in d["flows"]:
         f.update(overrides)
-    r = ccfair.run(d, seed=seed)
+    return d
+
+
+def run(rtt_ms: int, noise: str, overrides: dict[str, object], seed: int) -> dict:
+    r = ccfair.run(spec(rtt_ms, noise, overrides), seed=seed)
     s = r.summary
     return {
         "util": s["utilization"],
         "delay_ms": s["queue_delay_ms"]["mean"],
         "marks": int(r.flows["ecn_marks"].sum()),
+        "jfi": s["jfi"],
     }
+
+
+def detail(rtt_ms: int = 5, seed: int = 1) -> None:
+    print("| variant | utilization | queue empty (share of 100 us samples) | queue p50 / p99 / max (packets) | mean cwnd A, B (packets) |")
+    print("|---|---|---|---|---|")
+    for name, (noise, over) in VARIANTS.items():
+        d = spec(rtt_ms, noise, over)
+        d["sample"], d["trace"] = "100us", True
+        r = ccfair.run(d, seed=seed)
+        q = r.queue[(r.queue.time_s >= 10) & (r.queue.time_s < 30)].packets.to_numpy()
+        t = r.trace[(r.trace.time_s >= 10) & (r.trace.time_s < 30)]
+        cwnd = t.groupby("flow").cwnd_pkts.mean().tolist()
+        p50, p99 = np.percentile(q, [50, 99])
+        print(
+            f"| {name} | {r.summary['utilization']:.3f} | {(q == 0).mean():.3f} | {p50:.0f} / {p99:.0f} / {q.max()} "
+            f"| {cwnd[0]:.0f}, {cwnd[1]:.0f} |",
+            flush=True,
+        )
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--seeds", type=int, default=3)
+    ap.add_argument("--detail", action="store_true", help="queue and cwnd at 5 ms, seed 1 (mechanism)")
     args = ap.parse_args()
-    print("| RTT | variant | utilization (seeds 1..N) | mean queueing delay, seed 1 | CE marks A+B, seed 1 |")
-    print("|---|---|---|---|---|")
+    if args.detail:
+        return detail()
+    print("| RTT | variant | utilization (seeds 1..N) | JFI (seeds 1..N) | mean queueing delay, seed 1 | CE marks A+B, seed 1 |")
+    print("|---|---|---|---|---|---|")
     for rtt in (5, 50):
         for name, (noise, over) in VARIANTS.items():
             rows = [run(rtt, noise, over, s) for s in range(1, args.seeds + 1)]
             utils = ", ".join(f"{x['util']:.3f}" for x in rows)
-            print(f"| {rtt} ms | {name} | {utils} | {rows[0]['delay_ms']:.2f} ms | {rows[0]['marks']:,} |", flush=True)
+            jfis = ", ".join(f"{x['jfi']:.2f}" for x in rows)
+            print(f"| {rtt} ms | {name} | {utils} | {jfis} | {rows[0]['delay_ms']:.2f} ms | {rows[0]['marks']:,} |", flush=True)
 
 
 if __name__ == "__main__":
