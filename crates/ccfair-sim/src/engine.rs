@@ -31,6 +31,12 @@ impl<E> Entry<E> {
     fn before(&self, other: &Self) -> bool {
         (self.time, self.seq) < (other.time, other.seq)
     }
+
+    /// (time, seq) as one number with the same order.
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.time as u128) << 64) | self.seq as u128
+    }
 }
 
 pub struct EventQueue<E> {
@@ -108,9 +114,10 @@ impl<E: Eq + Copy> EventQueue<E> {
             if child >= n {
                 break;
             }
-            if child + 1 < n && self.heap[child + 1].before(&self.heap[child]) {
-                child += 1;
-            }
+            // Branch-free choice of the earlier child (an unpredictable
+            // branch here cost more than the extra key computation).
+            let right = if child + 1 < n { self.heap[child + 1].key() } else { u128::MAX };
+            child += (right < self.heap[child].key()) as usize;
             if !self.heap[child].before(&e) {
                 break;
             }
@@ -139,6 +146,24 @@ impl<E: Eq + Copy> EventQueue<E> {
         self.now = time;
         self.popped += 1;
         Some((time, ev))
+    }
+
+    /// Whether an event is pending for time `t` (the current time: nothing
+    /// is pending earlier). Does not change the heap: when the root is the
+    /// consumed current event, the next one is the earlier of its children.
+    pub fn pending_at(&self, t: TimeNs) -> bool {
+        let at = |i: usize| self.heap.get(i).is_some_and(|e| e.time == t);
+        if self.root_consumed {
+            at(1) || at(2)
+        } else {
+            at(0)
+        }
+    }
+
+    /// Count an event that was handled without going through the queue
+    /// because it would have been the next one popped (see sim.rs, `tx_done`).
+    pub fn count_handled_inline(&mut self) {
+        self.popped += 1;
     }
 
     pub fn peek_time(&mut self) -> Option<TimeNs> {
@@ -283,6 +308,25 @@ mod tests {
             }
             assert_eq!(q.len(), pending.len());
         }
+    }
+
+    #[test]
+    fn pending_at_sees_the_next_event_also_while_the_root_is_consumed() {
+        let mut q: EventQueue<u8> = EventQueue::new();
+        for (t, e) in [(10, 1), (20, 2), (10, 3), (30, 4)] {
+            q.schedule(t, e);
+        }
+        assert!(q.pending_at(10));
+        assert_eq!(q.pop(), Some((10, 1))); // root consumed, (10, 3) still pending
+        assert!(q.pending_at(10));
+        assert_eq!(q.pop(), Some((10, 3)));
+        assert!(!q.pending_at(10), "only 20 and 30 left");
+        q.schedule(10, 5); // replaces the consumed root
+        assert!(q.pending_at(10));
+        assert_eq!(q.pop(), Some((10, 5)));
+        assert_eq!(q.pop(), Some((20, 2)));
+        assert!(!q.pending_at(20));
+        assert!(q.pending_at(30) || q.peek_time() == Some(30));
     }
 
     #[test]

@@ -106,6 +106,12 @@ impl DelayLine {
         self.q.push_back((at, p));
     }
 
+    /// A packet pushed now would arrive now, first in line (no delay, no
+    /// host noise, nothing queued).
+    fn delivers_now(&self) -> bool {
+        self.delay_ns == 0 && self.jitter.is_none() && self.q.is_empty()
+    }
+
     /// Take the head, which arrives now; schedule `head` for the next one.
     fn pop(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, head: Ev) -> Packet {
         let (at, p) = self.q.pop_front().expect("line event with empty line");
@@ -454,6 +460,17 @@ impl Simulation {
         if b < self.mon.link_tx.len() {
             self.mon.link_tx[b] += p.wire_bytes as u64;
         }
+        if self.bottleneck_out.delivers_now() && !self.q.pending_at(now) {
+            // Zero-delay bottleneck line: the packet reaches its receiver now.
+            // Through the queue it would be a `Delivered` event scheduled
+            // before the next `TxDone`, so with nothing else pending at `now`
+            // it would be the very next event popped: handle it here instead
+            // (same order of all other events, same `events` count).
+            self.start_tx(now);
+            self.q.count_handled_inline();
+            self.deliver(now, p);
+            return;
+        }
         self.bottleneck_out.push(&mut self.q, now, p, Ev::Delivered);
         self.start_tx(now);
     }
@@ -503,6 +520,22 @@ impl Simulation {
         }
     }
 
+    /// Packet `p` from the bottleneck's output line reaches its receiver now.
+    fn deliver(&mut self, now: TimeNs, p: Packet) {
+        let f = p.flow;
+        if p.kind == Kind::Data {
+            let b = self.mon.bin(now);
+            if let Some(x) = self.mon.arrivals[f as usize].get_mut(b) {
+                *x += self.receivers[f as usize].mss_bytes() as u64;
+            }
+        }
+        let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
+        if n > 0 {
+            self.account_delivery(f, n, now);
+        }
+        self.flush_receiver_out(f, now);
+    }
+
     fn dispatch(&mut self, now: TimeNs, ev: Ev) {
         match ev {
             Ev::Access(f) => {
@@ -517,18 +550,7 @@ impl Simulation {
             }
             Ev::Delivered => {
                 let p = self.bottleneck_out.pop(&mut self.q, now, ev);
-                let f = p.flow;
-                if p.kind == Kind::Data {
-                    let b = self.mon.bin(now);
-                    if let Some(x) = self.mon.arrivals[f as usize].get_mut(b) {
-                        *x += self.receivers[f as usize].mss_bytes() as u64;
-                    }
-                }
-                let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
-                if n > 0 {
-                    self.account_delivery(f, n, now);
-                }
-                self.flush_receiver_out(f, now);
+                self.deliver(now, p);
             }
             Ev::Reverse(f) => {
                 let p = self.reverse[f as usize].pop(&mut self.q, now, ev);
