@@ -65,7 +65,8 @@ def test_single_flow_reaches_90_percent_utilization(cca: str) -> None:
     print(f"\n[cca-loss] single {cca}: utilization 15-45 s = {util:.4f}")
     # measured (seed 1): bic 1.0000, highspeed 1.0000, htcp 1.0000, hybla 0.9996,
     # illinois 0.9997, scalable 1.0000, veno 0.9995, westwood 0.9990, yeah 0.9998
-    assert 0.90 <= util <= 1.0 + 1e-9
+    # A frame counts when its transmission ends, so the 35 s window may hold one begun before it.
+    assert 0.90 <= util <= 1.0 + 1514 * 8 / (10e6 * 35)
 
 
 @pytest.mark.parametrize("cca", LOSS_CCAS)

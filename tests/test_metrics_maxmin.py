@@ -78,8 +78,8 @@ def test_result_rate_capped_flow_gets_its_cap_as_fair_share() -> None:
     r = _run([{"cca": "cubic", "rtt": "50ms", "rate_cap": "2Mbit"}, {"cca": "cubic", "rtt": "50ms"}])
     fair = r.flows["fair_share_bps"].tolist()
     assert fair[0] == pytest.approx(2e6)  # payload bit/s: exactly the cap
-    # the bulk flow: the rest of the link in wire bytes, back in payload bit/s
-    assert fair[1] == pytest.approx((10e6 - 2e6 * 1500 / 1448) * 1448 / 1500)
+    # the bulk flow: the rest of the link in frame bytes (1514 per 1448 payload), back in payload bit/s
+    assert fair[1] == pytest.approx((10e6 - 2e6 * 1514 / 1448) * 1448 / 1514)
     # the bulk flow, entitled to more than half the link, takes it (a share > 0.5 / 0.8)
     assert r.flows["maxmin_share"].iloc[1] > 0.9
     by_flow = {f["name"]: f for f in r.summary["flows"]}
@@ -90,7 +90,7 @@ def test_result_rate_capped_flow_gets_its_cap_as_fair_share() -> None:
 def test_result_equal_flows_share_equal_fair_shares() -> None:
     r = _run([{"cca": "cubic", "rtt": "50ms"}, {"cca": "cubic", "rtt": "50ms"}])
     fair = r.flows["fair_share_bps"].tolist()
-    assert fair[0] == pytest.approx(fair[1]) == pytest.approx(5e6 * 1448 / 1500)
+    assert fair[0] == pytest.approx(fair[1]) == pytest.approx(5e6 * 1448 / 1514)
     # the two shares add up to the link utilization (payload over payload capacity)
     total = r.flows["maxmin_share"].sum() / 2
     assert total == pytest.approx(r.summary["utilization"], rel=0.01)

@@ -59,6 +59,8 @@ def test_same_cca_pair_stays_near_its_calibrated_share(weights):
     for seed in SEEDS:
         r = ccfair.run(spec, seed=seed)
         res = m.nru(r, m.flow_weights(r.flows, weights))
-        assert all(abs(u) < 1.5 for u in res.flows.values()), res.flows
+        # Real Linux splits a CUBIC pair as unevenly as 0.325 / 0.675 from run to run (testbed,
+        # 10 runs at 1 BDP, bench/data/realism-testbed-2026-11-25-frames.jsonl): -1.9 / +1.3 dB.
+        assert all(abs(u) < 2.0 for u in res.flows.values()), res.flows
         assert abs(res.system) < 0.5
         assert m.mean_jain_over_time(r) > 0.9  # S4: same-CCA pairs J 0.90-0.97

@@ -52,6 +52,7 @@ def test_s0_base_case_resolves_to_the_run_config(s0_dict):
         "rate_bps": 10_000_000,
         "delay_ns": 0,
         "qdisc": {"kind": "droptail", "limit_packets": 21, "limit_bytes": None},
+        "l2_overhead_bytes": 14,  # Ethernet frames, as the testbed's
     }
     a, b = cfg["flows"]
     assert (a["name"], a["cca"], a["rtt_ns"], a["start_ns"]) == ("A", "cubic", 50_000_000, 0)
@@ -67,7 +68,7 @@ def test_run_config_has_exactly_the_rust_fields(s0_dict):
         "duration_ns", "seed", "bin_ns", "sample_ns", "sojourn_bin_ns",
         "window_start_ns", "window_end_ns", "trace", "bottleneck", "flows",
     }  # fmt: skip
-    assert set(cfg["bottleneck"]) == {"rate_bps", "delay_ns", "qdisc"}
+    assert set(cfg["bottleneck"]) == {"rate_bps", "delay_ns", "qdisc", "l2_overhead_bytes"}
     assert set(cfg["flows"][0]) == {
         "name", "cca", "pacing", "rtt_ns", "start_ns", "start_jitter_ns", "stop_ns",
         "mss_bytes", "rwnd_init_pkts", "rwnd_max_pkts", "init_cwnd_pkts", "delayed_ack",

@@ -265,14 +265,19 @@ def test_testbed_bottleneck_option_defaults_to_userspace_and_rejects_other_value
 def test_tc_commands_map_the_buffer_and_qdisc_to_tbf_and_its_child():
     s = kernel_spec()
     root, child = tc.commands("ccf-x-br", s.to_run_config(), s.packet_wire_bytes)
-    # tbf at the rate with a one-packet burst; stab makes the kernel charge IP lengths.
-    assert root == "qdisc add dev ccf-x-br root handle 1: stab overhead -14 tbf rate 10000000bit burst 1500 limit 63000".split()
+    # tbf at the rate with a one-frame burst; the frame (skb length, 1514 B) is charged as it is
+    # (bottleneck.l2_overhead = 14, the default: no size table).
+    assert root == "qdisc add dev ccf-x-br root handle 1: tbf rate 10000000bit burst 1514 limit 63588".split()
     assert child[-3:] == ["pfifo", "limit", "42"]  # 1 BDP = 42 packets -> pfifo
     s = kernel_spec(buffer="64000B")
     assert tc.commands("d", s.to_run_config(), 1500)[1][-3:] == ["bfifo", "limit", "64000"]
     s = kernel_spec(buffer="2bdp", qdisc={"kind": "fq_codel", "target": "5ms", "interval": "100ms"})
     args = tc.commands("d", s.to_run_config(), 1500)[1][8:]
     assert args[:3] == ["fq_codel", "limit", "83"]
+    # l2_overhead = 0: IP lengths (the size table subtracts the Ethernet header); 38: the whole wire frame.
+    for l2, stab, burst in [(0, "-14", "1500"), (38, "24", "1538")]:
+        root = tc.commands("d", kernel_spec(l2_overhead=l2).to_run_config(), 1500)[0]
+        assert root[root.index("overhead") + 1] == stab and root[root.index("burst") + 1] == burst
     assert args[args.index("target") + 1] == "5000us" and args[args.index("interval") + 1] == "100000us"
     assert "ecn" in args  # FQ-CoDel's default, as Linux's
     s = kernel_spec(qdisc="fq_drr")
@@ -307,7 +312,7 @@ def test_kernel_bottleneck_single_cubic_flow(tmp_path):
     # Queue length over time comes from the kernel qdisc: one sample per 10 ms, within the limit.
     assert len(res.queue) == 800
     assert 0 < res.queue["packets"].max() <= 42
-    assert res.queue["bytes"].max() <= 42 * 1500  # IP bytes (stab overhead -14)
+    assert res.queue["bytes"].max() <= 42 * 1514  # frames (l2_overhead 14: no size table)
     # Every packet the kernel qdisc dropped was refused to the bottleneck's send (ENOBUFS) and charged to the flow.
     assert int(res.flows["drops"].sum()) == t["kernel_bottleneck"]["qdisc_drops"]
     assert t["bottleneck"]["tx_errors"] == 0

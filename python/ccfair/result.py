@@ -364,7 +364,8 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
         "backend": "sim",  # the testbed backend replaces it (testbed/runner.py)
     }
     if any(x is not None for x in cols["size_bytes"]):
-        fct = fct_summary(result.flows, rate_bps, [int(c.get("rate_cap_bps") or 0) for c in config["flows"]])
+        caps = [int(c.get("rate_cap_bps") or 0) for c in config["flows"]]
+        fct = fct_summary(result.flows, rate_bps, caps, int(config["bottleneck"].get("l2_overhead_bytes", 0)))
         if fct:
             summary["fct"] = fct
     return summary
@@ -477,13 +478,14 @@ def fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tupl
     """Each flow's max-min fair share of the bottleneck over the window, payload bit/s.
 
     Water-filling per measurement bin (:func:`ccfair.metrics.max_min_fair_rates`)
-    in wire bytes (payload + HEADER_BYTES per segment, what the link carries): a
+    in wire bytes (payload + HEADER_BYTES + the L2 overhead per segment, what the link carries): a
     flow is active from its actual start (jitter included) until it stops or
     completes (finite flows); a rate-capped flow wants at most its cap.
     """
     from ccfair.spec import HEADER_BYTES
 
     flows, cfg = raw["flows"], config["flows"]
+    l2 = int(config["bottleneck"].get("l2_overhead_bytes", 0))
     end_run = int(raw["duration_ns"])
     active: list[tuple[int, int]] = []
     caps: list[float | None] = []
@@ -494,7 +496,7 @@ def fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tupl
         if f.get("fct_ns") is not None:
             end = min(end, start + int(f["fct_ns"]))
         mss = int(c.get("mss_bytes", 1448))
-        w = (mss + HEADER_BYTES) / mss
+        w = (mss + HEADER_BYTES + l2) / mss
         wire.append(w)
         active.append((start, end))
         caps.append(None if not c.get("rate_cap_bps") else float(c["rate_cap_bps"]) * w)
@@ -529,7 +531,7 @@ def cca_params_column(config: dict[str, Any]) -> list[str]:
     return out
 
 
-def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) -> dict[str, Any]:
+def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int], l2_overhead_bytes: int = 0) -> dict[str, Any]:
     """Per-group flow-completion statistics of the finite flows (S2).
 
     For each group: flows, completed, FCT mean/p50/p95/p99 in seconds over the
@@ -546,7 +548,7 @@ def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int]) ->
     finite = flows["size_bytes"].notna().to_numpy()
     if not finite.any():
         return out
-    mss_wire = 1448 + 52
+    mss_wire = 1448 + 52 + l2_overhead_bytes  # a full segment's frame at the bottleneck
     f = flows.loc[finite, ["group", "fct_s", "size_bytes", "rtt_ms"]]
     sizes = f["size_bytes"].to_numpy(dtype=float)
     caps = np.asarray(rate_caps_bps, dtype=float)[finite]

@@ -57,6 +57,7 @@ from ccfair.units import (
 
 __all__ = [
     "HEADER_BYTES",
+    "L2_OVERHEAD_BYTES",
     "Spec",
     "Window",
     "Bottleneck",
@@ -71,6 +72,11 @@ __all__ = [
 #: Header bytes per data packet on the wire (IPv4 20 + TCP 20 + timestamps 12),
 #: as in the simulator: the default MSS of 1448 gives 1500-byte packets.
 HEADER_BYTES = 52
+#: Layer-2 bytes the bottleneck link adds to each packet by default
+#: (``bottleneck.l2_overhead``): the Ethernet header, so a 1500-byte IP packet
+#: is a 1514-byte frame, as the testbed's veth frames and Linux's tbf charge
+#: them (skb->len) without a size table.
+L2_OVERHEAD_BYTES = 14
 
 #: Ranges of the engine's integer types (crates/ccfair-sim/src/config.rs). Every integer
 #: field declares its range with these (``Field(le=U32_MAX)``); any integer anywhere in
@@ -459,6 +465,14 @@ class Bottleneck(_Model):
     buffer: BufferLimit = Buffer("bdp", Decimal(1))
     bdp_rtt: OptionalPositiveTime = None
     qdisc: Qdisc = Field(default_factory=DropTail)
+    l2_overhead: int = Field(
+        L2_OVERHEAD_BYTES,
+        ge=0,
+        le=1000,
+        description="Bytes of layer-2 framing the link adds to every packet's IP length: they count in its "
+        "serialization time, in byte limits and backlog, and in the link's sent bytes (14: Ethernet header, "
+        "as the testbed's frames; 38 adds preamble, FCS and inter-frame gap; 0: IP packets only). Both backends.",
+    )
 
 
 #: Bottleneck implementations of the testbed backend (docs/testbed.md).
@@ -867,6 +881,7 @@ class Spec(_Model):
                 "rate_bps": self.bottleneck.rate,
                 "delay_ns": self.bottleneck.delay,
                 "qdisc": qdisc,
+                "l2_overhead_bytes": self.bottleneck.l2_overhead,
             },
             "flows": [
                 {

@@ -87,6 +87,10 @@ struct Config {
     /// Kernel-qdisc mode (see the header): delay only; the receiver port's egress qdisc is the bottleneck.
     #[serde(default)]
     kernel_qdisc: bool,
+    /// L2 bytes charged per frame on top of its IP length (the run's
+    /// `bottleneck.l2_overhead_bytes`; 14 = the Ethernet frame as it is).
+    #[serde(default)]
+    l2_overhead_bytes: u32,
 }
 
 fn default_burst() -> u64 {
@@ -177,6 +181,12 @@ fn socket_drops(fd: i32) -> u64 {
     } else {
         st[1] as u64
     }
+}
+
+/// Bytes the link charges a frame of `frame_len` bytes: its IP length plus the
+/// configured L2 overhead (the simulator's `wire_bytes + l2_overhead_bytes`).
+fn charged_bytes(frame_len: usize, l2_overhead_bytes: u32) -> u32 {
+    frame_len.saturating_sub(ETH_HEADER_BYTES) as u32 + l2_overhead_bytes
 }
 
 /// IPv4 payload of an Ethernet frame, if it is one.
@@ -472,7 +482,7 @@ fn main() {
             let frames = &slab.frames;
             let info = |s: usize| {
                 let f = &frames[s];
-                ((f.len() - ETH_HEADER_BYTES) as u32, ecn_of(f))
+                (charged_bytes(f.len(), cfg.l2_overhead_bytes), ecn_of(f))
             };
             let mut to_mark: Vec<usize> = Vec::new();
             shaper.poll(now, &info, &mut |s| to_mark.push(s), &mut out, &mut freed);
@@ -541,6 +551,14 @@ fn main() {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_full_frame_is_charged_its_ip_length_plus_the_l2_overhead() {
+        // MSS 1448 + 52 header bytes + 14 Ethernet header = a 1514-byte frame.
+        assert_eq!(charged_bytes(1514, 14), 1514);
+        assert_eq!(charged_bytes(1514, 0), 1500);
+        assert_eq!(charged_bytes(1514, 38), 1538); // + preamble, FCS and inter-frame gap
+    }
 
     #[test]
     fn tcp_payload_is_ip_length_minus_ip_and_tcp_headers() {

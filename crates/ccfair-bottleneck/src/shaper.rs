@@ -17,15 +17,19 @@
 //! packet of `wire_bytes` occupies the link for `wire_bytes*8/rate_bps`; it
 //! starts at `max(link_free_ns, now - burst_ns)`, so a late wake-up of up to
 //! one burst is caught up without losing capacity, and leaves when its
-//! transmission ends. Charged size = IP packet length (Ethernet header not
-//! counted), as the simulator's `wire_bytes` (1500 for MSS 1448).
+//! transmission ends. Charged size = what `frame_info` says: main.rs gives
+//! the IP length plus the run's L2 overhead (`l2_overhead_bytes`, default 14:
+//! the Ethernet frame, 1514 for MSS 1448), as the simulator charges it.
+//! The frame on the link counts against the qdisc's limits and in the queue
+//! samples until its transmission ends, as tbf's head packet in Linux (see
+//! ccfair-sim qdisc/mod.rs): a limit of N frames holds N, not N + 1.
 //! Constants: times in ns, sizes in bytes, rates in bit/s.
 
 use std::collections::VecDeque;
 
 use ccfair_sim::config::QdiscConfig;
 use ccfair_sim::packet::{Ecn, Kind, Packet};
-use ccfair_sim::qdisc::{self, Qdisc};
+use ccfair_sim::qdisc::{self, InService, Qdisc};
 
 /// Highest sojourn-histogram bin kept (larger sojourns land in the last bin), as the simulator.
 const MAX_SOJOURN_BINS: usize = 1 << 20;
@@ -210,10 +214,14 @@ impl Shaper {
         let end = self.mon.t0_ns + self.mon.duration_ns;
         while self.next_sample <= now && self.next_sample < end {
             self.stats.queue_time_ns.push(self.next_sample - self.mon.t0_ns);
-            self.stats.queue_packets.push(self.qdisc.len_packets() as u32);
-            self.stats.queue_bytes.push(self.qdisc.len_bytes());
+            let on_link = InService::of(self.on_link.map(|(_, _, wire)| wire));
+            self.stats.queue_packets.push(self.qdisc.len_packets() as u32 + on_link.packets as u32);
+            self.stats.queue_bytes.push(self.qdisc.len_bytes() + on_link.bytes);
             self.next_sample += self.mon.sample_ns;
         }
+        // The link first: a frame whose transmission ended by now has left and frees
+        // its place before this poll's arrivals are admitted.
+        self.run_link(now, frame_info, mark_ce, out, freed);
         // Forward delay lines -> qdisc.
         for port in 0..self.fwd_lines.len() {
             while let Some(&(due, slab)) = self.fwd_lines[port].front() {
@@ -238,13 +246,38 @@ impl Shaper {
                 }
             }
         }
-        // The link.
+        // An idle link starts on the arrivals.
+        self.run_link(now, frame_info, mark_ce, out, freed);
+        // Reverse delay lines.
+        for port in 0..self.rev_lines.len() {
+            while let Some(&(due, slab)) = self.rev_lines[port].front() {
+                if due > now {
+                    break;
+                }
+                self.rev_lines[port].pop_front();
+                self.stats.forwarded_rev += 1;
+                out.push(Out::Sender { port, slab });
+            }
+        }
+    }
+
+    /// The link at `now`: frames whose transmission has ended leave, and the
+    /// next packets of the qdisc start (each counts against its limits until it has left).
+    fn run_link(
+        &mut self,
+        now: u64,
+        frame_info: &dyn Fn(usize) -> (u32, Ecn),
+        mark_ce: &mut dyn FnMut(usize),
+        out: &mut Vec<Out>,
+        freed: &mut Vec<usize>,
+    ) {
         loop {
             if let Some((end_ns, slab, wire)) = self.on_link {
                 if end_ns > now {
                     break;
                 }
                 self.on_link = None;
+                self.qdisc.set_in_service(InService::default());
                 self.note_late(end_ns, now);
                 if let Some(b) = self.bin(end_ns) {
                     self.stats.link_tx_bytes[b] += wire as u64;
@@ -282,17 +315,7 @@ impl Shaper {
             let end_ns = start + self.tx_time_ns(p.wire_bytes);
             self.link_free_ns = end_ns;
             self.on_link = Some((end_ns, p.seq as usize, p.wire_bytes));
-        }
-        // Reverse delay lines.
-        for port in 0..self.rev_lines.len() {
-            while let Some(&(due, slab)) = self.rev_lines[port].front() {
-                if due > now {
-                    break;
-                }
-                self.rev_lines[port].pop_front();
-                self.stats.forwarded_rev += 1;
-                out.push(Out::Sender { port, slab });
-            }
+            self.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
         }
     }
 
@@ -401,6 +424,38 @@ mod tests {
         assert_eq!(sent / 1500, 833);
         assert_eq!(out.len(), 833);
         assert!(freed.is_empty());
+    }
+
+    #[test]
+    fn a_limit_of_n_frames_holds_n_the_one_on_the_link_included() {
+        // tbf + pfifo limit 4 in Linux: the frame paying for its tokens is still in the
+        // child's qlen. 10 frames at once: 4 held (1 on the link + 3 waiting), 6 dropped.
+        let mut s = Shaper::new(10_000_000, 1514, &droptail(4), 1, vec![0], vec![0], mon(1_000_000_000));
+        for slab in 0..10 {
+            s.arrive_fwd(0, 0, slab);
+        }
+        let (mut out, mut freed) = (vec![], vec![]);
+        s.poll(0, &|_| (1514, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+        assert_eq!(s.stats.drops, vec![6]);
+        // 1514 B at 10 Mbit/s: the first frame leaves after 1.2112 ms; then one place is free.
+        assert_eq!(s.next_deadline(), 1_211_200);
+        s.arrive_fwd(1_211_200, 0, 10);
+        s.arrive_fwd(1_211_200, 0, 11);
+        s.poll(1_211_200, &|_| (1514, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+        assert_eq!(out, vec![Out::Receiver(0)]);
+        assert_eq!(s.stats.drops, vec![7]);
+        // The next queue sample (10 ms grid) counts the frame on the link, as tbf's qlen does.
+        let mut t = s.next_deadline();
+        while t < 10_000_000 {
+            let sent = out.len();
+            s.poll(t, &|_| (1514, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+            if out.len() > sent {
+                s.arrive_fwd(t + 1, 0, 100 + out.len()); // refill the place that frame freed
+            }
+            t = s.next_deadline();
+        }
+        s.poll(10_000_000, &|_| (1514, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+        assert_eq!(s.stats.queue_packets[1], 4);
     }
 
     #[test]

@@ -59,6 +59,12 @@ pub struct BottleneckConfig {
     #[serde(default)]
     pub delay_ns: u64,
     pub qdisc: QdiscConfig,
+    /// Bytes the link adds to every packet's IP length (layer-2 framing): it
+    /// counts in the serialization time and in the queue's byte limits and
+    /// backlog. 0 (unset) = IP packets only; experiment files default to the
+    /// Ethernet header, 14 (python/ccfair/spec.py `Bottleneck.l2_overhead`).
+    #[serde(default)]
+    pub l2_overhead_bytes: u32,
 }
 
 /// Queue disciplines: each declares its config next to its code (qdisc/*.rs);

@@ -8,8 +8,25 @@
 //! read stalls (store-to-load forwarding fails when an entry written field by
 //! field is read back in wider words); `perf` put about 9 % of an S0 run's
 //! samples on it. Here the sifts carry the moving entry in a local (inlined,
-//! so it stays in registers) and write it once, at its final slot. The pop
-//! order is the same: (time, seq) is a total order (docs/benchmarks.md).
+//! so it stays in registers) and write it once, at its final slot; the
+//! choice between the two children in `sift_down` is branch-free (compare
+//! 128-bit keys, add the result to the index), because that branch is
+//! taken at random and mispredicted about half the time (~7 % of an S0 run,
+//! issue 16). The pop order is the same: (time, seq) is a total order
+//! (docs/benchmarks.md).
+//!
+//! Why still a binary heap (issue 16, measured on this simulator; figures
+//! in docs/benchmarks.md, "Event queue"): the queue holds O(flows) entries
+//! (delay lines put only their head in it, timers are lazy), ~9 on average
+//! in the S0 base case, ~40 with 10 flows, ~5500 with 2000 flows. A radix
+//! heap (Ahuja, Mehlhorn, Orlin, Tarjan, J. ACM 37(2), 1990; O(1) insert,
+//! exact here because time never goes back) was 5 % faster at 2000 flows
+//! but 8 % slower at 10 flows and no faster on S0; an unordered array with
+//! a cached minimum below 16-64 entries (heap above) was 15-20 % slower on
+//! S0. The event that most often follows another immediately (a packet
+//! reaching its receiver over a zero-delay bottleneck line right after its
+//! transmission ends) bypasses the queue instead (sim.rs `tx_done`,
+//! [`EventQueue::pending_at`]).
 //!
 //! Timers use lazy cancellation ([`Timer`]): re-arming a timer later than its
 //! pending heap entry costs nothing; the entry re-schedules itself when it

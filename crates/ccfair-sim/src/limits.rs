@@ -274,6 +274,7 @@ mod tests {
                 rate_bps,
                 delay_ns: 0,
                 qdisc: QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None },
+                l2_overhead_bytes: 0,
             },
             flows: vec![FlowConfig::bulk("A", "cubic", 50_000_000), FlowConfig::bulk("B", "bbr", 50_000_000)],
         }

@@ -8,6 +8,13 @@
 //! with a_i = rtt_i / 2 - d_b, so the base RTT of flow i is rtt_i (plus
 //! serialization at the bottleneck). Access links are infinitely fast.
 //!
+//! The bottleneck charges each packet its IP length plus the configured L2
+//! overhead (`bottleneck.l2_overhead_bytes`, 14 for Ethernet frames) for its
+//! serialization time, in the qdisc's byte accounting and in `link_tx_bytes`.
+//! The packet being serialized counts against the qdisc's limits and in the
+//! queue samples, as tbf's head packet does in Linux (qdisc/mod.rs): a limit
+//! of N packets holds N, the one on the link included.
+//!
 //! Fast path: every propagation delay is a FIFO delay line (constant delay
 //! => packets leave in the order they entered), so a line holds its packets in
 //! a VecDeque and only its head is in the event heap. The heap therefore holds
@@ -25,12 +32,13 @@ use crate::endpoint::{FlowReceiver, FlowSender};
 use crate::engine::{EventQueue, TimeNs, TimerPop};
 use crate::error::SimError;
 use crate::packet::{Ecn, Kind, Packet};
-use crate::qdisc::{self, DropReason, Qdisc};
+use crate::qdisc::{self, DropReason, InService, Qdisc};
 use crate::result::{try_zeroed, FlowResult, RunResult, TraceResult};
 use crate::rng::{derive_seed, stream, stream_rng};
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderConfig};
 use rand::Rng;
+use rand_distr::Exp1;
 use rand_pcg::Pcg64Mcg;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -65,6 +73,15 @@ struct DelayLine {
 /// Per-packet host processing/scheduling delay on a delay line: exponential
 /// with mean `mean_ns`, drawn from the flow's own stream; a packet never
 /// overtakes the one before it (a host's queue is FIFO), so order is kept.
+///
+/// The draw is `rand_distr::Exp1`, the ziggurat method (Marsaglia, Tsang,
+/// "The Ziggurat Method for Generating Random Variables", J. Stat. Softw.
+/// 5(8), 2000): one 64-bit draw and a table lookup in ~99 % of the cases,
+/// instead of a logarithm per packet (the inverse transform -mean x ln(U)
+/// used before cost ~6 % of an S0 run). Same law, different draws: results
+/// with host noise changed bits when this was introduced (issue 16,
+/// docs/benchmarks.md); the test `host_jitter_is_exponential_with_its_mean`
+/// checks the law.
 struct HostJitter {
     mean_ns: u64,
     rng: Pcg64Mcg,
@@ -72,9 +89,8 @@ struct HostJitter {
 
 impl HostJitter {
     fn draw_ns(&mut self) -> u64 {
-        // Inverse transform: -mean x ln(U), U in (0, 1].
-        let u: f64 = 1.0 - self.rng.gen::<f64>();
-        (-(self.mean_ns as f64) * u.ln()) as u64
+        let x: f64 = self.rng.sample(Exp1);
+        (self.mean_ns as f64 * x) as u64
     }
 }
 
@@ -185,6 +201,7 @@ pub struct Simulation {
     reverse: Vec<DelayLine>,
     qdisc: Box<dyn Qdisc>,
     rate_bps: u64,
+    l2_overhead_bytes: u32,
     tx_rem: u64,
     tx_current: Option<Packet>,
     senders: Vec<FlowSender>,
@@ -326,6 +343,7 @@ impl Simulation {
             reverse,
             qdisc: qd,
             rate_bps: cfg.bottleneck.rate_bps,
+            l2_overhead_bytes: cfg.bottleneck.l2_overhead_bytes,
             tx_rem: 0,
             tx_current: None,
             senders,
@@ -401,6 +419,7 @@ impl Simulation {
 
     fn bottleneck_arrive(&mut self, now: TimeNs, mut p: Packet) {
         p.enqueue_ns = now;
+        p.wire_bytes += self.l2_overhead_bytes;
         if let Err((d, why)) = self.qdisc.enqueue(p, now) {
             self.mon.count_drop(d.flow, why);
         }
@@ -447,6 +466,7 @@ impl Simulation {
                 }
             }
             let dt = self.tx_time_ns(p.wire_bytes);
+            self.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
             self.tx_current = Some(p);
             self.q.schedule(now + dt, Ev::TxDone);
         } else {
@@ -456,6 +476,7 @@ impl Simulation {
 
     fn tx_done(&mut self, now: TimeNs) {
         let p = self.tx_current.take().expect("TxDone without a packet");
+        self.qdisc.set_in_service(InService::default());
         let b = self.mon.bin(now);
         if b < self.mon.link_tx.len() {
             self.mon.link_tx[b] += p.wire_bytes as u64;
@@ -498,8 +519,9 @@ impl Simulation {
 
     fn sample(&mut self, now: TimeNs) {
         self.mon.queue_time.push(now);
-        self.mon.queue_pkts.push(self.qdisc.len_packets() as u32);
-        self.mon.queue_bytes.push(self.qdisc.len_bytes());
+        let on_link = InService::of(self.tx_current.as_ref().map(|p| p.wire_bytes));
+        self.mon.queue_pkts.push(self.qdisc.len_packets() as u32 + on_link.packets as u32);
+        self.mon.queue_bytes.push(self.qdisc.len_bytes() + on_link.bytes);
         if let Some(t) = self.mon.trace.as_mut() {
             for (i, s) in self.senders.iter().enumerate() {
                 if now < self.starts[i] {
@@ -731,8 +753,77 @@ mod tests {
                 rate_bps: 10_000_000,
                 delay_ns: 0,
                 qdisc: QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None },
+                l2_overhead_bytes: 0,
             },
             flows,
+        }
+    }
+
+    /// A 10 Mbit/s bottleneck with `qdisc` and `l2` bytes of L2 overhead, fed by hand.
+    fn bottleneck(qdisc: QdiscConfig, l2: u32) -> Simulation {
+        let mut c = cfg(vec![flow("reno")], 1, 1);
+        c.bottleneck.qdisc = qdisc;
+        c.bottleneck.l2_overhead_bytes = l2;
+        Simulation::new(&c)
+    }
+
+    fn data_ip(bytes: u32) -> Packet {
+        Packet::new(0, Kind::Data, bytes)
+    }
+
+    /// Time of the next end of transmission (other events are discarded).
+    fn next_tx_done(s: &mut Simulation) -> TimeNs {
+        while let Some((t, ev)) = s.q.pop() {
+            if ev == Ev::TxDone {
+                return t;
+            }
+        }
+        panic!("no transmission scheduled")
+    }
+
+    #[test]
+    fn a_packet_limit_of_n_holds_n_packets_the_one_on_the_link_included() {
+        // Linux tbf + pfifo limit 4: the head waiting for its tokens stays in the
+        // child's qlen, so 4 packets are held in all (not 4 waiting + 1).
+        let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: Some(4), limit_bytes: None }, 14);
+        for _ in 0..10 {
+            s.bottleneck_arrive(0, data_ip(1500));
+        }
+        assert_eq!(s.mon.drops[0], 6);
+        assert_eq!(s.qdisc.len_packets() + s.tx_current.iter().count(), 4);
+        // The head leaves: one place frees up, and only one.
+        let t = next_tx_done(&mut s);
+        s.tx_done(t);
+        s.bottleneck_arrive(t, data_ip(1500));
+        s.bottleneck_arrive(t, data_ip(1500));
+        assert_eq!(s.mon.drops[0], 7);
+        s.sample(t);
+        assert_eq!(s.mon.queue_pkts.last(), Some(&4), "the queue sample counts the packet on the link, as tbf's qlen");
+    }
+
+    #[test]
+    fn a_1500_byte_packet_with_14_bytes_of_l2_overhead_takes_1514_bytes_of_link_time() {
+        // 1514 B x 8 / 10 Mbit/s = 1.2112 ms; without overhead 1500 B: 1.2 ms.
+        for (l2, want_ns) in [(14, 1_211_200), (0, 1_200_000)] {
+            let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: Some(4), limit_bytes: None }, l2);
+            s.bottleneck_arrive(0, data_ip(1500));
+            let t = next_tx_done(&mut s);
+            assert_eq!(t, want_ns);
+            s.tx_done(t);
+            assert_eq!(s.mon.link_tx[0], 1500 + l2 as u64, "the link counts frame bytes");
+        }
+    }
+
+    #[test]
+    fn a_byte_limit_counts_frames_the_one_on_the_link_included() {
+        // bfifo limit 4500 B: three 1500-byte IP packets fit, but only two 1514-byte frames.
+        for (l2, held) in [(0, 3), (14, 2)] {
+            let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: None, limit_bytes: Some(4500) }, l2);
+            for _ in 0..5 {
+                s.bottleneck_arrive(0, data_ip(1500));
+            }
+            assert_eq!(s.mon.drops[0], 5 - held);
+            assert_eq!(s.qdisc.len_bytes() + s.tx_current.as_ref().map_or(0, |p| p.wire_bytes as u64), held * (1500 + l2 as u64));
         }
     }
 
@@ -756,6 +847,33 @@ mod tests {
         for f in &r.flows {
             assert!(f.arrival_bytes.iter().sum::<u64>() >= f.delivered_bytes.iter().sum::<u64>());
         }
+    }
+
+    #[test]
+    fn host_jitter_is_exponential_with_its_mean() {
+        // n draws of the host-noise delay (mean 200 us, the `noise = "host"`
+        // default): mean and standard deviation of an exponential law are
+        // both the mean (5 standard errors), and the Kolmogorov-Smirnov
+        // distance to F(x) = 1 - exp(-x / mean) is below its 0.1 % critical
+        // value 1.95 / sqrt(n).
+        let mean = 200_000.0;
+        let n = 400_000;
+        let mut j = HostJitter { mean_ns: mean as u64, rng: stream_rng(42, stream::HOST_SEND) };
+        let mut x: Vec<f64> = (0..n).map(|_| j.draw_ns() as f64 + 0.5).collect();
+        let m = x.iter().sum::<f64>() / n as f64;
+        let sd = (x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1) as f64).sqrt();
+        let se = mean / (n as f64).sqrt();
+        assert!((m - mean).abs() < 5.0 * se, "mean {m} ns");
+        // Standard error of the sample sd of an exponential law: mean x sqrt(2 / n).
+        assert!((sd - mean).abs() < 5.0 * se * 2f64.sqrt(), "sd {sd} ns");
+        x.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let ks = (0..n)
+            .map(|i| {
+                let f = 1.0 - (-x[i] / mean).exp();
+                (f - i as f64 / n as f64).abs().max(((i + 1) as f64 / n as f64 - f).abs())
+            })
+            .fold(0.0, f64::max);
+        assert!(ks < 1.95 / (n as f64).sqrt(), "KS distance {ks}");
     }
 
     #[test]

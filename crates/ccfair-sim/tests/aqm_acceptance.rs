@@ -24,7 +24,7 @@ fn cfg(rate_bps: u64, qdisc: &str, flows: Vec<FlowConfig>, duration_s: u64, seed
         window_start_ns: None,
         window_end_ns: None,
         trace: false,
-        bottleneck: BottleneckConfig { rate_bps, delay_ns: 0, qdisc: q },
+        bottleneck: BottleneckConfig { rate_bps, delay_ns: 0, qdisc: q, l2_overhead_bytes: 0 },
         flows,
     }
 }

@@ -27,6 +27,7 @@ fn cfg(rate_bps: u64, rtt_ms: u64, flows: Vec<FlowConfig>, duration_s: u64) -> R
             rate_bps,
             delay_ns: 0,
             qdisc: QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
+            l2_overhead_bytes: 0,
         },
         flows,
     }

@@ -38,7 +38,7 @@ fn run(rate_bps: u64, qdisc: QdiscConfig, flows: Vec<FlowConfig>, duration_s: u6
         window_start_ns: Some(window_s.0 * S),
         window_end_ns: Some(window_s.1 * S),
         trace: false,
-        bottleneck: BottleneckConfig { rate_bps, delay_ns: 0, qdisc },
+        bottleneck: BottleneckConfig { rate_bps, delay_ns: 0, qdisc, l2_overhead_bytes: 0 },
         flows,
     };
     cfg.validate().unwrap();

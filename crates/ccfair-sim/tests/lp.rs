@@ -25,6 +25,7 @@ fn cfg(flows: Vec<FlowConfig>) -> RunConfig {
             rate_bps: 10_000_000,
             delay_ns: 0,
             qdisc: QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None },
+            l2_overhead_bytes: 0,
         },
         flows,
     }

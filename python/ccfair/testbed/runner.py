@@ -283,7 +283,8 @@ class _Run:
             "seed": c["seed"],
             "fwd_delay_ns": fwd,
             "rev_delay_ns": rev,
-            "burst_bytes": self.spec.packet_wire_bytes,
+            "burst_bytes": self.spec.packet_wire_bytes + c["bottleneck"]["l2_overhead_bytes"],  # one frame
+            "l2_overhead_bytes": c["bottleneck"]["l2_overhead_bytes"],
             "t0_ns": t0,
             "duration_ns": duration,
             "bin_ns": c["bin_ns"],

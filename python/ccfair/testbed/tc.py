@@ -4,15 +4,21 @@ Linux's own qdiscs do the queue and the rate, configured with tc(8) on the
 bottleneck namespace's receiver-facing port (its egress carries every data
 packet towards the receiver), as S0 does::
 
-    tc qdisc add dev BR root handle 1: stab overhead -14 tbf rate R burst B limit L
+    tc qdisc add dev BR root handle 1: stab overhead O tbf rate R burst B limit L
     tc qdisc replace dev BR parent 1:1 handle 10: CHILD ...
 
 * tbf (tc-tbf(8), net/sched/sch_tbf.c): token bucket at ``bottleneck.rate``
-  with a one-frame burst (``B`` = the spec's largest packet, 1500 bytes by
-  default). The size table ``stab overhead -14`` (tc-stab(8)) makes the kernel
-  charge each frame its IP length (skb length minus the 14-byte Ethernet
-  header), the same size the simulator and the userspace bottleneck charge
-  (``wire_bytes``); byte limits, backlog and sent bytes are then IP bytes too.
+  with a one-frame burst (``B`` = the spec's largest packet plus
+  ``bottleneck.l2_overhead``: 1514 bytes by default). The size table
+  ``stab overhead O`` (tc-stab(8)) with ``O = l2_overhead - 14`` makes the
+  kernel charge each frame its IP length plus the configured L2 overhead
+  (the skb length includes the 14-byte Ethernet header; by default the
+  frame is charged as it is and no size table is set, as tc refuses
+  ``stab overhead 0``), the same size the simulator and the
+  userspace bottleneck charge; byte limits, backlog and sent bytes count the
+  same bytes. tbf keeps the head packet in the child (peek) until its
+  tokens are there, so ``pfifo limit N`` holds N packets with the one "on the
+  link", as the simulator's limits (ccfair-sim qdisc/mod.rs).
 * the child is the queue discipline: drop-tail becomes ``pfifo limit N`` when
   the buffer resolves to packets (BDP multiples, ``42pkt``) and ``bfifo limit
   B`` when it is given in bytes (tc-pfifo(8)/tc-bfifo(8)); CoDel and FQ-CoDel
@@ -48,7 +54,7 @@ __all__ = ["ROOT_HANDLE", "KERNEL_QDISCS", "commands", "probe", "configure"]
 ROOT_HANDLE = "1:"
 ROOT_HANDLE_ID = 0x10000
 CHILD_HANDLE = "10:"
-#: Ethernet header bytes the size table subtracts, so tc charges IP lengths.
+#: Ethernet header bytes in a frame's skb length; the size table adds ``l2_overhead - ETH_HEADER_BYTES``.
 ETH_HEADER_BYTES = 14
 #: Queue disciplines of the spec that have a kernel (tc) mapping here.
 KERNEL_QDISCS = ("droptail", "codel", "fq_codel")
@@ -91,14 +97,19 @@ def child_args(q: dict[str, Any], wire_bytes: int) -> list[str]:
 
 
 def commands(dev: str, config: dict[str, Any], wire_bytes: int) -> list[list[str]]:
-    """The tc argument lists (without ``tc``) that build the kernel bottleneck on ``dev``."""
+    """The tc argument lists (without ``tc``) that build the kernel bottleneck on ``dev``
+    (``wire_bytes``: the largest packet's IP length; the link charges it plus the L2 overhead)."""
     b = config["bottleneck"]
     q = b["qdisc"]
-    child = child_args(q, wire_bytes)
-    limit = q["limit_bytes"] if q.get("limit_bytes") is not None else _packets(q, wire_bytes) * wire_bytes
+    l2 = int(b.get("l2_overhead_bytes", 0))
+    frame = wire_bytes + l2
+    child = child_args(q, frame)
+    limit = q["limit_bytes"] if q.get("limit_bytes") is not None else _packets(q, frame) * frame
+    # tc refuses `stab overhead 0`: the frame as it is needs no size table.
+    stab = ["stab", "overhead", str(l2 - ETH_HEADER_BYTES)] if l2 != ETH_HEADER_BYTES else []
     root = [
-        "qdisc", "add", "dev", dev, "root", "handle", ROOT_HANDLE, "stab", "overhead", str(-ETH_HEADER_BYTES),
-        "tbf", "rate", f"{int(b['rate_bps'])}bit", "burst", str(wire_bytes), "limit", str(int(limit)),
+        "qdisc", "add", "dev", dev, "root", "handle", ROOT_HANDLE, *stab,
+        "tbf", "rate", f"{int(b['rate_bps'])}bit", "burst", str(frame), "limit", str(int(limit)),
     ]  # fmt: skip
     return [root, ["qdisc", "replace", "dev", dev, "parent", "1:1", "handle", CHILD_HANDLE, *child]]
 

@@ -38,6 +38,7 @@ fn cfg(rate_bps: u64, rtt_ms: u64, buf_bdp: f64, flows: Vec<FlowConfig>, duratio
             rate_bps,
             delay_ns: 0,
             qdisc: QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
+            l2_overhead_bytes: 0,
         },
         flows,
     }

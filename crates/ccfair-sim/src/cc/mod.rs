@@ -98,7 +98,7 @@ pub struct TcpCc {
     pub wire_bytes: u32,
     /// Smoothed RTT, ns (0 before the first sample).
     pub srtt_ns: u64,
-    /// Minimum RTT seen (Linux keeps a windowed min; we keep the lifetime min), ns.
+    /// Minimum RTT: Linux's windowed running min over 300 s (tcp_min_rtt, tcp/rtt.rs `MinRttFilter`), ns.
     pub min_rtt_ns: u64,
     /// Packets in flight (`tcp_packets_in_flight`: out - sacked - lost + retrans).
     pub in_flight: u32,

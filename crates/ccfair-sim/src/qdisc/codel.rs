@@ -236,6 +236,7 @@ pub struct Codel {
     par: CodelParams,
     limit_packets: Option<u64>,
     limit_bytes: Option<u64>,
+    in_service: super::InService,
     fifo: Fifo,
     vars: CodelVars,
     pub stats: CodelStats,
@@ -263,6 +264,7 @@ impl Codel {
             par: CodelParams { target_ns: c.target_ns, interval_ns: c.interval_ns, mtu_bytes: c.mtu_bytes, ecn: c.ecn },
             limit_packets: c.limit_packets,
             limit_bytes: c.limit_bytes,
+            in_service: super::InService::default(),
             fifo: Fifo { q: VecDeque::with_capacity(256), bytes: 0 },
             vars: CodelVars::default(),
             stats: CodelStats::default(),
@@ -272,8 +274,9 @@ impl Codel {
 
 impl Qdisc for Codel {
     fn enqueue(&mut self, mut pkt: Packet, now: TimeNs) -> Result<(), (Packet, DropReason)> {
-        if self.limit_packets.is_some_and(|l| self.fifo.q.len() as u64 >= l)
-            || self.limit_bytes.is_some_and(|l| self.fifo.bytes + pkt.wire_bytes as u64 > l)
+        let s = self.in_service;
+        if self.limit_packets.is_some_and(|l| self.fifo.q.len() as u64 + s.packets >= l)
+            || self.limit_bytes.is_some_and(|l| self.fifo.bytes + s.bytes + pkt.wire_bytes as u64 > l)
         {
             return Err((pkt, DropReason::Overflow));
         }
@@ -293,6 +296,10 @@ impl Qdisc for Codel {
 
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes
+    }
+
+    fn set_in_service(&mut self, s: super::InService) {
+        self.in_service = s;
     }
 }
 

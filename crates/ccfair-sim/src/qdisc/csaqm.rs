@@ -260,6 +260,10 @@ impl Qdisc for Csaqm {
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
     }
+
+    fn set_in_service(&mut self, s: super::InService) {
+        self.fifo.set_in_service(s);
+    }
 }
 
 #[cfg(test)]

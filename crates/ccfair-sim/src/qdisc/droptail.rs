@@ -52,6 +52,10 @@ impl Qdisc for DropTail {
     fn len_bytes(&self) -> u64 {
         self.fifo.bytes()
     }
+
+    fn set_in_service(&mut self, s: super::InService) {
+        self.fifo.set_in_service(s);
+    }
 }
 
 #[cfg(test)]

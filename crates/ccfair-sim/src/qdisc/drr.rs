@@ -48,6 +48,7 @@ struct FlowQ {
 pub struct FqDrr {
     limit_packets: Option<u64>,
     limit_bytes: Option<u64>,
+    in_service: super::InService,
     quantum: u64,
     flows: Vec<FlowQ>,
     active: VecDeque<u32>,
@@ -61,6 +62,7 @@ impl FqDrr {
         FqDrr {
             limit_packets: c.limit_packets,
             limit_bytes: c.limit_bytes,
+            in_service: super::InService::default(),
             quantum: c.quantum_bytes.max(1),
             flows: Vec::new(),
             active: VecDeque::new(),
@@ -71,7 +73,8 @@ impl FqDrr {
     }
 
     fn over_limit(&self) -> bool {
-        self.limit_packets.is_some_and(|l| self.packets > l) || self.limit_bytes.is_some_and(|l| self.bytes > l)
+        let s = self.in_service;
+        self.limit_packets.is_some_and(|l| self.packets + s.packets > l) || self.limit_bytes.is_some_and(|l| self.bytes + s.bytes > l)
     }
 }
 
@@ -146,6 +149,10 @@ impl Qdisc for FqDrr {
 
     fn len_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    fn set_in_service(&mut self, s: super::InService) {
+        self.in_service = s;
     }
 }
 

@@ -96,6 +96,7 @@ pub struct DualPi2 {
     /// L4S queue: (packet, apply_step).
     lq: VecDeque<(Packet, bool)>,
     cq: VecDeque<Packet>,
+    in_service: super::InService,
     bytes: u64,
     rng: Pcg64Mcg,
     pub stats: DualPi2Stats,
@@ -121,6 +122,7 @@ impl DualPi2 {
                 let max_p = if drop_overload { 1.0 } else { 1.0 / coupling };
                 DualPi2 {
                     limit_packets,
+                    in_service: super::InService::default(),
                     coupling,
                     step_thresh_ns,
                     ramp_range_ns,
@@ -212,7 +214,7 @@ impl DualPi2 {
 impl Qdisc for DualPi2 {
     fn enqueue(&mut self, mut pkt: Packet, now: TimeNs) -> Result<(), (Packet, DropReason)> {
         self.catch_up(now);
-        if (self.lq.len() + self.cq.len()) as u64 >= self.limit_packets {
+        if (self.lq.len() + self.cq.len()) as u64 + self.in_service.packets >= self.limit_packets {
             self.stats.overflow_drops += 1;
             return Err((pkt, DropReason::Overflow));
         }
@@ -256,6 +258,10 @@ impl Qdisc for DualPi2 {
 
     fn len_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    fn set_in_service(&mut self, s: super::InService) {
+        self.in_service = s;
     }
 }
 

@@ -1,10 +1,12 @@
 //! The FIFO storage shared by the single-queue disciplines (drop-tail, STEP,
 //! RED, CSAQM): packets in arrival order, their backlog in wire bytes, and
 //! the hard limit as Linux's pfifo / bfifo check it (`qlen < limit`,
-//! `backlog + len <= limit`; either limit may be absent).
+//! `backlog + len <= limit`; either limit may be absent). The packet the link
+//! is transmitting counts against both limits (see `Qdisc::set_in_service`).
 
 use std::collections::VecDeque;
 
+use super::InService;
 use crate::packet::Packet;
 
 pub struct Fifo {
@@ -12,16 +14,24 @@ pub struct Fifo {
     bytes: u64,
     limit_packets: Option<u64>,
     limit_bytes: Option<u64>,
+    in_service: InService,
 }
 
 impl Fifo {
     pub fn new(limit_packets: Option<u64>, limit_bytes: Option<u64>) -> Fifo {
-        Fifo { q: VecDeque::with_capacity(256), bytes: 0, limit_packets, limit_bytes }
+        Fifo { q: VecDeque::with_capacity(256), bytes: 0, limit_packets, limit_bytes, in_service: InService::default() }
     }
 
-    /// Would admitting a packet of `wire_bytes` exceed either limit?
+    /// Would admitting a packet of `wire_bytes` exceed either limit (the packet in transmission included)?
     pub fn would_overflow(&self, wire_bytes: u32) -> bool {
-        self.limit_packets.is_some_and(|l| self.q.len() as u64 >= l) || self.limit_bytes.is_some_and(|l| self.bytes + wire_bytes as u64 > l)
+        let s = self.in_service;
+        self.limit_packets.is_some_and(|l| self.q.len() as u64 + s.packets >= l)
+            || self.limit_bytes.is_some_and(|l| self.bytes + s.bytes + wire_bytes as u64 > l)
+    }
+
+    /// The link's packet in transmission (counts against the limits).
+    pub fn set_in_service(&mut self, s: InService) {
+        self.in_service = s;
     }
 
     /// Append (the caller has checked `would_overflow`).

@@ -108,6 +108,7 @@ pub struct FqCodel {
     limit_packets: Option<u64>,
     limit_bytes: Option<u64>,
     memory_limit_bytes: Option<u64>,
+    in_service: super::InService,
     quantum: i64,
     drop_batch: u32,
     perturbation: u64,
@@ -130,6 +131,7 @@ impl FqCodel {
             limit_packets: c.limit_packets,
             limit_bytes: c.limit_bytes,
             memory_limit_bytes: c.memory_limit_bytes,
+            in_service: super::InService::default(),
             quantum: c.quantum_bytes as i64,
             drop_batch: c.drop_batch.max(1),
             perturbation: derive_seed(seed, stream::QDISC),
@@ -153,8 +155,11 @@ impl FqCodel {
     }
 
     fn over_limit(&self) -> bool {
-        self.limit_packets.is_some_and(|l| self.t.packets > l)
-            || self.limit_bytes.is_some_and(|l| self.t.bytes > l)
+        // The packet in transmission counts against the limits (mod.rs), not the memory limit
+        // (Linux's memory_usage drops at dequeue).
+        let s = self.in_service;
+        self.limit_packets.is_some_and(|l| self.t.packets + s.packets > l)
+            || self.limit_bytes.is_some_and(|l| self.t.bytes + s.bytes > l)
             || self.memory_limit_bytes.is_some_and(|l| self.t.bytes > l)
     }
 
@@ -260,6 +265,10 @@ impl Qdisc for FqCodel {
 
     fn len_bytes(&self) -> u64 {
         self.t.bytes
+    }
+
+    fn set_in_service(&mut self, s: super::InService) {
+        self.in_service = s;
     }
 }
 

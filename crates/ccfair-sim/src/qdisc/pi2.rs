@@ -132,6 +132,7 @@ pub struct Pi2 {
     pub pi: PiController,
     q: VecDeque<Packet>,
     bytes: u64,
+    in_service: super::InService,
     rng: Pcg64Mcg,
     pub stats: Pi2Stats,
 }
@@ -140,6 +141,7 @@ impl Pi2 {
     pub fn new(limit_packets: u64, target_ns: u64, tupdate_ns: u64, alpha_hz: f64, beta_hz: f64, coupling: f64, seed: u64) -> Self {
         Pi2 {
             limit_packets,
+            in_service: super::InService::default(),
             coupling,
             pi: PiController::new(target_ns, tupdate_ns, alpha_hz, beta_hz, 1.0),
             q: VecDeque::with_capacity(256),
@@ -190,7 +192,7 @@ impl Pi2 {
 impl Qdisc for Pi2 {
     fn enqueue(&mut self, mut pkt: Packet, now: TimeNs) -> Result<(), (Packet, DropReason)> {
         self.catch_up(now);
-        if self.q.len() as u64 >= self.limit_packets {
+        if self.q.len() as u64 + self.in_service.packets >= self.limit_packets {
             self.stats.overflow_drops += 1;
             return Err((pkt, DropReason::Overflow));
         }
@@ -220,6 +222,10 @@ impl Qdisc for Pi2 {
 
     fn len_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    fn set_in_service(&mut self, s: super::InService) {
+        self.in_service = s;
     }
 }
 

@@ -88,6 +88,7 @@ pub struct Pie {
     c: PieConfig,
     q: VecDeque<Packet>,
     bytes: u64,
+    in_service: super::InService,
     // controller state (Linux struct pie_vars)
     pub prob: f64,
     pub qdelay_ns: u64,
@@ -106,6 +107,7 @@ impl Pie {
             c: c.clone(),
             q: VecDeque::with_capacity(256),
             bytes: 0,
+            in_service: super::InService::default(),
             prob: 0.0,
             qdelay_ns: 0,
             qdelay_old_ns: 0,
@@ -213,8 +215,9 @@ impl Pie {
 impl Qdisc for Pie {
     fn enqueue(&mut self, mut pkt: Packet, now: TimeNs) -> Result<(), (Packet, DropReason)> {
         self.advance(now);
-        let reason = if self.c.limit_packets.is_some_and(|l| self.q.len() as u64 >= l)
-            || self.c.limit_bytes.is_some_and(|l| self.bytes + pkt.wire_bytes as u64 > l)
+        let s = self.in_service;
+        let reason = if self.c.limit_packets.is_some_and(|l| self.q.len() as u64 + s.packets >= l)
+            || self.c.limit_bytes.is_some_and(|l| self.bytes + s.bytes + pkt.wire_bytes as u64 > l)
         {
             self.stats.overflow_drops += 1;
             DropReason::Overflow
@@ -254,6 +257,10 @@ impl Qdisc for Pie {
 
     fn len_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    fn set_in_service(&mut self, s: super::InService) {
+        self.in_service = s;
     }
 }
 

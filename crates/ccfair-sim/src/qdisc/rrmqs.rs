@@ -256,6 +256,7 @@ pub struct Rrmqs {
     active: VecDeque<usize>,
     in_active: Vec<bool>,
     main_pkts: u64,
+    in_service: super::InService,
     // Measuring set.
     meas: Vec<VecDeque<Packet>>,
     rr_next: usize,
@@ -301,6 +302,7 @@ impl Rrmqs {
     pub fn new(c: &RrmqsConfig, seed: u64) -> Rrmqs {
         let mut q = Rrmqs {
             c: c.clone(),
+            in_service: super::InService::default(),
             rng: Pcg64Mcg::seed_from_u64(seed),
             salt: splitmix64(seed ^ 0xB100_F11E),
             main: Vec::new(),
@@ -742,7 +744,7 @@ impl Qdisc for Rrmqs {
             return Err((pkt, DropReason::Aqm));
         }
         let qi = self.main_queue_of(j);
-        if self.main_pkts >= self.c.limit_packets {
+        if self.main_pkts + self.in_service.packets >= self.c.limit_packets {
             if !self.improved() {
                 return Err((pkt, DropReason::Overflow));
             }
@@ -776,6 +778,10 @@ impl Qdisc for Rrmqs {
 
     fn len_bytes(&self) -> u64 {
         self.bytes
+    }
+
+    fn set_in_service(&mut self, s: super::InService) {
+        self.in_service = s;
     }
 
     fn take_enqueue_drops(&mut self, dropped: &mut Vec<(Packet, DropReason)>) {

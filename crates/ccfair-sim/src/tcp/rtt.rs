@@ -9,6 +9,15 @@
 //! doubles it per expiry (RFC 6298 5.5) up to TCP_RTO_MAX = 120 s.
 //! rto_min is per connection as in Linux (`ip route ... rto_min`,
 //! RTAX_RTO_MIN, read by `tcp_rto_min()`); the default is TCP_RTO_MIN.
+//!
+//! min_rtt (`tcp_min_rtt()`, used for RACK's reordering window, the rate
+//! sample's interval check and BBR's initial min_rtt) is Linux's windowed
+//! running min: `tcp_update_rtt_min` feeds every RTT sample to
+//! `minmax_running_min` (lib/win_minmax.c, Kathleen Nichols' algorithm) with
+//! a window of `sysctl_tcp_min_rtt_wlen` = 300 s ([`MinRttFilter`]). Linux
+//! also skips a sample above the current min when the ACK was probably
+//! delayed (FLAG_ACK_MAYBE_DELAYED: one runt segment acked); we feed every
+//! sample, which only matters once the best sample is 300 s old.
 
 /// Linux TCP_RTO_MIN.
 pub const RTO_MIN_NS: u64 = 200_000_000;
@@ -16,6 +25,67 @@ pub const RTO_MIN_NS: u64 = 200_000_000;
 pub const RTO_MAX_NS: u64 = 120_000_000_000;
 /// RFC 6298 / Linux TCP_TIMEOUT_INIT.
 pub const RTO_INIT_NS: u64 = 1_000_000_000;
+
+/// Linux `sysctl_tcp_min_rtt_wlen` default: 300 s.
+pub const MIN_RTT_WLEN_NS: u64 = 300_000_000_000;
+
+/// Linux's windowed running min of the RTT (`tp->rtt_min`, lib/win_minmax.c
+/// `minmax_running_min`): the best, second-best and third-best samples from
+/// successively later sub-windows, so the min over the last `MIN_RTT_WLEN_NS`
+/// is tracked in O(1). Time in ns (Linux: jiffies).
+#[derive(Debug, Clone, Copy)]
+pub struct MinRttFilter {
+    /// (time, value) of the three choices; value u64::MAX = no sample yet.
+    s: [(u64, u64); 3],
+}
+
+impl Default for MinRttFilter {
+    fn default() -> Self {
+        MinRttFilter { s: [(0, u64::MAX); 3] }
+    }
+}
+
+impl MinRttFilter {
+    /// The windowed min, ns (u64::MAX before the first sample).
+    pub fn get(&self) -> u64 {
+        self.s[0].1
+    }
+
+    /// Add sample `v_ns` taken at `t_ns`; return the windowed min.
+    pub fn update(&mut self, t_ns: u64, v_ns: u64) -> u64 {
+        let win = MIN_RTT_WLEN_NS;
+        let val = (t_ns, v_ns);
+        // A new overall min, or nothing left in the window: start afresh.
+        if v_ns <= self.s[0].1 || t_ns.saturating_sub(self.s[2].0) > win {
+            self.s = [val; 3];
+            return v_ns;
+        }
+        if v_ns <= self.s[1].1 {
+            self.s[1] = val;
+            self.s[2] = val;
+        } else if v_ns <= self.s[2].1 {
+            self.s[2] = val;
+        }
+        // minmax_subwin_update: age the choices.
+        let dt = t_ns.saturating_sub(self.s[0].0);
+        if dt > win {
+            self.s[0] = self.s[1];
+            self.s[1] = self.s[2];
+            self.s[2] = val;
+            if t_ns.saturating_sub(self.s[0].0) > win {
+                self.s[0] = self.s[1];
+                self.s[1] = self.s[2];
+                self.s[2] = val;
+            }
+        } else if self.s[1].0 == self.s[0].0 && dt > win / 4 {
+            self.s[1] = val;
+            self.s[2] = val;
+        } else if self.s[2].0 == self.s[1].0 && dt > win / 2 {
+            self.s[2] = val;
+        }
+        self.s[0].1
+    }
+}
 
 #[derive(Debug, Clone)]
 pub struct RttEstimator {
@@ -25,6 +95,8 @@ pub struct RttEstimator {
     pub rttvar_ns: u64,
     /// Lower bound of the variance term (Linux `tcp_rto_min()`), ns.
     pub rto_min_ns: u64,
+    /// Windowed min RTT (Linux `tp->rtt_min`).
+    pub min_rtt: MinRttFilter,
 }
 
 impl Default for RttEstimator {
@@ -36,7 +108,7 @@ impl Default for RttEstimator {
 impl RttEstimator {
     /// An estimator whose RTO uses `rto_min_ns` instead of TCP_RTO_MIN (route `rto_min`).
     pub fn with_rto_min(rto_min_ns: u64) -> RttEstimator {
-        RttEstimator { srtt_ns: 0, rttvar_ns: 0, rto_min_ns }
+        RttEstimator { srtt_ns: 0, rttvar_ns: 0, rto_min_ns, min_rtt: MinRttFilter::default() }
     }
 
     pub fn update(&mut self, sample_ns: u64) {
@@ -70,6 +142,31 @@ impl RttEstimator {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn min_rtt_is_the_min_over_the_last_300_s_as_linux_tcp_min_rtt_wlen() {
+        let mut f = MinRttFilter::default();
+        assert_eq!(f.get(), u64::MAX);
+        assert_eq!(f.update(0, 50_000_000), 50_000_000);
+        // Larger samples every second: the 50 ms minimum holds for the whole 300 s window...
+        for t in 1..=300 {
+            assert_eq!(f.update(t * S, 80_000_000 + t), 50_000_000, "at {t} s");
+        }
+        // ...and is forgotten after it; the best later sample takes over (sub-window choices).
+        let after = f.update(301 * S, 90_000_000);
+        assert!((80_000_000..90_000_000).contains(&after), "{after}");
+        // A new minimum is taken at once.
+        assert_eq!(f.update(302 * S, 40_000_000), 40_000_000);
+    }
+
+    #[test]
+    fn min_rtt_forgets_everything_when_no_sample_is_left_in_the_window() {
+        let mut f = MinRttFilter::default();
+        f.update(0, 50_000_000);
+        assert_eq!(f.update(400 * S, 70_000_000), 70_000_000);
+    }
 
     #[test]
     fn first_sample_sets_srtt_and_half_rttvar() {

@@ -441,7 +441,7 @@ impl Sender {
         self.state = ConnState::Established;
         // Timestamps make the SYN RTT unambiguous even after a SYN retry.
         let sample = now.saturating_sub(p.ts_ecr).max(1);
-        self.rtt_sample(sample);
+        self.rtt_sample(now, sample);
         self.rwnd = p.rwnd;
         self.ts_recent = p.ts_val;
         self.rto_timer.disarm();
@@ -457,10 +457,10 @@ impl Sender {
         self.try_send(now, out);
     }
 
-    fn rtt_sample(&mut self, sample_ns: u64) {
+    fn rtt_sample(&mut self, now: TimeNs, sample_ns: u64) {
         self.rtt.update(sample_ns);
         self.tp.srtt_ns = self.rtt.srtt_ns;
-        self.tp.min_rtt_ns = self.tp.min_rtt_ns.min(sample_ns);
+        self.tp.min_rtt_ns = self.rtt.min_rtt.update(now, sample_ns); // tcp_update_rtt_min (rtt.rs)
         self.stats.min_rtt_ns = self.tp.min_rtt_ns;
         self.stats.rtt_sum_ns += sample_ns as u128;
         self.stats.rtt_samples += 1;
@@ -889,7 +889,7 @@ impl Sender {
             self.tp.delivered_ce += newly_ce as u64;
         }
         if let Some(r) = seq_rtt.or(sack_rtt) {
-            self.rtt_sample(r);
+            self.rtt_sample(now, r);
         }
         self.tp.in_flight = self.in_flight();
         let ack_sample = AckSample { pkts_acked: acc.newly_delivered, rtt_ns: ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
