@@ -1953,6 +1953,24 @@ mod tests {
     }
 
     #[test]
+    fn a_lost_retransmission_in_loss_enters_recovery_with_a_new_reduction() {
+        // Linux tcp_fastretrans_alert, case TCP_CA_Loss: when RACK finds a
+        // retransmission lost (FLAG_LOST_RETRANS) the state machine falls
+        // through to tcp_enter_recovery, which reduces ssthresh again from
+        // the current cwnd (Loss is not a cwnd reduction state).
+        let (mut s, rto) = spurious_rto();
+        s.tp.cwnd = 4;
+        let mut out = vec![];
+        s.try_send(rto, &mut out);
+        assert_eq!(seqs(&out), vec![1, 2, 3], "retransmissions after segment 0's");
+        // Segment 2's retransmission is SACKed; 0's and 1's, sent before it, are not.
+        s.on_ack(rto + RTT, &ack(0, 2), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        assert_eq!((s.tp.ssthresh, s.stats.recoveries), (2, 1), "Reno: max(cwnd 4 / 2, 2)");
+        assert_eq!(s.stats.undos, 0);
+    }
+
+    #[test]
     fn spurious_fast_retransmit_from_reordering_is_undone_by_dsack() {
         // RFC 2883 section 5 / Linux: segment 0 is only delayed (reordered);
         // three SACKs make RACK mark it lost and fast recovery retransmits it.
