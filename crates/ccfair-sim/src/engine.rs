@@ -26,7 +26,10 @@
 //! S0. The event that most often follows another immediately (a packet
 //! reaching its receiver over a zero-delay bottleneck line right after its
 //! transmission ends) bypasses the queue instead (sim.rs `tx_done`,
-//! [`EventQueue::pending_at`]).
+//! [`EventQueue::pending_at`]), and so do the periodic queue samples (sim.rs
+//! `samples_before`: they take a sequence number with
+//! [`EventQueue::take_seq`] and run before the first popped event that
+//! follows them in (time, seq) order).
 //!
 //! Timers use lazy cancellation ([`Timer`]): re-arming a timer later than its
 //! pending heap entry costs nothing; the entry re-schedules itself when it
