@@ -1,6 +1,12 @@
 //! Packets on the simulated wire. One struct for data, ACK and handshake
 //! segments; sequence numbers count segments (packets), not bytes, because
 //! every data segment of a flow carries one MSS (see docs/fidelity.md).
+//!
+//! An ACK's SACK option ([`SackOpt`]) holds up to [`MAX_SACK_BLOCKS`] blocks,
+//! the first possibly a D-SACK (RFC 2018 section 3, RFC 2883 section 4). It is
+//! a fixed-size array of 32-bit segment numbers (like TCP's 32-bit sequence
+//! space, widened again against the cumulative ACK), so a packet stays small
+//! and `Copy` with no allocation.
 
 /// ECN codepoint in the IP header (RFC 3168; ECT(1) is the L4S identifier, RFC 9331).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -20,7 +26,7 @@ pub enum Kind {
     SynAck,
     /// Data segment `seq`.
     Data,
-    /// Pure ACK: cumulative `ack`, optional one-segment SACK `sack`.
+    /// Pure ACK: cumulative `ack`, SACK option `sack`.
     Ack,
 }
 
@@ -32,9 +38,8 @@ pub struct Packet {
     pub seq: u64,
     /// Ack: next expected segment (cumulative). Data: unused.
     pub ack: u64,
-    /// Ack: segment reported by SACK (the out-of-order arrival that triggered
-    /// this ACK), or u64::MAX for none.
-    pub sack: u64,
+    /// Ack: SACK blocks, most recent first; the first may be a D-SACK.
+    pub sack: SackOpt,
     /// Ack: advertised receive window, segments.
     pub rwnd: u32,
     /// Bytes on the wire (headers included).
@@ -57,7 +62,52 @@ pub struct Packet {
     pub cca_class: u16,
 }
 
-pub const NO_SACK: u64 = u64::MAX;
+/// SACK blocks per ACK: Linux's TCP_NUM_SACKS is 4, but with timestamps
+/// (on in the simulator, whose headers carry them, and on the testbed hosts:
+/// net.ipv4.tcp_timestamps = 1) the 40-byte option space leaves room for 3
+/// (tcp_established_options: (40 - 12 - 4) / 8). A D-SACK takes one of them.
+pub const MAX_SACK_BLOCKS: usize = 3;
+
+/// The SACK option of an ACK: blocks [start, end) of segment numbers, in the
+/// order the receiver sends them (D-SACK first, then the most recent block).
+/// Unused slots are empty blocks (start == end), so the option is 24 bytes.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct SackOpt {
+    /// Low 32 bits of (start, end), widened by [`SackOpt::block`].
+    blocks: [[u32; 2]; MAX_SACK_BLOCKS],
+}
+
+impl SackOpt {
+    /// No SACK option.
+    pub const NONE: SackOpt = SackOpt { blocks: [[0; 2]; MAX_SACK_BLOCKS] };
+
+    /// Append block [start, end) (start < end); ignored when the option is full.
+    #[inline]
+    pub fn push(&mut self, start: u64, end: u64) {
+        let n = self.len();
+        if n < MAX_SACK_BLOCKS {
+            self.blocks[n] = [start as u32, end as u32];
+        }
+    }
+
+    #[inline]
+    pub fn len(&self) -> usize {
+        self.blocks.iter().take_while(|b| b[0] != b[1]).count()
+    }
+
+    #[inline]
+    pub fn is_empty(&self) -> bool {
+        self.blocks[0][0] == self.blocks[0][1]
+    }
+
+    /// Block `i` as full segment numbers, given the ACK's cumulative `ack`
+    /// (blocks lie within 2^31 segments of it, as TCP's sequence space).
+    pub fn block(&self, i: usize, ack: u64) -> (u64, u64) {
+        let widen = |x: u32| ack.wrapping_add(x.wrapping_sub(ack as u32) as i32 as i64 as u64);
+        let [s, e] = self.blocks[i];
+        (widen(s), widen(e))
+    }
+}
 
 impl Ecn {
     /// ECT(0), ECT(1) or CE: an AQM may mark it instead of dropping it.
@@ -73,7 +123,7 @@ impl Packet {
             kind,
             seq: 0,
             ack: 0,
-            sack: NO_SACK,
+            sack: SackOpt::NONE,
             rwnd: 0,
             wire_bytes,
             ecn: Ecn::NotEct,
@@ -85,5 +135,25 @@ impl Packet {
             pv: 0,
             cca_class: 0,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sack_blocks_widen_around_the_cumulative_ack_and_stay_small() {
+        // Blocks are stored as 32-bit numbers (TCP's sequence space) and
+        // widened against the ACK: a D-SACK below it and blocks above it.
+        let ack = (1u64 << 32) + 5;
+        let mut o = SackOpt::NONE;
+        o.push(ack - 7, ack - 6);
+        o.push(ack + 3, ack + 9);
+        o.push(ack + 20, ack + 21);
+        o.push(ack + 30, ack + 31); // full: ignored
+        assert_eq!(o.len(), MAX_SACK_BLOCKS);
+        assert_eq!((0..3).map(|i| o.block(i, ack)).collect::<Vec<_>>(), vec![(ack - 7, ack - 6), (ack + 3, ack + 9), (ack + 20, ack + 21)]);
+        assert_eq!(std::mem::size_of::<SackOpt>(), 24, "no allocation: three 8-byte blocks per packet");
     }
 }

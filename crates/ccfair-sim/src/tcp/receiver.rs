@@ -7,10 +7,21 @@
 //!   (40 ms = Linux TCP_DELACK_MIN / TCP_ATO_MIN). Quick-ACK mode at the start
 //!   of the connection: the first min(rwnd / 2, 16) segments are ACKed at once
 //!   (Linux `tcp_enter_quickack_mode`, TCP_MAX_QUICKACKS = 16).
-//! - Out-of-order data is ACKed at once with a SACK of the arriving segment; a
-//!   segment that fills a hole is ACKed at once (RFC 5681 4.2).
-//!   Because the ACK path never loses ACKs, reporting the arriving segment is
-//!   equivalent to Linux's SACK blocks (docs/fidelity.md).
+//! - Out-of-order data is ACKed at once; a segment that fills a hole is ACKed
+//!   at once (RFC 5681 4.2).
+//! - SACK blocks (RFC 2018 section 4, Linux `tcp_sack_new_ofo_skb`,
+//!   `tcp_sack_extend`, `tcp_sack_maybe_coalesce`, `tcp_sack_remove`): the
+//!   receiver remembers up to 4 blocks (TCP_NUM_SACKS); the block holding the
+//!   newest out-of-order segment moves to the front, a new block pushes the
+//!   oldest out; blocks that rcv_nxt reaches are removed. An ACK carries the
+//!   first `MAX_SACK_BLOCKS` = 3 of them (timestamps take the rest of the
+//!   option space, `tcp_established_options`).
+//! - D-SACK (RFC 2883 section 4, Linux `tcp_dsack_set`, `tcp_send_dupack`):
+//!   a duplicate segment (below rcv_nxt, or already held out of order) is
+//!   reported in a D-SACK block placed first, on the ACK sent at once for it
+//!   (a segment below rcv_nxt also enters quick-ACK mode,
+//!   `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`); the D-SACK is sent
+//!   once (`tcp_options_write` clears `rx_opt.dsack`).
 //! - Receive window: starts at `rwnd_init` segments and grows like Linux's
 //!   receive-buffer auto-tuning (`tcp_rcv_space_adjust`): once per receiver
 //!   RTT estimate (timestamps, `tcp_rcv_rtt_measure_ts`), if the application
@@ -41,12 +52,14 @@
 
 use crate::config::{EcnMode, ACK_WIRE_BYTES};
 use crate::engine::{TimeNs, Timer};
-use crate::packet::{Ecn, Kind, Packet, NO_SACK};
+use crate::packet::{Ecn, Kind, Packet, SackOpt};
 
 /// Linux TCP_DELACK_MIN (HZ/25).
 pub const DELACK_NS: u64 = 40_000_000;
 /// Linux TCP_MAX_QUICKACKS.
 pub const MAX_QUICKACKS: u32 = 16;
+/// Linux TCP_NUM_SACKS: SACK blocks the receiver remembers (`selective_acks`).
+pub const NUM_SACKS: usize = 4;
 /// Linux `gro_max_size` default (GRO_LEGACY_MAX_SIZE): a GRO skb stays below 64 KB.
 pub const GRO_MAX_SIZE_BYTES: u32 = 65536;
 /// Linux TCP timestamp clock tick (TCP_TS_HZ = 1000): GRO merges segments
@@ -61,6 +74,11 @@ pub struct Receiver {
     rcv_nxt: u64,
     /// Out-of-order ranges [start, end), sorted, disjoint, all above rcv_nxt.
     ooo: Vec<(u64, u64)>,
+    /// SACK blocks [start, end), most recent first (`selective_acks`, `num_sacks`).
+    sacks: [(u64, u64); NUM_SACKS],
+    num_sacks: usize,
+    /// D-SACK block for the next ACK (`duplicate_sack`, `rx_opt.dsack`).
+    dsack: Option<(u64, u64)>,
     /// Full segments received since the last ACK.
     unacked: u32,
     quick: u32,
@@ -97,6 +115,9 @@ impl Receiver {
             delack_timer: Timer::default(),
             rcv_nxt: 0,
             ooo: Vec::new(),
+            sacks: [(0, 0); NUM_SACKS],
+            num_sacks: 0,
+            dsack: None,
             unacked: 0,
             quick: (rwnd_init / 2).min(MAX_QUICKACKS),
             rwnd: rwnd_init,
@@ -207,6 +228,8 @@ impl Receiver {
             let sample = now.saturating_sub(p.ts_ecr).max(1);
             self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 { sample } else { (7 * self.rcv_rtt_ns + sample) / 8 };
         }
+        // tcp_data_queue: a D-SACK is reported only for this segment.
+        self.dsack = None;
         let ack_now = self.ecn_on_data(now, p, out);
         let seq = p.seq;
         let had_ooo = !self.ooo.is_empty();
@@ -222,24 +245,116 @@ impl Receiver {
                     self.ooo.remove(0);
                 }
             }
+            if self.num_sacks > 0 {
+                self.sack_remove();
+            }
             self.unacked += segs as u32;
             if had_ooo || !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || ack_now {
                 if self.quick > 0 && !had_ooo {
                     self.quick -= 1;
                 }
-                self.send_ack(now, NO_SACK, out);
+                self.send_ack(now, out);
             } else if !self.delack_timer.is_armed() {
                 self.delack_timer.arm(now + DELACK_NS);
             }
             self.rcv_space_adjust(now);
         } else if seq > self.rcv_nxt {
-            self.insert_ooo(seq);
-            self.send_ack(now, seq, out);
+            self.on_out_of_order(seq);
+            self.send_ack(now, out);
         } else {
-            // Duplicate (spurious retransmission): ACK at once (Linux sends a DSACK).
-            self.send_ack(now, NO_SACK, out);
+            self.on_duplicate(seq);
+            self.send_ack(now, out);
         }
         delivered
+    }
+
+    /// `tcp_data_queue_ofo`: hold the segment (a copy already held is a
+    /// duplicate: D-SACK it) and update the SACK blocks.
+    fn on_out_of_order(&mut self, seq: u64) {
+        if self.ooo.is_empty() {
+            // Initial out-of-order segment: one SACK block.
+            self.num_sacks = 0;
+        }
+        if !self.insert_ooo(seq) {
+            self.dsack = Some((seq, seq + 1));
+        }
+        self.sack_new_ofo(seq, seq + 1);
+    }
+
+    /// A segment below rcv_nxt (`tcp_data_queue` old data, `tcp_send_dupack`):
+    /// D-SACK it and ACK quickly for a while.
+    fn on_duplicate(&mut self, seq: u64) {
+        self.dsack = Some((seq, seq + 1));
+        // tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS) via tcp_incr_quickack.
+        self.quick = self.quick.max((self.rwnd / 2).clamp(2, MAX_QUICKACKS));
+    }
+
+    /// Linux `tcp_sack_new_ofo_skb`: the block that [start, end) extends moves
+    /// to the front (and may merge with others); otherwise a new block goes
+    /// in front and, with all 4 in use, the oldest is forgotten.
+    fn sack_new_ofo(&mut self, start: u64, end: u64) {
+        let n = self.num_sacks;
+        for i in 0..n {
+            if sack_extend(&mut self.sacks[i], start, end) {
+                self.sacks[..=i].rotate_right(1);
+                if n > 1 {
+                    self.sack_maybe_coalesce();
+                }
+                return;
+            }
+        }
+        let kept = n.min(NUM_SACKS - 1);
+        self.sacks.copy_within(0..kept, 1);
+        self.sacks[0] = (start, end);
+        self.num_sacks = kept + 1;
+    }
+
+    /// Linux `tcp_sack_maybe_coalesce`: merge blocks the first one now touches.
+    fn sack_maybe_coalesce(&mut self) {
+        let mut i = 1;
+        while i < self.num_sacks {
+            let (s, e) = self.sacks[i];
+            if sack_extend(&mut self.sacks[0], s, e) {
+                self.sacks.copy_within(i + 1..self.num_sacks, i);
+                self.num_sacks -= 1;
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// Linux `tcp_sack_remove`: rcv_nxt advanced; drop the blocks it covers.
+    fn sack_remove(&mut self) {
+        if self.ooo.is_empty() {
+            self.num_sacks = 0;
+            return;
+        }
+        let mut i = 0;
+        while i < self.num_sacks {
+            if self.rcv_nxt >= self.sacks[i].0 {
+                self.sacks.copy_within(i + 1..self.num_sacks, i);
+                self.num_sacks -= 1;
+            } else {
+                i += 1;
+            }
+        }
+    }
+
+    /// The ACK's SACK option: the D-SACK first, then the most recent blocks,
+    /// as many as fit (`tcp_established_options`, `tcp_options_write`).
+    #[inline]
+    fn sack_option(&mut self) -> SackOpt {
+        let mut opt = SackOpt::NONE;
+        if self.num_sacks == 0 && self.dsack.is_none() {
+            return opt;
+        }
+        if let Some((s, e)) = self.dsack.take() {
+            opt.push(s, e);
+        }
+        for &(s, e) in &self.sacks[..self.num_sacks] {
+            opt.push(s, e);
+        }
+        opt
     }
 
     /// ECN processing of an arriving data segment; returns "ACK it at once".
@@ -266,7 +381,7 @@ impl Receiver {
                 }
                 if self.unacked > 0 {
                     // ACK what came before with the old CE state.
-                    self.send_ack(now, NO_SACK, out);
+                    self.send_ack(now, out);
                 }
                 self.ce_state = ce;
                 true
@@ -282,13 +397,14 @@ impl Receiver {
         }
     }
 
-    fn insert_ooo(&mut self, seq: u64) {
+    /// Hold out-of-order segment `seq`; false if it was already held.
+    fn insert_ooo(&mut self, seq: u64) -> bool {
         // Find the first range ending at or after seq.
         let i = self.ooo.partition_point(|&(_, e)| e < seq);
         if i < self.ooo.len() {
             let (s, e) = self.ooo[i];
             if seq >= s && seq < e {
-                return; // already have it
+                return false; // already have it
             }
             if e == seq {
                 self.ooo[i].1 = seq + 1;
@@ -297,20 +413,21 @@ impl Receiver {
                     self.ooo[i].1 = self.ooo[i + 1].1;
                     self.ooo.remove(i + 1);
                 }
-                return;
+                return true;
             }
             if s == seq + 1 {
                 self.ooo[i].0 = seq;
-                return;
+                return true;
             }
         }
         self.ooo.insert(i, (seq, seq + 1));
+        true
     }
 
-    fn send_ack(&mut self, now: TimeNs, sack: u64, out: &mut Vec<Packet>) {
+    fn send_ack(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
         let mut a = Packet::new(self.flow, Kind::Ack, ACK_WIRE_BYTES);
         a.ack = self.rcv_nxt;
-        a.sack = sack;
+        a.sack = self.sack_option();
         a.rwnd = self.rwnd;
         a.ts_val = now;
         a.ts_ecr = self.ts_recent;
@@ -322,7 +439,7 @@ impl Receiver {
 
     pub fn on_delack_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
         if self.unacked > 0 {
-            self.send_ack(now, NO_SACK, out);
+            self.send_ack(now, out);
         }
     }
 
@@ -343,6 +460,16 @@ impl Receiver {
         self.space_seq = self.rcv_nxt;
         self.space_time = now;
     }
+}
+
+/// Linux `tcp_sack_extend`: grow `sp` by [start, end) if they overlap or touch.
+fn sack_extend(sp: &mut (u64, u64), start: u64, end: u64) -> bool {
+    if start <= sp.1 && sp.0 <= end {
+        sp.0 = sp.0.min(start);
+        sp.1 = sp.1.max(end);
+        return true;
+    }
+    false
 }
 
 #[cfg(test)]
@@ -407,12 +534,89 @@ mod tests {
         r.on_packet(0, &data(4), &mut out);
         assert_eq!(out.len(), 2);
         assert!(out.iter().all(|a| a.ack == 2));
-        assert_eq!((out[0].sack, out[1].sack), (3, 4));
+        assert_eq!((out[0].sack.block(0, 2), out[1].sack.block(0, 2)), ((3, 4), (3, 5)), "one growing block");
         out.clear();
         let n = r.on_packet(0, &data(2), &mut out); // retransmission fills the hole
         assert_eq!(n, 3);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].ack, 5);
+    }
+
+    /// The SACK blocks of `a` as full segment numbers, in sent order.
+    fn blocks(a: &Packet) -> Vec<(u64, u64)> {
+        (0..a.sack.len()).map(|i| a.sack.block(i, a.ack)).collect()
+    }
+
+    #[test]
+    fn three_holes_are_reported_as_three_blocks_most_recent_first() {
+        // RFC 2018 section 4: the first block holds the most recently received
+        // segment, the others the most recently reported ones (Linux
+        // tcp_sack_new_ofo_skb moves the extended block to the front).
+        let mut r = rx();
+        let mut out = vec![];
+        for s in [0, 1, 3, 5, 7] {
+            r.on_packet(0, &data(s), &mut out); // holes at 2, 4, 6
+        }
+        let last = out.last().unwrap();
+        assert_eq!(last.ack, 2);
+        assert_eq!(blocks(last), vec![(7, 8), (5, 6), (3, 4)]);
+        out.clear();
+        // 4 arrives: [3,4) [4,5) [5,6) become one block, moved to the front.
+        r.on_packet(0, &data(4), &mut out);
+        assert_eq!(blocks(&out[0]), vec![(3, 6), (7, 8)]);
+        out.clear();
+        // 2 fills the first hole: rcv_nxt = 6, the covered block is removed (tcp_sack_remove).
+        r.on_packet(0, &data(2), &mut out);
+        assert_eq!((out[0].ack, blocks(&out[0])), (6, vec![(7, 8)]));
+    }
+
+    #[test]
+    fn five_holes_keep_four_blocks_and_an_ack_carries_three() {
+        // Linux TCP_NUM_SACKS = 4 remembered; with timestamps the option space
+        // holds 3 (tcp_established_options). A fifth block forgets the oldest.
+        let mut r = rx();
+        let mut out = vec![];
+        for s in [0, 2, 4, 6, 8, 10] {
+            r.on_packet(0, &data(s), &mut out); // holes at 1, 3, 5, 7, 9
+        }
+        assert_eq!(r.num_sacks, NUM_SACKS);
+        assert_eq!(r.sacks, [(10, 11), (8, 9), (6, 7), (4, 5)], "[2,3) forgotten");
+        assert_eq!(blocks(out.last().unwrap()), vec![(10, 11), (8, 9), (6, 7)]);
+    }
+
+    #[test]
+    fn a_duplicate_below_rcv_nxt_is_dsacked_first_and_only_once() {
+        // RFC 2883 section 4 / Linux tcp_data_queue -> tcp_dsack_set: the
+        // D-SACK block comes first, then the SACK blocks; it is sent on one
+        // ACK only; the receiver enters quick-ACK mode (tcp_enter_quickack_mode).
+        let mut r = rx();
+        let mut out = vec![];
+        for s in [0, 1, 2, 4, 6] {
+            r.on_packet(0, &data(s), &mut out);
+        }
+        out.clear();
+        r.on_packet(0, &data(1), &mut out); // a spurious retransmission
+        assert_eq!(out.len(), 1, "ACKed at once");
+        assert_eq!((out[0].ack, blocks(&out[0])), (3, vec![(1, 2), (6, 7), (4, 5)]));
+        assert_eq!(r.quick, 16, "min(rwnd / 2, TCP_MAX_QUICKACKS)");
+        out.clear();
+        r.on_packet(0, &data(8), &mut out);
+        assert_eq!(blocks(&out[0]), vec![(8, 9), (6, 7), (4, 5)], "no D-SACK any more");
+    }
+
+    #[test]
+    fn a_duplicate_of_held_out_of_order_data_is_dsacked_before_its_block() {
+        // RFC 2883 section 4 (a duplicate of out-of-order data): the D-SACK, then the SACK
+        // block that contains it (Linux tcp_data_queue_ofo: tcp_dsack_set, then
+        // tcp_sack_new_ofo_skb moves that block to the front).
+        let mut r = rx();
+        let mut out = vec![];
+        for s in [0, 2, 3, 5] {
+            r.on_packet(0, &data(s), &mut out);
+        }
+        out.clear();
+        r.on_packet(0, &data(3), &mut out);
+        assert_eq!((out[0].ack, blocks(&out[0])), (1, vec![(3, 4), (2, 4), (5, 6)]));
     }
 
     /// A receiver with GRO (NAPI window `window_ns`) and delayed ACKs, fed
@@ -468,8 +672,9 @@ mod tests {
     fn ooo_ranges_merge() {
         let mut r = rx();
         for s in [5, 7, 6, 9, 3] {
-            r.insert_ooo(s);
+            assert!(r.insert_ooo(s));
         }
+        assert!(!r.insert_ooo(6), "already held");
         assert_eq!(r.ooo, vec![(3, 4), (5, 8), (9, 10)]);
         r.insert_ooo(4);
         r.insert_ooo(8);

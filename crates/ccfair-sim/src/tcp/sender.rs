@@ -7,6 +7,12 @@
 //! - SACK scoreboard per segment: sacked / lost / retransmitted flags and the
 //!   counters `packets_out`, `sacked_out`, `lost_out`, `retrans_out`, with
 //!   in_flight = out - (sacked + lost) + retrans (`tcp_packets_in_flight`).
+//!   Every SACK block of an ACK is used (RFC 2018, Linux
+//!   `tcp_sacktag_write_queue` / `tcp_sacktag_one`, skipping what the previous
+//!   ACK's blocks covered, `recv_sack_cache`); a first block below the
+//!   cumulative ACK or inside the second is a D-SACK (RFC 2883,
+//!   `tcp_check_dsack`, `tcp_dsack_seen`): it counts a spurious
+//!   retransmission (`undo_retrans`) and a delivery.
 //! - Loss detection by RACK (RFC 8985): a segment is lost when a segment sent
 //!   later was delivered and it is older than RACK.rtt + reo_wnd. As in Linux
 //!   without observed reordering, reo_wnd = 0 once in recovery or when
@@ -15,7 +21,18 @@
 //! - Fast recovery with PRR (RFC 6937, Linux `tcp_cwnd_reduction`), recovery
 //!   point = snd_nxt at entry; on exit cwnd = ssthresh (`tcp_end_cwnd_reduction`).
 //! - RTO (RFC 6298 with Linux's 200 ms minimum, see rtt.rs), exponential
-//!   backoff, `tcp_enter_loss`: every unSACKed segment is marked lost, cwnd = 1.
+//!   backoff, `tcp_enter_loss`: every unSACKed segment not sent within the
+//!   last RACK.rtt is marked lost (`tcp_timeout_mark_lost`), cwnd = in_flight + 1.
+//! - Recovery state machine as `tcp_fastretrans_alert` (no Disorder state):
+//!   only "dubious" ACKs enter it (`tcp_ack_is_dubious`). Undo of spurious
+//!   reductions (`tcp_undo_cwnd_reduction`: cwnd from the CCA's `undo_cwnd`,
+//!   ssthresh = max(ssthresh, prior_ssthresh)) when D-SACKs show every
+//!   retransmission spurious (`tcp_try_undo_dsack`), when the echoed
+//!   timestamp predates the first retransmission (Eifel, RFC 3522,
+//!   `tcp_packet_delayed`, `tcp_try_undo_recovery` / `_partial` / `_loss`),
+//!   or by F-RTO after an RTO (RFC 5682 section 3.1, SACK variant,
+//!   `tcp_process_loss`: new data first, undo if never-retransmitted data is
+//!   then (S)ACKed). ECN reductions are never undone (`prior_ssthresh = 0`).
 //! - Delivery-rate samples as Linux tcp_rate.c (`tcp_rate_skb_sent`,
 //!   `tcp_rate_skb_delivered`, `tcp_rate_gen`), consumed by BBR.
 //! - Pacing (Linux internal pacing / fq): the next packet leaves no earlier than
@@ -36,7 +53,10 @@
 //! - Tail loss probe (RFC 8985 section 7, Linux tcp_schedule_loss_probe):
 //!   PTO = 2 SRTT + 2 ms (+200 ms with one packet out), capped by the RTO;
 //!   probe with new data or the highest segment, once per episode.
-//! Simplifications are listed in docs/fidelity.md (no DSACK, no undo).
+//!   A probe's retransmission is not an outstanding retransmission nor
+//!   counted for undo (`__tcp_retransmit_skb`); its D-SACK ends the episode
+//!   (`FLAG_DSACK_TLP`).
+//! Simplifications are listed in docs/fidelity.md (Sender).
 
 use std::collections::VecDeque;
 
@@ -44,7 +64,7 @@ use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpC
 use crate::config::EcnMode;
 use crate::engine::{TimeNs, Timer};
 use crate::packet::Ecn;
-use crate::packet::{Kind, Packet, NO_SACK};
+use crate::packet::{Kind, Packet, MAX_SACK_BLOCKS};
 use crate::tcp::rtt::{RttEstimator, RTO_INIT_NS, RTO_MAX_NS};
 
 /// RFC 6675 / Linux `tp->reordering` default (sysctl_tcp_reordering).
@@ -147,6 +167,12 @@ pub struct SenderStats {
     pub ecn_reductions: u64,
     /// Tail loss probes sent (RFC 8985 TLP).
     pub loss_probes: u64,
+    /// Window reductions undone as spurious (DSACK, timestamps or F-RTO).
+    pub undos: u64,
+    /// RTOs found spurious by F-RTO (Linux LINUX_MIB_TCPSPURIOUSRTOS).
+    pub spurious_rtos: u64,
+    /// D-SACKed segments accepted (Linux `dsack_dups` minus dubious ones).
+    pub dsack_segs: u64,
     /// TSO/GSO bursts (skbs) of new data an unpaced sender sent, and how
     /// often `tcp_tso_should_defer` held data back (see `unpaced_skb_segs`).
     pub tso_bursts: u64,
@@ -208,8 +234,62 @@ pub struct Sender {
     cwnd_limited_flag: bool,
     /// Set CWR on the next new data segment (Linux TCP_ECN_QUEUE_CWR).
     queue_cwr: bool,
+    // Undo state (Linux tcp_sock: undo_marker, undo_retrans, prior_ssthresh,
+    // retrans_stamp, frto, dsack_dups, recv_sack_cache).
+    /// snd_una when the reduction that may be undone began (None = no undo).
+    undo_marker: Option<u64>,
+    /// Retransmissions not yet shown spurious by a D-SACK (-1 = none sent).
+    undo_retrans: i64,
+    /// ssthresh to restore on undo (0 = undo of ssthresh not allowed).
+    prior_ssthresh: u32,
+    /// Time of the episode's first retransmission, 0 = none yet.
+    retrans_stamp: u64,
+    /// F-RTO (RFC 5682) armed for this Loss episode.
+    frto: bool,
+    /// F-RTO step 2b: send new data, not retransmissions, on this ACK.
+    frto_send_new: bool,
+    /// D-SACKed segments reported (checked against retransmissions sent).
+    dsack_dups: u64,
+    /// Valid SACK blocks of the previous ACK, sorted (`recv_sack_cache`):
+    /// their segments are already tagged, so a walk skips them.
+    sack_cache: [(u64, u64); MAX_SACK_BLOCKS],
+    sack_cache_len: usize,
+    /// Scratch space to rebuild `tsorted` after an undo (kept to reuse its allocation).
+    scratch: Vec<(u64, u64)>,
     /// Time of the last transmission (`tp->tcp_wstamp_ns` of an unpaced flow).
     last_xmit_ns: u64,
+}
+
+/// What one ACK did (Linux tcp_ack `flag` bits the recovery code reads).
+#[derive(Default)]
+struct AckFlags {
+    /// FLAG_SND_UNA_ADVANCED.
+    una_advanced: bool,
+    /// FLAG_DATA_SACKED: some segment newly SACKed.
+    data_sacked: bool,
+    /// FLAG_ORIG_SACK_ACKED: a never-retransmitted segment below high_seq newly (S)ACKed.
+    orig_sack_acked: bool,
+    /// FLAG_DSACKING_ACK: the ACK carried an accepted D-SACK.
+    dsacking: bool,
+    /// FLAG_DSACK_TLP: the D-SACK covers the tail loss probe.
+    dsack_tlp: bool,
+    /// Segments the D-SACK reports delivered twice (counted as delivered).
+    dsack_segs: u32,
+    /// Echoed timestamp (TSecr) of the ACK, 0 = none.
+    ts_ecr: u64,
+}
+
+/// Per-ACK accumulators of the cumulative-ACK and SACK walks.
+#[derive(Default)]
+struct AckAcc {
+    /// Segments newly ACKed or SACKed.
+    newly_delivered: u32,
+    rate: RateAcc,
+    /// RTT of the newest delivered, never retransmitted segment.
+    ca_rtt: Option<u64>,
+    /// RTT of the newest newly SACKed, never retransmitted segment.
+    sack_rtt: Option<u64>,
+    flags: AckFlags,
 }
 
 /// Per-ACK bookkeeping of tcp_rate.c `tcp_rate_skb_delivered`.
@@ -275,6 +355,16 @@ impl Sender {
             cwnd_usage_seq: 0,
             cwnd_limited_flag: false,
             queue_cwr: false,
+            undo_marker: None,
+            undo_retrans: -1,
+            prior_ssthresh: 0,
+            retrans_stamp: 0,
+            frto: false,
+            frto_send_new: false,
+            dsack_dups: 0,
+            sack_cache: [(0, 0); MAX_SACK_BLOCKS],
+            sack_cache_len: 0,
+            scratch: Vec::new(),
             last_xmit_ns: 0,
         }
     }
@@ -383,6 +473,9 @@ impl Sender {
         if self.state != ConnState::Established {
             return;
         }
+        // F-RTO step 2b (tcp_xmit_recovery with REXMIT_NEW): new data first;
+        // if none can go, F-RTO ends and the retransmissions go instead.
+        let frto_new = std::mem::take(&mut self.frto_send_new);
         let mut sent_any = false;
         let mut cwnd_limited = false;
         let mut burst_quota = 0u32;
@@ -391,7 +484,7 @@ impl Sender {
                 cwnd_limited = true;
                 break;
             }
-            let rtx = self.next_retransmission();
+            let rtx = if frto_new { None } else { self.next_retransmission() };
             if rtx.is_none() {
                 if !self.has_new_data(now) {
                     // Application-limited (Linux tcp_rate_check_app_limited).
@@ -420,8 +513,12 @@ impl Sender {
                 }
             }
             burst_quota = burst_quota.saturating_sub(1);
-            self.transmit(now, rtx, out);
+            self.transmit(now, rtx, false, out);
             sent_any = true;
+        }
+        if frto_new && self.tp.snd_nxt <= self.high_seq {
+            self.frto = false;
+            return self.try_send(now, out);
         }
         cwnd_limited |= self.in_flight() >= self.tp.cwnd;
         if sent_any || cwnd_limited {
@@ -526,10 +623,10 @@ impl Sender {
             let tail_flags = self.segs[(tail - self.tp.snd_una) as usize].flags;
             if new_ok {
                 self.tlp_retrans = false;
-                self.transmit(now, None, out);
+                self.transmit(now, None, false, out);
             } else if tail_flags & (F_SACKED | F_RETRANS) == 0 {
                 self.tlp_retrans = true;
-                self.transmit(now, Some(tail), out);
+                self.transmit(now, Some(tail), true, out);
             }
             if out.len() > before {
                 self.stats.loss_probes += 1;
@@ -540,18 +637,21 @@ impl Sender {
     }
 
     /// Linux `tcp_process_tlp_ack`: a probe that repaired a real tail loss
-    /// (the ACK goes beyond it) costs one cwnd reduction (CWR and back).
-    fn process_tlp_ack(&mut self, ack: u64, una_advanced: bool, sacked_new: bool) {
+    /// (the ACK goes beyond it) costs one cwnd reduction (CWR and back); a
+    /// D-SACK of the probe or a pure duplicate ACK shows that nothing was
+    /// lost and ends the episode without one.
+    fn process_tlp_ack(&mut self, ack: u64, f: &AckFlags) {
         if self.tlp_high_seq == 0 || ack < self.tlp_high_seq {
             return;
         }
-        if !self.tlp_retrans || !(una_advanced || sacked_new) {
+        if !self.tlp_retrans || f.dsack_tlp {
             self.tlp_high_seq = 0;
         } else if ack > self.tlp_high_seq {
-            self.tlp_high_seq = 0;
             self.init_cwnd_reduction();
             self.set_state(CaState::Cwr);
             self.end_cwnd_reduction();
+        } else if !(f.una_advanced || f.data_sacked) {
+            self.tlp_high_seq = 0;
         }
     }
 
@@ -589,7 +689,11 @@ impl Sender {
         None
     }
 
-    fn transmit(&mut self, now: TimeNs, rtx: Option<u64>, out: &mut Vec<Packet>) {
+    /// Send segment `rtx` again, or the next new one. A loss probe's
+    /// retransmission (`probe`) is not counted as an outstanding
+    /// retransmission nor for undo (Linux sends it by `__tcp_retransmit_skb`,
+    /// not `tcp_retransmit_skb`), but as ever retransmitted.
+    fn transmit(&mut self, now: TimeNs, rtx: Option<u64>, probe: bool, out: &mut Vec<Packet>) {
         let was_idle = self.in_flight() == 0;
         if self.packets_out == 0 {
             // tcp_rate_skb_sent: restart the sampling epoch after idle.
@@ -619,8 +723,11 @@ impl Sender {
                 s.tx_in_flight = rate.tx_in_flight;
                 s.tx_lost = rate.tx_lost;
                 s.tx_delivered_ce = rate.tx_delivered_ce;
-                s.flags = (s.flags & !(F_APP_LIMITED | F_RATE_DONE)) | rate.flags | F_RETRANS | F_EVER_RETRANS;
-                self.retrans_out += 1;
+                s.flags = (s.flags & !(F_APP_LIMITED | F_RATE_DONE)) | rate.flags | F_EVER_RETRANS;
+                if !probe {
+                    s.flags |= F_RETRANS;
+                    self.count_retransmission(now);
+                }
                 self.stats.retransmissions += 1;
                 if self.rtx_queue.front() == Some(&seq) {
                     self.rtx_queue.pop_front();
@@ -666,6 +773,17 @@ impl Sender {
         self.tp.in_flight = self.in_flight();
     }
 
+    /// Linux `tcp_retransmit_skb`'s bookkeeping: one more retransmission
+    /// outstanding, the episode's first retransmission time, and one more
+    /// retransmission that a D-SACK must show spurious before an undo.
+    fn count_retransmission(&mut self, now: TimeNs) {
+        self.retrans_out += 1;
+        if self.retrans_stamp == 0 {
+            self.retrans_stamp = now.max(1);
+        }
+        self.undo_retrans = self.undo_retrans.max(0) + 1;
+    }
+
     /// Time one segment occupies at the pacing rate, ns (0 if no rate yet).
     fn pacing_gap_ns(&self) -> u64 {
         let rate = self.tp.pacing_rate_bytes_per_s;
@@ -709,13 +827,12 @@ impl Sender {
         self.tp.rcv_tsecr_ns = p.ts_ecr;
         let prior_in_flight = self.in_flight();
         let prior_una = self.tp.snd_una;
-        let mut newly_delivered: u32 = 0;
-        let mut rate = RateAcc::default();
+        let mut acc = AckAcc::default();
+        acc.flags.ts_ecr = p.ts_ecr;
         let mut seq_rtt: Option<u64> = None; // oldest cumulatively ACKed, never retransmitted
-        let mut ca_rtt: Option<u64> = None; // newest delivered, never retransmitted
-        let mut sack_rtt: Option<u64> = None;
 
-        // Cumulative ACK.
+        // Cumulative ACK (tcp_clean_rtx_queue).
+        let in_loss = self.tp.ca_state == CaState::Loss;
         let ack = p.ack.min(self.tp.snd_nxt);
         while self.tp.snd_una < ack {
             let seq = self.tp.snd_una;
@@ -725,13 +842,15 @@ impl Sender {
             if seg.flags & F_SACKED != 0 {
                 self.sacked_out -= 1;
             } else {
-                newly_delivered += 1;
-                self.rate_delivered(&seg, &mut rate);
+                acc.newly_delivered += 1;
+                self.rate_delivered(&seg, &mut acc.rate);
                 self.rack_advance(now, &seg, seq);
                 if seg.flags & F_EVER_RETRANS == 0 {
                     let r = now - seg.sent_ns;
                     seq_rtt.get_or_insert(r);
-                    ca_rtt = Some(r);
+                    acc.ca_rtt = Some(r);
+                    // FLAG_ORIG_SACK_ACKED (read only in Loss, by F-RTO).
+                    acc.flags.orig_sack_acked |= in_loss && seq < self.high_seq;
                 }
             }
             if seg.flags & F_LOST != 0 {
@@ -741,36 +860,18 @@ impl Sender {
                 self.retrans_out -= 1;
             }
         }
-        // SACK of one segment (see receiver.rs: every out-of-order arrival is ACKed at once).
-        let mut sack_new = false;
-        if p.sack != NO_SACK && p.sack >= self.tp.snd_una && p.sack < self.tp.snd_nxt {
-            let seq = p.sack;
-            let i = (seq - self.tp.snd_una) as usize;
-            let seg = self.segs[i];
-            if seg.flags & F_SACKED == 0 {
-                sack_new = true;
-                self.segs[i].flags |= F_SACKED;
-                self.sacked_out += 1;
-                newly_delivered += 1;
-                if seg.flags & F_LOST != 0 {
-                    self.lost_out -= 1;
-                    self.segs[i].flags &= !F_LOST;
-                }
-                if seg.flags & F_RETRANS != 0 {
-                    self.retrans_out -= 1;
-                    self.segs[i].flags &= !F_RETRANS;
-                }
-                self.rate_delivered(&seg, &mut rate);
-                self.segs[i].flags |= F_RATE_DONE;
-                self.rack_advance(now, &seg, seq);
-                if seg.flags & F_EVER_RETRANS == 0 {
-                    let r = now - seg.sent_ns;
-                    sack_rtt = Some(r);
-                    ca_rtt = Some(ca_rtt.map_or(r, |c| c.min(r)));
-                }
-            }
+        acc.flags.una_advanced = self.tp.snd_una > prior_una;
+        // SACK blocks, D-SACK first (tcp_sacktag_write_queue).
+        if !p.sack.is_empty() {
+            self.sacktag(now, p, prior_una, &mut acc);
         }
-        let una_advanced = self.tp.snd_una > prior_una;
+        // tcp_dsack_seen: a D-SACKed (spurious) retransmission was delivered.
+        let newly_delivered = acc.newly_delivered + acc.flags.dsack_segs;
+        let rate = std::mem::take(&mut acc.rate);
+        let ca_rtt = acc.ca_rtt;
+        let sack_rtt = acc.sack_rtt;
+        let flags = acc.flags;
+        let una_advanced = flags.una_advanced;
         if una_advanced {
             // tcp_ack: FLAG_SND_UNA_ADVANCED clears icsk_retransmits (and the backoff).
             self.backoff = 0;
@@ -791,33 +892,19 @@ impl Sender {
             self.rtt_sample(now, r);
         }
         self.tp.in_flight = self.in_flight();
-        let ack_sample = AckSample { pkts_acked: newly_delivered, rtt_ns: ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
+        let ack_sample = AckSample { pkts_acked: acc.newly_delivered, rtt_ns: ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
         self.cc.in_ack_event(&mut self.tp, ece);
-        if newly_delivered > 0 {
+        if acc.newly_delivered > 0 {
             self.cc.pkts_acked(&mut self.tp, &ack_sample);
         }
 
-        // Leave Recovery / Loss when the recovery point is ACKed. CWR is held
-        // until something above high_seq is ACKed, so that CWR reached the
-        // receiver (Linux tcp_fastretrans_alert).
-        if self.tp.snd_una >= self.high_seq {
-            match self.tp.ca_state {
-                CaState::Recovery => self.end_cwnd_reduction(),
-                CaState::Cwr if self.tp.snd_una > self.high_seq => self.end_cwnd_reduction(),
-                CaState::Loss => self.set_state(CaState::Open),
-                _ => {}
-            }
-        }
-
         let lost_before = self.tp.lost;
-        self.rack_detect_loss(now);
-        let newly_lost = (self.tp.lost - lost_before) as u32;
-        if newly_lost > 0 && self.tp.ca_state < CaState::Recovery {
-            self.enter_recovery();
-        } else if ece && self.tp.ca_state < CaState::Cwr {
-            // tcp_try_to_open -> tcp_enter_cwr.
-            self.enter_cwr();
+        // tcp_ack_is_dubious: an ACK in Open that only advances snd_una skips
+        // the recovery state machine (and RACK), as in Linux.
+        if !una_advanced || flags.data_sacked || flags.dsacking || ece || self.tp.ca_state != CaState::Open {
+            self.fastretrans_alert(now, &flags, ece);
         }
+        let newly_lost = (self.tp.lost - lost_before) as u32;
 
         let mut rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, &rate);
         rs.rtt_ns = ack_sample.rtt_ns;
@@ -845,7 +932,7 @@ impl Sender {
         }
         self.tp.cwnd = self.tp.cwnd.max(1);
 
-        self.process_tlp_ack(p.ack, una_advanced, sack_new);
+        self.process_tlp_ack(p.ack, &flags);
         if self.packets_out == 0 {
             self.rto_timer.disarm();
             self.tlp_armed = false;
@@ -921,6 +1008,151 @@ impl Sender {
         rs
     }
 
+    // ------------------------------------------------------------------- SACK
+
+    /// Linux `tcp_sacktag_write_queue`: tag the segments of every SACK block
+    /// of the ACK. A first block below the cumulative ACK, or inside the
+    /// second block, is a D-SACK (`tcp_check_dsack`, RFC 2883 section 4).
+    /// Parts of blocks the previous ACK already reported are skipped
+    /// (`recv_sack_cache`), so a steady stream of growing blocks costs one
+    /// segment per ACK, not the whole block.
+    fn sacktag(&mut self, now: TimeNs, p: &Packet, prior_una: u64, acc: &mut AckAcc) {
+        if self.sacked_out == 0 {
+            self.sack_cache_len = 0;
+        }
+        let dsack = self.check_dsack(p, prior_una, &mut acc.flags);
+        let (una, nxt) = (self.tp.snd_una, self.tp.snd_nxt);
+        let mut used = [(0u64, 0u64); MAX_SACK_BLOCKS];
+        let mut n_used = 0;
+        for i in 0..p.sack.len() {
+            let (start, end) = p.sack.block(i, p.ack);
+            // tcp_is_sackblock_valid / "ignore very old stuff", clipped to the window.
+            let (start, end) = (start.max(una), end.min(nxt));
+            if start >= end {
+                continue;
+            }
+            if i == 0 && dsack {
+                for seq in start..end {
+                    self.sacktag_one(now, seq, true, acc);
+                }
+            } else {
+                self.sacktag_uncached(now, start, end, acc);
+            }
+            used[n_used] = (start, end);
+            n_used += 1;
+        }
+        if n_used > 1 {
+            used[..n_used].sort_unstable();
+        }
+        self.sack_cache = used;
+        self.sack_cache_len = n_used;
+    }
+
+    /// Tag [start, end) except what the cached blocks of the previous ACK cover.
+    fn sacktag_uncached(&mut self, now: TimeNs, start: u64, end: u64, acc: &mut AckAcc) {
+        let cache = &self.sack_cache[..self.sack_cache_len];
+        if cache.iter().any(|&(cs, ce)| cs <= start && end <= ce) {
+            return; // reported before: nothing new
+        }
+        let mut cur = start;
+        for k in 0..self.sack_cache_len {
+            let (cs, ce) = self.sack_cache[k];
+            if ce <= cur {
+                continue;
+            }
+            if cs >= end {
+                break;
+            }
+            for seq in cur..cs.max(cur) {
+                self.sacktag_one(now, seq, false, acc);
+            }
+            cur = cur.max(ce);
+        }
+        for seq in cur..end {
+            self.sacktag_one(now, seq, false, acc);
+        }
+    }
+
+    /// Linux `tcp_check_dsack` + `tcp_dsack_seen`: is the first block a
+    /// D-SACK, and one to believe (no more duplicates than retransmissions
+    /// sent)? A D-SACK below snd_una counts against `undo_retrans` here
+    /// ("dumb counting"); one inside the window is counted by the walk.
+    fn check_dsack(&mut self, p: &Packet, prior_una: u64, f: &mut AckFlags) -> bool {
+        let (s0, e0) = p.sack.block(0, p.ack);
+        let inside_second = p.sack.len() > 1 && {
+            let (s1, e1) = p.sack.block(1, p.ack);
+            s0 >= s1 && e0 <= e1
+        };
+        if !(s0 < p.ack || inside_second) || s0 >= e0 {
+            return false;
+        }
+        let dup_segs = e0 - s0;
+        if dup_segs == 1 && self.tlp_high_seq != 0 && self.tlp_high_seq == e0 {
+            f.dsack_tlp = true;
+        }
+        self.dsack_dups += dup_segs;
+        if self.dsack_dups > self.stats.retransmissions {
+            return false; // dubious: more duplicates than retransmissions
+        }
+        self.stats.dsack_segs += dup_segs;
+        f.dsacking = true;
+        f.dsack_segs += dup_segs as u32;
+        // A D-SACK of a loss probe does not count: probes are not in
+        // undo_retrans (Linux "tcp: fix incorrect undo caused by DSACK of TLP
+        // retransmit").
+        if let Some(marker) = self.undo_marker {
+            if self.undo_retrans > 0 && e0 <= prior_una && e0 > marker && !f.dsack_tlp {
+                self.undo_retrans = (self.undo_retrans - dup_segs as i64).max(0);
+            }
+        }
+        true
+    }
+
+    /// Linux `tcp_sacktag_one` for segment `seq` (`dup`: inside a D-SACK).
+    fn sacktag_one(&mut self, now: TimeNs, seq: u64, dup: bool, acc: &mut AckAcc) {
+        let i = (seq - self.tp.snd_una) as usize;
+        let seg = self.segs[i];
+        if dup && seg.flags & F_EVER_RETRANS != 0 && !acc.flags.dsack_tlp {
+            if let Some(marker) = self.undo_marker {
+                if self.undo_retrans > 0 && seq + 1 > marker {
+                    self.undo_retrans -= 1;
+                }
+            }
+        }
+        if seg.flags & F_SACKED == 0 {
+            let mut flags = seg.flags | F_SACKED | F_RATE_DONE;
+            if seg.flags & F_RETRANS != 0 {
+                // S|R without L: the retransmission is still in flight.
+                if seg.flags & F_LOST != 0 {
+                    flags &= !(F_LOST | F_RETRANS);
+                    self.lost_out -= 1;
+                    self.retrans_out -= 1;
+                }
+            } else {
+                if seg.flags & F_EVER_RETRANS == 0 {
+                    acc.flags.orig_sack_acked |= seq < self.high_seq;
+                    let r = now - seg.sent_ns;
+                    acc.sack_rtt = Some(acc.sack_rtt.map_or(r, |c| c.max(r)));
+                    acc.ca_rtt = Some(acc.ca_rtt.map_or(r, |c| c.min(r)));
+                }
+                if seg.flags & F_LOST != 0 {
+                    flags &= !F_LOST;
+                    self.lost_out -= 1;
+                }
+            }
+            self.segs[i].flags = flags;
+            self.sacked_out += 1;
+            acc.newly_delivered += 1;
+            acc.flags.data_sacked = true;
+            self.rate_delivered(&seg, &mut acc.rate);
+            self.rack_advance(now, &seg, seq);
+        }
+        if dup && self.segs[i].flags & F_RETRANS != 0 {
+            self.segs[i].flags &= !F_RETRANS;
+            self.retrans_out -= 1;
+        }
+    }
+
     // --------------------------------------------------------------- recovery
 
     fn set_state(&mut self, s: CaState) {
@@ -930,13 +1162,265 @@ impl Sender {
         }
     }
 
+    /// Linux `tcp_fastretrans_alert` (SACK, RACK): leave a finished episode
+    /// (undoing its reduction if it proved spurious), detect losses, enter
+    /// Recovery or CWR. There is no Disorder state: Open stands for it.
+    fn fastretrans_alert(&mut self, now: TimeNs, f: &AckFlags, ece: bool) {
+        if ece {
+            self.prior_ssthresh = 0; // ECN proves congestion: no undo
+        }
+        // D. Exit a state when high_seq is ACKed.
+        if self.tp.ca_state == CaState::Open {
+            self.retrans_stamp = 0;
+        } else if self.tp.snd_una >= self.high_seq {
+            match self.tp.ca_state {
+                // CWR is held until something above high_seq is ACKed, so
+                // that CWR reached the receiver.
+                CaState::Cwr if self.tp.snd_una > self.high_seq => self.end_cwnd_reduction(),
+                CaState::Recovery => {
+                    self.try_undo_recovery(f);
+                    self.end_cwnd_reduction();
+                }
+                _ => {}
+            }
+        }
+        // E. Process the state.
+        match self.tp.ca_state {
+            CaState::Recovery => {
+                if f.una_advanced && self.try_undo_partial(f) {
+                    return;
+                }
+                if self.try_undo_dsack() {
+                    self.try_to_open(ece);
+                }
+                self.rack_detect_loss(now);
+                if self.tp.ca_state != CaState::Recovery && self.lost_out > 0 {
+                    self.enter_recovery(ece);
+                }
+                return;
+            }
+            CaState::Loss => {
+                self.process_loss(now, f);
+                let prior_retrans = self.retrans_out;
+                self.rack_detect_loss(now);
+                let lost_retrans = self.retrans_out < prior_retrans;
+                // Change state if cwnd is undone or retransmissions are lost.
+                if !(self.tp.ca_state == CaState::Open || lost_retrans) {
+                    return;
+                }
+            }
+            _ => {}
+        }
+        if self.tp.ca_state == CaState::Open {
+            self.try_undo_dsack();
+        }
+        self.rack_detect_loss(now);
+        if self.lost_out == 0 {
+            self.try_to_open(ece);
+            return;
+        }
+        self.enter_recovery(ece);
+    }
+
+    /// Linux `tcp_process_loss`: in Loss, undo a spurious RTO (timestamps,
+    /// or F-RTO, RFC 5682 section 3.1 with SACK); otherwise retransmit.
+    fn process_loss(&mut self, now: TimeNs, f: &AckFlags) {
+        let recovered = self.tp.snd_una >= self.high_seq;
+        if f.una_advanced && self.try_undo_loss(false, f) {
+            return;
+        }
+        if self.frto {
+            // Step 3.b: never-retransmitted data was (S)ACKed: not all was lost.
+            if f.orig_sack_acked && self.try_undo_loss(true, f) {
+                return;
+            }
+            if self.tp.snd_nxt > self.high_seq {
+                // Step 3.a: new data sent after the RTO drew a SACK or a
+                // duplicate ACK: the loss was real.
+                if f.data_sacked || (!f.una_advanced && !f.dsacking) {
+                    self.frto = false;
+                }
+            } else if f.una_advanced && !recovered {
+                // Step 2.b: send new data instead of retransmitting.
+                self.high_seq = self.tp.snd_nxt;
+                let window_open = self.tp.snd_nxt < self.tp.snd_una + self.rwnd as u64;
+                if window_open && self.tp.snd_nxt < self.segs_available(now) {
+                    self.frto_send_new = true;
+                    return;
+                }
+                self.frto = false;
+            }
+        }
+        if recovered {
+            // Step 2.a: the RTO retransmission alone repaired the window.
+            self.try_undo_recovery(f);
+        }
+    }
+
+    /// Linux `tcp_packet_delayed` (Eifel detection, RFC 3522, with 6.18's
+    /// rule for no retransmission yet): the ACK echoes a timestamp older than
+    /// the episode's first retransmission, so the original got through.
+    fn packet_delayed(&self, f: &AckFlags) -> bool {
+        if self.retrans_stamp != 0 {
+            return f.ts_ecr != 0 && f.ts_ecr < self.retrans_stamp;
+        }
+        true
+    }
+
+    /// Linux `tcp_may_undo`: all retransmissions D-SACKed, or timestamps show
+    /// that the originals arrived.
+    fn may_undo(&self, f: &AckFlags) -> bool {
+        self.undo_marker.is_some() && (self.undo_retrans == 0 || self.packet_delayed(f))
+    }
+
+    /// Linux `tcp_undo_cwnd_reduction`: restore cwnd through the CCA's
+    /// `undo_cwnd` and ssthresh from `prior_ssthresh`; `unmark_loss` also
+    /// forgets every loss mark (the segments are in flight again).
+    fn undo_cwnd_reduction(&mut self, unmark_loss: bool) {
+        if unmark_loss {
+            for g in self.segs.iter_mut() {
+                g.flags &= !F_LOST;
+            }
+            self.lost_out = 0;
+            self.rtx_queue.clear();
+            self.rebuild_tsorted();
+        }
+        if self.prior_ssthresh != 0 {
+            self.tp.cwnd = self.cc.undo_cwnd(&self.tp).max(1);
+            if self.prior_ssthresh > self.tp.ssthresh {
+                self.tp.ssthresh = self.prior_ssthresh;
+                self.queue_cwr = false; // tcp_ecn_withdraw_cwr
+            }
+        }
+        self.undo_marker = None;
+        self.stats.undos += 1;
+        self.tp.in_flight = self.in_flight();
+    }
+
+    /// After loss marks are forgotten, RACK must watch those segments again:
+    /// rebuild the send-ordered list of outstanding transmissions.
+    fn rebuild_tsorted(&mut self) {
+        let mut v = std::mem::take(&mut self.scratch);
+        v.clear();
+        let una = self.tp.snd_una;
+        for (i, g) in self.segs.iter().enumerate() {
+            if g.flags & F_SACKED == 0 {
+                v.push((g.sent_ns, una + i as u64));
+            }
+        }
+        v.sort_unstable();
+        self.tsorted.clear();
+        self.tsorted.extend(v.iter().map(|&(sent, seq)| (seq, sent)));
+        self.scratch = v;
+    }
+
+    /// Linux `tcp_try_undo_recovery`: at the end of Recovery (or Loss), undo
+    /// if the episode was spurious; back to Open.
+    fn try_undo_recovery(&mut self, f: &AckFlags) {
+        if self.may_undo(f) {
+            self.undo_cwnd_reduction(false);
+        }
+        self.set_state(CaState::Open);
+    }
+
+    /// Linux `tcp_try_undo_dsack`: D-SACKs showed every retransmission of
+    /// the episode spurious.
+    fn try_undo_dsack(&mut self) -> bool {
+        if self.undo_marker.is_some() && self.undo_retrans == 0 {
+            self.undo_cwnd_reduction(false);
+            return true;
+        }
+        false
+    }
+
+    /// Linux `tcp_try_undo_loss`: undo an RTO's reduction (Loss -> Open).
+    fn try_undo_loss(&mut self, frto_undo: bool, f: &AckFlags) -> bool {
+        if frto_undo || self.may_undo(f) {
+            self.undo_cwnd_reduction(true);
+            if frto_undo {
+                self.stats.spurious_rtos += 1;
+            }
+            self.retransmits = 0;
+            self.set_state(CaState::Open);
+            return true;
+        }
+        false
+    }
+
+    /// Linux `tcp_try_undo_partial`: a partial ACK in Recovery whose echoed
+    /// timestamp predates the retransmission: the hole was filled by the
+    /// delayed original. With retransmissions still out, hold (mark no more
+    /// losses on this ACK); else undo.
+    fn try_undo_partial(&mut self, f: &AckFlags) -> bool {
+        if self.undo_marker.is_some() && self.packet_delayed(f) {
+            if self.retrans_out > 0 {
+                return true;
+            }
+            self.undo_cwnd_reduction(true);
+            self.try_keep_open();
+        }
+        false
+    }
+
+    /// Linux `tcp_try_to_open`: ECE enters CWR; otherwise stay (or become) Open.
+    fn try_to_open(&mut self, ece: bool) {
+        if !self.any_retrans_done() {
+            self.retrans_stamp = 0;
+        }
+        if ece && self.tp.ca_state < CaState::Cwr {
+            self.enter_cwr();
+        }
+        if self.tp.ca_state != CaState::Cwr {
+            self.try_keep_open();
+        }
+    }
+
+    /// Linux `tcp_try_keep_open` (without Disorder).
+    fn try_keep_open(&mut self) {
+        if self.tp.ca_state != CaState::Open {
+            self.set_state(CaState::Open);
+            self.high_seq = self.tp.snd_nxt;
+        }
+    }
+
+    /// Linux `tcp_any_retrans_done`.
+    fn any_retrans_done(&self) -> bool {
+        self.retrans_out > 0 || self.segs.front().is_some_and(|g| g.flags & F_EVER_RETRANS != 0)
+    }
+
+    /// Linux `tcp_current_ssthresh`: the ssthresh an undo may restore.
+    fn current_ssthresh(&self) -> u32 {
+        if matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
+            self.tp.ssthresh
+        } else {
+            self.tp.ssthresh.max((self.tp.cwnd >> 1) + (self.tp.cwnd >> 2))
+        }
+    }
+
+    /// Linux `tcp_init_undo`.
+    fn init_undo(&mut self) {
+        self.undo_marker = Some(self.tp.snd_una);
+        self.undo_retrans = if self.retrans_out > 0 { self.retrans_out as i64 } else { -1 };
+    }
+
     /// Linux `tcp_enter_recovery` + `tcp_init_cwnd_reduction`. From CWR (an
     /// ECN reduction already under way) the reduction is not started again
     /// (`tcp_in_cwnd_reduction`); the recovery point still moves to snd_nxt.
-    fn enter_recovery(&mut self) {
+    /// A new episode starts its retransmission clock afresh when nothing is
+    /// retransmitted (Linux "tcp: fix tcp_enter_recovery() to zero
+    /// retrans_stamp when it's safe").
+    fn enter_recovery(&mut self, ece: bool) {
         self.stats.recoveries += 1;
         self.high_seq = self.tp.snd_nxt;
-        if self.tp.ca_state != CaState::Cwr {
+        self.prior_ssthresh = 0;
+        self.init_undo();
+        if !self.any_retrans_done() {
+            self.retrans_stamp = 0;
+        }
+        if !matches!(self.tp.ca_state, CaState::Cwr | CaState::Recovery) {
+            if !ece {
+                self.prior_ssthresh = self.current_ssthresh();
+            }
             self.init_cwnd_reduction();
         }
         self.set_state(CaState::Recovery);
@@ -953,18 +1437,23 @@ impl Sender {
     }
 
     /// Linux `tcp_enter_cwr`: one ECN-triggered reduction, paced by PRR; the
-    /// next new segment carries CWR (`tcp_ecn_queue_cwr`).
+    /// next new segment carries CWR (`tcp_ecn_queue_cwr`). ECN proves
+    /// congestion, so the reduction is never undone.
     fn enter_cwr(&mut self) {
         self.stats.ecn_reductions += 1;
+        self.prior_ssthresh = 0;
+        self.undo_marker = None;
         self.high_seq = self.tp.snd_nxt;
         self.init_cwnd_reduction();
         self.queue_cwr = true;
         self.set_state(CaState::Cwr);
     }
 
-    /// Linux `tcp_end_cwnd_reduction`.
+    /// Linux `tcp_end_cwnd_reduction`: cwnd = ssthresh after CWR, or after a
+    /// Recovery that was not undone.
     fn end_cwnd_reduction(&mut self) {
-        if !self.cc_controls && self.tp.ssthresh < INFINITE_SSTHRESH {
+        let reduce = self.tp.ca_state == CaState::Cwr || self.undo_marker.is_some();
+        if !self.cc_controls && self.tp.ssthresh < INFINITE_SSTHRESH && reduce {
             self.tp.cwnd = self.tp.ssthresh;
             self.tp.cwnd_cnt = 0;
         }
@@ -1075,7 +1564,7 @@ impl Sender {
         let lost_before = self.tp.lost;
         self.rack_detect_loss(now);
         if self.tp.lost > lost_before && self.tp.ca_state < CaState::Recovery {
-            self.enter_recovery();
+            self.enter_recovery(false);
             // As tcp_cwnd_reduction would on the next ACK: allow the retransmission.
             self.tp.cwnd = self.tp.cwnd.min(self.in_flight() + 1).max(1);
         }
@@ -1113,6 +1602,8 @@ impl Sender {
         }
         self.tlp_high_seq = 0;
         self.stats.rto_count += 1;
+        let new_recovery = self.tp.ca_state < CaState::Recovery;
+        self.timeout_mark_lost(now);
         // tcp_enter_loss: reduce ssthresh only if it was not yet reduced in
         // this window; in Loss only on the first RTO (icsk_retransmits == 0),
         // so back-to-back RTOs keep the first RTO's ssthresh.
@@ -1120,16 +1611,41 @@ impl Sender {
             || self.tp.snd_una >= self.high_seq
             || (self.tp.ca_state == CaState::Loss && self.retransmits == 0)
         {
+            self.prior_ssthresh = self.current_ssthresh();
             self.tp.prior_cwnd = self.tp.cwnd;
             self.tp.ssthresh = self.cc.ssthresh(&self.tp);
             self.cc.cwnd_event(&mut self.tp, CaEvent::Loss);
+            self.init_undo();
         }
-        // tcp_timeout_mark_lost: everything not SACKed is lost.
+        self.tp.cwnd = self.in_flight() + 1;
+        self.tp.cwnd_cnt = 0;
+        self.set_state(CaState::Loss);
+        self.high_seq = self.tp.snd_nxt;
+        // F-RTO (RFC 5682 3.1 step 1) unless a recovery was already under way
+        // (recurring timeouts on the same snd_una keep it, section 3.2).
+        self.frto = new_recovery || self.retransmits > 0;
+        self.frto_send_new = false;
+        self.backoff += 1;
+        self.retransmits += 1;
+        self.tp.in_flight = self.in_flight();
+        // BBR and friends see the loss through their next rate sample.
+        self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+        self.next_send_ns = now;
+        self.try_send(now, out);
+    }
+
+    /// Linux `tcp_timeout_mark_lost` with RACK: every unSACKed segment is
+    /// lost, except those sent less than RACK.rtt ago (not the head): they
+    /// may still be in flight, and RACK keeps watching them.
+    fn timeout_mark_lost(&mut self, now: TimeNs) {
         self.rtx_queue.clear();
-        self.tsorted.clear();
+        let una = self.tp.snd_una;
         for i in 0..self.segs.len() {
             let f = self.segs[i].flags;
             if f & F_SACKED != 0 {
+                continue;
+            }
+            if i > 0 && self.segs[i].sent_ns + self.rack_rtt_ns > now {
                 continue;
             }
             if f & F_RETRANS != 0 {
@@ -1142,19 +1658,12 @@ impl Sender {
             }
             self.tp.lost += 1;
             self.stats.losses_detected += 1;
-            self.rtx_queue.push_back(self.tp.snd_una + i as u64);
+            self.rtx_queue.push_back(una + i as u64);
         }
-        self.tp.cwnd = self.in_flight() + 1;
-        self.tp.cwnd_cnt = 0;
-        self.set_state(CaState::Loss);
-        self.high_seq = self.tp.snd_nxt;
-        self.backoff += 1;
-        self.retransmits += 1;
-        self.tp.in_flight = self.in_flight();
-        // BBR and friends see the loss through their next rate sample.
-        self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
-        self.next_send_ns = now;
-        self.try_send(now, out);
+        let segs = &self.segs;
+        self.tsorted.retain(|&(seq, sent)| {
+            seq >= una && segs[(seq - una) as usize].flags & (F_LOST | F_SACKED) == 0 && segs[(seq - una) as usize].sent_ns == sent
+        });
     }
 
     pub fn on_pace_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
@@ -1209,10 +1718,16 @@ mod tests {
         (s, out)
     }
 
+    /// No SACK block in [`ack`].
+    const NO_SACK: u64 = u64::MAX;
+
+    /// An ACK of everything below `cum`, SACKing segment `sack` (or none).
     fn ack(cum: u64, sack: u64) -> Packet {
         let mut a = Packet::new(0, Kind::Ack, 52);
         a.ack = cum;
-        a.sack = sack;
+        if sack != NO_SACK {
+            a.sack.push(sack, sack + 1);
+        }
         a.rwnd = 1000;
         a
     }
@@ -1332,6 +1847,155 @@ mod tests {
         assert_eq!(s.tp.ca_state, CaState::Recovery);
         assert_eq!(seqs(&out), vec![8]);
         assert_eq!(s.stats.rto_count, 0);
+    }
+
+    #[test]
+    fn three_losses_in_one_window_are_repaired_in_one_rtt_from_one_ack_with_three_blocks() {
+        // RFC 2018 section 4 (the receiver repeats the most recent blocks) and
+        // Linux tcp_sacktag_write_queue (the sender tags every block): one ACK
+        // that reports three holes lets RACK mark all three lost at once.
+        use crate::tcp::receiver::Receiver;
+        let (mut s, flight) = established();
+        let mut r = Receiver::new(0, 1448, false, 200, None, 10);
+        let mut acks = vec![];
+        for p in flight.iter().filter(|p| ![2, 5, 8].contains(&p.seq)) {
+            r.on_packet(RTT + RTT / 2, p, &mut acks);
+        }
+        // The ACK path delivers only the flight's last ACK (ACK loss, or
+        // several ACKs coalesced): it alone must carry the three holes.
+        let last = *acks.last().unwrap();
+        let blocks: Vec<(u64, u64)> = (0..last.sack.len()).map(|i| last.sack.block(i, last.ack)).collect();
+        assert_eq!((last.ack, blocks), (2, vec![(9, 10), (6, 8), (3, 5)]));
+        let mut out = vec![];
+        s.on_ack(2 * RTT, &last, &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        let rtx: Vec<u64> = out.iter().map(|p| p.seq).filter(|&q| q < 10).collect();
+        assert_eq!(rtx, vec![2, 5, 8], "all three holes retransmitted on that ACK");
+        // One RTT later the retransmissions have arrived: the window is repaired.
+        let mut acks = vec![];
+        for p in &out {
+            r.on_packet(2 * RTT + RTT / 2, p, &mut acks);
+        }
+        let mut more = vec![];
+        for a in &acks {
+            s.on_ack(3 * RTT, a, &mut more);
+        }
+        assert!(s.tp.snd_una >= 10, "snd_una {} after one RTT", s.tp.snd_una);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!((s.stats.retransmissions, s.stats.rto_count), (3, 0));
+    }
+
+    /// A Reno sender in congestion avoidance (cwnd 10, ssthresh 8) whose
+    /// first flight's ACKs are all delayed: the probe fires, then the RTO
+    /// (Loss: ssthresh 5, cwnd 1, segment 0 retransmitted). Returns the time.
+    fn spurious_rto() -> (Sender, u64) {
+        let (mut s, _) = established();
+        s.tp.ssthresh = 8;
+        let rto = fire_probe(&mut s);
+        let mut out = vec![];
+        s.on_rto(rto, &mut out);
+        assert_eq!((s.tp.ca_state, s.tp.ssthresh, s.tp.cwnd), (CaState::Loss, 5, 1));
+        assert_eq!(seqs(&out), vec![0]);
+        (s, rto)
+    }
+
+    #[test]
+    fn spurious_rto_is_undone_by_frto_restoring_cwnd_and_ssthresh() {
+        // RFC 5682 section 3.1 (SACK-enhanced F-RTO) as Linux tcp_process_loss:
+        // the first ACK after the RTO advances snd_una, so new data goes out
+        // instead of retransmissions (step 2b); the next ACK acknowledges data
+        // that was never retransmitted: the RTO was spurious (step 3b), and
+        // tcp_try_undo_loss restores cwnd = tcp_reno_undo_cwnd = max(cwnd,
+        // prior_cwnd) = 10 and ssthresh = prior_ssthresh = 8. No echoed
+        // timestamps here (TSecr 0), so only F-RTO can tell.
+        let (mut s, rto) = spurious_rto();
+        let mut out = vec![];
+        s.on_ack(rto + 1_000_000, &ack(1, NO_SACK), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Loss);
+        assert_eq!(seqs(&out), vec![11, 12], "step 2b: new data, not segments 1, 2");
+        out.clear();
+        s.on_ack(rto + 2_000_000, &ack(2, NO_SACK), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!((s.tp.cwnd, s.tp.ssthresh), (10, 8));
+        assert_eq!((s.stats.spurious_rtos, s.stats.undos, s.stats.retransmissions), (1, 1, 1));
+        assert_eq!(s.lost_out, 0, "loss marks forgotten (tcp_undo_cwnd_reduction unmark_loss)");
+    }
+
+    #[test]
+    fn spurious_rto_with_timestamps_is_undone_on_the_first_ack() {
+        // Eifel detection (RFC 3522) as Linux tcp_packet_delayed: the ACK
+        // echoes the original's timestamp, older than the retransmission, so
+        // tcp_try_undo_loss undoes at once (not counted as an F-RTO undo).
+        let (mut s, rto) = spurious_rto();
+        let mut a = ack(1, NO_SACK);
+        a.ts_ecr = RTT; // segment 0 was first sent at RTT
+        let mut out = vec![];
+        s.on_ack(rto + 1_000_000, &a, &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!((s.tp.cwnd, s.tp.ssthresh), (10, 8));
+        assert_eq!((s.stats.spurious_rtos, s.stats.undos), (0, 1));
+    }
+
+    #[test]
+    fn a_real_loss_after_an_rto_is_not_undone_by_frto() {
+        // RFC 5682 step 3a: the new data sent in step 2b is SACKed above a
+        // hole, so the loss was real: F-RTO ends, the lost segments are
+        // retransmitted and the reduction stays.
+        let (mut s, rto) = spurious_rto();
+        let mut out = vec![];
+        s.on_ack(rto + 1_000_000, &ack(1, NO_SACK), &mut out);
+        assert_eq!(seqs(&out), vec![11, 12]);
+        out.clear();
+        s.on_ack(rto + 2_000_000, &ack(1, 11), &mut out);
+        assert!(!s.frto);
+        assert_eq!((s.tp.ssthresh, s.stats.undos), (5, 0));
+        assert!(out.iter().any(|p| p.seq == 1), "conventional recovery retransmits segment 1");
+    }
+
+    #[test]
+    fn a_lost_retransmission_in_loss_enters_recovery_with_a_new_reduction() {
+        // Linux tcp_fastretrans_alert, case TCP_CA_Loss: when RACK finds a
+        // retransmission lost (FLAG_LOST_RETRANS) the state machine falls
+        // through to tcp_enter_recovery, which reduces ssthresh again from
+        // the current cwnd (Loss is not a cwnd reduction state).
+        let (mut s, rto) = spurious_rto();
+        s.tp.cwnd = 4;
+        let mut out = vec![];
+        s.try_send(rto, &mut out);
+        assert_eq!(seqs(&out), vec![1, 2, 3], "retransmissions after segment 0's");
+        // Segment 2's retransmission is SACKed; 0's and 1's, sent before it, are not.
+        s.on_ack(rto + RTT, &ack(0, 2), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery);
+        assert_eq!((s.tp.ssthresh, s.stats.recoveries), (2, 1), "Reno: max(cwnd 4 / 2, 2)");
+        assert_eq!(s.stats.undos, 0);
+    }
+
+    #[test]
+    fn spurious_fast_retransmit_from_reordering_is_undone_by_dsack() {
+        // RFC 2883 section 5 / Linux: segment 0 is only delayed (reordered);
+        // three SACKs make RACK mark it lost and fast recovery retransmits it.
+        // The receiver then gets the original and the retransmission and
+        // D-SACKs the latter; tcp_check_dsack counts it (undo_retrans 1 -> 0)
+        // and tcp_try_undo_dsack restores cwnd (max(cwnd, prior_cwnd 10)) and
+        // ssthresh (prior_ssthresh 20). TSecr 0: no timestamp undo.
+        let (mut s, _) = established();
+        s.tp.ssthresh = 20;
+        let t = 2 * RTT;
+        let mut out = vec![];
+        for k in 1..=3 {
+            s.on_ack(t, &ack(0, k), &mut out);
+        }
+        assert_eq!((s.tp.ca_state, s.tp.ssthresh, s.stats.retransmissions), (CaState::Recovery, 5, 1));
+        // The delayed original arrives: everything up to 10 is ACKed.
+        s.on_ack(t + 1_000_000, &ack(10, NO_SACK), &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Recovery, "a partial ACK: no evidence yet");
+        let mut d = ack(10, NO_SACK);
+        d.sack.push(0, 1); // D-SACK of the retransmission
+        s.on_ack(t + RTT / 2, &d, &mut out);
+        assert_eq!(s.tp.ca_state, CaState::Open);
+        assert_eq!(s.tp.ssthresh, 20);
+        assert!(s.tp.cwnd >= 10, "cwnd {}", s.tp.cwnd);
+        assert_eq!((s.stats.undos, s.stats.dsack_segs), (1, 1));
     }
 
     #[test]
