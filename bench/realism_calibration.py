@@ -174,7 +174,7 @@ MEAN_SEEDS = 5
 
 
 def candidate(cand: str) -> tuple[int, int, int]:
-    """"send/ack[/start]" in microseconds -> nanoseconds."""
+    """Candidate send/ack[/start] in microseconds -> nanoseconds."""
     snd, ack, start = (int(float(x) * 1000) for x in (cand.split("/") + ["0", "0"])[:3])
     return snd, ack, start
 
@@ -184,11 +184,7 @@ def acceptance_fit(args: argparse.Namespace) -> None:
     tb = load_runs(Path(args.testbed))
     spread, s0 = points("spread"), points("s0")
     seeds = range(args.first_seed, args.first_seed + SPREAD_SEEDS)
-    print(
-        "| send/ack/start (us) | "
-        + " | ".join(f"{n} ratio" for n in spread)
-        + " | worst ratio | mean abs diff | max abs diff (point) |"
-    )
+    print("| send/ack/start (us) | " + " | ".join(f"{n} ratio" for n in spread) + " | worst ratio | mean abs diff | max abs diff (point) |")
     print("|---|" + "---|" * (len(spread) + 3))
     for cand in args.means.split(","):
         snd, ack, start = candidate(cand)
