@@ -26,7 +26,10 @@
 //! S0. The event that most often follows another immediately (a packet
 //! reaching its receiver over a zero-delay bottleneck line right after its
 //! transmission ends) bypasses the queue instead (sim.rs `tx_done`,
-//! [`EventQueue::pending_at`]).
+//! [`EventQueue::pending_at`]), and so do the periodic queue samples (sim.rs
+//! `samples_before`: they take a sequence number with
+//! [`EventQueue::take_seq`] and run before the first popped event that
+//! follows them in (time, seq) order).
 //!
 //! Timers use lazy cancellation ([`Timer`]): re-arming a timer later than its
 //! pending heap entry costs nothing; the entry re-schedules itself when it
@@ -156,13 +159,26 @@ impl<E: Eq + Copy> EventQueue<E> {
 
     /// Pop the next event and advance the clock to its time.
     pub fn pop(&mut self) -> Option<(TimeNs, E)> {
+        self.pop_keyed().map(|(t, _, ev)| (t, ev))
+    }
+
+    /// As [`EventQueue::pop`], with the event's sequence number.
+    pub fn pop_keyed(&mut self) -> Option<(TimeNs, u64, E)> {
         self.drop_consumed_root();
         let root = self.heap.first()?;
-        let (time, ev) = (root.time, root.ev);
+        let (time, seq, ev) = (root.time, root.seq, root.ev);
         self.root_consumed = true;
         self.now = time;
         self.popped += 1;
-        Some((time, ev))
+        Some((time, seq, ev))
+    }
+
+    /// Take the sequence number the next scheduled event would get, for an
+    /// event kept outside the queue (sim.rs: the queue samples) that must
+    /// still run in (time, seq) order with the others.
+    pub fn take_seq(&mut self) -> u64 {
+        self.seq += 1;
+        self.seq
     }
 
     /// Whether an event is pending for time `t` (the current time: nothing

@@ -58,7 +58,6 @@ enum Ev {
     /// GRO: the NAPI poll window of flow `f`'s receiver ends (flush).
     Gro(u32),
     Start(u32),
-    Sample,
 }
 
 struct DelayLine {
@@ -211,6 +210,10 @@ pub struct Simulation {
     dropped: Vec<(Packet, DropReason)>,
     duration_ns: u64,
     sample_ns: u64,
+    /// (time, sequence number) of the next queue sample: an event kept out
+    /// of the queue (one push and pop fewer per sample), run just before the
+    /// first queued event that follows it in (time, seq) order.
+    next_sample: Option<(TimeNs, u64)>,
     starts: Vec<u64>,
     data_packets: u64,
     sizes: Vec<Option<u64>>,
@@ -321,7 +324,8 @@ impl Simulation {
                 q.schedule(s, Ev::Start(i as u32));
             }
         }
-        q.schedule(0, Ev::Sample);
+        // The queue samples run in event order but outside the queue (`run`).
+        let first_sample = (0, q.take_seq());
         let mut cca_classes: Vec<String> = Vec::new();
         let cca_class: Vec<u16> = cfg
             .flows
@@ -353,6 +357,7 @@ impl Simulation {
             dropped: Vec::new(),
             duration_ns: cfg.duration_ns,
             sample_ns: cfg.sample_ns,
+            next_sample: Some(first_sample),
             starts,
             data_packets: 0,
             sizes: cfg.flows.iter().map(|f| f.size_bytes).collect(),
@@ -537,8 +542,17 @@ impl Simulation {
             }
         }
         let next = now + self.sample_ns;
-        if next < self.duration_ns {
-            self.q.schedule(next, Ev::Sample);
+        self.next_sample = (next < self.duration_ns).then(|| (next, self.q.take_seq()));
+    }
+
+    /// Take every queue sample due before the event (`time`, `seq`).
+    fn samples_before(&mut self, time: TimeNs, seq: u64) {
+        while let Some((t, s)) = self.next_sample {
+            if (t, s) > (time, seq) {
+                break;
+            }
+            self.q.count_handled_inline();
+            self.sample(t);
         }
     }
 
@@ -622,7 +636,6 @@ impl Simulation {
                 self.senders[f as usize].start(now, &mut self.out);
                 self.flush_sender_out(f, now);
             }
-            Ev::Sample => self.sample(now),
         }
     }
 
@@ -632,9 +645,11 @@ impl Simulation {
             if t >= self.duration_ns {
                 break;
             }
-            let (now, ev) = self.q.pop().expect("peeked");
+            let (now, seq, ev) = self.q.pop_keyed().expect("peeked");
+            self.samples_before(now, seq);
             self.dispatch(now, ev);
         }
+        self.samples_before(self.duration_ns, 0);
         let wall_ns = wall.elapsed().as_nanos() as u64;
         self.finish(wall_ns)
     }
