@@ -56,6 +56,7 @@ def test_bbr_starving_cubic_is_case_b(weights):
 def test_same_cca_pair_stays_near_its_calibrated_share(weights):
     spec = copy.deepcopy(BASE)
     spec["flows"][1]["cca"] = "cubic"
+    jains = []
     for seed in SEEDS:
         r = ccfair.run(spec, seed=seed)
         res = m.nru(r, m.flow_weights(r.flows, weights))
@@ -63,4 +64,7 @@ def test_same_cca_pair_stays_near_its_calibrated_share(weights):
         # 10 runs at 1 BDP, bench/data/realism-testbed-2026-11-25-frames.jsonl): -1.9 / +1.3 dB.
         assert all(abs(u) < 2.0 for u in res.flows.values()), res.flows
         assert abs(res.system) < 0.5
-        assert m.mean_jain_over_time(r) > 0.9  # S4: same-CCA pairs J 0.90-0.97
+        jains.append(m.mean_jain_over_time(r))
+    # S4 Table III: a CUBIC pair's J is 0.90 as a mean over five runs (0.90-0.97 over the
+    # CCAs); single runs scatter around it (the testbed run above at 0.325 / 0.675 has J 0.89).
+    assert sum(jains) / len(jains) > 0.9, jains

@@ -88,8 +88,9 @@ MAX_FLOWS = MAX_GROUP_FLOWS
 #: The ``noise = "host"`` model (docs/fidelity.md, "Host noise"): mean of the
 #: exponential extra delay each data packet (sender host) and each ACK
 #: (receiver host) gets, FIFO per flow, drawn from the run's seed. Calibrated
-#: against the testbed's run-to-run spread (bench/realism_calibration.py).
-HOST_NOISE: dict[str, int] = {"host_jitter_ns": 200_000, "ack_jitter_ns": 200_000}
+#: against the testbed (bench/realism_calibration.py fit --acceptance, seeds 1-10;
+#: docs/fidelity.md, "Refit on the frame-accounting testbed data").
+HOST_NOISE: dict[str, int] = {"host_jitter_ns": 100_000, "ack_jitter_ns": 50_000}
 
 
 # --------------------------------------------------------------------------

@@ -866,9 +866,10 @@ mod tests {
 
     #[test]
     fn host_jitter_is_exponential_with_its_mean() {
-        // n draws of the host-noise delay (mean 200 us, the `noise = "host"`
-        // default): mean and standard deviation of an exponential law are
-        // both the mean (5 standard errors), and the Kolmogorov-Smirnov
+        // n draws of a host-noise delay of mean 200 us (the law is what is
+        // checked; the `noise = "host"` means are spec.py HOST_NOISE): mean and
+        // standard deviation of an exponential law are both the mean (5
+        // standard errors), and the Kolmogorov-Smirnov
         // distance to F(x) = 1 - exp(-x / mean) is below its 0.1 % critical
         // value 1.95 / sqrt(n).
         let mean = 200_000.0;
