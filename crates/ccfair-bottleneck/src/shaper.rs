@@ -224,11 +224,7 @@ impl Shaper {
         self.run_link(now, frame_info, mark_ce, out, freed);
         // Forward delay lines -> qdisc.
         for port in 0..self.fwd_lines.len() {
-            while let Some(&(due, slab)) = self.fwd_lines[port].front() {
-                if due > now {
-                    break;
-                }
-                self.fwd_lines[port].pop_front();
+            while let Some((due, slab)) = pop_due(&mut self.fwd_lines[port], now) {
                 if !self.link {
                     self.note_late(due, now);
                     self.stats.forwarded_fwd += 1;
@@ -250,11 +246,7 @@ impl Shaper {
         self.run_link(now, frame_info, mark_ce, out, freed);
         // Reverse delay lines.
         for port in 0..self.rev_lines.len() {
-            while let Some(&(due, slab)) = self.rev_lines[port].front() {
-                if due > now {
-                    break;
-                }
-                self.rev_lines[port].pop_front();
+            while let Some((_, slab)) = pop_due(&mut self.rev_lines[port], now) {
                 self.stats.forwarded_rev += 1;
                 out.push(Out::Sender { port, slab });
             }
@@ -362,6 +354,14 @@ impl Shaper {
             self.stats.late_p50_us = pct(0.5);
             self.stats.late_p99_us = pct(0.99);
         }
+    }
+}
+
+/// The head of a delay line (due time, slab) if it is due by `now`.
+fn pop_due(line: &mut Line, now: u64) -> Option<(u64, usize)> {
+    match line.front() {
+        Some(&(due, _)) if due <= now => line.pop_front(),
+        _ => None,
     }
 }
 
