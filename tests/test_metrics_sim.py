@@ -53,18 +53,22 @@ def test_bbr_starving_cubic_is_case_b(weights):
         assert m.mean_jain_over_time(r) < 0.7
 
 
-def test_same_cca_pair_stays_near_its_calibrated_share(weights):
-    spec = copy.deepcopy(BASE)
+def test_same_cca_pair_stays_near_its_calibrated_share():
+    # The metric's case A (a same-CCA pair at its calibrated share, NRU near 0 dB) in the
+    # idealized mode, where the 1.5 dB bound was set. With the default host noise a CUBIC pair
+    # at this point spreads wider than real Linux (seeds 1-10: A's share 0.489-0.679; testbed,
+    # 10 runs: 0.463-0.589, bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl), which is a
+    # fidelity difference documented in docs/fidelity.md, not something this metric test hides.
+    base = {**copy.deepcopy(BASE), "noise": "none"}
+    weights = calibrate_nru_weights(base, ["cubic"], seeds=SEEDS)
+    spec = copy.deepcopy(base)
     spec["flows"][1]["cca"] = "cubic"
     jains = []
     for seed in SEEDS:
         r = ccfair.run(spec, seed=seed)
         res = m.nru(r, m.flow_weights(r.flows, weights))
-        # Real Linux splits a CUBIC pair as unevenly as 0.325 / 0.675 from run to run (testbed,
-        # 10 runs at 1 BDP, bench/data/realism-testbed-2026-11-25-frames.jsonl): -1.9 / +1.3 dB.
-        assert all(abs(u) < 2.0 for u in res.flows.values()), res.flows
+        assert all(abs(u) < 1.5 for u in res.flows.values()), res.flows
         assert abs(res.system) < 0.5
         jains.append(m.mean_jain_over_time(r))
-    # S4 Table III: a CUBIC pair's J is 0.90 as a mean over five runs (0.90-0.97 over the
-    # CCAs); single runs scatter around it (the testbed run above at 0.325 / 0.675 has J 0.89).
+    # S4 Table III: a CUBIC pair's J is 0.90 as a mean over five runs (0.90-0.97 over the CCAs).
     assert sum(jains) / len(jains) > 0.9, jains

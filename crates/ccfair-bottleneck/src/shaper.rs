@@ -224,11 +224,7 @@ impl Shaper {
         self.run_link(now, frame_info, mark_ce, out, freed);
         // Forward delay lines -> qdisc.
         for port in 0..self.fwd_lines.len() {
-            while let Some(&(due, slab)) = self.fwd_lines[port].front() {
-                if due > now {
-                    break;
-                }
-                self.fwd_lines[port].pop_front();
+            while let Some((due, slab)) = pop_due(&mut self.fwd_lines[port], now) {
                 if !self.link {
                     self.note_late(due, now);
                     self.stats.forwarded_fwd += 1;
@@ -250,11 +246,7 @@ impl Shaper {
         self.run_link(now, frame_info, mark_ce, out, freed);
         // Reverse delay lines.
         for port in 0..self.rev_lines.len() {
-            while let Some(&(due, slab)) = self.rev_lines[port].front() {
-                if due > now {
-                    break;
-                }
-                self.rev_lines[port].pop_front();
+            while let Some((_, slab)) = pop_due(&mut self.rev_lines[port], now) {
                 self.stats.forwarded_rev += 1;
                 out.push(Out::Sender { port, slab });
             }
@@ -365,6 +357,14 @@ impl Shaper {
     }
 }
 
+/// The head of a delay line (due time, slab) if it is due by `now`.
+fn pop_due(line: &mut Line, now: u64) -> Option<(u64, usize)> {
+    match line.front() {
+        Some(&(due, _)) if due <= now => line.pop_front(),
+        _ => None,
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -379,6 +379,16 @@ mod tests {
             window_start_ns: 0,
             window_end_ns: duration_ns,
         }
+    }
+
+    /// A 10 Mbit/s, one-port shaper (drop-tail `limit`, burst `burst_bytes`) with
+    /// `packets` forward arrivals (slabs 0..packets) at time 0, monitored for 1 s.
+    fn loaded(burst_bytes: u64, limit: u64, packets: usize) -> Shaper {
+        let mut s = Shaper::new(10_000_000, burst_bytes, &droptail(limit), 1, vec![0], vec![0], mon(1_000_000_000));
+        for slab in 0..packets {
+            s.arrive_fwd(0, 0, slab);
+        }
+        s
     }
 
     fn droptail(limit: u64) -> QdiscConfig {
@@ -410,10 +420,7 @@ mod tests {
     #[test]
     fn saturated_link_sends_exactly_the_configured_rate() {
         // 10 Mbit/s, 1500-byte packets: 1.2 ms each; 1 s carries 833.33 packets.
-        let mut s = Shaper::new(10_000_000, 1500, &droptail(1000), 1, vec![0], vec![0], mon(1_000_000_000));
-        for slab in 0..900 {
-            s.arrive_fwd(0, 0, slab);
-        }
+        let mut s = loaded(1500, 1000, 900);
         let (mut out, mut freed) = (vec![], vec![]);
         let mut now = 0;
         while now < 1_000_000_000 {
@@ -430,10 +437,7 @@ mod tests {
     fn a_limit_of_n_frames_holds_n_the_one_on_the_link_included() {
         // tbf + pfifo limit 4 in Linux: the frame paying for its tokens is still in the
         // child's qlen. 10 frames at once: 4 held (1 on the link + 3 waiting), 6 dropped.
-        let mut s = Shaper::new(10_000_000, 1514, &droptail(4), 1, vec![0], vec![0], mon(1_000_000_000));
-        for slab in 0..10 {
-            s.arrive_fwd(0, 0, slab);
-        }
+        let mut s = loaded(1514, 4, 10);
         let (mut out, mut freed) = (vec![], vec![]);
         s.poll(0, &|_| (1514, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
         assert_eq!(s.stats.drops, vec![6]);
@@ -464,10 +468,7 @@ mod tests {
         // catch up fully, so the link runs below rate; with a burst of 5
         // packets it catches up and sends the full rate.
         let run = |burst_bytes: u64| {
-            let mut s = Shaper::new(10_000_000, burst_bytes, &droptail(2000), 1, vec![0], vec![0], mon(1_000_000_000));
-            for slab in 0..1000 {
-                s.arrive_fwd(0, 0, slab);
-            }
+            let mut s = loaded(burst_bytes, 2000, 1000);
             let (mut out, mut freed) = (vec![], vec![]);
             let mut now = 0;
             while now <= 1_000_000_000 {
