@@ -1,0 +1,614 @@
+use super::*;
+use crate::cc::reno::Reno;
+
+const RTT: u64 = 100_000_000;
+
+/// An established Reno sender (SYN RTT = 100 ms) and its first flight.
+fn established() -> (Sender, Vec<Packet>) {
+    established_with(EcnMode::Off)
+}
+
+/// Flow 0, MSS 1448 (1500 on the wire), IW10, unpaced, bulk, RTO_MIN_NS.
+fn sender_cfg(ecn: EcnMode) -> SenderConfig {
+    SenderConfig {
+        flow: 0,
+        mss_bytes: 1448,
+        wire_bytes: 1500,
+        init_cwnd_pkts: 10,
+        pacing: false,
+        stop_ns: None,
+        size_bytes: None,
+        rate_cap_bps: None,
+        ecn,
+        rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
+        gso_max_segs: GSO_MAX_SEGS,
+    }
+}
+
+fn established_with(ecn: EcnMode) -> (Sender, Vec<Packet>) {
+    handshake(sender_cfg(ecn), Box::new(Reno))
+}
+
+/// A sender with `cfg` and `cc` after its SYN-ACK (rwnd 1000, at RTT = 100 ms) and its first flight.
+fn handshake(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> (Sender, Vec<Packet>) {
+    let mut s = Sender::new(cfg, cc);
+    let mut out = vec![];
+    s.start(0, &mut out);
+    let mut synack = Packet::new(0, Kind::SynAck, 60);
+    synack.rwnd = 1000;
+    synack.ts_ecr = 0;
+    out.clear();
+    s.on_ack(RTT, &synack, &mut out);
+    (s, out)
+}
+
+/// No SACK block in [`ack`].
+const NO_SACK: u64 = u64::MAX;
+
+/// An ACK of everything below `cum`, SACKing segment `sack` (or none).
+fn ack(cum: u64, sack: u64) -> Packet {
+    let mut a = Packet::new(0, Kind::Ack, 52);
+    a.ack = cum;
+    if sack != NO_SACK {
+        a.sack.push(sack, sack + 1);
+    }
+    a.rwnd = 1000;
+    a
+}
+
+fn seqs(out: &[Packet]) -> Vec<u64> {
+    out.iter().map(|p| p.seq).collect()
+}
+
+#[test]
+fn initial_window_is_ten_segments() {
+    let (s, out) = established();
+    assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
+    assert_eq!(s.in_flight(), 10);
+    assert_eq!(s.srtt_ns(), RTT);
+}
+
+#[test]
+fn slow_start_sends_two_per_acked_segment() {
+    let (mut s, _) = established();
+    let mut out = vec![];
+    s.on_ack(2 * RTT, &ack(1, NO_SACK), &mut out);
+    assert_eq!(s.tp.cwnd, 11);
+    assert_eq!(seqs(&out), vec![10, 11]);
+}
+
+#[test]
+fn three_sacks_trigger_fast_retransmit_and_prr_reaches_ssthresh() {
+    // TSO off (one segment per send), as RFC 3042 counts: with TSO, Linux
+    // may defer a one-segment allowance (tcp_tso_should_defer, tested below).
+    let (mut s, _) = handshake(SenderConfig { gso_max_segs: 1, ..sender_cfg(EcnMode::Off) }, Box::new(Reno));
+    let t = 2 * RTT;
+    let mut out = vec![];
+    // Segment 0 is lost; 1, 2, 3 arrive and are SACKed.
+    s.on_ack(t, &ack(0, 1), &mut out);
+    s.on_ack(t, &ack(0, 2), &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Open, "fewer than DupThresh SACKs: no recovery yet");
+    assert_eq!(seqs(&out), vec![10, 11], "limited transmit (RFC 3042): new data per SACK, cwnd unchanged");
+    assert_eq!(s.tp.cwnd, 10);
+    out.clear();
+    s.on_ack(t, &ack(0, 3), &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    assert_eq!(s.tp.ssthresh, 5, "Reno halves cwnd 10");
+    assert_eq!(out.first().map(|p| p.seq), Some(0), "fast retransmit of the hole first");
+    assert_eq!(s.stats.retransmissions, 1);
+    // Remaining SACKs: PRR sends about ssthresh/prior_cwnd = 1/2 per delivery.
+    out.clear();
+    for k in 4..10 {
+        s.on_ack(t, &ack(0, k), &mut out);
+    }
+    // RFC 6937 / tcp_cwnd_reduction, prior_cwnd 10, ssthresh 5: prr_delivered
+    // 2..7 allows ceil(5*d/10) sends in total; pipe falls by one per SACK.
+    // The two new segments go out at d = 3 and d = 5; at d = 7 pipe == ssthresh,
+    // the slow-start bound min(ssthresh - pipe, ..) = 0 applies and PRR
+    // lands exactly on ssthresh.
+    assert_eq!(seqs(&out), vec![12, 13]);
+    assert_eq!(s.in_flight(), 5);
+    assert_eq!(s.tp.cwnd, 5);
+    // The retransmission is ACKed: everything up to snd_nxt is cumulatively ACKed.
+    let nxt = s.tp.snd_nxt;
+    s.on_ack(t + RTT, &ack(nxt, NO_SACK), &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Open);
+    // tcp_end_cwnd_reduction sets cwnd = ssthresh = 5; the same ACK then runs
+    // congestion avoidance with its 5 newly ACKed segments: 5/5 -> +1.
+    assert_eq!(s.tp.ssthresh, 5);
+    assert_eq!(s.tp.cwnd, 6);
+}
+
+#[test]
+fn lost_retransmission_is_detected_by_rack_without_rto() {
+    let (mut s, _) = established();
+    let t = 2 * RTT;
+    let mut out = vec![];
+    for k in 1..10 {
+        s.on_ack(t, &ack(0, k), &mut out);
+    }
+    assert_eq!(s.stats.retransmissions, 1);
+    // Segments sent after the retransmission are SACKed one RTT later, but not 0:
+    // the retransmission was lost too.
+    let after: Vec<u64> = out.iter().map(|p| p.seq).filter(|&q| q >= 10).collect();
+    assert!(!after.is_empty());
+    for &q in &after {
+        s.on_ack(t + RTT + 1, &ack(0, q), &mut out);
+    }
+    assert_eq!(s.stats.retransmissions, 2, "second retransmission of segment 0");
+    assert_eq!(s.stats.rto_count, 0);
+}
+
+/// The first timer of a silent flight is the tail loss probe (PTO = 2 SRTT
+/// + 2 ms); fire it (a bulk flow probes with one new segment) and return
+/// the RTO deadline armed after it.
+fn fire_probe(s: &mut Sender) -> u64 {
+    let pto = s.rto_timer.deadline.unwrap();
+    assert_eq!(pto, RTT + 2 * RTT + TLP_EXTRA_NS, "PTO = 2 SRTT + 2 ms after the first send");
+    let mut out = vec![];
+    s.on_rto(pto, &mut out);
+    assert_eq!((seqs(&out), s.stats.loss_probes, s.stats.rto_count), (vec![10], 1, 0));
+    s.rto_timer.deadline.unwrap()
+}
+
+#[test]
+fn tail_loss_probe_fires_after_two_srtt_and_turns_a_tail_loss_into_fast_recovery() {
+    // RFC 8985 7.2-7.3, Linux tcp_schedule_loss_probe / tcp_send_loss_probe.
+    let cfg = SenderConfig { size_bytes: Some(10 * 1448), ..sender_cfg(EcnMode::Off) };
+    let (mut s, mut out) = handshake(cfg, Box::new(Reno));
+    assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
+    // 0..7 arrive; the tail 8, 9 is lost: nothing more will be ACKed.
+    s.on_ack(2 * RTT, &ack(8, NO_SACK), &mut out);
+    let pto = s.rto_timer.deadline.unwrap();
+    assert_eq!(pto, 2 * RTT + 2 * s.srtt_ns() + TLP_EXTRA_NS, "PTO = 2 SRTT (+2 ms), well before the RTO");
+    out.clear();
+    s.on_rto(pto, &mut out);
+    assert_eq!(seqs(&out), vec![9], "no new data: the probe retransmits the highest segment");
+    assert_eq!((s.stats.loss_probes, s.stats.rto_count), (1, 0));
+    // The probe is SACKed: RACK marks 8 lost and fast recovery repairs it, no RTO.
+    out.clear();
+    s.on_ack(pto + RTT, &ack(8, 9), &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    assert_eq!(seqs(&out), vec![8]);
+    assert_eq!(s.stats.rto_count, 0);
+}
+
+#[test]
+fn three_losses_in_one_window_are_repaired_in_one_rtt_from_one_ack_with_three_blocks() {
+    // RFC 2018 section 4 (the receiver repeats the most recent blocks) and
+    // Linux tcp_sacktag_write_queue (the sender tags every block): one ACK
+    // that reports three holes lets RACK mark all three lost at once.
+    use crate::tcp::receiver::Receiver;
+    let (mut s, flight) = established();
+    let mut r = Receiver::new(0, 1448, false, 200, None, 10);
+    let mut acks = vec![];
+    for p in flight.iter().filter(|p| ![2, 5, 8].contains(&p.seq)) {
+        r.on_packet(RTT + RTT / 2, p, &mut acks);
+    }
+    // The ACK path delivers only the flight's last ACK (ACK loss, or
+    // several ACKs coalesced): it alone must carry the three holes.
+    let last = *acks.last().unwrap();
+    let blocks: Vec<(u64, u64)> = (0..last.sack.len()).map(|i| last.sack.block(i, last.ack)).collect();
+    assert_eq!((last.ack, blocks), (2, vec![(9, 10), (6, 8), (3, 5)]));
+    let mut out = vec![];
+    s.on_ack(2 * RTT, &last, &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    let rtx: Vec<u64> = out.iter().map(|p| p.seq).filter(|&q| q < 10).collect();
+    assert_eq!(rtx, vec![2, 5, 8], "all three holes retransmitted on that ACK");
+    // One RTT later the retransmissions have arrived: the window is repaired.
+    let mut acks = vec![];
+    for p in &out {
+        r.on_packet(2 * RTT + RTT / 2, p, &mut acks);
+    }
+    let mut more = vec![];
+    for a in &acks {
+        s.on_ack(3 * RTT, a, &mut more);
+    }
+    assert!(s.tp.snd_una >= 10, "snd_una {} after one RTT", s.tp.snd_una);
+    assert_eq!(s.tp.ca_state, CaState::Open);
+    assert_eq!((s.stats.retransmissions, s.stats.rto_count), (3, 0));
+}
+
+/// A Reno sender in congestion avoidance (cwnd 10, ssthresh 8) whose
+/// first flight's ACKs are all delayed: the probe fires, then the RTO
+/// (Loss: ssthresh 5, cwnd 1, segment 0 retransmitted). Returns the time.
+fn spurious_rto() -> (Sender, u64) {
+    let (mut s, _) = established();
+    s.tp.ssthresh = 8;
+    let rto = fire_probe(&mut s);
+    let mut out = vec![];
+    s.on_rto(rto, &mut out);
+    assert_eq!((s.tp.ca_state, s.tp.ssthresh, s.tp.cwnd), (CaState::Loss, 5, 1));
+    assert_eq!(seqs(&out), vec![0]);
+    (s, rto)
+}
+
+#[test]
+fn spurious_rto_is_undone_by_frto_restoring_cwnd_and_ssthresh() {
+    // RFC 5682 section 3.1 (SACK-enhanced F-RTO) as Linux tcp_process_loss:
+    // the first ACK after the RTO advances snd_una, so new data goes out
+    // instead of retransmissions (step 2b); the next ACK acknowledges data
+    // that was never retransmitted: the RTO was spurious (step 3b), and
+    // tcp_try_undo_loss restores cwnd = tcp_reno_undo_cwnd = max(cwnd,
+    // prior_cwnd) = 10 and ssthresh = prior_ssthresh = 8. No echoed
+    // timestamps here (TSecr 0), so only F-RTO can tell.
+    let (mut s, rto) = spurious_rto();
+    let mut out = vec![];
+    s.on_ack(rto + 1_000_000, &ack(1, NO_SACK), &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Loss);
+    assert_eq!(seqs(&out), vec![11, 12], "step 2b: new data, not segments 1, 2");
+    out.clear();
+    s.on_ack(rto + 2_000_000, &ack(2, NO_SACK), &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Open);
+    assert_eq!((s.tp.cwnd, s.tp.ssthresh), (10, 8));
+    assert_eq!((s.stats.spurious_rtos, s.stats.undos, s.stats.retransmissions), (1, 1, 1));
+    assert_eq!(s.lost_out, 0, "loss marks forgotten (tcp_undo_cwnd_reduction unmark_loss)");
+}
+
+#[test]
+fn spurious_rto_with_timestamps_is_undone_on_the_first_ack() {
+    // Eifel detection (RFC 3522) as Linux tcp_packet_delayed: the ACK
+    // echoes the original's timestamp, older than the retransmission, so
+    // tcp_try_undo_loss undoes at once (not counted as an F-RTO undo).
+    let (mut s, rto) = spurious_rto();
+    let mut a = ack(1, NO_SACK);
+    a.ts_ecr = RTT; // segment 0 was first sent at RTT
+    let mut out = vec![];
+    s.on_ack(rto + 1_000_000, &a, &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Open);
+    assert_eq!((s.tp.cwnd, s.tp.ssthresh), (10, 8));
+    assert_eq!((s.stats.spurious_rtos, s.stats.undos), (0, 1));
+}
+
+#[test]
+fn a_real_loss_after_an_rto_is_not_undone_by_frto() {
+    // RFC 5682 step 3a: the new data sent in step 2b is SACKed above a
+    // hole, so the loss was real: F-RTO ends, the lost segments are
+    // retransmitted and the reduction stays.
+    let (mut s, rto) = spurious_rto();
+    let mut out = vec![];
+    s.on_ack(rto + 1_000_000, &ack(1, NO_SACK), &mut out);
+    assert_eq!(seqs(&out), vec![11, 12]);
+    out.clear();
+    s.on_ack(rto + 2_000_000, &ack(1, 11), &mut out);
+    assert!(!s.frto);
+    assert_eq!((s.tp.ssthresh, s.stats.undos), (5, 0));
+    assert!(out.iter().any(|p| p.seq == 1), "conventional recovery retransmits segment 1");
+}
+
+#[test]
+fn a_lost_retransmission_in_loss_enters_recovery_with_a_new_reduction() {
+    // Linux tcp_fastretrans_alert, case TCP_CA_Loss: when RACK finds a
+    // retransmission lost (FLAG_LOST_RETRANS) the state machine falls
+    // through to tcp_enter_recovery, which reduces ssthresh again from
+    // the current cwnd (Loss is not a cwnd reduction state).
+    let (mut s, rto) = spurious_rto();
+    s.tp.cwnd = 4;
+    let mut out = vec![];
+    s.try_send(rto, &mut out);
+    assert_eq!(seqs(&out), vec![1, 2, 3], "retransmissions after segment 0's");
+    // Segment 2's retransmission is SACKed; 0's and 1's, sent before it, are not.
+    s.on_ack(rto + RTT, &ack(0, 2), &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    assert_eq!((s.tp.ssthresh, s.stats.recoveries), (2, 1), "Reno: max(cwnd 4 / 2, 2)");
+    assert_eq!(s.stats.undos, 0);
+}
+
+#[test]
+fn spurious_fast_retransmit_from_reordering_is_undone_by_dsack() {
+    // RFC 2883 section 5 / Linux: segment 0 is only delayed (reordered);
+    // three SACKs make RACK mark it lost and fast recovery retransmits it.
+    // The receiver then gets the original and the retransmission and
+    // D-SACKs the latter; tcp_check_dsack counts it (undo_retrans 1 -> 0)
+    // and tcp_try_undo_dsack restores cwnd (max(cwnd, prior_cwnd 10)) and
+    // ssthresh (prior_ssthresh 20). TSecr 0: no timestamp undo.
+    let (mut s, _) = established();
+    s.tp.ssthresh = 20;
+    let t = 2 * RTT;
+    let mut out = vec![];
+    for k in 1..=3 {
+        s.on_ack(t, &ack(0, k), &mut out);
+    }
+    assert_eq!((s.tp.ca_state, s.tp.ssthresh, s.stats.retransmissions), (CaState::Recovery, 5, 1));
+    // The delayed original arrives: everything up to 10 is ACKed.
+    s.on_ack(t + 1_000_000, &ack(10, NO_SACK), &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Recovery, "a partial ACK: no evidence yet");
+    let mut d = ack(10, NO_SACK);
+    d.sack.push(0, 1); // D-SACK of the retransmission
+    s.on_ack(t + RTT / 2, &d, &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Open);
+    assert_eq!(s.tp.ssthresh, 20);
+    assert!(s.tp.cwnd >= 10, "cwnd {}", s.tp.cwnd);
+    assert_eq!((s.stats.undos, s.stats.dsack_segs), (1, 1));
+}
+
+#[test]
+fn rto_marks_everything_lost_sets_cwnd_one_and_backs_off() {
+    let (mut s, _) = established();
+    let mut out = vec![];
+    let pto = RTT + 2 * RTT + TLP_EXTRA_NS;
+    let rto = fire_probe(&mut s);
+    assert_eq!(rto, pto + 300_000_000, "RTO = srtt + max(4 rttvar, 200 ms) = 100 + 200 ms after the probe");
+    s.on_rto(rto, &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Loss);
+    assert_eq!(s.tp.cwnd, 1);
+    assert_eq!(s.tp.ssthresh, 5);
+    assert_eq!(seqs(&out), vec![0], "retransmit the head only");
+    let rto2 = s.rto_timer.deadline.unwrap();
+    assert_eq!(rto2 - rto, 600_000_000, "backoff doubles the RTO");
+    out.clear();
+    s.on_rto(rto2, &mut out);
+    assert_eq!(s.rto_timer.deadline.unwrap() - rto2, 1_200_000_000);
+    assert_eq!(s.stats.rto_count, 2);
+    // An ACK of new data resets the backoff and slow start resumes from 1.
+    s.on_ack(rto2 + RTT, &ack(1, NO_SACK), &mut out);
+    assert_eq!(s.tp.cwnd, 2);
+    assert_eq!(s.backoff, 0);
+}
+
+#[test]
+fn tso_bursts_follow_tcp_tso_autosize_at_three_pacing_rates() {
+    // tcp_tso_autosize: bytes = pacing_rate >> sk_pacing_shift (10: ~1 ms),
+    // segs = max(bytes / mss, min_tso_segs = 2), at most a 64 KB GSO packet.
+    for (rate_bytes_per_s, segs) in [
+        (125_000u64, 2usize), // 1 Mbit/s: 122 B per ms -> the 2-segment minimum
+        (12_500_000, 8),      // 100 Mbit/s: 12207 B per ms -> 8 x 1448 B
+        (1_250_000_000, 45),  // 10 Gbit/s: capped at (65536 - 320) / 1448 = 45
+    ] {
+        let (mut s, _) = established();
+        s.tp.pacing = true;
+        s.tp.pacing_rate_bytes_per_s = rate_bytes_per_s;
+        s.tp.cwnd = 1000;
+        let mut out = vec![];
+        s.on_pace_timer(RTT + 1, &mut out);
+        assert_eq!(out.len(), segs, "burst at {rate_bytes_per_s} B/s");
+        // The next burst waits for the pacing slot of the whole burst.
+        let gap = s.pace_timer.deadline.unwrap() - (RTT + 1);
+        assert_eq!(gap, segs as u64 * (1448 * 1_000_000_000 / rate_bytes_per_s));
+    }
+}
+
+/// An unpaced Reno sender with cwnd = ssthresh = `cwnd` and its 1000-segment
+/// receive window filled at RTT; then ACKs of 2 segments each, `gap_ns`
+/// apart from 2 RTT. Returns the segments each ACK released.
+fn ack_clocked_bursts(gso_max_segs: u32, cwnd: u32, gap_ns: u64, acks: u64) -> Vec<usize> {
+    let (mut s, _) = handshake(SenderConfig { gso_max_segs, ..sender_cfg(EcnMode::Off) }, Box::new(Reno));
+    s.tp.cwnd = cwnd;
+    s.tp.ssthresh = cwnd;
+    let mut out = vec![];
+    s.on_pace_timer(RTT, &mut out);
+    assert_eq!(s.tp.snd_nxt, 1000.min(cwnd as u64), "the first window leaves at once");
+    (0..acks)
+        .map(|k| {
+            out.clear();
+            s.on_ack(2 * RTT + k * gap_ns, &ack(2 * (k + 1), NO_SACK), &mut out);
+            out.len()
+        })
+        .collect()
+}
+
+#[test]
+fn unpaced_tso_bursts_follow_tcp_tso_autosize_of_tcp_update_pacing_rate() {
+    // Linux sets sk_pacing_rate for every flow (tcp_update_pacing_rate:
+    // 120 % of cwnd x mss / srtt in congestion avoidance) and sizes TSO
+    // skbs from it (tcp_tso_autosize: rate >> 10, >= 2 segments, <= 64 KB).
+    // An unpaced flow then defers small allowances (tcp_tso_should_defer:
+    // the last send was < 1 ms ago, the head's ACK is due, less than a
+    // full skb and less than cwnd/3 allowed) and sends full skbs. srtt =
+    // 100 ms, ACKs of 2 segments every 10 us (fewer than cwnd / 2 ACKs):
+    for (cwnd, segs, acks) in [
+        (100u32, 2usize, 45u64), // 1.74 MB/s: 1697 B per ms -> the 2-segment minimum
+        (700, 8, 45),            // 12.2 MB/s: 11878 B per ms -> 8 x 1448 B
+        (4000, 45, 150),         // 69.5 MB/s: capped at (65536 - 320) / 1448 = 45
+    ] {
+        let bursts = ack_clocked_bursts(GSO_MAX_SEGS, cwnd, 10_000, acks);
+        assert_eq!(bursts[0], 2, "the first ACK after 100 ms of silence sends at once");
+        let later: Vec<usize> = bursts[1..].iter().copied().filter(|&b| b > 0).collect();
+        assert!(later.len() >= 3 && later.iter().all(|&b| b == segs), "cwnd {cwnd}: bursts {later:?}, want {segs}");
+    }
+    // TSO/GSO off (gso_max_segs 1): each ACK's allowance leaves at once.
+    assert!(ack_clocked_bursts(1, 4000, 10_000, 50).iter().all(|&b| b == 2));
+}
+
+#[test]
+fn unpaced_tso_defers_at_most_one_millisecond_after_the_last_send() {
+    // tcp_tso_should_defer: "allowing defer only if the last write was
+    // recent (1 ms)". ACKs every 100 us: 2 segments go at the first ACK,
+    // then nothing until the ACK more than 1 ms after that send (the
+    // 11th), which sends the 22 segments allowed by then, and so on.
+    let bursts = ack_clocked_bursts(GSO_MAX_SEGS, 4000, 100_000, 34);
+    let sends: Vec<(usize, usize)> = bursts.iter().copied().enumerate().filter(|&(_, b)| b > 0).collect();
+    assert_eq!(sends, vec![(0, 2), (11, 22), (22, 22), (33, 22)]);
+}
+
+#[test]
+fn back_to_back_rto_keeps_the_first_rtos_ssthresh() {
+    // Linux tcp_enter_loss sets ssthresh in Loss only while icsk_retransmits == 0.
+    let (mut s, _) = established();
+    let mut out = vec![];
+    let rto = fire_probe(&mut s);
+    s.on_rto(rto, &mut out);
+    assert_eq!(s.tp.ssthresh, 5, "first RTO: ssthresh = 10 / 2");
+    let rto2 = s.rto_timer.deadline.unwrap();
+    s.on_rto(rto2, &mut out);
+    assert_eq!((s.tp.ssthresh, s.tp.cwnd), (5, 1), "second RTO of the episode keeps ssthresh 5 (was cut to 2)");
+    let rto3 = s.rto_timer.deadline.unwrap();
+    s.on_rto(rto3, &mut out);
+    assert_eq!(s.tp.ssthresh, 5);
+    // After snd_una advances (retransmits cleared) a new RTO inside the
+    // same Loss episode reduces again: ssthresh = max(cwnd / 2, 2).
+    s.on_ack(rto3 + RTT, &ack(1, NO_SACK), &mut out);
+    assert_eq!(s.tp.cwnd, 2);
+    let rto4 = s.rto_timer.deadline.unwrap();
+    s.on_rto(rto4, &mut out);
+    assert_eq!(s.tp.ssthresh, 2);
+}
+
+#[test]
+fn receiver_window_limits_new_data() {
+    let (mut s, _) = established();
+    let mut out = vec![];
+    let mut a = ack(10, NO_SACK);
+    a.rwnd = 12;
+    s.on_ack(2 * RTT, &a, &mut out);
+    assert_eq!(s.tp.snd_nxt, 22, "never beyond snd_una + rwnd");
+}
+
+#[test]
+fn delivery_rate_sample_matches_ack_clock() {
+    // One segment acked per 1 ms for a 10-packet window: delivered/interval = 1 pkt/ms.
+    let (mut s, _) = established();
+    let mut out = vec![];
+    for k in 1..=10u64 {
+        s.on_ack(2 * RTT + k * 1_000_000, &ack(k, NO_SACK), &mut out);
+    }
+    // tcp_rate.c: the last sample covers the 10 packets delivered since the
+    // flight was sent (delivered_mstamp = connection start, at the SYN-ACK):
+    // interval = max(send phase 0, ack phase RTT + 10 ms).
+    assert_eq!(s.tp.delivered, 10);
+    assert_eq!(s.rate_delivered, 10);
+    assert_eq!(s.rate_interval_ns, (RTT + 10_000_000) as i64);
+}
+
+fn ece_ack(cum: u64) -> Packet {
+    let mut a = ack(cum, NO_SACK);
+    a.ece = true;
+    a
+}
+
+#[test]
+fn classic_ecn_reduces_once_per_window_and_signals_cwr() {
+    let (mut s, first) = established_with(EcnMode::Classic);
+    assert!(first.iter().all(|p| p.ecn == Ecn::Ect0 && !p.cwr), "new data is ECT(0)");
+    let mut out = vec![];
+    s.on_ack(2 * RTT, &ece_ack(1), &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Cwr);
+    assert_eq!((s.stats.ecn_reductions, s.tp.ssthresh), (1, 5), "Reno's ssthresh: half of 10");
+    assert_eq!(s.tp.delivered_ce, 1);
+    // PRR (prior_cwnd 10, ssthresh 5): one new segment, and it carries CWR.
+    assert_eq!(seqs(&out), vec![10]);
+    assert!(out[0].cwr);
+    // More ECE within the same window: no second reduction; CWR only once.
+    for k in 2..=10 {
+        s.on_ack(2 * RTT + k, &ece_ack(k), &mut out);
+    }
+    assert_eq!(s.stats.ecn_reductions, 1);
+    assert_eq!(s.tp.delivered_ce, 10);
+    assert_eq!(out.iter().filter(|p| p.cwr).count(), 1);
+    assert_eq!(s.tp.ca_state, CaState::Cwr, "held until data above high_seq is ACKed");
+    assert_eq!(s.tp.cwnd, 5, "PRR brought cwnd down to ssthresh");
+    // The CWR segment (10) is ACKed without ECE: CWR ends at ssthresh.
+    s.on_ack(3 * RTT, &ack(11, NO_SACK), &mut out);
+    assert_eq!(s.tp.ca_state, CaState::Open);
+    assert_eq!(s.stats.recoveries, 0);
+    // A new ECE in the next window: a second reduction.
+    let before = s.tp.cwnd;
+    s.on_ack(3 * RTT + 1, &ece_ack(12), &mut out);
+    assert_eq!(s.stats.ecn_reductions, 2);
+    assert_eq!(s.tp.ssthresh, (before / 2).max(2));
+}
+
+/// Reno that records every rate sample it is given.
+struct RecordRs(std::sync::Arc<std::sync::Mutex<Vec<RateSample>>>);
+impl CongestionControl for RecordRs {
+    fn name(&self) -> &'static str {
+        "record"
+    }
+    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+        (tp.cwnd / 2).max(2)
+    }
+    fn cong_control(&mut self, _tp: &mut TcpCc, rs: &RateSample) -> bool {
+        self.0.lock().unwrap().push(*rs);
+        false
+    }
+}
+
+#[test]
+fn rate_sample_counts_ce_over_its_interval_and_flags_this_ack() {
+    // google/bbr v2alpha tcp_rate.c: rs->delivered_ce = tp->delivered_ce -
+    // (tp->delivered_ce when the sampled packet was sent), over the same
+    // interval as rs->delivered; rs->is_ece is this ACK's FLAG_ECE.
+    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+    let (mut s, mut out) = handshake(sender_cfg(EcnMode::Scalable), Box::new(RecordRs(log.clone())));
+    // First flight (0..10): odd segments' ACKs carry ECE, one ACK per segment.
+    for k in 1..=10u64 {
+        let a = if k % 2 == 0 { ece_ack(k) } else { ack(k, NO_SACK) };
+        s.on_ack(2 * RTT + k * 1_000_000, &a, &mut out);
+    }
+    let rs = *log.lock().unwrap().last().unwrap();
+    assert_eq!((rs.delivered, rs.delivered_ce, rs.is_ece), (10, 5, true));
+    assert_eq!(s.tp.delivered_ce, 5);
+    // An ACK without ECE: is_ece false, but the sample still spans the CE
+    // deliveries since its packet was sent (segment 10 was sent after the
+    // ACK of segment 0, when delivered_ce was 0).
+    s.on_ack(3 * RTT, &ack(11, NO_SACK), &mut out);
+    let rs = *log.lock().unwrap().last().unwrap();
+    assert!(!rs.is_ece);
+    assert_eq!((rs.delivered, rs.delivered_ce), (10, 5));
+}
+
+#[test]
+fn ecn_codepoints_of_retransmissions_and_ece_ignored_when_off() {
+    // Classic: a retransmission is Not-ECT (RFC 3168 6.1.5, Linux tcp_ecn_send).
+    let (mut s, _) = established_with(EcnMode::Classic);
+    let mut out = vec![];
+    for k in 1..=3 {
+        s.on_ack(2 * RTT, &ack(0, k), &mut out);
+    }
+    let rtx: Vec<&Packet> = out.iter().filter(|p| p.seq == 0).collect();
+    assert_eq!(rtx.len(), 1);
+    assert_eq!(rtx[0].ecn, Ecn::NotEct);
+    // Scalable: every data segment is ECT(1), retransmissions included.
+    let (mut s, first) = established_with(EcnMode::Scalable);
+    assert!(first.iter().all(|p| p.ecn == Ecn::Ect1));
+    out.clear();
+    for k in 1..=3 {
+        s.on_ack(2 * RTT, &ack(0, k), &mut out);
+    }
+    assert!(out.iter().all(|p| p.ecn == Ecn::Ect1));
+    // Off: Not-ECT, and a stray ECE changes nothing.
+    let (mut s, first) = established_with(EcnMode::Off);
+    assert!(first.iter().all(|p| p.ecn == Ecn::NotEct));
+    s.on_ack(2 * RTT, &ece_ack(1), &mut out);
+    assert_eq!((s.tp.ca_state, s.tp.delivered_ce, s.stats.ecn_reductions), (CaState::Open, 0, 0));
+}
+
+/// A CCA that only records the rate samples the sender gives it.
+#[derive(Clone, Default)]
+struct Recorder(std::sync::Arc<std::sync::Mutex<Vec<RateSample>>>);
+
+impl CongestionControl for Recorder {
+    fn name(&self) -> &'static str {
+        "recorder"
+    }
+    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+        (tp.cwnd / 2).max(2)
+    }
+    fn cong_control(&mut self, _tp: &mut TcpCc, rs: &RateSample) -> bool {
+        self.0.lock().unwrap().push(*rs);
+        false
+    }
+}
+
+#[test]
+fn rate_sample_carries_tx_in_flight_and_losses_since_send() {
+    // BBRv2's tcp_rate fields: tx.in_flight when the sampled segment was
+    // sent, and tp->lost now minus tp->lost then.
+    let cfg = sender_cfg(EcnMode::Off);
+    let rec = Recorder::default();
+    let mut s = Sender::new(cfg, Box::new(rec.clone()));
+    let mut out = vec![];
+    s.start(0, &mut out);
+    let mut synack = Packet::new(0, Kind::SynAck, 60);
+    synack.rwnd = 1000;
+    s.on_ack(RTT, &synack, &mut out);
+    // Segment 0 is lost; SACKs of 1, 2, 3: the third marks 0 lost (RACK).
+    for k in 1..=3 {
+        s.on_ack(2 * RTT, &ack(0, k), &mut out);
+    }
+    let last = *rec.0.lock().unwrap().last().unwrap();
+    assert_eq!(s.tp.lost, 1);
+    assert_eq!(last.tx_in_flight, 4, "segment 3 left with segments 0-2 in flight");
+    assert_eq!(last.lost, 1, "one segment marked lost since segment 3 was sent");
+    assert_eq!(last.losses, 1);
+}
