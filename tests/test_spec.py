@@ -10,7 +10,7 @@ import copy
 
 import pytest
 from ccfair import Spec, SpecError
-from ccfair.spec import apply_overrides, parse_override
+from ccfair.spec_input import apply_overrides, parse_override
 
 
 def spec_error(d: dict) -> SpecError:

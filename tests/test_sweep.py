@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from ccfair.cli import main
 from ccfair.errors import SpecError
-from ccfair.spec import Spec, load_toml
+from ccfair.spec import Spec
+from ccfair.spec_input import load_toml
 from ccfair.sweep import ORDERS, derive_seed, flip_flows, plan_sweep, run_id_of
 
 

@@ -80,7 +80,8 @@ def with_max_memory(overrides: list[str] | None, max_memory: str | None) -> list
 
 def load_spec(file: Path, overrides: list[str] | None, seed: int | None = None) -> Spec:
     """Read ``file``, apply ``--set`` overrides (and ``--seed``) to the raw dict, then validate."""
-    from ccfair.spec import Spec, apply_overrides, load_toml
+    from ccfair.spec import Spec
+    from ccfair.spec_input import apply_overrides, load_toml
 
     raw = load_toml(file)
     raw.setdefault("name", file.stem)
@@ -489,7 +490,7 @@ def matrix(
     from rich.table import Table
 
     from ccfair import matrix as mx
-    from ccfair.spec import apply_overrides, load_toml
+    from ccfair.spec_input import apply_overrides, load_toml
 
     if file is None:
         base = mx.default_setting()

@@ -45,7 +45,8 @@ from pydantic import BaseModel
 
 from ccfair import profiles
 from ccfair.errors import SpecError
-from ccfair.spec import Spec, _default_names, apply_overrides, expand_shorthand, load_toml
+from ccfair.spec import Spec, _default_names
+from ccfair.spec_input import apply_overrides, expand_shorthand, load_toml
 
 __all__ = [
     "Axis",
@@ -597,7 +598,7 @@ def load_sweep_file(path: str | Path, overrides: list[str] | None = None) -> Swe
 
 def _check_overrides(plan: SweepPlan, overrides: list[str]) -> None:
     """Refuse a ``--set`` on a value a grid axis also sets: the axis would silently replace it."""
-    from ccfair.spec import parse_override
+    from ccfair.spec_input import parse_override
 
     for item in overrides:
         path = ".".join(parse_override(item)[0])
