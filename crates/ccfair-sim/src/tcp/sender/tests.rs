@@ -508,41 +508,26 @@ fn classic_ecn_reduces_once_per_window_and_signals_cwr() {
     assert_eq!(s.tp.ssthresh, (before / 2).max(2));
 }
 
-/// Reno that records every rate sample it is given.
-struct RecordRs(std::sync::Arc<std::sync::Mutex<Vec<RateSample>>>);
-impl CongestionControl for RecordRs {
-    fn name(&self) -> &'static str {
-        "record"
-    }
-    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
-        (tp.cwnd / 2).max(2)
-    }
-    fn cong_control(&mut self, _tp: &mut TcpCc, rs: &RateSample) -> bool {
-        self.0.lock().unwrap().push(*rs);
-        false
-    }
-}
-
 #[test]
 fn rate_sample_counts_ce_over_its_interval_and_flags_this_ack() {
     // google/bbr v2alpha tcp_rate.c: rs->delivered_ce = tp->delivered_ce -
     // (tp->delivered_ce when the sampled packet was sent), over the same
     // interval as rs->delivered; rs->is_ece is this ACK's FLAG_ECE.
-    let log = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
-    let (mut s, mut out) = handshake(sender_cfg(EcnMode::Scalable), Box::new(RecordRs(log.clone())));
+    let rec = Recorder::default();
+    let (mut s, mut out) = handshake(sender_cfg(EcnMode::Scalable), Box::new(rec.clone()));
     // First flight (0..10): odd segments' ACKs carry ECE, one ACK per segment.
     for k in 1..=10u64 {
         let a = if k % 2 == 0 { ece_ack(k) } else { ack(k, NO_SACK) };
         s.on_ack(2 * RTT + k * 1_000_000, &a, &mut out);
     }
-    let rs = *log.lock().unwrap().last().unwrap();
+    let rs = *rec.0.lock().unwrap().last().unwrap();
     assert_eq!((rs.delivered, rs.delivered_ce, rs.is_ece), (10, 5, true));
     assert_eq!(s.tp.delivered_ce, 5);
     // An ACK without ECE: is_ece false, but the sample still spans the CE
     // deliveries since its packet was sent (segment 10 was sent after the
     // ACK of segment 0, when delivered_ce was 0).
     s.on_ack(3 * RTT, &ack(11, NO_SACK), &mut out);
-    let rs = *log.lock().unwrap().last().unwrap();
+    let rs = *rec.0.lock().unwrap().last().unwrap();
     assert!(!rs.is_ece);
     assert_eq!((rs.delivered, rs.delivered_ce), (10, 5));
 }
