@@ -228,6 +228,24 @@ pub const HEADER_BYTES: u32 = 52;
 pub const ACK_WIRE_BYTES: u32 = 52;
 
 impl RunConfig {
+    /// A run of `duration_ns` through one bottleneck (`rate_bps`, `qdisc`, no
+    /// extra delay, no L2 overhead) with the default bins and samples, seed 1,
+    /// no analysis window and no trace: what tests and benchmarks start from.
+    pub fn dumbbell(rate_bps: u64, qdisc: QdiscConfig, flows: Vec<FlowConfig>, duration_ns: u64) -> RunConfig {
+        RunConfig {
+            duration_ns,
+            seed: 1,
+            bin_ns: default_bin_ns(),
+            sample_ns: default_sample_ns(),
+            sojourn_bin_ns: default_sojourn_bin_ns(),
+            window_start_ns: None,
+            window_end_ns: None,
+            trace: false,
+            bottleneck: BottleneckConfig { rate_bps, delay_ns: 0, qdisc, l2_overhead_bytes: 0 },
+            flows,
+        }
+    }
+
     pub fn from_json(s: &str) -> Result<RunConfig, SimError> {
         let cfg: RunConfig = match serde_json::from_str(s) {
             Ok(cfg) => cfg,

@@ -258,26 +258,11 @@ pub fn check(cfg: &RunConfig, limits: &Limits) -> Result<(), SimError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{BottleneckConfig, FlowConfig};
+    use crate::config::FlowConfig;
 
     fn s0(rate_bps: u64, duration_ns: u64) -> RunConfig {
-        RunConfig {
-            duration_ns,
-            seed: 1,
-            bin_ns: 100_000_000,
-            sample_ns: 10_000_000,
-            sojourn_bin_ns: 100_000,
-            window_start_ns: None,
-            window_end_ns: None,
-            trace: false,
-            bottleneck: BottleneckConfig {
-                rate_bps,
-                delay_ns: 0,
-                qdisc: QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None },
-                l2_overhead_bytes: 0,
-            },
-            flows: vec![FlowConfig::bulk("A", "cubic", 50_000_000), FlowConfig::bulk("B", "bbr", 50_000_000)],
-        }
+        let flows = vec![FlowConfig::bulk("A", "cubic", 50_000_000), FlowConfig::bulk("B", "bbr", 50_000_000)];
+        RunConfig::dumbbell(rate_bps, QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None }, flows, duration_ns)
     }
 
     #[test]

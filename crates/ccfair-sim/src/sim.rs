@@ -748,7 +748,7 @@ pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::config::{BottleneckConfig, FlowConfig, QdiscConfig};
+    use crate::config::{FlowConfig, QdiscConfig};
 
     fn flow(cca: &str) -> FlowConfig {
         FlowConfig::bulk("f", cca, 50_000_000)
@@ -756,21 +756,13 @@ mod tests {
 
     fn cfg(flows: Vec<FlowConfig>, duration_s: u64, seed: u64) -> RunConfig {
         RunConfig {
-            duration_ns: duration_s * 1_000_000_000,
             seed,
-            bin_ns: 100_000_000,
-            sample_ns: 10_000_000,
-            sojourn_bin_ns: 100_000,
-            window_start_ns: None,
-            window_end_ns: None,
-            trace: false,
-            bottleneck: BottleneckConfig {
-                rate_bps: 10_000_000,
-                delay_ns: 0,
-                qdisc: QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None },
-                l2_overhead_bytes: 0,
-            },
-            flows,
+            ..RunConfig::dumbbell(
+                10_000_000,
+                QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None },
+                flows,
+                duration_s * 1_000_000_000,
+            )
         }
     }
 

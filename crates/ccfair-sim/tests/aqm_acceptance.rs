@@ -2,7 +2,7 @@
 //! The complete tables are produced by `ccfair-bench aqm` and
 //! `ccfair-bench fq-fairness` (docs/qdiscs.md).
 
-use ccfair_sim::config::{BottleneckConfig, FlowConfig, QdiscConfig, RunConfig};
+use ccfair_sim::config::{FlowConfig, QdiscConfig, RunConfig};
 
 fn flow(name: &str, cca: &str, start_ms: u64, jitter_ms: u64) -> FlowConfig {
     let mut f = FlowConfig::bulk(name, cca, 50_000_000);
@@ -15,18 +15,7 @@ fn flow(name: &str, cca: &str, start_ms: u64, jitter_ms: u64) -> FlowConfig {
 fn cfg(rate_bps: u64, qdisc: &str, flows: Vec<FlowConfig>, duration_s: u64, seed: u64) -> RunConfig {
     let limit = (2.0 * rate_bps as f64 / 8.0 * 0.05 / 1500.0).round() as u64;
     let q: QdiscConfig = serde_json::from_str(&format!(r#"{{"kind":"{qdisc}","limit_packets":{limit}}}"#)).unwrap();
-    RunConfig {
-        duration_ns: duration_s * 1_000_000_000,
-        seed,
-        bin_ns: 100_000_000,
-        sample_ns: 10_000_000,
-        sojourn_bin_ns: 100_000,
-        window_start_ns: None,
-        window_end_ns: None,
-        trace: false,
-        bottleneck: BottleneckConfig { rate_bps, delay_ns: 0, qdisc: q, l2_overhead_bytes: 0 },
-        flows,
-    }
+    RunConfig { seed, ..RunConfig::dumbbell(rate_bps, q, flows, duration_s * 1_000_000_000) }
 }
 
 /// Mean sojourn (ms) and utilization over [from_s, end).

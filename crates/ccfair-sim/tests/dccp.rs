@@ -3,7 +3,7 @@
 //! Bateman 2009: NewReno vs CCID2 J > 0.9; BIC/CUBIC vs CCID2 unfair at
 //! 100 ms, J about 0.67-0.85). The full 300 s table is in docs/ccas.md.
 
-use ccfair_sim::config::{BottleneckConfig, FlowConfig, QdiscConfig, RunConfig};
+use ccfair_sim::config::{FlowConfig, QdiscConfig, RunConfig};
 
 fn flow(name: &str, cca: &str, rtt_ms: u64, start_s: u64) -> FlowConfig {
     let mut f = FlowConfig::bulk(name, cca, rtt_ms * 1_000_000);
@@ -14,23 +14,12 @@ fn flow(name: &str, cca: &str, rtt_ms: u64, start_s: u64) -> FlowConfig {
 /// Drop-tail buffer of 1 BDP (1500-byte packets) at `rate_bps` and `rtt_ms`.
 fn cfg(rate_bps: u64, rtt_ms: u64, flows: Vec<FlowConfig>, duration_s: u64) -> RunConfig {
     let limit = (rate_bps as f64 / 8.0 * rtt_ms as f64 / 1000.0 / 1500.0).round() as u64;
-    RunConfig {
-        duration_ns: duration_s * 1_000_000_000,
-        seed: 1,
-        bin_ns: 100_000_000,
-        sample_ns: 10_000_000,
-        sojourn_bin_ns: 100_000,
-        window_start_ns: None,
-        window_end_ns: None,
-        trace: false,
-        bottleneck: BottleneckConfig {
-            rate_bps,
-            delay_ns: 0,
-            qdisc: QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
-            l2_overhead_bytes: 0,
-        },
+    RunConfig::dumbbell(
+        rate_bps,
+        QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
         flows,
-    }
+        duration_s * 1_000_000_000,
+    )
 }
 
 fn jfi(x: &[f64]) -> f64 {

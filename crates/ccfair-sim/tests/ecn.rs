@@ -1,7 +1,7 @@
 //! End-to-end ECN / L4S behaviour: classic ECN through a marking AQM, DCTCP
 //! behind a step marker, and DualPI2 with a Classic and an L4S flow.
 
-use ccfair_sim::config::{BottleneckConfig, DualPi2Config, EcnMode, FlowConfig, Pi2Config, QdiscConfig, RunConfig};
+use ccfair_sim::config::{DualPi2Config, EcnMode, FlowConfig, Pi2Config, QdiscConfig, RunConfig};
 use ccfair_sim::result::RunResult;
 
 const MS: u64 = 1_000_000;
@@ -30,16 +30,9 @@ fn dualpi2(limit: u64, step_thresh_ns: u64, alpha_hz: f64, beta_hz: f64) -> Qdis
 
 fn run(rate_bps: u64, qdisc: QdiscConfig, flows: Vec<FlowConfig>, duration_s: u64, window_s: (u64, u64)) -> RunResult {
     let cfg = RunConfig {
-        duration_ns: duration_s * S,
-        seed: 1,
-        bin_ns: 100 * MS,
-        sample_ns: 10 * MS,
-        sojourn_bin_ns: 100_000,
         window_start_ns: Some(window_s.0 * S),
         window_end_ns: Some(window_s.1 * S),
-        trace: false,
-        bottleneck: BottleneckConfig { rate_bps, delay_ns: 0, qdisc, l2_overhead_bytes: 0 },
-        flows,
+        ..RunConfig::dumbbell(rate_bps, qdisc, flows, duration_s * S)
     };
     cfg.validate().unwrap();
     ccfair_sim::run(&cfg)

@@ -3,7 +3,7 @@
 //! drop-tail bottleneck, and takes the whole link when alone.
 //! 10 Mbit/s, 50 ms, 1 BDP (42 packets), 45 s, window 10-45 s.
 
-use ccfair_sim::config::{BottleneckConfig, FlowConfig, QdiscConfig, RunConfig};
+use ccfair_sim::config::{FlowConfig, QdiscConfig, RunConfig};
 
 fn flow(name: &str, cca: &str, start_s: u64) -> FlowConfig {
     let mut f = FlowConfig::bulk(name, cca, 50_000_000);
@@ -12,23 +12,7 @@ fn flow(name: &str, cca: &str, start_s: u64) -> FlowConfig {
 }
 
 fn cfg(flows: Vec<FlowConfig>) -> RunConfig {
-    RunConfig {
-        duration_ns: 45_000_000_000,
-        seed: 1,
-        bin_ns: 100_000_000,
-        sample_ns: 10_000_000,
-        sojourn_bin_ns: 100_000,
-        window_start_ns: None,
-        window_end_ns: None,
-        trace: false,
-        bottleneck: BottleneckConfig {
-            rate_bps: 10_000_000,
-            delay_ns: 0,
-            qdisc: QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None },
-            l2_overhead_bytes: 0,
-        },
-        flows,
-    }
+    RunConfig::dumbbell(10_000_000, QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None }, flows, 45_000_000_000)
 }
 
 /// Payload bytes per flow in 10-45 s (bins of 100 ms).

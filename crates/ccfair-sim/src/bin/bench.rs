@@ -13,7 +13,7 @@
 //! 45 s) and the scaling table (rates at 2 CUBIC flows, flow counts at
 //! 100 Mbit/s ... see docs/benchmarks.md) as medians over N repetitions.
 
-use ccfair_sim::config::{BottleneckConfig, FlowConfig, QdiscConfig, RunConfig};
+use ccfair_sim::config::{FlowConfig, QdiscConfig, RunConfig};
 use std::time::Instant;
 
 fn flow(name: &str, cca: &str, rtt_ms: u64, start_ms: u64) -> FlowConfig {
@@ -26,21 +26,13 @@ fn cfg(rate_bps: u64, rtt_ms: u64, buf_bdp: f64, flows: Vec<FlowConfig>, duratio
     let bdp_pkts = rate_bps as f64 / 8.0 * (rtt_ms as f64 / 1000.0) / 1500.0;
     let limit = ((bdp_pkts * buf_bdp).round() as u64).max(1);
     RunConfig {
-        duration_ns: duration_s * 1_000_000_000,
         seed,
-        bin_ns: 100_000_000,
-        sample_ns: 10_000_000,
-        sojourn_bin_ns: 100_000,
-        window_start_ns: None,
-        window_end_ns: None,
-        trace: false,
-        bottleneck: BottleneckConfig {
+        ..RunConfig::dumbbell(
             rate_bps,
-            delay_ns: 0,
-            qdisc: QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
-            l2_overhead_bytes: 0,
-        },
-        flows,
+            QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
+            flows,
+            duration_s * 1_000_000_000,
+        )
     }
 }
 
