@@ -556,7 +556,16 @@ impl Simulation {
     }
 
     /// Take every queue sample due before the event (`time`, `seq`).
+    /// (Inlined test, out-of-line loop: most events have no sample before them.)
+    #[inline(always)]
     fn samples_before(&mut self, time: TimeNs, seq: u64) {
+        if self.next_sample.is_some_and(|(t, s)| (t, s) <= (time, seq)) {
+            self.take_samples_before(time, seq);
+        }
+    }
+
+    #[inline(never)]
+    fn take_samples_before(&mut self, time: TimeNs, seq: u64) {
         while let Some((t, s)) = self.next_sample {
             if (t, s) > (time, seq) {
                 break;
