@@ -82,7 +82,9 @@ def main() -> None:
         all_normal *= pn
         all_boot &= pb
         print(f"| {name} | {len(tb)} | {sd_tb:.3f} | {sd_sim:.3f} | {half} | {pn:.2f} | {pb.mean():.2f} |")
-    print(f"\nP(all 14 points within {BOUND}): normal approximation {all_normal:.3f}, bootstrap from the testbed's runs {all_boot.mean():.3f}")
+    print(
+        f"\nP(all 14 points within {BOUND}): normal approximation {all_normal:.3f}, bootstrap from the testbed's runs {all_boot.mean():.3f}"
+    )
     print("\nAll runs: simulator seeds 1..--seeds against every testbed run\n")
     print("| point | sim mean | testbed mean | diff | SE | z |")
     print("|---|---|---|---|---|---|")
