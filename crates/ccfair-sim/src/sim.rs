@@ -269,6 +269,9 @@ impl Simulation {
                 let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
                 let cca = cc::make_with(&f.cca, &f.cca_params, cca_seed).expect("validated CCA and params");
                 let ecn = resolve_ecn(f.ecn, cca.as_ref());
+                // Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once
+                // (tcp_ecn_accept_cwr); Prague's AccECN does not (tcp/receiver.rs).
+                let cwr_ack_now = cca.name() == "dctcp";
                 flow_l4s.push(ecn == EcnMode::Scalable);
                 senders.push(FlowSender::Tcp(Sender::new(
                     SenderConfig {
@@ -289,6 +292,7 @@ impl Simulation {
                 receivers.push(FlowReceiver::Tcp(
                     Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts)
                         .with_ecn(ecn)
+                        .with_cwr_ack_now(cwr_ack_now)
                         .with_gro(f.gro_ns, HEADER_BYTES),
                 ));
             }
