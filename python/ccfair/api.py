@@ -55,7 +55,7 @@ def simulate(config: dict[str, Any], spec: Spec | None = None, arrays: bool = Fa
     """
     if spec is not None:
         profiles.check_backend(spec, "sim")
-    return _call_core("simulate", config, spec, arrays=arrays)  # type: ignore[no-any-return]
+    return _call_core("simulate", config, spec, **({"arrays": True} if arrays else {}))  # type: ignore[no-any-return]
 
 
 def check_resources(config: dict[str, Any], spec: Spec | None = None) -> float:
@@ -70,7 +70,7 @@ def _call_core(fn: str, config: dict[str, Any], spec: Spec | None, **kwargs: Any
     """``_core.simulate`` / ``_core.check`` with the spec's limits; engine errors mapped to ours."""
     core = import_core()
     limits = spec.limits.to_config() if spec is not None else {}
-    args = (json.dumps(config), json.dumps(limits) if limits else None)  # none set: the engine's defaults
+    args = (json.dumps(config),) + ((json.dumps(limits),) if limits else ())  # none set: the engine's defaults
     try:
         return getattr(core, fn)(*args, **kwargs)
     except (core.SimValueError, core.SimResourceError) as e:
