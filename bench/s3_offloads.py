@@ -82,37 +82,43 @@ def detail(rtt_ms: int = 5, seed: int = 1) -> None:
 
 
 #: name -> (noise, noise scale (data, ACK), per-flow overrides, STEP K); 5 ms, seeds 1-3
-MECHANISM: dict[str, tuple[str, tuple[float, float], dict[str, object], float]] = {
-    "exact timing (noise none, TSO off)": ("none", (1, 1), {"tso": False}, 0.17),
-    "exact timing, K = 0.05": ("none", (1, 1), {"tso": False}, 0.05),
-    "exact timing, K = 0.02": ("none", (1, 1), {"tso": False}, 0.02),
-    "noise none, TSO on": ("none", (1, 1), {}, 0.17),
-    "noise host, TSO off": ("host", (1, 1), {"tso": False}, 0.17),
-    "noise host, TSO off, K = 0.05": ("host", (1, 1), {"tso": False}, 0.05),
-    "default (noise host, TSO autosizing: 44 segments)": ("host", (1, 1), {}, 0.17),
-    "default, TSO at most 8 segments": ("host", (1, 1), {"tso": 8}, 0.17),
-    "default, TSO at most 16 segments": ("host", (1, 1), {"tso": 16}, 0.17),
-    "default, K = 0.25": ("host", (1, 1), {}, 0.25),
-    "default, K = 0.13": ("host", (1, 1), {}, 0.13),
-    "default, K = 0.10": ("host", (1, 1), {}, 0.10),
-    "default, K = 0.05": ("host", (1, 1), {}, 0.05),
-    "default, noise x 0.05": ("host", (0.05, 0.05), {}, 0.17),
-    "default, noise x 0.25": ("host", (0.25, 0.25), {}, 0.17),
-    "default, noise x 2": ("host", (2, 2), {}, 0.17),
-    "default, noise x 4": ("host", (4, 4), {}, 0.17),
-    "default, data noise x 4, no ACK noise": ("host", (4, 0), {}, 0.17),
-    "default, ACK noise x 4, no data noise": ("host", (0, 4), {}, 0.17),
-    "default, GRO 50 us": ("host", (1, 1), {"gro": True}, 0.17),
-    "default, GRO 200 us": ("host", (1, 1), {"gro": "200us"}, 0.17),
-    "default, delayed ACKs off": ("host", (1, 1), {"delayed_ack": False}, 0.17),
-    "default, classic (RFC 3168) ECN echo": ("host", (1, 1), {"ecn": "classic"}, 0.17),
+#: name -> (noise, noise scale (data, ACK), per-flow overrides, STEP K, window start s); 5 ms
+MECHANISM: dict[str, tuple[str, tuple[float, float], dict[str, object], float, int]] = {
+    "exact timing (noise none, TSO off)": ("none", (1, 1), {"tso": False}, 0.17, 10),
+    "exact timing, K = 0.05": ("none", (1, 1), {"tso": False}, 0.05, 10),
+    "exact timing, K = 0.02": ("none", (1, 1), {"tso": False}, 0.02, 10),
+    "noise none, TSO on": ("none", (1, 1), {}, 0.17, 10),
+    "noise host, TSO off": ("host", (1, 1), {"tso": False}, 0.17, 10),
+    "noise host, TSO off, K = 0.05": ("host", (1, 1), {"tso": False}, 0.05, 10),
+    "default (noise host, TSO autosizing: 44 segments)": ("host", (1, 1), {}, 0.17, 10),
+    "default, TSO at most 8 segments": ("host", (1, 1), {"tso": 8}, 0.17, 10),
+    "default, TSO at most 16 segments": ("host", (1, 1), {"tso": 16}, 0.17, 10),
+    "default, K = 0.25": ("host", (1, 1), {}, 0.25, 10),
+    "default, K = 0.13": ("host", (1, 1), {}, 0.13, 10),
+    "default, K = 0.10": ("host", (1, 1), {}, 0.10, 10),
+    "default, K = 0.05": ("host", (1, 1), {}, 0.05, 10),
+    "default, noise x 0.05": ("host", (0.05, 0.05), {}, 0.17, 10),
+    "default, noise x 0.25": ("host", (0.25, 0.25), {}, 0.17, 10),
+    "default, noise x 2": ("host", (2, 2), {}, 0.17, 10),
+    "default, noise x 4": ("host", (4, 4), {}, 0.17, 10),
+    "default, data noise x 4, no ACK noise": ("host", (4, 0), {}, 0.17, 10),
+    "default, ACK noise x 4, no data noise": ("host", (0, 4), {}, 0.17, 10),
+    "default, GRO 50 us": ("host", (1, 1), {"gro": True}, 0.17, 10),
+    "default, GRO 200 us": ("host", (1, 1), {"gro": "200us"}, 0.17, 10),
+    "default, delayed ACKs off": ("host", (1, 1), {"delayed_ack": False}, 0.17, 10),
+    "default, classic (RFC 3168) ECN echo": ("host", (1, 1), {"ecn": "classic"}, 0.17, 10),
+    "default, window 1-30 s (both flows' start, alpha from 1)": ("host", (1, 1), {}, 0.17, 1),
+    "exact timing, window 1-30 s": ("none", (1, 1), {"tso": False}, 0.17, 1),
 }
 
 
-def run_scaled(noise: str, scale: tuple[float, float], overrides: dict[str, object], k: float, seed: int, sample: bool = False) -> Result:
+def run_scaled(
+    noise: str, scale: tuple[float, float], overrides: dict[str, object], k: float, start_s: int, seed: int, sample: bool = False
+) -> Result:
     """One 5 ms run with the host noise's data/ACK means multiplied by ``scale``."""
     d = spec(5, noise, overrides)
     d["bottleneck"]["qdisc"]["step"]["k"] = k
+    d["window"]["start"] = f"{start_s}s"
     if sample:
         d["sample"], d["trace"] = "100us", True
     s = as_spec(d)
@@ -151,7 +157,7 @@ def sawtooth(r: Result) -> tuple[float, float, float, float, float]:
 def mechanism(seeds: int) -> None:
     bdp = 1e9 * 5e-3 / 8 / 1500
     f = fluid(bdp, 0.17 * bdp, 2)
-    r = run_scaled("none", (1, 1), {"tso": False}, 0.17, 1, sample=True)
+    r = run_scaled("none", (1, 1), {"tso": False}, 0.17, 10, 1, sample=True)
     qmin, q1, qmax, cut, period = sawtooth(r)
     print(
         "| quantity | Analysis of DCTCP (N = 2, BDP %.0f, K %.0f packets) | simulation, exact timing, seed 1, 10-30 s |" % (bdp, 0.17 * bdp)
@@ -167,8 +173,8 @@ def mechanism(seeds: int) -> None:
     print()
     print("| variant (5 ms) | utilization (seeds 1..N) | mean queueing delay, seed 1 | CE marks A+B, seed 1 | lowest JFI |")
     print("|---|---|---|---|---|")
-    for name, (noise, scale, over, k) in MECHANISM.items():
-        rows = [run_scaled(noise, scale, over, k, s) for s in range(1, seeds + 1)]
+    for name, (noise, scale, over, k, start_s) in MECHANISM.items():
+        rows = [run_scaled(noise, scale, over, k, start_s, s) for s in range(1, seeds + 1)]
         utils = ", ".join(f"{x.summary['utilization']:.3f}" for x in rows)
         print(
             f"| {name} | {utils} | {rows[0].summary['queue_delay_ms']['mean']:.2f} ms | {int(rows[0].flows['ecn_marks'].sum()):,} "
