@@ -29,7 +29,10 @@
 //! [`EventQueue::pending_at`]), and so do the periodic queue samples (sim.rs
 //! `samples_before`: they take a sequence number with
 //! [`EventQueue::take_seq`] and run before the first popped event that
-//! follows them in (time, seq) order).
+//! follows them in (time, seq) order) and the end of the bottleneck's
+//! current transmission (sim.rs `next_event`: its (time, seq) is compared
+//! with the heap's root, [`EventQueue::peek_key`], and it runs through
+//! [`EventQueue::advance_outside`] when it comes first).
 //!
 //! Timers use lazy cancellation ([`Timer`]): re-arming a timer later than its
 //! pending heap entry costs nothing; the entry re-schedules itself when it
@@ -200,8 +203,22 @@ impl<E: Eq + Copy> EventQueue<E> {
     }
 
     pub fn peek_time(&mut self) -> Option<TimeNs> {
+        self.peek_key().map(|(t, _)| t)
+    }
+
+    /// (time, seq) of the next event in the heap.
+    pub fn peek_key(&mut self) -> Option<(TimeNs, u64)> {
         self.drop_consumed_root();
-        self.heap.first().map(|e| e.time)
+        self.heap.first().map(|e| (e.time, e.seq))
+    }
+
+    /// Advance the clock to `t` for an event kept outside the heap (with a
+    /// sequence number from [`EventQueue::take_seq`]) that runs now because
+    /// it comes before every event in the heap; it counts as processed.
+    pub fn advance_outside(&mut self, t: TimeNs) {
+        debug_assert!(t >= self.now);
+        self.now = t;
+        self.popped += 1;
     }
 }
 

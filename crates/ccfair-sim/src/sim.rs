@@ -49,7 +49,8 @@ enum Ev {
     Delivered,
     /// The head of flow `f`'s reverse path (ACKs) reaches the sender.
     Reverse(u32),
-    /// The bottleneck finished serializing its current packet.
+    /// The bottleneck finished serializing its current packet (kept out of
+    /// the heap: `Simulation::tx_done_at`).
     TxDone,
     Rto(u32),
     Pace(u32),
@@ -203,6 +204,11 @@ pub struct Simulation {
     l2_overhead_bytes: u32,
     tx_rem: u64,
     tx_current: Option<Packet>,
+    /// (time, sequence number) of the `TxDone` ending `tx_current`'s
+    /// transmission: the most frequent event is kept out of the heap (one
+    /// sift fewer per packet) and run when it is the earliest in (time, seq)
+    /// order (`next_event`).
+    tx_done_at: Option<(TimeNs, u64)>,
     senders: Vec<FlowSender>,
     receivers: Vec<FlowReceiver>,
     mon: Monitor,
@@ -263,6 +269,9 @@ impl Simulation {
                 let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
                 let cca = cc::make_with(&f.cca, &f.cca_params, cca_seed).expect("validated CCA and params");
                 let ecn = resolve_ecn(f.ecn, cca.as_ref());
+                // Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once
+                // (tcp_ecn_accept_cwr); Prague's AccECN does not (tcp/receiver.rs).
+                let cwr_ack_now = cca.name() == "dctcp";
                 flow_l4s.push(ecn == EcnMode::Scalable);
                 senders.push(FlowSender::Tcp(Sender::new(
                     SenderConfig {
@@ -283,6 +292,7 @@ impl Simulation {
                 receivers.push(FlowReceiver::Tcp(
                     Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts)
                         .with_ecn(ecn)
+                        .with_cwr_ack_now(cwr_ack_now)
                         .with_gro(f.gro_ns, HEADER_BYTES),
                 ));
             }
@@ -350,6 +360,7 @@ impl Simulation {
             l2_overhead_bytes: cfg.bottleneck.l2_overhead_bytes,
             tx_rem: 0,
             tx_current: None,
+            tx_done_at: None,
             senders,
             receivers,
             mon,
@@ -473,7 +484,7 @@ impl Simulation {
             let dt = self.tx_time_ns(p.wire_bytes);
             self.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
             self.tx_current = Some(p);
-            self.q.schedule(now + dt, Ev::TxDone);
+            self.tx_done_at = Some((now + dt, self.q.take_seq()));
         } else {
             self.tx_rem = 0;
         }
@@ -481,6 +492,7 @@ impl Simulation {
 
     fn tx_done(&mut self, now: TimeNs) {
         let p = self.tx_current.take().expect("TxDone without a packet");
+        debug_assert!(self.tx_done_at.is_none(), "taken by next_event");
         self.qdisc.set_in_service(InService::default());
         let b = self.mon.bin(now);
         if b < self.mon.link_tx.len() {
@@ -490,8 +502,10 @@ impl Simulation {
             // Zero-delay bottleneck line: the packet reaches its receiver now.
             // Through the queue it would be a `Delivered` event scheduled
             // before the next `TxDone`, so with nothing else pending at `now`
-            // it would be the very next event popped: handle it here instead
-            // (same order of all other events, same `events` count).
+            // (the `TxDone` being handled was the only one: `tx_done_at` is
+            // empty here) it would be the very next event popped: handle it
+            // here instead (same order of all other events, same `events`
+            // count).
             self.start_tx(now);
             self.q.count_handled_inline();
             self.deliver(now, p);
@@ -546,7 +560,16 @@ impl Simulation {
     }
 
     /// Take every queue sample due before the event (`time`, `seq`).
+    /// (Inlined test, out-of-line loop: most events have no sample before them.)
+    #[inline(always)]
     fn samples_before(&mut self, time: TimeNs, seq: u64) {
+        if self.next_sample.is_some_and(|(t, s)| (t, s) <= (time, seq)) {
+            self.take_samples_before(time, seq);
+        }
+    }
+
+    #[inline(never)]
+    fn take_samples_before(&mut self, time: TimeNs, seq: u64) {
         while let Some((t, s)) = self.next_sample {
             if (t, s) > (time, seq) {
                 break;
@@ -639,13 +662,32 @@ impl Simulation {
         }
     }
 
+    /// The next event before the end of the run, in (time, seq) order: the
+    /// heap's earliest or the pending `TxDone` (`tx_done_at`), whichever
+    /// comes first; the clock advances to it.
+    fn next_event(&mut self) -> Option<(TimeNs, u64, Ev)> {
+        let heap = self.q.peek_key();
+        match self.tx_done_at {
+            Some(tx) if heap.is_none_or(|h| tx < h) => {
+                if tx.0 >= self.duration_ns {
+                    return None;
+                }
+                self.tx_done_at = None;
+                self.q.advance_outside(tx.0);
+                Some((tx.0, tx.1, Ev::TxDone))
+            }
+            _ => {
+                if heap?.0 >= self.duration_ns {
+                    return None;
+                }
+                self.q.pop_keyed()
+            }
+        }
+    }
+
     pub fn run(mut self) -> RunResult {
         let wall = std::time::Instant::now();
-        while let Some(t) = self.q.peek_time() {
-            if t >= self.duration_ns {
-                break;
-            }
-            let (now, seq, ev) = self.q.pop_keyed().expect("peeked");
+        while let Some((now, seq, ev)) = self.next_event() {
             self.samples_before(now, seq);
             self.dispatch(now, ev);
         }
@@ -778,14 +820,9 @@ mod tests {
         Packet::new(0, Kind::Data, bytes)
     }
 
-    /// Time of the next end of transmission (other events are discarded).
+    /// Time of the next end of transmission.
     fn next_tx_done(s: &mut Simulation) -> TimeNs {
-        while let Some((t, ev)) = s.q.pop() {
-            if ev == Ev::TxDone {
-                return t;
-            }
-        }
-        panic!("no transmission scheduled")
+        s.tx_done_at.take().expect("no transmission scheduled").0
     }
 
     #[test]

@@ -11,14 +11,24 @@
 //!     machinery, tcp/sender.rs); the reduction is this algorithm's ssthresh:
 //!         cwnd <- cwnd * (1 - alpha / 2)   (Linux: cwnd - (cwnd * alpha >> 11), >= 2)
 //!   - On loss (entering Recovery, or an RTO) halve: ssthresh = max(cwnd / 2, 2)
-//!     (`dctcp_react_to_loss`, Linux >= 5.1). Linux before 4.x had the module
-//!     option `dctcp_clamp_alpha_on_loss` (alpha <- 1 on entering Loss); it is
-//!     available here through [`Dctcp::with_clamp_alpha_on_loss`], off by default.
+//!     (`dctcp_react_to_loss`, Linux >= 5.1). Linux up to 5.0 had the module
+//!     option `dctcp_clamp_alpha_on_loss` (alpha <- 1 on entering Loss; 5.1
+//!     removed it); it is available here through
+//!     [`Dctcp::with_clamp_alpha_on_loss`], off by default.
 //!   - Growth: Reno slow start and congestion avoidance.
 //!   - alpha starts at 1 (Linux `dctcp_alpha_on_init` = DCTCP_MAX_ALPHA).
 //! The receiver side (echo the CE state of every packet, ACK at once on a CE
-//! state change, RFC 8257 3.2) is tcp/receiver.rs's scalable ECN mode; a DCTCP
-//! flow defaults to it (`needs_ecn`).
+//! state change, RFC 8257 3.2; ACK a CWR segment at once) is tcp/receiver.rs's
+//! scalable ECN mode; a DCTCP flow defaults to it (`needs_ecn`).
+//!
+//! Checked rule by rule against Linux 5.4 (S3's senders ran 5.4.0-rc6):
+//! `dctcp_alpha_on_init` 1024, `dctcp_shift_g` 4, `dctcp_update_alpha` once
+//! per window of delivered packets, `dctcp_ssthresh`, `dctcp_react_to_loss` on
+//! entering Recovery and on CA_EVENT_LOSS, `dctcp_cwnd_undo`, Reno growth
+//! (`tcp_reno_cong_avoid` with `tcp_is_cwnd_limited`), one CWR per window
+//! (`tcp_enter_cwr` from `tcp_try_to_open`, held until snd_una > high_seq,
+//! PRR in between), receiver `dctcp_ece_ack_update`. Differences found and
+//! their measured effect on S3's point: docs/fidelity.md, "DCTCP".
 //!
 //! Linux's 10-bit alpha has a granularity trap that we keep: below 16/1024 the
 //! decay step `min_not_zero(alpha, alpha >> 4)` removes all of alpha, so with

@@ -37,6 +37,10 @@
 //!     state changes, the segments received so far but not yet ACKed are ACKed
 //!     at once with the old state, and the new segment is ACKed at once. The
 //!     sender thus learns the CE state of every segment (with lossless ACKs).
+//!     With RFC 3168 negotiation (Linux DCTCP: `with_cwr_ack_now`) a data
+//!     segment with CWR is also ACKed at once: `tcp_ecn_accept_cwr` sets
+//!     ICSK_ACK_NOW for every ECN connection, whatever its CCA (Prague's
+//!     AccECN carries CWR as a counter bit instead, so not for Prague).
 //! - GRO-style receive coalescing (optional, `gro_ns` > 0; off by default as
 //!   on a Linux 6.18 veth and on the testbed, whose veths switch GRO off):
 //!   in-order segments of the flow that arrive within one NAPI poll window
@@ -96,6 +100,8 @@ pub struct Receiver {
     demand_cwr: bool,
     /// Scalable: CE state of the latest data segment (DCTCP `ce_state`).
     ce_state: bool,
+    /// Scalable: ACK a CWR segment at once (`tcp_ecn_accept_cwr`; RFC 3168 ECN).
+    cwr_ack_now: bool,
     /// GRO: NAPI poll window (0 = off), its flush timer, the held skb's
     /// first segment and size, and the most segments one skb can hold.
     gro_ns: u64,
@@ -131,6 +137,7 @@ impl Receiver {
             ecn: EcnMode::Off,
             demand_cwr: false,
             ce_state: false,
+            cwr_ack_now: false,
             gro_ns: 0,
             gro_timer: Timer::default(),
             gro_head: None,
@@ -154,6 +161,13 @@ impl Receiver {
     /// Set how this receiver echoes ECN (the flow's mode).
     pub fn with_ecn(mut self, ecn: EcnMode) -> Receiver {
         self.ecn = ecn;
+        self
+    }
+
+    /// Scalable mode on an RFC 3168 connection (Linux DCTCP): a data
+    /// segment with CWR is ACKed at once (`tcp_ecn_accept_cwr`).
+    pub fn with_cwr_ack_now(mut self, on: bool) -> Receiver {
+        self.cwr_ack_now = on;
         self
     }
 
@@ -377,7 +391,8 @@ impl Receiver {
             }
             EcnMode::Scalable => {
                 if ce == self.ce_state {
-                    return false;
+                    // tcp_ecn_accept_cwr: ICSK_ACK_NOW (the CE event then keeps ECE = CE state).
+                    return p.cwr && self.cwr_ack_now;
                 }
                 if self.unacked > 0 {
                     // ACK what came before with the old CE state.
@@ -746,5 +761,35 @@ mod tests {
         r.on_packet(0, &data(5), &mut out);
         assert_eq!(out.iter().map(|a| (a.ack, a.ece)).collect::<Vec<_>>(), vec![(5, true), (6, false)]);
         // Every segment's CE state reached the sender: CE-echoed ACKs cover 1..=4.
+    }
+
+    #[test]
+    fn dctcp_receiver_acks_a_cwr_segment_at_once_as_tcp_ecn_accept_cwr() {
+        // Linux tcp_ecn_accept_cwr sets ICSK_ACK_NOW for a CWR segment on any
+        // RFC 3168 connection, DCTCP's too; the ECE bit stays the CE state.
+        let cwr = |seq: u64, ce: bool| {
+            let mut p = if ce { self::ce(seq) } else { data(seq) };
+            p.cwr = true;
+            p
+        };
+        let mut r = rx().with_ecn(EcnMode::Scalable).with_cwr_ack_now(true);
+        let mut out = vec![];
+        r.on_packet(0, &data(0), &mut out);
+        r.on_packet(0, &data(1), &mut out);
+        out.clear();
+        r.on_packet(0, &cwr(2, false), &mut out);
+        assert_eq!(out.iter().map(|a| (a.ack, a.ece)).collect::<Vec<_>>(), vec![(3, false)], "CWR segment ACKed at once");
+        out.clear();
+        r.on_packet(0, &ce(3), &mut out); // state change: at once, ECE
+        r.on_packet(0, &cwr(4, true), &mut out);
+        assert_eq!(out.iter().map(|a| (a.ack, a.ece)).collect::<Vec<_>>(), vec![(4, true), (5, true)]);
+        // Without it (Prague: AccECN has no CWR signal) the segment waits for the delayed ACK.
+        let mut p = rx().with_ecn(EcnMode::Scalable);
+        let mut out = vec![];
+        p.on_packet(0, &data(0), &mut out);
+        p.on_packet(0, &data(1), &mut out);
+        out.clear();
+        p.on_packet(0, &cwr(2, false), &mut out);
+        assert!(out.is_empty(), "delayed: {out:?}");
     }
 }
