@@ -24,9 +24,11 @@ class SimResourceError(MemoryError):
     pass
 
 
-def check(config_json: str, limits_json: str | None = None) -> None:
-    """The real engine's projection is tested against the real engine (tests/test_limits.py)."""
-    json.loads(config_json)
+def check(config_json: str, limits_json: str | None = None) -> float:
+    """The real engine's projection is tested against the real engine (tests/test_limits.py);
+    here a stand-in cost: the bytes the bottleneck can send in the run."""
+    cfg = json.loads(config_json)
+    return cfg["bottleneck"]["rate_bps"] / 8 * cfg["duration_ns"] / 1e9
 
 
 def ccas() -> list[tuple[str, str]]:
@@ -48,7 +50,8 @@ def schema() -> str:
     )
 
 
-def simulate(config_json: str, limits_json: str | None = None) -> dict:
+def simulate(config_json: str, limits_json: str | None = None, arrays: bool = False) -> dict:
+    """``arrays`` is accepted and ignored: the series are lists either way (Result takes both)."""
     cfg = json.loads(config_json)
     known = {n for n, _ in ccas()}
     for i, f in enumerate(cfg["flows"]):

@@ -298,3 +298,25 @@ def test_spec_from_toml_reads_the_base_experiment_of_a_sweep_file(examples):
     plan = plan_sweep(load_toml(examples / "s0-lab-grid.toml"))
     # S0's lab grid with drop-tail only: 2 rates x 2 RTTs x 2 buffers x 6 pairs x 2 orders x 30 repetitions
     assert len(plan.tasks) == 2 * 2 * 2 * 3 * 6 * 2 * 30
+
+
+def test_plan_batches_start_with_the_costliest_runs_and_shrink_towards_the_end():
+    """Guided self-scheduling: every run exactly once, in descending expected cost (plan order
+    among equal costs), batches of at most MAX_BATCH runs that shrink to MIN_BATCH at the end."""
+    from ccfair.executors import MAX_BATCH, MIN_BATCH, plan_batches
+
+    payloads = [{"run_id": f"r{i}", "cost": float(i % 5)} for i in range(1000)]
+    batches = plan_batches(payloads, jobs=2)
+    flat = [p for b in batches for p in b]
+    assert sorted(p["run_id"] for p in flat) == sorted(p["run_id"] for p in payloads)
+    costs = [p["cost"] for p in flat]
+    assert costs == sorted(costs, reverse=True)
+    for c in set(costs):  # stable: plan order among runs of equal cost
+        ids = [int(p["run_id"][1:]) for p in flat if p["cost"] == c]
+        assert ids == sorted(ids)
+    sizes = [len(b) for b in batches]
+    assert sizes[0] == MAX_BATCH and sizes == sorted(sizes, reverse=True)
+    assert sizes[-1] <= MIN_BATCH and min(sizes[:-1]) == MIN_BATCH
+    # without costs (e.g. payloads of an older planner) the plan order is kept
+    plain = plan_batches([{"run_id": str(i)} for i in range(10)], jobs=2)
+    assert [p["run_id"] for b in plain for p in b] == [str(i) for i in range(10)]

@@ -172,10 +172,10 @@ def test_failed_run_is_recorded_and_retried(tmp_path, small_file, monkeypatch):
     victim = plan.tasks[3].run_id
     real = api.simulate
 
-    def flaky(config, spec=None):
+    def flaky(config, spec=None, **kwargs):
         if config["seed"] == plan.tasks[3].seed:
             raise api.SimulationError("injected failure")
-        return real(config, spec)
+        return real(config, spec, **kwargs)
 
     monkeypatch.setattr(api, "simulate", flaky)
     res = run_sweep(plan, tmp_path / "o", executor="inprocess")
@@ -241,3 +241,48 @@ def test_sigkill_then_resume_stores_every_run_once(tmp_path, subprocess_env):
     fresh = tmp_path / "fresh"
     run_sweep(plan, fresh, executor="inprocess")
     pd.testing.assert_frame_equal(store.load_sweep(fresh), runs)
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"trace": True},  # the trace series
+        {"bottleneck": {"rate": "10Mbit", "buffer": "1bdp", "qdisc": {"kind": "rrmqs"}}},  # the RRMQS meter and pinned tables
+    ],
+)
+def test_array_output_gives_the_same_result_as_lists(changes):
+    """``simulate(arrays=True)`` (numpy arrays owning the engine's vectors, what sweep workers use)
+    and the default lists give the same summary and the same tables, value for value and dtype."""
+    import tomllib
+
+    from ccfair.api import simulate
+    from ccfair.result import Result
+    from ccfair.spec import Spec
+
+    raw = tomllib.loads(SMALL.split("[sweep]")[0])
+    raw.update(changes)
+    spec = Spec.from_dict(raw)
+    config = spec.to_run_config(spec.seed)
+    as_lists = Result.from_raw(spec, config, simulate(config, spec))
+    arrays = simulate(config, spec, arrays=True)
+    assert type(arrays["link_tx_bytes"]).__name__ == "ndarray"
+    as_arrays = Result.from_raw(spec, config, arrays)
+    assert {k: v for k, v in as_lists.summary.items() if k != "sim_wall_s"} == {
+        k: v for k, v in as_arrays.summary.items() if k != "sim_wall_s"
+    }
+    tables = as_lists.tables()
+    assert set(tables) == set(as_arrays.tables())
+    for name, df in tables.items():
+        pd.testing.assert_frame_equal(as_arrays.tables()[name], df, check_exact=True)
+    assert (as_lists.trace is not None) == bool(changes.get("trace"))
+    assert (as_lists.meter is not None) == ("bottleneck" in changes)
+
+
+def test_each_run_carries_the_engines_projected_events(small_file):
+    """The cost executors order runs by is the engine's own projection (limits.rs), per run."""
+    import json
+
+    plan = load_sweep_file(small_file)
+    for t in plan.tasks:
+        assert t.cost == _core.check(json.dumps(t.config)) > 0
+        assert t.payload()["cost"] == t.cost

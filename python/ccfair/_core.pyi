@@ -16,8 +16,9 @@ class SimResourceError(MemoryError):
 def simulate(config_json: str, limits_json: str | None = None) -> dict[str, Any]:
     """Run one simulation of a serialized ``RunConfig`` within ``Limits``; returns the columnar result dict."""
 
-def check(config_json: str, limits_json: str | None = None) -> None:
-    """Validate a serialized ``RunConfig`` and check its projected resources, without running it."""
+def check(config_json: str, limits_json: str | None = None) -> float:
+    """Validate a serialized ``RunConfig`` and check its projected resources, without running it;
+    returns the projected number of events (the run's expected cost)."""
 
 def ccas() -> list[tuple[str, str]]:
     """(name, source) of every congestion-control algorithm the simulator knows."""

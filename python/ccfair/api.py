@@ -44,33 +44,35 @@ def as_spec(spec: Spec | str | Path | dict[str, Any]) -> Spec:
     raise TypeError(f"expected a Spec, a path or a dict, got {type(spec).__name__}")
 
 
-def simulate(config: dict[str, Any], spec: Spec | None = None) -> dict[str, Any]:
+def simulate(config: dict[str, Any], spec: Spec | None = None, arrays: bool = False) -> dict[str, Any]:
     """Run the engine on a resolved ``RunConfig`` dict and return its raw output dict.
 
     The engine's own range checks surface as :class:`SpecError` (they name a
     field; with ``spec`` given, expanded flow indices are mapped back to the
     ``[[flows]]`` entry they came from). Anything else the engine rejects is
-    a :class:`SimulationError`.
+    a :class:`SimulationError`. ``arrays``: numeric series as numpy arrays
+    (no copy) instead of lists; :class:`~ccfair.result.Result` takes either.
     """
     if spec is not None:
         profiles.check_backend(spec, "sim")
-    return _call_core("simulate", config, spec)  # type: ignore[no-any-return]
+    return _call_core("simulate", config, spec, **({"arrays": True} if arrays else {}))  # type: ignore[no-any-return]
 
 
-def check_resources(config: dict[str, Any], spec: Spec | None = None) -> None:
+def check_resources(config: dict[str, Any], spec: Spec | None = None) -> float:
     """Validate a resolved ``RunConfig`` in the engine and check its projected memory,
     events and wall time against the spec's ``[limits]`` (crates/ccfair-sim/src/limits.rs),
-    without running it. Raises :class:`SpecError` naming the field and the projected figure."""
-    _call_core("check", config, spec)
+    without running it. Raises :class:`SpecError` naming the field and the projected figure.
+    Returns the projected number of events (the run's expected cost; sweeps schedule by it)."""
+    return float(_call_core("check", config, spec) or 0.0)
 
 
-def _call_core(fn: str, config: dict[str, Any], spec: Spec | None) -> Any:
+def _call_core(fn: str, config: dict[str, Any], spec: Spec | None, **kwargs: Any) -> Any:
     """``_core.simulate`` / ``_core.check`` with the spec's limits; engine errors mapped to ours."""
     core = import_core()
     limits = spec.limits.to_config() if spec is not None else {}
     args = (json.dumps(config),) + ((json.dumps(limits),) if limits else ())  # none set: the engine's defaults
     try:
-        return getattr(core, fn)(*args)
+        return getattr(core, fn)(*args, **kwargs)
     except (core.SimValueError, core.SimResourceError) as e:
         if len(e.args) >= 2:
             field, message = e.args[0], e.args[1]

@@ -15,10 +15,14 @@ completion order) from the same worker function -- for a sweep,
   ``LocalCluster`` of ``jobs`` single-threaded worker processes. Needs the
   ``[dask]`` extra (``pip install 'ccfair[dask]'``).
 
-A worker task is a batch of consecutive runs (up to :data:`MAX_BATCH`, fewer
-for small sweeps so that every worker gets several tasks): one round trip to
-the worker and one store directory per batch instead of per run, which is
-most of the per-run overhead of a sweep of short runs. A worker only
+A worker task is a batch of runs (up to :data:`MAX_BATCH`): one round trip
+to the worker and one store directory per batch instead of per run, which is
+most of the per-run overhead of a sweep of short runs. Batches are cut by
+:func:`plan_batches`: the runs ordered by their expected cost (the engine's
+projected events, :attr:`ccfair.sweep.RunTask.cost`), longest first, in
+batches that shrink as the sweep nears its end (guided self-scheduling), so
+the workers finish at nearly the same time instead of one idling while the
+other computes a last batch of long runs. A worker only
 computes: it simulates each run, computes its summary and row in plain
 Python and encodes the batch's files as bytes (Parquet tables built from the
 simulator's columns, JSON lines; ccfair.store.encode_batch). The parent
@@ -45,15 +49,18 @@ from typing import Any
 
 from ccfair.errors import SimulationError, SpecError
 
-__all__ = ["EXECUTORS", "execute_batch", "run_tasks", "default_jobs", "batch_size"]
+__all__ = ["EXECUTORS", "execute_batch", "run_tasks", "default_jobs", "batch_size", "plan_batches"]
 
 EXECUTORS = ("inprocess", "pool", "dask")
 #: Batches in flight per worker (keeps workers busy while the parent writes).
 IN_FLIGHT_PER_JOB = 2
 #: Most runs in one worker task (= one store directory).
-MAX_BATCH = 32
+MAX_BATCH = 64
 #: Fewest tasks per worker a sweep is cut into (so that the work spreads evenly).
 MIN_TASKS_PER_JOB = 4
+#: Fewest runs in a batch cut by plan_batches (a task costs ~5 ms besides its runs' ~1 ms each;
+#: docs/benchmarks.md, "Sweeps, session 3").
+MIN_BATCH = 4
 
 
 def default_jobs() -> int:
@@ -67,6 +74,24 @@ def default_jobs() -> int:
 def batch_size(n_runs: int, jobs: int) -> int:
     """Runs per worker task: at most MAX_BATCH, and at least MIN_TASKS_PER_JOB tasks per worker."""
     return max(1, min(MAX_BATCH, math.ceil(n_runs / (jobs * MIN_TASKS_PER_JOB))))
+
+
+def plan_batches(payloads: list[dict[str, Any]], jobs: int) -> list[list[dict[str, Any]]]:
+    """Sweep runs cut into worker tasks: longest expected runs first, batches shrinking towards the end.
+
+    The runs are sorted by ``cost`` (descending; plan order among equal costs). Each
+    batch takes :func:`batch_size` of the runs still left (at least MIN_BATCH), so
+    batches are MAX_BATCH runs while many remain and a few of the shortest runs near
+    the end: the last tasks are short and the workers run out of work together.
+    """
+    ordered = sorted(payloads, key=lambda p: -float(p.get("cost") or 0.0))
+    out: list[list[dict[str, Any]]] = []
+    i = 0
+    while i < len(ordered):
+        size = max(MIN_BATCH, batch_size(len(ordered) - i, jobs))
+        out.append(ordered[i : i + size])
+        i += size
+    return out
 
 
 #: Validated specs by experiment (JSON text): a sweep repeats each grid point's experiment
@@ -120,7 +145,7 @@ def execute_batch(payloads: list[dict[str, Any]]) -> dict[str, Any]:
         try:
             spec = _spec(p["experiment"])
             t0 = time.thread_time()
-            raw = simulate(p["config"], spec)
+            raw = simulate(p["config"], spec, arrays=True)
             sim_cpu += time.thread_time() - t0
             done.append((p["run_id"], p["meta"], Result.from_raw(spec, p["config"], raw)))
         except Exception as e:  # noqa: BLE001 - reported per run, the sweep goes on
@@ -151,16 +176,41 @@ def _inprocess(tasks: list[Any], jobs: int, scheduler: str | None, fn: TaskFn) -
         yield fn(t)
 
 
-def _pool(tasks: list[Any], jobs: int, scheduler: str | None, fn: TaskFn) -> Iterator[dict[str, Any]]:
-    import multiprocessing as mp
+#: Modules the pool's fork server imports once; every worker forks from it ready to run.
+#: (pandas too: pyarrow imports it on a worker's first conversion of a numpy column.)
+_FORKSERVER_PRELOAD = [
+    "ccfair.executors",
+    "ccfair.api",
+    "ccfair.result",
+    "ccfair.store",
+    "ccfair.spec",
+    "numpy",
+    "pyarrow.parquet",
+    "pandas",
+]
 
-    window = max(1, jobs * IN_FLIGHT_PER_JOB)
+
+def _forkserver() -> Any:
+    """The forkserver context with the preload set, its server process started (in the background)."""
+    import multiprocessing as mp
+    from multiprocessing import forkserver
+
     ctx = mp.get_context("forkserver")
-    # Import the heavy modules once in the fork server; every worker forks from it ready to run.
-    ctx.set_forkserver_preload(
-        ["ccfair.executors", "ccfair.api", "ccfair.result", "ccfair.store", "ccfair.spec", "numpy", "pyarrow.parquet"]
-    )
-    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
+    ctx.set_forkserver_preload(_FORKSERVER_PRELOAD)
+    forkserver.ensure_running()  # returns at once; the server imports while the caller goes on
+    return ctx
+
+
+def warm_up(executor: str) -> None:
+    """Start what ``executor`` needs before its first task (the pool's fork server), so that
+    it starts while the caller prepares the store. Nothing for the others."""
+    if executor == "pool":
+        _forkserver()
+
+
+def _pool(tasks: list[Any], jobs: int, scheduler: str | None, fn: TaskFn) -> Iterator[dict[str, Any]]:
+    window = max(1, jobs * IN_FLIGHT_PER_JOB)
+    pool = ProcessPoolExecutor(max_workers=jobs, mp_context=_forkserver())
     try:
         it = iter(tasks)
         pending = set()
@@ -253,8 +303,8 @@ def run_tasks(
     """Run ``payloads`` on ``executor``; yield outcomes as they finish.
 
     Without ``fn`` the payloads are sweep runs (:meth:`RunTask.payload`), run in
-    batches of consecutive runs (``batch`` runs each, default :func:`batch_size`)
-    by :func:`execute_batch`: one outcome per batch. With ``fn`` (a module-level
+    batches by :func:`execute_batch` (``batch`` consecutive runs each, default
+    :func:`plan_batches`): one outcome per batch. With ``fn`` (a module-level
     function, so that it pickles) each payload is one task and ``fn(payload)`` its
     outcome; ``ccfair reproduce`` passes its own (each payload carries ``run_id``).
     """
@@ -270,6 +320,8 @@ def run_tasks(
         return iter(())
     if fn is not None:
         return _IMPL[executor](payloads, jobs, scheduler, fn)
-    size = batch if batch is not None else batch_size(len(payloads), jobs)
-    batches = [payloads[i : i + size] for i in range(0, len(payloads), size)]
+    if batch is None:
+        batches = plan_batches(payloads, jobs)
+    else:
+        batches = [payloads[i : i + batch] for i in range(0, len(payloads), batch)]
     return _IMPL[executor](batches, jobs, scheduler, execute_batch)

@@ -55,6 +55,18 @@ def _num(x: float | int | None) -> float | int | None:
     return x
 
 
+def _isum(values: Any, lo: int = 0, hi: int | None = None) -> int:
+    """Exact sum of ``values[lo:hi]`` as a Python int: a list of ints (testbed, ``ccfair run``)
+    or a numpy integer array (``simulate(arrays=True)``: summed in numpy, never per element)."""
+    part = values[lo:hi]
+    return int(part.sum()) if hasattr(part, "sum") else int(sum(part))
+
+
+def _as_list(values: Any) -> list[Any]:
+    """A short series as a list of Python numbers (numpy arrays via ``tolist``)."""
+    return values.tolist() if hasattr(values, "tolist") else list(values)
+
+
 def _fit(values: Any, n: int) -> np.ndarray:
     """An int64 array of exactly ``n`` entries: ``values`` cut or zero-padded."""
     import numpy as np
@@ -254,7 +266,7 @@ def flow_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any]) -> dic
     b0, b1 = window_bins(int(config["window_start_ns"]), int(config["window_end_ns"]), bin_ns, len(raw["link_tx_bytes"]))
     window_s = (b1 - b0) * bin_ns / _NS_PER_S
     fl = raw["flows"]
-    window_bytes = [int(sum(f["delivered_bytes"][b0:b1])) for f in fl]
+    window_bytes = [_isum(f["delivered_bytes"], b0, b1) for f in fl]
     throughput_bps = [b * 8 / window_s if window_s > 0 else math.nan for b in window_bytes]
     fair_bps = fair_shares_bps(raw, config, (b0 * bin_ns, b1 * bin_ns), bin_ns)
     return {
@@ -305,12 +317,12 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
     kinds = [f.kind for _, _, f in spec.expand_flows()]
     kinds += ["bulk"] * (len(names) - len(kinds))  # [[groups]] flows
 
-    w_pkts = int(sum(raw["sojourn_pkts_per_bin"][b0:b1]))
-    mean_delay_ms = int(sum(raw["sojourn_sum_ns_per_bin"][b0:b1])) / w_pkts / _NS_PER_MS if w_pkts else math.nan
+    w_pkts = _isum(raw["sojourn_pkts_per_bin"], b0, b1)
+    mean_delay_ms = _isum(raw["sojourn_sum_ns_per_bin"], b0, b1) / w_pkts / _NS_PER_MS if w_pkts else math.nan
     soj_bin_ms = int(raw["sojourn_bin_ns"]) / _NS_PER_MS
-    hist_bins, hist_counts = raw["sojourn_bin"], raw["sojourn_count"]
+    hist_bins, hist_counts = _as_list(raw["sojourn_bin"]), _as_list(raw["sojourn_count"])
     p99_ms = metrics.histogram_percentile(hist_bins, hist_counts, soj_bin_ms, 99)
-    l4s = dict(zip((int(b) for b in raw.get("sojourn_l4s_bin", [])), (int(c) for c in raw.get("sojourn_l4s_count", []))))
+    l4s = dict(zip(map(int, _as_list(raw.get("sojourn_l4s_bin", []))), map(int, _as_list(raw.get("sojourn_l4s_count", [])))))
     l4s_counts = [l4s.get(int(b), 0) for b in hist_bins]
     l4s_pkts = sum(l4s_counts)
     l4s_delay = None
@@ -321,9 +333,12 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
             "p99": _num(metrics.histogram_percentile(hist_bins, l4s_counts, soj_bin_ms, 99)),
         }
     q_t = raw["queue_time_ns"]  # sample times, increasing
-    q0, q1 = bisect.bisect_left(q_t, ws), bisect.bisect_left(q_t, we)
-    queue_pkts_mean = sum(raw["queue_packets"][q0:q1]) / (q1 - q0) if q1 > q0 else math.nan
-    util = metrics.utilization(int(sum(link_tx[b0:b1])), rate_bps, window_s) if window_s > 0 else math.nan
+    if hasattr(q_t, "searchsorted"):
+        q0, q1 = (int(i) for i in q_t.searchsorted([ws, we], side="left"))
+    else:
+        q0, q1 = bisect.bisect_left(q_t, ws), bisect.bisect_left(q_t, we)
+    queue_pkts_mean = _isum(raw["queue_packets"], q0, q1) / (q1 - q0) if q1 > q0 else math.nan
+    util = metrics.utilization(_isum(link_tx, b0, b1), rate_bps, window_s) if window_s > 0 else math.nan
     summary: dict[str, Any] = {
         "name": spec.name,
         "seed": int(config["seed"]),

@@ -123,11 +123,15 @@ class RunTask:
     flow_b: str | None = None
     #: CCA labels of the [[flows]] entries in A, B, ... order (before flipping).
     ccas: list[str] = field(default_factory=list)
+    #: Expected cost: the engine's projected number of events (crates/ccfair-sim/src/limits.rs);
+    #: executors start the longest runs first (ccfair.executors.plan_batches).
+    cost: float = 0.0
 
     def payload(self) -> dict[str, Any]:
         """A plain dict (picklable without ccfair classes) for executors."""
         return {
             "run_id": self.run_id,
+            "cost": self.cost,
             "experiment": self.experiment,
             "config": self.config,
             "meta": {
@@ -475,13 +479,13 @@ def _point_error(e: SpecError, point: dict[str, Any], order: str | None) -> Spec
     return SpecError(f"sweep ({where})" + (f": {field}" if field else ""), e.message)
 
 
-def _check_resources(config: dict[str, Any], spec: Spec, point: dict[str, Any], order: str) -> None:
+def _check_resources(config: dict[str, Any], spec: Spec, point: dict[str, Any], order: str) -> float:
     """A grid point over the resource limits (crates/ccfair-sim/src/limits.rs) is refused
-    when the sweep is planned, not when its run comes up."""
+    when the sweep is planned, not when its run comes up. Returns its projected events."""
     from ccfair.api import check_resources
 
     try:
-        check_resources(config, spec)
+        return check_resources(config, spec)
     except SpecError as e:
         raise _point_error(e, point, order) from None
 
@@ -541,15 +545,16 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
 
     tasks: list[RunTask] = []
     seen: dict[str, RunTask] = {}
+    costs: list[float] = []  # per point: repetitions differ only in the seed
     for rep in range(reps):
-        for point, order, exp_raw, ospec, labels, flow_a, flow_b in points:
+        for k, (point, order, exp_raw, ospec, labels, flow_a, flow_b) in enumerate(points):
             if seeds == "common":
                 seed = derive_seed(base_spec.seed, None, None, rep)
             else:
                 seed = derive_seed(base_spec.seed, point, order, rep)
             config = ospec.to_run_config(seed)
             if rep == 0:
-                _check_resources(config, ospec, point, order)
+                costs.append(_check_resources(config, ospec, point, order))
             rid = run_id_of(config)
             task = RunTask(
                 index=len(tasks),
@@ -563,6 +568,7 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
                 flow_a=flow_a,
                 flow_b=flow_b,
                 ccas=labels,
+                cost=costs[k],
             )
             if rid in seen:
                 other = seen[rid]
@@ -636,13 +642,11 @@ class SweepOutcome:
 
 
 def versions() -> dict[str, str]:
-    """Versions of ccfair, its simulator and the libraries that shape the stored results."""
+    """Versions of ccfair, its simulator and the libraries that shape the stored results
+    (read from the installed packages' metadata: importing pandas here would delay the sweep's start)."""
     import platform
     import sys
-
-    import numpy
-    import pandas
-    import pyarrow
+    from importlib import metadata
 
     import ccfair
 
@@ -650,9 +654,7 @@ def versions() -> dict[str, str]:
         "ccfair": ccfair.__version__,
         "python": sys.version.split()[0],
         "platform": platform.platform(),
-        "numpy": numpy.__version__,
-        "pandas": pandas.__version__,
-        "pyarrow": pyarrow.__version__,
+        **{lib: metadata.version(lib) for lib in ("numpy", "pandas", "pyarrow")},
     }
     try:
         from ccfair import _core
@@ -745,9 +747,10 @@ def _run_sweep_locked(
     import time
 
     from ccfair import store
-    from ccfair.executors import run_tasks
+    from ccfair.executors import run_tasks, warm_up
 
     t0 = time.perf_counter()
+    warm_up(executor)  # the pool's fork server imports while the store is prepared
     d = prepare_store(plan, directory, source, overrides)
     done = store.finished_runs(d)
     todo = [t for t in plan.tasks if t.run_id not in done]
@@ -760,6 +763,8 @@ def _run_sweep_locked(
             store.write_failure(d, rid, error)
         if out["run_ids"]:
             store.write_batch(d, out["run_ids"], out["files"])
+            if not stored:
+                import pandas  # noqa: F401 - for store.compact, imported while the workers compute, not after them
             stored += len(out["run_ids"])
         if progress is not None:
             progress(out["n"], out)
