@@ -84,7 +84,7 @@ def share(values: Sequence[float]) -> list[float]:
 def _sorted_bins(bins: Sequence[int], counts: Sequence[int]) -> list[tuple[int, int]]:
     if len(bins) != len(counts):
         raise ValueError("bins and counts must have the same length")
-    return sorted((int(b), int(c)) for b, c in zip(bins, counts) if c)
+    return [(b, c) for b, c in sorted(zip(map(int, bins), map(int, counts))) if c]
 
 
 def histogram_percentile(bins: Sequence[int], counts: Sequence[int], bin_width: float, q: float) -> float:
