@@ -85,15 +85,17 @@ struct Totals {
     bytes: u64,
 }
 
+/// A bucket's queue as CoDel sees it (its `vars` are borrowed apart).
 struct View<'a> {
-    b: &'a mut Bucket,
+    q: &'a mut VecDeque<Packet>,
+    backlog: &'a mut u64,
     t: &'a mut Totals,
 }
 
 impl CodelQueue for View<'_> {
     fn pop_head(&mut self) -> Option<Packet> {
-        let p = self.b.q.pop_front()?;
-        self.b.backlog -= p.wire_bytes as u64;
+        let p = self.q.pop_front()?;
+        *self.backlog -= p.wire_bytes as u64;
         self.t.packets -= 1;
         self.t.bytes -= p.wire_bytes as u64;
         Some(p)
@@ -231,11 +233,9 @@ impl Qdisc for FqCodel {
                 self.old_flows.push_back(idx);
                 continue;
             }
-            let mut vars = std::mem::take(&mut b.vars);
-            let mut view = View { b, t: &mut self.t };
-            let p = codel_dequeue(&mut view, &self.par, &mut vars, &mut self.stats, now, dropped);
-            let b = &mut self.buckets[idx as usize];
-            b.vars = vars;
+            let Bucket { q, backlog, vars, .. } = b;
+            let mut view = View { q, backlog, t: &mut self.t };
+            let p = codel_dequeue(&mut view, &self.par, vars, &mut self.stats, now, dropped);
             match p {
                 Some(p) => {
                     b.deficit -= p.wire_bytes as i64;
