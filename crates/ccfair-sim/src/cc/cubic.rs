@@ -26,13 +26,20 @@
 //!     of an epoch) and runs HyStart in slow start.
 //!
 //! HyStart (Ha & Rhee, "Taming the Elephants: New TCP Slow Start", 2011; Linux
-//! `hystart_update`), active when cwnd >= `hystart_low_window` (16) in slow
-//! start, until it fires once (re-armed only by an RTO):
+//! `hystart_update`), run on every RTT sample in slow start until it fires
+//! once (re-armed only by an RTO):
 //!   - a round starts on the first ACK with `snd_una > end_seq` (Linux
 //!     `after(snd_una, end_seq)`; `end_seq` is `snd_nxt` when the current round
 //!     began, so this is the first ACK covering a packet sent during it);
 //!     then `round_start = last_ack = now`, `end_seq = snd_nxt`,
-//!     `curr_rtt = inf`, `sample_cnt = 0`;
+//!     `curr_rtt = inf`, `sample_cnt = 0`. Rounds are tracked at every cwnd,
+//!     so they stay aligned with the flights of slow start (the first round is
+//!     the initial window); the two detectors below act only when cwnd >=
+//!     `hystart_low_window` (16). This is Linux since 6.14 (commit
+//!     25c1a9ca53db "tcp_cubic: fix incorrect HyStart round start detection",
+//!     Jan 2025, also in the 5.15+ stable trees); before it, the low-window
+//!     test came first, so the first round began at the first ACK with
+//!     cwnd >= 16, in the middle of a flight;
 //!   - ACK train: an ACK at most `hystart_ack_delta_us` (2 ms) after the last
 //!     train ACK extends the train (a larger gap ends it for the round); it
 //!     fires when such an ACK comes more than `delay_min + ack_delay` after
@@ -66,9 +73,9 @@
 //!     (`GSO_LEGACY_MAX_SIZE`) and only applies when the sender sets
 //!     `tp.pacing_rate_bytes_per_s`.
 //!
-//! Sources: RFC 9438 (CUBIC); Linux v6.x net/ipv4/tcp_cubic.c (mainline, i.e.
-//! without the unmerged 2024 "tcp_cubic: fix to ..." series by M. Zhang and
-//! L. Xu); Ha, Rhee, Xu, "CUBIC: A New TCP-Friendly High-Speed TCP Variant",
+//! Sources: RFC 9438 (CUBIC); Linux 6.18 net/ipv4/tcp_cubic.c (mainline, with
+//! 25c1a9ca53db, without the unmerged 2024 "tcp_cubic: fix to ..." series by
+//! M. Zhang and L. Xu); Ha, Rhee, Xu, "CUBIC: A New TCP-Friendly High-Speed TCP Variant",
 //! ACM SIGOPS OSR 2008; Ha & Rhee, "Taming the elephants: New TCP slow start",
 //! Computer Networks 2011.
 //!
@@ -344,12 +351,17 @@ impl Cubic {
         }
     }
 
-    /// Linux `hystart_update`, called in slow start with cwnd >= low window.
+    /// Linux `hystart_update`, called on every RTT sample in slow start.
     fn hystart_update(&mut self, tp: &mut TcpCc, delay_us: u32) {
         // Linux: after(snd_una, end_seq), i.e. the first ACK beyond the packets
         // that were outstanding when the round began.
         if tp.snd_una > self.end_seq {
             self.hystart_reset(tp);
+        }
+        // Linux 6.14+ (25c1a9ca53db): the low-window test comes after the round
+        // bookkeeping, so rounds follow the flights from the initial window on.
+        if tp.cwnd < self.params.hystart_low_window {
+            return;
         }
 
         if self.params.hystart_detect & HYSTART_ACK_TRAIN != 0 {
@@ -481,7 +493,7 @@ impl CongestionControl for Cubic {
         if self.delay_min_us == 0 || self.delay_min_us > delay_us {
             self.delay_min_us = delay_us;
         }
-        if !self.found && tp.in_slow_start() && self.params.hystart && tp.cwnd >= self.params.hystart_low_window {
+        if !self.found && tp.in_slow_start() && self.params.hystart {
             self.hystart_update(tp, delay_us);
         }
     }
@@ -880,6 +892,38 @@ mod tests {
             f.ack(3 * MS, 13_500_000);
         }
         assert_eq!(f.tp.ssthresh, INFINITE_SSTHRESH);
+    }
+
+    #[test]
+    fn hystart_rounds_follow_flights_from_the_initial_window() {
+        // Linux 6.14+ (25c1a9ca53db "tcp_cubic: fix incorrect HyStart round
+        // start detection"): rounds are tracked below hystart_low_window too,
+        // so the first round is the initial window and the second starts at
+        // the ACK of the first packet sent after it. Scenario of the testbed's
+        // reno/cubic 1 BDP start (CUBIC joining a queue): per-packet ACKs,
+        // RTT 71 ms for the first packet, +1.2 ms per packet after it.
+        let mut f = Flow::new(delay_only(), 10);
+        f.tp.snd_nxt = 0;
+        f.cc.init(&mut f.tp); // connection established, nothing sent yet
+        f.tp.snd_nxt = 10; // the initial window
+        let rtt = |i: u64| 71 * MS + 1_200_000 * (i - 1);
+        let mut exit = None;
+        for i in 1..=60 {
+            f.ack(1_200_000, rtt(i));
+            if i == 1 {
+                assert_eq!(f.cc.end_seq, 10, "round reset at cwnd 10 < low window");
+            }
+            if f.tp.ssthresh != INFINITE_SSTHRESH {
+                exit = Some((i, f.tp.ssthresh));
+                break;
+            }
+        }
+        // Round 2 = ACKs 11-30 (min RTT 83 ms > 71 + 71/8 ms): fires at its 9th
+        // sample, ACK 19, cwnd 28, as the kernel did on the testbed
+        // (LINUX_MIB_TCPHYSTARTDELAYCWND = 28 in all 7 reno/cubic runs read).
+        // Before the fix the first round began at ACK 7 (cwnd 16) and spanned
+        // two flights; its min (78.2 ms) stayed below the threshold: exit at 40.
+        assert_eq!(exit, Some((19, 28)));
     }
 
     #[test]
