@@ -286,3 +286,18 @@ def test_each_run_carries_the_engines_projected_events(small_file):
     for t in plan.tasks:
         assert t.cost == _core.check(json.dumps(t.config)) > 0
         assert t.payload()["cost"] == t.cost
+
+
+def test_runs_lines_are_the_json_of_each_runs_record(tmp_path, small_file):
+    """runs.jsonl is assembled from cached JSON texts (the spec's): each line must be exactly
+    ``json.dumps`` of the record, so that readers and older stores see the same text."""
+    import json
+
+    plan = load_sweep_file(small_file)
+    run_sweep(plan, tmp_path / "o", executor="inprocess")
+    lines = [ln for b in (tmp_path / "o" / "batches").iterdir() for ln in (b / "runs.jsonl").read_text().splitlines()]
+    assert len(lines) == len(plan.tasks)
+    for line in lines:
+        rec = json.loads(line)
+        assert list(rec) == ["run_id", "tables", "summary", "spec", "run_config"]
+        assert line == json.dumps(rec, allow_nan=False)

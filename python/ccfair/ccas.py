@@ -81,7 +81,7 @@ def schema() -> dict[str, Any]:
 
 def clear_cache() -> None:
     """Forget the loaded registry (after swapping ``ccfair._core``)."""
-    for f in (schema, catalogue, _index):
+    for f in (schema, catalogue, _index, resolved_params_json):
         getattr(f, "cache_clear", lambda: None)()  # (a test may have replaced one)
 
 
@@ -233,6 +233,13 @@ def parse(value: object) -> tuple[Cca, bool]:
 def resolved_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate ``params`` (fields, simulator units) with the simulator; every parameter ``name`` runs with."""
     return resolve_with_core("resolve_cca", name, params)
+
+
+@lru_cache(maxsize=1024)
+def resolved_params_json(name: str, params_json: str) -> str:
+    """:func:`resolved_params` as sorted JSON, for ``params`` given as JSON (cached: a sweep
+    worker resolves the same few CCAs in every run; :func:`clear_cache` forgets them)."""
+    return json.dumps(resolved_params(name, json.loads(params_json)), sort_keys=True)
 
 
 def format_param(p: dict[str, Any], value: Any) -> str:

@@ -323,7 +323,7 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
     hist_bins, hist_counts = _as_list(raw["sojourn_bin"]), _as_list(raw["sojourn_count"])
     p99_ms = metrics.histogram_percentile(hist_bins, hist_counts, soj_bin_ms, 99)
     l4s = dict(zip(map(int, _as_list(raw.get("sojourn_l4s_bin", []))), map(int, _as_list(raw.get("sojourn_l4s_count", [])))))
-    l4s_counts = [l4s.get(int(b), 0) for b in hist_bins]
+    l4s_counts = [l4s.get(int(b), 0) for b in hist_bins] if l4s else []  # (no scalable-ECN packets: none counted)
     l4s_pkts = sum(l4s_counts)
     l4s_delay = None
     if l4s_pkts:
@@ -466,7 +466,7 @@ def table_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols:
         "bin_start_ms": hist_bins * soj_bin_ns / _NS_PER_MS,
         "bin_end_ms": (hist_bins + 1) * soj_bin_ns / _NS_PER_MS,
         "count": hist_counts,
-        "count_l4s": np.asarray([l4s.get(int(b), 0) for b in hist_bins], dtype=np.int64),
+        "count_l4s": np.asarray([l4s.get(int(b), 0) for b in hist_bins] if l4s else np.zeros(len(hist_bins)), dtype=np.int64),
     }
 
     trace = None
@@ -536,14 +536,7 @@ def cca_params_column(config: dict[str, Any]) -> list[str]:
     """Per flow, every parameter its CCA ran with (defaults, variant, given), as sorted JSON."""
     from ccfair import ccas
 
-    cache: dict[str, str] = {}
-    out = []
-    for f in config["flows"]:
-        key = json.dumps([f["cca"], f.get("cca_params", {})], sort_keys=True)
-        if key not in cache:
-            cache[key] = json.dumps(ccas.resolved_params(f["cca"], f.get("cca_params", {})), sort_keys=True)
-        out.append(cache[key])
-    return out
+    return [ccas.resolved_params_json(f["cca"], json.dumps(f.get("cca_params", {}), sort_keys=True)) for f in config["flows"]]
 
 
 def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int], l2_overhead_bytes: int = 0) -> dict[str, Any]:

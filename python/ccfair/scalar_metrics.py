@@ -8,6 +8,8 @@ formulas are listed there and in docs/metrics.md.
 
 from __future__ import annotations
 
+import bisect
+import itertools
 import math
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
@@ -84,7 +86,7 @@ def share(values: Sequence[float]) -> list[float]:
 def _sorted_bins(bins: Sequence[int], counts: Sequence[int]) -> list[tuple[int, int]]:
     if len(bins) != len(counts):
         raise ValueError("bins and counts must have the same length")
-    return sorted((int(b), int(c)) for b, c in zip(bins, counts) if c)
+    return [(b, c) for b, c in sorted(zip(map(int, bins), map(int, counts))) if c]
 
 
 def histogram_percentile(bins: Sequence[int], counts: Sequence[int], bin_width: float, q: float) -> float:
@@ -101,16 +103,13 @@ def histogram_percentile(bins: Sequence[int], counts: Sequence[int], bin_width: 
     if not 0 < q <= 100:
         raise ValueError("q must be in (0, 100]")
     pairs = _sorted_bins(bins, counts)
-    total = sum(c for _, c in pairs)
+    cumulative = list(itertools.accumulate(c for _, c in pairs))
+    total = cumulative[-1] if cumulative else 0
     if total == 0:
         return math.nan
     need = q / 100.0 * total
-    cumulative = 0
-    for b, c in pairs:
-        cumulative += c
-        if cumulative >= need:
-            return (b + 1) * bin_width
-    return (pairs[-1][0] + 1) * bin_width  # pragma: no cover - float rounding guard
+    first = bisect.bisect_left(cumulative, need)  # the first bin whose cumulative count reaches it
+    return (pairs[min(first, len(pairs) - 1)][0] + 1) * bin_width  # (min: float rounding guard)
 
 
 def histogram_mean(bins: Sequence[int], counts: Sequence[int], bin_width: float) -> float:

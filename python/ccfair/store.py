@@ -275,18 +275,24 @@ def _joined_table(run_ids: list[str], tables: list[dict[str, Any]]) -> Any:
     return pa.Table.from_arrays([run_col, *(_arrow_array(c, j) for c, j in zip(names, joined))], names=["run_id", *names])
 
 
-#: spec.model_dump(mode="json") by id(spec), holding the spec so that the id stays its own
-#: (a sweep worker reuses one validated Spec for every repetition of a grid point).
-_SPEC_JSON: dict[int, tuple[Any, Any]] = {}
+#: The JSON text of spec.model_dump(mode="json") by id(spec), holding the spec so that the id
+#: stays its own (a sweep worker reuses one validated Spec for every repetition of a grid point).
+_SPEC_JSON: dict[int, tuple[Any, str]] = {}
 
 
-def _spec_json(spec: Any) -> Any:
+def _spec_json(spec: Any) -> str:
     hit = _SPEC_JSON.get(id(spec))
     if hit is None or hit[0] is not spec:
         if len(_SPEC_JSON) >= 1024:
             _SPEC_JSON.clear()
-        hit = _SPEC_JSON[id(spec)] = (spec, spec.model_dump(mode="json"))
+        hit = _SPEC_JSON[id(spec)] = (spec, json.dumps(spec.model_dump(mode="json"), allow_nan=False))
     return hit[1]
+
+
+def _json_object(items: list[tuple[str, str]]) -> str:
+    """``json.dumps`` of a dict from its keys and its values' JSON texts (the same text: without
+    ``indent`` a nested value is encoded exactly as on its own), so a cached value is not re-encoded."""
+    return "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in items) + "}"
 
 
 def encode_batch(items: list[tuple[str, dict[str, Any], Result]]) -> dict[str, bytes]:
@@ -308,15 +314,14 @@ def encode_batch(items: list[tuple[str, dict[str, Any], Result]]) -> dict[str, b
                 present.append(name)
         rows.append(json.dumps(make_row(run_id, meta, result), allow_nan=False))
         runs.append(
-            json.dumps(
-                {
-                    "run_id": run_id,
-                    "tables": present,
-                    "summary": result.summary,
-                    "spec": _spec_json(result.spec),
-                    "run_config": result.config,
-                },
-                allow_nan=False,
+            _json_object(
+                [
+                    ("run_id", json.dumps(run_id)),
+                    ("tables", json.dumps(present)),
+                    ("summary", json.dumps(result.summary, allow_nan=False)),
+                    ("spec", _spec_json(result.spec)),
+                    ("run_config", json.dumps(result.config, allow_nan=False)),
+                ]
             )
         )
     files: dict[str, bytes] = {}

@@ -1,0 +1,68 @@
+"""Benchmark: a sweep worker's cost per run besides the simulation, by batch size, and of storing a batch.
+
+    python3 bench/sweep_encode.py [--file examples/s0-lab-grid.toml]
+
+In this process (one warm worker, CPU time):
+
+- ``execute_batch`` on 64 runs of the grid (the second repetition, after the first
+  has warmed the spec cache and the imports) in batches of 1, 4, 32 and 64 runs:
+  CPU time of the task minus the simulator's, per run. The difference between
+  batch sizes is the fixed cost of a task;
+- ``store.encode_batch`` alone on 32 results: best of 5, per run.
+
+Run it with ``PYTHONPATH=OLD/python`` to measure another checkout's Python with
+the same simulator extension. Figures go into docs/benchmarks.md by hand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import time
+from pathlib import Path
+
+from ccfair import store
+from ccfair.api import simulate
+from ccfair.executors import _spec, execute_batch
+from ccfair.result import Result
+from ccfair.sweep import load_sweep_file
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _raw(config: dict, spec: object) -> dict:
+    try:
+        return simulate(config, spec, arrays=True)  # type: ignore[arg-type, call-arg]
+    except TypeError:  # an older checkout: lists only
+        return simulate(config, spec)  # type: ignore[arg-type]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--file", default=str(ROOT / "examples" / "s0-lab-grid.toml"))
+    args = ap.parse_args()
+    plan = load_sweep_file(Path(args.file), ["sweep.repetitions=2"])
+    payloads = [t.payload() for t in plan.tasks]
+    half = len(payloads) // 2
+    execute_batch(payloads[:half])  # warm: every experiment validated, every import done
+    runs = payloads[half : half + 64]
+    for size in (1, 4, 32, 64):
+        over = 0.0
+        for i in range(0, len(runs), size):
+            t0 = time.thread_time()
+            out = execute_batch(runs[i : i + size])
+            over += time.thread_time() - t0 - out["sim_cpu_s"]
+        print(f"execute_batch, batches of {size:2d}: {over / len(runs) * 1e3:.2f} ms per run besides the simulation")
+    items = []
+    for p in runs[:32]:
+        spec = _spec(p["experiment"])
+        items.append((p["run_id"], p["meta"], Result.from_raw(spec, p["config"], _raw(p["config"], spec))))
+    best = float("inf")
+    for _ in range(5):
+        t0 = time.thread_time()
+        store.encode_batch(items)
+        best = min(best, time.thread_time() - t0)
+    print(f"encode_batch of 32 runs: {best / len(items) * 1e3:.2f} ms per run (best of 5)")
+
+
+if __name__ == "__main__":
+    main()
