@@ -6,7 +6,8 @@
 # (e.g. copy target/release/ccfair-bench aside before a change, rebuild, compare).
 # The configs cover drop-tail, CoDel, FQ-CoDel, PIE, RED, STEP, DualPI2, CSAQM,
 # RRMQS and FQ-DRR; ECN (classic, scalable), DCCP/CCID 2, finite and rate-capped
-# flows, random loss, start jitter, traces, analysis windows, 2 to 200 flows.
+# flows, random loss, start jitter, traces, analysis windows, 2 to 2000 flows,
+# host noise, and grid-like 50 Mbit/s runs (grid_*.json: CoDel, FQ-CoDel, paced CUBIC).
 set -u
 old=$(readlink -f "$1"); new=$(readlink -f "$2"); dir=$(dirname "$(readlink -f "$0")")
 strip='import json,sys; d=json.load(sys.stdin); d.pop("wall_ns"); print(json.dumps(d, sort_keys=True))'
