@@ -822,6 +822,11 @@ impl Sender {
 
     // -------------------------------------------------------------------- ACK
 
+    /// Process an ACK (Linux `tcp_ack`).
+    ///
+    /// Not inlined: inlined, this large function made the simulator's
+    /// dispatch loop about 3 % slower (issue 16, docs/benchmarks.md).
+    #[inline(never)]
     pub fn on_ack(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) {
         self.tp.now_ns = now;
         match (self.state, p.kind) {
