@@ -13,7 +13,7 @@ clang, bpftool and libbpf-dev (Debian packages; not project dependencies):
     python bench/lp_bpf/run.py lp_bpf renofirst 1 1        # tcp_timestamps = 1: random TS offsets (Linux's default)
     python bench/lp_bpf/run.py lp_bpf alone 2 1 sim        # the simulator (cc/lp.rs), same experiment
     python bench/lp_bpf/run.py trace /sys/kernel/tracing/trace   # summary of an lp_bpf_t run's per-ACK state
-    bpftool struct_ops unregister name lp_bpf              # (and lp_bpf_t) when done
+    bpftool struct_ops list; bpftool struct_ops unregister id ID   # each, when done
 
 Scenarios: alone (LP only), lpfirst (LP at 0 s, Reno at 5 s), renofirst (the reverse).
 The testbed maps ccfair's "lp" to the given kernel name and sets net.ipv4.tcp_timestamps
