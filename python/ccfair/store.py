@@ -295,14 +295,50 @@ def _json_object(items: list[tuple[str, str]]) -> str:
     return "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in items) + "}"
 
 
+#: Parquet encodings of a batch table's columns besides the default (dictionary, then plain):
+#: evenly spaced float times and bin edges compress best byte-stream-split, slowly varying
+#: integer counts delta-coded (docs/benchmarks.md, "Sweep, session 4": -0.09 ms and -5 KB per
+#: run against dictionary encoding, which stays for the others: strings and the throughput
+#: series, whose few distinct values it suits). Lossless either way: the values read back are the same.
+_COLUMN_ENCODINGS: dict[str, dict[str, str]] = {
+    "throughput": {"time_s": "BYTE_STREAM_SPLIT"},
+    "link": {"time_s": "BYTE_STREAM_SPLIT", "queue_delay_ms": "BYTE_STREAM_SPLIT", "sojourn_packets": "DELTA_BINARY_PACKED"},
+    "queue": {"time_s": "BYTE_STREAM_SPLIT", "packets": "DELTA_BINARY_PACKED"},
+    "sojourn": {"bin_start_ms": "BYTE_STREAM_SPLIT", "bin_end_ms": "BYTE_STREAM_SPLIT", "count": "DELTA_BINARY_PACKED"},
+}
+
+
+def _parquet_bytes(name: str, table: Any) -> bytes:
+    """One batch table as Parquet bytes: zstd level 1 (the same size as the default level here, a
+    third faster), no column statistics (a batch file is one row group: they could not skip
+    anything), the encodings of :data:`_COLUMN_ENCODINGS` for columns the table has with the
+    types they suit."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    suits = {"BYTE_STREAM_SPLIT": pa.types.is_floating, "DELTA_BINARY_PACKED": pa.types.is_integer}
+    encodings = {
+        f.name: enc for f in table.schema if (enc := _COLUMN_ENCODINGS.get(name, {}).get(f.name)) is not None and suits[enc](f.type)
+    }
+    sink = io.BytesIO()
+    pq.write_table(
+        table,
+        sink,
+        compression="zstd",
+        compression_level=1,
+        write_statistics=False,
+        use_dictionary=[c for c in table.column_names if c not in encodings] if encodings else True,
+        column_encoding=encodings or None,
+    )
+    return sink.getvalue()
+
+
 def encode_batch(items: list[tuple[str, dict[str, Any], Result]]) -> dict[str, bytes]:
     """The files of one batch directory for ``(run_id, meta, result)`` items (see the module docstring).
 
     Tables are built from each result's columns (:meth:`Result.table_columns`),
     not from DataFrames, and written once per batch.
     """
-    import pyarrow.parquet as pq
-
     parts: dict[str, tuple[list[str], list[dict[str, Any]]]] = {name: ([], []) for name in BATCH_TABLES}
     rows, runs = [], []
     for run_id, meta, result in items:
@@ -327,11 +363,7 @@ def encode_batch(items: list[tuple[str, dict[str, Any], Result]]) -> dict[str, b
     files: dict[str, bytes] = {}
     for name, (run_ids, tables) in parts.items():
         if tables:
-            sink = io.BytesIO()
-            # zstd level 1: the same size as the default level here, a third faster; no column
-            # statistics (a batch file is one row group: they could not skip anything)
-            pq.write_table(_joined_table(run_ids, tables), sink, compression="zstd", compression_level=1, write_statistics=False)
-            files[f"{name}.parquet"] = sink.getvalue()
+            files[f"{name}.parquet"] = _parquet_bytes(name, _joined_table(run_ids, tables))
     files["rows.jsonl"] = ("\n".join(rows) + "\n").encode()
     files["runs.jsonl"] = ("\n".join(runs) + "\n").encode()
     files["run_ids.json"] = json.dumps([rid for rid, _, _ in items]).encode()
