@@ -271,7 +271,9 @@ def _joined_table(run_ids: list[str], tables: list[dict[str, Any]]) -> Any:
         joined = [_concat_column([t[c] for t in tables]) for c in names]
     if joined is None or any(j is None for j in joined):
         return pa.concat_tables([_arrow_columns(r, t) for r, t in zip(run_ids, tables)], promote_options="default")
-    run_col = pa.array(run_ids, type=pa.string()).take(pa.array(np.repeat(np.arange(len(run_ids)), rows)))
+    # run_id dictionary-coded: Parquet dictionary-encodes it anyway, and it is read back as strings
+    # (_parquet_bytes writes no Arrow schema)
+    run_col = pa.DictionaryArray.from_arrays(pa.array(np.repeat(np.arange(len(run_ids), dtype=np.int32), rows)), pa.array(run_ids, type=pa.string()))
     return pa.Table.from_arrays([run_col, *(_arrow_array(c, j) for c, j in zip(names, joined))], names=["run_id", *names])
 
 
@@ -312,7 +314,9 @@ def _parquet_bytes(name: str, table: Any) -> bytes:
     """One batch table as Parquet bytes: zstd level 1 (the same size as the default level here, a
     third faster), no column statistics (a batch file is one row group: they could not skip
     anything), the encodings of :data:`_COLUMN_ENCODINGS` for columns the table has with the
-    types they suit."""
+    types they suit, and no stored Arrow schema: a reader gets every column's type from its
+    Parquet type (string, int64, float64, bool: the same types), and the dictionary-coded run_id
+    column (:func:`_joined_table`) back as strings."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
@@ -329,6 +333,7 @@ def _parquet_bytes(name: str, table: Any) -> bytes:
         write_statistics=False,
         use_dictionary=[c for c in table.column_names if c not in encodings] if encodings else True,
         column_encoding=encodings or None,
+        store_schema=False,
     )
     return sink.getvalue()
 
