@@ -122,7 +122,9 @@ def _print_timeline(tasks: list[dict], phases: dict[str, list[float]], t0: float
             f"not on a core {busy - cpu:.2f}), gaps between tasks {gaps:.2f} s"
         )
         rest = [(t["cpu_s"] - t["sim_cpu_s"]) / t["n"] * 1e3 for t in mine]
-        print(f"    besides simulating, ms/run: first tasks {' '.join(f'{r:.2f}' for r in rest[:3])}, median {sorted(rest)[len(rest) // 2]:.2f}")
+        print(
+            f"    besides simulating, ms/run: first tasks {' '.join(f'{r:.2f}' for r in rest[:3])}, median {sorted(rest)[len(rest) // 2]:.2f}"
+        )
     print(
         f"  tail: workers' last ends {min(ends):.2f}-{max(ends):.2f} ({max(ends) - min(ends):.2f} s apart); "
         f"after the last task: {t_end - t0 - max(ends):.2f} s"

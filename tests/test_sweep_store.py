@@ -328,7 +328,13 @@ def test_a_stored_batch_reads_back_as_the_runs_tables(tmp_path, changes):
     for seed in (1, 2):
         spec = Spec.from_dict(dict(raw, seed=seed))
         config = spec.to_run_config(seed)
-        items.append((f"run{seed}", {"params": {}, "repetition": 0, "order": "A first", "seed": seed}, Result.from_raw(spec, config, simulate(config, spec, arrays=True))))
+        items.append(
+            (
+                f"run{seed}",
+                {"params": {}, "repetition": 0, "order": "A first", "seed": seed},
+                Result.from_raw(spec, config, simulate(config, spec, arrays=True)),
+            )
+        )
     (tmp_path / "batches").mkdir()
     store.write_batch(tmp_path, [rid for rid, _, _ in items], store.encode_batch(items))
     for rid, _, result in items:

@@ -273,7 +273,9 @@ def _joined_table(run_ids: list[str], tables: list[dict[str, Any]]) -> Any:
         return pa.concat_tables([_arrow_columns(r, t) for r, t in zip(run_ids, tables)], promote_options="default")
     # run_id dictionary-coded: Parquet dictionary-encodes it anyway, and it is read back as strings
     # (_parquet_bytes writes no Arrow schema)
-    run_col = pa.DictionaryArray.from_arrays(pa.array(np.repeat(np.arange(len(run_ids), dtype=np.int32), rows)), pa.array(run_ids, type=pa.string()))
+    run_col = pa.DictionaryArray.from_arrays(
+        pa.array(np.repeat(np.arange(len(run_ids), dtype=np.int32), rows)), pa.array(run_ids, type=pa.string())
+    )
     return pa.Table.from_arrays([run_col, *(_arrow_array(c, j) for c, j in zip(names, joined))], names=["run_id", *names])
 
 
