@@ -734,6 +734,20 @@ def run_sweep(
         return _run_sweep_locked(plan, directory, executor, jobs, scheduler, source, overrides, progress)
 
 
+def _import_in_background() -> Any:
+    """A thread importing pandas and pyarrow (for store.compact at the end) now: the pool's fork
+    server is importing at the same time, so this uses the other core, not the workers' time later."""
+    import threading
+
+    def imports() -> None:
+        import pandas  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+
+    thread = threading.Thread(target=imports, name="ccfair-sweep-imports", daemon=True)
+    thread.start()
+    return thread
+
+
 def _run_sweep_locked(
     plan: SweepPlan,
     directory: str | Path,
@@ -754,6 +768,7 @@ def _run_sweep_locked(
     d = prepare_store(plan, directory, source, overrides)
     done = store.finished_runs(d)
     todo = [t for t in plan.tasks if t.run_id not in done]
+    importer = _import_in_background() if todo else None  # what store.compact needs, while the workers start
     failed: dict[str, str] = {}
     stored = 0
     cpu = sim_cpu = 0.0
@@ -763,13 +778,13 @@ def _run_sweep_locked(
             store.write_failure(d, rid, error)
         if out["run_ids"]:
             store.write_batch(d, out["run_ids"], out["files"])
-            if not stored:
-                import pandas  # noqa: F401 - for store.compact, imported while the workers compute, not after them
             stored += len(out["run_ids"])
         if progress is not None:
             progress(out["n"], out)
         cpu += out.get("cpu_s", 0.0)
         sim_cpu += out.get("sim_cpu_s", 0.0)
+    if importer is not None:
+        importer.join()
     if stored or not (d / "runs.parquet").exists():
         store.compact(d)
     return SweepOutcome(
