@@ -75,6 +75,7 @@ __all__ = [
     "write_run",
     "finished_runs",
     "read_rows",
+    "parse_jsonl",
     "compact",
     "load_run",
     "load_sweep",
@@ -543,19 +544,31 @@ def _locations(directory: Path) -> dict[str, Path]:
 
 def _jsonl(path: Path) -> dict[str, dict[str, Any]]:
     """A batch's rows.jsonl / runs.jsonl by run id."""
+    return parse_jsonl(path.read_text())
+
+
+def parse_jsonl(text: str | bytes) -> dict[str, dict[str, Any]]:
+    """The records of a batch's rows.jsonl / runs.jsonl text by run id."""
+    if isinstance(text, bytes):
+        text = text.decode()
     out = {}
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         if line:
             d = json.loads(line)
             out[d["run_id"] if "run_id" in d else d["row"]["run_id"]] = d
     return out
 
 
-def read_rows(directory: str | Path, run_ids: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Runs-table rows and flows-table rows of the given finished runs, in that order."""
+def read_rows(
+    directory: str | Path, run_ids: list[str], parsed: dict[Path, dict[str, dict[str, Any]]] | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Runs-table rows and flows-table rows of the given finished runs, in that order.
+
+    ``parsed``: batch directory -> its rows.jsonl already parsed (:func:`parse_jsonl` of the bytes
+    the caller stored there), so that file is not read again."""
     d = Path(directory)
     where = _locations(d)
-    batch_rows: dict[Path, dict[str, dict[str, Any]]] = {}
+    batch_rows: dict[Path, dict[str, dict[str, Any]]] = dict(parsed or {})
     runs, flows = [], []
     for rid in run_ids:
         loc = where[rid]
@@ -592,11 +605,11 @@ def runs_frame(rows: list[dict[str, Any]], param_columns: list[str] | None = Non
     return df.reset_index(drop=True)
 
 
-def _frames(directory: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _frames(directory: Path, parsed: dict[Path, dict[str, dict[str, Any]]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     import pandas as pd
 
     ids = _ordered_ids(directory)
-    rows, flows = read_rows(directory, ids)
+    rows, flows = read_rows(directory, ids, parsed)
     return runs_frame(rows), pd.DataFrame.from_records(flows)
 
 
@@ -609,10 +622,13 @@ def _write_parquet_atomic(df: pd.DataFrame, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def compact(directory: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Rebuild ``runs.parquet`` and ``flows.parquet`` from the run directories (atomically)."""
+def compact(directory: str | Path, parsed: dict[Path, dict[str, dict[str, Any]]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rebuild ``runs.parquet`` and ``flows.parquet`` from the run directories (atomically).
+
+    ``parsed`` as in :func:`read_rows`: the rows of batches the caller has just written (a sweep
+    parses each batch's rows while the workers compute, so the end of a sweep reads only older batches)."""
     d = Path(directory)
-    runs, flows = _frames(d)
+    runs, flows = _frames(d, parsed)
     _write_parquet_atomic(runs, d / "runs.parquet")
     _write_parquet_atomic(flows, d / "flows.parquet")
     return runs, flows

@@ -770,6 +770,7 @@ def _run_sweep_locked(
     todo = [t for t in plan.tasks if t.run_id not in done]
     importer = _import_in_background() if todo else None  # what store.compact needs, while the workers start
     failed: dict[str, str] = {}
+    parsed: dict[Path, dict[str, dict[str, Any]]] = {}
     stored = 0
     cpu = sim_cpu = 0.0
     for out in run_tasks([t.payload() for t in todo], executor, jobs, scheduler):
@@ -777,7 +778,8 @@ def _run_sweep_locked(
             failed[rid] = error
             store.write_failure(d, rid, error)
         if out["run_ids"]:
-            store.write_batch(d, out["run_ids"], out["files"])
+            batch = store.write_batch(d, out["run_ids"], out["files"])
+            parsed[batch] = store.parse_jsonl(out["files"]["rows.jsonl"])  # for store.compact at the end
             stored += len(out["run_ids"])
         if progress is not None:
             progress(out["n"], out)
@@ -786,7 +788,7 @@ def _run_sweep_locked(
     if importer is not None:
         importer.join()
     if stored or not (d / "runs.parquet").exists():
-        store.compact(d)
+        store.compact(d, parsed)
     return SweepOutcome(
         total=len(plan.tasks),
         skipped=len(plan.tasks) - len(todo),
