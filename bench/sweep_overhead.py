@@ -35,6 +35,7 @@ from pathlib import Path
 
 import ccfair.sweep as sweep_mod
 from ccfair import store
+from ccfair.executors import warm_up
 from ccfair.sweep import load_sweep_file, run_sweep
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -48,7 +49,16 @@ def main() -> None:
     ap.add_argument("--repetitions", type=int, default=2, help="sweep.repetitions (30 = the full S0 grid)")
     ap.add_argument("--set", action="append", default=[], help="further --set overrides")
     ap.add_argument("--timeline", action="store_true", help="print where the wall time goes")
+    ap.add_argument(
+        "--cli-order",
+        action="store_true",
+        help="start the executor before planning, as `ccfair sweep` does, and also print plan + sweep wall "
+        "(run_sweep's wall then no longer includes the fork server's start)",
+    )
     args = ap.parse_args()
+    t_plan = time.perf_counter()
+    if args.cli_order:
+        warm_up(args.executor)
     plan = load_sweep_file(Path(args.file), [f"sweep.repetitions={args.repetitions}", *args.set])
     jobs = 1 if args.executor == "inprocess" else args.jobs
     tasks: list[dict] = []
@@ -72,6 +82,8 @@ def main() -> None:
         f"parent CPU {parent_only:.1f} s; overhead (CPU) {over_cpu * 100:.1f} % of the simulation, "
         f"overhead (wall x jobs) {over_wall * 100:.1f} %"
     )
+    if args.cli_order:
+        print(f"plan + sweep (fork server started before planning, as `ccfair sweep`): {t_end - t_plan:.1f} s (plan {t0 - t_plan:.2f} s)")
     if args.timeline:
         _print_timeline(tasks, phases, t0, t_end, jobs)
 
