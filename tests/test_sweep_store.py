@@ -288,6 +288,19 @@ def test_each_run_carries_the_engines_projected_events(small_file):
         assert t.payload()["cost"] == t.cost
 
 
+def test_each_run_hands_the_engine_the_json_its_run_id_hashes(small_file):
+    """A worker passes the plan's canonical JSON of the config to the engine instead of encoding
+    the config again: it must be that config, and the text the run id is computed from."""
+    import hashlib
+    import json
+
+    plan = load_sweep_file(small_file)
+    for t in plan.tasks:
+        text = t.payload()["config_json"]
+        assert json.loads(text) == t.config
+        assert hashlib.sha256(text.encode()).hexdigest()[:16] == t.run_id
+
+
 def test_runs_lines_are_the_json_of_each_runs_record(tmp_path, small_file):
     """runs.jsonl is assembled from cached JSON texts (the spec's): each line must be exactly
     ``json.dumps`` of the record, so that readers and older stores see the same text."""

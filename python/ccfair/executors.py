@@ -145,7 +145,7 @@ def execute_batch(payloads: list[dict[str, Any]]) -> dict[str, Any]:
         try:
             spec = _spec(p["experiment"])
             t0 = time.thread_time()
-            raw = simulate(p["config"], spec, arrays=True)
+            raw = simulate(p["config"], spec, arrays=True, config_json=p.get("config_json") or None)
             sim_cpu += time.thread_time() - t0
             done.append((p["run_id"], p["meta"], Result.from_raw(spec, p["config"], raw)))
         except Exception as e:  # noqa: BLE001 - reported per run, the sweep goes on

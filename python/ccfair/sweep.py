@@ -126,6 +126,9 @@ class RunTask:
     #: Expected cost: the engine's projected number of events (crates/ccfair-sim/src/limits.rs);
     #: executors start the longest runs first (ccfair.executors.plan_batches).
     cost: float = 0.0
+    #: ``config`` as canonical JSON (the text its run id hashes), handed to the engine as it is
+    #: so that a worker does not encode the config again ("" = encode it there).
+    config_json: str = ""
 
     def payload(self) -> dict[str, Any]:
         """A plain dict (picklable without ccfair classes) for executors."""
@@ -134,6 +137,7 @@ class RunTask:
             "cost": self.cost,
             "experiment": self.experiment,
             "config": self.config,
+            "config_json": self.config_json,
             "meta": {
                 "params": self.params,
                 "repetition": self.repetition,
@@ -207,9 +211,9 @@ def derive_seed(base_seed: int, point: dict[str, Any] | None, order: str | None,
     return int.from_bytes(digest, "big") & (2**63 - 1)
 
 
-def run_id_of(config: dict[str, Any]) -> str:
-    """16 hex digits of SHA-256 over the canonical JSON of a resolved ``RunConfig``."""
-    return hashlib.sha256(_canonical(config).encode()).hexdigest()[:16]
+def run_id_of(config: dict[str, Any], canonical: str | None = None) -> str:
+    """16 hex digits of SHA-256 over the canonical JSON of a resolved ``RunConfig`` (``canonical``: that text, if at hand)."""
+    return hashlib.sha256((canonical if canonical is not None else _canonical(config)).encode()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------
@@ -555,7 +559,8 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
             config = ospec.to_run_config(seed)
             if rep == 0:
                 costs.append(_check_resources(config, ospec, point, order))
-            rid = run_id_of(config)
+            config_json = _canonical(config)
+            rid = run_id_of(config, config_json)
             task = RunTask(
                 index=len(tasks),
                 run_id=rid,
@@ -569,6 +574,7 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
                 flow_b=flow_b,
                 ccas=labels,
                 cost=costs[k],
+                config_json=config_json,
             )
             if rid in seen:
                 other = seen[rid]
