@@ -63,7 +63,9 @@ enum Ev {
 
 struct DelayLine {
     delay_ns: u64,
-    q: VecDeque<(TimeNs, Packet)>,
+    /// Packets in arrival order; each one's arrival time is in its
+    /// `enqueue_ns` (`Packet::enqueue_ns`: no separate time per entry).
+    q: VecDeque<Packet>,
     /// Host noise: (mean extra delay per packet, its random stream), see `HostJitter`.
     jitter: Option<HostJitter>,
     /// Arrival time of the last packet pushed (FIFO: nobody overtakes it).
@@ -110,7 +112,7 @@ impl DelayLine {
 
     /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
     /// line's event) for its arrival.
-    fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, p: Packet, head: Ev) {
+    fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, mut p: Packet, head: Ev) {
         let mut at = now + self.delay_ns;
         if let Some(j) = self.jitter.as_mut() {
             at = (at + j.draw_ns()).max(self.last_at);
@@ -119,7 +121,8 @@ impl DelayLine {
         if self.q.is_empty() {
             q.schedule(at, head);
         }
-        self.q.push_back((at, p));
+        p.enqueue_ns = at;
+        self.q.push_back(p);
     }
 
     /// A packet pushed now would arrive now, first in line (no delay, no
@@ -130,10 +133,10 @@ impl DelayLine {
 
     /// Take the head, which arrives now; schedule `head` for the next one.
     fn pop(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, head: Ev) -> Packet {
-        let (at, p) = self.q.pop_front().expect("line event with empty line");
-        debug_assert_eq!(at, now);
-        if let Some(&(next, _)) = self.q.front() {
-            q.schedule(next, head);
+        let p = self.q.pop_front().expect("line event with empty line");
+        debug_assert_eq!(p.enqueue_ns, now);
+        if let Some(next) = self.q.front() {
+            q.schedule(next.enqueue_ns, head);
         }
         p
     }
@@ -390,7 +393,7 @@ impl Simulation {
             if p.kind == Kind::Data {
                 self.data_packets += 1;
             }
-            p.cca_class = self.cca_class[flow as usize];
+            p.set_cca_class(self.cca_class[flow as usize]);
             line.push(&mut self.q, now, p, Ev::Access(flow));
         }
         self.sync_sender_timers(flow);

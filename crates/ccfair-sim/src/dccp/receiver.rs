@@ -68,7 +68,7 @@ impl DccpReceiver {
                     _ => self.pending.runs.push((s, s + 1)),
                 }
                 self.unacked += 1;
-                let ratio = (p.ack as u32).max(1);
+                let ratio = p.dccp_ack_ratio().max(1);
                 if self.unacked >= ratio {
                     self.send_ack(now, p.ts_val, out);
                 }
@@ -81,7 +81,7 @@ impl DccpReceiver {
     fn send_ack(&mut self, now: TimeNs, ts_ecr: u64, out: &mut Vec<Packet>) {
         let mut a = Packet::new(self.flow, Kind::Ack, crate::config::ACK_WIRE_BYTES);
         a.seq = self.next_ack_seq;
-        a.ack = self.gsr.unwrap_or(0);
+        a.set_dccp_ack(self.gsr.unwrap_or(0));
         a.ts_val = now;
         a.ts_ecr = ts_ecr;
         let mut v = std::mem::take(&mut self.pending);
@@ -101,10 +101,10 @@ mod tests {
     use super::*;
     use crate::dccp::channel;
 
-    fn data(seq: u64, ratio: u64) -> Packet {
+    fn data(seq: u64, ratio: u32) -> Packet {
         let mut p = Packet::new(0, Kind::Data, 1500);
         p.seq = seq;
-        p.ack = ratio;
+        p.set_dccp_ack_ratio(ratio);
         p
     }
 
@@ -119,7 +119,7 @@ mod tests {
         assert!(out.is_empty());
         r.on_packet(3, &data(3, 3), &mut out);
         assert_eq!(out.len(), 1);
-        assert_eq!((out[0].kind, out[0].seq, out[0].ack), (Kind::Ack, 0, 3));
+        assert_eq!((out[0].kind, out[0].seq, out[0].dccp_ack()), (Kind::Ack, 0, 3));
         assert_eq!(ch.borrow_mut().pop_front().unwrap(), AckVector { ack_seq: 0, runs: vec![(0, 2), (3, 4)] });
         // R = 1: every packet is ACKed, ACK numbers increase by one.
         out.clear();

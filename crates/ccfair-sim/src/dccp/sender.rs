@@ -154,7 +154,7 @@ impl DccpSender {
         while self.pipe < self.cc.cwnd && self.has_data(now) {
             let mut p = Packet::new(self.cfg.flow, Kind::Data, self.cfg.wire_bytes);
             p.seq = self.next_seq;
-            p.ack = self.cc.ack_ratio as u64;
+            p.set_dccp_ack_ratio(self.cc.ack_ratio);
             p.ts_val = now;
             out.push(p);
             self.segs.push_back((now, St::Out));
@@ -352,7 +352,7 @@ mod tests {
     fn sends_a_window_of_fresh_datagrams_with_the_ack_ratio() {
         let (s, _, out) = open(4);
         assert_eq!(out.iter().map(|p| p.seq).collect::<Vec<_>>(), vec![0, 1, 2, 3]);
-        assert!(out.iter().all(|p| p.kind == Kind::Data && p.ack == 2));
+        assert!(out.iter().all(|p| p.kind == Kind::Data && p.dccp_ack_ratio() == 2));
         assert_eq!(s.in_flight(), 4);
     }
 
@@ -405,7 +405,7 @@ mod tests {
         assert_eq!((s.cc.cwnd, s.cc.ssthresh), (1, 5));
         assert_eq!(out.len(), 1, "cwnd 1: one new datagram (no retransmission)");
         assert_eq!(out[0].seq, 10);
-        assert_eq!(out[0].ack, 1, "Ack Ratio clamped to ceil(cwnd/2) = 1");
+        assert_eq!(out[0].dccp_ack_ratio(), 1, "Ack Ratio clamped to ceil(cwnd/2) = 1");
         // The RTO backed off: 100 ms SRTT + 200 ms min = 300 ms, doubled.
         assert_eq!(s.rto_timer.deadline, Some(400_000_000 + 600_000_000));
     }

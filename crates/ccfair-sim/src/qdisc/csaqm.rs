@@ -224,16 +224,16 @@ impl Csaqm {
 impl Qdisc for Csaqm {
     fn enqueue(&mut self, mut pkt: Packet, now: TimeNs) -> Result<(), (Packet, DropReason)> {
         self.catch_up(now);
-        pkt.pv = self.marker.mark(pkt.flow, pkt.wire_bytes, now);
-        self.hist[pkt.pv as usize] += pkt.wire_bytes as u64;
+        pkt.set_pv(self.marker.mark(pkt.flow, pkt.wire_bytes, now));
+        self.hist[pkt.pv() as usize] += pkt.wire_bytes as u64;
         if self.pi.is_some() {
-            self.win[pkt.pv as usize] += pkt.wire_bytes as u64;
+            self.win[pkt.pv() as usize] += pkt.wire_bytes as u64;
         }
         if self.fifo.would_overflow(pkt.wire_bytes) {
             return Err((pkt, DropReason::Overflow));
         }
         let pi_idle = self.pi.is_some() && self.fifo.bytes() < MIN_BACKLOG_BYTES;
-        if pkt.pv < self.ctv && !pi_idle {
+        if pkt.pv() < self.ctv && !pi_idle {
             let overload = self.c.drop_above.is_some_and(|m| self.fifo.bytes() as f64 > m * self.target_bytes);
             if self.c.ecn && !overload && mark_ce(&mut pkt) {
                 self.stats.marks += 1;
@@ -374,7 +374,7 @@ mod tests {
         // window 100 ms = 20 periods of 5 ms.
         let mut q = Csaqm::new(&cfg(10, true), 1, 12_000_000);
         q.enqueue(Packet::new(0, Kind::Data, 1500), 1).unwrap();
-        let pv = q.fifo.pop().unwrap().pv as usize;
+        let pv = q.fifo.pop().unwrap().pv() as usize;
         assert_eq!(q.win[pv], 1500);
         q.catch_up(95_000_000); // 19 updates: still inside the window
         assert_eq!(q.win.iter().sum::<u64>(), 1500);
@@ -436,13 +436,13 @@ mod tests {
                     if i >= 2000 {
                         n += 1;
                         marked += (p.ecn == Ecn::Ce) as u32;
-                        assert!(p.ecn != Ecn::Ce || p.pv < q.ctv);
+                        assert!(p.ecn != Ecn::Ce || p.pv() < q.ctv);
                     }
                 }
                 Err((p, why)) => {
                     assert_eq!(why, DropReason::Aqm);
                     assert_eq!(p.ecn, Ecn::NotEct);
-                    assert!(p.pv < q.ctv);
+                    assert!(p.pv() < q.ctv);
                     if i >= 2000 {
                         n += 1;
                         dropped += 1;

@@ -3,7 +3,7 @@
 //! semester thesis 2020; restated in /work/shared/BRIEF.md, S1).
 //!
 //! Queues: one large main queue plus one small measuring queue per CCA class
-//! (`Packet::cca_class`; the network is assumed to know a flow's CCA, as S1
+//! (`Packet::cca_class()`; the network is assumed to know a flow's CCA, as S1
 //! does). A measuring queue holds at most `measure_flows` (C_f) flows and
 //! `measure_limit_packets` (C_p) packets.
 //!
@@ -709,7 +709,7 @@ impl Rrmqs {
 impl Qdisc for Rrmqs {
     fn enqueue(&mut self, pkt: Packet, now: TimeNs) -> Result<(), (Packet, DropReason)> {
         self.roll(now);
-        let j = pkt.cca_class as usize;
+        let j = pkt.cca_class() as usize;
         self.ensure_class(j + 1);
         let f = self.flow_slot(pkt.flow);
         if self.flow_state[f] == FLOW_NEW {

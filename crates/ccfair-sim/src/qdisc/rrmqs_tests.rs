@@ -13,7 +13,7 @@ fn cfg(limit: u64, cp: u64, cf: u32, p: f64, feedback: Feedback) -> RrmqsConfig 
 
 fn pkt(flow: u32, class: u16) -> Packet {
     let mut p = Packet::new(flow, Kind::Data, 1500);
-    p.cca_class = class;
+    p.set_cca_class(class);
     p
 }
 

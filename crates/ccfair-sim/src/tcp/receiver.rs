@@ -441,8 +441,8 @@ impl Receiver {
 
     fn send_ack(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
         let mut a = Packet::new(self.flow, Kind::Ack, ACK_WIRE_BYTES);
-        a.ack = self.rcv_nxt;
-        a.sack = self.sack_option();
+        a.set_ack(self.rcv_nxt);
+        a.set_sack(self.sack_option());
         a.rwnd = self.rwnd;
         a.ts_val = now;
         a.ts_ecr = self.ts_recent;
@@ -512,7 +512,7 @@ mod tests {
         assert!(r.delack_timer.is_armed());
         r.on_packet(1, &data(1), &mut out);
         assert_eq!(out.len(), 1);
-        assert_eq!(out[0].ack, 2);
+        assert_eq!(out[0].ack(), 2);
         assert!(!r.delack_timer.is_armed());
     }
 
@@ -524,7 +524,7 @@ mod tests {
         assert_eq!(r.delack_timer.deadline, Some(1000 + 40_000_000));
         r.on_delack_timer(1000 + 40_000_000, &mut out);
         assert_eq!(out.len(), 1);
-        assert_eq!(out[0].ack, 1);
+        assert_eq!(out[0].ack(), 1);
     }
 
     #[test]
@@ -548,18 +548,18 @@ mod tests {
         r.on_packet(0, &data(3), &mut out); // 2 lost
         r.on_packet(0, &data(4), &mut out);
         assert_eq!(out.len(), 2);
-        assert!(out.iter().all(|a| a.ack == 2));
-        assert_eq!((out[0].sack.block(0, 2), out[1].sack.block(0, 2)), ((3, 4), (3, 5)), "one growing block");
+        assert!(out.iter().all(|a| a.ack() == 2));
+        assert_eq!((out[0].sack().block(0, 2), out[1].sack().block(0, 2)), ((3, 4), (3, 5)), "one growing block");
         out.clear();
         let n = r.on_packet(0, &data(2), &mut out); // retransmission fills the hole
         assert_eq!(n, 3);
         assert_eq!(out.len(), 1);
-        assert_eq!(out[0].ack, 5);
+        assert_eq!(out[0].ack(), 5);
     }
 
     /// The SACK blocks of `a` as full segment numbers, in sent order.
     fn blocks(a: &Packet) -> Vec<(u64, u64)> {
-        (0..a.sack.len()).map(|i| a.sack.block(i, a.ack)).collect()
+        (0..a.sack().len()).map(|i| a.sack().block(i, a.ack())).collect()
     }
 
     #[test]
@@ -573,7 +573,7 @@ mod tests {
             r.on_packet(0, &data(s), &mut out); // holes at 2, 4, 6
         }
         let last = out.last().unwrap();
-        assert_eq!(last.ack, 2);
+        assert_eq!(last.ack(), 2);
         assert_eq!(blocks(last), vec![(7, 8), (5, 6), (3, 4)]);
         out.clear();
         // 4 arrives: [3,4) [4,5) [5,6) become one block, moved to the front.
@@ -582,7 +582,7 @@ mod tests {
         out.clear();
         // 2 fills the first hole: rcv_nxt = 6, the covered block is removed (tcp_sack_remove).
         r.on_packet(0, &data(2), &mut out);
-        assert_eq!((out[0].ack, blocks(&out[0])), (6, vec![(7, 8)]));
+        assert_eq!((out[0].ack(), blocks(&out[0])), (6, vec![(7, 8)]));
     }
 
     #[test]
@@ -612,7 +612,7 @@ mod tests {
         out.clear();
         r.on_packet(0, &data(1), &mut out); // a spurious retransmission
         assert_eq!(out.len(), 1, "ACKed at once");
-        assert_eq!((out[0].ack, blocks(&out[0])), (3, vec![(1, 2), (6, 7), (4, 5)]));
+        assert_eq!((out[0].ack(), blocks(&out[0])), (3, vec![(1, 2), (6, 7), (4, 5)]));
         assert_eq!(r.quick, 16, "min(rwnd / 2, TCP_MAX_QUICKACKS)");
         out.clear();
         r.on_packet(0, &data(8), &mut out);
@@ -631,7 +631,7 @@ mod tests {
         }
         out.clear();
         r.on_packet(0, &data(3), &mut out);
-        assert_eq!((out[0].ack, blocks(&out[0])), (1, vec![(3, 4), (2, 4), (5, 6)]));
+        assert_eq!((out[0].ack(), blocks(&out[0])), (1, vec![(3, 4), (2, 4), (5, 6)]));
     }
 
     /// A receiver with GRO (NAPI window `window_ns`) and delayed ACKs, fed
@@ -650,7 +650,7 @@ mod tests {
         if let Some(due) = r.gro_timer.deadline {
             r.gro_flush(due, &mut out);
         }
-        out.iter().map(|a| (a.ack, a.ece)).collect()
+        out.iter().map(|a| (a.ack(), a.ece)).collect()
     }
 
     #[test]
@@ -751,15 +751,15 @@ mod tests {
         assert!(out.is_empty());
         r.on_packet(0, &ce(1), &mut out);
         // State change: ACK for segment 0 with ECE = 0, then segment 1 at once with ECE = 1.
-        assert_eq!(out.iter().map(|a| (a.ack, a.ece)).collect::<Vec<_>>(), vec![(1, false), (2, true)]);
+        assert_eq!(out.iter().map(|a| (a.ack(), a.ece)).collect::<Vec<_>>(), vec![(1, false), (2, true)]);
         out.clear();
         r.on_packet(0, &ce(2), &mut out);
         r.on_packet(0, &ce(3), &mut out);
-        assert_eq!(out.iter().map(|a| (a.ack, a.ece)).collect::<Vec<_>>(), vec![(4, true)], "delayed ACK while CE persists");
+        assert_eq!(out.iter().map(|a| (a.ack(), a.ece)).collect::<Vec<_>>(), vec![(4, true)], "delayed ACK while CE persists");
         out.clear();
         r.on_packet(0, &ce(4), &mut out);
         r.on_packet(0, &data(5), &mut out);
-        assert_eq!(out.iter().map(|a| (a.ack, a.ece)).collect::<Vec<_>>(), vec![(5, true), (6, false)]);
+        assert_eq!(out.iter().map(|a| (a.ack(), a.ece)).collect::<Vec<_>>(), vec![(5, true), (6, false)]);
         // Every segment's CE state reached the sender: CE-echoed ACKs cover 1..=4.
     }
 
@@ -778,11 +778,11 @@ mod tests {
         r.on_packet(0, &data(1), &mut out);
         out.clear();
         r.on_packet(0, &cwr(2, false), &mut out);
-        assert_eq!(out.iter().map(|a| (a.ack, a.ece)).collect::<Vec<_>>(), vec![(3, false)], "CWR segment ACKed at once");
+        assert_eq!(out.iter().map(|a| (a.ack(), a.ece)).collect::<Vec<_>>(), vec![(3, false)], "CWR segment ACKed at once");
         out.clear();
         r.on_packet(0, &ce(3), &mut out); // state change: at once, ECE
         r.on_packet(0, &cwr(4, true), &mut out);
-        assert_eq!(out.iter().map(|a| (a.ack, a.ece)).collect::<Vec<_>>(), vec![(4, true), (5, true)]);
+        assert_eq!(out.iter().map(|a| (a.ack(), a.ece)).collect::<Vec<_>>(), vec![(4, true), (5, true)]);
         // Without it (Prague: AccECN has no CWR signal) the segment waits for the delayed ACK.
         let mut p = rx().with_ecn(EcnMode::Scalable);
         let mut out = vec![];

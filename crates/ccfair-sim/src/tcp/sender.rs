@@ -846,7 +846,7 @@ impl Sender {
 
         // Cumulative ACK (tcp_clean_rtx_queue).
         let in_loss = self.tp.ca_state == CaState::Loss;
-        let ack = p.ack.min(self.tp.snd_nxt);
+        let ack = p.ack().min(self.tp.snd_nxt);
         while self.tp.snd_una < ack {
             let seq = self.tp.snd_una;
             let seg = self.segs.pop_front().expect("scoreboard covers [snd_una, snd_nxt)");
@@ -875,7 +875,7 @@ impl Sender {
         }
         acc.flags.una_advanced = self.tp.snd_una > prior_una;
         // SACK blocks, D-SACK first (tcp_sacktag_write_queue).
-        if !p.sack.is_empty() {
+        if !p.sack().is_empty() {
             self.sacktag(now, p, prior_una, &mut acc);
         }
         // tcp_dsack_seen: a D-SACKed (spurious) retransmission was delivered.
@@ -945,7 +945,7 @@ impl Sender {
         }
         self.tp.cwnd = self.tp.cwnd.max(1);
 
-        self.process_tlp_ack(p.ack, &flags);
+        self.process_tlp_ack(p.ack(), &flags);
         if self.packets_out == 0 {
             self.rto_timer.disarm();
             self.tlp_armed = false;

@@ -22,8 +22,9 @@ impl Sender {
         let (una, nxt) = (self.tp.snd_una, self.tp.snd_nxt);
         let mut used = [(0u64, 0u64); MAX_SACK_BLOCKS];
         let mut n_used = 0;
-        for i in 0..p.sack.len() {
-            let (start, end) = p.sack.block(i, p.ack);
+        let sack = p.sack();
+        for i in 0..sack.len() {
+            let (start, end) = sack.block(i, p.ack());
             // tcp_is_sackblock_valid / "ignore very old stuff", clipped to the window.
             let (start, end) = (start.max(una), end.min(nxt));
             if start >= end {
@@ -76,12 +77,13 @@ impl Sender {
     /// sent)? A D-SACK below snd_una counts against `undo_retrans` here
     /// ("dumb counting"); one inside the window is counted by the walk.
     pub(super) fn check_dsack(&mut self, p: &Packet, prior_una: u64, f: &mut AckFlags) -> bool {
-        let (s0, e0) = p.sack.block(0, p.ack);
-        let inside_second = p.sack.len() > 1 && {
-            let (s1, e1) = p.sack.block(1, p.ack);
+        let (sack, ack) = (p.sack(), p.ack());
+        let (s0, e0) = sack.block(0, ack);
+        let inside_second = sack.len() > 1 && {
+            let (s1, e1) = sack.block(1, ack);
             s0 >= s1 && e0 <= e1
         };
-        if !(s0 < p.ack || inside_second) || s0 >= e0 {
+        if !(s0 < ack || inside_second) || s0 >= e0 {
             return false;
         }
         let dup_segs = e0 - s0;

@@ -48,9 +48,11 @@ const NO_SACK: u64 = u64::MAX;
 /// An ACK of everything below `cum`, SACKing segment `sack` (or none).
 fn ack(cum: u64, sack: u64) -> Packet {
     let mut a = Packet::new(0, Kind::Ack, 52);
-    a.ack = cum;
+    a.set_ack(cum);
     if sack != NO_SACK {
-        a.sack.push(sack, sack + 1);
+        let mut o = a.sack();
+        o.push(sack, sack + 1);
+        a.set_sack(o);
     }
     a.rwnd = 1000;
     a
@@ -188,8 +190,8 @@ fn three_losses_in_one_window_are_repaired_in_one_rtt_from_one_ack_with_three_bl
     // The ACK path delivers only the flight's last ACK (ACK loss, or
     // several ACKs coalesced): it alone must carry the three holes.
     let last = *acks.last().unwrap();
-    let blocks: Vec<(u64, u64)> = (0..last.sack.len()).map(|i| last.sack.block(i, last.ack)).collect();
-    assert_eq!((last.ack, blocks), (2, vec![(9, 10), (6, 8), (3, 5)]));
+    let blocks: Vec<(u64, u64)> = (0..last.sack().len()).map(|i| last.sack().block(i, last.ack())).collect();
+    assert_eq!((last.ack(), blocks), (2, vec![(9, 10), (6, 8), (3, 5)]));
     let mut out = vec![];
     s.on_ack(2 * RTT, &last, &mut out);
     assert_eq!(s.tp.ca_state, CaState::Recovery);
@@ -314,7 +316,9 @@ fn spurious_fast_retransmit_from_reordering_is_undone_by_dsack() {
     s.on_ack(t + 1_000_000, &ack(10, NO_SACK), &mut out);
     assert_eq!(s.tp.ca_state, CaState::Recovery, "a partial ACK: no evidence yet");
     let mut d = ack(10, NO_SACK);
-    d.sack.push(0, 1); // D-SACK of the retransmission
+    let mut o = d.sack();
+    o.push(0, 1); // D-SACK of the retransmission
+    d.set_sack(o);
     s.on_ack(t + RTT / 2, &d, &mut out);
     assert_eq!(s.tp.ca_state, CaState::Open);
     assert_eq!(s.tp.ssthresh, 20);
