@@ -5,8 +5,12 @@
 //! An ACK's SACK option ([`SackOpt`]) holds up to [`MAX_SACK_BLOCKS`] blocks,
 //! the first possibly a D-SACK (RFC 2018 section 3, RFC 2883 section 4). It is
 //! a fixed-size array of 32-bit segment numbers (like TCP's 32-bit sequence
-//! space, widened again against the cumulative ACK), so a packet stays small
-//! and `Copy` with no allocation.
+//! space, widened again against the cumulative ACK), `Copy` with no
+//! allocation; it travels beside its ACK, not in it (see [`Packet`]).
+
+use std::cell::RefCell;
+use std::collections::VecDeque;
+use std::rc::Rc;
 
 /// ECN codepoint in the IP header (RFC 3168; ECT(1) is the L4S identifier, RFC 9331).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -30,19 +34,25 @@ pub enum Kind {
     Ack,
 }
 
-/// A packet: 72 bytes, `Copy`. Fields that only one direction uses share
-/// storage, because packets are copied into and out of the delay lines and
-/// the bottleneck queue (issue 16: at 2 000 flows those copies miss the
-/// cache, and their cost grows with the packet's size):
+/// A packet: 48 bytes, `Copy`. Packets are copied into and out of the
+/// delay lines and the bottleneck queue; at 2 000 flows those copies miss
+/// the cache, and their cost grows with the packet's size (issue 16,
+/// docs/benchmarks.md). So:
 /// - `seq` is the data segment number, and the cumulative ACK of an ACK
 ///   ([`Packet::ack`]);
-/// - the 24-byte option area holds an ACK's SACK option ([`Packet::sack`]), or
-///   a forward packet's (SYN, data) marks: the PPV packet value
-///   ([`Packet::pv`]) and the CCA class ([`Packet::cca_class`]). DCCP puts its
-///   Ack Ratio (data) and Acknowledgement Number (ACK) there (dccp/).
+/// - one 32-bit word holds an ACK's receive window ([`Packet::rwnd`]) or a
+///   forward packet's (SYN, data) marks: the PPV packet value
+///   ([`Packet::pv`], at most `qdisc::ppv::PV_MAX` = 4095) and the CCA class
+///   ([`Packet::cca_class`]);
+/// - an ACK's SACK option does not travel in the packet: the receiver hands
+///   it to its sender through the flow's [`SackChannel`] and sets
+///   [`Packet::has_sack`] (the reverse path is FIFO and lossless, so the
+///   sender takes the options in order, as DCCP's Ack Vectors, dccp/mod.rs);
+///   an ACK without blocks (the common case) carries nothing more;
+/// - ECE (ACK), CWR (data) and the SACK mark are bits of one flags byte.
 ///
-/// The accessors check in debug builds that a packet of the other direction
-/// never reads or writes them.
+/// The direction-specific accessors check in debug builds that a packet of
+/// the other direction never uses them.
 #[derive(Debug, Clone, Copy)]
 pub struct Packet {
     /// Time the packet entered the bottleneck queue (for sojourn statistics).
@@ -55,22 +65,33 @@ pub struct Packet {
     pub seq: u64,
     /// Timestamp value (TSval) set by the sender of this packet, ns.
     pub ts_val: u64,
-    /// Timestamp echo (TSecr), ns.
+    /// Timestamp echo (TSecr), ns. DCCP data: the sender's Ack Ratio
+    /// ([`Packet::dccp_ack_ratio`]; its data packets echo no timestamp).
     pub ts_ecr: u64,
     pub flow: u32,
-    /// Ack: advertised receive window, segments.
-    pub rwnd: u32,
     /// Bytes on the wire (headers included).
     pub wire_bytes: u32,
+    /// Ack: receive window. Syn/Data: PPV packet value (low 16 bits), CCA class (high 16 bits).
+    word: u32,
     pub kind: Kind,
     pub ecn: Ecn,
-    /// Ack: ECN-Echo.
-    pub ece: bool,
-    /// Data: Congestion Window Reduced (RFC 3168): the sender reduced after ECE.
-    pub cwr: bool,
-    /// Ack: the SACK option. Syn/Data: [[PPV packet value, CCA class], [DCCP
-    /// Ack Ratio, unused], unused]. DCCP Ack: the Acknowledgement Number (first block).
-    opt: [[u32; 2]; MAX_SACK_BLOCKS],
+    /// [`F_ECE`] | [`F_CWR`] | [`F_SACK`].
+    flags: u8,
+}
+
+/// Ack: ECN-Echo.
+const F_ECE: u8 = 1;
+/// Data: Congestion Window Reduced (RFC 3168): the sender reduced after ECE.
+const F_CWR: u8 = 2;
+/// Ack: a SACK option waits in the flow's [`SackChannel`].
+const F_SACK: u8 = 4;
+
+/// A flow's in-order channel of SACK options from its receiver to its
+/// sender, beside the ACKs that carry [`Packet::has_sack`].
+pub type SackChannel = Rc<RefCell<VecDeque<SackOpt>>>;
+
+pub fn sack_channel() -> SackChannel {
+    Rc::new(RefCell::new(VecDeque::new()))
 }
 
 /// SACK blocks per ACK: Linux's TCP_NUM_SACKS is 4, but with timestamps
@@ -137,20 +158,7 @@ impl Kind {
 
 impl Packet {
     pub fn new(flow: u32, kind: Kind, wire_bytes: u32) -> Packet {
-        Packet {
-            enqueue_ns: 0,
-            seq: 0,
-            ts_val: 0,
-            ts_ecr: 0,
-            flow,
-            rwnd: 0,
-            wire_bytes,
-            kind,
-            ecn: Ecn::NotEct,
-            ece: false,
-            cwr: false,
-            opt: [[0; 2]; MAX_SACK_BLOCKS],
-        }
+        Packet { enqueue_ns: 0, seq: 0, ts_val: 0, ts_ecr: 0, flow, wire_bytes, word: 0, kind, ecn: Ecn::NotEct, flags: 0 }
     }
 
     /// Ack: next expected segment (cumulative), stored in `seq`.
@@ -164,30 +172,89 @@ impl Packet {
         self.seq = ack;
     }
 
-    /// Ack: SACK blocks, most recent first; the first may be a D-SACK.
     #[inline]
-    pub fn sack(&self) -> SackOpt {
-        debug_assert!(!self.kind.is_forward(), "SACK option of a {:?}", self.kind);
-        SackOpt { blocks: self.opt }
+    fn flag(&self, f: u8) -> bool {
+        self.flags & f != 0
     }
 
     #[inline]
-    pub fn set_sack(&mut self, sack: SackOpt) {
-        debug_assert!(!self.kind.is_forward(), "SACK option of a {:?}", self.kind);
-        self.opt = sack.blocks;
+    fn set_flag(&mut self, f: u8, on: bool) {
+        self.flags = if on { self.flags | f } else { self.flags & !f };
     }
 
-    /// Packet value set by a PPV edge marker (qdisc/ppv.rs); 0 = none.
+    /// Ack: ECN-Echo.
+    #[inline]
+    pub fn ece(&self) -> bool {
+        self.flag(F_ECE)
+    }
+
+    #[inline]
+    pub fn set_ece(&mut self, on: bool) {
+        self.set_flag(F_ECE, on);
+    }
+
+    /// Data: Congestion Window Reduced (RFC 3168): the sender reduced after ECE.
+    #[inline]
+    pub fn cwr(&self) -> bool {
+        self.flag(F_CWR)
+    }
+
+    #[inline]
+    pub fn set_cwr(&mut self, on: bool) {
+        self.set_flag(F_CWR, on);
+    }
+
+    /// Ack: its SACK option waits in the flow's [`SackChannel`].
+    #[inline]
+    pub fn has_sack(&self) -> bool {
+        self.flag(F_SACK)
+    }
+
+    /// Ack: send `sack` (if it has blocks) through `ch` with this ACK.
+    pub fn attach_sack(&mut self, sack: SackOpt, ch: &SackChannel) {
+        debug_assert!(self.kind == Kind::Ack);
+        if !sack.is_empty() {
+            ch.borrow_mut().push_back(sack);
+            self.set_flag(F_SACK, true);
+        }
+    }
+
+    /// Ack: its SACK option, taken from `ch` (the flow's channel, in ACK order).
+    #[inline]
+    pub fn take_sack(&self, ch: &SackChannel) -> SackOpt {
+        if self.has_sack() {
+            ch.borrow_mut().pop_front().expect("a SACK option for each marked ACK")
+        } else {
+            SackOpt::NONE
+        }
+    }
+
+    /// Ack: advertised receive window, segments.
+    #[inline]
+    pub fn rwnd(&self) -> u32 {
+        debug_assert!(!self.kind.is_forward(), "receive window of a {:?}", self.kind);
+        self.word
+    }
+
+    #[inline]
+    pub fn set_rwnd(&mut self, rwnd: u32) {
+        debug_assert!(!self.kind.is_forward(), "receive window of a {:?}", self.kind);
+        self.word = rwnd;
+    }
+
+    /// Packet value set by a PPV edge marker (qdisc/ppv.rs, at most
+    /// `PV_MAX` = 4095); 0 = none.
     #[inline]
     pub fn pv(&self) -> u32 {
         debug_assert!(self.kind.is_forward(), "packet value of a {:?}", self.kind);
-        self.opt[0][0]
+        self.word & 0xffff
     }
 
     #[inline]
     pub fn set_pv(&mut self, pv: u32) {
         debug_assert!(self.kind.is_forward(), "packet value of a {:?}", self.kind);
-        self.opt[0][0] = pv;
+        assert!(pv <= u16::MAX as u32, "packet value {pv} > 65535");
+        self.word = (self.word & 0xffff_0000) | pv;
     }
 
     /// Index of the flow's CCA among the run's distinct CCAs (order of first
@@ -195,35 +262,24 @@ impl Packet {
     #[inline]
     pub fn cca_class(&self) -> u16 {
         debug_assert!(self.kind.is_forward(), "CCA class of a {:?}", self.kind);
-        self.opt[0][1] as u16
+        (self.word >> 16) as u16
     }
 
     #[inline]
     pub fn set_cca_class(&mut self, class: u16) {
         debug_assert!(self.kind.is_forward(), "CCA class of a {:?}", self.kind);
-        self.opt[0][1] = class as u32;
+        self.word = (self.word & 0xffff) | (class as u32) << 16;
     }
 
-    /// DCCP data: the sender's Ack Ratio (dccp/mod.rs).
+    /// DCCP data: the sender's Ack Ratio (dccp/mod.rs), in `ts_ecr`.
     pub fn dccp_ack_ratio(&self) -> u32 {
         debug_assert!(self.kind == Kind::Data);
-        self.opt[1][0]
+        self.ts_ecr as u32
     }
 
     pub fn set_dccp_ack_ratio(&mut self, ratio: u32) {
         debug_assert!(self.kind == Kind::Data);
-        self.opt[1][0] = ratio;
-    }
-
-    /// DCCP ACK: the Acknowledgement Number (greatest sequence number received).
-    pub fn dccp_ack(&self) -> u64 {
-        debug_assert!(self.kind == Kind::Ack);
-        self.opt[0][0] as u64 | (self.opt[0][1] as u64) << 32
-    }
-
-    pub fn set_dccp_ack(&mut self, ack: u64) {
-        debug_assert!(self.kind == Kind::Ack);
-        self.opt[0] = [ack as u32, (ack >> 32) as u32];
+        self.ts_ecr = ratio as u64;
     }
 }
 
@@ -248,30 +304,45 @@ mod tests {
 
     #[test]
     fn direction_specific_fields_share_storage_without_mixing() {
-        // An ACK's SACK option and a data packet's marks use the same words:
-        // each direction reads back what it wrote.
+        // An ACK's window and a data packet's marks use the same word, the
+        // flags one byte: each reads back what it wrote.
         let mut a = Packet::new(1, Kind::Ack, 64);
-        let mut o = SackOpt::NONE;
-        o.push(10, 12);
-        o.push(20, 21);
         a.set_ack(7);
-        a.set_sack(o);
-        assert_eq!((a.ack(), a.sack(), a.sack().block(1, 7)), (7, o, (20, 21)));
+        a.set_rwnd(u32::MAX);
+        a.set_ece(true);
+        assert_eq!((a.ack(), a.rwnd(), a.ece(), a.cwr(), a.has_sack()), (7, u32::MAX, true, false, false));
         let mut d = Packet::new(1, Kind::Data, 1500);
         d.seq = 9;
-        d.set_pv(u32::MAX);
+        d.set_pv(4095);
         d.set_cca_class(u16::MAX);
-        assert_eq!((d.seq, d.pv(), d.cca_class()), (9, u32::MAX, u16::MAX));
-        let mut dccp_ack = Packet::new(1, Kind::Ack, 64);
-        dccp_ack.set_dccp_ack((1 << 40) + 3);
-        assert_eq!(dccp_ack.dccp_ack(), (1 << 40) + 3);
-        assert_eq!(std::mem::size_of::<Packet>(), 72);
+        d.set_cwr(true);
+        d.set_pv(17);
+        assert_eq!((d.seq, d.pv(), d.cca_class(), d.cwr(), d.ece()), (9, 17, u16::MAX, true, false));
+        assert_eq!(std::mem::size_of::<Packet>(), 48);
+    }
+
+    #[test]
+    fn sack_options_reach_the_sender_in_ack_order_and_only_with_blocks() {
+        // The receiver marks only ACKs with blocks; the sender takes the
+        // options in order, an unmarked ACK taking none.
+        let ch = sack_channel();
+        let mut opts = [SackOpt::NONE; 2];
+        opts[0].push(5, 6);
+        opts[1].push(5, 7);
+        let mut acks = [Packet::new(0, Kind::Ack, 64); 3];
+        acks[0].attach_sack(opts[0], &ch);
+        acks[1].attach_sack(SackOpt::NONE, &ch);
+        acks[2].attach_sack(opts[1], &ch);
+        assert_eq!(acks.iter().map(|a| a.has_sack()).collect::<Vec<_>>(), vec![true, false, true]);
+        let got: Vec<SackOpt> = acks.iter().map(|a| a.take_sack(&ch)).collect();
+        assert_eq!(got, vec![opts[0], SackOpt::NONE, opts[1]]);
+        assert!(ch.borrow().is_empty());
     }
 
     #[test]
     #[cfg(debug_assertions)]
-    #[should_panic(expected = "SACK option of a Data")]
-    fn a_data_packet_has_no_sack_option() {
-        Packet::new(0, Kind::Data, 1500).sack();
+    #[should_panic(expected = "receive window of a Data")]
+    fn a_data_packet_has_no_receive_window() {
+        Packet::new(0, Kind::Data, 1500).rwnd();
     }
 }

@@ -276,7 +276,7 @@ impl Simulation {
                 // (tcp_ecn_accept_cwr); Prague's AccECN does not (tcp/receiver.rs).
                 let cwr_ack_now = cca.name() == "dctcp";
                 flow_l4s.push(ecn == EcnMode::Scalable);
-                senders.push(FlowSender::Tcp(Sender::new(
+                let sender = Sender::new(
                     SenderConfig {
                         flow: i as u32,
                         mss_bytes: f.mss_bytes,
@@ -291,13 +291,15 @@ impl Simulation {
                         gso_max_segs: f.tso_max_segs.unwrap_or(crate::tcp::sender::GSO_MAX_SEGS),
                     },
                     cca,
-                )));
+                );
                 receivers.push(FlowReceiver::Tcp(
                     Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts)
+                        .with_sack_channel(sender.sack_channel())
                         .with_ecn(ecn)
                         .with_cwr_ack_now(cwr_ack_now)
                         .with_gro(f.gro_ns, HEADER_BYTES),
                 ));
+                senders.push(FlowSender::Tcp(sender));
             }
             let jitter =
                 if f.start_jitter_ns > 0 { stream_rng(cfg.seed, stream::FLOW_START + i as u64).gen_range(0..f.start_jitter_ns) } else { 0 };

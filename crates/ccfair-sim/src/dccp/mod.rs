@@ -22,7 +22,7 @@
 //!   uncongested and lossless. (A debug assertion checks the pairing.)
 //! - The Ack Ratio feature (negotiated with Change/Confirm options) is
 //!   modelled as the sender's current value carried on each data packet
-//!   (`Packet::ack` of a data packet); the receiver applies it at once.
+//!   (`Packet::dccp_ack_ratio`); the receiver applies it at once.
 //! - No ECN (DCCP's ECN Nonce and ECN-marked ACKs are not modelled), no
 //!   sequence-window validity checks (RFC 4340 §7.5), no CCVal, no
 //!   DCCP-Sync, no Ack-of-Ack pruning (the sender learns every packet's fate
@@ -45,6 +45,9 @@ pub use crate::cc::CCID2_NAME;
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct AckVector {
     pub ack_seq: u64,
+    /// The ACK's Acknowledgement Number (GSR, greatest sequence number
+    /// received, RFC 4340 §7.4), carried here with the vector.
+    pub ack_number: u64,
     pub runs: Vec<(u64, u64)>,
 }
 

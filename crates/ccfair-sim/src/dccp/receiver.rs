@@ -81,11 +81,11 @@ impl DccpReceiver {
     fn send_ack(&mut self, now: TimeNs, ts_ecr: u64, out: &mut Vec<Packet>) {
         let mut a = Packet::new(self.flow, Kind::Ack, crate::config::ACK_WIRE_BYTES);
         a.seq = self.next_ack_seq;
-        a.set_dccp_ack(self.gsr.unwrap_or(0));
         a.ts_val = now;
         a.ts_ecr = ts_ecr;
         let mut v = std::mem::take(&mut self.pending);
         v.ack_seq = self.next_ack_seq;
+        v.ack_number = self.gsr.unwrap_or(0);
         self.vectors.borrow_mut().push_back(v);
         self.next_ack_seq += 1;
         self.unacked = 0;
@@ -119,8 +119,8 @@ mod tests {
         assert!(out.is_empty());
         r.on_packet(3, &data(3, 3), &mut out);
         assert_eq!(out.len(), 1);
-        assert_eq!((out[0].kind, out[0].seq, out[0].dccp_ack()), (Kind::Ack, 0, 3));
-        assert_eq!(ch.borrow_mut().pop_front().unwrap(), AckVector { ack_seq: 0, runs: vec![(0, 2), (3, 4)] });
+        assert_eq!((out[0].kind, out[0].seq, ch.borrow().front().unwrap().ack_number), (Kind::Ack, 0, 3));
+        assert_eq!(ch.borrow_mut().pop_front().unwrap(), AckVector { ack_seq: 0, ack_number: 3, runs: vec![(0, 2), (3, 4)] });
         // R = 1: every packet is ACKed, ACK numbers increase by one.
         out.clear();
         r.on_packet(4, &data(4, 1), &mut out);

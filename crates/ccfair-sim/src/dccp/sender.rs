@@ -340,7 +340,7 @@ mod tests {
 
     /// Deliver an ACK reporting `runs` directly to the sender.
     fn ack(s: &mut DccpSender, ch: &AckVectorChannel, ack_seq: u64, runs: Vec<(u64, u64)>, now: TimeNs) -> Vec<Packet> {
-        ch.borrow_mut().push_back(AckVector { ack_seq, runs });
+        ch.borrow_mut().push_back(AckVector { ack_seq, ack_number: 0, runs });
         let mut a = Packet::new(0, Kind::Ack, 60);
         a.seq = ack_seq;
         let mut out = Vec::new();

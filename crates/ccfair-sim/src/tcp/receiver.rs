@@ -56,7 +56,7 @@
 
 use crate::config::{EcnMode, ACK_WIRE_BYTES};
 use crate::engine::{TimeNs, Timer};
-use crate::packet::{Ecn, Kind, Packet, SackOpt};
+use crate::packet::{sack_channel, Ecn, Kind, Packet, SackChannel, SackOpt};
 
 /// Linux TCP_DELACK_MIN (HZ/25).
 pub const DELACK_NS: u64 = 40_000_000;
@@ -109,6 +109,8 @@ pub struct Receiver {
     gro_head: Option<Packet>,
     gro_segs: u32,
     gro_max_segs: u32,
+    /// Where the SACK options of this flow's ACKs go (its sender's channel, packet.rs).
+    sack_tx: SackChannel,
 }
 
 impl Receiver {
@@ -143,6 +145,7 @@ impl Receiver {
             gro_head: None,
             gro_segs: 0,
             gro_max_segs: 1,
+            sack_tx: sack_channel(),
         }
     }
 
@@ -156,6 +159,17 @@ impl Receiver {
 
     pub fn gro_on(&self) -> bool {
         self.gro_ns > 0
+    }
+
+    /// Send the SACK options through `ch` (the flow's sender's, `Sender::sack_channel`).
+    pub fn with_sack_channel(mut self, ch: SackChannel) -> Receiver {
+        self.sack_tx = ch;
+        self
+    }
+
+    /// The channel this receiver sends its SACK options through.
+    pub fn sack_channel(&self) -> SackChannel {
+        self.sack_tx.clone()
     }
 
     /// Set how this receiver echoes ECN (the flow's mode).
@@ -183,7 +197,7 @@ impl Receiver {
                 self.established = true;
                 self.space_time = now;
                 let mut a = Packet::new(self.flow, Kind::SynAck, ACK_WIRE_BYTES + 8);
-                a.rwnd = self.rwnd;
+                a.set_rwnd(self.rwnd);
                 a.ts_val = now;
                 a.ts_ecr = p.ts_val;
                 out.push(a);
@@ -204,7 +218,7 @@ impl Receiver {
             let tick = |t: u64| t / TS_TICK_NS;
             let merges = p.seq == head.seq + self.gro_segs as u64
                 && p.ecn == head.ecn
-                && !p.cwr
+                && !p.cwr()
                 && self.gro_segs < self.gro_max_segs
                 && tick(p.ts_val) == tick(head.ts_val)
                 && tick(p.ts_ecr) == tick(head.ts_ecr);
@@ -378,7 +392,7 @@ impl Receiver {
             EcnMode::Off => false,
             EcnMode::Classic => {
                 let mut ack_now = false;
-                if p.cwr {
+                if p.cwr() {
                     self.demand_cwr = false;
                     ack_now = true;
                 }
@@ -392,7 +406,7 @@ impl Receiver {
             EcnMode::Scalable => {
                 if ce == self.ce_state {
                     // tcp_ecn_accept_cwr: ICSK_ACK_NOW (the CE event then keeps ECE = CE state).
-                    return p.cwr && self.cwr_ack_now;
+                    return p.cwr() && self.cwr_ack_now;
                 }
                 if self.unacked > 0 {
                     // ACK what came before with the old CE state.
@@ -442,11 +456,12 @@ impl Receiver {
     fn send_ack(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
         let mut a = Packet::new(self.flow, Kind::Ack, ACK_WIRE_BYTES);
         a.set_ack(self.rcv_nxt);
-        a.set_sack(self.sack_option());
-        a.rwnd = self.rwnd;
+        let sack = self.sack_option();
+        a.attach_sack(sack, &self.sack_tx);
+        a.set_rwnd(self.rwnd);
         a.ts_val = now;
         a.ts_ecr = self.ts_recent;
-        a.ece = self.ece();
+        a.set_ece(self.ece());
         out.push(a);
         self.unacked = 0;
         self.delack_timer.disarm();
@@ -549,7 +564,7 @@ mod tests {
         r.on_packet(0, &data(4), &mut out);
         assert_eq!(out.len(), 2);
         assert!(out.iter().all(|a| a.ack() == 2));
-        assert_eq!((out[0].sack().block(0, 2), out[1].sack().block(0, 2)), ((3, 4), (3, 5)), "one growing block");
+        assert_eq!((sack_of(&r, &out, 0).block(0, 2), sack_of(&r, &out, 1).block(0, 2)), ((3, 4), (3, 5)), "one growing block");
         out.clear();
         let n = r.on_packet(0, &data(2), &mut out); // retransmission fills the hole
         assert_eq!(n, 3);
@@ -557,9 +572,22 @@ mod tests {
         assert_eq!(out[0].ack(), 5);
     }
 
-    /// The SACK blocks of `a` as full segment numbers, in sent order.
-    fn blocks(a: &Packet) -> Vec<(u64, u64)> {
-        (0..a.sack().len()).map(|i| a.sack().block(i, a.ack())).collect()
+    /// The SACK option of `out[i]`, one of the ACKs `r` sent since `out`
+    /// was last cleared (their options are the last ones in `r`'s channel).
+    fn sack_of(r: &Receiver, out: &[Packet], i: usize) -> SackOpt {
+        if !out[i].has_sack() {
+            return SackOpt::NONE;
+        }
+        let ch = r.sack_channel();
+        let ch = ch.borrow();
+        let marked = out.iter().filter(|a| a.has_sack()).count();
+        ch[ch.len() - marked + out[..i].iter().filter(|a| a.has_sack()).count()]
+    }
+
+    /// The SACK blocks of `out[i]` as full segment numbers, in sent order.
+    fn blocks(r: &Receiver, out: &[Packet], i: usize) -> Vec<(u64, u64)> {
+        let (sack, ack) = (sack_of(r, out, i), out[i].ack());
+        (0..sack.len()).map(|i| sack.block(i, ack)).collect()
     }
 
     #[test]
@@ -574,15 +602,15 @@ mod tests {
         }
         let last = out.last().unwrap();
         assert_eq!(last.ack(), 2);
-        assert_eq!(blocks(last), vec![(7, 8), (5, 6), (3, 4)]);
+        assert_eq!(blocks(&r, &out, out.len() - 1), vec![(7, 8), (5, 6), (3, 4)]);
         out.clear();
         // 4 arrives: [3,4) [4,5) [5,6) become one block, moved to the front.
         r.on_packet(0, &data(4), &mut out);
-        assert_eq!(blocks(&out[0]), vec![(3, 6), (7, 8)]);
+        assert_eq!(blocks(&r, &out, 0), vec![(3, 6), (7, 8)]);
         out.clear();
         // 2 fills the first hole: rcv_nxt = 6, the covered block is removed (tcp_sack_remove).
         r.on_packet(0, &data(2), &mut out);
-        assert_eq!((out[0].ack(), blocks(&out[0])), (6, vec![(7, 8)]));
+        assert_eq!((out[0].ack(), blocks(&r, &out, 0)), (6, vec![(7, 8)]));
     }
 
     #[test]
@@ -596,7 +624,7 @@ mod tests {
         }
         assert_eq!(r.num_sacks, NUM_SACKS);
         assert_eq!(r.sacks, [(10, 11), (8, 9), (6, 7), (4, 5)], "[2,3) forgotten");
-        assert_eq!(blocks(out.last().unwrap()), vec![(10, 11), (8, 9), (6, 7)]);
+        assert_eq!(blocks(&r, &out, out.len() - 1), vec![(10, 11), (8, 9), (6, 7)]);
     }
 
     #[test]
@@ -612,11 +640,11 @@ mod tests {
         out.clear();
         r.on_packet(0, &data(1), &mut out); // a spurious retransmission
         assert_eq!(out.len(), 1, "ACKed at once");
-        assert_eq!((out[0].ack(), blocks(&out[0])), (3, vec![(1, 2), (6, 7), (4, 5)]));
+        assert_eq!((out[0].ack(), blocks(&r, &out, 0)), (3, vec![(1, 2), (6, 7), (4, 5)]));
         assert_eq!(r.quick, 16, "min(rwnd / 2, TCP_MAX_QUICKACKS)");
         out.clear();
         r.on_packet(0, &data(8), &mut out);
-        assert_eq!(blocks(&out[0]), vec![(8, 9), (6, 7), (4, 5)], "no D-SACK any more");
+        assert_eq!(blocks(&r, &out, 0), vec![(8, 9), (6, 7), (4, 5)], "no D-SACK any more");
     }
 
     #[test]
@@ -631,7 +659,7 @@ mod tests {
         }
         out.clear();
         r.on_packet(0, &data(3), &mut out);
-        assert_eq!((out[0].ack(), blocks(&out[0])), (1, vec![(3, 4), (2, 4), (5, 6)]));
+        assert_eq!((out[0].ack(), blocks(&r, &out, 0)), (1, vec![(3, 4), (2, 4), (5, 6)]));
     }
 
     /// A receiver with GRO (NAPI window `window_ns`) and delayed ACKs, fed
@@ -650,7 +678,7 @@ mod tests {
         if let Some(due) = r.gro_timer.deadline {
             r.gro_flush(due, &mut out);
         }
-        out.iter().map(|a| (a.ack(), a.ece)).collect()
+        out.iter().map(|a| (a.ack(), a.ece())).collect()
     }
 
     #[test]
@@ -725,22 +753,22 @@ mod tests {
         let mut out = vec![];
         r.on_packet(0, &data(0), &mut out);
         r.on_packet(0, &data(1), &mut out);
-        assert!(!out[0].ece);
+        assert!(!out[0].ece());
         out.clear();
         r.on_packet(0, &ce(2), &mut out);
         assert_eq!(out.len(), 1, "CE enters quick-ACK: ACKed at once");
-        assert!(out[0].ece);
+        assert!(out[0].ece());
         out.clear();
         for s in 3..7 {
             r.on_packet(0, &data(s), &mut out);
         }
-        assert!(!out.is_empty() && out.iter().all(|a| a.ece), "ECE persists without new CE");
+        assert!(!out.is_empty() && out.iter().all(|a| a.ece()), "ECE persists without new CE");
         out.clear();
         let mut c = data(7);
-        c.cwr = true;
+        c.set_cwr(true);
         r.on_packet(0, &c, &mut out);
         assert_eq!(out.len(), 1, "CWR segment ACKed at once");
-        assert!(!out[0].ece, "CWR clears the echo");
+        assert!(!out[0].ece(), "CWR clears the echo");
     }
 
     #[test]
@@ -751,15 +779,15 @@ mod tests {
         assert!(out.is_empty());
         r.on_packet(0, &ce(1), &mut out);
         // State change: ACK for segment 0 with ECE = 0, then segment 1 at once with ECE = 1.
-        assert_eq!(out.iter().map(|a| (a.ack(), a.ece)).collect::<Vec<_>>(), vec![(1, false), (2, true)]);
+        assert_eq!(out.iter().map(|a| (a.ack(), a.ece())).collect::<Vec<_>>(), vec![(1, false), (2, true)]);
         out.clear();
         r.on_packet(0, &ce(2), &mut out);
         r.on_packet(0, &ce(3), &mut out);
-        assert_eq!(out.iter().map(|a| (a.ack(), a.ece)).collect::<Vec<_>>(), vec![(4, true)], "delayed ACK while CE persists");
+        assert_eq!(out.iter().map(|a| (a.ack(), a.ece())).collect::<Vec<_>>(), vec![(4, true)], "delayed ACK while CE persists");
         out.clear();
         r.on_packet(0, &ce(4), &mut out);
         r.on_packet(0, &data(5), &mut out);
-        assert_eq!(out.iter().map(|a| (a.ack(), a.ece)).collect::<Vec<_>>(), vec![(5, true), (6, false)]);
+        assert_eq!(out.iter().map(|a| (a.ack(), a.ece())).collect::<Vec<_>>(), vec![(5, true), (6, false)]);
         // Every segment's CE state reached the sender: CE-echoed ACKs cover 1..=4.
     }
 
@@ -769,7 +797,7 @@ mod tests {
         // RFC 3168 connection, DCTCP's too; the ECE bit stays the CE state.
         let cwr = |seq: u64, ce: bool| {
             let mut p = if ce { self::ce(seq) } else { data(seq) };
-            p.cwr = true;
+            p.set_cwr(true);
             p
         };
         let mut r = rx().with_ecn(EcnMode::Scalable).with_cwr_ack_now(true);
@@ -778,11 +806,11 @@ mod tests {
         r.on_packet(0, &data(1), &mut out);
         out.clear();
         r.on_packet(0, &cwr(2, false), &mut out);
-        assert_eq!(out.iter().map(|a| (a.ack(), a.ece)).collect::<Vec<_>>(), vec![(3, false)], "CWR segment ACKed at once");
+        assert_eq!(out.iter().map(|a| (a.ack(), a.ece())).collect::<Vec<_>>(), vec![(3, false)], "CWR segment ACKed at once");
         out.clear();
         r.on_packet(0, &ce(3), &mut out); // state change: at once, ECE
         r.on_packet(0, &cwr(4, true), &mut out);
-        assert_eq!(out.iter().map(|a| (a.ack(), a.ece)).collect::<Vec<_>>(), vec![(4, true), (5, true)]);
+        assert_eq!(out.iter().map(|a| (a.ack(), a.ece())).collect::<Vec<_>>(), vec![(4, true), (5, true)]);
         // Without it (Prague: AccECN has no CWR signal) the segment waits for the delayed ACK.
         let mut p = rx().with_ecn(EcnMode::Scalable);
         let mut out = vec![];

@@ -67,7 +67,7 @@ use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpC
 use crate::config::EcnMode;
 use crate::engine::{TimeNs, Timer};
 use crate::packet::Ecn;
-use crate::packet::{Kind, Packet, MAX_SACK_BLOCKS};
+use crate::packet::{sack_channel, Kind, Packet, SackChannel, SackOpt, MAX_SACK_BLOCKS};
 use crate::tcp::rtt::{RttEstimator, RTO_INIT_NS, RTO_MAX_NS};
 
 mod recovery;
@@ -266,6 +266,8 @@ pub struct Sender {
     scratch: Vec<(u64, u64)>,
     /// Time of the last transmission (`tp->tcp_wstamp_ns` of an unpaced flow).
     last_xmit_ns: u64,
+    /// SACK options of the ACKs that carry one, from the flow's receiver (packet.rs).
+    sack_rx: SackChannel,
 }
 
 /// What one ACK did (Linux tcp_ack `flag` bits the recovery code reads).
@@ -374,6 +376,7 @@ impl Sender {
             sack_cache_len: 0,
             scratch: Vec::new(),
             last_xmit_ns: 0,
+            sack_rx: sack_channel(),
         }
     }
 
@@ -384,6 +387,11 @@ impl Sender {
 
     pub fn srtt_ns(&self) -> u64 {
         self.rtt.srtt_ns
+    }
+
+    /// The channel the flow's receiver sends its SACK options through (packet.rs).
+    pub fn sack_channel(&self) -> SackChannel {
+        self.sack_rx.clone()
     }
 
     fn seg(&mut self, seq: u64) -> &mut Seg {
@@ -450,7 +458,7 @@ impl Sender {
         // Timestamps make the SYN RTT unambiguous even after a SYN retry.
         let sample = now.saturating_sub(p.ts_ecr).max(1);
         self.rtt_sample(now, sample);
-        self.rwnd = p.rwnd;
+        self.rwnd = p.rwnd();
         self.ts_recent = p.ts_val;
         self.rto_timer.disarm();
         if self.syn_retries > 0 {
@@ -771,7 +779,7 @@ impl Sender {
             EcnMode::Scalable => Ecn::Ect1,
         };
         if is_new && self.queue_cwr {
-            p.cwr = true;
+            p.set_cwr(true);
             self.queue_cwr = false;
         }
         p.ts_val = now;
@@ -829,12 +837,14 @@ impl Sender {
     #[inline(never)]
     pub fn on_ack(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) {
         self.tp.now_ns = now;
+        // Taken from the channel for every ACK, so the options stay in step.
+        let sack = p.take_sack(&self.sack_rx);
         match (self.state, p.kind) {
             (ConnState::SynSent, Kind::SynAck) => return self.on_synack(now, p, out),
             (ConnState::Established, Kind::Ack) => {}
             _ => return,
         }
-        self.rwnd = p.rwnd;
+        self.rwnd = p.rwnd();
         self.ts_recent = p.ts_val;
         self.tp.rcv_tsval_ns = p.ts_val;
         self.tp.rcv_tsecr_ns = p.ts_ecr;
@@ -846,7 +856,8 @@ impl Sender {
 
         // Cumulative ACK (tcp_clean_rtx_queue).
         let in_loss = self.tp.ca_state == CaState::Loss;
-        let ack = p.ack().min(self.tp.snd_nxt);
+        let ack_no = p.ack();
+        let ack = ack_no.min(self.tp.snd_nxt);
         while self.tp.snd_una < ack {
             let seq = self.tp.snd_una;
             let seg = self.segs.pop_front().expect("scoreboard covers [snd_una, snd_nxt)");
@@ -875,8 +886,8 @@ impl Sender {
         }
         acc.flags.una_advanced = self.tp.snd_una > prior_una;
         // SACK blocks, D-SACK first (tcp_sacktag_write_queue).
-        if !p.sack().is_empty() {
-            self.sacktag(now, p, prior_una, &mut acc);
+        if !sack.is_empty() {
+            self.sacktag(now, &sack, ack_no, prior_una, &mut acc);
         }
         // tcp_dsack_seen: a D-SACKed (spurious) retransmission was delivered.
         let newly_delivered = acc.newly_delivered + acc.flags.dsack_segs;
@@ -895,7 +906,7 @@ impl Sender {
             self.tp.delivered_time_ns = now;
         }
         // tcp_ecn_rcv_ecn_echo: ECE counts only on an ECN-capable connection.
-        let ece = p.ece && self.cfg.ecn != EcnMode::Off;
+        let ece = p.ece() && self.cfg.ecn != EcnMode::Off;
         let newly_ce = if ece { newly_delivered } else { 0 };
         if ece {
             self.stats.ece_acks += 1;

@@ -14,17 +14,16 @@ impl Sender {
     /// Parts of blocks the previous ACK already reported are skipped
     /// (`recv_sack_cache`), so a steady stream of growing blocks costs one
     /// segment per ACK, not the whole block.
-    pub(super) fn sacktag(&mut self, now: TimeNs, p: &Packet, prior_una: u64, acc: &mut AckAcc) {
+    pub(super) fn sacktag(&mut self, now: TimeNs, sack: &SackOpt, ack: u64, prior_una: u64, acc: &mut AckAcc) {
         if self.sacked_out == 0 {
             self.sack_cache_len = 0;
         }
-        let dsack = self.check_dsack(p, prior_una, &mut acc.flags);
+        let dsack = self.check_dsack(sack, ack, prior_una, &mut acc.flags);
         let (una, nxt) = (self.tp.snd_una, self.tp.snd_nxt);
         let mut used = [(0u64, 0u64); MAX_SACK_BLOCKS];
         let mut n_used = 0;
-        let sack = p.sack();
         for i in 0..sack.len() {
-            let (start, end) = sack.block(i, p.ack());
+            let (start, end) = sack.block(i, ack);
             // tcp_is_sackblock_valid / "ignore very old stuff", clipped to the window.
             let (start, end) = (start.max(una), end.min(nxt));
             if start >= end {
@@ -76,8 +75,7 @@ impl Sender {
     /// D-SACK, and one to believe (no more duplicates than retransmissions
     /// sent)? A D-SACK below snd_una counts against `undo_retrans` here
     /// ("dumb counting"); one inside the window is counted by the walk.
-    pub(super) fn check_dsack(&mut self, p: &Packet, prior_una: u64, f: &mut AckFlags) -> bool {
-        let (sack, ack) = (p.sack(), p.ack());
+    pub(super) fn check_dsack(&mut self, sack: &SackOpt, ack: u64, prior_una: u64, f: &mut AckFlags) -> bool {
         let (s0, e0) = sack.block(0, ack);
         let inside_second = sack.len() > 1 && {
             let (s1, e1) = sack.block(1, ack);

@@ -35,7 +35,7 @@ fn handshake(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> (Sender, Vec<
     let mut out = vec![];
     s.start(0, &mut out);
     let mut synack = Packet::new(0, Kind::SynAck, 60);
-    synack.rwnd = 1000;
+    synack.set_rwnd(1000);
     synack.ts_ecr = 0;
     out.clear();
     s.on_ack(RTT, &synack, &mut out);
@@ -45,16 +45,30 @@ fn handshake(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> (Sender, Vec<
 /// No SACK block in [`ack`].
 const NO_SACK: u64 = u64::MAX;
 
-/// An ACK of everything below `cum`, SACKing segment `sack` (or none).
-fn ack(cum: u64, sack: u64) -> Packet {
+/// An ACK of everything below `cum`, without SACK.
+fn plain_ack(cum: u64) -> Packet {
     let mut a = Packet::new(0, Kind::Ack, 52);
     a.set_ack(cum);
+    a.set_rwnd(1000);
+    a
+}
+
+/// An ACK of everything below `cum`, SACKing segment `sack` (or none),
+/// its SACK option sent through `s`'s channel (as its receiver does).
+fn ack_to(s: &Sender, cum: u64, sack: u64) -> Packet {
+    let mut o = SackOpt::NONE;
     if sack != NO_SACK {
-        let mut o = a.sack();
         o.push(sack, sack + 1);
-        a.set_sack(o);
     }
-    a.rwnd = 1000;
+    ack_with(s, cum, o)
+}
+
+/// An ACK of everything below `cum` with SACK option `o`, sent through `s`'s channel.
+fn ack_with(s: &Sender, cum: u64, o: SackOpt) -> Packet {
+    let mut a = Packet::new(0, Kind::Ack, 52);
+    a.set_ack(cum);
+    a.attach_sack(o, &s.sack_channel());
+    a.set_rwnd(1000);
     a
 }
 
@@ -74,7 +88,7 @@ fn initial_window_is_ten_segments() {
 fn slow_start_sends_two_per_acked_segment() {
     let (mut s, _) = established();
     let mut out = vec![];
-    s.on_ack(2 * RTT, &ack(1, NO_SACK), &mut out);
+    s.on_ack(2 * RTT, &plain_ack(1), &mut out);
     assert_eq!(s.tp.cwnd, 11);
     assert_eq!(seqs(&out), vec![10, 11]);
 }
@@ -87,13 +101,13 @@ fn three_sacks_trigger_fast_retransmit_and_prr_reaches_ssthresh() {
     let t = 2 * RTT;
     let mut out = vec![];
     // Segment 0 is lost; 1, 2, 3 arrive and are SACKed.
-    s.on_ack(t, &ack(0, 1), &mut out);
-    s.on_ack(t, &ack(0, 2), &mut out);
+    s.on_ack(t, &ack_to(&s, 0, 1), &mut out);
+    s.on_ack(t, &ack_to(&s, 0, 2), &mut out);
     assert_eq!(s.tp.ca_state, CaState::Open, "fewer than DupThresh SACKs: no recovery yet");
     assert_eq!(seqs(&out), vec![10, 11], "limited transmit (RFC 3042): new data per SACK, cwnd unchanged");
     assert_eq!(s.tp.cwnd, 10);
     out.clear();
-    s.on_ack(t, &ack(0, 3), &mut out);
+    s.on_ack(t, &ack_to(&s, 0, 3), &mut out);
     assert_eq!(s.tp.ca_state, CaState::Recovery);
     assert_eq!(s.tp.ssthresh, 5, "Reno halves cwnd 10");
     assert_eq!(out.first().map(|p| p.seq), Some(0), "fast retransmit of the hole first");
@@ -101,7 +115,7 @@ fn three_sacks_trigger_fast_retransmit_and_prr_reaches_ssthresh() {
     // Remaining SACKs: PRR sends about ssthresh/prior_cwnd = 1/2 per delivery.
     out.clear();
     for k in 4..10 {
-        s.on_ack(t, &ack(0, k), &mut out);
+        s.on_ack(t, &ack_to(&s, 0, k), &mut out);
     }
     // RFC 6937 / tcp_cwnd_reduction, prior_cwnd 10, ssthresh 5: prr_delivered
     // 2..7 allows ceil(5*d/10) sends in total; pipe falls by one per SACK.
@@ -113,7 +127,7 @@ fn three_sacks_trigger_fast_retransmit_and_prr_reaches_ssthresh() {
     assert_eq!(s.tp.cwnd, 5);
     // The retransmission is ACKed: everything up to snd_nxt is cumulatively ACKed.
     let nxt = s.tp.snd_nxt;
-    s.on_ack(t + RTT, &ack(nxt, NO_SACK), &mut out);
+    s.on_ack(t + RTT, &plain_ack(nxt), &mut out);
     assert_eq!(s.tp.ca_state, CaState::Open);
     // tcp_end_cwnd_reduction sets cwnd = ssthresh = 5; the same ACK then runs
     // congestion avoidance with its 5 newly ACKed segments: 5/5 -> +1.
@@ -127,7 +141,7 @@ fn lost_retransmission_is_detected_by_rack_without_rto() {
     let t = 2 * RTT;
     let mut out = vec![];
     for k in 1..10 {
-        s.on_ack(t, &ack(0, k), &mut out);
+        s.on_ack(t, &ack_to(&s, 0, k), &mut out);
     }
     assert_eq!(s.stats.retransmissions, 1);
     // Segments sent after the retransmission are SACKed one RTT later, but not 0:
@@ -135,7 +149,7 @@ fn lost_retransmission_is_detected_by_rack_without_rto() {
     let after: Vec<u64> = out.iter().map(|p| p.seq).filter(|&q| q >= 10).collect();
     assert!(!after.is_empty());
     for &q in &after {
-        s.on_ack(t + RTT + 1, &ack(0, q), &mut out);
+        s.on_ack(t + RTT + 1, &ack_to(&s, 0, q), &mut out);
     }
     assert_eq!(s.stats.retransmissions, 2, "second retransmission of segment 0");
     assert_eq!(s.stats.rto_count, 0);
@@ -160,7 +174,7 @@ fn tail_loss_probe_fires_after_two_srtt_and_turns_a_tail_loss_into_fast_recovery
     let (mut s, mut out) = handshake(cfg, Box::new(Reno));
     assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
     // 0..7 arrive; the tail 8, 9 is lost: nothing more will be ACKed.
-    s.on_ack(2 * RTT, &ack(8, NO_SACK), &mut out);
+    s.on_ack(2 * RTT, &plain_ack(8), &mut out);
     let pto = s.rto_timer.deadline.unwrap();
     assert_eq!(pto, 2 * RTT + 2 * s.srtt_ns() + TLP_EXTRA_NS, "PTO = 2 SRTT (+2 ms), well before the RTO");
     out.clear();
@@ -169,7 +183,7 @@ fn tail_loss_probe_fires_after_two_srtt_and_turns_a_tail_loss_into_fast_recovery
     assert_eq!((s.stats.loss_probes, s.stats.rto_count), (1, 0));
     // The probe is SACKed: RACK marks 8 lost and fast recovery repairs it, no RTO.
     out.clear();
-    s.on_ack(pto + RTT, &ack(8, 9), &mut out);
+    s.on_ack(pto + RTT, &ack_to(&s, 8, 9), &mut out);
     assert_eq!(s.tp.ca_state, CaState::Recovery);
     assert_eq!(seqs(&out), vec![8]);
     assert_eq!(s.stats.rto_count, 0);
@@ -182,18 +196,23 @@ fn three_losses_in_one_window_are_repaired_in_one_rtt_from_one_ack_with_three_bl
     // that reports three holes lets RACK mark all three lost at once.
     use crate::tcp::receiver::Receiver;
     let (mut s, flight) = established();
-    let mut r = Receiver::new(0, 1448, false, 200, None, 10);
+    let mut r = Receiver::new(0, 1448, false, 200, None, 10).with_sack_channel(s.sack_channel());
     let mut acks = vec![];
     for p in flight.iter().filter(|p| ![2, 5, 8].contains(&p.seq)) {
         r.on_packet(RTT + RTT / 2, p, &mut acks);
     }
     // The ACK path delivers only the flight's last ACK (ACK loss, or
     // several ACKs coalesced): it alone must carry the three holes.
-    let last = *acks.last().unwrap();
-    let blocks: Vec<(u64, u64)> = (0..last.sack().len()).map(|i| last.sack().block(i, last.ack())).collect();
+    let (last, lost) = acks.split_last().unwrap();
+    let ch = s.sack_channel();
+    for a in lost {
+        a.take_sack(&ch); // lost on the way: its option is never used
+    }
+    let sack = *ch.borrow().front().unwrap();
+    let blocks: Vec<(u64, u64)> = (0..sack.len()).map(|i| sack.block(i, last.ack())).collect();
     assert_eq!((last.ack(), blocks), (2, vec![(9, 10), (6, 8), (3, 5)]));
     let mut out = vec![];
-    s.on_ack(2 * RTT, &last, &mut out);
+    s.on_ack(2 * RTT, last, &mut out);
     assert_eq!(s.tp.ca_state, CaState::Recovery);
     let rtx: Vec<u64> = out.iter().map(|p| p.seq).filter(|&q| q < 10).collect();
     assert_eq!(rtx, vec![2, 5, 8], "all three holes retransmitted on that ACK");
@@ -236,11 +255,11 @@ fn spurious_rto_is_undone_by_frto_restoring_cwnd_and_ssthresh() {
     // timestamps here (TSecr 0), so only F-RTO can tell.
     let (mut s, rto) = spurious_rto();
     let mut out = vec![];
-    s.on_ack(rto + 1_000_000, &ack(1, NO_SACK), &mut out);
+    s.on_ack(rto + 1_000_000, &plain_ack(1), &mut out);
     assert_eq!(s.tp.ca_state, CaState::Loss);
     assert_eq!(seqs(&out), vec![11, 12], "step 2b: new data, not segments 1, 2");
     out.clear();
-    s.on_ack(rto + 2_000_000, &ack(2, NO_SACK), &mut out);
+    s.on_ack(rto + 2_000_000, &plain_ack(2), &mut out);
     assert_eq!(s.tp.ca_state, CaState::Open);
     assert_eq!((s.tp.cwnd, s.tp.ssthresh), (10, 8));
     assert_eq!((s.stats.spurious_rtos, s.stats.undos, s.stats.retransmissions), (1, 1, 1));
@@ -253,7 +272,7 @@ fn spurious_rto_with_timestamps_is_undone_on_the_first_ack() {
     // echoes the original's timestamp, older than the retransmission, so
     // tcp_try_undo_loss undoes at once (not counted as an F-RTO undo).
     let (mut s, rto) = spurious_rto();
-    let mut a = ack(1, NO_SACK);
+    let mut a = plain_ack(1);
     a.ts_ecr = RTT; // segment 0 was first sent at RTT
     let mut out = vec![];
     s.on_ack(rto + 1_000_000, &a, &mut out);
@@ -269,10 +288,10 @@ fn a_real_loss_after_an_rto_is_not_undone_by_frto() {
     // retransmitted and the reduction stays.
     let (mut s, rto) = spurious_rto();
     let mut out = vec![];
-    s.on_ack(rto + 1_000_000, &ack(1, NO_SACK), &mut out);
+    s.on_ack(rto + 1_000_000, &plain_ack(1), &mut out);
     assert_eq!(seqs(&out), vec![11, 12]);
     out.clear();
-    s.on_ack(rto + 2_000_000, &ack(1, 11), &mut out);
+    s.on_ack(rto + 2_000_000, &ack_to(&s, 1, 11), &mut out);
     assert!(!s.frto);
     assert_eq!((s.tp.ssthresh, s.stats.undos), (5, 0));
     assert!(out.iter().any(|p| p.seq == 1), "conventional recovery retransmits segment 1");
@@ -290,7 +309,7 @@ fn a_lost_retransmission_in_loss_enters_recovery_with_a_new_reduction() {
     s.try_send(rto, &mut out);
     assert_eq!(seqs(&out), vec![1, 2, 3], "retransmissions after segment 0's");
     // Segment 2's retransmission is SACKed; 0's and 1's, sent before it, are not.
-    s.on_ack(rto + RTT, &ack(0, 2), &mut out);
+    s.on_ack(rto + RTT, &ack_to(&s, 0, 2), &mut out);
     assert_eq!(s.tp.ca_state, CaState::Recovery);
     assert_eq!((s.tp.ssthresh, s.stats.recoveries), (2, 1), "Reno: max(cwnd 4 / 2, 2)");
     assert_eq!(s.stats.undos, 0);
@@ -309,16 +328,15 @@ fn spurious_fast_retransmit_from_reordering_is_undone_by_dsack() {
     let t = 2 * RTT;
     let mut out = vec![];
     for k in 1..=3 {
-        s.on_ack(t, &ack(0, k), &mut out);
+        s.on_ack(t, &ack_to(&s, 0, k), &mut out);
     }
     assert_eq!((s.tp.ca_state, s.tp.ssthresh, s.stats.retransmissions), (CaState::Recovery, 5, 1));
     // The delayed original arrives: everything up to 10 is ACKed.
-    s.on_ack(t + 1_000_000, &ack(10, NO_SACK), &mut out);
+    s.on_ack(t + 1_000_000, &plain_ack(10), &mut out);
     assert_eq!(s.tp.ca_state, CaState::Recovery, "a partial ACK: no evidence yet");
-    let mut d = ack(10, NO_SACK);
-    let mut o = d.sack();
+    let mut o = SackOpt::NONE;
     o.push(0, 1); // D-SACK of the retransmission
-    d.set_sack(o);
+    let d = ack_with(&s, 10, o);
     s.on_ack(t + RTT / 2, &d, &mut out);
     assert_eq!(s.tp.ca_state, CaState::Open);
     assert_eq!(s.tp.ssthresh, 20);
@@ -345,7 +363,7 @@ fn rto_marks_everything_lost_sets_cwnd_one_and_backs_off() {
     assert_eq!(s.rto_timer.deadline.unwrap() - rto2, 1_200_000_000);
     assert_eq!(s.stats.rto_count, 2);
     // An ACK of new data resets the backoff and slow start resumes from 1.
-    s.on_ack(rto2 + RTT, &ack(1, NO_SACK), &mut out);
+    s.on_ack(rto2 + RTT, &plain_ack(1), &mut out);
     assert_eq!(s.tp.cwnd, 2);
     assert_eq!(s.backoff, 0);
 }
@@ -385,7 +403,7 @@ fn ack_clocked_bursts(gso_max_segs: u32, cwnd: u32, gap_ns: u64, acks: u64) -> V
     (0..acks)
         .map(|k| {
             out.clear();
-            s.on_ack(2 * RTT + k * gap_ns, &ack(2 * (k + 1), NO_SACK), &mut out);
+            s.on_ack(2 * RTT + k * gap_ns, &plain_ack(2 * (k + 1)), &mut out);
             out.len()
         })
         .collect()
@@ -441,7 +459,7 @@ fn back_to_back_rto_keeps_the_first_rtos_ssthresh() {
     assert_eq!(s.tp.ssthresh, 5);
     // After snd_una advances (retransmits cleared) a new RTO inside the
     // same Loss episode reduces again: ssthresh = max(cwnd / 2, 2).
-    s.on_ack(rto3 + RTT, &ack(1, NO_SACK), &mut out);
+    s.on_ack(rto3 + RTT, &plain_ack(1), &mut out);
     assert_eq!(s.tp.cwnd, 2);
     let rto4 = s.rto_timer.deadline.unwrap();
     s.on_rto(rto4, &mut out);
@@ -452,8 +470,8 @@ fn back_to_back_rto_keeps_the_first_rtos_ssthresh() {
 fn receiver_window_limits_new_data() {
     let (mut s, _) = established();
     let mut out = vec![];
-    let mut a = ack(10, NO_SACK);
-    a.rwnd = 12;
+    let mut a = plain_ack(10);
+    a.set_rwnd(12);
     s.on_ack(2 * RTT, &a, &mut out);
     assert_eq!(s.tp.snd_nxt, 22, "never beyond snd_una + rwnd");
 }
@@ -464,7 +482,7 @@ fn delivery_rate_sample_matches_ack_clock() {
     let (mut s, _) = established();
     let mut out = vec![];
     for k in 1..=10u64 {
-        s.on_ack(2 * RTT + k * 1_000_000, &ack(k, NO_SACK), &mut out);
+        s.on_ack(2 * RTT + k * 1_000_000, &plain_ack(k), &mut out);
     }
     // tcp_rate.c: the last sample covers the 10 packets delivered since the
     // flight was sent (delivered_mstamp = connection start, at the SYN-ACK):
@@ -475,15 +493,15 @@ fn delivery_rate_sample_matches_ack_clock() {
 }
 
 fn ece_ack(cum: u64) -> Packet {
-    let mut a = ack(cum, NO_SACK);
-    a.ece = true;
+    let mut a = plain_ack(cum);
+    a.set_ece(true);
     a
 }
 
 #[test]
 fn classic_ecn_reduces_once_per_window_and_signals_cwr() {
     let (mut s, first) = established_with(EcnMode::Classic);
-    assert!(first.iter().all(|p| p.ecn == Ecn::Ect0 && !p.cwr), "new data is ECT(0)");
+    assert!(first.iter().all(|p| p.ecn == Ecn::Ect0 && !p.cwr()), "new data is ECT(0)");
     let mut out = vec![];
     s.on_ack(2 * RTT, &ece_ack(1), &mut out);
     assert_eq!(s.tp.ca_state, CaState::Cwr);
@@ -491,18 +509,18 @@ fn classic_ecn_reduces_once_per_window_and_signals_cwr() {
     assert_eq!(s.tp.delivered_ce, 1);
     // PRR (prior_cwnd 10, ssthresh 5): one new segment, and it carries CWR.
     assert_eq!(seqs(&out), vec![10]);
-    assert!(out[0].cwr);
+    assert!(out[0].cwr());
     // More ECE within the same window: no second reduction; CWR only once.
     for k in 2..=10 {
         s.on_ack(2 * RTT + k, &ece_ack(k), &mut out);
     }
     assert_eq!(s.stats.ecn_reductions, 1);
     assert_eq!(s.tp.delivered_ce, 10);
-    assert_eq!(out.iter().filter(|p| p.cwr).count(), 1);
+    assert_eq!(out.iter().filter(|p| p.cwr()).count(), 1);
     assert_eq!(s.tp.ca_state, CaState::Cwr, "held until data above high_seq is ACKed");
     assert_eq!(s.tp.cwnd, 5, "PRR brought cwnd down to ssthresh");
     // The CWR segment (10) is ACKed without ECE: CWR ends at ssthresh.
-    s.on_ack(3 * RTT, &ack(11, NO_SACK), &mut out);
+    s.on_ack(3 * RTT, &plain_ack(11), &mut out);
     assert_eq!(s.tp.ca_state, CaState::Open);
     assert_eq!(s.stats.recoveries, 0);
     // A new ECE in the next window: a second reduction.
@@ -521,7 +539,7 @@ fn rate_sample_counts_ce_over_its_interval_and_flags_this_ack() {
     let (mut s, mut out) = handshake(sender_cfg(EcnMode::Scalable), Box::new(rec.clone()));
     // First flight (0..10): odd segments' ACKs carry ECE, one ACK per segment.
     for k in 1..=10u64 {
-        let a = if k % 2 == 0 { ece_ack(k) } else { ack(k, NO_SACK) };
+        let a = if k % 2 == 0 { ece_ack(k) } else { plain_ack(k) };
         s.on_ack(2 * RTT + k * 1_000_000, &a, &mut out);
     }
     let rs = *rec.0.lock().unwrap().last().unwrap();
@@ -530,7 +548,7 @@ fn rate_sample_counts_ce_over_its_interval_and_flags_this_ack() {
     // An ACK without ECE: is_ece false, but the sample still spans the CE
     // deliveries since its packet was sent (segment 10 was sent after the
     // ACK of segment 0, when delivered_ce was 0).
-    s.on_ack(3 * RTT, &ack(11, NO_SACK), &mut out);
+    s.on_ack(3 * RTT, &plain_ack(11), &mut out);
     let rs = *rec.0.lock().unwrap().last().unwrap();
     assert!(!rs.is_ece);
     assert_eq!((rs.delivered, rs.delivered_ce), (10, 5));
@@ -542,7 +560,7 @@ fn ecn_codepoints_of_retransmissions_and_ece_ignored_when_off() {
     let (mut s, _) = established_with(EcnMode::Classic);
     let mut out = vec![];
     for k in 1..=3 {
-        s.on_ack(2 * RTT, &ack(0, k), &mut out);
+        s.on_ack(2 * RTT, &ack_to(&s, 0, k), &mut out);
     }
     let rtx: Vec<&Packet> = out.iter().filter(|p| p.seq == 0).collect();
     assert_eq!(rtx.len(), 1);
@@ -552,7 +570,7 @@ fn ecn_codepoints_of_retransmissions_and_ece_ignored_when_off() {
     assert!(first.iter().all(|p| p.ecn == Ecn::Ect1));
     out.clear();
     for k in 1..=3 {
-        s.on_ack(2 * RTT, &ack(0, k), &mut out);
+        s.on_ack(2 * RTT, &ack_to(&s, 0, k), &mut out);
     }
     assert!(out.iter().all(|p| p.ecn == Ecn::Ect1));
     // Off: Not-ECT, and a stray ECE changes nothing.
@@ -589,11 +607,11 @@ fn rate_sample_carries_tx_in_flight_and_losses_since_send() {
     let mut out = vec![];
     s.start(0, &mut out);
     let mut synack = Packet::new(0, Kind::SynAck, 60);
-    synack.rwnd = 1000;
+    synack.set_rwnd(1000);
     s.on_ack(RTT, &synack, &mut out);
     // Segment 0 is lost; SACKs of 1, 2, 3: the third marks 0 lost (RACK).
     for k in 1..=3 {
-        s.on_ack(2 * RTT, &ack(0, k), &mut out);
+        s.on_ack(2 * RTT, &ack_to(&s, 0, k), &mut out);
     }
     let last = *rec.0.lock().unwrap().last().unwrap();
     assert_eq!(s.tp.lost, 1);
