@@ -112,7 +112,7 @@ impl DelayLine {
 
     /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
     /// line's event) for its arrival.
-    fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, mut p: Packet, head: Ev) {
+    fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, p: Packet, head: Ev) {
         let mut at = now + self.delay_ns;
         if let Some(j) = self.jitter.as_mut() {
             at = (at + j.draw_ns()).max(self.last_at);
@@ -121,8 +121,11 @@ impl DelayLine {
         if self.q.is_empty() {
             q.schedule(at, head);
         }
-        p.enqueue_ns = at;
         self.q.push_back(p);
+        // The time is written in place, after the copy: written into `p`
+        // first, its 8-byte store would make the copy's 16-byte loads wait
+        // (no store-to-load forwarding across the two sizes).
+        self.q.back_mut().expect("just pushed").enqueue_ns = at;
     }
 
     /// A packet pushed now would arrive now, first in line (no delay, no

@@ -1,70 +1,94 @@
-//! TCP Low Priority (TCP-LP), modelled on Linux `tcp_lp.c`.
+//! TCP Low Priority (TCP-LP): Linux `net/ipv4/tcp_lp.c`, function by function.
 //!
 //! Algorithm (A. Kuzmanovic, E. Knightly, "TCP-LP: A Distributed Algorithm
-//! for Low Priority Data Transfer", IEEE INFOCOM 2003; Linux module by Wong
-//! Hoi Sing and Hung Hing Lun):
-//!   - every ACK gives a one-way delay sample from TCP timestamps,
-//!     owd = TSval (receiver clock when it ACKed) - TSecr (our send time), in
-//!     TCP timestamp units (1 ms); owd_min / owd_max track its range (owd_max
-//!     "forgets the max of the max" through a reserve), and the smoothed
-//!     sowd = 7/8 sowd + 1/8 owd;
-//!   - early congestion indication: sowd >= owd_min + 15 % (owd_max - owd_min)
-//!     (not "within threshold");
-//!   - on an indication, cwnd is halved; a second indication within the
-//!     inference time (3 x the last ACK's TSecr age, ~3 RTT) after the last
-//!     one sets cwnd = 1;
-//!   - within the inference time cwnd does not grow; otherwise Reno
-//!     (`tcp_reno_cong_avoid`); losses as Reno (`tcp_reno_ssthresh`).
+//! for Low Priority Data Transfer", IEEE INFOCOM 2003), as the Linux module
+//! (Wong Hoi Sing, Hung Hing Lun; Linux 6.x) implements it, per ACK that
+//! acks data:
+//!   - `tcp_lp_remote_hz_estimator`: the remote timestamp clock rate,
+//!     remote_hz = TS_HZ x (TSval - TSval') / (TSecr - TSecr') between this
+//!     ACK and the previous one (skipped while either is unchanged), averaged
+//!     63/64 old + 1/64 new; valid once > 0;
+//!   - `tcp_lp_owd_calculator`: owd = TSval x (LP_RESOL / remote_hz) - TSecr
+//!     in u32 arithmetic (TSval: the receiver's clock when it sent the ACK;
+//!     TSecr: our clock when we sent the echoed segment); valid if > 0;
+//!   - `tcp_lp_rtt_sample` (only if the ACK has an RTT sample): owd_min,
+//!     owd_max ("always forget the max of the max" through owd_max_rsv),
+//!     sowd = 7/8 sowd + 1/8 owd (sowd holds owd << 3 in a u32);
+//!   - `tcp_lp_pkts_acked`: inference = 3 x (now - TSecr); within inference
+//!     if the last indication is younger; early congestion indication unless
+//!     sowd >> 3 < owd_min + 15 % (owd_max - owd_min). On an indication the
+//!     range restarts at owd_min = sowd, owd_max = owd_max_rsv = 2 sowd (the
+//!     module's "FIXME"), cwnd = 1 within inference, else cwnd / 2 (never
+//!     below 1); ssthresh is not touched;
+//!   - `tcp_lp_cong_avoid`: `tcp_reno_cong_avoid` unless within inference;
+//!     losses as Reno (`tcp_reno_ssthresh`).
 //!
-//! Sources: Kuzmanovic & Knightly, INFOCOM 2003; Linux net/ipv4/tcp_lp.c
-//! (`tcp_lp_rtt_sample`, `tcp_lp_pkts_acked`, `tcp_lp_cong_avoid`).
-//! Written from those descriptions, not copied.
-//! Constants: `THRESHOLD_PCT` = 15 (delay threshold δ), `INFERENCE_RTTS` = 3
-//! (both parameters, [`LpConfig`]), `TS_UNIT_NS` = 1 us (Linux: 1 ms).
+//! Written from the Linux source and the paper, not copied. Constants:
+//! `THRESHOLD_PCT` = 15 (percent of the owd range), `INFERENCE_RTTS` = 3
+//! (both parameters, [`LpConfig`], Linux's constants by default),
+//! `TS_HZ` = `LP_RESOL` = 1000 (Linux TCP_TS_HZ: 1 ms timestamp ticks).
 //!
-//! Deviations: hosts share the simulator clock, so the remote clock rate is
-//! known exactly; Linux estimates it (`tcp_lp_remote_hz_estimator`) and
-//! divides `LP_RESOL / remote_hz` in integers, which we do not model. The
-//! owd is the exact forward delay in 1 ms units, without Linux's random
-//! per-connection timestamp offset. Two deviations from the module, both
-//! towards the paper, because the module's versions stop TCP-LP from ever
-//! filling an idle link in the simulator (measured: utilization 0.02 alone
-//! at 10 Mbit/s, 50 ms, 1 BDP; docs/fidelity.md): (1) the module resets
-//! owd_min = sowd, owd_max = 2 sowd after every indication (its "FIXME"), so
-//! the next ordinary sample below sowd is again an indication within the
-//! inference time and cwnd collapses to 1 over and over; we keep the
-//! paper's connection-lifetime d_min / d_max (with the module's "forget the
-//! max of the max" reserve); (2) with owd_min = owd_max (the first sample)
-//! the module's test always fires and halves the initial window; we require
-//! a learnt range (owd_max > owd_min) first. (3) Delays are in us, not in
-//! Linux's 1 ms timestamp ticks: with a few ms of delay range, 15 % of it is
-//! at most one tick, and integer truncation keeps sowd on the threshold.
+//! Consequences of the module's integer arithmetic, modelled as they are
+//! (tests below; docs/fidelity.md "TCP-LP"): the first owd sample is always
+//! an indication (owd_min = owd_max); a remote_hz estimate above 1000 makes
+//! `LP_RESOL / remote_hz` zero and owd = 2^32 - TSecr, so sowd overflows
+//! and no indication ever comes (the flow runs as Reno) until the estimate
+//! falls back to 1000 or below.
+//!
+//! Deviations: both hosts' timestamp clocks are the simulator clock in 1 ms
+//! ticks from the run's start, without the random per-connection offset that
+//! Linux adds with `net.ipv4.tcp_timestamps = 1` (its default; = 2 adds
+//! none). With such an offset (above 2^29 ms for 7/8 of connections) sowd
+//! overflows as above and the module never indicates (test
+//! `random_timestamp_offset_overflows_sowd_and_lp_never_indicates`;
+//! measured on this kernel with a BPF port: docs/fidelity.md). Our
+//! receiver echoes the TSval of the newest segment an ACK covers; Linux's
+//! (`tcp_replace_ts_recent`) echoes the first one after the previous ACK
+//! (docs/fidelity.md gives its effect on TCP-LP).
 
 use super::{reno, AckSample, CongestionControl, TcpCc};
 
 /// Early-congestion threshold δ: percent of (owd_max - owd_min) above owd_min.
-pub const THRESHOLD_PCT: u64 = 15;
+pub const THRESHOLD_PCT: u32 = 15;
 /// Inference time in units of the last ACK's TSecr age (~RTT).
-pub const INFERENCE_RTTS: u64 = 3;
-/// Delay resolution: 1 us per tick (Linux: 1 ms, TCP_TS_HZ = LP_RESOL; see the header).
-pub const TS_UNIT_NS: u64 = 1_000;
+pub const INFERENCE_RTTS: u32 = 3;
+/// Linux TCP timestamp clock rate (TCP_TS_HZ): 1 ms ticks, 32 bits.
+pub const TS_HZ: u32 = 1000;
+/// Linux LP_RESOL (= TCP_TS_HZ): the owd's resolution, ticks per second.
+pub const LP_RESOL: u32 = TS_HZ;
+const NS_PER_TS_TICK: u64 = 1_000_000_000 / TS_HZ as u64;
 
-/// Per-connection state (Linux `struct lp`); delays in 1 ms ticks.
+// Linux `enum tcp_lp_state`.
+const LP_VALID_RHZ: u32 = 1 << 0;
+const LP_VALID_OWD: u32 = 1 << 1;
+const LP_WITHIN_THR: u32 = 1 << 3;
+const LP_WITHIN_INF: u32 = 1 << 4;
+
+/// A simulator time (ns) on the 32-bit TCP timestamp clock (`tcp_time_stamp_ms`).
+fn ts(ns: u64) -> u32 {
+    (ns / NS_PER_TS_TICK) as u32
+}
+
+/// Per-connection state: Linux `struct lp`, with its u32 fields.
 #[derive(Debug, Clone)]
 pub struct Lp {
     /// Parameters (threshold, inference time).
     p: LpConfig,
-    /// Smoothed one-way delay << 3.
-    sowd: u64,
-    owd_min: u64,
-    owd_max: u64,
-    owd_max_rsv: u64,
-    /// Time of the last early-congestion reduction, ticks (0 = none).
-    last_drop: u64,
-    /// Inference time, ticks.
-    inference: u64,
-    /// The last reduction is within the inference time (no growth).
-    within_inference: bool,
+    /// `LP_*` flags.
+    flag: u32,
+    /// Smoothed one-way delay << 3, TS ticks.
+    sowd: u32,
+    owd_min: u32,
+    owd_max: u32,
+    owd_max_rsv: u32,
+    /// Estimated remote timestamp clock rate, Hz.
+    remote_hz: u32,
+    remote_ref_time: u32,
+    local_ref_time: u32,
+    /// Time of the last early-congestion reduction, TS ticks (0 = none).
+    last_drop: u32,
+    /// Inference time, TS ticks.
+    inference: u32,
 }
 
 impl Default for Lp {
@@ -73,50 +97,93 @@ impl Default for Lp {
     }
 }
 
-fn ticks(ns: u64) -> u64 {
-    ns / TS_UNIT_NS
-}
-
 impl Lp {
     pub fn new() -> Lp {
         Lp::with_params(LpConfig::default())
     }
 
+    /// Linux `tcp_lp_init`.
     pub fn with_params(p: LpConfig) -> Lp {
-        Lp { p, sowd: 0, owd_min: u64::MAX, owd_max: 0, owd_max_rsv: 0, last_drop: 0, inference: 0, within_inference: false }
-    }
-
-    /// One-way delay of the last ACK, ticks; None without timestamps or at 0.
-    fn owd(tp: &TcpCc) -> Option<u64> {
-        if tp.rcv_tsval_ns == 0 || tp.rcv_tsecr_ns == 0 {
-            return None;
+        Lp {
+            p,
+            flag: 0,
+            sowd: 0,
+            owd_min: u32::MAX,
+            owd_max: 0,
+            owd_max_rsv: 0,
+            remote_hz: 0,
+            remote_ref_time: 0,
+            local_ref_time: 0,
+            last_drop: 0,
+            inference: 0,
         }
-        let owd = ticks(tp.rcv_tsval_ns).abs_diff(ticks(tp.rcv_tsecr_ns));
-        (owd > 0).then_some(owd)
     }
 
-    /// Linux `tcp_lp_rtt_sample`: owd range and smoothed owd.
-    fn owd_sample(&mut self, owd: u64) {
-        self.owd_min = self.owd_min.min(owd);
-        if owd > self.owd_max {
-            if owd > self.owd_max_rsv {
-                self.owd_max = if self.owd_max_rsv == 0 { owd } else { self.owd_max_rsv };
-                self.owd_max_rsv = owd;
+    /// Linux `tcp_lp_remote_hz_estimator`: the ratio of the remote clock's
+    /// advance to ours between two ACKs, x TS_HZ, averaged 63/64 old + 1/64
+    /// new (all in Linux's integer types).
+    fn remote_hz_estimator(&mut self, tsval: u32, tsecr: u32) -> u32 {
+        let mut rhz = (self.remote_hz << 6) as i64;
+        let known = self.remote_ref_time != 0 && self.local_ref_time != 0;
+        if known && tsval != self.remote_ref_time && tsecr != self.local_ref_time {
+            let mut m = (TS_HZ.wrapping_mul(tsval.wrapping_sub(self.remote_ref_time)) / tsecr.wrapping_sub(self.local_ref_time)) as i64;
+            if rhz > 0 {
+                m -= rhz >> 6;
+                rhz += m;
             } else {
-                self.owd_max = owd;
+                rhz = m << 6;
+            }
+        }
+        self.set_flag(LP_VALID_RHZ, (rhz >> 6) > 0);
+        self.remote_ref_time = tsval;
+        self.local_ref_time = tsecr;
+        (rhz >> 6) as u32
+    }
+
+    /// Linux `tcp_lp_owd_calculator`: owd = TSval x (LP_RESOL / remote_hz) -
+    /// TSecr, in u32 arithmetic (so never negative: its `owd < 0` branch is dead).
+    fn owd_calculator(&mut self, tsval: u32, tsecr: u32) -> u32 {
+        self.remote_hz = self.remote_hz_estimator(tsval, tsecr);
+        let mut owd = 0u32;
+        if self.flag & LP_VALID_RHZ != 0 {
+            owd = tsval.wrapping_mul(LP_RESOL / self.remote_hz).wrapping_sub(tsecr.wrapping_mul(LP_RESOL / TS_HZ));
+        }
+        self.set_flag(LP_VALID_OWD, owd > 0);
+        owd
+    }
+
+    /// Linux `tcp_lp_rtt_sample`: owd range ("always forget the max of the
+    /// max") and smoothed owd, sowd = 7/8 sowd + 1/8 owd.
+    fn rtt_sample(&mut self, tsval: u32, tsecr: u32) {
+        let mut mowd = self.owd_calculator(tsval, tsecr) as i64;
+        if self.flag & LP_VALID_RHZ == 0 || self.flag & LP_VALID_OWD == 0 {
+            return;
+        }
+        if mowd < self.owd_min as i64 {
+            self.owd_min = mowd as u32;
+        }
+        if mowd > self.owd_max as i64 {
+            if mowd > self.owd_max_rsv as i64 {
+                self.owd_max = if self.owd_max_rsv == 0 { mowd as u32 } else { self.owd_max_rsv };
+                self.owd_max_rsv = mowd as u32;
+            } else {
+                self.owd_max = mowd as u32;
             }
         }
         if self.sowd != 0 {
-            self.sowd = self.sowd + owd - (self.sowd >> 3);
+            mowd -= (self.sowd >> 3) as i64;
+            self.sowd = (self.sowd as i64 + mowd) as u32;
         } else {
-            self.sowd = owd << 3;
+            self.sowd = (mowd << 3) as u32;
         }
     }
 
-    /// sowd below owd_min + threshold (15 %) of the range.
-    fn within_threshold(&self) -> bool {
-        let span = self.owd_max.saturating_sub(self.owd_min);
-        (self.sowd >> 3) < self.owd_min + self.p.threshold_pct * span / 100
+    fn set_flag(&mut self, f: u32, on: bool) {
+        if on {
+            self.flag |= f;
+        } else {
+            self.flag &= !f;
+        }
     }
 }
 
@@ -125,48 +192,41 @@ impl CongestionControl for Lp {
         "lp"
     }
 
+    /// Linux `tcp_reno_ssthresh`.
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
         (tp.cwnd / 2).max(reno::MIN_SSTHRESH_PKTS)
     }
 
+    /// Linux `tcp_lp_cong_avoid`: Reno, except within the inference time.
     fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
-        if !self.within_inference {
+        if self.flag & LP_WITHIN_INF == 0 {
             reno::reno_cong_avoid(tp, acked);
         }
     }
 
     /// Linux `tcp_lp_pkts_acked`: early congestion indication and reaction.
     fn pkts_acked(&mut self, tp: &mut TcpCc, sample: &AckSample) {
+        let (now, tsval, tsecr) = (ts(tp.now_ns), ts(tp.rcv_tsval_ns), ts(tp.rcv_tsecr_ns));
         if sample.rtt_ns > 0 {
-            if let Some(owd) = Lp::owd(tp) {
-                self.owd_sample(owd);
-            }
+            self.rtt_sample(tsval, tsecr);
         }
-        let now = ticks(tp.now_ns);
-        if tp.rcv_tsecr_ns != 0 {
-            let delta = now.saturating_sub(ticks(tp.rcv_tsecr_ns));
-            if delta > 0 {
-                self.inference = self.p.inference_rtts * delta;
-            }
+        let delta = now.wrapping_sub(tsecr);
+        if (delta as i32) > 0 {
+            self.inference = self.p.inference_rtts.wrapping_mul(delta);
         }
-        self.within_inference = self.last_drop != 0 && now - self.last_drop < self.inference;
-        // An indication needs a learnt delay range (the paper's d_min < d_max).
-        if self.sowd == 0 || self.owd_max <= self.owd_min || self.within_threshold() {
+        let within_inf = self.last_drop != 0 && now.wrapping_sub(self.last_drop) < self.inference;
+        self.set_flag(LP_WITHIN_INF, within_inf);
+        let span = self.owd_max.wrapping_sub(self.owd_min);
+        let thr = self.owd_min.wrapping_add(self.p.threshold_pct.wrapping_mul(span) / 100);
+        self.set_flag(LP_WITHIN_THR, (self.sowd >> 3) < thr);
+        if self.flag & LP_WITHIN_THR != 0 {
             return;
         }
-        if std::env::var("LPDBG").is_ok() {
-            eprintln!(
-                "t={} ind inf={} cwnd={} sowd={} min={} max={} owd={:?}",
-                now,
-                self.within_inference,
-                tp.cwnd,
-                self.sowd >> 3,
-                self.owd_min,
-                self.owd_max,
-                Lp::owd(tp)
-            );
-        }
-        tp.cwnd = if self.within_inference { 1 } else { (tp.cwnd >> 1).max(1) };
+        // Linux's "FIXME": restart the owd range around the smoothed owd.
+        self.owd_min = self.sowd >> 3;
+        self.owd_max = self.sowd >> 2;
+        self.owd_max_rsv = self.sowd >> 2;
+        tp.cwnd = if within_inf { 1 } else { (tp.cwnd >> 1).max(1) };
         self.last_drop = now;
     }
 }
@@ -175,9 +235,9 @@ crate::declare_params! {
     /// TCP-LP's parameters: Linux `tcp_lp.c` constants (not module parameters there), defaults = Linux's.
     pub struct LpConfig {
         /// Early-congestion threshold delta: smoothed one-way delay above owd_min + this percent of (owd_max - owd_min) (Linux/paper: 15).
-        threshold_pct: u64 = THRESHOLD_PCT, Range::closed(0.0, 100.0);
+        threshold_pct: u32 = THRESHOLD_PCT, Range::closed(0.0, 100.0);
         /// Inference time after an indication, in units of the ACK's TSecr age (~RTT): no growth, and a second indication sets cwnd = 1 (Linux: 3).
-        inference_rtts: u64 = INFERENCE_RTTS, Range::closed(0.0, 100.0);
+        inference_rtts: u32 = INFERENCE_RTTS, Range::closed(0.0, 100.0);
     }
 }
 
@@ -198,90 +258,151 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    /// An ACK at `now_ms` echoing a segment sent at `sent_ms` whose forward delay was `owd_ms`.
-    fn ack(lp: &mut Lp, t: &mut TcpCc, now_ms: u64, sent_ms: u64, owd_ms: u64) {
-        t.now_ns = now_ms * MS;
-        t.rcv_tsecr_ns = sent_ms * MS;
-        t.rcv_tsval_ns = (sent_ms + owd_ms) * MS;
-        lp.pkts_acked(t, &AckSample { pkts_acked: 1, rtt_ns: ((now_ms - sent_ms) * MS) as i64, in_flight: 10 });
+    /// One sender and the ACKs it receives; times in ms on both timestamp
+    /// clocks, the receiver's ahead by `offset_ms` (Linux tcp_timestamps = 1).
+    struct Conn {
+        lp: Lp,
+        t: TcpCc,
+        offset_ms: u64,
+    }
+
+    impl Conn {
+        fn new(p: LpConfig, offset_ms: u64) -> Conn {
+            Conn { lp: Lp::with_params(p), t: tp(), offset_ms }
+        }
+
+        /// An ACK arriving at `now_ms` for a segment sent at `sent_ms` whose
+        /// ACK left the receiver `owd_ms` later; then Reno's growth step.
+        fn ack(&mut self, sent_ms: u64, owd_ms: u64, now_ms: u64) {
+            self.t.now_ns = now_ms * MS;
+            self.t.rcv_tsecr_ns = sent_ms * MS;
+            self.t.rcv_tsval_ns = (sent_ms + owd_ms + self.offset_ms) * MS;
+            let rtt_ns = ((now_ms - sent_ms) * MS) as i64;
+            self.lp.pkts_acked(&mut self.t, &AckSample { pkts_acked: 1, rtt_ns, in_flight: 10 });
+            self.lp.cong_avoid(&mut self.t, 1);
+        }
+
+        /// Two ACKs that set remote_hz = 850 (the owd fell from 40 to 25 ms
+        /// between them), the second the first owd sample.
+        fn learn_clock(&mut self) {
+            self.ack(1000, 40, 1060);
+            self.ack(1100, 25, 1150);
+            assert_eq!(self.lp.remote_hz, 850);
+        }
+
+        /// ACKs every 10 ms from `from_ms` on, owd 40 ms: a standing queue of 15 ms.
+        /// Returns the cwnd after each.
+        fn queue_builds(&mut self, from_ms: u64, n: u64) -> Vec<u32> {
+            (0..n)
+                .map(|k| {
+                    let sent = from_ms + 10 * k;
+                    self.ack(sent, 40, sent + 65);
+                    self.t.cwnd
+                })
+                .collect()
+        }
     }
 
     #[test]
-    fn steady_delay_is_no_indication_and_reno_growth_continues() {
-        let (mut lp, mut t) = (Lp::new(), tp());
-        for i in 0..100 {
-            ack(&mut lp, &mut t, 1000 + i, 950 + i, 25);
-        }
-        assert_eq!(t.cwnd, 10, "owd_min = owd_max: no delay range learnt, no indication");
-        lp.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 11, "Reno slow start");
+    fn no_owd_sample_until_two_acks_advance_both_timestamp_clocks() {
+        // tcp_lp_remote_hz_estimator: no reference, then an unchanged TSecr: no estimate.
+        let mut c = Conn::new(LpConfig::default(), 0);
+        c.ack(1000, 30, 1050);
+        c.ack(1000, 31, 1051);
+        assert_eq!((c.lp.remote_hz, c.lp.sowd, c.t.cwnd), (0, 0, 12), "no sample, Reno slow start");
+        // TSval +94, TSecr +100: remote_hz = 1000 x 94 / 100.
+        c.ack(1100, 25, 1150);
+        assert_eq!(c.lp.remote_hz, 940);
     }
 
     #[test]
-    fn rising_one_way_delay_halves_then_a_second_indication_within_inference_sets_one() {
-        let (mut lp, mut t) = (Lp::new(), tp());
-        // Learn the delay range 25..45 ms, then settle at 25 ms.
-        ack(&mut lp, &mut t, 1000, 950, 25);
-        ack(&mut lp, &mut t, 1001, 951, 45);
-        for i in 2..60 {
-            ack(&mut lp, &mut t, 1000 + i, 950 + i, 25);
-        }
-        assert_eq!(t.cwnd, 10, "sowd back below 25 + 15 % x 20 = 28 ms");
-        t.cwnd = 40;
-        // Delay builds up: sowd crosses the threshold after a few samples.
-        let mut n = 0;
-        while t.cwnd == 40 {
-            n += 1;
-            ack(&mut lp, &mut t, 1100 + n, 1050 + n, 40);
-            assert!(n < 50);
-        }
-        assert_eq!(t.cwnd, 20, "first indication: halve");
-        ack(&mut lp, &mut t, 1100 + n + 10, 1050 + n + 10, 40);
-        assert_eq!(t.cwnd, 1, "second indication within the inference time: cwnd = 1");
-        // Delay back at the minimum: no growth within the inference time
-        // (3 x 50 ms after the last indication), Reno growth after it.
-        for i in 0..60 {
-            ack(&mut lp, &mut t, 1200 + n + i, 1150 + n + i, 25);
-        }
-        lp.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 1, "within the inference time");
-        for i in 60..200 {
-            ack(&mut lp, &mut t, 1200 + n + i, 1150 + n + i, 25);
-        }
-        lp.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 2);
+    fn first_owd_sample_is_an_indication_and_restarts_the_range_at_sowd_and_twice_sowd() {
+        // tcp_lp_pkts_acked: with owd_min = owd_max the threshold is owd_min itself.
+        let mut c = Conn::new(LpConfig::default(), 0);
+        c.ack(1000, 40, 1060);
+        assert_eq!(c.t.cwnd, 11);
+        c.ack(1100, 25, 1150);
+        // 11 halved, then this ACK's Reno step: its inference flag was set
+        // before the indication (Linux calls cong_avoid after pkts_acked).
+        assert_eq!(c.t.cwnd, 6);
+        assert_eq!((c.lp.sowd >> 3, c.lp.owd_min, c.lp.owd_max, c.lp.owd_max_rsv), (25, 25, 50, 50));
     }
 
-    /// Learn the range 25..45 ms, settle at 25 ms, then 40 ms samples with
-    /// cwnd 40: the sample count to the first halving and the cwnd after a
-    /// second indication 10 ms later.
-    fn first_and_second_indication(p: LpConfig) -> (u64, u32) {
-        let (mut lp, mut t) = (Lp::with_params(p), tp());
-        ack(&mut lp, &mut t, 1000, 950, 25);
-        ack(&mut lp, &mut t, 1001, 951, 45);
-        for i in 2..60 {
-            ack(&mut lp, &mut t, 1000 + i, 950 + i, 25);
+    #[test]
+    fn second_indication_within_inference_sets_cwnd_one_and_growth_waits_for_its_end() {
+        // tcp_lp_pkts_acked / tcp_lp_cong_avoid. After the first sample (cwnd
+        // 11 -> 5 + 1 at 1150 ms) the threshold is 25 + 15 % x 25 = 28 ms; with owd
+        // 40 ms sowd crosses it on the second ACK, within the inference time
+        // (3 x 65 ms).
+        let mut c = Conn::new(LpConfig::default(), 0);
+        c.learn_clock();
+        let cwnds = c.queue_builds(1200, 2);
+        assert_eq!(cwnds, vec![6, 1]);
+        assert!(c.lp.remote_hz < TS_HZ, "{}", c.lp.remote_hz);
+        // Delay back to 25 ms (the range restarted at [sowd, 2 sowd] = [28, 56]):
+        // no growth until 3 x 65 ms after the last indication, Reno's after.
+        assert_eq!(c.lp.last_drop, 1275);
+        for k in 0..30 {
+            let sent = 1300 + 10 * k;
+            c.ack(sent, 25, sent + 50);
+            if sent + 50 - 1275 < c.lp.inference as u64 {
+                assert_eq!(c.t.cwnd, 1, "within inference at {} ms", sent + 50);
+            }
         }
-        t.cwnd = 40;
-        let mut n = 0;
-        while t.cwnd == 40 {
-            n += 1;
-            ack(&mut lp, &mut t, 1100 + n, 1050 + n, 40);
-            assert!(n < 100);
-        }
-        assert_eq!(t.cwnd, 20);
-        ack(&mut lp, &mut t, 1100 + n + 10, 1050 + n + 10, 40);
-        (n, t.cwnd)
+        assert_eq!(c.lp.last_drop, 1275, "no indication at the old delay");
+        assert!(c.t.cwnd > 1, "Reno growth after the inference time");
+    }
+
+    #[test]
+    fn remote_hz_estimate_above_ts_hz_zeroes_the_owd_scale_and_lp_never_indicates() {
+        // tcp_lp_owd_calculator: LP_RESOL / remote_hz = 0 for remote_hz > 1000,
+        // owd = 2^32 - TSecr; sowd (owd << 3 in a u32) overflows below owd_min.
+        let mut c = Conn::new(LpConfig::default(), 0);
+        c.ack(1000, 25, 1050);
+        c.ack(1100, 40, 1150); // TSval +115 per TSecr +100
+        assert_eq!(c.lp.remote_hz, 1150);
+        assert_eq!(c.lp.owd_min, 0u32.wrapping_sub(1100), "owd = 2^32 - TSecr");
+        let cwnd = c.t.cwnd;
+        let cwnds = c.queue_builds(1200, 30);
+        assert!(cwnds.windows(2).all(|w| w[1] >= w[0]), "never reduced: {cwnds:?}");
+        assert!(c.t.cwnd > cwnd);
+    }
+
+    #[test]
+    fn random_timestamp_offset_overflows_sowd_and_lp_never_indicates() {
+        // The same ACKs as the test above, the receiver's timestamp clock ahead by
+        // an offset (Linux tcp_timestamps = 1: a random u32 per connection).
+        // Above 2^29 ms, owd << 3 overflows sowd: not even the first sample
+        // indicates, nor the standing queue.
+        let mut c = Conn::new(LpConfig::default(), 3_000_000_000);
+        c.learn_clock();
+        assert_eq!(c.t.cwnd, 12, "first sample: no indication");
+        let cwnds = c.queue_builds(1200, 30);
+        assert!(cwnds.windows(2).all(|w| w[1] >= w[0]), "never reduced: {cwnds:?}");
+        // Below 2^29 ms: the first sample halves, and the restarted range [S, 2 S]
+        // (S ~ the offset) puts the threshold out of reach.
+        let mut c = Conn::new(LpConfig::default(), 100_000_000);
+        c.learn_clock();
+        assert_eq!(c.t.cwnd, 6);
+        let cwnds = c.queue_builds(1200, 30);
+        assert!(cwnds.windows(2).all(|w| w[1] >= w[0]), "never reduced again: {cwnds:?}");
     }
 
     #[test]
     fn higher_threshold_indicates_later_and_zero_inference_time_only_halves() {
-        let (n15, _) = first_and_second_indication(LpConfig::default());
-        // 50 % of the 20 ms range: threshold 35 ms instead of 28 ms, more samples to reach it.
-        let (n50, _) = first_and_second_indication(LpConfig { threshold_pct: 50, ..LpConfig::default() });
-        assert!(n50 > n15, "{n50} vs {n15}");
-        // Inference time 0: the second indication is outside it -> halve again, not cwnd = 1.
-        let (_, cwnd) = first_and_second_indication(LpConfig { inference_rtts: 0, ..LpConfig::default() });
-        assert_eq!(cwnd, 10);
+        // Samples until the standing queue is an indication, and the cwnd it leaves.
+        let run = |p: LpConfig| {
+            let mut c = Conn::new(p, 0);
+            c.learn_clock();
+            let cwnds = c.queue_builds(1200, 20);
+            (cwnds.iter().position(|&w| w < 6).map(|i| i + 1), c.t.cwnd)
+        };
+        assert_eq!(run(LpConfig::default()), (Some(2), 1));
+        // 50 % of the restarted 25 ms range: threshold 37 ms instead of 28 ms.
+        let (n50, _) = run(LpConfig { threshold_pct: 50, ..LpConfig::default() });
+        assert!(n50.unwrap() > 2, "{n50:?}");
+        // Inference time 0: a second indication halves again instead of setting 1.
+        let (_, cwnd) = run(LpConfig { inference_rtts: 0, ..LpConfig::default() });
+        assert!(cwnd > 1, "{cwnd}");
     }
 }

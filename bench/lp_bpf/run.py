@@ -1,0 +1,113 @@
+"""Linux's tcp_lp.c on this machine's real TCP, through a BPF port (issue 13, docs/fidelity.md "TCP-LP").
+
+The kernel here does not build tcp_lp (it offers reno, cubic, bbr). lp.bpf.c ports the
+module line by line as a BPF struct_ops congestion control; this script runs it on the
+testbed (10 Mbit/s, 50 ms, 42-packet drop-tail, 45 s, window 10-45 s, as
+crates/ccfair-sim/tests/lp.rs) or the same experiment on the simulator. Root; needs
+clang, bpftool and libbpf-dev (Debian packages; not project dependencies):
+
+    cd bench/lp_bpf && bpftool btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
+    clang -O2 -g -target bpf -c lp.bpf.c -o lp.bpf.o && bpftool struct_ops register lp.bpf.o
+    clang -O2 -g -target bpf -DLP_TRACE -c lp.bpf.c -o lp_t.bpf.o && bpftool struct_ops register lp_t.bpf.o
+    python bench/lp_bpf/run.py lp_bpf alone 2 1            # kernel name, scenario, tcp_timestamps, delayed ACKs
+    python bench/lp_bpf/run.py lp_bpf renofirst 1 1        # tcp_timestamps = 1: random TS offsets (Linux's default)
+    python bench/lp_bpf/run.py lp_bpf alone 2 1 sim        # the simulator (cc/lp.rs), same experiment
+    python bench/lp_bpf/run.py trace /sys/kernel/tracing/trace   # summary of an lp_bpf_t run's per-ACK state
+    bpftool struct_ops list; bpftool struct_ops unregister id ID   # each, when done
+
+Scenarios: alone (LP only), lpfirst (LP at 0 s, Reno at 5 s), renofirst (the reverse).
+The testbed maps ccfair's "lp" to the given kernel name and sets net.ipv4.tcp_timestamps
+in the sender's and receiver's namespaces (patched in here; ccfair has no such setting).
+Prints one JSON line: per flow throughput and share; utilization = throughput x 1500/1448 / 10 Mbit/s.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import re
+import sys
+
+LINE = re.compile(r"bpf_trace_printk: (lp\d?) (\d+) (\d+) (\d+)")
+
+
+def spec(scenario: str, delayed_ack: bool) -> dict:
+    def flow(name: str, cca: str, start: str) -> dict:
+        return {"name": name, "cca": cca, "rtt": "50ms", "start": start, "delayed_ack": delayed_ack}
+
+    flows = {
+        "alone": [flow("A", "lp", "0s")],
+        "lpfirst": [flow("A", "lp", "0s"), flow("B", "reno", "5s")],
+        "renofirst": [flow("A", "reno", "0s"), flow("B", "lp", "5s")],
+    }[scenario]
+    return {
+        "name": f"tcp-lp {scenario}",
+        "duration": "45s",
+        "window": {"start": "10s", "end": "45s"},
+        "seed": 1,
+        "bin": "100ms",
+        "bottleneck": {"rate": "10Mbit", "delay": "0ms", "buffer": "42pkt", "qdisc": "droptail"},
+        "flows": flows,
+    }
+
+
+def run(kernel_name: str, scenario: str, timestamps: int, delayed_ack: bool, backend: str) -> dict:
+    from ccfair import api
+    from ccfair.testbed import netns, runner
+
+    runner.KERNEL_NAMES["lp"] = kernel_name
+    route_options = netns.Topology.route_options
+
+    def with_timestamps(self, i, *args, **kwargs):  # type: ignore[no-untyped-def]
+        for ns in (self.ns_snd[i], self.ns_rcv):
+            netns.sysctls(ns, {"net.ipv4.tcp_timestamps": timestamps})
+        return route_options(self, i, *args, **kwargs)
+
+    netns.Topology.route_options = with_timestamps  # type: ignore[method-assign]
+    r = api.run(spec(scenario, delayed_ack), backend=backend)
+    flows = [{k: f[k] for k in ("name", "cca", "throughput_bps", "share")} for f in r.flows.to_dict("records")]
+    return {
+        "kernel_name": kernel_name,
+        "scenario": scenario,
+        "tcp_timestamps": timestamps,
+        "delayed_ack": delayed_ack,
+        "backend": backend,
+        "flows": flows,
+    }
+
+
+def trace(path: str) -> None:
+    """Per-ACK state printed by lp_bpf_t: (now, cwnd, flag), (TSval, TSecr, remote_hz), (sowd, owd_min, owd_max)."""
+    acks, cur = [], {}
+    for line in open(path):
+        m = LINE.search(line)
+        if not m:
+            continue
+        kind, a, b, c = m.group(1), int(m.group(2)), int(m.group(3)), int(m.group(4))
+        if kind == "lp":
+            cur = {"now": a, "cwnd": b, "flag": c}
+        elif kind == "lp2":
+            cur.update(tsval=a, tsecr=b, rhz=c)
+        else:
+            cur.update(sowd=a, owd_min=b, owd_max=c)
+            acks.append(cur)
+    t0 = acks[0]["now"]
+    for r in acks[:45]:
+        flag = ("within" if r["flag"] & 8 else "INDICATION") + (" inference" if r["flag"] & 16 else "")
+        owd = (r["tsval"] - r["tsecr"]) % 2**32
+        print(
+            f"t={r['now'] - t0:6d} ms cwnd={r['cwnd']:3d} TSval-TSecr={owd:4d} remote_hz={r['rhz']:5d} sowd={r['sowd']} [{r['owd_min']}, {r['owd_max']}] {flag}"
+        )
+    at_one = collections.Counter((r["tsval"] - r["tsecr"]) % 2**32 for r in acks if r["cwnd"] == 1)
+    print(f"{len(acks)} ACKs; indications {sum(1 for r in acks if not r['flag'] & 8)}")
+    print("TSval-TSecr at cwnd 1 (ms: count):", at_one.most_common(6))
+    print("cwnd (value: ACKs):", collections.Counter(r["cwnd"] for r in acks).most_common(6))
+    print("remote_hz min/max:", min(r["rhz"] for r in acks if r["rhz"]), max(r["rhz"] for r in acks))
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "trace":
+        trace(sys.argv[2])
+    else:
+        backend = sys.argv[5] if len(sys.argv) > 5 else "testbed"
+        print(json.dumps(run(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", backend)))
