@@ -8,7 +8,10 @@ In this process (one warm worker, CPU time):
   has warmed the spec cache and the imports) in batches of 1, 4, 32 and 64 runs:
   CPU time of the task minus the simulator's, per run. The difference between
   batch sizes is the fixed cost of a task;
-- ``store.encode_batch`` alone on 32 results: best of 5, per run.
+- ``store.encode_batch`` alone on 32 results: best of 5, per run;
+- ``Result.from_raw`` + ``store.encode_batch`` on 128 runs of the grid (every second run
+  of the first repetition: all rates, buffers, qdiscs and pairs) in batches of 64, the
+  worker's whole per-run path besides the simulation and the spec: best of 5, per run.
 
 Run it with ``PYTHONPATH=OLD/python`` to measure another checkout's Python with
 the same simulator extension. Figures go into docs/benchmarks.md by hand.
@@ -62,6 +65,28 @@ def main() -> None:
         store.encode_batch(items)
         best = min(best, time.thread_time() - t0)
     print(f"encode_batch of 32 runs: {best / len(items) * 1e3:.2f} ms per run (best of 5)")
+    _worker_path(payloads[:half:2][:128])
+
+
+def _worker_path(runs: list[dict]) -> None:
+    raws = []
+    for p in runs:
+        spec = _spec(p["experiment"])
+        raws.append((p, spec, _raw(p["config"], spec)))
+    best_raw = best_enc = float("inf")
+    for _ in range(6):  # the first round warms up
+        t0 = time.thread_time()
+        done = [(p["run_id"], p["meta"], Result.from_raw(spec, p["config"], raw)) for p, spec, raw in raws]
+        t1 = time.thread_time()
+        for i in range(0, len(done), 64):
+            store.encode_batch(done[i : i + 64])
+        t2 = time.thread_time()
+        best_raw, best_enc = min(best_raw, t1 - t0), min(best_enc, t2 - t1)
+    n = len(raws) / 1e3
+    print(
+        f"from_raw + encode_batch, {len(raws)} runs in batches of 64: {best_raw / n:.3f} + {best_enc / n:.3f} = "
+        f"{(best_raw + best_enc) / n:.3f} ms per run (best of 5)"
+    )
 
 
 if __name__ == "__main__":

@@ -77,6 +77,22 @@ def test_histogram_percentile_edge_cases():
         histogram_percentile([0], [1], 1.0, 0)
 
 
+def test_histogram_percentile_of_arrays_equals_the_list_walk():
+    """numpy arrays (a sweep worker's simulator output) take a numpy path; it must give the
+    list walk's value bit for bit: unsorted and repeated bins, zero counts, empty, every q."""
+    import numpy as np
+
+    rng = np.random.default_rng(16)
+    for case in range(3000):
+        n = int(rng.integers(0, 40))
+        bins = rng.integers(0, 30 if case % 3 == 0 else 5000, n).astype(np.uint32)  # repeats in every third
+        counts = rng.integers(0, 3 if case % 2 else 10_000, n).astype(np.uint32)  # many zeros in odd cases
+        q = float(rng.choice([0.5, 1, 50, 99, 99.9, 100, float(rng.uniform(0.01, 100))]))
+        expect = histogram_percentile(bins.tolist(), counts.tolist(), 0.1, q)
+        got = histogram_percentile(bins, counts, 0.1, q)
+        assert got == expect or (math.isnan(got) and math.isnan(expect)), (bins, counts, q)
+
+
 def test_histogram_mean_uses_midpoints():
     assert histogram_mean([0, 2], [1, 1], 1.0) == pytest.approx((0.5 + 2.5) / 2)
     assert math.isnan(histogram_mean([], [], 1.0))

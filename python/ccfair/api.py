@@ -44,7 +44,7 @@ def as_spec(spec: Spec | str | Path | dict[str, Any]) -> Spec:
     raise TypeError(f"expected a Spec, a path or a dict, got {type(spec).__name__}")
 
 
-def simulate(config: dict[str, Any], spec: Spec | None = None, arrays: bool = False) -> dict[str, Any]:
+def simulate(config: dict[str, Any], spec: Spec | None = None, arrays: bool = False, config_json: str | None = None) -> dict[str, Any]:
     """Run the engine on a resolved ``RunConfig`` dict and return its raw output dict.
 
     The engine's own range checks surface as :class:`SpecError` (they name a
@@ -52,10 +52,11 @@ def simulate(config: dict[str, Any], spec: Spec | None = None, arrays: bool = Fa
     ``[[flows]]`` entry they came from). Anything else the engine rejects is
     a :class:`SimulationError`. ``arrays``: numeric series as numpy arrays
     (no copy) instead of lists; :class:`~ccfair.result.Result` takes either.
+    ``config_json``: ``config`` already encoded as JSON (a sweep's plan has it), passed on as it is.
     """
     if spec is not None:
         profiles.check_backend(spec, "sim")
-    return _call_core("simulate", config, spec, **({"arrays": True} if arrays else {}))  # type: ignore[no-any-return]
+    return _call_core("simulate", config, spec, config_json, **({"arrays": True} if arrays else {}))  # type: ignore[no-any-return]
 
 
 def check_resources(config: dict[str, Any], spec: Spec | None = None) -> float:
@@ -66,11 +67,11 @@ def check_resources(config: dict[str, Any], spec: Spec | None = None) -> float:
     return float(_call_core("check", config, spec) or 0.0)
 
 
-def _call_core(fn: str, config: dict[str, Any], spec: Spec | None, **kwargs: Any) -> Any:
+def _call_core(fn: str, config: dict[str, Any], spec: Spec | None, config_json: str | None = None, **kwargs: Any) -> Any:
     """``_core.simulate`` / ``_core.check`` with the spec's limits; engine errors mapped to ours."""
     core = import_core()
     limits = spec.limits.to_config() if spec is not None else {}
-    args = (json.dumps(config),) + ((json.dumps(limits),) if limits else ())  # none set: the engine's defaults
+    args = (config_json or json.dumps(config),) + ((json.dumps(limits),) if limits else ())  # none set: the engine's defaults
     try:
         return getattr(core, fn)(*args, **kwargs)
     except (core.SimValueError, core.SimResourceError) as e:

@@ -342,7 +342,7 @@ def sweep(
     )
     from rich.text import Text
 
-    from ccfair.executors import EXECUTORS, default_jobs
+    from ccfair.executors import EXECUTORS, default_jobs, warm_up
     from ccfair.sweep import load_sweep_file, run_sweep
 
     if executor not in EXECUTORS:
@@ -352,6 +352,8 @@ def sweep(
     if scheduler and executor != "dask":
         raise SpecError("--scheduler", "only used with --executor dask")
     set_ = with_max_memory(set_, max_memory)
+    if not dry_run:
+        warm_up(executor)  # the pool's fork server imports its modules while the sweep is planned
     plan = load_sweep_file(file, set_)
     axes = ", ".join(f"{a.name} ({len(a.values)})" for a in plan.axes) or "no axes"
     _err = stderr_console()

@@ -137,7 +137,7 @@ def execute_batch(payloads: list[dict[str, Any]]) -> dict[str, Any]:
     from ccfair.result import Result
     from ccfair.store import encode_batch
 
-    cpu0 = time.thread_time()
+    t_start, cpu0 = time.perf_counter(), time.thread_time()
     sim_cpu = 0.0
     done: list[tuple[str, dict[str, Any], Any]] = []
     errors: dict[str, str] = {}
@@ -145,7 +145,7 @@ def execute_batch(payloads: list[dict[str, Any]]) -> dict[str, Any]:
         try:
             spec = _spec(p["experiment"])
             t0 = time.thread_time()
-            raw = simulate(p["config"], spec, arrays=True)
+            raw = simulate(p["config"], spec, arrays=True, config_json=p.get("config_json") or None)
             sim_cpu += time.thread_time() - t0
             done.append((p["run_id"], p["meta"], Result.from_raw(spec, p["config"], raw)))
         except Exception as e:  # noqa: BLE001 - reported per run, the sweep goes on
@@ -164,6 +164,9 @@ def execute_batch(payloads: list[dict[str, Any]]) -> dict[str, Any]:
         "errors": errors,
         "cpu_s": time.thread_time() - cpu0,
         "sim_cpu_s": sim_cpu,
+        # for the sweep's timeline (bench/sweep_overhead.py): CLOCK_MONOTONIC, shared by the processes of a host
+        "pid": os.getpid(),
+        "t": (t_start, time.perf_counter()),
     }
 
 

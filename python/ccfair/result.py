@@ -320,9 +320,9 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
     w_pkts = _isum(raw["sojourn_pkts_per_bin"], b0, b1)
     mean_delay_ms = _isum(raw["sojourn_sum_ns_per_bin"], b0, b1) / w_pkts / _NS_PER_MS if w_pkts else math.nan
     soj_bin_ms = int(raw["sojourn_bin_ns"]) / _NS_PER_MS
-    hist_bins, hist_counts = _as_list(raw["sojourn_bin"]), _as_list(raw["sojourn_count"])
-    p99_ms = metrics.histogram_percentile(hist_bins, hist_counts, soj_bin_ms, 99)
+    p99_ms = metrics.histogram_percentile(raw["sojourn_bin"], raw["sojourn_count"], soj_bin_ms, 99)  # lists or arrays
     l4s = dict(zip(map(int, _as_list(raw.get("sojourn_l4s_bin", []))), map(int, _as_list(raw.get("sojourn_l4s_count", [])))))
+    hist_bins = _as_list(raw["sojourn_bin"]) if l4s else []
     l4s_counts = [l4s.get(int(b), 0) for b in hist_bins] if l4s else []  # (no scalable-ECN packets: none counted)
     l4s_pkts = sum(l4s_counts)
     l4s_delay = None

@@ -102,6 +102,8 @@ def histogram_percentile(bins: Sequence[int], counts: Sequence[int], bin_width: 
     """
     if not 0 < q <= 100:
         raise ValueError("q must be in (0, 100]")
+    if hasattr(bins, "dtype") and hasattr(counts, "dtype"):
+        return _histogram_percentile_arrays(bins, counts, bin_width, q)
     pairs = _sorted_bins(bins, counts)
     cumulative = list(itertools.accumulate(c for _, c in pairs))
     total = cumulative[-1] if cumulative else 0
@@ -110,6 +112,26 @@ def histogram_percentile(bins: Sequence[int], counts: Sequence[int], bin_width: 
     need = q / 100.0 * total
     first = bisect.bisect_left(cumulative, need)  # the first bin whose cumulative count reaches it
     return (pairs[min(first, len(pairs) - 1)][0] + 1) * bin_width  # (min: float rounding guard)
+
+
+def _histogram_percentile_arrays(bins: np.ndarray, counts: np.ndarray, bin_width: float, q: float) -> float:
+    """:func:`histogram_percentile` of numpy arrays (a sweep worker's simulator output), in numpy:
+    the same steps and the same result (the cumulative counts are exact integers in float64)."""
+    import numpy as np
+
+    if len(bins) != len(counts):
+        raise ValueError("bins and counts must have the same length")
+    b, c = np.asarray(bins, dtype=np.int64), np.asarray(counts, dtype=np.int64)
+    order = np.lexsort((c, b))  # the order of sorted(zip(bins, counts))
+    keep = c[order] != 0
+    b, c = b[order][keep], c[order][keep]
+    cumulative = np.cumsum(c)
+    total = int(cumulative[-1]) if len(cumulative) else 0
+    if total == 0:
+        return math.nan
+    need = q / 100.0 * total
+    first = int(np.searchsorted(cumulative, need, side="left"))
+    return (int(b[min(first, len(b) - 1)]) + 1) * bin_width
 
 
 def histogram_mean(bins: Sequence[int], counts: Sequence[int], bin_width: float) -> float:

@@ -75,6 +75,7 @@ __all__ = [
     "write_run",
     "finished_runs",
     "read_rows",
+    "parse_jsonl",
     "compact",
     "load_run",
     "load_sweep",
@@ -271,7 +272,11 @@ def _joined_table(run_ids: list[str], tables: list[dict[str, Any]]) -> Any:
         joined = [_concat_column([t[c] for t in tables]) for c in names]
     if joined is None or any(j is None for j in joined):
         return pa.concat_tables([_arrow_columns(r, t) for r, t in zip(run_ids, tables)], promote_options="default")
-    run_col = pa.array(run_ids, type=pa.string()).take(pa.array(np.repeat(np.arange(len(run_ids)), rows)))
+    # run_id dictionary-coded: Parquet dictionary-encodes it anyway, and it is read back as strings
+    # (_parquet_bytes writes no Arrow schema)
+    run_col = pa.DictionaryArray.from_arrays(
+        pa.array(np.repeat(np.arange(len(run_ids), dtype=np.int32), rows)), pa.array(run_ids, type=pa.string())
+    )
     return pa.Table.from_arrays([run_col, *(_arrow_array(c, j) for c, j in zip(names, joined))], names=["run_id", *names])
 
 
@@ -295,14 +300,53 @@ def _json_object(items: list[tuple[str, str]]) -> str:
     return "{" + ", ".join(f"{json.dumps(k)}: {v}" for k, v in items) + "}"
 
 
+#: Parquet encodings of a batch table's columns besides the default (dictionary, then plain):
+#: evenly spaced float times and bin edges compress best byte-stream-split, slowly varying
+#: integer counts delta-coded (docs/benchmarks.md, "Sweep, session 4": -0.09 ms and -5 KB per
+#: run against dictionary encoding, which stays for the others: strings and the throughput
+#: series, whose few distinct values it suits). Lossless either way: the values read back are the same.
+_COLUMN_ENCODINGS: dict[str, dict[str, str]] = {
+    "throughput": {"time_s": "BYTE_STREAM_SPLIT"},
+    "link": {"time_s": "BYTE_STREAM_SPLIT", "queue_delay_ms": "BYTE_STREAM_SPLIT", "sojourn_packets": "DELTA_BINARY_PACKED"},
+    "queue": {"time_s": "BYTE_STREAM_SPLIT", "packets": "DELTA_BINARY_PACKED"},
+    "sojourn": {"bin_start_ms": "BYTE_STREAM_SPLIT", "bin_end_ms": "BYTE_STREAM_SPLIT", "count": "DELTA_BINARY_PACKED"},
+}
+
+
+def _parquet_bytes(name: str, table: Any) -> bytes:
+    """One batch table as Parquet bytes: zstd level 1 (the same size as the default level here, a
+    third faster), no column statistics (a batch file is one row group: they could not skip
+    anything), the encodings of :data:`_COLUMN_ENCODINGS` for columns the table has with the
+    types they suit, and no stored Arrow schema: a reader gets every column's type from its
+    Parquet type (string, int64, float64, bool: the same types), and the dictionary-coded run_id
+    column (:func:`_joined_table`) back as strings."""
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    suits = {"BYTE_STREAM_SPLIT": pa.types.is_floating, "DELTA_BINARY_PACKED": pa.types.is_integer}
+    encodings = {
+        f.name: enc for f in table.schema if (enc := _COLUMN_ENCODINGS.get(name, {}).get(f.name)) is not None and suits[enc](f.type)
+    }
+    sink = io.BytesIO()
+    pq.write_table(
+        table,
+        sink,
+        compression="zstd",
+        compression_level=1,
+        write_statistics=False,
+        use_dictionary=[c for c in table.column_names if c not in encodings] if encodings else True,
+        column_encoding=encodings or None,
+        store_schema=False,
+    )
+    return sink.getvalue()
+
+
 def encode_batch(items: list[tuple[str, dict[str, Any], Result]]) -> dict[str, bytes]:
     """The files of one batch directory for ``(run_id, meta, result)`` items (see the module docstring).
 
     Tables are built from each result's columns (:meth:`Result.table_columns`),
     not from DataFrames, and written once per batch.
     """
-    import pyarrow.parquet as pq
-
     parts: dict[str, tuple[list[str], list[dict[str, Any]]]] = {name: ([], []) for name in BATCH_TABLES}
     rows, runs = [], []
     for run_id, meta, result in items:
@@ -327,11 +371,7 @@ def encode_batch(items: list[tuple[str, dict[str, Any], Result]]) -> dict[str, b
     files: dict[str, bytes] = {}
     for name, (run_ids, tables) in parts.items():
         if tables:
-            sink = io.BytesIO()
-            # zstd level 1: the same size as the default level here, a third faster; no column
-            # statistics (a batch file is one row group: they could not skip anything)
-            pq.write_table(_joined_table(run_ids, tables), sink, compression="zstd", compression_level=1, write_statistics=False)
-            files[f"{name}.parquet"] = sink.getvalue()
+            files[f"{name}.parquet"] = _parquet_bytes(name, _joined_table(run_ids, tables))
     files["rows.jsonl"] = ("\n".join(rows) + "\n").encode()
     files["runs.jsonl"] = ("\n".join(runs) + "\n").encode()
     files["run_ids.json"] = json.dumps([rid for rid, _, _ in items]).encode()
@@ -504,19 +544,31 @@ def _locations(directory: Path) -> dict[str, Path]:
 
 def _jsonl(path: Path) -> dict[str, dict[str, Any]]:
     """A batch's rows.jsonl / runs.jsonl by run id."""
+    return parse_jsonl(path.read_text())
+
+
+def parse_jsonl(text: str | bytes) -> dict[str, dict[str, Any]]:
+    """The records of a batch's rows.jsonl / runs.jsonl text by run id."""
+    if isinstance(text, bytes):
+        text = text.decode()
     out = {}
-    for line in path.read_text().splitlines():
+    for line in text.splitlines():
         if line:
             d = json.loads(line)
             out[d["run_id"] if "run_id" in d else d["row"]["run_id"]] = d
     return out
 
 
-def read_rows(directory: str | Path, run_ids: list[str]) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """Runs-table rows and flows-table rows of the given finished runs, in that order."""
+def read_rows(
+    directory: str | Path, run_ids: list[str], parsed: dict[Path, dict[str, dict[str, Any]]] | None = None
+) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """Runs-table rows and flows-table rows of the given finished runs, in that order.
+
+    ``parsed``: batch directory -> its rows.jsonl already parsed (:func:`parse_jsonl` of the bytes
+    the caller stored there), so that file is not read again."""
     d = Path(directory)
     where = _locations(d)
-    batch_rows: dict[Path, dict[str, dict[str, Any]]] = {}
+    batch_rows: dict[Path, dict[str, dict[str, Any]]] = dict(parsed or {})
     runs, flows = [], []
     for rid in run_ids:
         loc = where[rid]
@@ -553,11 +605,11 @@ def runs_frame(rows: list[dict[str, Any]], param_columns: list[str] | None = Non
     return df.reset_index(drop=True)
 
 
-def _frames(directory: Path) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _frames(directory: Path, parsed: dict[Path, dict[str, dict[str, Any]]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
     import pandas as pd
 
     ids = _ordered_ids(directory)
-    rows, flows = read_rows(directory, ids)
+    rows, flows = read_rows(directory, ids, parsed)
     return runs_frame(rows), pd.DataFrame.from_records(flows)
 
 
@@ -570,10 +622,13 @@ def _write_parquet_atomic(df: pd.DataFrame, path: Path) -> None:
     os.replace(tmp, path)
 
 
-def compact(directory: str | Path) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Rebuild ``runs.parquet`` and ``flows.parquet`` from the run directories (atomically)."""
+def compact(directory: str | Path, parsed: dict[Path, dict[str, dict[str, Any]]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """Rebuild ``runs.parquet`` and ``flows.parquet`` from the run directories (atomically).
+
+    ``parsed`` as in :func:`read_rows`: the rows of batches the caller has just written (a sweep
+    parses each batch's rows while the workers compute, so the end of a sweep reads only older batches)."""
     d = Path(directory)
-    runs, flows = _frames(d)
+    runs, flows = _frames(d, parsed)
     _write_parquet_atomic(runs, d / "runs.parquet")
     _write_parquet_atomic(flows, d / "flows.parquet")
     return runs, flows

@@ -126,6 +126,9 @@ class RunTask:
     #: Expected cost: the engine's projected number of events (crates/ccfair-sim/src/limits.rs);
     #: executors start the longest runs first (ccfair.executors.plan_batches).
     cost: float = 0.0
+    #: ``config`` as canonical JSON (the text its run id hashes), handed to the engine as it is
+    #: so that a worker does not encode the config again ("" = encode it there).
+    config_json: str = ""
 
     def payload(self) -> dict[str, Any]:
         """A plain dict (picklable without ccfair classes) for executors."""
@@ -134,6 +137,7 @@ class RunTask:
             "cost": self.cost,
             "experiment": self.experiment,
             "config": self.config,
+            "config_json": self.config_json,
             "meta": {
                 "params": self.params,
                 "repetition": self.repetition,
@@ -207,9 +211,9 @@ def derive_seed(base_seed: int, point: dict[str, Any] | None, order: str | None,
     return int.from_bytes(digest, "big") & (2**63 - 1)
 
 
-def run_id_of(config: dict[str, Any]) -> str:
-    """16 hex digits of SHA-256 over the canonical JSON of a resolved ``RunConfig``."""
-    return hashlib.sha256(_canonical(config).encode()).hexdigest()[:16]
+def run_id_of(config: dict[str, Any], canonical: str | None = None) -> str:
+    """16 hex digits of SHA-256 over the canonical JSON of a resolved ``RunConfig`` (``canonical``: that text, if at hand)."""
+    return hashlib.sha256((canonical if canonical is not None else _canonical(config)).encode()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------
@@ -555,7 +559,8 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
             config = ospec.to_run_config(seed)
             if rep == 0:
                 costs.append(_check_resources(config, ospec, point, order))
-            rid = run_id_of(config)
+            config_json = _canonical(config)
+            rid = run_id_of(config, config_json)
             task = RunTask(
                 index=len(tasks),
                 run_id=rid,
@@ -569,6 +574,7 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
                 flow_b=flow_b,
                 ccas=labels,
                 cost=costs[k],
+                config_json=config_json,
             )
             if rid in seen:
                 other = seen[rid]
@@ -734,6 +740,20 @@ def run_sweep(
         return _run_sweep_locked(plan, directory, executor, jobs, scheduler, source, overrides, progress)
 
 
+def _import_in_background() -> Any:
+    """A thread importing pandas and pyarrow (for store.compact at the end) now: the pool's fork
+    server is importing at the same time, so this uses the other core, not the workers' time later."""
+    import threading
+
+    def imports() -> None:
+        import pandas  # noqa: F401
+        import pyarrow.parquet  # noqa: F401
+
+    thread = threading.Thread(target=imports, name="ccfair-sweep-imports", daemon=True)
+    thread.start()
+    return thread
+
+
 def _run_sweep_locked(
     plan: SweepPlan,
     directory: str | Path,
@@ -754,7 +774,9 @@ def _run_sweep_locked(
     d = prepare_store(plan, directory, source, overrides)
     done = store.finished_runs(d)
     todo = [t for t in plan.tasks if t.run_id not in done]
+    importer = _import_in_background() if todo else None  # what store.compact needs, while the workers start
     failed: dict[str, str] = {}
+    parsed: dict[Path, dict[str, dict[str, Any]]] = {}
     stored = 0
     cpu = sim_cpu = 0.0
     for out in run_tasks([t.payload() for t in todo], executor, jobs, scheduler):
@@ -762,16 +784,17 @@ def _run_sweep_locked(
             failed[rid] = error
             store.write_failure(d, rid, error)
         if out["run_ids"]:
-            store.write_batch(d, out["run_ids"], out["files"])
-            if not stored:
-                import pandas  # noqa: F401 - for store.compact, imported while the workers compute, not after them
+            batch = store.write_batch(d, out["run_ids"], out["files"])
+            parsed[batch] = store.parse_jsonl(out["files"]["rows.jsonl"])  # for store.compact at the end
             stored += len(out["run_ids"])
         if progress is not None:
             progress(out["n"], out)
         cpu += out.get("cpu_s", 0.0)
         sim_cpu += out.get("sim_cpu_s", 0.0)
+    if importer is not None:
+        importer.join()
     if stored or not (d / "runs.parquet").exists():
-        store.compact(d)
+        store.compact(d, parsed)
     return SweepOutcome(
         total=len(plan.tasks),
         skipped=len(plan.tasks) - len(todo),
