@@ -39,6 +39,8 @@
 //!   - `sk_max_pacing_rate` is unlimited; `GSO_MAX_SIZE - 1 - MAX_TCP_HEADER`
 //!     uses MAX_TCP_HEADER = 320 bytes (x86-64 defaults).
 
+use std::cell::Cell;
+
 use rand::{Rng, SeedableRng};
 use rand_pcg::Pcg64Mcg;
 
@@ -258,6 +260,29 @@ pub struct Bbr {
     probe_cwnd_gain: u32,
     probe_up_gain: u32,
     probe_down_gain: u32,
+    /// Memo of `tso_segs_goal`: (pacing rate, mss) -> goal. The goal only
+    /// changes with the pacing rate, which is read on every ACK but changes
+    /// on few (issue 16: per-ACK work).
+    tso_goal_memo: Cell<TsoGoalMemo>,
+    /// Memo of `rate_bytes_per_sec` for the pacing rate: (mss, bw, gain) -> rate.
+    pacing_rate_memo: RateMemo,
+}
+
+/// Key and value of the TSO goal memo; `mss` 0 = empty (the key never matches).
+#[derive(Debug, Clone, Copy, Default)]
+struct TsoGoalMemo {
+    pacing_rate_bytes_per_s: u64,
+    mss: u32,
+    goal: u32,
+}
+
+/// Key and value of the pacing-rate memo; `mss` 0 = empty.
+#[derive(Debug, Clone, Copy, Default)]
+struct RateMemo {
+    bw: u64,
+    mss: u32,
+    gain: u32,
+    rate_bytes_per_s: u64,
 }
 
 impl Bbr {
@@ -307,6 +332,8 @@ impl Bbr {
             probe_cwnd_gain: CWND_GAIN,
             probe_up_gain: PACING_GAIN_CYCLE[0],
             probe_down_gain: PACING_GAIN_CYCLE[1],
+            tso_goal_memo: Cell::new(TsoGoalMemo::default()),
+            pacing_rate_memo: RateMemo::default(),
         }
     }
 
@@ -394,9 +421,20 @@ impl Bbr {
         tp.pacing_rate_bytes_per_s = Self::rate_bytes_per_sec(tp.mss, bw, self.high_gain);
     }
 
+    /// `rate_bytes_per_sec`, memoised: bw and gain change on few ACKs.
+    fn pacing_rate_for(&mut self, mss: u32, bw: u64, gain: u32) -> u64 {
+        let m = self.pacing_rate_memo;
+        if m.mss == mss && m.bw == bw && m.gain == gain && mss != 0 {
+            return m.rate_bytes_per_s;
+        }
+        let rate_bytes_per_s = Self::rate_bytes_per_sec(mss, bw, gain);
+        self.pacing_rate_memo = RateMemo { bw, mss, gain, rate_bytes_per_s };
+        rate_bytes_per_s
+    }
+
     /// `bbr_set_pacing_rate`: never lower the rate before the pipe is full.
     fn set_pacing_rate(&mut self, tp: &mut TcpCc, bw: u64, gain: u32) {
-        let rate = Self::rate_bytes_per_sec(tp.mss, bw, gain);
+        let rate = self.pacing_rate_for(tp.mss, bw, gain);
         if !self.has_seen_rtt && tp.srtt_ns != 0 {
             self.init_pacing_rate_from_rtt(tp);
         }
@@ -419,6 +457,17 @@ impl Bbr {
         let bytes = (tp.pacing_rate_bytes_per_s >> PACING_SHIFT).min(TSO_MAX_BYTES);
         let segs = ((bytes / tp.mss.max(1) as u64) as u32).max(Self::min_tso_segs(tp));
         segs.min(TSO_SEGS_MAX)
+    }
+
+    /// `tso_segs_goal`, memoised on (pacing rate, mss).
+    fn tso_goal(&self, tp: &TcpCc) -> u32 {
+        let m = self.tso_goal_memo.get();
+        if m.pacing_rate_bytes_per_s == tp.pacing_rate_bytes_per_s && m.mss == tp.mss && m.mss != 0 {
+            return m.goal;
+        }
+        let goal = Self::tso_segs_goal(tp);
+        self.tso_goal_memo.set(TsoGoalMemo { pacing_rate_bytes_per_s: tp.pacing_rate_bytes_per_s, mss: tp.mss, goal });
+        goal
     }
 
     /// `bbr_save_cwnd`: remember the last known good cwnd.
@@ -444,7 +493,7 @@ impl Bbr {
     /// `bbr_quantization_budget`: room for 3 TSO bursts, rounded up to even,
     /// +2 in the probing phase so in-flight gets above BDP even for small BDPs.
     fn quantization_budget(&self, tp: &TcpCc, cwnd: u32) -> u32 {
-        let mut cwnd = cwnd.saturating_add(3 * Self::tso_segs_goal(tp));
+        let mut cwnd = cwnd.saturating_add(3 * self.tso_goal(tp));
         cwnd = cwnd.saturating_add(1) & !1;
         if self.mode == BbrMode::ProbeBw && self.cycle_idx == 0 {
             cwnd = cwnd.saturating_add(2);
@@ -463,7 +512,7 @@ impl Bbr {
     fn packets_in_net_at_edt(&self, tp: &TcpCc, inflight_now: u32) -> u32 {
         let mut inflight = inflight_now;
         if self.pacing_gain > BBR_UNIT {
-            inflight += Self::tso_segs_goal(tp);
+            inflight += self.tso_goal(tp);
         }
         inflight
     }
@@ -614,8 +663,18 @@ impl Bbr {
         self.reset_lt_bw_sampling_interval(tp);
     }
 
-    /// `bbr_lt_bw_sampling`: token-bucket policer detection.
+    /// `bbr_lt_bw_sampling`: token-bucket policer detection. The common case,
+    /// neither sampling nor policed and no loss, returns without a call.
+    #[inline(always)]
     fn lt_bw_sampling(&mut self, tp: &TcpCc, rs: &RateSample) {
+        if !self.lt_use_bw && !self.lt_is_sampling && rs.losses == 0 {
+            return;
+        }
+        self.lt_bw_sampling_active(tp, rs);
+    }
+
+    #[inline(never)]
+    fn lt_bw_sampling_active(&mut self, tp: &TcpCc, rs: &RateSample) {
         if self.lt_use_bw {
             if self.mode == BbrMode::ProbeBw && self.round_start {
                 self.lt_rtt_cnt += 1;
@@ -671,9 +730,9 @@ impl Bbr {
     }
 
     /// `bbr_update_bw`: round counting and the max-bw filter.
-    fn update_bw(&mut self, tp: &TcpCc, rs: &RateSample) {
+    fn update_bw(&mut self, tp: &TcpCc, rs: &RateSample, interval_us: Option<u64>) {
         self.round_start = false;
-        let Some(interval_us) = valid_interval_us(rs) else {
+        let Some(interval_us) = interval_us else {
             return; // not a valid observation
         };
         if rs.prior_delivered >= self.next_rtt_delivered {
@@ -692,8 +751,9 @@ impl Bbr {
 
     /// `bbr_update_ack_aggregation`: windowed max of packets acked beyond
     /// what bw predicts since the start of the current ACK epoch.
-    fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample) {
-        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || valid_interval_us(rs).is_none() {
+    /// `valid`: the rate sample has a valid interval (`valid_interval_us`).
+    fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample, valid: bool) {
+        if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || !valid {
             return;
         }
         if self.round_start {
@@ -817,8 +877,9 @@ impl Bbr {
     }
 
     fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        self.update_bw(tp, rs);
-        self.update_ack_aggregation(tp, rs);
+        let interval_us = valid_interval_us(rs);
+        self.update_bw(tp, rs, interval_us);
+        self.update_ack_aggregation(tp, rs, interval_us.is_some());
         self.update_cycle_phase(tp, rs);
         self.check_full_bw_reached(rs);
         self.check_drain(tp);

@@ -815,8 +815,13 @@ impl Sender {
     /// `gso_max_segs` (1 = TSO/GSO off).
     pub fn tso_segs(&self) -> u32 {
         let bytes = self.tp.pacing_rate_bytes_per_s >> PACING_SHIFT;
-        let max = (GSO_MAX_BYTES / self.cfg.mss_bytes as u64).max(1);
-        (((bytes / self.cfg.mss_bytes as u64).max(MIN_TSO_SEGS)).min(max) as u32).min(self.cfg.gso_max_segs)
+        let mss = self.cfg.mss_bytes as u64;
+        // One division in the common case: floor is monotone, so
+        // min(bytes, GSO) / mss = min(bytes / mss, GSO / mss), which is the
+        // clamped value whenever it is >= MIN_TSO_SEGS.
+        let segs = bytes.min(GSO_MAX_BYTES) / mss;
+        let segs = if segs >= MIN_TSO_SEGS { segs } else { (bytes / mss).max(MIN_TSO_SEGS).min((GSO_MAX_BYTES / mss).max(1)) };
+        (segs as u32).min(self.cfg.gso_max_segs)
     }
 
     /// Linux `tcp_update_pacing_rate` for window-based CCAs that pace.
@@ -824,8 +829,12 @@ impl Sender {
         let srtt = self.rtt.srtt_ns.max(1);
         let ratio = if self.tp.cwnd < self.tp.ssthresh / 2 { PACING_SS_RATIO_PCT } else { PACING_CA_RATIO_PCT };
         let cwnd = self.tp.cwnd.max(self.packets_out) as u64;
-        let rate = (self.cfg.mss_bytes as u64 * cwnd * ratio / 100) as u128 * 1_000_000_000 / srtt as u128;
-        self.tp.pacing_rate_bytes_per_s = rate.min(u64::MAX as u128) as u64;
+        let bytes = self.cfg.mss_bytes as u64 * cwnd * ratio / 100;
+        // A 64-bit division when the product fits (the 128-bit one is a call).
+        self.tp.pacing_rate_bytes_per_s = match bytes.checked_mul(1_000_000_000) {
+            Some(b) => b / srtt,
+            None => (bytes as u128 * 1_000_000_000 / srtt as u128).min(u64::MAX as u128) as u64,
+        };
     }
 
     // -------------------------------------------------------------------- ACK
