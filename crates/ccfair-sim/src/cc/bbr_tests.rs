@@ -546,6 +546,27 @@ fn quantization_budget_grows_with_pacing_rate() {
 }
 
 #[test]
+fn memoised_tso_goal_and_pacing_rate_follow_their_inputs() {
+    // The per-ACK memos must give what the formulas give, whatever changed
+    // last: the pacing rate, the MSS, the bandwidth or the gain.
+    let b = Bbr::new(1);
+    let mut t = tp();
+    for (rate, mss) in [(100_000, 1448), (100_000_000 / 8, 1448), (100_000_000 / 8, 536), (1_250_000_000 / 8, 536), (100_000, 536)] {
+        t.pacing_rate_bytes_per_s = rate;
+        t.mss = mss;
+        assert_eq!(b.tso_goal(&t), Bbr::tso_segs_goal(&t), "rate {rate} mss {mss}");
+        assert_eq!(b.tso_goal(&t), Bbr::tso_segs_goal(&t), "rate {rate} mss {mss}, again");
+    }
+    let mut b = Bbr::new(1);
+    for (mss, bw, gain) in
+        [(1448, 1000, BBR_UNIT), (1448, 1000, HIGH_GAIN), (536, 1000, HIGH_GAIN), (536, 5000, HIGH_GAIN), (1448, 1000, BBR_UNIT)]
+    {
+        assert_eq!(b.pacing_rate_for(mss, bw, gain), Bbr::rate_bytes_per_sec(mss, bw, gain), "{mss} {bw} {gain}");
+        assert_eq!(b.pacing_rate_for(mss, bw, gain), Bbr::rate_bytes_per_sec(mss, bw, gain), "{mss} {bw} {gain}, again");
+    }
+}
+
+#[test]
 fn ack_aggregation_raises_cwnd_allowance() {
     let (mut b, mut t) = in_probe_bw(3);
     ack_one(&mut b, &mut t, MS, 50, 0);
