@@ -13,6 +13,11 @@ In this process (one warm worker, CPU time):
   of the first repetition: all rates, buffers, qdiscs and pairs) in batches of 64, the
   worker's whole per-run path besides the simulation and the spec: best of 5, per run.
 
+``--stages``: instead, the per-run path stage by stage (from_raw, table_columns, rows and
+runs JSON, then per table: joining the runs' columns and Parquet encoding), best of 7,
+and each Parquet column's encoding time and size with dictionary encoding and with the
+alternatives that suit its type (what store._COLUMN_ENCODINGS was chosen from).
+
 Run it with ``PYTHONPATH=OLD/python`` to measure another checkout's Python with
 the same simulator extension. Figures go into docs/benchmarks.md by hand.
 """
@@ -42,7 +47,11 @@ def _raw(config: dict, spec: object) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--file", default=str(ROOT / "examples" / "s0-lab-grid.toml"))
+    ap.add_argument("--stages", action="store_true", help="the per-run path stage by stage, and per Parquet column")
     args = ap.parse_args()
+    if args.stages:
+        _stages(Path(args.file))
+        return
     plan = load_sweep_file(Path(args.file), ["sweep.repetitions=2"])
     payloads = [t.payload() for t in plan.tasks]
     half = len(payloads) // 2
@@ -87,6 +96,84 @@ def _worker_path(runs: list[dict]) -> None:
         f"from_raw + encode_batch, {len(raws)} runs in batches of 64: {best_raw / n:.3f} + {best_enc / n:.3f} = "
         f"{(best_raw + best_enc) / n:.3f} ms per run (best of 5)"
     )
+
+
+def _stages(path: Path) -> None:
+    import io
+    import json
+    from collections import defaultdict
+
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
+    plan = load_sweep_file(path, ["sweep.repetitions=1"])
+    runs = [t.payload() for t in plan.tasks][::2][:128]
+    raws = []
+    for p in runs:
+        spec = _spec(p["experiment"])
+        raws.append((p, spec, _raw(p["config"], spec)))
+    tt = time.thread_time
+    tables: dict[str, object] = {}
+
+    def rnd() -> dict[str, float]:
+        t: dict[str, float] = defaultdict(float)
+        c = tt()
+        done = [(p["run_id"], p["meta"], Result.from_raw(spec, p["config"], raw)) for p, spec, raw in raws]
+        t["from_raw"] = tt() - c
+        for i in range(0, len(done), 64):
+            items = done[i : i + 64]
+            c = tt()
+            cols = [r.table_columns() for _, _, r in items]
+            t["table_columns"] += tt() - c
+            c = tt()
+            for rid, meta, r in items:
+                json.dumps(store.make_row(rid, meta, r), allow_nan=False)
+                json.dumps(r.summary, allow_nan=False), json.dumps(r.config, allow_nan=False)
+            t["rows and runs JSON"] += tt() - c
+            parts: dict[str, tuple[list, list]] = defaultdict(lambda: ([], []))
+            for (rid, _, _), c_ in zip(items, cols):
+                for name, columns in c_.items():
+                    if columns is not None:
+                        parts[name][0].append(rid)
+                        parts[name][1].append(columns)
+            for name, (ids, cs) in parts.items():
+                c = tt()
+                tables[name] = store._joined_table(ids, cs)
+                t[f"join {name}"] += tt() - c
+                c = tt()
+                store._parquet_bytes(name, tables[name])
+                t[f"parquet {name}"] += tt() - c
+        return t
+
+    rnd()
+    rounds = [rnd() for _ in range(7)]
+    total = 0.0
+    for k in rounds[0]:
+        v = min(r[k] for r in rounds) / len(raws) * 1e3
+        total += v
+        print(f"{k:20s} {v:.3f} ms/run")
+    print(f"{'sum':20s} {total:.3f} ms/run (best of 7 each, {len(raws)} runs in batches of 64)")
+    print("per Parquet column of the last batch (ms/run, KB/run), zstd 1:")
+    n = 64
+    for name, table in tables.items():
+        for f in table.schema:  # type: ignore[attr-defined]
+            col = table.select([f.name])  # type: ignore[attr-defined]
+            encs = ["dictionary", "PLAIN"]
+            if pa.types.is_floating(f.type):
+                encs.append("BYTE_STREAM_SPLIT")
+            elif pa.types.is_integer(f.type):
+                encs.append("DELTA_BINARY_PACKED")
+            out = []
+            for e in encs:
+                kw = {} if e == "dictionary" else {"use_dictionary": False, "column_encoding": {f.name: e}}
+                best, size = float("inf"), 0
+                for _ in range(5):
+                    sink = io.BytesIO()
+                    c = tt()
+                    pq.write_table(col, sink, compression="zstd", compression_level=1, write_statistics=False, **kw)
+                    best, size = min(best, tt() - c), len(sink.getvalue())
+                out.append(f"{e} {best / n * 1e3:.3f}/{size / n / 1024:.2f}")
+            print(f"  {name}.{f.name}: " + "  ".join(out))
 
 
 if __name__ == "__main__":

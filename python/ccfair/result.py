@@ -386,14 +386,27 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
     return summary
 
 
+# Integer columns that may be absent per row (an open-ended flow has no size); a run holds them as
+# pandas' nullable Int64, and the store writes and reads them back as such.
+NULLABLE_INT_COLUMNS: dict[str, tuple[str, ...]] = {"flows": ("size_bytes",)}
+NULLABLE_INT_NAMES = frozenset(c for cols in NULLABLE_INT_COLUMNS.values() for c in cols)
+
+
+def with_nullable_ints(name: str, df: Any) -> Any:
+    """``df`` (table ``name``) with its NULLABLE_INT_COLUMNS as pandas' Int64."""
+    cols = [c for c in NULLABLE_INT_COLUMNS.get(name, ()) if c in df.columns]
+    return df.astype({c: "Int64" for c in cols}) if cols else df
+
+
 def build_tables(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dict[str, list[Any]]) -> dict[str, Any]:
     """The pandas tables of one run (flows, throughput, link, queue, sojourn, trace, meter, pinned; None = absent)."""
     import pandas as pd
 
     out: dict[str, Any] = {}
     for name, columns in table_columns(spec, config, raw, cols).items():
-        if columns is not None and name == "flows":
-            columns = dict(columns, size_bytes=pd.array(columns["size_bytes"], dtype="Int64"))
+        if columns is not None:
+            ints = {c: pd.array(columns[c], dtype="Int64") for c in NULLABLE_INT_COLUMNS.get(name, ())}
+            columns = dict(columns, **ints)
         out[name] = None if columns is None else pd.DataFrame(columns)
     return out
 

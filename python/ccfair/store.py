@@ -229,7 +229,9 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
 def _arrow_array(name: str, values: Any) -> Any:
     import pyarrow as pa
 
-    return pa.array(values, type=pa.int64()) if name == "size_bytes" else pa.array(values)
+    from ccfair.result import NULLABLE_INT_NAMES
+
+    return pa.array(values, type=pa.int64()) if name in NULLABLE_INT_NAMES else pa.array(values)
 
 
 def _arrow_columns(run_id: str, columns: dict[str, Any]) -> Any:
@@ -714,7 +716,7 @@ def load_run(directory: str | Path, run_id: str) -> Result:
     """One stored run of a sweep as a :class:`~ccfair.result.Result`."""
     import pyarrow.parquet as pq
 
-    from ccfair.result import Result
+    from ccfair.result import Result, with_nullable_ints
     from ccfair.spec import Spec
 
     d = Path(directory)
@@ -728,7 +730,7 @@ def load_run(directory: str | Path, run_id: str) -> Result:
     for name in BATCH_TABLES:
         if name in run["tables"]:
             t = pq.read_table(loc / f"{name}.parquet", filters=[("run_id", "==", run_id)])
-            tables[name] = t.drop_columns(["run_id"]).to_pandas()
+            tables[name] = with_nullable_ints(name, t.drop_columns(["run_id"]).to_pandas())
         else:
             tables[name] = None
     spec = Spec.from_dict(run["spec"])
