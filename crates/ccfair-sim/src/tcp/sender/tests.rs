@@ -628,7 +628,7 @@ fn tso_segs_is_one_ms_of_pacing_rate_clamped_to_min_segs_and_a_64k_gso_packet() 
     for mss in [536u32, 1448, 9000, 40_000, 65_000] {
         let mut cfg = sender_cfg(EcnMode::Off);
         cfg.mss_bytes = mss;
-        let mut s = Sender::new(cfg, Box::new(Reno::default()));
+        let mut s = Sender::new(cfg, Box::new(Reno));
         for rate in [0u64, 1_000, 150_000, 1_250_000, 12_500_000, 125_000_000, 1_250_000_000] {
             s.tp.pacing_rate_bytes_per_s = rate;
             let m = mss as u64;
