@@ -98,9 +98,19 @@ impl<E: Eq + Copy> EventQueue<E> {
     }
 
     pub fn schedule(&mut self, time: TimeNs, ev: E) {
-        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         self.seq += 1;
-        let entry = Entry { time, seq: self.seq, ev };
+        self.schedule_keyed(time, self.seq, ev);
+    }
+
+    /// Schedule `ev` with a sequence number taken before with
+    /// [`EventQueue::take_seq`] (consumes none): a shared delay line (sim.rs
+    /// `LineSet`) keeps one entry for several flows, keyed as the earliest of
+    /// the entries the flows' own lines would have.
+    #[inline(always)]
+    pub fn schedule_keyed(&mut self, time: TimeNs, seq: u64, ev: E) {
+        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
+        debug_assert!(seq <= self.seq, "sequence number {seq} not taken yet");
+        let entry = Entry { time, seq, ev };
         if self.root_consumed {
             // Overwrite the consumed root.
             self.root_consumed = false;

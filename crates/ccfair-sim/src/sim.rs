@@ -43,11 +43,12 @@ use rand_pcg::Pcg64Mcg;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
-    /// The head of flow `f`'s access line reaches the bottleneck queue.
+    /// The head of access line `l` (`Simulation::access`, a flow's own or
+    /// shared) reaches the bottleneck queue.
     Access(u32),
     /// The head of the bottleneck's output line reaches its receiver.
     Delivered,
-    /// The head of flow `f`'s reverse path (ACKs) reaches the sender.
+    /// The head of reverse line `l` (ACKs; `Simulation::reverse`) reaches its sender.
     Reverse(u32),
     /// The bottleneck finished serializing its current packet (kept out of
     /// the heap: `Simulation::tx_done_at`).
@@ -70,6 +71,13 @@ struct DelayLine {
     jitter: Option<HostJitter>,
     /// Arrival time of the last packet pushed (FIFO: nobody overtakes it).
     last_at: TimeNs,
+    /// This line's event (`Ev::Access(l)`, `Ev::Reverse(l)`, `Ev::Delivered`).
+    ev: Ev,
+    /// Carries the packets of several flows (`LineSet`).
+    shared: bool,
+    /// Shared line: arrival time of the tie block at the front that is in
+    /// pop order already (`arrange_front`); `TimeNs::MAX`: none.
+    arranged_at: TimeNs,
 }
 
 /// Per-packet host processing/scheduling delay on a delay line: exponential
@@ -97,13 +105,13 @@ impl HostJitter {
 }
 
 impl DelayLine {
-    fn new(delay_ns: u64) -> DelayLine {
-        DelayLine { delay_ns, q: VecDeque::new(), jitter: None, last_at: 0 }
+    fn new(delay_ns: u64, ev: Ev) -> DelayLine {
+        DelayLine { delay_ns, q: VecDeque::new(), jitter: None, last_at: 0, ev, shared: false, arranged_at: TimeNs::MAX }
     }
 
     /// A line whose packets each get an extra host delay (mean `mean_ns`; 0 = none).
-    fn with_jitter(delay_ns: u64, mean_ns: u64, seed: u64, stream_id: u64) -> DelayLine {
-        let mut l = DelayLine::new(delay_ns);
+    fn with_jitter(delay_ns: u64, ev: Ev, mean_ns: u64, seed: u64, stream_id: u64) -> DelayLine {
+        let mut l = DelayLine::new(delay_ns, ev);
         if mean_ns > 0 {
             l.jitter = Some(HostJitter { mean_ns, rng: stream_rng(seed, stream_id) });
         }
@@ -111,7 +119,8 @@ impl DelayLine {
     }
 
     /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
-    /// line's event) for its arrival.
+    /// line's event) for its arrival. (A line of one flow; `LineSet::push`
+    /// for shared ones.)
     fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, p: Packet, head: Ev) {
         let mut at = now + self.delay_ns;
         if let Some(j) = self.jitter.as_mut() {
@@ -121,10 +130,10 @@ impl DelayLine {
         if self.q.is_empty() {
             q.schedule(at, head);
         }
-        self.q.push_back(p);
         // The time is written in place, after the copy: written into `p`
         // first, its 8-byte store would make the copy's 16-byte loads wait
         // (no store-to-load forwarding across the two sizes).
+        self.q.push_back(p);
         self.q.back_mut().expect("just pushed").enqueue_ns = at;
     }
 
@@ -142,6 +151,211 @@ impl DelayLine {
             q.schedule(next.enqueue_ns, head);
         }
         p
+    }
+}
+
+/// Per flow on a shared line: the packets it has in the line and the
+/// sequence number of the head event its own line would have (`LineSet`).
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowHead {
+    seq: u64,
+    pending: u32,
+    /// Scratch for `arrange_front`: entries of the flow counted so far.
+    rank: u32,
+}
+
+/// The delay lines of one direction (access: senders to the bottleneck;
+/// reverse: receivers to senders) and which flow uses which.
+///
+/// Flows whose line in this direction has the same delay (> 0) and no host
+/// noise share one line: one FIFO (sorted by arrival time, as the delay is
+/// constant and time only goes forward) and one heap entry, instead of a
+/// ring buffer and a heap entry per flow. Pushes and pops then walk one
+/// buffer sequentially instead of touching a cold line of one of thousands
+/// of buffers (docs/benchmarks.md, "shared delay lines").
+///
+/// The event order stays exactly that of one line per flow (same seed, same
+/// bits). There, flow X's head event takes its sequence number when it is
+/// scheduled: at the push if X's line was empty, else at the pop of X's
+/// previous packet; the heap orders by (time, seq). Here `heads[X]` counts
+/// X's packets in the shared line and takes X's sequence number at the same
+/// two moments ([`EventQueue::take_seq`]), and the line's single heap entry
+/// is keyed (arrival of its head, head's flow's seq)
+/// ([`EventQueue::schedule_keyed`]). The head is the earliest of the flows'
+/// heads in (time, seq) order. Packets of different flows pushed in the same
+/// nanosecond form a tie block (same arrival time); within it, flows take
+/// turns in the order of their sequence numbers, since a flow whose packet
+/// leaves takes a new, larger number for its next one: the block's pop order
+/// is round by round (each flow's first packet, then each one's second, ...),
+/// flows within a round in the order of their sequence numbers when the block
+/// reaches the front. `arrange_front` puts the block in that order once it is
+/// complete (no more packets can join a block once its arrival time is less
+/// than now + delay, as the delay is > 0).
+///
+/// Lines of one flow (host noise, zero delay, a delay no other flow has) keep
+/// their own line (`DelayLine::push`, `DelayLine::pop`).
+struct LineSet {
+    lines: Vec<DelayLine>,
+    /// Per flow: index of its line in `lines`.
+    line_of: Vec<u32>,
+    /// Per flow: its head on a shared line.
+    heads: Vec<FlowHead>,
+    /// Scratch for `arrange_front`: (round, flow's seq, index in the block).
+    order: Vec<(u32, u64, u32)>,
+    block: Vec<Packet>,
+}
+
+impl LineSet {
+    /// Lines for flows with one-way delays `delays[i]` and host-noise means
+    /// `jitters[i]` (0 = none; stream `stream_base + i`); `ev(l)` is line `l`'s
+    /// event. With `share` false every flow has its own line (the reference
+    /// the shared lines are tested against).
+    fn new(delays: &[u64], jitters: &[u64], seed: u64, stream_base: u64, ev: fn(u32) -> Ev, share: bool) -> LineSet {
+        let n = delays.len();
+        let shareable = |i: usize| share && delays[i] > 0 && jitters[i] == 0;
+        let mut count = std::collections::HashMap::new();
+        for i in (0..n).filter(|&i| shareable(i)) {
+            *count.entry(delays[i]).or_insert(0u32) += 1;
+        }
+        let mut shared_line = std::collections::HashMap::new();
+        let mut lines: Vec<DelayLine> = Vec::new();
+        let mut line_of = Vec::with_capacity(n);
+        for i in 0..n {
+            let l = lines.len() as u32;
+            if shareable(i) && count[&delays[i]] > 1 {
+                let l = *shared_line.entry(delays[i]).or_insert_with(|| {
+                    let mut line = DelayLine::new(delays[i], ev(l));
+                    line.shared = true;
+                    lines.push(line);
+                    l
+                });
+                line_of.push(l);
+            } else {
+                lines.push(DelayLine::with_jitter(delays[i], ev(l), jitters[i], seed, stream_base + i as u64));
+                line_of.push(l);
+            }
+        }
+        LineSet { lines, line_of, heads: vec![FlowHead::default(); n], order: Vec::new(), block: Vec::new() }
+    }
+
+    /// Append `p` (of flow `p.flow`), sent at `now`, to its flow's line.
+    #[inline]
+    fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, p: Packet) {
+        let line = &mut self.lines[self.line_of[p.flow as usize] as usize];
+        if !line.shared {
+            let ev = line.ev;
+            return line.push(q, now, p, ev);
+        }
+        let at = now + line.delay_ns;
+        let h = &mut self.heads[p.flow as usize];
+        if h.pending == 0 {
+            // Where the flow's own line would schedule its head event.
+            h.seq = q.take_seq();
+        }
+        h.pending += 1;
+        if line.q.is_empty() {
+            q.schedule_keyed(at, h.seq, line.ev);
+        }
+        line.q.push_back(p);
+        line.q.back_mut().expect("just pushed").enqueue_ns = at;
+    }
+
+    /// Take the head of line `l`, which arrives now; schedule the line's next head.
+    #[inline]
+    fn pop(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, l: u32) -> Packet {
+        let line = &mut self.lines[l as usize];
+        if !line.shared {
+            let ev = line.ev;
+            return line.pop(q, now, ev);
+        }
+        self.pop_shared(q, now, l as usize)
+    }
+
+    fn pop_shared(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, l: usize) -> Packet {
+        let line = &mut self.lines[l];
+        let heads = &mut self.heads;
+        let front_at = line.q.front().expect("line event with empty line").enqueue_ns;
+        debug_assert_eq!(front_at, now);
+        if front_at != line.arranged_at {
+            // The block was not complete when it reached the front; it is now.
+            arrange_front(line, heads, &mut self.order, &mut self.block);
+        }
+        let p = line.q.pop_front().expect("line event with empty line");
+        let h = &mut heads[p.flow as usize];
+        h.pending -= 1;
+        if h.pending > 0 {
+            // Where the flow's own line would schedule its next head.
+            h.seq = q.take_seq();
+        }
+        let Some(next) = line.q.front() else { return p };
+        let (at, flow) = (next.enqueue_ns, next.flow);
+        let seq = if at == line.arranged_at {
+            heads[flow as usize].seq
+        } else if at < now + line.delay_ns && line.q.get(1).is_none_or(|e| e.enqueue_ns != at) {
+            // A complete block of one packet.
+            line.arranged_at = at;
+            heads[flow as usize].seq
+        } else {
+            front_block_seq(line, heads, now, &mut self.order, &mut self.block)
+        };
+        q.schedule_keyed(at, seq, line.ev);
+        p
+    }
+}
+
+/// The sequence number of shared line `line`'s next head, whose tie block
+/// (of more than one packet) just reached the front; arranges the block if
+/// it is complete.
+#[inline(never)]
+fn front_block_seq(
+    line: &mut DelayLine,
+    heads: &mut [FlowHead],
+    now: TimeNs,
+    order: &mut Vec<(u32, u64, u32)>,
+    block: &mut Vec<Packet>,
+) -> u64 {
+    let at = line.q[0].enqueue_ns;
+    if at < now + line.delay_ns {
+        arrange_front(line, heads, order, block);
+        heads[line.q[0].flow as usize].seq
+    } else {
+        // The block may still grow, but only by flows with larger numbers or
+        // by later packets of its flows: its earliest head is known.
+        let block = line.q.iter().take_while(|e| e.enqueue_ns == at);
+        block.map(|e| heads[e.flow as usize].seq).min().expect("the front is in its block")
+    }
+}
+
+/// Put the complete tie block at the front of shared line `line` in pop
+/// order (see `LineSet`) and mark it arranged.
+#[inline(never)]
+fn arrange_front(line: &mut DelayLine, heads: &mut [FlowHead], order: &mut Vec<(u32, u64, u32)>, block: &mut Vec<Packet>) {
+    let at = line.q[0].enqueue_ns;
+    line.arranged_at = at;
+    let f0 = line.q[0].flow;
+    let mut one_flow = true;
+    let mut k = 0;
+    for e in line.q.iter().take_while(|e| e.enqueue_ns == at) {
+        one_flow &= e.flow == f0;
+        k += 1;
+    }
+    if one_flow {
+        return; // one flow's packets leave in their order
+    }
+    order.clear();
+    for (i, e) in line.q.iter().take(k).enumerate() {
+        let h = &mut heads[e.flow as usize];
+        order.push((h.rank, h.seq, i as u32));
+        h.rank += 1;
+    }
+    for e in line.q.iter().take(k) {
+        heads[e.flow as usize].rank = 0;
+    }
+    order.sort_unstable();
+    block.clear();
+    block.extend(order.iter().map(|&(_, _, i)| line.q[i as usize]));
+    for (slot, p) in line.q.iter_mut().zip(block.drain(..)) {
+        *slot = p;
     }
 }
 
@@ -199,12 +413,12 @@ impl Monitor {
 
 pub struct Simulation {
     q: EventQueue<Ev>,
-    /// Per flow: sender to bottleneck queue.
-    access: Vec<DelayLine>,
+    /// Senders to the bottleneck queue.
+    access: LineSet,
     /// Bottleneck link to the receivers.
     bottleneck_out: DelayLine,
-    /// Per flow: receiver to sender (ACKs).
-    reverse: Vec<DelayLine>,
+    /// Receivers to senders (ACKs).
+    reverse: LineSet,
     qdisc: Box<dyn Qdisc>,
     rate_bps: u64,
     l2_overhead_bytes: u32,
@@ -244,15 +458,32 @@ impl Simulation {
     /// As [`Simulation::new`], with the per-bin series allocated fallibly: an
     /// allocation failure is [`SimError::Resource`], not an abort (limits.rs).
     pub fn try_new(cfg: &RunConfig) -> Result<Simulation, SimError> {
+        Self::try_new_with(cfg, true)
+    }
+
+    /// As [`Simulation::try_new`]; `share_lines` false gives every flow its own
+    /// delay lines (the reference `LineSet`'s shared lines are tested against).
+    fn try_new_with(cfg: &RunConfig, share_lines: bool) -> Result<Simulation, SimError> {
         let n = cfg.flows.len();
         let d_b = cfg.bottleneck.delay_ns;
-        let bottleneck_out = DelayLine::new(d_b);
-        let access = (cfg.flows.iter().enumerate())
-            .map(|(i, f)| DelayLine::with_jitter(f.rtt_ns / 2 - d_b, f.host_jitter_ns, cfg.seed, stream::HOST_SEND + i as u64))
-            .collect();
-        let reverse = (cfg.flows.iter().enumerate())
-            .map(|(i, f)| DelayLine::with_jitter(f.rtt_ns - f.rtt_ns / 2, f.ack_jitter_ns, cfg.seed, stream::HOST_ACK + i as u64))
-            .collect();
+        let bottleneck_out = DelayLine::new(d_b, Ev::Delivered);
+        let per_flow = |f: fn(&crate::config::FlowConfig) -> u64| cfg.flows.iter().map(f).collect::<Vec<u64>>();
+        let access = LineSet::new(
+            &per_flow(|f| f.rtt_ns / 2).iter().map(|a| a - d_b).collect::<Vec<_>>(),
+            &per_flow(|f| f.host_jitter_ns),
+            cfg.seed,
+            stream::HOST_SEND,
+            Ev::Access,
+            share_lines,
+        );
+        let reverse = LineSet::new(
+            &per_flow(|f| f.rtt_ns - f.rtt_ns / 2),
+            &per_flow(|f| f.ack_jitter_ns),
+            cfg.seed,
+            stream::HOST_ACK,
+            Ev::Reverse,
+            share_lines,
+        );
         let mut senders = Vec::with_capacity(n);
         let mut receivers = Vec::with_capacity(n);
         let mut starts = Vec::with_capacity(n);
@@ -393,21 +624,19 @@ impl Simulation {
 
     /// Move the packets a sender produced onto its access link.
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
-        let line = &mut self.access[flow as usize];
         for mut p in self.out.drain(..) {
             if p.kind == Kind::Data {
                 self.data_packets += 1;
             }
             p.set_cca_class(self.cca_class[flow as usize]);
-            line.push(&mut self.q, now, p, Ev::Access(flow));
+            self.access.push(&mut self.q, now, p);
         }
         self.sync_sender_timers(flow);
     }
 
     fn flush_receiver_out(&mut self, flow: u32, now: TimeNs) {
-        let line = &mut self.reverse[flow as usize];
         for p in self.out.drain(..) {
-            line.push(&mut self.q, now, p, Ev::Reverse(flow));
+            self.reverse.push(&mut self.q, now, p);
         }
         let r = &mut self.receivers[flow as usize];
         r.delack_timer().sync(&mut self.q, Ev::Delack(flow));
@@ -605,8 +834,9 @@ impl Simulation {
 
     fn dispatch(&mut self, now: TimeNs, ev: Ev) {
         match ev {
-            Ev::Access(f) => {
-                let p = self.access[f as usize].pop(&mut self.q, now, ev);
+            Ev::Access(l) => {
+                let p = self.access.pop(&mut self.q, now, l);
+                let f = p.flow;
                 if let Some((prob, rng)) = self.loss[f as usize].as_mut() {
                     if p.kind == Kind::Data && rng.gen::<f64>() < *prob {
                         self.mon.random_losses[f as usize] += 1;
@@ -619,8 +849,9 @@ impl Simulation {
                 let p = self.bottleneck_out.pop(&mut self.q, now, ev);
                 self.deliver(now, p);
             }
-            Ev::Reverse(f) => {
-                let p = self.reverse[f as usize].pop(&mut self.q, now, ev);
+            Ev::Reverse(l) => {
+                let p = self.reverse.pop(&mut self.q, now, l);
+                let f = p.flow;
                 self.senders[f as usize].on_ack(now, &p, &mut self.out);
                 self.flush_sender_out(f, now);
             }
