@@ -894,6 +894,12 @@ impl Sender {
             }
         }
         acc.flags.una_advanced = self.tp.snd_una > prior_una;
+        // tcp_rtx_queue_unlink_and_free: a freed skb leaves the tsorted list.
+        // Only the front is trimmed (retransmissions sit later in send order);
+        // RACK's walk skips any other entry below snd_una, as before.
+        while self.tsorted.front().is_some_and(|&(seq, _)| seq < self.tp.snd_una) {
+            self.tsorted.pop_front();
+        }
         // SACK blocks, D-SACK first (tcp_sacktag_write_queue).
         if !sack.is_empty() {
             self.sacktag(now, &sack, ack_no, prior_una, &mut acc);

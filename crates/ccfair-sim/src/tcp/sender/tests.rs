@@ -637,3 +637,17 @@ fn tso_segs_is_one_ms_of_pacing_rate_clamped_to_min_segs_and_a_64k_gso_packet() 
         }
     }
 }
+
+#[test]
+fn tsorted_keeps_only_outstanding_transmissions_across_cumulative_acks() {
+    // Linux unlinks an skb from tsorted_sent_queue when a cumulative ACK
+    // frees it (tcp_rtx_queue_unlink_and_free): with no loss, the list is the
+    // segments in flight, not every segment sent since the last RACK walk.
+    let (mut s, _) = established();
+    let mut out = vec![];
+    for k in 1..=200u64 {
+        s.on_ack(RTT + k * 1_000_000, &plain_ack(k), &mut out);
+        assert_eq!(s.tsorted.len(), s.packets_out as usize, "after ACK {k}");
+        assert_eq!(s.tsorted.front().map(|&(seq, _)| seq), Some(s.tp.snd_una), "after ACK {k}");
+    }
+}
