@@ -57,8 +57,9 @@
 //!   counted for undo (`__tcp_retransmit_skb`); its D-SACK ends the episode
 //!   (`FLAG_DSACK_TLP`).
 //! Files: this one (state, send path, ACK processing, timers), sender/scoreboard.rs
-//! (SACK tagging, D-SACK, RACK loss marking), sender/recovery.rs (the recovery
-//! state machine, undo, PRR, CWR), sender/tests.rs.
+//! (SACK tagging, D-SACK, RACK loss marking), sender/tsorted.rs (the
+//! send-ordered list of outstanding transmissions RACK walks),
+//! sender/recovery.rs (the recovery state machine, undo, PRR, CWR), sender/tests.rs.
 //! Simplifications are listed in docs/fidelity.md (Sender).
 
 use std::collections::VecDeque;
@@ -74,6 +75,9 @@ mod recovery;
 mod scoreboard;
 #[cfg(test)]
 mod tests;
+mod tsorted;
+
+use tsorted::TxList;
 
 /// RFC 6675 / Linux `tp->reordering` default (sysctl_tcp_reordering).
 pub const DUPTHRESH: u32 = 3;
@@ -110,6 +114,9 @@ const F_EVER_RETRANS: u8 = 8;
 const F_APP_LIMITED: u8 = 16;
 /// Its delivery was already counted in a rate sample (Linux clears delivered_mstamp).
 const F_RATE_DONE: u8 = 32;
+/// Retransmitted, but every retransmission was in the nanosecond of its first
+/// transmission, so `sent_ns` is still that time (sender/tsorted.rs).
+const F_FIRST_SEND_NS: u8 = 64;
 
 /// Per-segment scoreboard entry (Linux `tcp_skb_cb` + `tx` rate fields).
 #[derive(Debug, Clone, Copy)]
@@ -202,8 +209,8 @@ pub struct Sender {
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
-    /// Outstanding transmissions in send order (Linux `tsorted_sent_queue`).
-    tsorted: VecDeque<(u64, u64)>,
+    /// Outstanding transmissions in send order (Linux `tsorted_sent_queue`, sender/tsorted.rs).
+    tsorted: TxList,
     /// Segments marked lost, waiting to be retransmitted, in marking order.
     rtx_queue: VecDeque<u64>,
     // RACK state (RFC 8985 6.1).
@@ -337,7 +344,7 @@ impl Sender {
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
-            tsorted: VecDeque::with_capacity(64),
+            tsorted: TxList::with_capacity(4),
             rtx_queue: VecDeque::new(),
             rack_xmit_ns: 0,
             rack_end_seq: 0,
@@ -732,14 +739,19 @@ impl Sender {
         let seq = match rtx {
             Some(seq) => {
                 let s = self.seg(seq);
-                s.sent_ns = rate.sent_ns;
                 s.first_tx_ns = rate.first_tx_ns;
                 s.delivered_ns = rate.delivered_ns;
                 s.delivered = rate.delivered;
                 s.tx_in_flight = rate.tx_in_flight;
                 s.tx_lost = rate.tx_lost;
                 s.tx_delivered_ce = rate.tx_delivered_ce;
-                s.flags = (s.flags & !(F_APP_LIMITED | F_RATE_DONE)) | rate.flags | F_EVER_RETRANS;
+                // Still the first transmission's time (tsorted.rs) only if re-sent in its nanosecond.
+                let first_send = tsorted::first_send_is_current(s.flags) && s.sent_ns == now;
+                s.sent_ns = rate.sent_ns;
+                s.flags = (s.flags & !(F_APP_LIMITED | F_RATE_DONE | F_FIRST_SEND_NS)) | rate.flags | F_EVER_RETRANS;
+                if first_send {
+                    s.flags |= F_FIRST_SEND_NS;
+                }
                 if !probe {
                     s.flags |= F_RETRANS;
                     self.count_retransmission(now);
@@ -748,6 +760,7 @@ impl Sender {
                 if self.rtx_queue.front() == Some(&seq) {
                     self.rtx_queue.pop_front();
                 }
+                self.tsorted.push_one(seq, now);
                 seq
             }
             None => {
@@ -755,10 +768,10 @@ impl Sender {
                 self.segs.push_back(rate);
                 self.tp.snd_nxt += 1;
                 self.packets_out += 1;
+                self.tsorted.push_first(seq);
                 seq
             }
         };
-        self.tsorted.push_back((seq, now));
         if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
             self.prr_out += 1;
         }
@@ -897,9 +910,7 @@ impl Sender {
         // tcp_rtx_queue_unlink_and_free: a freed skb leaves the tsorted list.
         // Only the front is trimmed (retransmissions sit later in send order);
         // RACK's walk skips any other entry below snd_una, as before.
-        while self.tsorted.front().is_some_and(|&(seq, _)| seq < self.tp.snd_una) {
-            self.tsorted.pop_front();
-        }
+        self.tsorted.trim_below(self.tp.snd_una);
         // SACK blocks, D-SACK first (tcp_sacktag_write_queue).
         if !sack.is_empty() {
             self.sacktag(now, &sack, ack_no, prior_una, &mut acc);

@@ -164,7 +164,9 @@ impl Sender {
         }
         v.sort_unstable();
         self.tsorted.clear();
-        self.tsorted.extend(v.iter().map(|&(sent, seq)| (seq, sent)));
+        for &(sent, seq) in &v {
+            self.tsorted.push_one(seq, sent);
+        }
         self.scratch = v;
     }
 

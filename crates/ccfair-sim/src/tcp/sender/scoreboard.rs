@@ -5,6 +5,7 @@
 //! net/ipv4/tcp_recovery.c `tcp_rack_advance` / `tcp_rack_detect_loss`),
 //! `tcp_mark_skb_lost` and the RTO's `tcp_timeout_mark_lost`.
 
+use super::tsorted::{self, Tx};
 use super::*;
 
 impl Sender {
@@ -172,12 +173,17 @@ impl Sender {
         let no_reordering_window = self.tp.ca_state >= CaState::Recovery || self.sacked_out >= DUPTHRESH;
         let reo_wnd =
             if no_reordering_window || self.tp.min_rtt_ns == u64::MAX { 0 } else { (self.tp.min_rtt_ns / 4).min(self.rtt.srtt_ns) };
-        while let Some(&(seq, sent)) = self.tsorted.front() {
+        while let Some((seq, sent)) = self.tsorted.front() {
             if seq < self.tp.snd_una {
                 self.tsorted.pop_front();
                 continue;
             }
             let seg = self.segs[(seq - self.tp.snd_una) as usize];
+            // A run's element: the first send time, if the segment still holds it.
+            let Some(sent) = sent.or(tsorted::first_send_is_current(seg.flags).then_some(seg.sent_ns)) else {
+                self.tsorted.pop_front();
+                continue;
+            };
             let outstanding = seg.sent_ns == sent && seg.flags & F_SACKED == 0 && (seg.flags & F_LOST == 0 || seg.flags & F_RETRANS != 0);
             if !outstanding {
                 self.tsorted.pop_front();
@@ -248,9 +254,21 @@ impl Sender {
             self.stats.losses_detected += 1;
             self.rtx_queue.push_back(una + i as u64);
         }
-        let segs = &self.segs;
-        self.tsorted.retain(|&(seq, sent)| {
-            seq >= una && segs[(seq - una) as usize].flags & (F_LOST | F_SACKED) == 0 && segs[(seq - una) as usize].sent_ns == sent
-        });
+        // Keep the transmissions RACK still watches, in order, one entry each.
+        for tx in self.tsorted.take() {
+            let (from, to, sent) = match tx {
+                Tx::Run { start, end } => (start.max(una), end, None),
+                Tx::One { seq, sent } => (seq.max(una), seq + 1, Some(sent)),
+            };
+            for seq in from..to {
+                let g = self.segs[(seq - una) as usize];
+                let Some(sent) = sent.or(tsorted::first_send_is_current(g.flags).then_some(g.sent_ns)) else {
+                    continue; // a run's element re-sent since: stale
+                };
+                if g.flags & (F_LOST | F_SACKED) == 0 && g.sent_ns == sent {
+                    self.tsorted.push_one(seq, sent);
+                }
+            }
+        }
     }
 }
