@@ -115,6 +115,7 @@ impl<E: Eq + Copy> EventQueue<E> {
     /// [`EventQueue::take_seq`] (consumes none): a shared delay line (sim.rs
     /// `LineSet`) keeps one entry for several flows, keyed as the earliest of
     /// the entries the flows' own lines would have.
+    #[inline(always)]
     pub fn schedule_keyed(&mut self, time: TimeNs, seq: u64, ev: E) {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         debug_assert!(seq <= self.seq, "sequence number {seq} not taken yet");

@@ -24,7 +24,7 @@
 //!
 //! With thousands of flows, the flows of one delay (at least
 //! `SHARED_LINE_MIN_FLOWS` of them, without host noise) share one line per
-//! direction (`SharedLines`, events `Ev::AccessShared`, `Ev::ReverseShared`):
+//! direction (`SharedLines`, events `Ev::Access`, `Ev::Reverse` with `SHARED_LINE`):
 //! one FIFO walked sequentially and one heap entry instead of thousands of
 //! ring buffers, each push and pop of which touched a cold cache line. Its
 //! event order is exactly the per-flow lines' (same seed, same bits): each
@@ -54,16 +54,14 @@ use rand_pcg::Pcg64Mcg;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
-    /// The head of flow `f`'s access line reaches the bottleneck queue.
+    /// The head of flow `f`'s access line, or of shared access line `l`
+    /// (`SharedLines`) as `SHARED_LINE | l`, reaches the bottleneck queue.
     Access(u32),
-    /// The head of shared access line `l` (`SharedLines`) reaches the bottleneck queue.
-    AccessShared(u32),
     /// The head of the bottleneck's output line reaches its receiver.
     Delivered,
-    /// The head of flow `f`'s reverse path (ACKs) reaches the sender.
+    /// The head of flow `f`'s reverse path (ACKs), or of shared reverse line
+    /// `l` as `SHARED_LINE | l`, reaches the sender.
     Reverse(u32),
-    /// The head of shared reverse line `l` (`SharedLines`) reaches its sender.
-    ReverseShared(u32),
     /// The bottleneck finished serializing its current packet (kept out of
     /// the heap: `Simulation::tx_done_at`).
     TxDone,
@@ -158,224 +156,6 @@ impl DelayLine {
             q.schedule(next.enqueue_ns, head);
         }
         p
-    }
-}
-
-/// Per flow on a shared line: the packets it has in the line and the
-/// sequence number of the head event its own line would have (`SharedLines`).
-#[derive(Debug, Clone, Copy, Default)]
-struct FlowHead {
-    seq: u64,
-    pending: u32,
-    /// Scratch for `arrange_front`: entries of the flow counted so far.
-    rank: u32,
-}
-
-/// Flows of the same line delay from which they share one line
-/// (`SharedLines`). Below, the per-flow ring buffers stay in the cache and
-/// the shared line's bookkeeping costs more than it saves: CPU time against
-/// one line per flow 1.02 at 500 CUBIC flows (2.5 Gbit/s), 0.85 at 1 000
-/// (5 Gbit/s), 0.88 at 2 000 (10 Gbit/s); 1.09 with 10 flows (1 Gbit/s)
-/// (docs/benchmarks.md, "shared delay lines").
-const SHARED_LINE_MIN_FLOWS: usize = 1000;
-
-/// `SharedLines::of_flow` of a flow on its own line.
-const OWN_LINE: u32 = u32::MAX;
-
-/// The shared delay lines of one direction (access: senders to the
-/// bottleneck; reverse: receivers to senders) and which flow uses which.
-///
-/// Flows whose line in this direction has the same delay (> 0) and no host
-/// noise, at least [`SHARED_LINE_MIN_FLOWS`] of them, share one line: one
-/// FIFO (sorted by arrival time, as the delay is constant and time only goes
-/// forward) and one heap entry, instead of a ring buffer and a heap entry per
-/// flow. Pushes and pops then walk one buffer sequentially instead of
-/// touching a cold line of one of thousands of buffers (docs/benchmarks.md,
-/// "shared delay lines"). Other flows keep their own line
-/// (`Simulation::access`, `Simulation::reverse`).
-///
-/// The event order stays exactly that of one line per flow (same seed, same
-/// bits). There, flow X's head event takes its sequence number when it is
-/// scheduled: at the push if X's line was empty, else at the pop of X's
-/// previous packet; the heap orders by (time, seq). Here `heads[X]` counts
-/// X's packets in the shared line and takes X's sequence number at the same
-/// two moments ([`EventQueue::take_seq`]), and the line's single heap entry
-/// is keyed (arrival of its head, head's flow's seq)
-/// ([`EventQueue::schedule_keyed`]). The head is the earliest of the flows'
-/// heads in (time, seq) order. Packets of different flows pushed in the same
-/// nanosecond form a tie block (same arrival time); within it, flows take
-/// turns in the order of their sequence numbers, since a flow whose packet
-/// leaves takes a new, larger number for its next one: the block's pop order
-/// is round by round (each flow's first packet, then each one's second, ...),
-/// flows within a round in the order of their sequence numbers when the block
-/// reaches the front. `arrange_front` puts the block in that order once it is
-/// complete (no more packets can join a block once its arrival time is less
-/// than now + delay, as the delay is > 0).
-struct SharedLines {
-    lines: Vec<SharedLine>,
-    /// Per flow: index of its line in `lines`, or [`OWN_LINE`].
-    of_flow: Vec<u32>,
-    /// Per flow: its head on its shared line.
-    heads: Vec<FlowHead>,
-    /// Scratch for `arrange_front`: (round, flow's seq, index in the block).
-    order: Vec<(u32, u64, u32)>,
-    block: Vec<Packet>,
-}
-
-struct SharedLine {
-    line: DelayLine,
-    /// Arrival time of the tie block at the front that is in pop order
-    /// already (`arrange_front`); `TimeNs::MAX`: none.
-    arranged_at: TimeNs,
-}
-
-impl SharedLines {
-    /// Shared lines for flows with one-way delays `delays[i]` and host-noise
-    /// means `jitters[i]` (0 = none): a line per delay that at least
-    /// `min_shared` (and 2) flows without host noise have (`usize::MAX`: none,
-    /// every flow on its own line, the reference the shared lines are tested
-    /// against).
-    fn new(delays: &[u64], jitters: &[u64], min_shared: usize) -> SharedLines {
-        let n = delays.len();
-        let shareable = |i: usize| delays[i] > 0 && jitters[i] == 0;
-        let mut count = std::collections::HashMap::new();
-        for i in (0..n).filter(|&i| shareable(i)) {
-            *count.entry(delays[i]).or_insert(0usize) += 1;
-        }
-        let mut line_of_delay = std::collections::HashMap::new();
-        let mut lines: Vec<SharedLine> = Vec::new();
-        let mut of_flow = Vec::with_capacity(n);
-        for i in 0..n {
-            if shareable(i) && count[&delays[i]] >= min_shared.max(2) {
-                let l = *line_of_delay.entry(delays[i]).or_insert_with(|| {
-                    lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX });
-                    lines.len() as u32 - 1
-                });
-                of_flow.push(l);
-            } else {
-                of_flow.push(OWN_LINE);
-            }
-        }
-        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], order: Vec::new(), block: Vec::new() }
-    }
-
-    /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`, whose
-    /// event is `ev`. (Out of line, as `pop`: the per-flow lines' callers stay small.)
-    #[inline(never)]
-    fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, l: u32, p: Packet, ev: Ev) {
-        let line = &mut self.lines[l as usize].line;
-        let at = now + line.delay_ns;
-        let h = &mut self.heads[p.flow as usize];
-        if h.pending == 0 {
-            // Where the flow's own line would schedule its head event.
-            h.seq = q.take_seq();
-        }
-        h.pending += 1;
-        if line.q.is_empty() {
-            q.schedule_keyed(at, h.seq, ev);
-        }
-        line.q.push_back(p);
-        line.q.back_mut().expect("just pushed").enqueue_ns = at;
-    }
-
-    /// Take the head of shared line `l` (event `ev`), which arrives now;
-    /// schedule the line's next head.
-    #[inline(never)]
-    fn pop(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, l: u32, ev: Ev) -> Packet {
-        let SharedLine { line, arranged_at } = &mut self.lines[l as usize];
-        let heads = &mut self.heads;
-        let front = line.q.front().expect("line event with empty line");
-        debug_assert_eq!(front.enqueue_ns, now);
-        if front.enqueue_ns != *arranged_at {
-            // The block was not complete when it reached the front; it is now.
-            arrange_front(line, arranged_at, heads, &mut self.order, &mut self.block);
-        }
-        // The flow is read in the line, not from the copy just written (a
-        // load from a wider store in flight would wait for it).
-        let flow = line.q[0].flow;
-        let p = line.q.pop_front().expect("line event with empty line");
-        let h = &mut heads[flow as usize];
-        h.pending -= 1;
-        if h.pending > 0 {
-            // Where the flow's own line would schedule its next head.
-            h.seq = q.take_seq();
-        }
-        let Some(next) = line.q.front() else { return p };
-        let (at, flow) = (next.enqueue_ns, next.flow);
-        let seq = if at == *arranged_at {
-            heads[flow as usize].seq
-        } else if at < now + line.delay_ns && line.q.get(1).is_none_or(|e| e.enqueue_ns != at) {
-            // A complete block of one packet.
-            *arranged_at = at;
-            heads[flow as usize].seq
-        } else {
-            front_block_seq(line, arranged_at, heads, now, &mut self.order, &mut self.block)
-        };
-        q.schedule_keyed(at, seq, ev);
-        p
-    }
-}
-
-/// The sequence number of shared line `line`'s next head, whose tie block
-/// (of more than one packet) just reached the front; arranges the block if
-/// it is complete.
-#[inline(never)]
-fn front_block_seq(
-    line: &mut DelayLine,
-    arranged_at: &mut TimeNs,
-    heads: &mut [FlowHead],
-    now: TimeNs,
-    order: &mut Vec<(u32, u64, u32)>,
-    block: &mut Vec<Packet>,
-) -> u64 {
-    let at = line.q[0].enqueue_ns;
-    if at < now + line.delay_ns {
-        arrange_front(line, arranged_at, heads, order, block);
-        heads[line.q[0].flow as usize].seq
-    } else {
-        // The block may still grow, but only by flows with larger numbers or
-        // by later packets of its flows: its earliest head is known.
-        let block = line.q.iter().take_while(|e| e.enqueue_ns == at);
-        block.map(|e| heads[e.flow as usize].seq).min().expect("the front is in its block")
-    }
-}
-
-/// Put the complete tie block at the front of shared line `line` in pop
-/// order (see `SharedLines`) and mark it arranged.
-#[inline(never)]
-fn arrange_front(
-    line: &mut DelayLine,
-    arranged_at: &mut TimeNs,
-    heads: &mut [FlowHead],
-    order: &mut Vec<(u32, u64, u32)>,
-    block: &mut Vec<Packet>,
-) {
-    let at = line.q[0].enqueue_ns;
-    *arranged_at = at;
-    let f0 = line.q[0].flow;
-    let mut one_flow = true;
-    let mut k = 0;
-    for e in line.q.iter().take_while(|e| e.enqueue_ns == at) {
-        one_flow &= e.flow == f0;
-        k += 1;
-    }
-    if one_flow {
-        return; // one flow's packets leave in their order
-    }
-    order.clear();
-    for (i, e) in line.q.iter().take(k).enumerate() {
-        let h = &mut heads[e.flow as usize];
-        order.push((h.rank, h.seq, i as u32));
-        h.rank += 1;
-    }
-    for e in line.q.iter().take(k) {
-        heads[e.flow as usize].rank = 0;
-    }
-    order.sort_unstable();
-    block.clear();
-    block.extend(order.iter().map(|&(_, _, i)| line.q[i as usize]));
-    for (slot, p) in line.q.iter_mut().zip(block.drain(..)) {
-        *slot = p;
     }
 }
 
@@ -658,6 +438,7 @@ impl Simulation {
     }
 
     /// As `flush_sender_out`'s loop, onto shared line `l`.
+    #[cold]
     #[inline(never)]
     fn flush_sender_out_shared(&mut self, flow: u32, l: u32, now: TimeNs) {
         for mut p in self.out.drain(..) {
@@ -665,7 +446,16 @@ impl Simulation {
                 self.data_packets += 1;
             }
             p.set_cca_class(self.cca_class[flow as usize]);
-            self.access_shared.push(&mut self.q, now, l, p, Ev::AccessShared(l));
+            self.access_shared.push(&mut self.q, now, l, p, Ev::Access(SHARED_LINE | l));
+        }
+    }
+
+    /// As `flush_receiver_out`'s loop, onto shared line `l`.
+    #[cold]
+    #[inline(never)]
+    fn flush_receiver_out_shared(&mut self, l: u32, now: TimeNs) {
+        for p in self.out.drain(..) {
+            self.reverse_shared.push(&mut self.q, now, l, p, Ev::Reverse(SHARED_LINE | l));
         }
     }
 
@@ -677,9 +467,7 @@ impl Simulation {
                 line.push(&mut self.q, now, p, Ev::Reverse(flow));
             }
         } else {
-            for p in self.out.drain(..) {
-                self.reverse_shared.push(&mut self.q, now, shared, p, Ev::ReverseShared(shared));
-            }
+            self.flush_receiver_out_shared(shared, now);
         }
         let r = &mut self.receivers[flow as usize];
         r.delack_timer().sync(&mut self.q, Ev::Delack(flow));
@@ -875,45 +663,39 @@ impl Simulation {
         self.flush_receiver_out(f, now);
     }
 
-    /// Packet `p` from an access line reaches the bottleneck (unless lost on the way).
-    #[inline(always)]
-    fn access_arrive(&mut self, now: TimeNs, p: Packet) {
-        let f = p.flow as usize;
-        if let Some((prob, rng)) = self.loss[f].as_mut() {
-            if p.kind == Kind::Data && rng.gen::<f64>() < *prob {
-                self.mon.random_losses[f] += 1;
-                return;
-            }
-        }
-        self.bottleneck_arrive(now, p)
-    }
-
     fn dispatch(&mut self, now: TimeNs, ev: Ev) {
         match ev {
-            Ev::Access(f) => {
-                let p = self.access[f as usize].pop(&mut self.q, now, ev);
-                self.access_arrive(now, p)
-            }
-            Ev::AccessShared(l) => {
-                let p = self.access_shared.pop(&mut self.q, now, l, ev);
-                self.access_arrive(now, p)
+            Ev::Access(x) => {
+                // (One arm for own and shared lines: one call site of the
+                // code below keeps the hot code as compact as before.)
+                let p = if x & SHARED_LINE == 0 {
+                    self.access[x as usize].pop(&mut self.q, now, ev)
+                } else {
+                    self.access_shared.pop(&mut self.q, now, x & !SHARED_LINE, ev)
+                };
+                let f = p.flow;
+                if let Some((prob, rng)) = self.loss[f as usize].as_mut() {
+                    if p.kind == Kind::Data && rng.gen::<f64>() < *prob {
+                        self.mon.random_losses[f as usize] += 1;
+                        return;
+                    }
+                }
+                self.bottleneck_arrive(now, p)
             }
             Ev::Delivered => {
                 let p = self.bottleneck_out.pop(&mut self.q, now, ev);
                 self.deliver(now, p);
             }
-            Ev::Reverse(f) => {
-                let p = self.reverse[f as usize].pop(&mut self.q, now, ev);
-                self.senders[f as usize].on_ack(now, &p, &mut self.out);
-                self.flush_sender_out(f, now);
-            }
-            Ev::ReverseShared(l) => {
-                let p = self.reverse_shared.pop(&mut self.q, now, l, ev);
+            Ev::Reverse(x) => {
+                let p = if x & SHARED_LINE == 0 {
+                    self.reverse[x as usize].pop(&mut self.q, now, ev)
+                } else {
+                    self.reverse_shared.pop(&mut self.q, now, x & !SHARED_LINE, ev)
+                };
                 let f = p.flow;
                 self.senders[f as usize].on_ack(now, &p, &mut self.out);
                 self.flush_sender_out(f, now);
             }
-
             Ev::TxDone => self.tx_done(now),
             Ev::Rto(f) => {
                 let s = &mut self.senders[f as usize];
@@ -1083,6 +865,232 @@ pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
         f.rtt_ns = c.rtt_ns;
     }
     Ok(r)
+}
+
+/// Per flow on a shared line: the packets it has in the line and the
+/// sequence number of the head event its own line would have (`SharedLines`).
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowHead {
+    seq: u64,
+    pending: u32,
+    /// Scratch for `arrange_front`: entries of the flow counted so far.
+    rank: u32,
+}
+
+/// Flows of the same line delay from which they share one line
+/// (`SharedLines`). Below, the per-flow ring buffers stay in the cache and
+/// the shared line's bookkeeping costs more than it saves: CPU time against
+/// one line per flow 1.02 at 500 CUBIC flows (2.5 Gbit/s), 0.85 at 1 000
+/// (5 Gbit/s), 0.88 at 2 000 (10 Gbit/s); 1.09 with 10 flows (1 Gbit/s)
+/// (docs/benchmarks.md, "shared delay lines").
+const SHARED_LINE_MIN_FLOWS: usize = 1000;
+
+/// `SharedLines::of_flow` of a flow on its own line.
+const OWN_LINE: u32 = u32::MAX;
+
+/// Marks a shared line's index in `Ev::Access` and `Ev::Reverse` (flow
+/// indices stay below it).
+const SHARED_LINE: u32 = 1 << 31;
+
+/// The shared delay lines of one direction (access: senders to the
+/// bottleneck; reverse: receivers to senders) and which flow uses which.
+///
+/// Flows whose line in this direction has the same delay (> 0) and no host
+/// noise, at least [`SHARED_LINE_MIN_FLOWS`] of them, share one line: one
+/// FIFO (sorted by arrival time, as the delay is constant and time only goes
+/// forward) and one heap entry, instead of a ring buffer and a heap entry per
+/// flow. Pushes and pops then walk one buffer sequentially instead of
+/// touching a cold line of one of thousands of buffers (docs/benchmarks.md,
+/// "shared delay lines"). Other flows keep their own line
+/// (`Simulation::access`, `Simulation::reverse`).
+///
+/// The event order stays exactly that of one line per flow (same seed, same
+/// bits). There, flow X's head event takes its sequence number when it is
+/// scheduled: at the push if X's line was empty, else at the pop of X's
+/// previous packet; the heap orders by (time, seq). Here `heads[X]` counts
+/// X's packets in the shared line and takes X's sequence number at the same
+/// two moments ([`EventQueue::take_seq`]), and the line's single heap entry
+/// is keyed (arrival of its head, head's flow's seq)
+/// ([`EventQueue::schedule_keyed`]). The head is the earliest of the flows'
+/// heads in (time, seq) order. Packets of different flows pushed in the same
+/// nanosecond form a tie block (same arrival time); within it, flows take
+/// turns in the order of their sequence numbers, since a flow whose packet
+/// leaves takes a new, larger number for its next one: the block's pop order
+/// is round by round (each flow's first packet, then each one's second, ...),
+/// flows within a round in the order of their sequence numbers when the block
+/// reaches the front. `arrange_front` puts the block in that order once it is
+/// complete (no more packets can join a block once its arrival time is less
+/// than now + delay, as the delay is > 0).
+struct SharedLines {
+    lines: Vec<SharedLine>,
+    /// Per flow: index of its line in `lines`, or [`OWN_LINE`].
+    of_flow: Vec<u32>,
+    /// Per flow: its head on its shared line.
+    heads: Vec<FlowHead>,
+    /// Scratch for `arrange_front`: (round, flow's seq, index in the block).
+    order: Vec<(u32, u64, u32)>,
+    block: Vec<Packet>,
+}
+
+struct SharedLine {
+    line: DelayLine,
+    /// Arrival time of the tie block at the front that is in pop order
+    /// already (`arrange_front`); `TimeNs::MAX`: none.
+    arranged_at: TimeNs,
+}
+
+impl SharedLines {
+    /// Shared lines for flows with one-way delays `delays[i]` and host-noise
+    /// means `jitters[i]` (0 = none): a line per delay that at least
+    /// `min_shared` (and 2) flows without host noise have (`usize::MAX`: none,
+    /// every flow on its own line, the reference the shared lines are tested
+    /// against).
+    fn new(delays: &[u64], jitters: &[u64], min_shared: usize) -> SharedLines {
+        let n = delays.len();
+        let shareable = |i: usize| delays[i] > 0 && jitters[i] == 0;
+        let mut count = std::collections::HashMap::new();
+        for i in (0..n).filter(|&i| shareable(i)) {
+            *count.entry(delays[i]).or_insert(0usize) += 1;
+        }
+        let mut line_of_delay = std::collections::HashMap::new();
+        let mut lines: Vec<SharedLine> = Vec::new();
+        let mut of_flow = Vec::with_capacity(n);
+        for i in 0..n {
+            if shareable(i) && count[&delays[i]] >= min_shared.max(2) {
+                let l = *line_of_delay.entry(delays[i]).or_insert_with(|| {
+                    lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX });
+                    lines.len() as u32 - 1
+                });
+                of_flow.push(l);
+            } else {
+                of_flow.push(OWN_LINE);
+            }
+        }
+        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], order: Vec::new(), block: Vec::new() }
+    }
+
+    /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`, whose
+    /// event is `ev`. (Out of line, as `pop`: the per-flow lines' callers stay small.)
+    #[cold]
+    #[inline(never)]
+    fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, l: u32, p: Packet, ev: Ev) {
+        let line = &mut self.lines[l as usize].line;
+        let at = now + line.delay_ns;
+        let h = &mut self.heads[p.flow as usize];
+        if h.pending == 0 {
+            // Where the flow's own line would schedule its head event.
+            h.seq = q.take_seq();
+        }
+        h.pending += 1;
+        if line.q.is_empty() {
+            q.schedule_keyed(at, h.seq, ev);
+        }
+        line.q.push_back(p);
+        line.q.back_mut().expect("just pushed").enqueue_ns = at;
+    }
+
+    /// Take the head of shared line `l` (event `ev`), which arrives now;
+    /// schedule the line's next head.
+    #[cold]
+    #[inline(never)]
+    fn pop(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, l: u32, ev: Ev) -> Packet {
+        let SharedLine { line, arranged_at } = &mut self.lines[l as usize];
+        let heads = &mut self.heads;
+        let front = line.q.front().expect("line event with empty line");
+        debug_assert_eq!(front.enqueue_ns, now);
+        if front.enqueue_ns != *arranged_at {
+            // The block was not complete when it reached the front; it is now.
+            arrange_front(line, arranged_at, heads, &mut self.order, &mut self.block);
+        }
+        // The flow is read in the line, not from the copy just written (a
+        // load from a wider store in flight would wait for it).
+        let flow = line.q[0].flow;
+        let p = line.q.pop_front().expect("line event with empty line");
+        let h = &mut heads[flow as usize];
+        h.pending -= 1;
+        if h.pending > 0 {
+            // Where the flow's own line would schedule its next head.
+            h.seq = q.take_seq();
+        }
+        let Some(next) = line.q.front() else { return p };
+        let (at, flow) = (next.enqueue_ns, next.flow);
+        let seq = if at == *arranged_at {
+            heads[flow as usize].seq
+        } else if at < now + line.delay_ns && line.q.get(1).is_none_or(|e| e.enqueue_ns != at) {
+            // A complete block of one packet.
+            *arranged_at = at;
+            heads[flow as usize].seq
+        } else {
+            front_block_seq(line, arranged_at, heads, now, &mut self.order, &mut self.block)
+        };
+        q.schedule_keyed(at, seq, ev);
+        p
+    }
+}
+
+/// The sequence number of shared line `line`'s next head, whose tie block
+/// (of more than one packet) just reached the front; arranges the block if
+/// it is complete.
+#[cold]
+#[inline(never)]
+fn front_block_seq(
+    line: &mut DelayLine,
+    arranged_at: &mut TimeNs,
+    heads: &mut [FlowHead],
+    now: TimeNs,
+    order: &mut Vec<(u32, u64, u32)>,
+    block: &mut Vec<Packet>,
+) -> u64 {
+    let at = line.q[0].enqueue_ns;
+    if at < now + line.delay_ns {
+        arrange_front(line, arranged_at, heads, order, block);
+        heads[line.q[0].flow as usize].seq
+    } else {
+        // The block may still grow, but only by flows with larger numbers or
+        // by later packets of its flows: its earliest head is known.
+        let block = line.q.iter().take_while(|e| e.enqueue_ns == at);
+        block.map(|e| heads[e.flow as usize].seq).min().expect("the front is in its block")
+    }
+}
+
+/// Put the complete tie block at the front of shared line `line` in pop
+/// order (see `SharedLines`) and mark it arranged.
+#[cold]
+#[inline(never)]
+fn arrange_front(
+    line: &mut DelayLine,
+    arranged_at: &mut TimeNs,
+    heads: &mut [FlowHead],
+    order: &mut Vec<(u32, u64, u32)>,
+    block: &mut Vec<Packet>,
+) {
+    let at = line.q[0].enqueue_ns;
+    *arranged_at = at;
+    let f0 = line.q[0].flow;
+    let mut one_flow = true;
+    let mut k = 0;
+    for e in line.q.iter().take_while(|e| e.enqueue_ns == at) {
+        one_flow &= e.flow == f0;
+        k += 1;
+    }
+    if one_flow {
+        return; // one flow's packets leave in their order
+    }
+    order.clear();
+    for (i, e) in line.q.iter().take(k).enumerate() {
+        let h = &mut heads[e.flow as usize];
+        order.push((h.rank, h.seq, i as u32));
+        h.rank += 1;
+    }
+    for e in line.q.iter().take(k) {
+        heads[e.flow as usize].rank = 0;
+    }
+    order.sort_unstable();
+    block.clear();
+    block.extend(order.iter().map(|&(_, _, i)| line.q[i as usize]));
+    for (slot, p) in line.q.iter_mut().zip(block.drain(..)) {
+        *slot = p;
+    }
 }
 
 #[cfg(test)]
@@ -1304,7 +1312,7 @@ mod tests {
                         sent[f as usize] += 1;
                         match shared.of_flow[f as usize] {
                             OWN_LINE => own[f as usize].push(&mut q, now, p, Ev::Access(f)),
-                            l => shared.push(&mut q, now, l, p, Ev::AccessShared(l)),
+                            l => shared.push(&mut q, now, l, p, Ev::Access(SHARED_LINE | l)),
                         }
                     }
                     if (f as u64 + k) % 2 == 0 {
@@ -1314,11 +1322,11 @@ mod tests {
                         q.schedule(now + g, Ev::Start(f));
                     }
                 }
-                Ev::Access(_) | Ev::AccessShared(_) => {
-                    let p = match ev {
-                        Ev::Access(f) => own[f as usize].pop(&mut q, now, ev),
-                        Ev::AccessShared(l) => shared.pop(&mut q, now, l, ev),
-                        _ => unreachable!(),
+                Ev::Access(x) => {
+                    let p = if x & SHARED_LINE == 0 {
+                        own[x as usize].pop(&mut q, now, ev)
+                    } else {
+                        shared.pop(&mut q, now, x & !SHARED_LINE, ev)
                     };
                     assert_eq!(p.enqueue_ns, now, "a packet leaves at its arrival time");
                     log.push((now, seq, p.flow, p.seq));
