@@ -21,6 +21,17 @@
 //! O(flows) entries whatever the window sizes. Each kind of line has its own
 //! event (`Ev::Access`, `Ev::Delivered`, `Ev::Reverse`), so the dispatch
 //! knows where the packet goes without a second lookup.
+//!
+//! With thousands of flows, the flows of one delay (at least
+//! `SHARED_LINE_MIN_FLOWS` of them, without host noise) share one line per
+//! direction (`SharedLines`, events `Ev::AccessShared`, `Ev::ReverseShared`):
+//! one FIFO walked sequentially and one heap entry instead of thousands of
+//! ring buffers, each push and pop of which touched a cold cache line. Its
+//! event order is exactly the per-flow lines' (same seed, same bits): each
+//! flow's head sequence number is taken when its own line would schedule its
+//! head, and ties within a nanosecond are resolved as the heap would
+//! (`SharedLines`). Below that flow count the per-flow lines stay in the
+//! cache and are cheaper (docs/benchmarks.md, "shared delay lines").
 
 use std::collections::VecDeque;
 
@@ -45,10 +56,14 @@ use rand_pcg::Pcg64Mcg;
 enum Ev {
     /// The head of flow `f`'s access line reaches the bottleneck queue.
     Access(u32),
+    /// The head of shared access line `l` (`SharedLines`) reaches the bottleneck queue.
+    AccessShared(u32),
     /// The head of the bottleneck's output line reaches its receiver.
     Delivered,
     /// The head of flow `f`'s reverse path (ACKs) reaches the sender.
     Reverse(u32),
+    /// The head of shared reverse line `l` (`SharedLines`) reaches its sender.
+    ReverseShared(u32),
     /// The bottleneck finished serializing its current packet (kept out of
     /// the heap: `Simulation::tx_done_at`).
     TxDone,
@@ -111,7 +126,8 @@ impl DelayLine {
     }
 
     /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
-    /// line's event) for its arrival.
+    /// line's event) for its arrival. (A line of one flow; `SharedLines::push`
+    /// for shared ones.)
     fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, p: Packet, head: Ev) {
         let mut at = now + self.delay_ns;
         if let Some(j) = self.jitter.as_mut() {
@@ -121,10 +137,10 @@ impl DelayLine {
         if self.q.is_empty() {
             q.schedule(at, head);
         }
-        self.q.push_back(p);
         // The time is written in place, after the copy: written into `p`
         // first, its 8-byte store would make the copy's 16-byte loads wait
         // (no store-to-load forwarding across the two sizes).
+        self.q.push_back(p);
         self.q.back_mut().expect("just pushed").enqueue_ns = at;
     }
 
@@ -142,6 +158,230 @@ impl DelayLine {
             q.schedule(next.enqueue_ns, head);
         }
         p
+    }
+}
+
+/// Per flow on a shared line: the packets it has in the line and the
+/// sequence number of the head event its own line would have (`SharedLines`).
+#[derive(Debug, Clone, Copy, Default)]
+struct FlowHead {
+    seq: u64,
+    pending: u32,
+    /// Scratch for `arrange_front`: entries of the flow counted so far.
+    rank: u32,
+}
+
+/// Flows of the same line delay from which they share one line
+/// (`SharedLines`). Below, the per-flow ring buffers stay in the cache and
+/// the shared line's bookkeeping costs more than it saves: CPU time against
+/// one line per flow 1.02 at 500 CUBIC flows (2.5 Gbit/s), 0.85 at 1 000
+/// (5 Gbit/s), 0.88 at 2 000 (10 Gbit/s); 1.09 with 10 flows (1 Gbit/s)
+/// (docs/benchmarks.md, "shared delay lines").
+const SHARED_LINE_MIN_FLOWS: usize = 1000;
+
+/// `SharedLines::of_flow` of a flow on its own line.
+const OWN_LINE: u32 = u32::MAX;
+
+/// The shared delay lines of one direction (access: senders to the
+/// bottleneck; reverse: receivers to senders) and which flow uses which.
+///
+/// Flows whose line in this direction has the same delay (> 0) and no host
+/// noise, at least [`SHARED_LINE_MIN_FLOWS`] of them, share one line: one
+/// FIFO (sorted by arrival time, as the delay is constant and time only goes
+/// forward) and one heap entry, instead of a ring buffer and a heap entry per
+/// flow. Pushes and pops then walk one buffer sequentially instead of
+/// touching a cold line of one of thousands of buffers (docs/benchmarks.md,
+/// "shared delay lines"). Other flows keep their own line
+/// (`Simulation::access`, `Simulation::reverse`).
+///
+/// The event order stays exactly that of one line per flow (same seed, same
+/// bits). There, flow X's head event takes its sequence number when it is
+/// scheduled: at the push if X's line was empty, else at the pop of X's
+/// previous packet; the heap orders by (time, seq). Here `heads[X]` counts
+/// X's packets in the shared line and takes X's sequence number at the same
+/// two moments ([`EventQueue::take_seq`]), and the line's single heap entry
+/// is keyed (arrival of its head, head's flow's seq)
+/// ([`EventQueue::schedule_keyed`]). The head is the earliest of the flows'
+/// heads in (time, seq) order. Packets of different flows pushed in the same
+/// nanosecond form a tie block (same arrival time); within it, flows take
+/// turns in the order of their sequence numbers, since a flow whose packet
+/// leaves takes a new, larger number for its next one: the block's pop order
+/// is round by round (each flow's first packet, then each one's second, ...),
+/// flows within a round in the order of their sequence numbers when the block
+/// reaches the front. `arrange_front` puts the block in that order once it is
+/// complete (no more packets can join a block once its arrival time is less
+/// than now + delay, as the delay is > 0).
+struct SharedLines {
+    lines: Vec<SharedLine>,
+    /// Per flow: index of its line in `lines`, or [`OWN_LINE`].
+    of_flow: Vec<u32>,
+    /// Per flow: its head on its shared line.
+    heads: Vec<FlowHead>,
+    /// Scratch for `arrange_front`: (round, flow's seq, index in the block).
+    order: Vec<(u32, u64, u32)>,
+    block: Vec<Packet>,
+}
+
+struct SharedLine {
+    line: DelayLine,
+    /// Arrival time of the tie block at the front that is in pop order
+    /// already (`arrange_front`); `TimeNs::MAX`: none.
+    arranged_at: TimeNs,
+}
+
+impl SharedLines {
+    /// Shared lines for flows with one-way delays `delays[i]` and host-noise
+    /// means `jitters[i]` (0 = none): a line per delay that at least
+    /// `min_shared` (and 2) flows without host noise have (`usize::MAX`: none,
+    /// every flow on its own line, the reference the shared lines are tested
+    /// against).
+    fn new(delays: &[u64], jitters: &[u64], min_shared: usize) -> SharedLines {
+        let n = delays.len();
+        let shareable = |i: usize| delays[i] > 0 && jitters[i] == 0;
+        // Sorted delays for the counts, a short list for the lines (no hash
+        // map: its code, placed by the linker beside the event loop, cost the
+        // per-flow path instruction-cache misses).
+        let mut sorted: Vec<u64> = (0..n).filter(|&i| shareable(i)).map(|i| delays[i]).collect();
+        sorted.sort_unstable();
+        let count = |d: u64| sorted.partition_point(|&x| x <= d) - sorted.partition_point(|&x| x < d);
+        let mut line_of_delay: Vec<(u64, u32)> = Vec::new();
+        let mut lines: Vec<SharedLine> = Vec::new();
+        let mut of_flow = Vec::with_capacity(n);
+        for i in 0..n {
+            if shareable(i) && count(delays[i]) >= min_shared.max(2) {
+                let l = match line_of_delay.iter().find(|e| e.0 == delays[i]) {
+                    Some(e) => e.1,
+                    None => {
+                        lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX });
+                        line_of_delay.push((delays[i], lines.len() as u32 - 1));
+                        lines.len() as u32 - 1
+                    }
+                };
+                of_flow.push(l);
+            } else {
+                of_flow.push(OWN_LINE);
+            }
+        }
+        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], order: Vec::new(), block: Vec::new() }
+    }
+
+    /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`, whose
+    /// event is `ev`. (Out of line, as `pop`: the per-flow lines' callers stay small.)
+    #[inline(never)]
+    fn push(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, l: u32, p: Packet, ev: Ev) {
+        let line = &mut self.lines[l as usize].line;
+        let at = now + line.delay_ns;
+        let h = &mut self.heads[p.flow as usize];
+        if h.pending == 0 {
+            // Where the flow's own line would schedule its head event.
+            h.seq = q.take_seq();
+        }
+        h.pending += 1;
+        if line.q.is_empty() {
+            q.schedule_keyed(at, h.seq, ev);
+        }
+        line.q.push_back(p);
+        line.q.back_mut().expect("just pushed").enqueue_ns = at;
+    }
+
+    /// Take the head of shared line `l` (event `ev`), which arrives now;
+    /// schedule the line's next head.
+    #[inline(never)]
+    fn pop(&mut self, q: &mut EventQueue<Ev>, now: TimeNs, l: u32, ev: Ev) -> Packet {
+        let SharedLine { line, arranged_at } = &mut self.lines[l as usize];
+        let heads = &mut self.heads;
+        let front = line.q.front().expect("line event with empty line");
+        debug_assert_eq!(front.enqueue_ns, now);
+        if front.enqueue_ns != *arranged_at {
+            // The block was not complete when it reached the front; it is now.
+            arrange_front(line, arranged_at, heads, &mut self.order, &mut self.block);
+        }
+        // The flow is read in the line, not from the copy just written (a
+        // load from a wider store in flight would wait for it).
+        let flow = line.q[0].flow;
+        let p = line.q.pop_front().expect("line event with empty line");
+        let h = &mut heads[flow as usize];
+        h.pending -= 1;
+        if h.pending > 0 {
+            // Where the flow's own line would schedule its next head.
+            h.seq = q.take_seq();
+        }
+        let Some(next) = line.q.front() else { return p };
+        let (at, flow) = (next.enqueue_ns, next.flow);
+        let seq = if at == *arranged_at {
+            heads[flow as usize].seq
+        } else if at < now + line.delay_ns && line.q.get(1).is_none_or(|e| e.enqueue_ns != at) {
+            // A complete block of one packet.
+            *arranged_at = at;
+            heads[flow as usize].seq
+        } else {
+            front_block_seq(line, arranged_at, heads, now, &mut self.order, &mut self.block)
+        };
+        q.schedule_keyed(at, seq, ev);
+        p
+    }
+}
+
+/// The sequence number of shared line `line`'s next head, whose tie block
+/// (of more than one packet) just reached the front; arranges the block if
+/// it is complete.
+#[inline(never)]
+fn front_block_seq(
+    line: &mut DelayLine,
+    arranged_at: &mut TimeNs,
+    heads: &mut [FlowHead],
+    now: TimeNs,
+    order: &mut Vec<(u32, u64, u32)>,
+    block: &mut Vec<Packet>,
+) -> u64 {
+    let at = line.q[0].enqueue_ns;
+    if at < now + line.delay_ns {
+        arrange_front(line, arranged_at, heads, order, block);
+        heads[line.q[0].flow as usize].seq
+    } else {
+        // The block may still grow, but only by flows with larger numbers or
+        // by later packets of its flows: its earliest head is known.
+        let block = line.q.iter().take_while(|e| e.enqueue_ns == at);
+        block.map(|e| heads[e.flow as usize].seq).min().expect("the front is in its block")
+    }
+}
+
+/// Put the complete tie block at the front of shared line `line` in pop
+/// order (see `SharedLines`) and mark it arranged.
+#[inline(never)]
+fn arrange_front(
+    line: &mut DelayLine,
+    arranged_at: &mut TimeNs,
+    heads: &mut [FlowHead],
+    order: &mut Vec<(u32, u64, u32)>,
+    block: &mut Vec<Packet>,
+) {
+    let at = line.q[0].enqueue_ns;
+    *arranged_at = at;
+    let f0 = line.q[0].flow;
+    let mut one_flow = true;
+    let mut k = 0;
+    for e in line.q.iter().take_while(|e| e.enqueue_ns == at) {
+        one_flow &= e.flow == f0;
+        k += 1;
+    }
+    if one_flow {
+        return; // one flow's packets leave in their order
+    }
+    order.clear();
+    for (i, e) in line.q.iter().take(k).enumerate() {
+        let h = &mut heads[e.flow as usize];
+        order.push((h.rank, h.seq, i as u32));
+        h.rank += 1;
+    }
+    for e in line.q.iter().take(k) {
+        heads[e.flow as usize].rank = 0;
+    }
+    order.sort_unstable();
+    block.clear();
+    block.extend(order.iter().map(|&(_, _, i)| line.q[i as usize]));
+    for (slot, p) in line.q.iter_mut().zip(block.drain(..)) {
+        *slot = p;
     }
 }
 
@@ -199,12 +439,16 @@ impl Monitor {
 
 pub struct Simulation {
     q: EventQueue<Ev>,
-    /// Per flow: sender to bottleneck queue.
+    /// Per flow: sender to bottleneck queue (unused for flows on a shared line).
     access: Vec<DelayLine>,
+    /// Senders to the bottleneck queue on shared lines.
+    access_shared: SharedLines,
     /// Bottleneck link to the receivers.
     bottleneck_out: DelayLine,
-    /// Per flow: receiver to sender (ACKs).
+    /// Per flow: receiver to sender (ACKs; unused for flows on a shared line).
     reverse: Vec<DelayLine>,
+    /// Receivers to senders on shared lines.
+    reverse_shared: SharedLines,
     qdisc: Box<dyn Qdisc>,
     rate_bps: u64,
     l2_overhead_bytes: u32,
@@ -244,15 +488,23 @@ impl Simulation {
     /// As [`Simulation::new`], with the per-bin series allocated fallibly: an
     /// allocation failure is [`SimError::Resource`], not an abort (limits.rs).
     pub fn try_new(cfg: &RunConfig) -> Result<Simulation, SimError> {
+        Self::try_new_with(cfg, SHARED_LINE_MIN_FLOWS)
+    }
+
+    /// As [`Simulation::try_new`], with flows sharing a delay line from
+    /// `min_shared` flows of the same delay on (`usize::MAX`: every flow has
+    /// its own lines, the reference `SharedLines` are tested against).
+    fn try_new_with(cfg: &RunConfig, min_shared: usize) -> Result<Simulation, SimError> {
         let n = cfg.flows.len();
         let d_b = cfg.bottleneck.delay_ns;
         let bottleneck_out = DelayLine::new(d_b);
-        let access = (cfg.flows.iter().enumerate())
-            .map(|(i, f)| DelayLine::with_jitter(f.rtt_ns / 2 - d_b, f.host_jitter_ns, cfg.seed, stream::HOST_SEND + i as u64))
-            .collect();
-        let reverse = (cfg.flows.iter().enumerate())
-            .map(|(i, f)| DelayLine::with_jitter(f.rtt_ns - f.rtt_ns / 2, f.ack_jitter_ns, cfg.seed, stream::HOST_ACK + i as u64))
-            .collect();
+        let per_flow = |f: &dyn Fn(&crate::config::FlowConfig) -> u64| cfg.flows.iter().map(f).collect::<Vec<u64>>();
+        let (access_ns, reverse_ns) = (per_flow(&|f| f.rtt_ns / 2 - d_b), per_flow(&|f| f.rtt_ns - f.rtt_ns / 2));
+        let (host_jitter, ack_jitter) = (per_flow(&|f| f.host_jitter_ns), per_flow(&|f| f.ack_jitter_ns));
+        let access = (0..n).map(|i| DelayLine::with_jitter(access_ns[i], host_jitter[i], cfg.seed, stream::HOST_SEND + i as u64)).collect();
+        let reverse = (0..n).map(|i| DelayLine::with_jitter(reverse_ns[i], ack_jitter[i], cfg.seed, stream::HOST_ACK + i as u64)).collect();
+        let access_shared = SharedLines::new(&access_ns, &host_jitter, min_shared);
+        let reverse_shared = SharedLines::new(&reverse_ns, &ack_jitter, min_shared);
         let mut senders = Vec::with_capacity(n);
         let mut receivers = Vec::with_capacity(n);
         let mut starts = Vec::with_capacity(n);
@@ -361,8 +613,10 @@ impl Simulation {
         Ok(Simulation {
             q,
             access,
+            access_shared,
             bottleneck_out,
             reverse,
+            reverse_shared,
             qdisc: qd,
             rate_bps: cfg.bottleneck.rate_bps,
             l2_overhead_bytes: cfg.bottleneck.l2_overhead_bytes,
@@ -393,21 +647,45 @@ impl Simulation {
 
     /// Move the packets a sender produced onto its access link.
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
-        let line = &mut self.access[flow as usize];
+        let shared = self.access_shared.of_flow[flow as usize];
+        if shared == OWN_LINE {
+            let line = &mut self.access[flow as usize];
+            for mut p in self.out.drain(..) {
+                if p.kind == Kind::Data {
+                    self.data_packets += 1;
+                }
+                p.set_cca_class(self.cca_class[flow as usize]);
+                line.push(&mut self.q, now, p, Ev::Access(flow));
+            }
+        } else {
+            self.flush_sender_out_shared(flow, shared, now);
+        }
+        self.sync_sender_timers(flow);
+    }
+
+    /// As `flush_sender_out`'s loop, onto shared line `l`.
+    #[inline(never)]
+    fn flush_sender_out_shared(&mut self, flow: u32, l: u32, now: TimeNs) {
         for mut p in self.out.drain(..) {
             if p.kind == Kind::Data {
                 self.data_packets += 1;
             }
             p.set_cca_class(self.cca_class[flow as usize]);
-            line.push(&mut self.q, now, p, Ev::Access(flow));
+            self.access_shared.push(&mut self.q, now, l, p, Ev::AccessShared(l));
         }
-        self.sync_sender_timers(flow);
     }
 
     fn flush_receiver_out(&mut self, flow: u32, now: TimeNs) {
-        let line = &mut self.reverse[flow as usize];
-        for p in self.out.drain(..) {
-            line.push(&mut self.q, now, p, Ev::Reverse(flow));
+        let shared = self.reverse_shared.of_flow[flow as usize];
+        if shared == OWN_LINE {
+            let line = &mut self.reverse[flow as usize];
+            for p in self.out.drain(..) {
+                line.push(&mut self.q, now, p, Ev::Reverse(flow));
+            }
+        } else {
+            for p in self.out.drain(..) {
+                self.reverse_shared.push(&mut self.q, now, shared, p, Ev::ReverseShared(shared));
+            }
         }
         let r = &mut self.receivers[flow as usize];
         r.delack_timer().sync(&mut self.q, Ev::Delack(flow));
@@ -603,17 +881,28 @@ impl Simulation {
         self.flush_receiver_out(f, now);
     }
 
+    /// Packet `p` from an access line reaches the bottleneck (unless lost on the way).
+    #[inline(always)]
+    fn access_arrive(&mut self, now: TimeNs, p: Packet) {
+        let f = p.flow as usize;
+        if let Some((prob, rng)) = self.loss[f].as_mut() {
+            if p.kind == Kind::Data && rng.gen::<f64>() < *prob {
+                self.mon.random_losses[f] += 1;
+                return;
+            }
+        }
+        self.bottleneck_arrive(now, p)
+    }
+
     fn dispatch(&mut self, now: TimeNs, ev: Ev) {
         match ev {
             Ev::Access(f) => {
                 let p = self.access[f as usize].pop(&mut self.q, now, ev);
-                if let Some((prob, rng)) = self.loss[f as usize].as_mut() {
-                    if p.kind == Kind::Data && rng.gen::<f64>() < *prob {
-                        self.mon.random_losses[f as usize] += 1;
-                        return;
-                    }
-                }
-                self.bottleneck_arrive(now, p)
+                self.access_arrive(now, p)
+            }
+            Ev::AccessShared(l) => {
+                let p = self.access_shared.pop(&mut self.q, now, l, ev);
+                self.access_arrive(now, p)
             }
             Ev::Delivered => {
                 let p = self.bottleneck_out.pop(&mut self.q, now, ev);
@@ -624,6 +913,13 @@ impl Simulation {
                 self.senders[f as usize].on_ack(now, &p, &mut self.out);
                 self.flush_sender_out(f, now);
             }
+            Ev::ReverseShared(l) => {
+                let p = self.reverse_shared.pop(&mut self.q, now, l, ev);
+                let f = p.flow;
+                self.senders[f as usize].on_ack(now, &p, &mut self.out);
+                self.flush_sender_out(f, now);
+            }
+
             Ev::TxDone => self.tx_done(now),
             Ev::Rto(f) => {
                 let s = &mut self.senders[f as usize];
@@ -978,6 +1274,145 @@ mod tests {
         // Binomial: n ~ 10^4 packets, sd ~ 0.001; allow 4 sd.
         assert!((p - 0.01).abs() < 0.004, "loss fraction {p} of {}", fl.sent_packets);
         assert!(fl.retransmissions >= fl.random_losses, "every lost packet is retransmitted");
+    }
+
+    /// Pops of access lines (`SharedLines` or one per flow) driven by `Ev::Start(f)` events (flow `f`
+    /// sends `burst(f, k)` packets at its k-th start), logged as (time, seq,
+    /// flow, packet number); with `share` false every flow has its own line.
+    /// A start schedules the flow's next one `gap(f, k)` ns later (0: the same
+    /// nanosecond; `None`: none) and may take a sequence number as another
+    /// event would.
+    fn line_trace(
+        delays: &[u64],
+        share: bool,
+        starts: &[(TimeNs, u32)],
+        burst: impl Fn(u32, u64) -> u64,
+        gap: impl Fn(u32, u64) -> Option<u64>,
+    ) -> Vec<(TimeNs, u64, u32, u64)> {
+        let jitters = vec![0; delays.len()];
+        let mut own: Vec<DelayLine> = delays.iter().map(|&d| DelayLine::new(d)).collect();
+        let mut shared = SharedLines::new(delays, &jitters, if share { 2 } else { usize::MAX });
+        let mut q = EventQueue::new();
+        for &(t, f) in starts {
+            q.schedule(t, Ev::Start(f));
+        }
+        let mut sent = vec![0u64; delays.len()];
+        let mut started = vec![0u64; delays.len()];
+        let mut log = vec![];
+        while let Some((now, seq, ev)) = q.pop_keyed() {
+            match ev {
+                Ev::Start(f) => {
+                    let k = started[f as usize];
+                    started[f as usize] += 1;
+                    for _ in 0..burst(f, k) {
+                        let mut p = Packet::new(f, Kind::Data, 100);
+                        p.seq = sent[f as usize];
+                        sent[f as usize] += 1;
+                        match shared.of_flow[f as usize] {
+                            OWN_LINE => own[f as usize].push(&mut q, now, p, Ev::Access(f)),
+                            l => shared.push(&mut q, now, l, p, Ev::AccessShared(l)),
+                        }
+                    }
+                    if (f as u64 + k) % 2 == 0 {
+                        q.take_seq();
+                    }
+                    if let Some(g) = gap(f, k) {
+                        q.schedule(now + g, Ev::Start(f));
+                    }
+                }
+                Ev::Access(_) | Ev::AccessShared(_) => {
+                    let p = match ev {
+                        Ev::Access(f) => own[f as usize].pop(&mut q, now, ev),
+                        Ev::AccessShared(l) => shared.pop(&mut q, now, l, ev),
+                        _ => unreachable!(),
+                    };
+                    assert_eq!(p.enqueue_ns, now, "a packet leaves at its arrival time");
+                    log.push((now, seq, p.flow, p.seq));
+                }
+                _ => unreachable!(),
+            }
+        }
+        log
+    }
+
+    #[test]
+    fn a_shared_line_lets_flows_take_turns_in_a_tie_as_their_own_lines_would() {
+        // Flows 0 and 1 share a 10 ns line, one packet per send. At t=0 flow 1
+        // sends before flow 0; at t=1 flow 0 sends before flow 1. At t=10 flow
+        // 1's packet leaves first (its head event was scheduled first), then
+        // flow 0's; each takes a new sequence number for its next head, flow 1
+        // first, so at t=11 flow 1's packet leaves before flow 0's although it
+        // entered the shared FIFO after it.
+        let starts = [(0, 1), (0, 0), (1, 0), (1, 1)];
+        let trace = |share| line_trace(&[10, 10], share, &starts, |_, _| 1, |_, _| None);
+        let own = trace(false);
+        let order: Vec<(TimeNs, u32)> = own.iter().map(|&(t, _, f, _)| (t, f)).collect();
+        assert_eq!(order, vec![(10, 1), (10, 0), (11, 1), (11, 0)]);
+        assert_eq!(trace(true), own);
+    }
+
+    #[test]
+    fn a_tie_block_reaching_the_front_while_it_fills_is_keyed_by_its_earliest_flow() {
+        // One 10 ns line for flows 0 and 1. At t=10 flow 0 sends (its packet
+        // from t=0 is still in the line), then flow 1 sends (its head event
+        // scheduled now), then flow 0's first packet leaves (its next head
+        // event scheduled after flow 1's). The t=20 block reaches the front
+        // while packets can still join it; flow 1's packet, second in the
+        // FIFO, leaves first, with flow 1's sequence number.
+        let starts = [(0, 0), (10, 0), (10, 1)];
+        let trace = |share| line_trace(&[10, 10], share, &starts, |_, _| 1, |_, _| None);
+        let own = trace(false);
+        let order: Vec<(TimeNs, u32)> = own.iter().map(|&(t, _, f, _)| (t, f)).collect();
+        assert_eq!(order, vec![(10, 0), (20, 1), (20, 0)]);
+        assert_eq!(trace(true), own);
+    }
+
+    #[test]
+    fn shared_lines_pop_in_the_event_order_of_one_line_per_flow_under_ties() {
+        // Eight flows: six on 5 ns lines (shared), one alone on a 3 ns line,
+        // one on a zero-delay line (never shared). Starts in the same
+        // nanosecond in varied orders, bursts of 1-3 packets, gaps of 0-3 ns:
+        // many tie blocks of several flows. Every pop (time, seq, flow,
+        // packet) must be the same as with one line per flow.
+        let delays = [5, 5, 3, 5, 5, 0, 5, 5];
+        let starts: Vec<(TimeNs, u32)> = [3, 0, 7, 1, 6, 2, 5, 4].iter().map(|&f| (0, f)).collect();
+        let burst = |f: u32, k: u64| 1 + (f as u64 + k) % 3;
+        let gap = |f: u32, k: u64| (k < 400).then(|| crate::rng::splitmix64(f as u64 * 1000 + k) % 4);
+        let shared = line_trace(&delays, true, &starts, burst, gap);
+        let own = line_trace(&delays, false, &starts, burst, gap);
+        assert!(own.len() > 3000, "{} pops", own.len());
+        let ties = own.windows(2).filter(|w| w[0].0 == w[1].0 && w[0].2 != w[1].2).count();
+        assert!(ties > 500, "only {ties} same-nanosecond pops of different flows");
+        assert_eq!(shared, own);
+    }
+
+    /// `c`'s result with and without shared delay lines, as JSON without `wall_ns`.
+    fn results_shared_and_own(c: &RunConfig) -> (serde_json::Value, serde_json::Value) {
+        let json = |share| {
+            let mut r = Simulation::try_new_with(c, if share { 2 } else { usize::MAX }).unwrap().run();
+            r.wall_ns = 0;
+            serde_json::to_value(&r).unwrap()
+        };
+        (json(true), json(false))
+    }
+
+    #[test]
+    fn shared_lines_give_the_same_run_result_as_one_line_per_flow() {
+        // 12 flows with identical start times (ties at every start and in
+        // every slow-start round), two RTTs, a host-noise flow (own line) and
+        // a finite flow, through a drop-tail bottleneck with losses.
+        let mut flows: Vec<FlowConfig> = (0..12).map(|i| flow(["cubic", "reno", "bbr"][i % 3])).collect();
+        for f in &mut flows[8..10] {
+            f.rtt_ns = 80_000_000;
+        }
+        flows[10].host_jitter_ns = 100_000;
+        flows[10].ack_jitter_ns = 100_000;
+        flows[11].size_bytes = Some(2_000_000);
+        let c = cfg(flows, 8, 3);
+        let (shared, own) = results_shared_and_own(&c);
+        assert!(shared["events"].as_u64().unwrap() > 20_000);
+        assert!(shared["flows"][0]["drops"].as_u64().unwrap() > 0, "the bottleneck drops");
+        assert_eq!(shared, own);
     }
 
     #[test]
