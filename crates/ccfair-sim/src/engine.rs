@@ -113,7 +113,7 @@ impl<E: Eq + Copy> EventQueue<E> {
 
     /// Schedule `ev` with a sequence number taken before with
     /// [`EventQueue::take_seq`] (consumes none): a shared delay line (sim.rs
-    /// `LineSet`) keeps one entry for several flows, keyed as the earliest of
+    /// `SharedLines`) keeps one entry for several flows, keyed as the earliest of
     /// the entries the flows' own lines would have.
     pub fn schedule_keyed(&mut self, time: TimeNs, seq: u64, ev: E) {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
