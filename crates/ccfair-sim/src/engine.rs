@@ -19,7 +19,7 @@
 //! in docs/benchmarks.md, "Event queue"): the queue holds O(flows) entries
 //! (delay lines put only their head in it, timers are lazy), ~9 on average
 //! in the S0 base case, ~40 with 10 flows, ~5500 with 2000 flows on per-flow
-//! lines (up to 4000 of them line heads, which sim.rs's shared lines replace
+//! lines (up to 4000 of them line heads, which lines.rs's shared lines replace
 //! by two). A radix
 //! heap (Ahuja, Mehlhorn, Orlin, Tarjan, J. ACM 37(2), 1990; O(1) insert,
 //! exact here because time never goes back) was 5 % faster at 2000 flows
@@ -36,7 +36,7 @@
 //! with the heap's root, [`EventQueue::peek_key`], and it runs through
 //! [`EventQueue::advance_outside`] when it comes first).
 //!
-//! A shared delay line (sim.rs `SharedLines`) stands for many flows' lines
+//! A shared delay line (lines.rs `SharedLines`) stands for many flows' lines
 //! with one entry: it takes each flow's sequence number with
 //! [`EventQueue::take_seq`] where the flow's own line would have scheduled,
 //! and schedules its head with that number ([`EventQueue::schedule_keyed`]),
@@ -112,7 +112,7 @@ impl<E: Eq + Copy> EventQueue<E> {
     }
 
     /// Schedule `ev` with a sequence number taken before with
-    /// [`EventQueue::take_seq`] (consumes none): a shared delay line (sim.rs
+    /// [`EventQueue::take_seq`] (consumes none): a shared delay line (lines.rs
     /// `SharedLines`) keeps one entry for several flows, keyed as the earliest of
     /// the entries the flows' own lines would have.
     pub fn schedule_keyed(&mut self, time: TimeNs, seq: u64, ev: E) {

@@ -11,6 +11,7 @@ pub mod endpoint;
 pub mod engine;
 pub mod error;
 pub mod limits;
+mod lines;
 pub mod packet;
 pub mod params;
 pub mod qdisc;
