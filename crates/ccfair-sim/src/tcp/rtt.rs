@@ -52,21 +52,7 @@ impl MinRttFilter {
     }
 
     /// Add sample `v_ns` taken at `t_ns`; return the windowed min.
-    #[inline]
     pub fn update(&mut self, t_ns: u64, v_ns: u64) -> u64 {
-        // Nearly every sample (every ACK) changes nothing: above all three
-        // choices, and the best one less than a quarter window old, so no
-        // sub-window ages (the choices' times are ordered, s[0] oldest).
-        // Tested inline; the rest stays out of line (issue 16).
-        if v_ns > self.s[2].1 && t_ns.saturating_sub(self.s[0].0) <= MIN_RTT_WLEN_NS / 4 {
-            return self.s[0].1;
-        }
-        self.update_choices(t_ns, v_ns)
-    }
-
-    /// `minmax_running_min` in full.
-    #[inline(never)]
-    fn update_choices(&mut self, t_ns: u64, v_ns: u64) -> u64 {
         let win = MIN_RTT_WLEN_NS;
         let val = (t_ns, v_ns);
         // A new overall min, or nothing left in the window: start afresh.
@@ -173,25 +159,6 @@ mod tests {
         assert!((80_000_000..90_000_000).contains(&after), "{after}");
         // A new minimum is taken at once.
         assert_eq!(f.update(302 * S, 40_000_000), 40_000_000);
-    }
-
-    #[test]
-    fn min_rtt_shortcut_gives_what_the_full_running_min_gives() {
-        // The inline shortcut of `update` against `update_choices` alone,
-        // sample by sample (state and result), over increasing times that
-        // cross the quarter, half and whole window, with values around the min.
-        let (mut fast, mut full) = (MinRttFilter::default(), MinRttFilter::default());
-        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
-        let mut t = 0u64;
-        for i in 0..200_000u64 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            t += x % (if i % 1000 == 0 { 200 * S } else { S / 2 });
-            let v = 40_000_000 + (x >> 20) % 60_000_000;
-            assert_eq!(fast.update(t, v), full.update_choices(t, v), "sample {i}");
-            assert_eq!(fast.s, full.s, "sample {i}");
-        }
     }
 
     #[test]
