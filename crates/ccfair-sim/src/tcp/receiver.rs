@@ -193,20 +193,25 @@ impl Receiver {
     /// of segments newly delivered in order to the application.
     pub fn on_packet(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         match p.kind {
-            Kind::Syn => {
-                self.established = true;
-                self.space_time = now;
-                let mut a = Packet::new(self.flow, Kind::SynAck, ACK_WIRE_BYTES + 8);
-                a.set_rwnd(self.rwnd);
-                a.ts_val = now;
-                a.ts_ecr = p.ts_val;
-                out.push(a);
-                0
-            }
+            Kind::Syn => self.on_syn(now, p, out),
             Kind::Data if self.gro_on() => self.gro_receive(now, p, out),
             Kind::Data => self.on_data(now, p, 1, out),
             _ => 0,
         }
+    }
+
+    /// The SYN: answer with the SYN-ACK (once per connection, out of line).
+    #[cold]
+    #[inline(never)]
+    fn on_syn(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
+        self.established = true;
+        self.space_time = now;
+        let mut a = Packet::new(self.flow, Kind::SynAck, ACK_WIRE_BYTES + 8);
+        a.set_rwnd(self.rwnd);
+        a.ts_val = now;
+        a.ts_ecr = p.ts_val;
+        out.push(a);
+        0
     }
 
     /// GRO receive of one data segment: merge it into the held skb, or
@@ -249,13 +254,61 @@ impl Receiver {
 
     /// A data skb of `segs` segments from `p.seq` (more than one only for a
     /// GRO skb, which is always in order).
+    ///
+    /// The common case takes a short path, as Linux's `tcp_rcv_established`
+    /// fast path (header prediction) does: the next expected segment, with
+    /// nothing held out of order and no ECN echo to keep, so no SACK option,
+    /// no D-SACK and no ECE; only the delayed-ACK decision of
+    /// `__tcp_ack_snd_check` (ACK every second segment, or in quick-ACK mode)
+    /// and the receive-window check remain. Everything else (out-of-order
+    /// data, hole fills, duplicates, ECN) goes through `on_data_general`,
+    /// out of line so that this path's code stays small and contiguous.
+    #[inline(never)]
     fn on_data(&mut self, now: TimeNs, p: &Packet, segs: u64, out: &mut Vec<Packet>) -> u64 {
+        // (With `out` full the general path pushes the ACK: that keeps the
+        // allocator call, and the registers it needs saved, off this path.)
+        if p.seq != self.rcv_nxt || !self.ooo.is_empty() || self.ecn != EcnMode::Off || out.len() == out.capacity() {
+            return self.on_data_general(now, p, segs, out);
+        }
+        // Blocks are only remembered while data is held out of order
+        // (`sack_remove` clears them when the last hole fills), and a D-SACK
+        // is taken by the ACK sent at once for its segment.
+        debug_assert!(self.num_sacks == 0 && self.dsack.is_none());
+        self.measure_rtt(now, p);
+        self.rcv_nxt += segs;
+        self.unacked += segs as u32;
+        if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 {
+            if self.quick > 0 {
+                self.quick -= 1;
+            }
+            let a = self.ack_packet(now, false);
+            self.push_ack(out, a);
+        } else if !self.delack_timer.is_armed() {
+            self.delack_timer.arm(now + DELACK_NS);
+        }
+        if self.rcv_space_due(now) {
+            // A tail call: `segs` comes back, not kept across the call.
+            return self.rcv_space_measure(now, segs);
+        }
+        segs
+    }
+
+    /// Timestamps of an arriving data segment: TSval to echo, and Linux
+    /// `tcp_rcv_rtt_measure_ts`: the RTT from our ACK's timestamp echoed back.
+    #[inline(always)]
+    fn measure_rtt(&mut self, now: TimeNs, p: &Packet) {
         self.ts_recent = p.ts_val;
         if p.ts_ecr != 0 {
-            // tcp_rcv_rtt_measure_ts: RTT from our ACK's timestamp echoed back.
             let sample = now.saturating_sub(p.ts_ecr).max(1);
             self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 { sample } else { (7 * self.rcv_rtt_ns + sample) / 8 };
         }
+    }
+
+    /// `on_data` for every case: out of order, a hole filled, a duplicate,
+    /// or with ECN.
+    #[inline(never)]
+    fn on_data_general(&mut self, now: TimeNs, p: &Packet, segs: u64, out: &mut Vec<Packet>) -> u64 {
+        self.measure_rtt(now, p);
         // tcp_data_queue: a D-SACK is reported only for this segment.
         self.dsack = None;
         let ack_now = self.ecn_on_data(now, p, out);
@@ -453,15 +506,29 @@ impl Receiver {
         true
     }
 
+    /// An ACK with this receiver's SACK option (if any) and ECN echo.
     fn send_ack(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
-        let mut a = Packet::new(self.flow, Kind::Ack, ACK_WIRE_BYTES);
-        a.set_ack(self.rcv_nxt);
+        let mut a = self.ack_packet(now, self.ece());
         let sack = self.sack_option();
         a.attach_sack(sack, &self.sack_tx);
+        self.push_ack(out, a);
+    }
+
+    /// The cumulative ACK: window, timestamps, ECE as given, no SACK option.
+    #[inline(always)]
+    fn ack_packet(&self, now: TimeNs, ece: bool) -> Packet {
+        let mut a = Packet::new(self.flow, Kind::Ack, ACK_WIRE_BYTES);
+        a.set_ack(self.rcv_nxt);
         a.set_rwnd(self.rwnd);
         a.ts_val = now;
         a.ts_ecr = self.ts_recent;
-        a.set_ece(self.ece());
+        a.set_ece(ece);
+        a
+    }
+
+    /// Send ACK `a`: nothing is left to acknowledge, the delayed ACK is off.
+    #[inline(always)]
+    fn push_ack(&mut self, out: &mut Vec<Packet>, a: Packet) {
         out.push(a);
         self.unacked = 0;
         self.delack_timer.disarm();
@@ -473,11 +540,27 @@ impl Receiver {
         }
     }
 
-    /// Linux `tcp_rcv_space_adjust` (dynamic right-sizing of the receive window).
+    /// Linux `tcp_rcv_space_adjust` (dynamic right-sizing of the receive
+    /// window): at most once per receiver RTT estimate, so the test is inline
+    /// and the measurement out of line.
+    #[inline(always)]
     fn rcv_space_adjust(&mut self, now: TimeNs) {
-        if self.rcv_rtt_ns == 0 || now < self.space_time + self.rcv_rtt_ns {
-            return;
+        if self.rcv_space_due(now) {
+            self.rcv_space_measure(now, 0);
         }
+    }
+
+    /// One receiver RTT estimate has passed since the last measurement.
+    #[inline(always)]
+    fn rcv_space_due(&self, now: TimeNs) -> bool {
+        self.rcv_rtt_ns != 0 && now >= self.space_time + self.rcv_rtt_ns
+    }
+
+    /// The once-per-RTT part of `rcv_space_adjust`; returns `ret` (for
+    /// `on_data`'s tail call).
+    #[cold]
+    #[inline(never)]
+    fn rcv_space_measure(&mut self, now: TimeNs, ret: u64) -> u64 {
         let copied = self.rcv_nxt - self.space_seq;
         if copied > self.space {
             let mut rcvwin = 2 * copied + 16;
@@ -489,6 +572,7 @@ impl Receiver {
         }
         self.space_seq = self.rcv_nxt;
         self.space_time = now;
+        ret
     }
 }
 
