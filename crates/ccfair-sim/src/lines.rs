@@ -75,11 +75,11 @@ impl DelayLine {
     /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
     /// line's event) for its arrival. (A line of one flow; `SharedLines::push`
     /// for shared ones.)
+    #[inline(never)]
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, p: Packet, head: E) {
         let mut at = now + self.delay_ns;
-        if let Some(j) = self.jitter.as_mut() {
-            at = (at + j.draw_ns()).max(self.last_at);
-            self.last_at = at;
+        if self.jitter.is_some() {
+            at = self.with_host_noise(at);
         }
         if self.q.is_empty() {
             q.schedule(at, head);
@@ -89,6 +89,17 @@ impl DelayLine {
         // (no store-to-load forwarding across the two sizes).
         self.q.push_back(p);
         self.q.back_mut().expect("just pushed").enqueue_ns = at;
+    }
+
+    /// Arrival time `at` plus a host-noise draw, after the previous arrival.
+    /// Out of line: inlined, the draw's registers made every `push` save and
+    /// restore six registers, host noise or not.
+    #[inline(never)]
+    fn with_host_noise(&mut self, at: TimeNs) -> TimeNs {
+        let j = self.jitter.as_mut().expect("a line with host noise");
+        let at = (at + j.draw_ns()).max(self.last_at);
+        self.last_at = at;
+        at
     }
 
     /// A packet pushed now would arrive now, first in line (no delay, no
