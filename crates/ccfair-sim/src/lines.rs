@@ -74,7 +74,8 @@ impl DelayLine {
 
     /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
     /// line's event) for its arrival. (A line of one flow; `SharedLines::push`
-    /// for shared ones.)
+    /// for shared ones; not inlined, as before the draw moved out, so that
+    /// the callers keep their size.)
     #[inline(never)]
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, p: Packet, head: E) {
         let mut at = now + self.delay_ns;
@@ -92,8 +93,10 @@ impl DelayLine {
     }
 
     /// Arrival time `at` plus a host-noise draw, after the previous arrival.
-    /// Out of line: inlined, the draw's registers made every `push` save and
-    /// restore six registers, host noise or not.
+    /// Out of line, so that `push` holds only the path without host noise
+    /// (issue 16: S0 base 0.988 CPU time with the same instructions (+0.2 %),
+    /// grid configs with host noise 1.000-1.008; an effect of code placement,
+    /// docs/benchmarks.md).
     #[inline(never)]
     fn with_host_noise(&mut self, at: TimeNs) -> TimeNs {
         let j = self.jitter.as_mut().expect("a line with host noise");
