@@ -123,6 +123,14 @@ fn valid_interval_us(rs: &RateSample) -> Option<u64> {
     Some(rs.interval_ns as u64 / 1000)
 }
 
+/// Packets delivered at `bw` (packets/µs << 24) in `us` µs, rounded down and
+/// capped at u32::MAX. Multiplied in u64: a product that overflows is
+/// >= 2^64, so divided by 2^24 it is above u32::MAX and the cap gives the
+/// value the exact u128 product would.
+fn packets_in(bw: u64, us: u64) -> u32 {
+    bw.checked_mul(us).map_or(u32::MAX, |p| (p >> BW_SCALE).min(u32::MAX as u64) as u32)
+}
+
 /// BBR's modes (Linux `enum bbr_mode`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum BbrMode {
@@ -410,6 +418,8 @@ impl Bbr {
     }
 
     /// `bbr_init_pacing_rate_from_rtt`: high_gain x cwnd / srtt (1 ms if none).
+    #[cold]
+    #[inline(never)]
     fn init_pacing_rate_from_rtt(&mut self, tp: &mut TcpCc) {
         let rtt_us = if tp.srtt_ns != 0 {
             self.has_seen_rtt = true;
@@ -427,6 +437,12 @@ impl Bbr {
         if m.mss == mss && m.bw == bw && m.gain == gain && mss != 0 {
             return m.rate_bytes_per_s;
         }
+        self.pacing_rate_memo_miss(mss, bw, gain)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn pacing_rate_memo_miss(&mut self, mss: u32, bw: u64, gain: u32) -> u64 {
         let rate_bytes_per_s = Self::rate_bytes_per_sec(mss, bw, gain);
         self.pacing_rate_memo = RateMemo { bw, mss, gain, rate_bytes_per_s };
         rate_bytes_per_s
@@ -465,6 +481,12 @@ impl Bbr {
         if m.pacing_rate_bytes_per_s == tp.pacing_rate_bytes_per_s && m.mss == tp.mss && m.mss != 0 {
             return m.goal;
         }
+        self.tso_goal_memo_miss(tp)
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn tso_goal_memo_miss(&self, tp: &TcpCc) -> u32 {
         let goal = Self::tso_segs_goal(tp);
         self.tso_goal_memo.set(TsoGoalMemo { pacing_rate_bytes_per_s: tp.pacing_rate_bytes_per_s, mss: tp.mss, goal });
         goal
@@ -484,6 +506,12 @@ impl Bbr {
     fn bdp(&self, bw: u64, gain: u32) -> u32 {
         if self.min_rtt_us == NO_RTT_US {
             return INIT_CWND_PKTS;
+        }
+        // In u64 when the product fits (always at realistic rates: bw x min_rtt
+        // is ~2^24 x packets in flight), else the same formula in u128: the
+        // checks make both paths give the same value for every input.
+        if let Some(wg) = bw.checked_mul(self.min_rtt_us).and_then(|w| w.checked_mul(gain as u64)) {
+            return (wg >> BBR_SCALE).div_ceil(BW_UNIT).min(u32::MAX as u64) as u32;
         }
         let w = bw as u128 * self.min_rtt_us as u128;
         let bdp = ((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128);
@@ -522,7 +550,7 @@ impl Bbr {
         if EXTRA_ACKED_GAIN == 0 || !self.full_bw_reached {
             return 0;
         }
-        let max_aggr = (self.bw() as u128 * EXTRA_ACKED_MAX_US as u128 / BW_UNIT as u128).min(u32::MAX as u128) as u32;
+        let max_aggr = packets_in(self.bw(), EXTRA_ACKED_MAX_US);
         let aggr = ((EXTRA_ACKED_GAIN as u64 * self.extra_acked_max() as u64) >> BBR_SCALE) as u32;
         aggr.min(max_aggr)
     }
@@ -539,6 +567,21 @@ impl Bbr {
         if rs.losses > 0 {
             cwnd = (cwnd as i64 - rs.losses as i64).max(1) as u32;
         }
+        if state != prev_state {
+            cwnd = self.on_ca_state_change(tp, prev_state, state, cwnd, acked);
+        }
+        self.prev_ca_state = state;
+        if self.packet_conservation {
+            return (true, cwnd.max(tp.in_flight + acked));
+        }
+        (false, cwnd)
+    }
+
+    /// The recovery transitions of `set_cwnd_to_recover_or_restore` (rare:
+    /// a few per loss episode).
+    #[cold]
+    #[inline(never)]
+    fn on_ca_state_change(&mut self, tp: &TcpCc, prev_state: CaState, state: CaState, mut cwnd: u32, acked: u32) -> u32 {
         if state == CaState::Recovery && prev_state != CaState::Recovery {
             // First round of recovery: packet conservation.
             self.packet_conservation = true;
@@ -551,11 +594,7 @@ impl Bbr {
             cwnd = cwnd.max(self.prior_cwnd);
             self.packet_conservation = false;
         }
-        self.prev_ca_state = state;
-        if self.packet_conservation {
-            return (true, cwnd.max(tp.in_flight + acked));
-        }
-        (false, cwnd)
+        cwnd
     }
 
     /// `bbr_set_cwnd`: slow-start toward the target cwnd, or snap down to it
@@ -613,6 +652,8 @@ impl Bbr {
 
     /// `bbr_reset_probe_bw_mode`: enter PROBE_BW at a random phase other than
     /// the 3/4 drain phase (Linux: CYCLE_LEN - 1 - prandom_u32_max(7), then +1).
+    #[cold]
+    #[inline(never)]
     fn reset_probe_bw_mode(&mut self, tp: &TcpCc) {
         self.mode = BbrMode::ProbeBw;
         let r = self.rng.gen_range(0..CYCLE_RAND) as usize;
@@ -663,11 +704,18 @@ impl Bbr {
         self.reset_lt_bw_sampling_interval(tp);
     }
 
-    /// `bbr_lt_bw_sampling`: token-bucket policer detection. The common case,
-    /// neither sampling nor policed and no loss, returns without a call.
+    /// `bbr_lt_bw_sampling`: token-bucket policer detection. The common cases
+    /// return without a call: not policed and no loss, and either not
+    /// sampling, or sampling on an ACK that changes nothing there (no round
+    /// start, so `lt_rtt_cnt` stays; not app-limited, so no reset; `lt_rtt_cnt`
+    /// not past the 4 x `LT_INTVL_MIN_ROUNDS` limit, so no reset; no loss, so
+    /// the interval does not end). In S0 BBR samples on ~90 % of its ACKs.
     #[inline(always)]
     fn lt_bw_sampling(&mut self, tp: &TcpCc, rs: &RateSample) {
-        if !self.lt_use_bw && !self.lt_is_sampling && rs.losses == 0 {
+        if !self.lt_use_bw
+            && rs.losses == 0
+            && (!self.lt_is_sampling || (!self.round_start && !rs.is_app_limited && self.lt_rtt_cnt <= 4 * LT_INTVL_MIN_ROUNDS))
+        {
             return;
         }
         self.lt_bw_sampling_active(tp, rs);
@@ -765,7 +813,7 @@ impl Bbr {
             }
         }
         let epoch_us = tp.delivered_time_ns.saturating_sub(self.ack_epoch_start_ns) / 1000;
-        let mut expected = (self.bw() as u128 * epoch_us as u128 / BW_UNIT as u128).min(u32::MAX as u128) as u32;
+        let mut expected = packets_in(self.bw(), epoch_us);
         if self.ack_epoch_acked <= expected
             || self.ack_epoch_acked as u64 + rs.acked_sacked as u64 >= ACK_EPOCH_ACKED_RESET_THRESH_PKTS as u64
         {
@@ -786,6 +834,13 @@ impl Bbr {
         if self.full_bw_reached || !self.round_start || rs.is_app_limited {
             return;
         }
+        self.startup_round_end();
+    }
+
+    /// The rest of `check_full_bw_reached`: once per round, in STARTUP only.
+    #[cold]
+    #[inline(never)]
+    fn startup_round_end(&mut self) {
         let thresh = ((self.full_bw as u128 * FULL_BW_THRESH as u128) >> BBR_SCALE) as u64;
         if self.max_bw() >= thresh {
             self.full_bw = self.max_bw();
@@ -799,6 +854,14 @@ impl Bbr {
     /// `bbr_check_drain`: STARTUP -> DRAIN when full; DRAIN -> PROBE_BW when
     /// in-flight is down to one BDP (plus budget).
     fn check_drain(&mut self, tp: &mut TcpCc) {
+        if matches!(self.mode, BbrMode::Startup | BbrMode::Drain) {
+            self.check_drain_startup_or_drain(tp);
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn check_drain_startup_or_drain(&mut self, tp: &mut TcpCc) {
         if self.mode == BbrMode::Startup && self.full_bw_reached {
             self.mode = BbrMode::Drain;
             tp.ssthresh = self.inflight(tp, self.max_bw(), BBR_UNIT);
@@ -829,6 +892,20 @@ impl Bbr {
                 self.min_rtt_stamp_ns = tp.now_ns;
             }
         }
+        if (filter_expired && !self.idle_restart) || self.mode == BbrMode::ProbeRtt {
+            self.probe_rtt(tp, filter_expired);
+        }
+        // An idle restart ends with the first ACK that delivers data.
+        if rs.delivered > 0 {
+            self.idle_restart = false;
+        }
+    }
+
+    /// The PROBE_RTT part of `update_min_rtt`: enter it when the min_rtt
+    /// filter expired, hold it for max(200 ms, one round), then leave.
+    #[cold]
+    #[inline(never)]
+    fn probe_rtt(&mut self, tp: &mut TcpCc, filter_expired: bool) {
         if filter_expired && !self.idle_restart && self.mode != BbrMode::ProbeRtt {
             self.mode = BbrMode::ProbeRtt;
             self.save_cwnd(tp.cwnd);
@@ -850,10 +927,6 @@ impl Bbr {
                     self.check_probe_rtt_done(tp);
                 }
             }
-        }
-        // An idle restart ends with the first ACK that delivers data.
-        if rs.delivered > 0 {
-            self.idle_restart = false;
         }
     }
 

@@ -861,3 +861,58 @@ fn whole_run_is_deterministic_per_seed() {
     };
     assert_eq!(trace(42), trace(42));
 }
+
+#[test]
+fn u64_products_give_the_u128_formulas_around_the_overflow_boundary() {
+    // `bdp` and `packets_in` multiply in u64 when the product fits; at and
+    // beyond 2^64 they must still give what the exact u128 formulas give.
+    let bdp_u128 = |bw: u64, rtt_us: u64, gain: u32| {
+        let w = bw as u128 * rtt_us as u128;
+        (((w * gain as u128) >> BBR_SCALE).div_ceil(BW_UNIT as u128)).min(u32::MAX as u128) as u32
+    };
+    let packets_u128 = |bw: u64, us: u64| (bw as u128 * us as u128 / BW_UNIT as u128).min(u32::MAX as u128) as u32;
+    let mut b = Bbr::new(1);
+    for (bw, rtt_us) in [
+        (0, 50_000),
+        (14_000, 50_000),
+        (bw_units(1, 1), 1),
+        (u64::MAX / 50_000, 50_000),
+        (u64::MAX / 50_000 + 1, 50_000),
+        (u64::MAX / (50_000 * HIGH_GAIN as u64), 50_000),
+        (u64::MAX / (50_000 * HIGH_GAIN as u64) + 1, 50_000),
+        (1 << 40, 1 << 23),
+        (u64::MAX, 1),
+    ] {
+        b.min_rtt_us = rtt_us;
+        for gain in [BBR_UNIT, HIGH_GAIN, CWND_GAIN] {
+            assert_eq!(b.bdp(bw, gain), bdp_u128(bw, rtt_us, gain), "bw {bw} rtt {rtt_us} gain {gain}");
+        }
+        assert_eq!(packets_in(bw, rtt_us), packets_u128(bw, rtt_us), "bw {bw} us {rtt_us}");
+    }
+    assert_eq!(packets_in(1 << 40, 1 << 24), u32::MAX);
+    assert_eq!(packets_in(u64::MAX, 2), u32::MAX);
+}
+
+#[test]
+fn lt_sampling_acks_that_skip_the_call_would_change_nothing() {
+    // The inline exit of `lt_bw_sampling` skips ACKs while sampling that
+    // neither start a round nor carry a loss nor come app-limited; the full
+    // function must leave the state unchanged on exactly those ACKs.
+    let t = tp();
+    let rs = RateSample { delivered: 10, interval_ns: 10 * MS as i64, acked_sacked: 1, ..RateSample::default() };
+    for lt_rtt_cnt in 0..=4 * LT_INTVL_MIN_ROUNDS {
+        let mut b = Bbr::new(1);
+        b.lt_is_sampling = true;
+        b.lt_rtt_cnt = lt_rtt_cnt;
+        b.lt_last_delivered = 5;
+        let before = format!("{b:?}");
+        b.lt_bw_sampling_active(&t, &rs);
+        assert_eq!(format!("{b:?}"), before, "lt_rtt_cnt {lt_rtt_cnt}");
+    }
+    // Past the limit the full function resets, so the exit must not apply.
+    let mut b = Bbr::new(1);
+    b.lt_is_sampling = true;
+    b.lt_rtt_cnt = 4 * LT_INTVL_MIN_ROUNDS + 1;
+    b.lt_bw_sampling(&t, &rs);
+    assert!(!b.lt_is_sampling);
+}

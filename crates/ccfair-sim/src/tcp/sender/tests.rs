@@ -625,15 +625,16 @@ fn tso_segs_is_one_ms_of_pacing_rate_clamped_to_min_segs_and_a_64k_gso_packet() 
     // Linux tcp_tso_autosize: clamp(rate >> sk_pacing_shift / mss,
     // MIN_TSO_SEGS, GSO_MAX_BYTES / mss), then min gso_max_segs; also for
     // an MSS so large that a 64 KB GSO packet holds fewer than MIN_TSO_SEGS.
-    for mss in [536u32, 1448, 9000, 40_000, 65_000] {
+    for (mss, gso_max_segs) in [536u32, 1448, 9000, 40_000, 65_000].into_iter().flat_map(|m| [(m, GSO_MAX_SEGS), (m, 1), (m, 4)]) {
         let mut cfg = sender_cfg(EcnMode::Off);
         cfg.mss_bytes = mss;
+        cfg.gso_max_segs = gso_max_segs;
         let mut s = Sender::new(cfg, Box::new(Reno));
-        for rate in [0u64, 1_000, 150_000, 1_250_000, 12_500_000, 125_000_000, 1_250_000_000] {
+        for rate in [0u64, 1_000, 150_000, 1_250_000, 1_500_000, 3_000_000, 12_500_000, 125_000_000, 1_250_000_000, u64::MAX] {
             s.tp.pacing_rate_bytes_per_s = rate;
             let m = mss as u64;
             let want = ((rate >> PACING_SHIFT) / m).max(MIN_TSO_SEGS).min((GSO_MAX_BYTES / m).max(1));
-            assert_eq!(s.tso_segs() as u64, want.min(s.cfg.gso_max_segs as u64), "mss {mss} rate {rate}");
+            assert_eq!(s.tso_segs() as u64, want.min(gso_max_segs as u64), "mss {mss} rate {rate} gso_max_segs {gso_max_segs}");
         }
     }
 }
