@@ -130,6 +130,8 @@ pub struct Simulation {
     /// Receivers to senders on shared lines.
     reverse_shared: SharedLines,
     qdisc: Box<dyn Qdisc>,
+    /// `qdisc.drops_others_on_enqueue()`, asked once.
+    qdisc_drops_others: bool,
     rate_bps: u64,
     l2_overhead_bytes: u32,
     tx_rem: u64,
@@ -297,6 +299,7 @@ impl Simulation {
             bottleneck_out,
             reverse,
             reverse_shared,
+            qdisc_drops_others: qd.drops_others_on_enqueue(),
             qdisc: qd,
             rate_bps: cfg.bottleneck.rate_bps,
             l2_overhead_bytes: cfg.bottleneck.l2_overhead_bytes,
@@ -405,16 +408,20 @@ impl Simulation {
         if let Err((d, why)) = self.qdisc.enqueue(p, now) {
             self.mon.count_drop(d.flow, why);
         }
-        self.qdisc.take_enqueue_drops(&mut self.dropped);
-        for (d, why) in self.dropped.drain(..) {
-            self.mon.count_drop(d.flow, why);
+        if self.qdisc_drops_others {
+            self.qdisc.take_enqueue_drops(&mut self.dropped);
+            for (d, why) in self.dropped.drain(..) {
+                self.mon.count_drop(d.flow, why);
+            }
         }
         if self.tx_current.is_none() {
-            self.start_tx(now);
+            self.start_tx(now, self.mon.bin(now));
         }
     }
 
-    fn start_tx(&mut self, now: TimeNs) {
+    /// The link is free at `now` (in result bin `b`): start serializing the
+    /// next packet, or go idle.
+    fn start_tx(&mut self, now: TimeNs, b: usize) {
         let p = self.qdisc.dequeue(now, &mut self.dropped);
         for (d, why) in self.dropped.drain(..) {
             self.mon.count_drop(d.flow, why);
@@ -425,7 +432,6 @@ impl Simulation {
                 self.mon.ecn_marks[p.flow as usize] += 1;
             }
             let sojourn = now - p.enqueue_ns;
-            let b = self.mon.bin(now);
             if b < self.mon.sojourn_sum.len() {
                 self.mon.sojourn_sum[b] += sojourn;
                 self.mon.sojourn_pkts[b] += 1;
@@ -452,6 +458,10 @@ impl Simulation {
             self.tx_current = Some(p);
             self.tx_done_at = Some((now + dt, self.q.take_seq()));
         } else {
+            // Idle. (A packet that follows another at once replaces it in
+            // service without this call in between: only an enqueue reads
+            // the packet in service, and none comes between `tx_done` and here.)
+            self.qdisc.set_in_service(InService::default());
             self.tx_rem = 0;
         }
     }
@@ -459,7 +469,8 @@ impl Simulation {
     fn tx_done(&mut self, now: TimeNs) {
         let p = self.tx_current.take().expect("TxDone without a packet");
         debug_assert!(self.tx_done_at.is_none(), "taken by next_event");
-        self.qdisc.set_in_service(InService::default());
+        // The result bin of `now`, computed once for the statistics of the
+        // packet that ends here, the one that starts and the delivery.
         let b = self.mon.bin(now);
         if b < self.mon.link_tx.len() {
             self.mon.link_tx[b] += p.wire_bytes as u64;
@@ -472,18 +483,19 @@ impl Simulation {
             // empty here) it would be the very next event popped: handle it
             // here instead (same order of all other events, same `events`
             // count).
-            self.start_tx(now);
+            self.start_tx(now, b);
             self.q.count_handled_inline();
-            self.deliver(now, p);
+            self.deliver(now, b, p);
             return;
         }
         self.bottleneck_out.push(&mut self.q, now, p, Ev::Delivered);
-        self.start_tx(now);
+        self.start_tx(now, b);
     }
 
-    /// Count `segs` newly delivered segments of flow `f` (bytes capped at a
-    /// finite flow's size; the flow completes when all its bytes arrived).
-    fn account_delivery(&mut self, f: u32, segs: u64, now: TimeNs) {
+    /// Count `segs` newly delivered segments of flow `f` at `now`, in result
+    /// bin `b` (bytes capped at a finite flow's size; the flow completes when
+    /// all its bytes arrived).
+    fn account_delivery(&mut self, f: u32, segs: u64, now: TimeNs, b: usize) {
         let i = f as usize;
         let mss = self.receivers[i].mss_bytes() as u64;
         let before = self.mon.delivered_total[i];
@@ -496,7 +508,6 @@ impl Simulation {
             }
         }
         self.mon.delivered_total[i] = after;
-        let b = self.mon.bin(now);
         if b < self.mon.delivered[i].len() {
             self.mon.delivered[i][b] += after - before;
         }
@@ -545,18 +556,18 @@ impl Simulation {
         }
     }
 
-    /// Packet `p` from the bottleneck's output line reaches its receiver now.
-    fn deliver(&mut self, now: TimeNs, p: Packet) {
+    /// Packet `p` from the bottleneck's output line reaches its receiver now
+    /// (in result bin `b`).
+    fn deliver(&mut self, now: TimeNs, b: usize, p: Packet) {
         let f = p.flow;
         if p.kind == Kind::Data {
-            let b = self.mon.bin(now);
             if let Some(x) = self.mon.arrivals[f as usize].get_mut(b) {
                 *x += self.receivers[f as usize].mss_bytes() as u64;
             }
         }
         let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
         if n > 0 {
-            self.account_delivery(f, n, now);
+            self.account_delivery(f, n, now, b);
         }
         self.flush_receiver_out(f, now);
     }
@@ -586,7 +597,7 @@ impl Simulation {
             }
             Ev::Delivered => {
                 let p = self.bottleneck_out.pop(&mut self.q, now, ev);
-                self.deliver(now, p);
+                self.deliver(now, self.mon.bin(now), p);
             }
             Ev::Reverse(f) => {
                 let p = self.reverse[f as usize].pop(&mut self.q, now, ev);
@@ -634,7 +645,7 @@ impl Simulation {
                 if r.gro_timer().is_some_and(|t| t.on_pop(now, &mut self.q, Ev::Gro(f)) == TimerPop::Fire) {
                     let n = r.on_gro_timer(now, &mut self.out);
                     if n > 0 {
-                        self.account_delivery(f, n, now);
+                        self.account_delivery(f, n, now, self.mon.bin(now));
                     }
                     self.flush_receiver_out(f, now);
                 }

@@ -113,6 +113,10 @@ impl Qdisc for FqDrr {
         dropped.append(&mut self.pending_drops);
     }
 
+    fn drops_others_on_enqueue(&self) -> bool {
+        true
+    }
+
     fn dequeue(&mut self, _now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
         loop {
             let &f = self.active.front()?;

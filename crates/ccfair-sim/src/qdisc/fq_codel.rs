@@ -216,6 +216,10 @@ impl Qdisc for FqCodel {
         dropped.append(&mut self.pending_drops);
     }
 
+    fn drops_others_on_enqueue(&self) -> bool {
+        true
+    }
+
     fn dequeue(&mut self, now: TimeNs, dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
         loop {
             let from_new = !self.new_flows.is_empty();

@@ -788,6 +788,10 @@ impl Qdisc for Rrmqs {
         dropped.append(&mut self.pending_drops);
     }
 
+    fn drops_others_on_enqueue(&self) -> bool {
+        true
+    }
+
     fn set_classes(&mut self, n: usize) {
         self.ensure_class(n.max(1));
     }
