@@ -615,6 +615,53 @@ mod tests {
         assert!(!r.delack_timer.is_armed());
     }
 
+    /// The in-order short path of `on_data` (ECN off) must ACK exactly as the
+    /// general path does. A classic-ECN receiver that never sees CE or CWR
+    /// takes the general path for every segment and behaves as one without
+    /// ECN (RFC 3168 6.1.3: ECE only after CE), so both must emit the same
+    /// ACKs, deliver the same segments and arm the same delayed-ACK timer,
+    /// through quick-ACK mode, delayed ACKs, holes, SACKs, hole fills,
+    /// duplicates, the delayed-ACK timer and window growth.
+    #[test]
+    fn in_order_short_path_acks_as_the_general_path() {
+        let mut fast = Receiver::new(0, 1448, true, 10, Some(400), 10);
+        let mut general = Receiver::new(0, 1448, true, 10, Some(400), 10).with_ecn(EcnMode::Classic);
+        // In order, a gap, the hole filled late, a duplicate, lone segments left to the timer.
+        let mut seqs: Vec<u64> = (0..40).collect();
+        seqs.extend([42, 43, 44, 40, 41, 45, 46, 45, 47, 48, 49, 52, 50, 51, 53]);
+        seqs.extend(54..400);
+        let (mut out_f, mut out_g) = (Vec::new(), Vec::new());
+        let (mut got_f, mut got_g) = (0, 0);
+        let mut now = 1_000_000;
+        for (i, &seq) in seqs.iter().enumerate() {
+            now += if i % 50 == 49 { DELACK_NS + 1 } else { 120_000 };
+            for (r, out) in [(&mut fast, &mut out_f), (&mut general, &mut out_g)] {
+                if r.delack_timer.deadline.is_some_and(|d| d <= now) {
+                    r.on_delack_timer(now, out);
+                }
+            }
+            let mut p = data(seq);
+            p.ts_val = now - 25_000_000;
+            // Echo of one of our ACKs 5 ms ago: the receiver's RTT estimate.
+            p.ts_ecr = now - 5_000_000;
+            got_f += fast.on_packet(now, &p, &mut out_f);
+            got_g += general.on_packet(now, &p, &mut out_g);
+            assert_eq!(fast.delack_timer.deadline, general.delack_timer.deadline, "segment {seq}");
+        }
+        let acks = |r: &Receiver, out: &[Packet]| {
+            (0..out.len())
+                .map(|i| {
+                    let a = &out[i];
+                    (a.ack(), a.rwnd(), a.ts_val, a.ts_ecr, a.ece(), sack_of(r, out, i))
+                })
+                .collect::<Vec<_>>()
+        };
+        assert_eq!((got_f, acks(&fast, &out_f)), (got_g, acks(&general, &out_g)));
+        assert_eq!(got_f, 400);
+        assert!(out_f.iter().any(|a| a.has_sack()), "the holes were SACKed");
+        assert!(fast.rwnd() > 10, "the window grew");
+    }
+
     #[test]
     fn delack_timer_is_40ms_and_acks_a_lone_segment() {
         let mut r = rx();
