@@ -7,6 +7,7 @@ use crate::dccp::receiver::DccpReceiver;
 use crate::dccp::sender::DccpSender;
 use crate::engine::{TimeNs, Timer};
 use crate::packet::Packet;
+use crate::prefetch::prefetch;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderStats};
 
@@ -35,6 +36,16 @@ macro_rules! both {
 }
 
 impl FlowSender {
+    /// Prefetch the sender's state and its CCA's (`prefetch.rs`).
+    pub(crate) fn prefetch(&self) {
+        match self {
+            FlowSender::Tcp(s) => {
+                prefetch(s);
+                prefetch(&*s.cc);
+            }
+            FlowSender::Dccp(s) => prefetch(s),
+        }
+    }
     pub fn start(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
         both!(self, s => s.start(now, out))
     }

@@ -14,6 +14,7 @@ pub mod limits;
 mod lines;
 pub mod packet;
 pub mod params;
+mod prefetch;
 pub mod qdisc;
 pub mod result;
 pub mod rng;

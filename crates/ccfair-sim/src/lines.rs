@@ -226,6 +226,11 @@ impl SharedLines {
         SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], order: Vec::new(), block: Vec::new() }
     }
 
+    /// Flow of the packet at the front of shared line `l` (the next to arrive), if any.
+    pub(crate) fn front_flow(&self, l: u32) -> Option<u32> {
+        self.lines[l as usize].line.q.front().map(|p| p.flow)
+    }
+
     /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`, whose
     /// event is `ev`. (Out of line, as `pop`: the per-flow lines' callers stay small.)
     #[inline(never)]

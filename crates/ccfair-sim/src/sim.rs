@@ -33,6 +33,7 @@ use crate::engine::{EventQueue, TimeNs, TimerPop};
 use crate::error::SimError;
 use crate::lines::{DelayLine, SharedLines, OWN_LINE, SHARED_LINE_MIN_FLOWS};
 use crate::packet::{Ecn, Kind, Packet};
+use crate::prefetch::prefetch;
 use crate::qdisc::{self, DropReason, InService, Qdisc};
 use crate::result::{try_zeroed, FlowResult, RunResult, TraceResult};
 use crate::rng::{derive_seed, stream, stream_rng};
@@ -40,6 +41,12 @@ use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderConfig};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
+
+/// From this many flows, the endpoint state of the flow whose event comes
+/// next is prefetched (prefetch.rs). Below, the state stays in the near
+/// caches and the prefetch instructions are pure cost (always on: S0 base
+/// 1.020, 10 flows 1.033 CPU; docs/benchmarks.md, session 7).
+const PREFETCH_MIN_FLOWS: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Ev {
@@ -160,6 +167,9 @@ pub struct Simulation {
     /// Per flow: index of its CCA among the run's distinct CCAs (`Packet::cca_class`).
     cca_class: Vec<u16>,
     cca_classes: Vec<String>,
+    /// Many flows ([`PREFETCH_MIN_FLOWS`]): prefetch a flow's endpoint state
+    /// one event before it is used.
+    prefetch_flow_state: bool,
 }
 
 impl Simulation {
@@ -325,6 +335,7 @@ impl Simulation {
                 .collect(),
             cca_class,
             cca_classes,
+            prefetch_flow_state: cfg.flows.len() >= PREFETCH_MIN_FLOWS,
         })
     }
 
@@ -455,6 +466,10 @@ impl Simulation {
             }
             let dt = self.tx_time_ns(p.wire_bytes);
             self.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
+            if self.prefetch_flow_state {
+                // Its receiver runs when this transmission ends.
+                self.prefetch_receiver(p.flow);
+            }
             self.tx_current = Some(p);
             self.tx_done_at = Some((now + dt, self.q.take_seq()));
         } else {
@@ -463,6 +478,21 @@ impl Simulation {
             // the packet in service, and none comes between `tx_done` and here.)
             self.qdisc.set_in_service(InService::default());
             self.tx_rem = 0;
+        }
+    }
+
+    /// (Out of line, as `prefetch_next_sender`: the few-flow hot path keeps
+    /// only the test.)
+    #[inline(never)]
+    fn prefetch_receiver(&self, flow: u32) {
+        prefetch(&self.receivers[flow as usize]);
+    }
+
+    /// Prefetch the sender of the next ACK on shared reverse line `l`.
+    #[inline(never)]
+    fn prefetch_next_sender(&self, l: u32) {
+        if let Some(next) = self.reverse_shared.front_flow(l) {
+            self.senders[next as usize].prefetch();
         }
     }
 
@@ -606,6 +636,7 @@ impl Simulation {
             }
             Ev::ReverseShared(l) => {
                 let p = self.reverse_shared.pop(&mut self.q, now, l, ev);
+                self.prefetch_next_sender(l);
                 let f = p.flow;
                 self.senders[f as usize].on_ack(now, &p, &mut self.out);
                 self.flush_sender_out(f, now);
