@@ -200,9 +200,8 @@ impl Receiver {
         }
     }
 
-    /// The SYN: answer with the SYN-ACK (once per connection, out of line).
-    #[cold]
-    #[inline(never)]
+    /// The SYN: answer with the SYN-ACK.
+    #[inline(always)]
     fn on_syn(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         self.established = true;
         self.space_time = now;
