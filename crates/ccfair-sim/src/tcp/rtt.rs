@@ -54,6 +54,19 @@ impl MinRttFilter {
     /// Add sample `v_ns` taken at `t_ns`; return the windowed min.
     pub fn update(&mut self, t_ns: u64, v_ns: u64) -> u64 {
         let win = MIN_RTT_WLEN_NS;
+        // Nearly every sample changes nothing: above all three choices, with
+        // the best one less than a quarter window old, so no choice ages (the
+        // choices' times are ordered, s[0] the oldest, for a clock that does
+        // not go back). The general code below gives the same (issue 16).
+        if v_ns > self.s[2].1 && t_ns.saturating_sub(self.s[0].0) <= win / 4 {
+            return self.s[0].1;
+        }
+        self.update_choices(t_ns, v_ns)
+    }
+
+    /// `minmax_running_min` in full.
+    fn update_choices(&mut self, t_ns: u64, v_ns: u64) -> u64 {
+        let win = MIN_RTT_WLEN_NS;
         let val = (t_ns, v_ns);
         // A new overall min, or nothing left in the window: start afresh.
         if v_ns <= self.s[0].1 || t_ns.saturating_sub(self.s[2].0) > win {
@@ -134,6 +147,9 @@ impl RttEstimator {
     /// RTO after `backoff` expiries, ns (RFC 6298 5.5, capped at 120 s).
     pub fn backed_off_rto_ns(&self, backoff: u32) -> u64 {
         let base = self.rto_ns();
+        if backoff == 0 {
+            return base; // already capped (every ACK's timer, issue 16)
+        }
         let shift = backoff.min(20);
         base.saturating_mul(1u64 << shift).min(RTO_MAX_NS)
     }
@@ -159,6 +175,25 @@ mod tests {
         assert!((80_000_000..90_000_000).contains(&after), "{after}");
         // A new minimum is taken at once.
         assert_eq!(f.update(302 * S, 40_000_000), 40_000_000);
+    }
+
+    #[test]
+    fn min_rtt_shortcut_gives_what_the_full_running_min_gives() {
+        // `update`'s no-change test against `update_choices` alone, sample by
+        // sample (state and result), over increasing times that cross the
+        // quarter, half and whole window, with values around the min.
+        let (mut fast, mut full) = (MinRttFilter::default(), MinRttFilter::default());
+        let mut x: u64 = 0x9e37_79b9_7f4a_7c15;
+        let mut t = 0u64;
+        for i in 0..200_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            t += x % (if i % 1000 == 0 { 200 * S } else { S / 2 });
+            let v = 40_000_000 + (x >> 20) % 60_000_000;
+            assert_eq!(fast.update(t, v), full.update_choices(t, v), "sample {i}");
+            assert_eq!(fast.s, full.s, "sample {i}");
+        }
     }
 
     #[test]
@@ -204,6 +239,7 @@ mod tests {
         let mut e = RttEstimator::default();
         e.update(50_000_000);
         let base = e.rto_ns();
+        assert_eq!(e.backed_off_rto_ns(0), base);
         assert_eq!(e.backed_off_rto_ns(1), 2 * base);
         assert_eq!(e.backed_off_rto_ns(3), 8 * base);
         assert_eq!(e.backed_off_rto_ns(30), RTO_MAX_NS);

@@ -278,6 +278,9 @@ pub struct Sender {
     tso_max_segs: u64,
     /// SACK options of the ACKs that carry one, from the flow's receiver (packet.rs).
     sack_rx: SackChannel,
+    /// Tests: free every ACKed segment through the general loop.
+    #[cfg(test)]
+    test_general_ack_path: bool,
 }
 
 /// What one ACK did (Linux tcp_ack `flag` bits the recovery code reads).
@@ -389,6 +392,8 @@ impl Sender {
             last_xmit_ns: 0,
             tso_max_segs,
             sack_rx: sack_channel(),
+            #[cfg(test)]
+            test_general_ack_path: false,
         }
     }
 
@@ -896,6 +901,10 @@ impl Sender {
         let in_loss = self.tp.ca_state == CaState::Loss;
         let ack_no = p.ack();
         let ack = ack_no.min(self.tp.snd_nxt);
+        if ack > self.tp.snd_una && !self.general_ack_path() {
+            self.clean_plain_acked(now, (ack - self.tp.snd_una) as usize, in_loss, &mut acc, &mut seq_rtt);
+        }
+        // The general case (what clean_plain_acked left: all or nothing).
         while self.tp.snd_una < ack {
             let seq = self.tp.snd_una;
             let seg = self.segs.pop_front().expect("scoreboard covers [snd_una, snd_nxt)");
@@ -1008,6 +1017,60 @@ impl Sender {
             self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
         }
         self.try_send(now, out);
+    }
+
+    /// Tests run the same ACKs with and without `clean_plain_acked`.
+    #[cfg(test)]
+    fn general_ack_path(&self) -> bool {
+        self.test_general_ack_path
+    }
+
+    #[cfg(not(test))]
+    #[inline(always)]
+    fn general_ack_path(&self) -> bool {
+        false
+    }
+
+    /// `tcp_clean_rtx_queue` for the common ACK: the `n` segments it frees
+    /// were none of them SACKed, marked lost, (ever) retransmitted or already
+    /// counted in a rate sample. Then each segment only adds to the same
+    /// accumulators, and one pass over their scoreboard entries finds what
+    /// the general loop in `on_ack` would find segment by segment: the rate
+    /// sample's segment (the first with the largest `delivered`), RACK's most
+    /// recently sent segment, and the RTTs of the first and the last. Frees
+    /// them and returns true, or changes nothing and returns false.
+    #[inline]
+    fn clean_plain_acked(&mut self, now: TimeNs, n: usize, in_loss: bool, acc: &mut AckAcc, seq_rtt: &mut Option<u64>) -> bool {
+        let una = self.tp.snd_una;
+        let (mut flags, mut rate_i, mut rate_delivered) = (0u8, 0usize, 0u64);
+        let (mut rack_xmit_ns, mut rack_end_seq) = (self.rack_xmit_ns, self.rack_end_seq);
+        for (i, g) in self.segs.range(..n).enumerate() {
+            flags |= g.flags;
+            if i == 0 || g.delivered > rate_delivered {
+                (rate_i, rate_delivered) = (i, g.delivered);
+            }
+            let seq = una + i as u64;
+            if g.sent_ns > rack_xmit_ns || (g.sent_ns == rack_xmit_ns && seq > rack_end_seq) {
+                (rack_xmit_ns, rack_end_seq) = (g.sent_ns, seq);
+            }
+        }
+        if flags & (F_SACKED | F_LOST | F_RETRANS | F_EVER_RETRANS | F_RATE_DONE) != 0 {
+            return false;
+        }
+        // rate_delivered starts from an empty accumulator (this is the ACK's first delivery).
+        self.rate_delivered(&self.segs[rate_i], &mut acc.rate);
+        // tcp_rack_advance, as the loop leaves it: an update sets all three.
+        if (rack_xmit_ns, rack_end_seq) != (self.rack_xmit_ns, self.rack_end_seq) {
+            (self.rack_xmit_ns, self.rack_end_seq, self.rack_rtt_ns) = (rack_xmit_ns, rack_end_seq, now - rack_xmit_ns);
+        }
+        *seq_rtt = Some(now - self.segs[0].sent_ns);
+        acc.ca_rtt = Some(now - self.segs[n - 1].sent_ns);
+        acc.flags.orig_sack_acked |= in_loss && una < self.high_seq;
+        acc.newly_delivered += n as u32;
+        self.tp.snd_una += n as u64;
+        self.packets_out -= n as u32;
+        self.segs.drain(..n);
+        true
     }
 
     /// tcp_rate.c `tcp_rate_skb_delivered`: remember the most recently sent

@@ -654,3 +654,51 @@ fn tsorted_keeps_only_outstanding_transmissions_across_cumulative_acks() {
         assert_eq!(s.tsorted.entries(), 1, "after ACK {k}");
     }
 }
+
+#[test]
+fn plain_cumulative_acks_take_the_general_loops_results_in_one_pass() {
+    // clean_plain_acked against the segment-by-segment loop (Linux
+    // tcp_clean_rtx_queue): two senders get the same ACKs (stretch ACKs of
+    // 1-5 segments, duplicate ACKs, SACK blocks, so losses, retransmissions
+    // and RTOs too); one frees every segment through the general loop. Same
+    // rate samples, RACK state, RTT, window and packets after every ACK.
+    let run = |general: bool| {
+        let rec = Recorder::default();
+        let (mut s, mut out) = handshake(sender_cfg(EcnMode::Off), Box::new(rec.clone()));
+        s.test_general_ack_path = general;
+        let mut trace = vec![format!("{:?}", seqs(&out))];
+        let (mut x, mut now, mut cum) = (0x2545_f491_4f6c_dd1du64, 2 * RTT, 0u64);
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            now += 1 + x % 3_000_000;
+            cum = (cum + x % 6).min(s.tp.snd_nxt);
+            let sack = if x % 7 == 0 && cum + 2 < s.tp.snd_nxt { cum + 2 } else { NO_SACK };
+            out.clear();
+            if x % 101 == 0 {
+                s.on_rto(now, &mut out);
+            } else {
+                s.on_ack(now, &ack_to(&s, cum, sack), &mut out);
+            }
+            cum = cum.max(s.tp.snd_una);
+            trace.push(format!(
+                "{:?} {:?} {} {} {} {} {} {} {}",
+                seqs(&out),
+                rec.0.lock().unwrap().last(),
+                s.rack_xmit_ns,
+                s.rack_end_seq,
+                s.rack_rtt_ns,
+                s.rtt.srtt_ns,
+                s.tp.cwnd,
+                s.in_flight(),
+                s.stats.losses_detected
+            ));
+        }
+        trace
+    };
+    let (fast, general) = (run(false), run(true));
+    for (i, (f, g)) in fast.iter().zip(&general).enumerate() {
+        assert_eq!(f, g, "after step {i}");
+    }
+}
