@@ -274,6 +274,8 @@ pub struct Bbr {
     tso_goal_memo: Cell<TsoGoalMemo>,
     /// Memo of `rate_bytes_per_sec` for the pacing rate: (mss, bw, gain) -> rate.
     pacing_rate_memo: RateMemo,
+    /// Memo of the cwnd target: its inputs change on few ACKs.
+    target_memo: (TargetKey, u32),
 }
 
 /// Key and value of the TSO goal memo; `mss` 0 = empty (the key never matches).
@@ -282,6 +284,20 @@ struct TsoGoalMemo {
     pacing_rate_bytes_per_s: u64,
     mss: u32,
     goal: u32,
+}
+
+/// Inputs of the cwnd target (`valid` false = empty memo).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+struct TargetKey {
+    bw: u64,
+    min_rtt_us: u64,
+    pacing_rate_bytes_per_s: u64,
+    gain: u32,
+    extra_acked_max: u32,
+    mss: u32,
+    full_bw_reached: bool,
+    probe_up: bool,
+    valid: bool,
 }
 
 /// Key and value of the pacing-rate memo; `mss` 0 = empty.
@@ -342,6 +358,7 @@ impl Bbr {
             probe_down_gain: PACING_GAIN_CYCLE[1],
             tso_goal_memo: Cell::new(TsoGoalMemo::default()),
             pacing_rate_memo: RateMemo::default(),
+            target_memo: (TargetKey::default(), 0),
         }
     }
 
@@ -597,6 +614,32 @@ impl Bbr {
         cwnd
     }
 
+    /// The target of `bbr_set_cwnd`: BDP x gain + the aggregation allowance +
+    /// the quantization budget, memoised on every input it reads.
+    /// (`bw` is `self.bw()`, which `ack_aggregation_cwnd` reads itself.)
+    fn cwnd_target(&mut self, tp: &TcpCc, bw: u64, gain: u32) -> u32 {
+        debug_assert_eq!(bw, self.bw(), "the memo keys both on one bw");
+        let key = TargetKey {
+            bw,
+            min_rtt_us: self.min_rtt_us,
+            pacing_rate_bytes_per_s: tp.pacing_rate_bytes_per_s,
+            gain,
+            extra_acked_max: self.extra_acked_max(),
+            mss: tp.mss,
+            full_bw_reached: self.full_bw_reached,
+            probe_up: self.mode == BbrMode::ProbeBw && self.cycle_idx == 0,
+            valid: true,
+        };
+        if self.target_memo.0 == key {
+            return self.target_memo.1;
+        }
+        let mut target = self.bdp(bw, gain);
+        target = target.saturating_add(self.ack_aggregation_cwnd());
+        target = self.quantization_budget(tp, target);
+        self.target_memo = (key, target);
+        target
+    }
+
     /// `bbr_set_cwnd`: slow-start toward the target cwnd, or snap down to it
     /// once the pipe has been filled.
     fn set_cwnd(&mut self, tp: &mut TcpCc, rs: &RateSample, acked: u32, bw: u64, gain: u32) {
@@ -605,9 +648,7 @@ impl Bbr {
             let (conserving, c) = self.set_cwnd_to_recover_or_restore(tp, rs, acked);
             cwnd = c;
             if !conserving {
-                let mut target = self.bdp(bw, gain);
-                target = target.saturating_add(self.ack_aggregation_cwnd());
-                target = self.quantization_budget(tp, target);
+                let target = self.cwnd_target(tp, bw, gain);
                 if self.full_bw_reached {
                     cwnd = cwnd.saturating_add(acked).min(target);
                 } else if cwnd < target || tp.delivered < INIT_CWND_PKTS as u64 {
@@ -721,6 +762,7 @@ impl Bbr {
         self.lt_bw_sampling_active(tp, rs);
     }
 
+    #[cold]
     #[inline(never)]
     fn lt_bw_sampling_active(&mut self, tp: &TcpCc, rs: &RateSample) {
         if self.lt_use_bw {
@@ -805,12 +847,7 @@ impl Bbr {
             return;
         }
         if self.round_start {
-            self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
-            if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_ROUNDS {
-                self.extra_acked_win_rtts = 0;
-                self.extra_acked_win_idx ^= 1;
-                self.extra_acked[self.extra_acked_win_idx] = 0;
-            }
+            self.advance_extra_acked_window();
         }
         let epoch_us = tp.delivered_time_ns.saturating_sub(self.ack_epoch_start_ns) / 1000;
         let mut expected = packets_in(self.bw(), epoch_us);
@@ -826,6 +863,19 @@ impl Bbr {
         let slot = &mut self.extra_acked[self.extra_acked_win_idx];
         if extra > *slot {
             *slot = extra;
+        }
+    }
+
+    /// Once per round: the extra_acked filter's window moves every
+    /// `EXTRA_ACKED_WIN_ROUNDS` rounds, starting a fresh half.
+    #[cold]
+    #[inline(never)]
+    fn advance_extra_acked_window(&mut self) {
+        self.extra_acked_win_rtts = (self.extra_acked_win_rtts + 1).min(0x1f);
+        if self.extra_acked_win_rtts >= EXTRA_ACKED_WIN_ROUNDS {
+            self.extra_acked_win_rtts = 0;
+            self.extra_acked_win_idx ^= 1;
+            self.extra_acked[self.extra_acked_win_idx] = 0;
         }
     }
 

@@ -634,7 +634,7 @@ mod tests {
         seqs.extend(54..400);
         let (mut out_f, mut out_g) = (Vec::new(), Vec::new());
         let (mut got_f, mut got_g) = (0, 0);
-        let mut now = 1_000_000;
+        let mut now = 100_000_000; // later than the echoed timestamps below (no underflow)
         for (i, &seq) in seqs.iter().enumerate() {
             now += if i % 50 == 49 { DELACK_NS + 1 } else { 120_000 };
             for (r, out) in [(&mut fast, &mut out_f), (&mut general, &mut out_g)] {
