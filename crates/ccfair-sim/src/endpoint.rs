@@ -46,6 +46,7 @@ impl FlowSender {
             FlowSender::Dccp(s) => prefetch(s),
         }
     }
+
     pub fn start(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
         both!(self, s => s.start(now, out))
     }

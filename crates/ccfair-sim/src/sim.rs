@@ -481,8 +481,8 @@ impl Simulation {
         }
     }
 
-    /// (Out of line, as `prefetch_next_sender`: the few-flow hot path keeps
-    /// only the test.)
+    /// Prefetch the receiver of flow `flow` (out of line, as
+    /// `prefetch_next_sender`: the few-flow hot path keeps only the test).
     #[inline(never)]
     fn prefetch_receiver(&self, flow: u32) {
         prefetch(&self.receivers[flow as usize]);

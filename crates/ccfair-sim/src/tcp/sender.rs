@@ -1038,9 +1038,9 @@ impl Sender {
     /// the general loop in `on_ack` would find segment by segment: the rate
     /// sample's segment (the first with the largest `delivered`), RACK's most
     /// recently sent segment, and the RTTs of the first and the last. Frees
-    /// them and returns true, or changes nothing and returns false.
+    /// them all, or changes nothing (the general loop then frees them).
     #[inline]
-    fn clean_plain_acked(&mut self, now: TimeNs, n: usize, in_loss: bool, acc: &mut AckAcc, seq_rtt: &mut Option<u64>) -> bool {
+    fn clean_plain_acked(&mut self, now: TimeNs, n: usize, in_loss: bool, acc: &mut AckAcc, seq_rtt: &mut Option<u64>) {
         let una = self.tp.snd_una;
         let (mut flags, mut rate_i, mut rate_delivered) = (0u8, 0usize, 0u64);
         let (mut rack_xmit_ns, mut rack_end_seq) = (self.rack_xmit_ns, self.rack_end_seq);
@@ -1055,7 +1055,7 @@ impl Sender {
             }
         }
         if flags & (F_SACKED | F_LOST | F_RETRANS | F_EVER_RETRANS | F_RATE_DONE) != 0 {
-            return false;
+            return;
         }
         // rate_delivered starts from an empty accumulator (this is the ACK's first delivery).
         self.rate_delivered(&self.segs[rate_i], &mut acc.rate);
@@ -1070,7 +1070,6 @@ impl Sender {
         self.tp.snd_una += n as u64;
         self.packets_out -= n as u32;
         self.segs.drain(..n);
-        true
     }
 
     /// tcp_rate.c `tcp_rate_skb_delivered`: remember the most recently sent
