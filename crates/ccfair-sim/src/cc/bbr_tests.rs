@@ -1030,16 +1030,18 @@ fn gains_follow_mode_cycle_and_lt_bw_through_the_memo() {
         BbrMode::ProbeBw => (PACING_GAIN_CYCLE[b.cycle_idx], CWND_GAIN),
         BbrMode::ProbeRtt => (BBR_UNIT, BBR_UNIT),
     };
-    for mode in [BbrMode::Startup, BbrMode::ProbeBw, BbrMode::Drain, BbrMode::ProbeRtt, BbrMode::ProbeBw] {
-        for lt in [false, true, false] {
-            for idx in [0, 1, 2, 7, 0, 1] {
-                b.mode = mode;
-                b.lt_use_bw = lt;
-                b.cycle_idx = idx;
-                b.update_gains();
-                assert_eq!((b.pacing_gain, b.cwnd_gain), want(&b), "{mode:?} lt {lt} idx {idx}");
-            }
+    // A random walk that changes one of the three inputs at a time.
+    let modes = [BbrMode::Startup, BbrMode::Drain, BbrMode::ProbeBw, BbrMode::ProbeRtt];
+    let mut rng = Pcg64Mcg::seed_from_u64(7);
+    for step in 0..2_000 {
+        match rng.gen_range(0..4) {
+            0 => b.mode = modes[rng.gen_range(0..4)],
+            1 => b.lt_use_bw = !b.lt_use_bw,
+            2 => b.cycle_idx = rng.gen_range(0..CYCLE_LEN),
+            _ => {} // nothing changed: the memo answers
         }
+        b.update_gains();
+        assert_eq!((b.pacing_gain, b.cwnd_gain), want(&b), "step {step}: {:?} lt {} idx {}", b.mode, b.lt_use_bw, b.cycle_idx);
     }
     // A policer found by LT sampling sets pacing_gain itself; the next
     // update_gains must not keep that value where the table says otherwise.
