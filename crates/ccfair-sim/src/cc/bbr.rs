@@ -1062,6 +1062,8 @@ impl Bbr {
         }
     }
 
+    #[cold]
+    #[inline(never)]
     fn set_gains(&mut self) {
         let (pacing, cwnd) = match self.mode {
             BbrMode::Startup => (self.high_gain, self.high_gain),
