@@ -209,6 +209,10 @@ pub struct Sender {
     sacked_out: u32,
     lost_out: u32,
     retrans_out: u32,
+    /// Packets in flight, `packets_out - (sacked_out + lost_out) + retrans_out`
+    /// (Linux `tcp_packets_in_flight`), kept up to date at every change of
+    /// those counters: read several times per ACK and per send (issue 16).
+    pipe: u32,
     /// Outstanding transmissions in send order (Linux `tsorted_sent_queue`, sender/tsorted.rs).
     tsorted: TxList,
     /// Segments marked lost, waiting to be retransmitted, in marking order.
@@ -351,6 +355,7 @@ impl Sender {
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
+            pipe: 0,
             tsorted: TxList::with_capacity(4),
             rtx_queue: VecDeque::new(),
             rack_xmit_ns: 0,
@@ -397,8 +402,18 @@ impl Sender {
         }
     }
 
-    /// Packets in flight (Linux `tcp_packets_in_flight`).
+    /// Packets in flight (Linux `tcp_packets_in_flight`). Tests check on
+    /// every call that the maintained `pipe` equals the counters' formula.
+    #[inline]
     pub fn in_flight(&self) -> u32 {
+        #[cfg(test)]
+        assert_eq!(self.pipe, self.in_flight_from_counters(), "pipe out of step with the scoreboard counters");
+        self.pipe
+    }
+
+    /// `tcp_packets_in_flight` from the scoreboard counters.
+    #[cfg(test)]
+    fn in_flight_from_counters(&self) -> u32 {
         self.packets_out - (self.sacked_out + self.lost_out) + self.retrans_out
     }
 
@@ -793,6 +808,7 @@ impl Sender {
                 self.segs.push_back(rate);
                 self.tp.snd_nxt += 1;
                 self.packets_out += 1;
+                self.pipe += 1;
                 self.tsorted.push_first(seq);
                 seq
             }
@@ -832,6 +848,7 @@ impl Sender {
     /// retransmission that a D-SACK must show spurious before an undo.
     fn count_retransmission(&mut self, now: TimeNs) {
         self.retrans_out += 1;
+        self.pipe += 1;
         if self.retrans_stamp == 0 {
             self.retrans_stamp = now.max(1);
         }
@@ -910,6 +927,11 @@ impl Sender {
             let seg = self.segs.pop_front().expect("scoreboard covers [snd_una, snd_nxt)");
             self.tp.snd_una += 1;
             self.packets_out -= 1;
+            // In flight loses the segment's share, 1 - sacked - lost + retrans
+            // (SACKed and lost are never both set).
+            let (sacked, lost, retrans) =
+                ((seg.flags & F_SACKED != 0) as u32, (seg.flags & F_LOST != 0) as u32, (seg.flags & F_RETRANS != 0) as u32);
+            self.pipe = self.pipe + sacked + lost - 1 - retrans;
             if seg.flags & F_SACKED != 0 {
                 self.sacked_out -= 1;
             } else {
@@ -1069,6 +1091,7 @@ impl Sender {
         acc.newly_delivered += n as u32;
         self.tp.snd_una += n as u64;
         self.packets_out -= n as u32;
+        self.pipe -= n as u32;
         self.segs.drain(..n);
     }
 

@@ -135,6 +135,7 @@ impl Sender {
             for g in self.segs.iter_mut() {
                 g.flags &= !F_LOST;
             }
+            self.pipe += self.lost_out;
             self.lost_out = 0;
             self.rtx_queue.clear();
             self.rebuild_tsorted();

@@ -125,7 +125,7 @@ impl Sender {
                 if seg.flags & F_LOST != 0 {
                     flags &= !(F_LOST | F_RETRANS);
                     self.lost_out -= 1;
-                    self.retrans_out -= 1;
+                    self.retrans_out -= 1; // in flight: + 1 - 1
                 }
             } else {
                 if seg.flags & F_EVER_RETRANS == 0 {
@@ -137,10 +137,12 @@ impl Sender {
                 if seg.flags & F_LOST != 0 {
                     flags &= !F_LOST;
                     self.lost_out -= 1;
+                    self.pipe += 1;
                 }
             }
             self.segs[i].flags = flags;
             self.sacked_out += 1;
+            self.pipe -= 1;
             acc.newly_delivered += 1;
             acc.flags.data_sacked = true;
             self.rate_delivered(&seg, &mut acc.rate);
@@ -149,6 +151,7 @@ impl Sender {
         if dup && self.segs[i].flags & F_RETRANS != 0 {
             self.segs[i].flags &= !F_RETRANS;
             self.retrans_out -= 1;
+            self.pipe -= 1;
         }
     }
 
@@ -216,10 +219,12 @@ impl Sender {
             if f & F_RETRANS != 0 {
                 self.segs[i].flags &= !F_RETRANS;
                 self.retrans_out -= 1;
+                self.pipe -= 1;
             }
         } else {
             self.segs[i].flags |= F_LOST;
             self.lost_out += 1;
+            self.pipe -= 1;
         }
         self.tp.lost += 1;
         self.stats.losses_detected += 1;
@@ -245,10 +250,12 @@ impl Sender {
             if f & F_RETRANS != 0 {
                 self.segs[i].flags &= !F_RETRANS;
                 self.retrans_out -= 1;
+                self.pipe -= 1;
             }
             if f & F_LOST == 0 {
                 self.segs[i].flags |= F_LOST;
                 self.lost_out += 1;
+                self.pipe -= 1;
             }
             self.tp.lost += 1;
             self.stats.losses_detected += 1;

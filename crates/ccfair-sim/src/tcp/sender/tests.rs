@@ -702,3 +702,32 @@ fn plain_cumulative_acks_take_the_general_loops_results_in_one_pass() {
         assert_eq!(f, g, "after step {i}");
     }
 }
+
+#[test]
+fn in_flight_is_out_minus_sacked_and_lost_plus_retrans_after_every_ack_and_rto() {
+    // `pipe` is maintained where the counters change; it must stay equal to
+    // Linux's tcp_packets_in_flight formula through SACKs, losses,
+    // retransmissions, RTOs and undos (every step checked, not only at
+    // calls of in_flight()).
+    let (mut s, mut out) = established();
+    let (mut x, mut now, mut cum) = (0x9e37_79b9_7f4a_7c15u64, 2 * RTT, 0u64);
+    let mut lossy_steps = 0;
+    for step in 0..5000 {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        now += 1 + x % 3_000_000;
+        cum = (cum + x % 5).min(s.tp.snd_nxt);
+        let sack = if x % 5 == 0 && cum + 3 < s.tp.snd_nxt { cum + 2 + x % 3 } else { NO_SACK };
+        out.clear();
+        if x % 97 == 0 {
+            s.on_rto(now, &mut out);
+        } else {
+            s.on_ack(now, &ack_to(&s, cum, sack), &mut out);
+        }
+        cum = cum.max(s.tp.snd_una);
+        assert_eq!(s.pipe, s.in_flight_from_counters(), "after step {step}");
+        lossy_steps += (s.lost_out > 0 || s.retrans_out > 0) as u32;
+    }
+    assert!(lossy_steps > 100, "the run exercises losses and retransmissions ({lossy_steps} steps)");
+}
