@@ -1,7 +1,7 @@
 //! Delay lines: every propagation delay of the dumbbell (sim.rs) is a FIFO
 //! line. A packet pushed at `now` arrives at `now + delay` (plus optional
 //! per-packet host noise, `HostJitter`, which never reorders: a host's queue
-//! is FIFO), so a line keeps its packets in a `VecDeque`, each one's arrival
+//! is FIFO), so a line keeps its packets in a ring buffer (ring.rs), each one's arrival
 //! time in its `Packet::enqueue_ns`, and only its head is in the event heap
 //! (engine.rs): the heap holds O(flows) entries whatever the window sizes.
 //!
@@ -14,10 +14,9 @@
 //! The lines are generic over the simulation's event type `E`: a line only
 //! schedules its own head event.
 
-use std::collections::VecDeque;
-
 use crate::engine::{EventQueue, TimeNs};
 use crate::packet::Packet;
+use crate::ring::Ring;
 use crate::rng::stream_rng;
 use rand::Rng;
 use rand_distr::Exp1;
@@ -27,7 +26,7 @@ pub(crate) struct DelayLine {
     delay_ns: u64,
     /// Packets in arrival order; each one's arrival time is in its
     /// `enqueue_ns` (`Packet::enqueue_ns`: no separate time per entry).
-    q: VecDeque<Packet>,
+    q: Ring<Packet>,
     /// Host noise: (mean extra delay per packet, its random stream), see `HostJitter`.
     jitter: Option<HostJitter>,
     /// Arrival time of the last packet pushed (FIFO: nobody overtakes it).
@@ -60,7 +59,7 @@ impl HostJitter {
 
 impl DelayLine {
     pub(crate) fn new(delay_ns: u64) -> DelayLine {
-        DelayLine { delay_ns, q: VecDeque::new(), jitter: None, last_at: 0 }
+        DelayLine { delay_ns, q: Ring::new(), jitter: None, last_at: 0 }
     }
 
     /// A line whose packets each get an extra host delay (mean `mean_ns`; 0 = none).

@@ -414,7 +414,8 @@ impl Simulation {
     }
 
     fn bottleneck_arrive(&mut self, now: TimeNs, mut p: Packet) {
-        p.enqueue_ns = now;
+        // `enqueue_ns` holds `now` already: the access line's arrival time.
+        debug_assert_eq!(p.enqueue_ns, now);
         p.wire_bytes += self.l2_overhead_bytes;
         if let Err((d, why)) = self.qdisc.enqueue(p, now) {
             self.mon.count_drop(d.flow, why);
@@ -842,8 +843,12 @@ mod tests {
         Simulation::new(&c)
     }
 
-    fn data_ip(bytes: u32) -> Packet {
-        Packet::new(0, Kind::Data, bytes)
+    /// A `bytes`-byte IP packet of flow 0 reaching the bottleneck at `t` (its
+    /// access line's arrival time, in `enqueue_ns`).
+    fn data_ip(t: TimeNs, bytes: u32) -> Packet {
+        let mut p = Packet::new(0, Kind::Data, bytes);
+        p.enqueue_ns = t;
+        p
     }
 
     /// Time of the next end of transmission.
@@ -857,15 +862,15 @@ mod tests {
         // child's qlen, so 4 packets are held in all (not 4 waiting + 1).
         let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: Some(4), limit_bytes: None }, 14);
         for _ in 0..10 {
-            s.bottleneck_arrive(0, data_ip(1500));
+            s.bottleneck_arrive(0, data_ip(0, 1500));
         }
         assert_eq!(s.mon.drops[0], 6);
         assert_eq!(s.qdisc.len_packets() + s.tx_current.iter().count(), 4);
         // The head leaves: one place frees up, and only one.
         let t = next_tx_done(&mut s);
         s.tx_done(t);
-        s.bottleneck_arrive(t, data_ip(1500));
-        s.bottleneck_arrive(t, data_ip(1500));
+        s.bottleneck_arrive(t, data_ip(t, 1500));
+        s.bottleneck_arrive(t, data_ip(t, 1500));
         assert_eq!(s.mon.drops[0], 7);
         s.sample(t);
         assert_eq!(s.mon.queue_pkts.last(), Some(&4), "the queue sample counts the packet on the link, as tbf's qlen");
@@ -876,7 +881,7 @@ mod tests {
         // 1514 B x 8 / 10 Mbit/s = 1.2112 ms; without overhead 1500 B: 1.2 ms.
         for (l2, want_ns) in [(14, 1_211_200), (0, 1_200_000)] {
             let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: Some(4), limit_bytes: None }, l2);
-            s.bottleneck_arrive(0, data_ip(1500));
+            s.bottleneck_arrive(0, data_ip(0, 1500));
             let t = next_tx_done(&mut s);
             assert_eq!(t, want_ns);
             s.tx_done(t);
@@ -890,7 +895,7 @@ mod tests {
         for (l2, held) in [(0, 3), (14, 2)] {
             let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: None, limit_bytes: Some(4500) }, l2);
             for _ in 0..5 {
-                s.bottleneck_arrive(0, data_ip(1500));
+                s.bottleneck_arrive(0, data_ip(0, 1500));
             }
             assert_eq!(s.mon.drops[0], 5 - held);
             assert_eq!(s.qdisc.len_bytes() + s.tx_current.as_ref().map_or(0, |p| p.wire_bytes as u64), held * (1500 + l2 as u64));

@@ -25,7 +25,7 @@
 //!
 //! The `CodelVars` state and `codel_dequeue` are shared with FQ-CoDel.
 
-use std::collections::VecDeque;
+use crate::ring::Ring;
 
 use super::{mark_ce, DropReason, Qdisc};
 use crate::params::ParamError;
@@ -243,7 +243,7 @@ pub struct Codel {
 }
 
 struct Fifo {
-    q: VecDeque<Packet>,
+    q: Ring<Packet>,
     bytes: u64,
 }
 
@@ -265,7 +265,7 @@ impl Codel {
             limit_packets: c.limit_packets,
             limit_bytes: c.limit_bytes,
             in_service: super::InService::default(),
-            fifo: Fifo { q: VecDeque::with_capacity(256), bytes: 0 },
+            fifo: Fifo { q: Ring::with_capacity(256), bytes: 0 },
             vars: CodelVars::default(),
             stats: CodelStats::default(),
         }
@@ -432,7 +432,7 @@ mod tests {
         let mut v = CodelVars { count: 10, lastcount: 2, drop_next: 1_000_000_000, rec_inv_sqrt: 20724, ..Default::default() };
         v.first_above_time = Some(1_000_000_000);
         let mut st = CodelStats::default();
-        let mut f = Fifo { q: VecDeque::new(), bytes: 0 };
+        let mut f = Fifo { q: Ring::new(), bytes: 0 };
         for _ in 0..5 {
             let p = Packet::new(0, Kind::Data, 1500);
             f.bytes += 1500;

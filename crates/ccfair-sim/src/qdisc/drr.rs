@@ -16,7 +16,7 @@
 //! drop: McKenney's SFQ / Linux sch_fq_codel `fq_codel_drop` (from the head).
 //! Default quantum: 1514 bytes (one Ethernet MTU frame, as Linux).
 
-use std::collections::VecDeque;
+use crate::ring::Ring;
 
 use super::{DropReason, Qdisc};
 
@@ -39,7 +39,7 @@ use crate::packet::Packet;
 
 #[derive(Default)]
 struct FlowQ {
-    q: VecDeque<Packet>,
+    q: Ring<Packet>,
     bytes: u64,
     deficit: u64,
     active: bool,
@@ -51,7 +51,7 @@ pub struct FqDrr {
     in_service: super::InService,
     quantum: u64,
     flows: Vec<FlowQ>,
-    active: VecDeque<u32>,
+    active: Ring<u32>,
     packets: u64,
     bytes: u64,
     pending_drops: Vec<(Packet, DropReason)>,
@@ -65,7 +65,7 @@ impl FqDrr {
             in_service: super::InService::default(),
             quantum: c.quantum_bytes.max(1),
             flows: Vec::new(),
-            active: VecDeque::new(),
+            active: Ring::new(),
             packets: 0,
             bytes: 0,
             pending_drops: Vec::new(),

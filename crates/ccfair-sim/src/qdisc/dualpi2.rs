@@ -29,7 +29,7 @@
 //! Linux net/sched/sch_dualpi2.c (defaults: target 15 ms, tupdate 16 ms,
 //! alpha 0.16 Hz, beta 3.2 Hz, step 1 ms, k = 2, drop_overload on).
 
-use std::collections::VecDeque;
+use crate::ring::Ring;
 
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
@@ -94,8 +94,8 @@ pub struct DualPi2 {
     drop_overload: bool,
     pub pi: PiController,
     /// L4S queue: (packet, apply_step).
-    lq: VecDeque<(Packet, bool)>,
-    cq: VecDeque<Packet>,
+    lq: Ring<(Packet, bool)>,
+    cq: Ring<Packet>,
     in_service: super::InService,
     bytes: u64,
     rng: Pcg64Mcg,
@@ -129,8 +129,8 @@ impl DualPi2 {
                     tshift_ns,
                     drop_overload,
                     pi: PiController::new(target_ns, tupdate_ns, alpha_hz, beta_hz, max_p),
-                    lq: VecDeque::with_capacity(64),
-                    cq: VecDeque::with_capacity(256),
+                    lq: Ring::with_capacity(64),
+                    cq: Ring::with_capacity(256),
                     bytes: 0,
                     rng: rand::SeedableRng::seed_from_u64(seed),
                     stats: DualPi2Stats::default(),

@@ -4,13 +4,12 @@
 //! `backlog + len <= limit`; either limit may be absent). The packet the link
 //! is transmitting counts against both limits (see `Qdisc::set_in_service`).
 
-use std::collections::VecDeque;
-
 use super::InService;
 use crate::packet::Packet;
+use crate::ring::Ring;
 
 pub struct Fifo {
-    q: VecDeque<Packet>,
+    q: Ring<Packet>,
     bytes: u64,
     limit_packets: Option<u64>,
     limit_bytes: Option<u64>,
@@ -19,7 +18,7 @@ pub struct Fifo {
 
 impl Fifo {
     pub fn new(limit_packets: Option<u64>, limit_bytes: Option<u64>) -> Fifo {
-        Fifo { q: VecDeque::with_capacity(256), bytes: 0, limit_packets, limit_bytes, in_service: InService::default() }
+        Fifo { q: Ring::with_capacity(256), bytes: 0, limit_packets, limit_bytes, in_service: InService::default() }
     }
 
     /// Would admitting a packet of `wire_bytes` exceed either limit (the packet in transmission included)?

@@ -22,7 +22,7 @@
 //! flow id xor a seeded perturbation (Linux: skb flow hash of the 5-tuple);
 //! memory is counted in wire bytes (Linux: skb truesize).
 
-use std::collections::VecDeque;
+use crate::ring::Ring;
 
 use super::codel::{codel_dequeue, CodelParams, CodelQueue, CodelStats, CodelVars};
 use super::{DropReason, Qdisc};
@@ -72,7 +72,7 @@ enum List {
 }
 
 struct Bucket {
-    q: VecDeque<Packet>,
+    q: Ring<Packet>,
     backlog: u64,
     deficit: i64,
     list: List,
@@ -87,7 +87,7 @@ struct Totals {
 
 /// A bucket's queue as CoDel sees it (its `vars` are borrowed apart).
 struct View<'a> {
-    q: &'a mut VecDeque<Packet>,
+    q: &'a mut Ring<Packet>,
     backlog: &'a mut u64,
     t: &'a mut Totals,
 }
@@ -115,8 +115,8 @@ pub struct FqCodel {
     drop_batch: u32,
     perturbation: u64,
     buckets: Vec<Bucket>,
-    new_flows: VecDeque<u32>,
-    old_flows: VecDeque<u32>,
+    new_flows: Ring<u32>,
+    old_flows: Ring<u32>,
     t: Totals,
     pending_drops: Vec<(Packet, DropReason)>,
     pub stats: CodelStats,
@@ -138,10 +138,10 @@ impl FqCodel {
             drop_batch: c.drop_batch.max(1),
             perturbation: derive_seed(seed, stream::QDISC),
             buckets: (0..c.flows)
-                .map(|_| Bucket { q: VecDeque::new(), backlog: 0, deficit: 0, list: List::None, vars: CodelVars::default() })
+                .map(|_| Bucket { q: Ring::new(), backlog: 0, deficit: 0, list: List::None, vars: CodelVars::default() })
                 .collect(),
-            new_flows: VecDeque::new(),
-            old_flows: VecDeque::new(),
+            new_flows: Ring::new(),
+            old_flows: Ring::new(),
             t: Totals { packets: 0, bytes: 0 },
             pending_drops: Vec::new(),
             stats: CodelStats::default(),

@@ -24,7 +24,7 @@
 //! are f64 (Linux: u32 fixed point). Randomness comes from the run's
 //! qdisc stream (rng::stream::QDISC).
 
-use std::collections::VecDeque;
+use crate::ring::Ring;
 
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
@@ -130,7 +130,7 @@ pub struct Pi2 {
     limit_packets: u64,
     coupling: f64,
     pub pi: PiController,
-    q: VecDeque<Packet>,
+    q: Ring<Packet>,
     bytes: u64,
     in_service: super::InService,
     rng: Pcg64Mcg,
@@ -144,7 +144,7 @@ impl Pi2 {
             in_service: super::InService::default(),
             coupling,
             pi: PiController::new(target_ns, tupdate_ns, alpha_hz, beta_hz, 1.0),
-            q: VecDeque::with_capacity(256),
+            q: Ring::with_capacity(256),
             bytes: 0,
             rng: rand::SeedableRng::seed_from_u64(seed),
             stats: Pi2Stats::default(),

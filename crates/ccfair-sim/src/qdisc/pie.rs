@@ -29,7 +29,7 @@
 //! Differences (docs/fidelity.md): p is an f64 (Linux: u64 fixed point),
 //! the first update happens `tupdate` after start (Linux: 0.5 s).
 
-use std::collections::VecDeque;
+use crate::ring::Ring;
 
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
@@ -86,7 +86,7 @@ pub struct PieStats {
 
 pub struct Pie {
     c: PieConfig,
-    q: VecDeque<Packet>,
+    q: Ring<Packet>,
     bytes: u64,
     in_service: super::InService,
     // controller state (Linux struct pie_vars)
@@ -105,7 +105,7 @@ impl Pie {
     pub fn new(c: &PieConfig, seed: u64) -> Self {
         Pie {
             c: c.clone(),
-            q: VecDeque::with_capacity(256),
+            q: Ring::with_capacity(256),
             bytes: 0,
             in_service: super::InService::default(),
             prob: 0.0,

@@ -1,0 +1,204 @@
+//! A FIFO ring buffer whose capacity is a power of two, for the per-packet
+//! queues (delay lines, lines.rs; the single-queue disciplines' FIFO,
+//! qdisc/fifo.rs).
+//!
+//! Why not `std::collections::VecDeque`: its capacity is any number, so every
+//! index wraps with a compare and a conditional subtract (`wrap_add`); here
+//! it is one `and` with `capacity - 1`. The per-packet queue operations
+//! (about eight per data packet and its ACK) were ~6 % of an S0 run's
+//! instructions through `VecDeque` (issue 16, docs/benchmarks.md). Same FIFO
+//! semantics; a full ring doubles, keeping the order. Elements are `Copy`,
+//! and the storage is a plain initialised slice (no `unsafe`).
+
+use std::ops::Index;
+
+pub(crate) struct Ring<T: Copy> {
+    /// Storage; its length is 0 or a power of two.
+    buf: Box<[T]>,
+    /// Physical index of the front element.
+    head: usize,
+    len: usize,
+    /// Capacity of the first allocation (at the first push).
+    first_capacity: usize,
+}
+
+/// Capacity of the first allocation of [`Ring::new`].
+const FIRST_CAPACITY: usize = 8;
+
+impl<T: Copy> Ring<T> {
+    pub(crate) fn new() -> Ring<T> {
+        Ring::with_capacity(FIRST_CAPACITY)
+    }
+
+    /// A ring that holds `n` elements before it grows (allocated at the first push).
+    pub(crate) fn with_capacity(n: usize) -> Ring<T> {
+        Ring { buf: Box::new([]), head: 0, len: 0, first_capacity: n.max(1).next_power_of_two() }
+    }
+
+    #[inline(always)]
+    fn mask(&self) -> usize {
+        self.buf.len().wrapping_sub(1)
+    }
+
+    #[inline(always)]
+    fn slot(&self, i: usize) -> usize {
+        (self.head + i) & self.mask()
+    }
+
+    pub(crate) fn len(&self) -> usize {
+        self.len
+    }
+
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    #[inline]
+    pub(crate) fn push_back(&mut self, v: T) {
+        if self.len == self.buf.len() {
+            self.grow(v);
+        }
+        let i = self.slot(self.len);
+        self.buf[i] = v;
+        self.len += 1;
+    }
+
+    #[inline]
+    pub(crate) fn pop_front(&mut self) -> Option<T> {
+        if self.len == 0 {
+            return None;
+        }
+        let v = self.buf[self.head];
+        self.head = (self.head + 1) & self.mask();
+        self.len -= 1;
+        Some(v)
+    }
+
+    pub(crate) fn front(&self) -> Option<&T> {
+        self.get(0)
+    }
+
+    pub(crate) fn back(&self) -> Option<&T> {
+        self.len.checked_sub(1).and_then(|i| self.get(i))
+    }
+
+    pub(crate) fn back_mut(&mut self) -> Option<&mut T> {
+        let i = self.len.checked_sub(1)?;
+        let s = self.slot(i);
+        Some(&mut self.buf[s])
+    }
+
+    pub(crate) fn get(&self, i: usize) -> Option<&T> {
+        (i < self.len).then(|| &self.buf[self.slot(i)])
+    }
+
+    /// The elements front to back, as two slices (the second is empty
+    /// unless the ring wraps).
+    pub(crate) fn as_slices(&self) -> (&[T], &[T]) {
+        let first = self.len.min(self.buf.len() - self.head);
+        (&self.buf[self.head..self.head + first], &self.buf[..self.len - first])
+    }
+
+    pub(crate) fn as_mut_slices(&mut self) -> (&mut [T], &mut [T]) {
+        let first = self.len.min(self.buf.len() - self.head);
+        let (low, high) = self.buf.split_at_mut(self.head);
+        (&mut high[..first], &mut low[..self.len - first])
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = &T> + Clone {
+        let (a, b) = self.as_slices();
+        a.iter().chain(b.iter())
+    }
+
+    pub(crate) fn iter_mut(&mut self) -> impl Iterator<Item = &mut T> {
+        let (a, b) = self.as_mut_slices();
+        a.iter_mut().chain(b.iter_mut())
+    }
+
+    /// Double the capacity (or allocate the first), front at index 0; the
+    /// free slots hold copies of `fill` (the element about to be pushed: no
+    /// `Default` needed, no uninitialised memory).
+    #[cold]
+    #[inline(never)]
+    fn grow(&mut self, fill: T) {
+        let cap = (self.buf.len() * 2).max(self.first_capacity);
+        let mut buf = Vec::with_capacity(cap);
+        buf.extend(self.iter().copied());
+        buf.resize(cap, fill);
+        self.buf = buf.into_boxed_slice();
+        self.head = 0;
+    }
+}
+
+impl<T: Copy> Default for Ring<T> {
+    fn default() -> Self {
+        Ring::new()
+    }
+}
+
+impl<T: Copy> Index<usize> for Ring<T> {
+    type Output = T;
+
+    fn index(&self, i: usize) -> &T {
+        self.get(i).expect("ring index out of range")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::VecDeque;
+
+    #[test]
+    fn behaves_as_a_fifo_under_random_pushes_and_pops() {
+        // Against std's VecDeque as the reference FIFO: every pop, front,
+        // back, indexed read and iteration agree, across wraps and growths.
+        let (mut r, mut v) = (Ring::<u64>::new(), VecDeque::new());
+        let mut x: u64 = 11;
+        for n in 0..50_000u64 {
+            x = crate::rng::splitmix64(x);
+            // Phases of net growth and net shrinking, so the ring wraps at many sizes.
+            let push_bias = if (n / 5_000) % 2 == 0 { 6 } else { 3 };
+            if x % 10 < push_bias {
+                r.push_back(n);
+                v.push_back(n);
+            } else {
+                assert_eq!(r.pop_front(), v.pop_front());
+            }
+            assert_eq!(r.len(), v.len());
+            assert_eq!(r.front(), v.front());
+            assert_eq!(r.back(), v.back());
+            if !v.is_empty() {
+                let i = (x >> 32) as usize % v.len();
+                assert_eq!(r[i], v[i]);
+            }
+            if n % 997 == 0 {
+                assert!(r.iter().eq(v.iter()));
+            }
+        }
+    }
+
+    #[test]
+    fn capacity_is_a_power_of_two_and_growth_keeps_the_order() {
+        let mut r = Ring::<u32>::with_capacity(5);
+        assert_eq!(r.buf.len(), 0, "allocated at the first push");
+        for i in 0..6 {
+            r.push_back(i);
+        }
+        assert_eq!(r.buf.len(), 8);
+        for _ in 0..4 {
+            r.pop_front();
+        }
+        // Wrap, then fill past the capacity: the ring doubles in order.
+        for i in 6..15 {
+            r.push_back(i);
+        }
+        assert_eq!(r.buf.len(), 16);
+        assert!(r.iter().copied().eq(4..15));
+        *r.back_mut().unwrap() = 99;
+        for x in r.iter_mut() {
+            *x += 1;
+        }
+        assert!(r.iter().copied().eq((5..15).chain([100])));
+    }
+}
