@@ -277,6 +277,9 @@ pub struct Bbr {
     min_rtt_ns_ceil: u64,
     /// When `min_rtt_us` was last set or refreshed, ns.
     min_rtt_stamp_ns: u64,
+    /// `min_rtt_stamp_ns + MIN_RTT_WINDOW_NS` (saturating), set with it by
+    /// `stamp_min_rtt`: the per-ACK expiry test without the add.
+    min_rtt_expiry_ns: u64,
     /// End of the PROBE_RTT dwell, ns (None until in-flight reached 4).
     probe_rtt_done_ns: Option<u64>,
     probe_rtt_round_done: bool,
@@ -382,6 +385,7 @@ impl Bbr {
             min_rtt_us: NO_RTT_US,
             min_rtt_ns_ceil: u64::MAX,
             min_rtt_stamp_ns: 0,
+            min_rtt_expiry_ns: MIN_RTT_WINDOW_NS,
             probe_rtt_done_ns: None,
             probe_rtt_round_done: false,
             bw,
@@ -487,6 +491,12 @@ impl Bbr {
 
     fn extra_acked_max(&self) -> u32 {
         self.extra_acked[0].max(self.extra_acked[1])
+    }
+
+    /// Set `min_rtt_stamp_ns` and the filter's expiry.
+    fn stamp_min_rtt(&mut self, now_ns: u64) {
+        self.min_rtt_stamp_ns = now_ns;
+        self.min_rtt_expiry_ns = now_ns.saturating_add(MIN_RTT_WINDOW_NS);
     }
 
     /// Set `min_rtt_us` and its ns ceiling.
@@ -1000,18 +1010,18 @@ impl Bbr {
             Some(done) if tp.now_ns > done => {}
             _ => return,
         }
-        self.min_rtt_stamp_ns = tp.now_ns; // wait a while until the next PROBE_RTT
+        self.stamp_min_rtt(tp.now_ns); // wait a while until the next PROBE_RTT
         tp.cwnd = tp.cwnd.max(self.prior_cwnd);
         self.reset_mode(tp);
     }
 
     /// `bbr_update_min_rtt`: the 10 s min filter and PROBE_RTT.
     fn update_min_rtt(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        let filter_expired = tp.now_ns > self.min_rtt_stamp_ns.saturating_add(MIN_RTT_WINDOW_NS);
+        let filter_expired = tp.now_ns > self.min_rtt_expiry_ns;
         // rtt µs <= min_rtt_us, i.e. rtt_ns / 1000 <= min_rtt_us.
         if rs.rtt_ns >= 0 && (rs.rtt_ns as u64 <= self.min_rtt_ns_ceil || filter_expired) {
             self.set_min_rtt_us(rs.rtt_ns as u64 / 1000);
-            self.min_rtt_stamp_ns = tp.now_ns;
+            self.stamp_min_rtt(tp.now_ns);
         }
         if (filter_expired && !self.idle_restart) || self.mode == BbrMode::ProbeRtt {
             self.probe_rtt(tp, filter_expired);
@@ -1116,7 +1126,7 @@ impl CongestionControl for Bbr {
         self.probe_rtt_done_ns = None;
         self.probe_rtt_round_done = false;
         self.set_min_rtt_us(if tp.min_rtt_ns == u64::MAX { NO_RTT_US } else { tp.min_rtt_ns / 1000 });
-        self.min_rtt_stamp_ns = tp.now_ns;
+        self.stamp_min_rtt(tp.now_ns);
         self.bw.reset(self.rtt_cnt, 0);
         self.has_seen_rtt = false;
         self.init_pacing_rate_from_rtt(tp);
