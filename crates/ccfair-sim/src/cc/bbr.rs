@@ -1072,8 +1072,6 @@ impl Bbr {
         }
     }
 
-    #[cold]
-    #[inline(never)]
     fn set_gains(&mut self) {
         let (pacing, cwnd) = match self.mode {
             BbrMode::Startup => (self.high_gain, self.high_gain),
