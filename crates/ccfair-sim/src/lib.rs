@@ -17,7 +17,7 @@ pub mod params;
 mod prefetch;
 pub mod qdisc;
 pub mod result;
-mod ring;
+pub(crate) mod ring;
 pub mod rng;
 pub mod schema;
 pub mod sim;

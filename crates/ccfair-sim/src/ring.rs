@@ -10,7 +10,7 @@
 //! semantics; a full ring doubles, keeping the order. Elements are `Copy`,
 //! and the storage is a plain initialised slice (no `unsafe`).
 
-use std::ops::Index;
+use std::ops::{Index, IndexMut};
 
 pub(crate) struct Ring<T: Copy> {
     /// Storage; its length is 0 or a power of two.
@@ -72,6 +72,17 @@ impl<T: Copy> Ring<T> {
         self.head = (self.head + 1) & self.mask();
         self.len -= 1;
         Some(v)
+    }
+
+    /// Drop the first `n` elements (all of them if fewer).
+    pub(crate) fn discard_front(&mut self, n: usize) {
+        let n = n.min(self.len);
+        self.head = self.slot(n);
+        self.len -= n;
+    }
+
+    pub(crate) fn clear(&mut self) {
+        self.discard_front(self.len);
     }
 
     pub(crate) fn front(&self) -> Option<&T> {
@@ -144,6 +155,14 @@ impl<T: Copy> Index<usize> for Ring<T> {
     }
 }
 
+impl<T: Copy> IndexMut<usize> for Ring<T> {
+    fn index_mut(&mut self, i: usize) -> &mut T {
+        assert!(i < self.len, "ring index out of range");
+        let s = self.slot(i);
+        &mut self.buf[s]
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -162,6 +181,11 @@ mod tests {
             if x % 10 < push_bias {
                 r.push_back(n);
                 v.push_back(n);
+            } else if x % 97 == 0 {
+                // Now and then several at once from the front.
+                let k = (x >> 40) as usize % 4;
+                r.discard_front(k);
+                v.drain(..k.min(v.len()));
             } else {
                 assert_eq!(r.pop_front(), v.pop_front());
             }
@@ -171,6 +195,8 @@ mod tests {
             if !v.is_empty() {
                 let i = (x >> 32) as usize % v.len();
                 assert_eq!(r[i], v[i]);
+                r[i] += 1;
+                v[i] += 1;
             }
             if n % 997 == 0 {
                 assert!(r.iter().eq(v.iter()));

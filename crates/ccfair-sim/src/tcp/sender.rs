@@ -62,13 +62,12 @@
 //! sender/recovery.rs (the recovery state machine, undo, PRR, CWR), sender/tests.rs.
 //! Simplifications are listed in docs/fidelity.md (Sender).
 
-use std::collections::VecDeque;
-
 use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpCc, INFINITE_SSTHRESH};
 use crate::config::EcnMode;
 use crate::engine::{TimeNs, Timer};
 use crate::packet::Ecn;
 use crate::packet::{sack_channel, Kind, Packet, SackChannel, SackOpt, MAX_SACK_BLOCKS};
+use crate::ring::Ring;
 use crate::tcp::rtt::{RttEstimator, RTO_INIT_NS, RTO_MAX_NS};
 
 mod recovery;
@@ -204,7 +203,7 @@ pub struct Sender {
     pub pace_timer: Timer,
     pub reo_timer: Timer,
 
-    segs: VecDeque<Seg>,
+    segs: Ring<Seg>,
     packets_out: u32,
     sacked_out: u32,
     lost_out: u32,
@@ -216,7 +215,7 @@ pub struct Sender {
     /// Outstanding transmissions in send order (Linux `tsorted_sent_queue`, sender/tsorted.rs).
     tsorted: TxList,
     /// Segments marked lost, waiting to be retransmitted, in marking order.
-    rtx_queue: VecDeque<u64>,
+    rtx_queue: Ring<u64>,
     // RACK state (RFC 8985 6.1).
     rack_xmit_ns: u64,
     rack_end_seq: u64,
@@ -350,14 +349,14 @@ impl Sender {
             rto_timer: Timer::default(),
             pace_timer: Timer::default(),
             reo_timer: Timer::default(),
-            segs: VecDeque::with_capacity(64),
+            segs: Ring::with_capacity(64),
             packets_out: 0,
             sacked_out: 0,
             lost_out: 0,
             retrans_out: 0,
             pipe: 0,
             tsorted: TxList::with_capacity(4),
-            rtx_queue: VecDeque::new(),
+            rtx_queue: Ring::new(),
             rack_xmit_ns: 0,
             rack_end_seq: 0,
             rack_rtt_ns: 0,
@@ -1066,7 +1065,7 @@ impl Sender {
         let una = self.tp.snd_una;
         let (mut flags, mut rate_i, mut rate_delivered) = (0u8, 0usize, 0u64);
         let (mut rack_xmit_ns, mut rack_end_seq) = (self.rack_xmit_ns, self.rack_end_seq);
-        for (i, g) in self.segs.range(..n).enumerate() {
+        for (i, g) in self.segs.iter().take(n).enumerate() {
             flags |= g.flags;
             if i == 0 || g.delivered > rate_delivered {
                 (rate_i, rate_delivered) = (i, g.delivered);
@@ -1092,7 +1091,7 @@ impl Sender {
         self.tp.snd_una += n as u64;
         self.packets_out -= n as u32;
         self.pipe -= n as u32;
-        self.segs.drain(..n);
+        self.segs.discard_front(n);
     }
 
     /// tcp_rate.c `tcp_rate_skb_delivered`: remember the most recently sent
