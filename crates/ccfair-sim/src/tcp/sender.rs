@@ -755,6 +755,11 @@ impl Sender {
     /// retransmission (`probe`) is not counted as an outstanding
     /// retransmission nor for undo (Linux sends it by `__tcp_retransmit_skb`,
     /// not `tcp_retransmit_skb`), but as ever retransmitted.
+    ///
+    /// Inlined into try_send's loop (its one hot caller, once per data
+    /// packet): as a call it paid six register saves and restores and the
+    /// argument moves per packet (issue 16, docs/benchmarks.md).
+    #[inline(always)]
     fn transmit(&mut self, now: TimeNs, rtx: Option<u64>, probe: bool, out: &mut Vec<Packet>) {
         let was_idle = self.in_flight() == 0;
         if self.packets_out == 0 {
