@@ -310,7 +310,10 @@ struct AckFlags {
 struct AckAcc {
     /// Segments newly ACKed or SACKed.
     newly_delivered: u32,
-    rate: RateAcc,
+    /// The rate sample's segment so far (None: no delivery sampled yet). An
+    /// Option, so that a new accumulator per ACK writes one tag instead of
+    /// zeroing the snapshot, and rate_gen reads it in place (issue 16).
+    rate: Option<RateAcc>,
     /// RTT of the newest delivered, never retransmitted segment.
     ca_rtt: Option<u64>,
     /// RTT of the newest newly SACKed, never retransmitted segment.
@@ -319,9 +322,7 @@ struct AckAcc {
 }
 
 /// Per-ACK bookkeeping of tcp_rate.c `tcp_rate_skb_delivered`.
-#[derive(Default)]
 struct RateAcc {
-    have: bool,
     prior_delivered: u64,
     prior_ns: u64,
     first_tx_ns: u64,
@@ -331,6 +332,24 @@ struct RateAcc {
     tx_in_flight: u32,
     tx_lost: u64,
     prior_delivered_ce: u64,
+}
+
+impl RateAcc {
+    /// The sending-time snapshot of a delivered segment (`tcp_rate_skb_delivered`).
+    #[inline]
+    fn of(seg: &Seg) -> RateAcc {
+        RateAcc {
+            prior_delivered: seg.delivered,
+            prior_ns: seg.delivered_ns,
+            first_tx_ns: seg.sent_ns,
+            snd_interval_ns: seg.sent_ns as i64 - seg.first_tx_ns as i64,
+            is_app_limited: seg.flags & F_APP_LIMITED != 0,
+            is_retrans: seg.flags & F_RETRANS != 0,
+            tx_in_flight: seg.tx_in_flight,
+            tx_lost: seg.tx_lost,
+            prior_delivered_ce: seg.tx_delivered_ce,
+        }
+    }
 }
 
 impl Sender {
@@ -968,10 +987,9 @@ impl Sender {
         }
         // tcp_dsack_seen: a D-SACKed (spurious) retransmission was delivered.
         let newly_delivered = acc.newly_delivered + acc.flags.dsack_segs;
-        let rate = std::mem::take(&mut acc.rate);
         let ca_rtt = acc.ca_rtt;
         let sack_rtt = acc.sack_rtt;
-        let flags = acc.flags;
+        let flags = &acc.flags;
         let una_advanced = flags.una_advanced;
         if una_advanced {
             // tcp_ack: FLAG_SND_UNA_ADVANCED clears icsk_retransmits (and the backoff).
@@ -1003,11 +1021,11 @@ impl Sender {
         // tcp_ack_is_dubious: an ACK in Open that only advances snd_una skips
         // the recovery state machine (and RACK), as in Linux.
         if !una_advanced || flags.data_sacked || flags.dsacking || ece || self.tp.ca_state != CaState::Open {
-            self.fastretrans_alert(now, &flags, ece);
+            self.fastretrans_alert(now, flags, ece);
         }
         let newly_lost = (self.tp.lost - lost_before) as u32;
 
-        let mut rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, &rate);
+        let mut rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, acc.rate.as_ref());
         rs.rtt_ns = ack_sample.rtt_ns;
         rs.is_ece = ece;
         self.tp.in_flight = self.in_flight();
@@ -1033,7 +1051,7 @@ impl Sender {
         }
         self.tp.cwnd = self.tp.cwnd.max(1);
 
-        self.process_tlp_ack(p.ack(), &flags);
+        self.process_tlp_ack(p.ack(), flags);
         if self.packets_out == 0 {
             self.rto_timer.disarm();
             self.tlp_armed = false;
@@ -1083,8 +1101,8 @@ impl Sender {
         if flags & (F_SACKED | F_LOST | F_RETRANS | F_EVER_RETRANS | F_RATE_DONE) != 0 {
             return;
         }
-        // rate_delivered starts from an empty accumulator (this is the ACK's first delivery).
-        self.rate_delivered(&self.segs[rate_i], &mut acc.rate);
+        // The ACK's first delivery, not yet rate-sampled: rate_delivered takes it as it is.
+        acc.rate = Some(RateAcc::of(&self.segs[rate_i]));
         // tcp_rack_advance, as the loop leaves it: an update sets all three.
         if (rack_xmit_ns, rack_end_seq) != (self.rack_xmit_ns, self.rack_end_seq) {
             (self.rack_xmit_ns, self.rack_end_seq, self.rack_rtt_ns) = (rack_xmit_ns, rack_end_seq, now - rack_xmit_ns);
@@ -1101,26 +1119,17 @@ impl Sender {
 
     /// tcp_rate.c `tcp_rate_skb_delivered`: remember the most recently sent
     /// delivered segment's sending-time snapshot.
-    fn rate_delivered(&self, seg: &Seg, acc: &mut RateAcc) {
+    fn rate_delivered(&self, seg: &Seg, acc: &mut Option<RateAcc>) {
         if seg.flags & F_RATE_DONE != 0 {
             return;
         }
-        if !acc.have || seg.delivered > acc.prior_delivered {
-            acc.have = true;
-            acc.prior_delivered = seg.delivered;
-            acc.prior_ns = seg.delivered_ns;
-            acc.is_app_limited = seg.flags & F_APP_LIMITED != 0;
-            acc.is_retrans = seg.flags & F_RETRANS != 0;
-            acc.first_tx_ns = seg.sent_ns;
-            acc.snd_interval_ns = seg.sent_ns as i64 - seg.first_tx_ns as i64;
-            acc.tx_in_flight = seg.tx_in_flight;
-            acc.tx_lost = seg.tx_lost;
-            acc.prior_delivered_ce = seg.tx_delivered_ce;
+        if acc.as_ref().is_none_or(|a| seg.delivered > a.prior_delivered) {
+            *acc = Some(RateAcc::of(seg));
         }
     }
 
     /// tcp_rate.c `tcp_rate_gen`.
-    fn rate_gen(&mut self, now: TimeNs, delivered: u32, lost: u32, prior_in_flight: u32, acc: &RateAcc) -> RateSample {
+    fn rate_gen(&mut self, now: TimeNs, delivered: u32, lost: u32, prior_in_flight: u32, acc: Option<&RateAcc>) -> RateSample {
         if self.tp.app_limited != 0 && self.tp.delivered > self.tp.app_limited {
             self.tp.app_limited = 0;
         }
@@ -1133,15 +1142,16 @@ impl Sender {
             rtt_ns: -1,
             ..Default::default()
         };
-        if acc.have {
-            self.first_tx_ns = acc.first_tx_ns;
-            rs.prior_delivered = acc.prior_delivered;
-            rs.is_app_limited = acc.is_app_limited;
-            rs.is_retrans = acc.is_retrans;
-            rs.tx_in_flight = acc.tx_in_flight;
-            rs.lost = self.tp.lost.saturating_sub(acc.tx_lost);
-        }
-        if !acc.have || delivered == 0 {
+        let Some(acc) = acc else {
+            return rs;
+        };
+        self.first_tx_ns = acc.first_tx_ns;
+        rs.prior_delivered = acc.prior_delivered;
+        rs.is_app_limited = acc.is_app_limited;
+        rs.is_retrans = acc.is_retrans;
+        rs.tx_in_flight = acc.tx_in_flight;
+        rs.lost = self.tp.lost.saturating_sub(acc.tx_lost);
+        if delivered == 0 {
             return rs;
         }
         rs.delivered = (self.tp.delivered - acc.prior_delivered) as i64;
