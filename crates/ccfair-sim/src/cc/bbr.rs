@@ -155,31 +155,9 @@ struct MinmaxSample {
 /// second-best and third-best samples from successively later sub-windows,
 /// so the max over the last `win` time units is tracked in O(1).
 /// Time here is BBR's round count; wrap-around arithmetic as in Linux.
-///
-/// Most BBR ACKs bring a sample below all three choices in a round where the
-/// sub-window rules change nothing; such a call leaves the state as it is.
-/// `quiet` remembers (win, t) for which that holds, so those calls return
-/// after two comparisons (issue 16: per-ACK work). It is recomputed after
-/// every call that takes the full path.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 pub struct WindowedMax {
     s: [MinmaxSample; 3],
-    /// `quiet_key(win, t)` if `update(win, t, v)` with `v < s[2].v` changes
-    /// nothing, else `QUIET_NONE`.
-    quiet: u64,
-}
-
-/// `WindowedMax::quiet` when no (win, t) is known to be quiet.
-const QUIET_NONE: u64 = u64::MAX;
-
-fn quiet_key(win: u32, t: u32) -> u64 {
-    (win as u64) << 32 | t as u64
-}
-
-impl Default for WindowedMax {
-    fn default() -> WindowedMax {
-        WindowedMax { s: [MinmaxSample::default(); 3], quiet: QUIET_NONE }
-    }
 }
 
 impl WindowedMax {
@@ -192,39 +170,11 @@ impl WindowedMax {
     pub fn reset(&mut self, t: u32, v: u64) -> u64 {
         let s = MinmaxSample { t, v };
         self.s = [s; 3];
-        self.quiet = QUIET_NONE;
         v
     }
 
     /// Add measurement `v` taken at time `t`; return the windowed max.
-    #[inline(always)]
     pub fn update(&mut self, win: u32, t: u32, v: u64) -> u64 {
-        if self.quiet == quiet_key(win, t) && v < self.s[2].v {
-            return self.s[0].v;
-        }
-        let max = self.update_full(win, t, v);
-        self.quiet = if self.is_quiet(win, t) { quiet_key(win, t) } else { QUIET_NONE };
-        max
-    }
-
-    /// Whether `update_full(win, t, v)` changes nothing for every
-    /// `v < s[2].v`: the choices are ordered (so `v` is below all three: no
-    /// reset, no new choice), the third is inside the window (no reset), and
-    /// none of `subwin_update`'s three rules fires at `dt = t - s[0].t`.
-    fn is_quiet(&self, win: u32, t: u32) -> bool {
-        let [s0, s1, s2] = self.s;
-        let dt = t.wrapping_sub(s0.t);
-        s2.v <= s1.v
-            && s1.v <= s0.v
-            && t.wrapping_sub(s2.t) <= win
-            && dt <= win
-            && !(s1.t == s0.t && dt > win / 4)
-            && !(s2.t == s1.t && dt > win / 2)
-            && quiet_key(win, t) != QUIET_NONE
-    }
-
-    /// Linux's `minmax_running_max`.
-    fn update_full(&mut self, win: u32, t: u32, v: u64) -> u64 {
         let val = MinmaxSample { t, v };
         // A new overall max, or nothing left in the window: start afresh.
         if v >= self.s[0].v || t.wrapping_sub(self.s[2].t) > win {
@@ -268,18 +218,9 @@ pub struct Bbr {
     rng: Pcg64Mcg,
     mode: BbrMode,
     /// Min RTT in the 10 s window, µs (`NO_RTT_US` before any sample).
-    /// Set only through `set_min_rtt_us`, which keeps `min_rtt_ns_ceil`.
     min_rtt_us: u64,
-    /// The largest ns value whose whole µs are <= `min_rtt_us`
-    /// (`min_rtt_us` x 1000 + 999, u64::MAX if that overflows): the per-ACK
-    /// tests `rtt_ns / 1000 <= min_rtt_us` and `elapsed_ns / 1000 > min_rtt_us`
-    /// become one comparison each, without the division (issue 16).
-    min_rtt_ns_ceil: u64,
     /// When `min_rtt_us` was last set or refreshed, ns.
     min_rtt_stamp_ns: u64,
-    /// `min_rtt_stamp_ns + MIN_RTT_WINDOW_NS` (saturating), set with it by
-    /// `stamp_min_rtt`: the per-ACK expiry test without the add.
-    min_rtt_expiry_ns: u64,
     /// End of the PROBE_RTT dwell, ns (None until in-flight reached 4).
     probe_rtt_done_ns: Option<u64>,
     probe_rtt_round_done: bool,
@@ -335,13 +276,7 @@ pub struct Bbr {
     pacing_rate_memo: RateMemo,
     /// Memo of the cwnd target: its inputs change on few ACKs.
     target_memo: (TargetKey, u32),
-    /// The inputs of the gains `update_gains` last set (`gains_key`), or
-    /// `GAINS_KEY_NONE` after anything else wrote `pacing_gain`/`cwnd_gain`.
-    gains_key: u32,
 }
-
-/// `gains_key` when the stored gains are not `update_gains`' output.
-const GAINS_KEY_NONE: u32 = u32::MAX;
 
 /// Key and value of the TSO goal memo; `mss` 0 = empty (the key never matches).
 #[derive(Debug, Clone, Copy, Default)]
@@ -383,9 +318,7 @@ impl Bbr {
             rng: Pcg64Mcg::seed_from_u64(seed),
             mode: BbrMode::Startup,
             min_rtt_us: NO_RTT_US,
-            min_rtt_ns_ceil: u64::MAX,
             min_rtt_stamp_ns: 0,
-            min_rtt_expiry_ns: MIN_RTT_WINDOW_NS,
             probe_rtt_done_ns: None,
             probe_rtt_round_done: false,
             bw,
@@ -426,7 +359,6 @@ impl Bbr {
             tso_goal_memo: Cell::new(TsoGoalMemo::default()),
             pacing_rate_memo: RateMemo::default(),
             target_memo: (TargetKey::default(), 0),
-            gains_key: GAINS_KEY_NONE,
         }
     }
 
@@ -491,18 +423,6 @@ impl Bbr {
 
     fn extra_acked_max(&self) -> u32 {
         self.extra_acked[0].max(self.extra_acked[1])
-    }
-
-    /// Set `min_rtt_stamp_ns` and the filter's expiry.
-    fn stamp_min_rtt(&mut self, now_ns: u64) {
-        self.min_rtt_stamp_ns = now_ns;
-        self.min_rtt_expiry_ns = now_ns.saturating_add(MIN_RTT_WINDOW_NS);
-    }
-
-    /// Set `min_rtt_us` and its ns ceiling.
-    fn set_min_rtt_us(&mut self, us: u64) {
-        self.min_rtt_us = us;
-        self.min_rtt_ns_ceil = us.saturating_mul(1000).saturating_add(999);
     }
 
     /// `bbr_rate_bytes_per_sec`: bw (pkts/µs << 24) x gain x (1 - margin) in
@@ -745,8 +665,8 @@ impl Bbr {
 
     /// `bbr_is_next_cycle_phase`.
     fn is_next_cycle_phase(&self, tp: &TcpCc, rs: &RateSample) -> bool {
-        // elapsed µs > min_rtt_us, i.e. elapsed ns / 1000 > min_rtt_us.
-        let is_full_length = tp.delivered_time_ns.saturating_sub(self.cycle_start_ns) > self.min_rtt_ns_ceil;
+        let elapsed_us = tp.delivered_time_ns.saturating_sub(self.cycle_start_ns) / 1000;
+        let is_full_length = elapsed_us > self.min_rtt_us;
         if self.pacing_gain == BBR_UNIT {
             return is_full_length;
         }
@@ -817,7 +737,6 @@ impl Bbr {
                 self.lt_bw = (bw + self.lt_bw) >> 1;
                 self.lt_use_bw = true;
                 self.pacing_gain = BBR_UNIT;
-                self.gains_key = GAINS_KEY_NONE;
                 self.lt_rtt_cnt = 0;
                 return;
             }
@@ -922,9 +841,8 @@ impl Bbr {
 
     /// `bbr_update_ack_aggregation`: windowed max of packets acked beyond
     /// what bw predicts since the start of the current ACK epoch.
-    /// `valid`: the rate sample has a valid interval (`valid_interval_us`);
-    /// `bw` is `self.bw()`.
-    fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample, valid: bool, bw: u64) {
+    /// `valid`: the rate sample has a valid interval (`valid_interval_us`).
+    fn update_ack_aggregation(&mut self, tp: &TcpCc, rs: &RateSample, valid: bool) {
         if EXTRA_ACKED_GAIN == 0 || rs.acked_sacked == 0 || !valid {
             return;
         }
@@ -932,7 +850,7 @@ impl Bbr {
             self.advance_extra_acked_window();
         }
         let epoch_us = tp.delivered_time_ns.saturating_sub(self.ack_epoch_start_ns) / 1000;
-        let mut expected = packets_in(bw, epoch_us);
+        let mut expected = packets_in(self.bw(), epoch_us);
         if self.ack_epoch_acked <= expected
             || self.ack_epoch_acked as u64 + rs.acked_sacked as u64 >= ACK_EPOCH_ACKED_RESET_THRESH_PKTS as u64
         {
@@ -942,8 +860,7 @@ impl Bbr {
         }
         self.ack_epoch_acked = (self.ack_epoch_acked + rs.acked_sacked).min(0xfffff);
         let extra = (self.ack_epoch_acked - expected).min(tp.cwnd);
-        // The index is 0 or 1; `& 1` spares the bounds check.
-        let slot = &mut self.extra_acked[self.extra_acked_win_idx & 1];
+        let slot = &mut self.extra_acked[self.extra_acked_win_idx];
         if extra > *slot {
             *slot = extra;
         }
@@ -1010,18 +927,20 @@ impl Bbr {
             Some(done) if tp.now_ns > done => {}
             _ => return,
         }
-        self.stamp_min_rtt(tp.now_ns); // wait a while until the next PROBE_RTT
+        self.min_rtt_stamp_ns = tp.now_ns; // wait a while until the next PROBE_RTT
         tp.cwnd = tp.cwnd.max(self.prior_cwnd);
         self.reset_mode(tp);
     }
 
     /// `bbr_update_min_rtt`: the 10 s min filter and PROBE_RTT.
     fn update_min_rtt(&mut self, tp: &mut TcpCc, rs: &RateSample) {
-        let filter_expired = tp.now_ns > self.min_rtt_expiry_ns;
-        // rtt µs <= min_rtt_us, i.e. rtt_ns / 1000 <= min_rtt_us.
-        if rs.rtt_ns >= 0 && (rs.rtt_ns as u64 <= self.min_rtt_ns_ceil || filter_expired) {
-            self.set_min_rtt_us(rs.rtt_ns as u64 / 1000);
-            self.stamp_min_rtt(tp.now_ns);
+        let filter_expired = tp.now_ns > self.min_rtt_stamp_ns.saturating_add(MIN_RTT_WINDOW_NS);
+        if rs.rtt_ns >= 0 {
+            let rtt_us = rs.rtt_ns as u64 / 1000;
+            if rtt_us <= self.min_rtt_us || filter_expired {
+                self.min_rtt_us = rtt_us;
+                self.min_rtt_stamp_ns = tp.now_ns;
+            }
         }
         if (filter_expired && !self.idle_restart) || self.mode == BbrMode::ProbeRtt {
             self.probe_rtt(tp, filter_expired);
@@ -1061,18 +980,7 @@ impl Bbr {
         }
     }
 
-    /// `bbr_update_gains`. The gains are a function of (mode, cycle_idx,
-    /// lt_use_bw), which change on few ACKs: recomputed only when that key
-    /// differs from the one they were last computed for.
     fn update_gains(&mut self) {
-        let key = self.mode as u32 | (self.lt_use_bw as u32) << 2 | (self.cycle_idx as u32) << 3;
-        if key != self.gains_key {
-            self.gains_key = key;
-            self.set_gains();
-        }
-    }
-
-    fn set_gains(&mut self) {
         let (pacing, cwnd) = match self.mode {
             BbrMode::Startup => (self.high_gain, self.high_gain),
             BbrMode::Drain => (self.drain_gain, self.high_gain),
@@ -1081,7 +989,7 @@ impl Bbr {
                     _ if self.lt_use_bw => BBR_UNIT,
                     0 => self.probe_up_gain,
                     1 => self.probe_down_gain,
-                    i => PACING_GAIN_CYCLE[i % CYCLE_LEN],
+                    i => PACING_GAIN_CYCLE[i],
                 };
                 (p, self.probe_cwnd_gain)
             }
@@ -1091,20 +999,15 @@ impl Bbr {
         self.cwnd_gain = cwnd;
     }
 
-    /// `bbr_update_model`; returns `self.bw()`, which nothing after
-    /// `update_bw` (and its LT sampling) changes within an ACK.
-    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample) -> u64 {
+    fn update_model(&mut self, tp: &mut TcpCc, rs: &RateSample) {
         let interval_us = valid_interval_us(rs);
         self.update_bw(tp, rs, interval_us);
-        let bw = self.bw();
-        self.update_ack_aggregation(tp, rs, interval_us.is_some(), bw);
+        self.update_ack_aggregation(tp, rs, interval_us.is_some());
         self.update_cycle_phase(tp, rs);
         self.check_full_bw_reached(rs);
         self.check_drain(tp);
         self.update_min_rtt(tp, rs);
         self.update_gains();
-        debug_assert_eq!(bw, self.bw());
-        bw
     }
 }
 
@@ -1123,8 +1026,8 @@ impl CongestionControl for Bbr {
         self.packet_conservation = false;
         self.probe_rtt_done_ns = None;
         self.probe_rtt_round_done = false;
-        self.set_min_rtt_us(if tp.min_rtt_ns == u64::MAX { NO_RTT_US } else { tp.min_rtt_ns / 1000 });
-        self.stamp_min_rtt(tp.now_ns);
+        self.min_rtt_us = if tp.min_rtt_ns == u64::MAX { NO_RTT_US } else { tp.min_rtt_ns / 1000 };
+        self.min_rtt_stamp_ns = tp.now_ns;
         self.bw.reset(self.rtt_cnt, 0);
         self.has_seen_rtt = false;
         self.init_pacing_rate_from_rtt(tp);
@@ -1139,7 +1042,6 @@ impl CongestionControl for Bbr {
         self.mode = BbrMode::Startup;
         self.pacing_gain = self.high_gain;
         self.cwnd_gain = self.high_gain;
-        self.gains_key = GAINS_KEY_NONE;
         self.ack_epoch_start_ns = tp.now_ns;
         self.ack_epoch_acked = 0;
         self.extra_acked_win_rtts = 0;
@@ -1155,7 +1057,8 @@ impl CongestionControl for Bbr {
 
     /// `bbr_main`.
     fn cong_control(&mut self, tp: &mut TcpCc, rs: &RateSample) -> bool {
-        let bw = self.update_model(tp, rs);
+        self.update_model(tp, rs);
+        let bw = self.bw();
         self.set_pacing_rate(tp, bw, self.pacing_gain);
         self.set_cwnd(tp, rs, rs.acked_sacked, bw, self.cwnd_gain);
         true
