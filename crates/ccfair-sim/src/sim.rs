@@ -25,7 +25,7 @@
 //! `Ev::ReverseShared`), with the per-flow lines' exact event order.
 
 use crate::cc;
-use crate::config::{EcnMode, RunConfig, Transport, HEADER_BYTES};
+use crate::config::{EcnMode, QdiscConfig, RunConfig, Transport, HEADER_BYTES};
 use crate::dccp::receiver::DccpReceiver;
 use crate::dccp::sender::{DccpSender, DccpSenderConfig};
 use crate::endpoint::{FlowReceiver, FlowSender};
@@ -34,6 +34,7 @@ use crate::error::SimError;
 use crate::lines::{DelayLine, SharedLines, OWN_LINE, SHARED_LINE_MIN_FLOWS};
 use crate::packet::{Ecn, Kind, Packet};
 use crate::prefetch::prefetch;
+use crate::qdisc::droptail::DropTail;
 use crate::qdisc::{self, DropReason, InService, Qdisc};
 use crate::result::{try_zeroed, FlowResult, RunResult, TraceResult};
 use crate::rng::{derive_seed, stream, stream_rng};
@@ -124,7 +125,9 @@ impl Monitor {
     }
 }
 
-pub struct Simulation {
+/// A run of the dumbbell, its bottleneck discipline of type `Q` (a boxed
+/// one by default; `try_run`).
+pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
     q: EventQueue<Ev>,
     /// Per flow: sender to bottleneck queue (unused for flows on a shared line).
     access: Vec<DelayLine>,
@@ -136,7 +139,7 @@ pub struct Simulation {
     reverse: Vec<DelayLine>,
     /// Receivers to senders on shared lines.
     reverse_shared: SharedLines,
-    qdisc: Box<dyn Qdisc>,
+    qdisc: Q,
     /// `qdisc.drops_others_on_enqueue()`, asked once.
     qdisc_drops_others: bool,
     rate_bps: u64,
@@ -187,6 +190,16 @@ impl Simulation {
     /// `min_shared` flows of the same delay on (`usize::MAX`: every flow has
     /// its own lines, the reference `SharedLines` are tested against).
     fn try_new_with(cfg: &RunConfig, min_shared: usize) -> Result<Simulation, SimError> {
+        let qd = qdisc::build(&cfg.bottleneck.qdisc, cfg.seed, cfg.bottleneck.rate_bps);
+        Simulation::try_with_qdisc(cfg, min_shared, qd)
+    }
+}
+
+impl<Q: Qdisc> Simulation<Q> {
+    /// The simulation of `cfg` with the bottleneck discipline `qd` (built
+    /// from `cfg.bottleneck.qdisc`; see `try_run` for why its type is a
+    /// parameter).
+    fn try_with_qdisc(cfg: &RunConfig, min_shared: usize, mut qd: Q) -> Result<Simulation<Q>, SimError> {
         let n = cfg.flows.len();
         let d_b = cfg.bottleneck.delay_ns;
         let bottleneck_out = DelayLine::new(d_b);
@@ -300,7 +313,6 @@ impl Simulation {
                 }
             })
             .collect();
-        let mut qd = qdisc::build(&cfg.bottleneck.qdisc, cfg.seed, cfg.bottleneck.rate_bps);
         qd.set_classes(cca_classes.len());
         Ok(Simulation {
             q,
@@ -805,8 +817,20 @@ pub fn run(cfg: &RunConfig) -> RunResult {
 
 /// As [`run`], with an allocation failure of the run's series returned as
 /// [`SimError::Resource`] instead of aborting the process (the binding uses this).
+///
+/// Drop-tail, the default and the discipline of most runs, runs as its own
+/// type: its enqueue and dequeue (a few instructions each) are inlined into
+/// the event loop instead of called through the box three times per packet
+/// (issue 16, docs/benchmarks.md). Every other discipline runs boxed. Same
+/// code, same results.
 pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
-    let mut r = Simulation::try_new(cfg)?.run();
+    let mut r = match cfg.bottleneck.qdisc {
+        QdiscConfig::Droptail { limit_packets, limit_bytes } => {
+            let qd = DropTail::new(limit_packets, limit_bytes);
+            Simulation::try_with_qdisc(cfg, SHARED_LINE_MIN_FLOWS, qd)?.run()
+        }
+        _ => Simulation::try_new(cfg)?.run(),
+    };
     for (f, c) in r.flows.iter_mut().zip(&cfg.flows) {
         f.name = c.name.clone();
         f.rtt_ns = c.rtt_ns;
@@ -1064,6 +1088,23 @@ mod tests {
         let order: Vec<(TimeNs, u32)> = own.iter().map(|&(t, _, f, _)| (t, f)).collect();
         assert_eq!(order, vec![(10, 0), (20, 1), (20, 0)]);
         assert_eq!(trace(true), own);
+    }
+
+    #[test]
+    fn drop_tail_as_its_own_type_gives_the_bits_of_the_boxed_discipline() {
+        // `try_run` runs drop-tail unboxed; the boxed discipline (the path of
+        // every other one) is the reference: same result, field for field.
+        let mut c = cfg(vec![flow("cubic"), flow("bbr")], 10, 3);
+        c.flows[1].start_ns = 1_000_000_000;
+        c.bottleneck.qdisc = QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: Some(40_000) };
+        let json = |mut r: RunResult| {
+            r.wall_ns = 0;
+            serde_json::to_string(&r).unwrap()
+        };
+        let boxed = Simulation::try_new(&c).unwrap().run();
+        assert!(boxed.flows.iter().all(|f| f.retransmissions > 0), "both flows lose packets at the bottleneck");
+        let own = Simulation::try_with_qdisc(&c, SHARED_LINE_MIN_FLOWS, DropTail::new(Some(21), Some(40_000))).unwrap().run();
+        assert_eq!(json(own), json(boxed));
     }
 
     #[test]

@@ -84,6 +84,43 @@ pub trait Qdisc: Send {
     }
 }
 
+/// A boxed discipline is a discipline: sim.rs runs drop-tail as its own
+/// type (its enqueue and dequeue inlined into the event loop) and every other
+/// discipline through this box. Every method delegates, the defaulted ones
+/// too (a default here would hide the discipline's own).
+impl<Q: Qdisc + ?Sized> Qdisc for Box<Q> {
+    fn enqueue(&mut self, pkt: Packet, now: TimeNs) -> Result<(), (Packet, DropReason)> {
+        (**self).enqueue(pkt, now)
+    }
+    fn dequeue(&mut self, now: TimeNs, dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
+        (**self).dequeue(now, dropped)
+    }
+    fn len_packets(&self) -> usize {
+        (**self).len_packets()
+    }
+    fn len_bytes(&self) -> u64 {
+        (**self).len_bytes()
+    }
+    fn set_in_service(&mut self, s: InService) {
+        (**self).set_in_service(s)
+    }
+    fn take_enqueue_drops(&mut self, dropped: &mut Vec<(Packet, DropReason)>) {
+        (**self).take_enqueue_drops(dropped)
+    }
+    fn drops_others_on_enqueue(&self) -> bool {
+        (**self).drops_others_on_enqueue()
+    }
+    fn set_classes(&mut self, n: usize) {
+        (**self).set_classes(n)
+    }
+    fn flow_finished(&mut self, flow: u32, now: TimeNs) {
+        (**self).flow_finished(flow, now)
+    }
+    fn take_meter(&mut self, now: TimeNs) -> Option<crate::result::MeterResult> {
+        (**self).take_meter(now)
+    }
+}
+
 /// CE-mark `p` if it is ECN-capable; false for Not-ECT (the caller drops it).
 /// Like Linux INET_ECN_set_ce: an already CE-marked packet counts as marked.
 pub fn mark_ce(p: &mut Packet) -> bool {
