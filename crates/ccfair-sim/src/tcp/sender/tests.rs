@@ -667,21 +667,9 @@ fn plain_cumulative_acks_take_the_general_loops_results_in_one_pass() {
         let (mut s, mut out) = handshake(sender_cfg(EcnMode::Off), Box::new(rec.clone()));
         s.test_general_ack_path = general;
         let mut trace = vec![format!("{:?}", seqs(&out))];
-        let (mut x, mut now, mut cum) = (0x2545_f491_4f6c_dd1du64, 2 * RTT, 0u64);
+        let mut walk = AckWalk::new(0x2545_f491_4f6c_dd1d);
         for _ in 0..3000 {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            now += 1 + x % 3_000_000;
-            cum = (cum + x % 6).min(s.tp.snd_nxt);
-            let sack = if x % 7 == 0 && cum + 2 < s.tp.snd_nxt { cum + 2 } else { NO_SACK };
-            out.clear();
-            if x % 101 == 0 {
-                s.on_rto(now, &mut out);
-            } else {
-                s.on_ack(now, &ack_to(&s, cum, sack), &mut out);
-            }
-            cum = cum.max(s.tp.snd_una);
+            walk.step(&mut s, &mut out);
             trace.push(format!(
                 "{:?} {:?} {} {} {} {} {} {} {}",
                 seqs(&out),
@@ -703,6 +691,40 @@ fn plain_cumulative_acks_take_the_general_loops_results_in_one_pass() {
     }
 }
 
+/// A random walk of ACKs and RTOs (xorshift stream): time moves on by up to
+/// 3 ms a step, the cumulative ACK by up to five segments, about one ACK in
+/// five carries a SACK block two to four segments above it, about one step
+/// in 100 is an RTO.
+struct AckWalk {
+    x: u64,
+    now: TimeNs,
+    cum: u64,
+}
+
+impl AckWalk {
+    fn new(seed: u64) -> AckWalk {
+        AckWalk { x: seed, now: 2 * RTT, cum: 0 }
+    }
+
+    /// One step: `s` gets the ACK (or RTO), `out` holds what it sent.
+    fn step(&mut self, s: &mut Sender, out: &mut Vec<Packet>) {
+        let x = &mut self.x;
+        *x ^= *x << 13;
+        *x ^= *x >> 7;
+        *x ^= *x << 17;
+        self.now += 1 + *x % 3_000_000;
+        self.cum = (self.cum + *x % 6).min(s.tp.snd_nxt);
+        let sack = if *x % 5 == 0 && self.cum + 3 < s.tp.snd_nxt { self.cum + 2 + *x % 3 } else { NO_SACK };
+        out.clear();
+        if *x % 97 == 0 {
+            s.on_rto(self.now, out);
+        } else {
+            s.on_ack(self.now, &ack_to(s, self.cum, sack), out);
+        }
+        self.cum = self.cum.max(s.tp.snd_una);
+    }
+}
+
 #[test]
 fn in_flight_is_out_minus_sacked_and_lost_plus_retrans_after_every_ack_and_rto() {
     // `pipe` is maintained where the counters change; it must stay equal to
@@ -710,22 +732,10 @@ fn in_flight_is_out_minus_sacked_and_lost_plus_retrans_after_every_ack_and_rto()
     // retransmissions, RTOs and undos (every step checked, not only at
     // calls of in_flight()).
     let (mut s, mut out) = established();
-    let (mut x, mut now, mut cum) = (0x9e37_79b9_7f4a_7c15u64, 2 * RTT, 0u64);
+    let mut walk = AckWalk::new(0x9e37_79b9_7f4a_7c15);
     let mut lossy_steps = 0;
     for step in 0..5000 {
-        x ^= x << 13;
-        x ^= x >> 7;
-        x ^= x << 17;
-        now += 1 + x % 3_000_000;
-        cum = (cum + x % 5).min(s.tp.snd_nxt);
-        let sack = if x % 5 == 0 && cum + 3 < s.tp.snd_nxt { cum + 2 + x % 3 } else { NO_SACK };
-        out.clear();
-        if x % 97 == 0 {
-            s.on_rto(now, &mut out);
-        } else {
-            s.on_ack(now, &ack_to(&s, cum, sack), &mut out);
-        }
-        cum = cum.max(s.tp.snd_una);
+        walk.step(&mut s, &mut out);
         assert_eq!(s.pipe, s.in_flight_from_counters(), "after step {step}");
         lossy_steps += (s.lost_out > 0 || s.retrans_out > 0) as u32;
     }
