@@ -1,6 +1,9 @@
 //! A FIFO ring buffer whose capacity is a power of two, for the per-packet
-//! queues (delay lines, lines.rs; the single-queue disciplines' FIFO,
-//! qdisc/fifo.rs).
+//! queues: delay lines (lines.rs), the single-queue disciplines' FIFO
+//! (qdisc/fifo.rs) and the queues of CoDel, PIE, PI2, FQ-CoDel, DRR and
+//! DualPI2, the TCP sender's scoreboard and retransmission queue. (RRMQS
+//! keeps `VecDeque`: it rotates its active list; the packet queues left there
+//! measured the same either way.)
 //!
 //! Why not `std::collections::VecDeque`: its capacity is any number, so every
 //! index wraps with a compare and a conditional subtract (`wrap_add`); here
