@@ -36,14 +36,15 @@ macro_rules! both {
 }
 
 impl FlowSender {
-    /// Prefetch the sender's state and its CCA's (`prefetch.rs`).
+    /// Prefetch the sender's state (`prefetch.rs`).
     pub(crate) fn prefetch(&self) {
-        match self {
-            FlowSender::Tcp(s) => {
-                prefetch(s);
-                prefetch(&*s.cc);
-            }
-            FlowSender::Dccp(s) => prefetch(s),
+        both!(self, s => prefetch(s))
+    }
+
+    /// Prefetch a TCP sender's CCA state (reads the sender's pointer to it).
+    pub(crate) fn prefetch_cca(&self) {
+        if let FlowSender::Tcp(s) = self {
+            prefetch(&*s.cc);
         }
     }
 

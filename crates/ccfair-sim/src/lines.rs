@@ -225,9 +225,11 @@ impl SharedLines {
         SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], order: Vec::new(), block: Vec::new() }
     }
 
-    /// Flow of the packet at the front of shared line `l` (the next to arrive), if any.
-    pub(crate) fn front_flow(&self, l: u32) -> Option<u32> {
-        self.lines[l as usize].line.q.front().map(|p| p.flow)
+    /// Flow of the packet `i` places behind the front of shared line `l`
+    /// (0: the next to arrive), if any. (A hint for prefetching: a tie block
+    /// not yet arranged may still change the order.)
+    pub(crate) fn flow_at(&self, l: u32, i: usize) -> Option<u32> {
+        self.lines[l as usize].line.q.get(i).map(|p| p.flow)
     }
 
     /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`, whose

@@ -501,11 +501,17 @@ impl<Q: Qdisc> Simulation<Q> {
         prefetch(&self.receivers[flow as usize]);
     }
 
-    /// Prefetch the sender of the next ACK on shared reverse line `l`.
+    /// Prefetch for the next ACKs on shared reverse line `l`: the sender of
+    /// the one after next, and the CCA of the next one. The CCA's address is
+    /// in its sender, which the previous call prefetched: asked for in the
+    /// same call, it would make this one wait for the sender's line.
     #[inline(never)]
     fn prefetch_next_sender(&self, l: u32) {
-        if let Some(next) = self.reverse_shared.front_flow(l) {
-            self.senders[next as usize].prefetch();
+        if let Some(after_next) = self.reverse_shared.flow_at(l, 1) {
+            self.senders[after_next as usize].prefetch();
+        }
+        if let Some(next) = self.reverse_shared.flow_at(l, 0) {
+            self.senders[next as usize].prefetch_cca();
         }
     }
 
