@@ -36,15 +36,18 @@ macro_rules! both {
 }
 
 impl FlowSender {
-    /// Prefetch the sender's state (`prefetch.rs`).
+    /// Prefetch the sender's state (`prefetch.rs`): the whole enum, variant
+    /// unseen, as matching on it would load the tag, a demand miss.
     pub(crate) fn prefetch(&self) {
-        both!(self, s => prefetch(s))
+        prefetch(self)
     }
 
-    /// Prefetch a TCP sender's CCA state (reads the sender's pointer to it).
-    pub(crate) fn prefetch_cca(&self) {
+    /// Prefetch what a TCP sender's next ACK reads and writes outside the
+    /// sender (`Sender::prefetch_ack_state`; reads the sender's pointers, so
+    /// the sender should be cached already).
+    pub(crate) fn prefetch_ack_state(&self) {
         if let FlowSender::Tcp(s) = self {
-            prefetch(&*s.cc);
+            s.prefetch_ack_state();
         }
     }
 

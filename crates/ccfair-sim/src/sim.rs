@@ -511,7 +511,7 @@ impl<Q: Qdisc> Simulation<Q> {
             self.senders[after_next as usize].prefetch();
         }
         if let Some(next) = self.reverse_shared.flow_at(l, 0) {
-            self.senders[next as usize].prefetch_cca();
+            self.senders[next as usize].prefetch_ack_state();
         }
     }
 

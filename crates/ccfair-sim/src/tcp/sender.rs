@@ -67,6 +67,7 @@ use crate::config::EcnMode;
 use crate::engine::{TimeNs, Timer};
 use crate::packet::Ecn;
 use crate::packet::{sack_channel, Kind, Packet, SackChannel, SackOpt, MAX_SACK_BLOCKS};
+use crate::prefetch::prefetch;
 use crate::ring::Ring;
 use crate::tcp::rtt::{RttEstimator, RTO_INIT_NS, RTO_MAX_NS};
 
@@ -417,6 +418,16 @@ impl Sender {
             sack_rx: sack_channel(),
             #[cfg(test)]
             test_general_ack_path: false,
+        }
+    }
+
+    /// Prefetch what the next ACK reads first outside the sender: the CCA's
+    /// state and the oldest scoreboard segment, which a cumulative ACK frees
+    /// (separate allocations; prefetch.rs).
+    pub(crate) fn prefetch_ack_state(&self) {
+        prefetch(&*self.cc);
+        if let Some(oldest) = self.segs.front() {
+            prefetch(oldest);
         }
     }
 
