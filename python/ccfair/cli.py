@@ -18,6 +18,7 @@ Output: ``--json`` goes through :func:`ccfair.output.print_json` (plain
 
 from __future__ import annotations
 
+import gc
 import math
 import sys
 from pathlib import Path
@@ -50,6 +51,22 @@ testbed_app = typer.Typer(help="Manage the testbed backend (network namespaces; 
 app.add_typer(testbed_app, name="testbed")
 
 app.add_typer(_preset_app, name="preset")
+
+
+#: Whether :func:`main` paused the garbage collector for start-up (the ``ccfair`` process only).
+_gc_paused = False
+
+
+@app.callback()
+def _command_starts() -> None:
+    # Start-up is over (see main): what it imported lives until exit, so it is frozen out of
+    # the collector's traversals, and the collector resumes for the command's own work.
+    global _gc_paused
+    if _gc_paused:
+        _gc_paused = False
+        gc.freeze()
+        gc.enable()
+
 
 #: Rows of the per-flow table printed before eliding (use --json / --out for all).
 MAX_FLOW_ROWS = 40
@@ -673,6 +690,12 @@ def main(argv: list[str] | None = None) -> int:
 
     With ``argv`` given (tests), returns the exit status; otherwise exits with it.
     """
+    global _gc_paused
+    if argv is None and gc.isenabled():
+        # Start-up (imports, the command line's parsing) allocates much and frees little; every
+        # collection would walk it all again. Resumed when the command starts (_command_starts).
+        _gc_paused = True
+        gc.disable()
     try:
         code = app(args=argv, prog_name="ccfair", standalone_mode=False)
     except SpecError as e:
@@ -698,6 +721,10 @@ def main(argv: list[str] | None = None) -> int:
     if not isinstance(code, int):
         code = 0
     if argv is None:
+        # Interpreter shutdown would walk every live object in full collections (~25 ms of a
+        # `ccfair run`): frozen, they are left to reference counting and module teardown
+        # (atexit handlers and stream flushes still run; Python never promises __del__ at exit).
+        gc.freeze()
         sys.exit(code)
     return code
 

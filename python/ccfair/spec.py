@@ -170,7 +170,7 @@ BufferLimit = Annotated[Buffer, PlainValidator(parse_buffer), PlainSerializer(st
 class _Model(BaseModel):
     """Base of every spec model: unknown keys are rejected."""
 
-    model_config = ConfigDict(extra="forbid", validate_default=False)
+    model_config = ConfigDict(extra="forbid", validate_default=False, defer_build=True)
 
 
 # --------------------------------------------------------------------------

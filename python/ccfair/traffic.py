@@ -60,7 +60,7 @@ _Time = Annotated[int, PlainValidator(parse_time), PlainSerializer(format_time, 
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+    model_config = ConfigDict(extra="forbid", defer_build=True)
 
 
 class SizeDist(_Model):
