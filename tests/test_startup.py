@@ -73,3 +73,37 @@ def test_run_json_summary_needs_no_pandas():
         "    assert main(['run', 'examples/s0-cubic-vs-bbr.toml', '--json']) == 0"
     )
     assert not loaded["pandas"] and not loaded["pyarrow"], loaded
+
+
+def _run_script(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
+
+
+def test_command_body_runs_with_the_collector_on():
+    """The `ccfair` process pauses the garbage collector only for start-up (cli.main): a command's
+    own work (sweeps, plots: pandas and matplotlib make reference cycles) runs with it on."""
+    p = _run_script(
+        "import gc, sys\nfrom ccfair import cli\n"
+        "@cli.list_app.command('gc-probe')\ndef _probe():\n    print('enabled', gc.isenabled())\n"
+        "sys.argv = ['ccfair', 'list', 'gc-probe']\ncli.main()"
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["enabled", "True"], p.stdout
+
+
+def test_main_with_argv_leaves_the_collector_alone():
+    """`main(argv)` (tests, embedding) neither pauses nor freezes the caller's collector."""
+    p = _run_script(
+        "import gc, io, contextlib\nfrom ccfair.cli import main\nbefore = gc.get_freeze_count()\n"
+        "with contextlib.redirect_stdout(io.StringIO()):\n    assert main(['list', 'qdiscs']) == 0\n"
+        "print(gc.isenabled(), gc.get_freeze_count() == before)"
+    )
+    assert p.returncode == 0, p.stderr
+    assert p.stdout.split() == ["True", "True"], p.stdout
+
+
+def test_process_exit_status_kept():
+    """main() freezes the heap before exiting; the status is still the command's (2: bad input)."""
+    p = _run_script("import sys\nfrom ccfair.cli import main\nsys.argv = ['ccfair', 'run', 'no-such-file.toml']\nmain()")
+    assert p.returncode == 2, (p.returncode, p.stderr)
+    assert p.stderr.startswith("error: "), p.stderr
