@@ -168,7 +168,12 @@ BufferLimit = Annotated[Buffer, PlainValidator(parse_buffer), PlainSerializer(st
 
 
 class _Model(BaseModel):
-    """Base of every spec model: unknown keys are rejected."""
+    """Base of every spec model: unknown keys are rejected.
+
+    ``defer_build``: a model's validator is built when it is first used, not at import;
+    validating a :class:`Spec` builds one validator for it and every model it nests (the S0
+    example builds 3, ``Spec`` and the defaults ``Testbed()`` and ``Limits()``, instead of 30
+    at import; start-up, docs/benchmarks.md "Start-up, session 9")."""
 
     model_config = ConfigDict(extra="forbid", validate_default=False, defer_build=True)
 

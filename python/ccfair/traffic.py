@@ -60,7 +60,7 @@ _Time = Annotated[int, PlainValidator(parse_time), PlainSerializer(format_time, 
 
 
 class _Model(BaseModel):
-    model_config = ConfigDict(extra="forbid", defer_build=True)
+    model_config = ConfigDict(extra="forbid", defer_build=True)  # validators built on first use (spec._Model)
 
 
 class SizeDist(_Model):
