@@ -129,6 +129,31 @@ impl<T: Copy> Ring<T> {
         a.iter_mut().chain(b.iter_mut())
     }
 
+    /// Shrink a ring that uses at most a quarter of its capacity (above the
+    /// first capacity) to twice its length (not below the first capacity).
+    /// A FIFO's free slots are the ones it writes next: a sender's scoreboard
+    /// that grew to thousands of segments in slow start and then holds a few
+    /// dozen would cycle through all of them, each store to a line last used
+    /// many round trips ago (issue 16, 2000 flows). Content and order are kept.
+    #[inline]
+    pub(crate) fn shrink_if_sparse(&mut self) {
+        if self.buf.len() > self.first_capacity && self.len * 4 <= self.buf.len() {
+            self.shrink();
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn shrink(&mut self) {
+        let cap = (self.len * 2).next_power_of_two().max(self.first_capacity);
+        let fill = self.buf[self.head];
+        let mut buf = Vec::with_capacity(cap);
+        buf.extend(self.iter().copied());
+        buf.resize(cap, fill);
+        self.buf = buf.into_boxed_slice();
+        self.head = 0;
+    }
+
     /// Double the capacity (or allocate the first), front at index 0; the
     /// free slots hold copies of `fill` (the element about to be pushed: no
     /// `Default` needed, no uninitialised memory).
@@ -204,6 +229,9 @@ mod tests {
             if n % 997 == 0 {
                 assert!(r.iter().eq(v.iter()));
             }
+            if n % 61 == 0 {
+                r.shrink_if_sparse();
+            }
         }
     }
 
@@ -229,5 +257,30 @@ mod tests {
             *x += 1;
         }
         assert!(r.iter().copied().eq((5..15).chain([100])));
+    }
+
+    #[test]
+    fn a_sparse_ring_shrinks_to_twice_its_length_and_keeps_its_content() {
+        let mut r = Ring::<u32>::with_capacity(8);
+        for i in 0..1000 {
+            r.push_back(i);
+        }
+        assert_eq!(r.buf.len(), 1024);
+        r.discard_front(990); // 10 left, wrapped position
+        r.shrink_if_sparse();
+        assert_eq!(r.buf.len(), 32, "twice the length, rounded up to a power of two");
+        assert!(r.iter().copied().eq(990..1000));
+        r.discard_front(8);
+        r.shrink_if_sparse();
+        assert_eq!(r.buf.len(), 8, "not below the first capacity");
+        assert!(r.iter().copied().eq(998..1000));
+        // More than a quarter full: kept.
+        let mut r = Ring::<u32>::with_capacity(8);
+        for i in 0..16 {
+            r.push_back(i);
+        }
+        r.discard_front(11);
+        r.shrink_if_sparse();
+        assert_eq!(r.buf.len(), 16);
     }
 }

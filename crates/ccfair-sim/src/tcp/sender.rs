@@ -987,6 +987,7 @@ impl Sender {
                 self.retrans_out -= 1;
             }
         }
+        self.segs.shrink_if_sparse();
         acc.flags.una_advanced = self.tp.snd_una > prior_una;
         // tcp_rtx_queue_unlink_and_free: a freed skb leaves the tsorted list.
         // Only the front is trimmed (retransmissions sit later in send order);
