@@ -277,8 +277,9 @@ impl SharedLines {
         let (at, flow) = (next.enqueue_ns, next.flow);
         let seq = if at == *arranged_at {
             heads[flow as usize].seq
-        } else if at < now + line.delay_ns && line.q.get(1).is_none_or(|e| e.enqueue_ns != at) {
-            // A complete block of one packet.
+        } else if at < now + line.delay_ns && block_of_one_flow(&line.q, at, flow) {
+            // A complete block of one flow's packets (one, or a burst sent in
+            // one nanosecond): they leave in their order, as `arrange_front` finds.
             *arranged_at = at;
             heads[flow as usize].seq
         } else {
@@ -287,6 +288,23 @@ impl SharedLines {
         q.schedule_keyed(at, seq, ev);
         p
     }
+}
+
+/// Whether the tie block at the front of `q` (arrival time `at`, its first
+/// packet of flow `flow`) holds packets of `flow` only.
+#[inline]
+fn block_of_one_flow(q: &Ring<Packet>, at: TimeNs, flow: u32) -> bool {
+    let mut i = 1;
+    while let Some(e) = q.get(i) {
+        if e.enqueue_ns != at {
+            return true;
+        }
+        if e.flow != flow {
+            return false;
+        }
+        i += 1;
+    }
+    true
 }
 
 /// The sequence number of shared line `line`'s next head, whose tie block
