@@ -308,8 +308,8 @@ fn block_of_one_flow(q: &Ring<Packet>, at: TimeNs, flow: u32) -> bool {
 }
 
 /// The sequence number of shared line `line`'s next head, whose tie block
-/// (of more than one packet) just reached the front; arranges the block if
-/// it is complete.
+/// (of more than one flow, or not yet complete) just reached the front;
+/// arranges the block if it is complete.
 #[inline(never)]
 fn front_block_seq(
     line: &mut DelayLine,
