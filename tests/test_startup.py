@@ -79,27 +79,32 @@ def _run_script(code: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, timeout=120, check=False)
 
 
+def _script_words(code: str) -> list[str]:
+    """The words a Python script printed; it must exit with status 0."""
+    p = _run_script(code)
+    assert p.returncode == 0, p.stderr
+    return p.stdout.split()
+
+
 def test_command_body_runs_with_the_collector_on():
     """The `ccfair` process pauses the garbage collector only for start-up (cli.main): a command's
     own work (sweeps, plots: pandas and matplotlib make reference cycles) runs with it on."""
-    p = _run_script(
+    words = _script_words(
         "import gc, sys\nfrom ccfair import cli\n"
         "@cli.list_app.command('gc-probe')\ndef _probe():\n    print('enabled', gc.isenabled())\n"
         "sys.argv = ['ccfair', 'list', 'gc-probe']\ncli.main()"
     )
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["enabled", "True"], p.stdout
+    assert words == ["enabled", "True"], words
 
 
 def test_main_with_argv_leaves_the_collector_alone():
     """`main(argv)` (tests, embedding) neither pauses nor freezes the caller's collector."""
-    p = _run_script(
+    words = _script_words(
         "import gc, io, contextlib\nfrom ccfair.cli import main\nbefore = gc.get_freeze_count()\n"
         "with contextlib.redirect_stdout(io.StringIO()):\n    assert main(['list', 'qdiscs']) == 0\n"
         "print(gc.isenabled(), gc.get_freeze_count() == before)"
     )
-    assert p.returncode == 0, p.stderr
-    assert p.stdout.split() == ["True", "True"], p.stdout
+    assert words == ["True", "True"], words
 
 
 def test_process_exit_status_kept():
