@@ -42,9 +42,9 @@ impl FlowSender {
         prefetch(self)
     }
 
-    /// Prefetch what a TCP sender's next ACK reads and writes outside the
-    /// sender (`Sender::prefetch_ack_state`; reads the sender's pointers, so
-    /// the sender should be cached already).
+    /// Prefetch what a TCP sender's next ACK reads first outside the sender
+    /// (`Sender::prefetch_ack_state`; reads the sender's pointers, so the
+    /// sender should be cached already).
     pub(crate) fn prefetch_ack_state(&self) {
         if let FlowSender::Tcp(s) = self {
             s.prefetch_ack_state();

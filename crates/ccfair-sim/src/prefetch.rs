@@ -11,7 +11,9 @@
 //! gains and the cost below the threshold are measured in docs/benchmarks.md
 //! (session 7, issue 16).
 
-/// Prefetch every cache line of `x` (no-op off x86-64).
+/// Prefetch the cache lines at `x`'s start and every 64 bytes after it, up
+/// to its size: all of `x` when it starts a line, else all but its last few
+/// bytes' line (a hint either way; no-op off x86-64).
 #[inline(always)]
 pub(crate) fn prefetch<T: ?Sized>(x: &T) {
     #[cfg(target_arch = "x86_64")]
