@@ -146,7 +146,12 @@ impl<T: Copy> Ring<T> {
     #[inline(never)]
     fn shrink(&mut self) {
         let cap = (self.len * 2).next_power_of_two().max(self.first_capacity);
-        self.reallocate(cap, self.buf[self.head]);
+        let fill = self.buf[self.head];
+        let mut buf = Vec::with_capacity(cap);
+        buf.extend(self.iter().copied());
+        buf.resize(cap, fill);
+        self.buf = buf.into_boxed_slice();
+        self.head = 0;
     }
 
     /// Double the capacity (or allocate the first), front at index 0; the
@@ -155,12 +160,7 @@ impl<T: Copy> Ring<T> {
     #[cold]
     #[inline(never)]
     fn grow(&mut self, fill: T) {
-        self.reallocate((self.buf.len() * 2).max(self.first_capacity), fill);
-    }
-
-    /// Move the elements, front first, into a new buffer of `cap` slots
-    /// (a power of two, at least the length); free slots hold copies of `fill`.
-    fn reallocate(&mut self, cap: usize, fill: T) {
+        let cap = (self.buf.len() * 2).max(self.first_capacity);
         let mut buf = Vec::with_capacity(cap);
         buf.extend(self.iter().copied());
         buf.resize(cap, fill);
