@@ -1,6 +1,6 @@
 """Every claim of the five source studies that ccfair checks, in one place.
 
-Each :class:`Claim` carries the study's own sentence (``source``, quoted or
+The previous scoreboard. Each :class:`Claim` carries the study's own sentence (``source``, quoted or
 closely restated from the text in /work/shared/studies/, see BRIEF.md), the
 published figure, the preset that measures it and the criterion ccfair
 applies, fixed before measuring. The presets (``ccfair.presets.s0`` ..
