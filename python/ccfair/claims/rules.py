@@ -20,6 +20,12 @@ Verdicts:
 - ``value`` claims: the band ``published +- tolerance`` of the claim's scale
   (:data:`TOLERANCES`); *reproduced* when the interval lies inside the band,
   *not reproduced* when it does not meet the band, *inconclusive* otherwise.
+- ``sign-change`` claims (an observation that inverts between two
+  conditions): each group's own statistic and interval; *reproduced* when the
+  ``values`` group's interval lies on the side ``sign`` of zero and the
+  ``minus`` group's on the other side, *not reproduced* when either group's
+  interval lies wholly on its wrong side (or at zero), *inconclusive* otherwise.
+  The estimate is the ``values`` group's statistic minus the ``minus`` group's.
 
 Fewer runs give a wider interval, so a quick run can only move a verdict to
 *inconclusive*, not to the opposite one (up to the 5 % of the interval).
@@ -55,7 +61,7 @@ _SEED = 20191101
 #: The verdicts a judged claim can get.
 VERDICTS = ("reproduced", "not reproduced", "inconclusive")
 #: The kinds of rule.
-KINDS = ("direction", "value")
+KINDS = ("direction", "value", "sign-change")
 
 #: Tolerance of a published number, by the kind of number: (absolute, relative).
 #: The band is published +- max(absolute, relative * |published|).
@@ -140,11 +146,15 @@ def interval(m: Measurement) -> tuple[float, float, float]:
     return est, lo, hi
 
 
+def _group(m: Measurement, xs: tuple[float, ...]) -> tuple[float, float, float]:
+    return interval(Measurement(values=xs, stat=m.stat))
+
+
 def check_rule(rule: Rule, where: str) -> None:
     """Raise ValueError (naming ``where``) unless ``rule`` is complete."""
     if rule.kind not in KINDS:
         raise ValueError(f"{where}: rule kind must be one of {', '.join(KINDS)}, got {rule.kind!r}")
-    if rule.kind == "direction" and rule.sign not in (1, -1):
+    if rule.kind in ("direction", "sign-change") and rule.sign not in (1, -1):
         raise ValueError(f"{where}: a {rule.kind} rule needs sign +1 or -1, got {rule.sign!r}")
     if rule.kind == "value" and (rule.published is None or rule.scale not in TOLERANCES):
         raise ValueError(f"{where}: a value rule needs published and a scale of {sorted(TOLERANCES)}")
@@ -162,6 +172,9 @@ def describe(rule: Rule) -> str:
     """The rule in words, for the board."""
     if rule.kind == "direction":
         return f"95 % interval {'> 0' if rule.sign > 0 else '< 0'}"
+    if rule.kind == "sign-change":
+        a, b = ("> 0", "< 0") if rule.sign > 0 else ("< 0", "> 0")
+        return f"first condition's 95 % interval {a}, second's {b}"
     lo, hi = band(rule)
     return f"95 % interval within {rule.published:g} +- {(hi - lo) / 2:g} ({rule.scale})"
 
@@ -176,6 +189,18 @@ def judge(claim: Claim, m: Measurement) -> Judgement:
     rule = claim.rule
     check_rule(rule, f"claim {claim.id}")
     runs = len(m.values) + len(m.minus)
+    if rule.kind == "sign-change":
+        if not m.minus:
+            raise ValueError(f"claim {claim.id}: a sign-change rule needs two groups (values and minus)")
+        e1, lo1, hi1 = _group(m, m.values)
+        e2, lo2, hi2 = _group(m, m.minus)
+        sides = (_side(lo1, hi1, rule.sign), _side(lo2, hi2, -rule.sign))
+        verdict = (
+            "reproduced" if sides == ("reproduced", "reproduced") else "not reproduced" if "not reproduced" in sides else "inconclusive"
+        )
+        # the interval reported is the difference's; the verdict comes from the groups' own intervals
+        est, lo, hi = interval(m)
+        return Judgement(verdict, est, lo, hi, runs)
     est, lo, hi = interval(m)
     if rule.kind == "direction":
         verdict = _side(lo, hi, rule.sign)
