@@ -27,6 +27,11 @@ Verdicts:
   interval lies wholly on its wrong side (or at zero), *inconclusive* otherwise.
   The estimate is the ``values`` group's statistic minus the ``minus`` group's.
 
+Words of a study that name a number (S0's fness: "-1 that Flow A absolutely
+dominates Flow B", "zero indicating absolute fairness") are :data:`DOMINATES`
+and :data:`FAIR`: value rules on S0's scale, so one tolerance applies to every
+such sentence.
+
 Fewer runs give a wider interval, so a quick run can only move a verdict to
 *inconclusive*, not to the opposite one (up to the 5 % of the interval).
 """
@@ -44,6 +49,8 @@ from ccfair.claims.model import Claim, Measurement, Rule
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
     "CONFIDENCE",
+    "DOMINATES",
+    "FAIR",
     "KINDS",
     "TOLERANCES",
     "VERDICTS",
@@ -74,6 +81,13 @@ TOLERANCES: dict[str, tuple[float, float]] = {
     "db": (3.0, 0.0),  # S4's NRU in dB
     "utilisation": (0.05, 0.0),  # fraction of link capacity
 }
+
+#: "A dominates B" / "monopolizes" / "B gets little": the winner's fness is 1 (S0 III-D: -1 / +1 is
+#: absolute domination); the quantity is fness oriented towards the claimed winner, per run.
+DOMINATES = Rule("value", published=1.0, scale="fness")
+#: "fair" / "close to the equilibrium": fness 0 (S0 III-D: "zero indicating absolute fairness");
+#: the quantity is |fness| per run.
+FAIR = Rule("value", published=0.0, scale="fness")
 
 
 @dataclass(frozen=True)
