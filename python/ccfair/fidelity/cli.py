@@ -27,6 +27,42 @@ def _log(line: str) -> None:
     sys.stderr.flush()
 
 
+@app.callback()
+def fidelity(
+    ctx: typer.Context,
+    set_: Annotated[Optional[list[str]], typer.Option("--set", metavar="NAME", help="Point set(s) (default: every set).")] = None,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as one JSON object.")] = False,
+    html: Annotated[Optional[Path], typer.Option("--html", metavar="FILE", help="Write a page with the heatmap and the table.")] = None,
+    png: Annotated[Optional[Path], typer.Option("--png", metavar="FILE", help="Write the heatmap as a PNG.")] = None,
+    jobs: Annotated[int, typer.Option("--jobs", min=1, max=64, help="Simulator processes.")] = 1,
+    data: DataOption = Path("data/fidelity"),
+) -> None:
+    """Recompute the simulator at every stored point (as many seeds as the kernel has runs) and compare."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from ccfair.fidelity import compare as cmp
+    from ccfair.output import print_json, print_table
+
+    result = cmp.compare(cmp.load_sets(set_, data), jobs)
+    if html is not None:
+        html.write_text(cmp.html_page(result))
+    if png is not None:
+        cmp.heatmap_figure(result).savefig(png, dpi=120)
+    if as_json:
+        print_json(result)
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title="flow B's share: Linux (testbed) vs simulator", title_justify="left")
+    for h in cmp.TABLE_HEADER:
+        table.add_column(h)
+    for row in cmp.table_rows(result):
+        table.add_row(*(escape(c) for c in row))
+    print_table(table)
+    sys.stdout.write(cmp.totals_line(result) + "\n")
+
+
 @app.command("collect")
 def collect_cmd(
     set_: Annotated[
