@@ -51,6 +51,9 @@ testbed_app = typer.Typer(help="Manage the testbed backend (network namespaces; 
 app.add_typer(testbed_app, name="testbed")
 
 app.add_typer(_preset_app, name="preset")
+from ccfair.fidelity.cli import app as _fidelity_app  # noqa: E402
+
+app.add_typer(_fidelity_app, name="fidelity")
 
 
 #: Whether :func:`main` paused the garbage collector for start-up (the ``ccfair`` process only).
@@ -641,30 +644,57 @@ def testbed_clean() -> None:
     live = netns.live_owners()
     alone = f"; left {len(live)} live run(s) alone: " + ", ".join(f"{r} (PID {p})" for r, p in sorted(live.items())) if live else ""
     sys.stdout.write(f"{len(removed)} leftover(s) removed{alone}\n")  # plain lines (never wrapped), for scripts
+    for name in netns.leftover_bpf():
+        sys.stdout.write(f"note: BPF congestion control {name} of a dead run is still registered (a process still holds its link)\n")
+
+
+@testbed_app.command("build")
+def testbed_build() -> None:
+    """Build ccfair's BPF ports of Linux's congestion-control modules for this kernel (clang,
+    bpftool, libbpf headers); runs also build missing ones on demand. Exit 2 naming what is missing."""
+    from ccfair.errors import SpecError
+    from ccfair.testbed import bpfcc
+
+    missing = bpfcc.unavailable(load=False)
+    if missing:
+        raise SpecError("backend", f"cannot build the BPF ports: missing {missing}")
+    built = bpfcc.build(say=lambda line: sys.stderr.write(line + "\n"))
+    sys.stdout.write(f"{len(built)} BPF ports ready in {bpfcc.build_dir()}: {', '.join(built)}\n")
 
 
 @list_app.command("ccas")
-def list_ccas() -> None:
-    """Congestion-control algorithms, their sources and accepted aliases."""
+def list_ccas(
+    as_json: Annotated[bool, typer.Option("--json", help="Print every CCA with its backends as one JSON object.")] = False,
+) -> None:
+    """Congestion-control algorithms, their sources, aliases and backends (simulator; testbed:
+    the host kernel's module or ccfair's BPF port of the Linux module)."""
     from rich.table import Table
 
     from ccfair import ccas
+    from ccfair.testbed import bpfcc
 
     try:
         from ccfair import _core  # noqa: F401
     except ImportError:
         stderr_console().print("note: ccfair._core is not built; listing the algorithms ccfair expects it to provide")
+    entries = bpfcc.catalogue([(name, source, ccas.aliases_of(name), ccas.params_of(name)) for name, source in ccas.catalogue()])
+    if as_json:
+        print_json({"ccas": entries, "bpf_missing": bpfcc.unavailable()})
+        return
     table = Table(title="Congestion-control algorithms", title_justify="left")
     table.add_column("Name")
     table.add_column("Aliases")
     table.add_column("Parameters (default)")
+    table.add_column("Testbed")
     table.add_column("Source")
-    for name, source in ccas.catalogue():
-        params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in ccas.params_of(name))
-        table.add_row(name, ", ".join(ccas.aliases_of(name)), params, source)
+    for e in entries:
+        params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in e["params"])
+        tb = {"module": "host module", "bpf": "BPF port", None: "-"}[e["backends"]["testbed"]]
+        table.add_row(e["name"], ", ".join(e["aliases"]), params, tb, e["source"])
     print_table(table)
     print_line(f"Add '{ccas.PACING_SUFFIX}' to any name to turn pacing on (e.g. cubic{ccas.PACING_SUFFIX}).", markup=False)
     print_line('Set parameters with a table: cca = { name = "cubic", beta = 0.7 } (see docs/ccas.md for units and ranges).', markup=False)
+    print_line("Testbed: the host kernel's module, else ccfair's BPF port of the Linux module (docs/testbed.md).", markup=False)
 
 
 @list_app.command("qdiscs")
