@@ -155,8 +155,8 @@ def test_s4_nru_of_a_pair_uses_the_calibration_of_each_flows_position():
 
 
 def test_s3_reproduce_tasks_include_mono_and_multi_rtt_runs():
-    kinds = {t["kind"] for t in s3.tasks(quick=True)}
-    assert kinds == {"mix", "mono", "multirtt"}
+    mixes = {t["mix"] for t in s3.tasks(quick=True)}
+    assert mixes == {"dctcp", "bbr2", "multi", "mrtt-dctcp", "mrtt-bbr2", "mix-rtt"}
     assert sum(m[3] for m in s3.MULTI_RTT) == 20  # 2-2-8-8 as S3's Figure 16
 
 
