@@ -138,9 +138,9 @@ def parse_tso(value: object) -> bool | int:
     """``true`` (autosizing), ``false`` (off) or a positive segment count."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, int) and value >= 1:
+    if isinstance(value, int) and 1 <= value <= 2**32 - 1:
         return value
-    raise ValueError(f"expected true (Linux TSO autosizing), false (off) or a segment count >= 1, got {value!r}")
+    raise ValueError(f"expected true (Linux TSO autosizing), false (off) or a segment count in 1..2^32-1, got {value!r}")
 
 
 def parse_http_version(value: object) -> str:
