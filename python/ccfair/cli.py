@@ -549,8 +549,8 @@ def reproduce(
         bad = [p for p in chosen if p not in rp.PRESETS]
         if bad or not chosen:
             raise SpecError("--presets", f"unknown preset {bad[0] if bad else presets!r}; allowed: {', '.join(rp.PRESETS)}")
-    if write_docs and (quick or seed != 1 or chosen != rp.PRESETS):
-        raise SpecError("--write-docs", "writes the full board only: drop --quick, --seed and --presets")
+    if write_docs and (quick or seed != 1):
+        raise SpecError("--write-docs", "writes the full board only: drop --quick and --seed")
 
     def progress(done: int, total: int) -> None:
         if not json_out and (done == total or done % 100 == 0):
