@@ -19,6 +19,7 @@ Output: ``--json`` goes through :func:`ccfair.output.print_json` (plain
 from __future__ import annotations
 
 import gc
+import json
 import math
 import sys
 from pathlib import Path
@@ -553,8 +554,8 @@ def reproduce(
         bad = [p for p in chosen if p not in rp.PRESETS]
         if bad or not chosen:
             raise SpecError("--presets", f"unknown preset {bad[0] if bad else presets!r}; allowed: {', '.join(rp.PRESETS)}")
-    if write_docs and (quick or seed != 1 or chosen != rp.PRESETS):
-        raise SpecError("--write-docs", "writes the full board only: drop --quick, --seed and --presets")
+    if write_docs and (quick or seed != 1):
+        raise SpecError("--write-docs", "writes the full board only: drop --quick and --seed")
 
     def progress(done: int, total: int) -> None:
         if not json_out and (done == total or done % 100 == 0):
@@ -716,15 +717,41 @@ def testbed_build() -> None:
     sys.stdout.write(f"{len(built)} BPF ports ready in {bpfcc.build_dir()}: {', '.join(built)}\n")
 
 
+def print_listing(title: str, rows: list[dict[str, Any]], name_header: str) -> None:
+    """A listing of ``ccfair.listing`` rows as a table that fits :data:`~ccfair.output.LISTING_WIDTH`
+    columns (long cells wrap): name and aliases, parameters with default and unit, source."""
+    from rich.table import Table
+
+    from ccfair.output import LISTING_WIDTH
+
+    table = Table(title=title, title_justify="left", show_lines=True)
+    table.add_column(name_header, overflow="fold", ratio=2)
+    table.add_column("Parameters: default [unit]", overflow="fold", ratio=6)
+    table.add_column("Source", overflow="fold", ratio=3)
+    variants = False
+    for r in rows:
+        name = r["name"] + "".join(f"\n{a}" for a in r["aliases"])
+        if r.get("variant_of"):
+            name += f"\n(variant of {r['variant_of']})"
+        params = []
+        for p in r["params"]:
+            mark = " *" if p.get("variant") else ""
+            variants |= bool(mark)
+            params.append(f"{p['name']} = {p['default']} [{p['unit']}]{mark}")
+        table.add_row(name, "\n".join(params) or "-", r["source"])
+    if variants:
+        table.caption = "* the variant's own value (the base algorithm's default differs)"
+        table.caption_justify = "left"
+    print_table(table, max_width=LISTING_WIDTH)
+
+
 @list_app.command("ccas")
 def list_ccas(
     as_json: Annotated[bool, typer.Option("--json", help="Print every CCA with its backends as one JSON object.")] = False,
 ) -> None:
-    """Congestion-control algorithms, their sources, aliases and backends (simulator; testbed:
-    the host kernel's module or ccfair's BPF port of the Linux module)."""
-    from rich.table import Table
-
-    from ccfair import ccas
+    """Congestion-control algorithms, their sources, aliases, variants, parameters and backends
+    (simulator; testbed: the host kernel's module or ccfair's BPF port of the Linux module)."""
+    from ccfair import ccas, listing
     from ccfair.testbed import bpfcc
 
     try:
@@ -735,40 +762,32 @@ def list_ccas(
     if as_json:
         print_json({"ccas": entries, "bpf_missing": bpfcc.unavailable()})
         return
-    table = Table(title="Congestion-control algorithms", title_justify="left")
-    table.add_column("Name")
-    table.add_column("Aliases")
-    table.add_column("Parameters (default)")
-    table.add_column("Testbed")
-    table.add_column("Source")
-    for e in entries:
-        params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in e["params"])
-        tb = {"module": "host module", "bpf": "BPF port", None: "-"}[e["backends"]["testbed"]]
-        table.add_row(e["name"], ", ".join(e["aliases"]), params, tb, e["source"])
-    print_table(table)
+    testbed = {e["name"]: {"module": "host module", "bpf": "BPF port"}.get(e["backends"]["testbed"] or "", "-") for e in entries}
+    rows = [dict(r, source=f"{r['source']}\ntestbed: {testbed.get(r['variant_of'] or r['name'], '-')}") for r in listing.cca_rows()]
+    rows += [
+        {"name": e["name"], "aliases": e["aliases"], "source": f"{e['source']}\ntestbed: BPF port", "variant_of": None, "params": []}
+        for e in entries
+        if not e["backends"]["simulator"]
+    ]
+    print_listing("Congestion-control algorithms (aliases under the name)", rows, "Name, aliases")
     print_line(f"Add '{ccas.PACING_SUFFIX}' to any name to turn pacing on (e.g. cubic{ccas.PACING_SUFFIX}).", markup=False)
-    print_line('Set parameters with a table: cca = { name = "cubic", beta = 0.7 } (see docs/ccas.md for units and ranges).', markup=False)
+    print_line('Set parameters with a table: cca = { name = "cubic", beta = 0.7 } (docs/ccas.md: ranges).', markup=False)
     print_line("Testbed: the host kernel's module, else ccfair's BPF port of the Linux module (docs/testbed.md).", markup=False)
 
 
 @list_app.command("qdiscs")
-def list_qdiscs() -> None:
-    """Queue disciplines for bottleneck.qdisc."""
-    from rich.table import Table
+def list_qdiscs(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the listing as one JSON array.")] = False,
+) -> None:
+    """Queue disciplines for bottleneck.qdisc, with their parameters (default, unit, allowed values)."""
+    from ccfair import listing
 
-    from ccfair import ccas, qdiscs
-
-    table = Table(title="Queue disciplines", title_justify="left")
-    table.add_column("Kind")
-    table.add_column("Aliases")
-    table.add_column("Parameters (default)")
-    table.add_column("Source")
-    aliases = qdiscs.aliases()
-    for kind in qdiscs.kinds():
-        params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in qdiscs.params_of(kind))
-        table.add_row(kind, ", ".join(a for a, k in aliases.items() if k == kind), params, qdiscs.entry(kind)["source"])
-    print_table(table)
-    print_line("limit defaults to bottleneck.buffer (packets, bytes or a BDP multiple); see docs/qdiscs.md for units and ranges.")
+    rows = listing.qdisc_rows()
+    if as_json:
+        print_json(rows)
+        return
+    print_listing("Queue disciplines (aliases under the kind)", rows, "Kind, aliases")
+    print_line('Set parameters with a table: qdisc = { kind = "codel", target = "5ms" } (docs/qdiscs.md: ranges).', markup=False)
 
 
 @list_app.command("profiles")
@@ -777,15 +796,16 @@ def list_profiles() -> None:
     from rich.table import Table
 
     from ccfair import profiles
+    from ccfair.output import LISTING_WIDTH
 
     table = Table(title="Built-in sender profiles ([profiles.NAME] defines more)", title_justify="left")
-    table.add_column("Name")
-    table.add_column("Fields")
-    table.add_column("Source")
+    table.add_column("Name", overflow="fold", ratio=1)
+    table.add_column("Fields", overflow="fold", ratio=2)
+    table.add_column("Source", overflow="fold", ratio=3)
     for name, fields in profiles.BUILTIN.items():
-        shown = ", ".join(f"{k} = {v!r}" for k, v in fields.items() if k in profiles.FIELDS)
+        shown = "\n".join(f"{k} = {json.dumps(v)}" for k, v in fields.items() if k in profiles.FIELDS)  # as TOML writes it
         table.add_row(name, shown, fields["source"])
-    print_table(table)
+    print_table(table, max_width=LISTING_WIDTH)
 
 
 # ---------------------------------------------------------------- entry point

@@ -109,12 +109,25 @@ def _plain_cells(table: Any) -> None:
         col._cells[:] = [plain(c) for c in col._cells]  # rich keeps a column's cells in this list
 
 
-def print_table(table: Any) -> None:
-    """Print a rich ``Table`` on stdout at its natural width (wider than the terminal if need be)."""
+#: Width of reference listings (``ccfair list ...``): they fit it, wrapping inside their cells.
+LISTING_WIDTH = 100
+
+
+def print_table(table: Any, max_width: int | None = None) -> None:
+    """Print a rich ``Table`` on stdout at its natural width (wider than the terminal if need be),
+    or, with ``max_width``, at most that wide (and the terminal's width), wrapping inside cells."""
     from rich.measure import Measurement
 
     _plain_cells(table)
     con = stdout_console()
+    if max_width is not None:
+        saved = con.width
+        con.width = min(max_width, saved) if con.is_terminal else max_width
+        try:
+            con.print(table)
+        finally:
+            con.width = saved
+        return
     natural = Measurement.get(con, con.options.update_width(PIPE_WIDTH), table).maximum
     if natural <= con.width:
         con.print(table)

@@ -1,4 +1,4 @@
-"""Sender profiles: named sets of a flow's stack settings (issue 12, S0 scenarios b/c).
+"""Sender profiles: named sets of a flow's stack settings (S0 scenarios b/c).
 
 S0 (Rüth, Kunze, Hohlfeld, TMA 2019, section IV) competes lab flows with
 content providers (CPs) whose TCP stacks are tuned beyond the RFC defaults:

@@ -268,7 +268,9 @@ class _DropTail(_Qdisc):
 class _Aqm(_Qdisc):
     """Common to the AQMs/schedulers: ``limit`` (default: ``bottleneck.buffer``)."""
 
-    limit: OptionalBufferLimit = None
+    limit: OptionalBufferLimit = Field(
+        None, description="Queue limit ('100pkt', '64KB', '1bdp'); unit: packets, bytes or BDP; default: bottleneck.buffer"
+    )
 
 
 class _TargetAqm(_Aqm):
@@ -289,8 +291,12 @@ class _Red(_Aqm):
     """RED's thresholds as buffers ("5pkt", "30KB", "0.1bdp"), converted by byte mode."""
 
     _OWN = ("min_th", "max_th")
-    min_th: OptionalBufferLimit = None
-    max_th: OptionalBufferLimit = None
+    min_th: OptionalBufferLimit = Field(
+        None, description="Lower threshold ('5pkt', '30KB'); unit: packets, bytes or BDP; default: max_th / 3"
+    )
+    max_th: OptionalBufferLimit = Field(
+        None, description="Upper threshold ('15pkt', '90KB'); unit: packets, bytes or BDP; default: limit / 4"
+    )
 
     def _resolve(self, spec: Spec, params: dict[str, Any]) -> dict[str, Any]:
         def conv(b: Buffer | None) -> float | None:
@@ -332,8 +338,14 @@ class _Step(_Aqm):
     """STEP's threshold: a queue length or a delay at the link rate, or S3's ``step = {k, rtt}``."""
 
     _OWN = ("threshold", "step")
-    threshold: Annotated[str | None, PlainValidator(_optional(_parse_threshold))] = None
-    step: StepK | None = None
+    threshold: Annotated[str | None, PlainValidator(_optional(_parse_threshold))] = Field(
+        None,
+        description="Marking threshold: a queue length ('30pkt', '45KB', '0.2bdp') or a delay at the link rate ('10ms'); "
+        "unit: packets, bytes, BDP or time; default: required (or step)",
+    )
+    step: StepK | None = Field(
+        None, description="S3's threshold { k, rtt }: k x rtt x the link rate; unit: k ratio, rtt time; default: unset"
+    )
 
     def _resolve(self, spec: Spec, params: dict[str, Any]) -> dict[str, Any]:
         if (self.threshold is None) == (self.step is None):
@@ -363,8 +375,8 @@ class _Csaqm(_Aqm):
     """CSAQM's delay target as a time or S3's ``step = {k, rtt}`` (K x RTT); weights per flow."""
 
     _OWN = ("target", "step")
-    target: OptionalPositiveTime = None
-    step: StepK | None = None
+    target: OptionalPositiveTime = Field(None, description="Delay target ('10ms'), or from step; unit: time")
+    step: StepK | None = Field(None, description="S3's target { k, rtt }: k x rtt; unit: k ratio, rtt time; default: unset")
 
     def _resolve(self, spec: Spec, params: dict[str, Any]) -> dict[str, Any]:
         if self.target is not None and self.step is not None:

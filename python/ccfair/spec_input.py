@@ -76,7 +76,8 @@ def check_tree(node: Any) -> None:
         if not isinstance(item, (dict, list)):
             continue
         if depth >= MAX_DEPTH:
-            shown = path if len(path) <= 80 else path[:77] + "..."
+            parts = path.split(".")
+            shown = path if len(parts) <= 8 else ".".join(parts[:8]) + "..."
             raise SpecError(shown, f"nested deeper than {MAX_DEPTH} levels (tables, arrays, dotted keys); at most {MAX_DEPTH}")
         pairs = item.items() if isinstance(item, dict) else enumerate(item)
         for k, v in pairs:

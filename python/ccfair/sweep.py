@@ -509,7 +509,7 @@ def check_size(axes: list[Axis], reps: int, flip: bool) -> None:
         return
     sizes = " x ".join([f"{len(a.values)} ({a.name})" for a in axes] + [f"{reps} repetition(s)"] + (["2 orders"] if flip else []))
     biggest = max(axes, key=lambda a: len(a.values), default=None)
-    if reps > MAX_SWEEP_RUNS or biggest is None or reps >= len(biggest.values):
+    if reps * 2 > total or biggest is None:  # the repetitions are most of it
         field = "sweep.repetitions"
     elif len(biggest.values) > MAX_SWEEP_RUNS:
         field = f"sweep.{biggest.name}"

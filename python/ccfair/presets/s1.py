@@ -50,7 +50,6 @@ J_measure did not fall").
 
 from __future__ import annotations
 
-import itertools
 import math
 import time
 from typing import TYPE_CHECKING, Annotated, Any
@@ -405,11 +404,12 @@ REPRODUCE_SEEDS = 6
 QUICK_SEEDS = 3
 
 
-def tasks(quick: bool = False) -> list[dict[str, Any]]:
-    """S1's runs for ``ccfair reproduce``: unbounded/bounded x 3 queues x (off, s1) x seeds, ns-3 TCP defaults."""
+def tasks(quick: bool = False, seed: int = 1) -> list[dict[str, Any]]:
+    """S1's runs for ``ccfair reproduce``: unbounded/bounded x 3 queues x (off, s1) x seeds, ns-3 TCP defaults;
+    the runs' seeds are ``(seed - 1) * 1000 + 1, +2, ...`` (base seed 1: 1, 2, ...)."""
     n = QUICK_SEEDS if quick else REPRODUCE_SEEDS
     return [
-        {"queue": q, "bounded": b, "feedback": fb, "seed": s}
+        {"queue": q, "bounded": b, "feedback": fb, "seed": (seed - 1) * 1000 + s}
         for b in (False, True)
         for q in QUEUES
         for fb in ("off", "s1")
@@ -591,52 +591,6 @@ def _with_notes(out: dict[str, Any], results: list[dict[str, Any]]) -> dict[str,
 def _mean_of(results: list[dict[str, Any]], key: str, queue: str, bounded: bool, feedback: str) -> float:
     xs = [r[key] for r in results if (r["queue"], r["bounded"], r["feedback"]) == (queue, bounded, feedback) and not math.isnan(r[key])]
     return sum(xs) / len(xs) if xs else math.nan
-
-
-def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """Figures and verdicts of S1's claims (ccfair.claims ids S1.*), means over the seeds run."""
-    from ccfair.claims import Outcome, verdict
-
-    qs = list(QUEUES)
-
-    def m(key: str, b: bool = False, fb: str = "off") -> list[float]:
-        return [_mean_of(results, key, q, b, fb) for q in qs]
-
-    def fmt(xs: list[float]) -> str:
-        return " / ".join(f"{x:.3f}" for x in xs)
-
-    nseeds = len({r["seed"] for r in results})
-    acc, jm, jr = m("accuracy"), m("j_measure"), m("j_real")
-    pub = PUBLISHED["unbounded"]
-    out = {
-        "S1.accuracy": Outcome(
-            f"accuracy {fmt(acc)} (J_measure {fmt(jm)}, J_real {fmt(jr)}; mean of {nseeds} seeds, ns-3 TCP defaults)",
-            verdict(all(abs(a - p) <= 0.05 for a, p in zip(acc, pub["accuracy"]))),
-        ),
-    }
-    falls = all(b < a for a, b in itertools.pairwise(jr)) and all(b < a for a, b in itertools.pairwise(jm))
-    close = all(abs(a - p) <= 0.1 for a, p in zip(jr, pub["j_real"]))
-    out["S1.j-falls"] = Outcome(
-        f"J_real {fmt(jr)}, J_measure {fmt(jm)}",
-        verdict(falls and close),
-        ""
-        if falls and close
-        else ("not monotone; " if not falls else "") + ("J_real of the large queue stays higher than S1's" if not close else ""),
-    )
-    jf = m("j_real", False, "s1")
-    out["S1.feedback"] = Outcome(
-        f"J_real with S1's feedback {fmt(jf)}",
-        verdict(all(x > 0.99 for x in jf)),
-        "" if all(x > 0.99 for x in jf) else "S1's drop/priority rule on a 0.5 s window index; docs/in-network.md",
-    )
-    b_off, b_fb = m("j_real", True, "off"), m("j_real", True, "s1")
-    ok = all(f >= o for f, o in zip(b_fb, b_off))
-    out["S1.bounded"] = Outcome(
-        "J_real without / with S1's feedback: " + ", ".join(f"{o:.3f} / {f:.3f}" for o, f in zip(b_off, b_fb)),
-        verdict(ok),
-        "" if ok else "S1's feedback lowers J_real at: " + ", ".join(q for q, f, o in zip(qs, b_fb, b_off) if f < o),
-    )
-    return out
 
 
 def tables(results: list[dict[str, Any]]) -> str:

@@ -61,8 +61,6 @@ import sys
 import time
 from typing import Any
 
-from ccfair.claims import Outcome, verdict
-
 RATE = "50Mbit"
 BUFFER_PKTS = 208  # 50 Mbit/s x 50 ms / 1500 B
 #: The blog's loss levels are netem's, in percent; x LOSS_UNIT = loss probability.
@@ -151,20 +149,22 @@ def buffer_spec(buffer: str, seed: int) -> dict[str, Any]:
 
 def tasks(
     quick: bool = False,
+    seed: int = 1,
     bbr3: bool = False,
     qdiscs: tuple[str, ...] = ("droptail",),
     seeds: int | None = None,
     arrivals_s: int = ARRIVALS_S,
 ) -> list[dict[str, Any]]:
     """The A/B runs (CUBIC, BBR) per qdisc and seed (with ``bbr3`` also the BBRv3 arm on the same arrivals),
-    and the explanations' experiments per seed."""
+    and the explanations' experiments per seed; the runs' seeds are ``(seed - 1) * 1000 + 1, +2, ...``."""
     n = seeds or (QUICK_SEEDS if quick else SEEDS)
+    ss = [(seed - 1) * 1000 + s for s in range(1, n + 1)]
     ccas = (*CCAS, BBR3) if bbr3 else CCAS
     out: list[dict[str, Any]] = [
-        {"kind": "mix", "cca": c, "qdisc": q, "seed": s, "arrivals_s": arrivals_s} for q in qdiscs for s in range(1, n + 1) for c in ccas
+        {"kind": "mix", "cca": c, "qdisc": q, "seed": s, "arrivals_s": arrivals_s} for q in qdiscs for s in ss for c in ccas
     ]
-    out += [{"kind": "rtt", "seed": s} for s in range(1, n + 1)]
-    out += [{"kind": "buffer", "buffer": b, "seed": s} for b in BUFFERS_BDP for s in range(1, n + 1)]
+    out += [{"kind": "rtt", "seed": s} for s in ss]
+    out += [{"kind": "buffer", "buffer": b, "seed": s} for b in BUFFERS_BDP for s in ss]
     return out
 
 
@@ -262,48 +262,6 @@ def fct_by_size(results: list[dict[str, Any]], cca: str, qdisc: str, cls: str = 
     for lo, hi in itertools.pairwise(SIZE_BINS):
         xs = [f["fct"] for f in fl if lo <= f["size"] < hi]
         out.append(float(np.median(xs)) if xs else math.nan)
-    return out
-
-
-# ---------------------------------------------------------------------------
-# Claims
-# ---------------------------------------------------------------------------
-
-
-def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Outcome]:
-    """Figures and verdicts of S2's claims (ccfair.claims ids S2.*): drop-tail decides, fq_codel is printed beside it."""
-    out: dict[str, Outcome] = {}
-
-    def ratio(q: str, classes: tuple[str, ...], loss: float | None = None, stat: str = "mean") -> float:
-        f = _mean if stat == "mean" else (lambda xs: _pct(xs, 5))
-        return f(tputs_3mb(results, "bbr", q, classes, loss)) / f(tputs_3mb(results, "cubic", q, classes, loss))
-
-    g, gf = ratio("droptail", ("client",)), ratio("fq_codel", ("client",))
-    out["S2.client-gain"] = Outcome(f"client 3 MB throughput BBR/CUBIC {g - 1:+.0%} (fq_codel {gf - 1:+.0%})", verdict(g > 1))
-    p, pf = ratio("droptail", ("client",), stat="p5"), ratio("fq_codel", ("client",), stat="p5")
-    out["S2.p5"] = Outcome(f"client 5th-percentile throughput BBR/CUBIC {p:.2f}x (fq_codel {pf:.2f}x)", verdict(p > 1))
-    lo, lof = ratio("droptail", ("pop", "intra")), ratio("fq_codel", ("pop", "intra"))
-    pop, intra = ratio("droptail", ("pop",)), ratio("droptail", ("intra",))
-    out["S2.low-rtt-halved"] = Outcome(
-        f"PoP-to-PoP + intra-PoP 3 MB throughput BBR/CUBIC x{lo:.2f} (PoP {pop:.2f}, intra {intra:.2f}; fq_codel x{lof:.2f})",
-        verdict(lo <= 0.75),
-        ""
-        if lo <= 0.75
-        else "in this single-bottleneck mix BBR's low-RTT flows are not squeezed by the 50 ms BBR flows (reason not isolated)",
-    )
-    losses = [level * LOSS_UNIT for level in CLASSES["client"][1]]
-    rs = [ratio("droptail", ("client",), loss) for loss in losses]
-    rtx = [_mean([f["rtx"] / max(f["sent"], 1) for f in _sel(results, "cubic", "droptail", cls="client", loss=loss)]) for loss in losses]
-    out["S2.retransmits"] = Outcome(
-        "client BBR/CUBIC throughput " + ", ".join(f"x{r:.2f} at loss {loss:g} (CUBIC rtx {x:.1%})" for r, loss, x in zip(rs, losses, rtx)),
-        verdict(rs[-1] > rs[0] and rs[-1] > 1),
-    )
-    fc, fb = fct_by_size(results, "cubic", "droptail"), fct_by_size(results, "bbr", "droptail")
-    sp = [c / b if b and not math.isnan(b) and not math.isnan(c) else math.nan for c, b in zip(fc, fb)]
-    ok_bins = [i for i, x in enumerate(sp) if not math.isnan(x)]
-    ok = len(ok_bins) >= 2 and sp[ok_bins[-1]] > sp[ok_bins[0]]
-    names = ("<100KB", "100KB-1MB", "1-10MB", ">10MB")
-    out["S2.large-objects"] = Outcome("client median FCT CUBIC/BBR " + ", ".join(f"{names[i]} {sp[i]:.2f}" for i in ok_bins), verdict(ok))
     return out
 
 
