@@ -93,6 +93,15 @@ def ports() -> dict[str, Path]:
     return {p.name[: -len(SUFFIX)]: p for p in sorted(SRC_DIR.glob(f"*{SUFFIX}"))}
 
 
+#: The Linux source a port follows, where it is not net/ipv4/tcp_<cca>.c.
+LINUX_SOURCES = {"reno": "net/ipv4/tcp_cong.c"}
+
+
+def linux_source(cca: str) -> str:
+    """The Linux file the port of ``cca`` follows."""
+    return LINUX_SOURCES.get(cca, f"net/ipv4/tcp_{cca}.c")
+
+
 def _bool(v: Any) -> int:
     return 1 if v else 0
 
@@ -137,7 +146,7 @@ def module_params(cca: str, given: dict[str, Any], resolved: dict[str, Any]) -> 
     for f in given:
         if f not in used:
             raise ValueError(
-                f"{f}: Linux's tcp_{cca}.c has no module parameter for it, so the testbed cannot set it "
+                f"{f}: Linux's {linux_source(cca).rsplit('/', 1)[-1]} has no module parameter for it, so the testbed cannot set it "
                 f"(module parameters ccfair maps: {', '.join(sorted(used)) or 'none'})"
             )
     return out

@@ -109,7 +109,7 @@ def plan_ccas(spec: Spec) -> list[bpfcc.Choice]:
             missing = bpfcc.unavailable()
             if missing:
                 raise TestbedUnavailable(
-                    f"{choice.cca!r} is not a module of this kernel, and its BPF port (Linux's tcp_{choice.cca}.c) "
+                    f"{choice.cca!r} is not a module of this kernel, and its BPF port (Linux's {bpfcc.linux_source(choice.cca)}) "
                     f"cannot run here: missing {missing}",
                     field=field,
                 )
