@@ -46,7 +46,7 @@ use rand_pcg::Pcg64Mcg;
 /// From this many flows, the endpoint state of the flow whose event comes
 /// next is prefetched (prefetch.rs). Below, the state stays in the near
 /// caches and the prefetch instructions are pure cost (always on: S0 base
-/// 1.020, 10 flows 1.033 CPU; docs/benchmarks.md, session 7).
+/// 1.020, 10 flows 1.033 CPU; docs/benchmarks.md).
 const PREFETCH_MIN_FLOWS: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -834,7 +834,7 @@ pub fn run(cfg: &RunConfig) -> RunResult {
 /// Drop-tail, the default and the discipline of most runs, runs as its own
 /// type: its enqueue and dequeue (a few instructions each) are inlined into
 /// the event loop instead of called through the box three times per packet
-/// (issue 16, docs/benchmarks.md). Every other discipline runs boxed. Same
+/// (docs/benchmarks.md). Every other discipline runs boxed. Same
 /// code, same results.
 pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
     let mut r = match cfg.bottleneck.qdisc {

@@ -1,4 +1,4 @@
-//! DCCP / CCID 2 closed loop (issue 4): conservation without retransmission,
+//! DCCP / CCID 2 closed loop: conservation without retransmission,
 //! utilization alone, and S4's pairwise result in direction (Bhatti &
 //! Bateman 2009: NewReno vs CCID2 J > 0.9; BIC/CUBIC vs CCID2 unfair at
 //! 100 ms, J about 0.67-0.85). The full 300 s table is in docs/ccas.md.
