@@ -14,7 +14,6 @@ import re
 from pathlib import Path
 
 import pytest
-
 from ccfair.claims import rules
 from ccfair.claims import s3 as c3
 from ccfair.claims import s4 as c4
