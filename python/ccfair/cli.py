@@ -367,6 +367,10 @@ def check(
         raise SpecError("--backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
     spec = load_spec(file, with_max_memory(set_, max_memory), seed)
     profiles.check_backend(spec, backend)
+    if backend == "testbed":
+        from ccfair.testbed.runner import check_cca_choices
+
+        check_cca_choices(spec)  # each flow's CCA: the host's module or a BPF port, with its parameters
     config = spec.to_run_config(seed)
     check_resources(config, spec)
     print_json(config, indent=2)
