@@ -580,8 +580,6 @@ def reproduce(
         iv = r["interval"]
         fig = "-" if r["estimate"] is None else f"{r['estimate']:.3g} [{iv[0]:.3g}, {iv[1]:.3g}] ({r['runs']})"
         table.add_row(r["id"], r["rule"], fig, r["verdict"] + (f" ({r['note']})" if r["note"] and r["verdict"] != "reproduced" else ""))
-    for r in board["legacy"]:
-        table.add_row(r["id"], r["published"], r["figure"], r["verdict"] + " (previous scoreboard)")
     print_table(table)
     stderr_console().print(", ".join(f"{k}: {v}" for k, v in sorted(board["counts"].items())))
 

@@ -366,10 +366,12 @@ def _t(mix: str, q: str, n: int, k: float, rtt: int = 5, buffer: str = "long", s
     return {"kind": "run", "mix": mix, "qdisc": q, "n": n, "k": k, "rtt": rtt, "buffer": buffer, "seed": seed}
 
 
-def tasks(quick: bool = False, run_s: dict[int, int] | None = None) -> list[dict[str, Any]]:
+def tasks(quick: bool = False, run_s: dict[int, int] | None = None, seed: int = 1) -> list[dict[str, Any]]:
     """S3's runs for ``ccfair reproduce``: the grids above (quick: no N = 20, fewer extra seeds).
 
     ``run_s`` overrides :data:`RUN_S` (e.g. ``{5: 180, 50: 180}``, S3's 3 minutes; window from a sixth).
+    ``seed``: the base seed; a task's ``seed`` stays its replicate number (1, 2, ...) and the run's seed
+    is ``(seed - 1) * 1000 + replicate`` (:func:`run_seed`).
     """
     out: list[dict[str, Any]] = []
     multi_ns = MULTI_NS[:-1] if quick else MULTI_NS
@@ -389,7 +391,15 @@ def tasks(quick: bool = False, run_s: dict[int, int] | None = None) -> list[dict
     if run_s:
         for t in out:
             t["run_s"] = run_s
+    if seed != 1:
+        for t in out:
+            t["base_seed"] = seed
     return out
+
+
+def run_seed(task: dict[str, Any]) -> int:
+    """The simulator seed of a task: its replicate number moved by the base seed (:func:`tasks`)."""
+    return (int(task.get("base_seed", 1)) - 1) * 1000 + int(task["seed"])
 
 
 def _flows(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -421,7 +431,7 @@ def case_spec(task: dict[str, Any]) -> dict[str, Any]:
     longest = 50 if mixed else task["rtt"]
     run_s = task.get("run_s", RUN_S)[longest]
     win_s = WINDOW_S[longest] if "run_s" not in task else run_s // 6
-    d = spec_dict(task["qdisc"], 2, task["k"], target_rtt, duration=f"{run_s}s", window_start=f"{win_s}s", seed=task["seed"])
+    d = spec_dict(task["qdisc"], 2, task["k"], target_rtt, duration=f"{run_s}s", window_start=f"{win_s}s", seed=run_seed(task))
     d["name"] = f"s3-{task['mix']}-{task['qdisc']}-n{task['n']}-k{task['k']}-rtt{task['rtt']}-{task['buffer']}"
     d["flows"] = _flows(task)
     if task["buffer"] == "small":
@@ -789,21 +799,6 @@ def _measure_multi_rtt(R: _Runs, m: Any) -> None:
 
 def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else math.nan
-
-
-def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """The previous scoreboard's S3 entries (ccfair.claims.legacy): each now points to the S3.* claims of ccfair.claims.s3."""
-    from ccfair.claims import Outcome
-
-    ms = measure(results)
-    pick = {
-        "S3.dctcp-util": "S3.dctcp-util",
-        "S3.step-dctcp": "S3.step-dctcp",
-        "S3.pi2-bbr2": "S3.pi2-bbr2",
-        "S3.csaqm": "S3.csaqm-best",
-        "S3.multi-rtt": "S3.mix-rtt-pi2-bbr50",
-    }
-    return {old: Outcome(ms[new].figure, "not run", f"measured as {new} (ccfair.claims.s3)") for old, new in pick.items() if new in ms}
 
 
 def tables(results: list[dict[str, Any]]) -> str:
