@@ -501,8 +501,11 @@ NOTES = {
     "[10] ('the utilization remains higher than 94% even for K as small as 0.01') and S3's Section VI calls its own "
     "result 'much worse than expected, according to [10]'; ccfair's DCTCP follows the RFC 8257 / Linux window rule, "
     "S3's Linux 5.4 hosts (GSO/GRO bursts, unpaced DCTCP) are not reproduced in that detail (cause not isolated)",
-    "pi2-marks-equal": "by construction: ccfair's PI2 marks every scalable (ECT(1)) packet with the same probability "
-    "k p', and both classes are scalable here",
+    "pi2-k2-ratio": "model gap, cause not isolated: under ccfair's PI2 at K = 2 (D = 10 ms at 5 ms) DCTCP gets more "
+    "than BBRv2 at every N, where S3 measured DCTCP at a third of BBRv2",
+    "rtt-csaqm-large-k": "ccfair's CSAQM (pi controller, equal-share packet values) already gives the 50 ms DCTCP class "
+    "nearly the 5 ms class's throughput at small targets, so a large target has nothing to improve (it does worse at "
+    "K = 10); S3's CSAQM controller is described only by reference ([14]); the difference is not isolated",
 }
 
 
