@@ -133,13 +133,14 @@ def lp_available() -> bool:
     return "lp" in ccas.available()
 
 
-def tasks(quick: bool = False, seeds: int | None = None) -> list[dict[str, Any]]:
+def tasks(quick: bool = False, seeds: int | None = None, seed: int = 1) -> list[dict[str, Any]]:
     """Every run of the preset as a small picklable dict (see :func:`run_task`).
 
     Full: the pairs with ``SEEDS`` seeds, single flows at 25 and 200 ms with
     ``SINGLE_SEEDS``, the 14-flow run at every RTT of Table VIII and its 14
-    calibration runs at ``RTTS_14_NRU``. Quick: one seed each, the 14-flow
-    run at four RTTs, no calibration runs.
+    calibration runs at ``RTTS_14_NRU``. Quick: ``QUICK_SEEDS`` seeds, the
+    14-flow run at four RTTs, no calibration runs. A task's ``seed`` is its
+    repetition; the run's seed is ``seed_of(task)``, moved by the base ``seed``.
     """
     n = seeds if seeds is not None else (QUICK_SEEDS if quick else SEEDS)
     out: list[dict[str, Any]] = []
@@ -160,7 +161,15 @@ def tasks(quick: bool = False, seeds: int | None = None) -> list[dict[str, Any]]
             if not quick and rtt in RTTS_14_NRU:
                 for c in CCAS_14:
                     out.append({"kind": "many", "cal": c, "rtt": rtt, "seed": 1})
+    if seed != 1:
+        for t in out:
+            t["base_seed"] = seed
     return out
+
+
+def seed_of(task: dict[str, Any]) -> int:
+    """The run's seed: the repetition, moved by 1000 per base seed above 1."""
+    return task["seed"] + 1000 * (task.get("base_seed", 1) - 1)
 
 
 def single_spec(cca: str, rtt_ms: int, seed: int, *, duration_s: int = 300) -> dict[str, Any]:
@@ -179,11 +188,11 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     from ccfair.spec import Spec
 
     if task["kind"] == "pair":
-        d = pair_spec(task["a"], task["b"], task["rtt"], task["seed"])
+        d = pair_spec(task["a"], task["b"], task["rtt"], seed_of(task))
     elif task["kind"] == "single":
-        d = single_spec(task["a"], task["rtt"], task["seed"])
+        d = single_spec(task["a"], task["rtt"], seed_of(task))
     else:
-        d = many_spec([task["cal"]] * len(CCAS_14) if task["cal"] else CCAS_14, task["rtt"], task["seed"])
+        d = many_spec([task["cal"]] * len(CCAS_14) if task["cal"] else CCAS_14, task["rtt"], seed_of(task))
     t0 = time.perf_counter()
     res = run(Spec.from_dict(d))
     x = metrics.throughput_matrix(res)
