@@ -79,7 +79,9 @@ def test_s4_measure_gives_back_the_published_tables():
     assert len(table_claims) == 5 + 5 + 4 + 4 + 3 + 1
     for cid in table_claims:
         j = rules.judge(by[cid], ms[cid])
-        assert j.verdict == "reproduced" and j.estimate == pytest.approx(by[cid].rule.published), cid
+        assert j.estimate == pytest.approx(by[cid].rule.published), cid
+        # The order claims pool BIC and CUBIC, whose published J differ: the interval is wider than the band.
+        assert j.verdict != "not reproduced" if "order" in cid else j.verdict == "reproduced", cid
 
 
 def test_s4_nru_of_ccid2_against_bic_at_25_ms_is_s4s_own_comparison():
