@@ -44,7 +44,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ccfair import profiles
+from ccfair import ccas, profiles
 from ccfair.errors import SimulationError, SpecError
 from ccfair.spec import Spec
 from ccfair.testbed import agent, httpagent, netns, tc
@@ -93,6 +93,12 @@ def kernel_ccas() -> list[str]:
         return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
     except OSError:
         return []
+
+
+def receiver_cca(cca: str) -> str:
+    """The CCA of a flow's receiving socket: the flow's own for an ECN-based CCA (DCTCP's receiver
+    echoes CE per packet: tcp_dctcp.h ``dctcp_ece_ack_update``), else "" (the namespace's default)."""
+    return KERNEL_NAMES.get(cca, cca) if ccas.needs_ecn(cca) else ""
 
 
 def find_bottleneck() -> Path | None:
@@ -383,6 +389,8 @@ class _Run:
                     ",".join(str(BASE_PORT + i) for i in bulk),
                     "--rcvbuf",
                     ",".join(str(rcvbufs[i]) for i in bulk),
+                    "--ccas",
+                    ",".join(receiver_cca(self.flows[i]["cca"]) for i in bulk),
                     "--t0",
                     str(t0),
                     "--bin",
