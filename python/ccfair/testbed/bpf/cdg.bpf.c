@@ -2,8 +2,9 @@
 /* CAIA Delay-Gradient (CDG) as a BPF struct_ops congestion control: Linux
  * 6.18 net/ipv4/tcp_cdg.c ported function by function (nexp_u32,
  * tcp_cdg_hystart_update, tcp_cdg_grad, tcp_cdg_backoff,
- * tcp_cdg_cong_avoid, tcp_cdg_acked, tcp_cdg_ssthresh, tcp_cdg_undo_cwnd,
- * tcp_cdg_cwnd_event, tcp_cdg_init, tcp_cdg_release).
+ * tcp_cdg_cong_avoid, tcp_cdg_acked, tcp_cdg_ssthresh, tcp_cdg_cwnd_event,
+ * tcp_cdg_init, tcp_cdg_release; undo_cwnd is the kernel's
+ * tcp_reno_undo_cwnd).
  * Algorithm: D. A. Hayes, G. Armitage, "Revisiting TCP congestion control
  * using delay gradients", IFIP Networking 2011: per RTT the change of the
  * minimum and maximum RTT (gradients, summed over `window` RTTs); a positive
@@ -18,8 +19,8 @@
  *    socket-local storage map entry (created in init, freed with the
  *    socket); if it cannot be created the port runs as the module does when
  *    kcalloc fails (window 1 extrapolation);
- *  - prandom_u32 / get_random_u32 -> bpf_get_prandom_u32; local_clock() ->
- *    bpf_ktime_get_ns(); the HyStart MIB counters are not counted;
+ *  - get_random_u32 -> bpf_get_prandom_u32; the HyStart MIB counters are
+ *    not counted;
  *  - tcp_enter_cwr() is not callable from struct_ops and icsk_ca_state is
  *    not writable: the backoff's CWR is emulated in the socket's Open state.
  *    Entering: ssthresh = tcp_cdg_ssthresh(), snd_cwnd_cnt = 0, the CWR end
@@ -78,7 +79,6 @@ struct cdg {
 	__u8 state;
 	__u8 delack;
 	__u32 rtt_seq;
-	__u32 undo_cwnd;
 	__u32 shadow_wnd;
 	__u16 backoff_cnt;
 	__u16 sample_cnt;
@@ -145,7 +145,7 @@ static __always_inline void tcp_cdg_hystart_update(struct sock *sk)
 		return;
 
 	if (hystart_detect & HYSTART_ACK_TRAIN) {
-		__u32 now_us = bpf_ktime_get_ns() / NSEC_PER_USEC;
+		__u32 now_us = tp->tcp_mstamp;
 
 		if (ca->last_ack == 0 || !tcp_is_cwnd_limited(sk)) {
 			ca->last_ack = now_us;
@@ -234,8 +234,6 @@ static __always_inline __u32 cdg_ssthresh(struct sock *sk)
 {
 	struct cdg *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
-
-	ca->undo_cwnd = tp->snd_cwnd;
 
 	if (ca->state == CDG_BACKOFF)
 		return max(2U, (tp->snd_cwnd * min(1024U, backoff_beta)) >> 10);
@@ -419,9 +417,7 @@ __u32 BPF_PROG(ccf_cdg_ssthresh, struct sock *sk)
 SEC("struct_ops")
 __u32 BPF_PROG(ccf_cdg_undo_cwnd, struct sock *sk)
 {
-	struct cdg *ca = inet_csk_ca(sk);
-
-	return max(tcp_sk(sk)->snd_cwnd, ca->undo_cwnd);
+	return tcp_reno_undo_cwnd(sk);
 }
 
 SEC("struct_ops")

@@ -196,7 +196,7 @@ static __always_inline void tcpnv_decide(struct sock *sk, struct tcpnv *ca, __u3
 
 	/* the window the maximum rate needs at the min RTT:
 	 * slope = 80000.0 * mss / nv_min_rtt, cwnd_by_slope = nv_rtt_max_rate / slope */
-	cwnd_by_slope = (__u32)(((__u64)ca->nv_rtt_max_rate * ca->nv_min_rtt) / (__u64)(80000 * tp->mss_cache));
+	cwnd_by_slope = (__u32)(((__u64)ca->nv_rtt_max_rate * ca->nv_min_rtt) / (80000ULL * tp->mss_cache));
 	max_win = cwnd_by_slope + nv_pad;
 
 	if (tp->snd_cwnd > max_win) {
@@ -259,7 +259,7 @@ void BPF_PROG(ccf_nv_acked, struct sock *sk, const struct ack_sample *sample)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct tcpnv *ca = inet_csk_ca(sk);
 	__u64 now = bpf_ktime_get_ns();
-	__u64 rate64 = 0;
+	__u64 rate64;
 	__u32 rate;
 	__u32 avg_rtt;
 	__u32 bytes_acked = 0;
@@ -299,8 +299,9 @@ void BPF_PROG(ccf_nv_acked, struct sock *sk, const struct ack_sample *sample)
 	}
 
 	/* rate in 100s of bit/s */
-	rate64 = ((__u64)sample->in_flight) * 8000000;
-	rate = (__u32)(rate64 / (__u64)(avg_rtt * 100));
+	rate64 = ((__u64)sample->in_flight) * 80000;
+	rate64 /= avg_rtt ? avg_rtt : 1;
+	rate = (__u32)rate64;
 
 	/* the maximum rate seen during this RTT */
 	if (ca->nv_rtt_max_rate < rate)
