@@ -51,6 +51,9 @@ testbed_app = typer.Typer(help="Manage the testbed backend (network namespaces; 
 app.add_typer(testbed_app, name="testbed")
 
 app.add_typer(_preset_app, name="preset")
+from ccfair.fidelity.cli import app as _fidelity_app  # noqa: E402
+
+app.add_typer(_fidelity_app, name="fidelity")
 
 
 #: Whether :func:`main` paused the garbage collector for start-up (the ``ccfair`` process only).
