@@ -112,3 +112,17 @@ def test_html_has_the_heatmap_and_a_row_per_point(tmp_path: Path, capsys: pytest
     assert "data:image/png;base64," in text
     assert text.count("<tr><td>tiny</td>") == 2
     assert "2 points: mean |diff|" in capsys.readouterr().out
+
+
+def test_a_second_collector_of_the_same_set_is_refused(tmp_path: Path) -> None:
+    from ccfair.errors import SpecError
+
+    data = tmp_path / "fid"
+    shutil.copytree(FIXTURE, data)
+    (data / "points" / "tiny.toml").write_text(
+        (FIXTURE / "points" / "tiny.toml").read_text().replace('base = "../../../../', f'base = "{FIXTURE.parents[2]}/')
+    )
+    ps = load_set("tiny", data)
+    with collect_mod.set_lock(ps):
+        with pytest.raises(SpecError, match="being collected by PID"):
+            collect_mod.collect(ps, 3, 1, lambda line: None)

@@ -492,6 +492,10 @@ class Testbed(_Model):
     #: "userspace": ccfair-bottleneck does delay, queue and rate; "kernel": Linux's tc tbf + child
     #: qdisc on the receiver-facing port do queue and rate, ccfair-bottleneck only the delay.
     bottleneck: Literal["userspace", "kernel"] = "userspace"
+    #: How a flow's CCA runs (ccfair.testbed.bpfcc): "auto": the host kernel's module when it
+    #: has one, else ccfair's BPF port of the Linux module; "bpf": the BPF port wherever there
+    #: is one (e.g. the BPF twins of cubic and reno, to check the ports against the built-in modules).
+    cca_impl: Literal["auto", "bpf"] = "auto"
 
 
 class Limits(_Model):

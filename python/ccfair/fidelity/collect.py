@@ -16,8 +16,10 @@ left (docs/testbed.md, Robustness).
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import datetime as _dt
+import fcntl
 import json
 import os
 import shlex
@@ -26,11 +28,12 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ccfair.errors import SpecError
 from ccfair.fidelity.points import Point, PointSet, append_run, repair_tail, runs_by_point, spec_sha
 
 #: Where live testbed runs keep their state files (one per run; docs/testbed.md).
@@ -113,8 +116,32 @@ def run_one(point: Point, seed: int) -> dict[str, Any]:
     }
 
 
+@contextlib.contextmanager
+def set_lock(ps: PointSet) -> Iterator[None]:
+    """One collector per set: ``flock`` on ``kernel/.<set>.lock`` (released by the kernel when the process dies)."""
+    path = ps.kernel_path.with_name(f".{ps.name}.lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+            raise SpecError("--set", f"set {ps.name!r} is being collected by {holder}; wait for it or stop it") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"PID {os.getpid()}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
 def collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None]) -> tuple[int, int]:
     """Run what is missing of ``ps`` (``runs`` per point, ``jobs`` at a time); (finished, failed)."""
+    with set_lock(ps):
+        return _collect(ps, runs, jobs, log)
+
+
+def _collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None]) -> tuple[int, int]:
     repair_tail(ps.kernel_path)
     todo = pending(ps, runs)
     log(f"{ps.name}: {len(todo)} run(s) to do ({len(ps.points)} points x {runs} runs), {jobs} at a time -> {ps.kernel_path}")
