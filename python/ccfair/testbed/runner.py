@@ -126,12 +126,6 @@ def plan_ccas(spec: Spec) -> list[bpfcc.Choice]:
     return out
 
 
-def receiver_cca(cca: str) -> str:
-    """The CCA of a flow's receiving socket: the flow's own for an ECN-based CCA (DCTCP's receiver
-    echoes CE per packet: tcp_dctcp.h ``dctcp_ece_ack_update``), else "" (the namespace's default)."""
-    return KERNEL_NAMES.get(cca, cca) if ccas.needs_ecn(cca) else ""
-
-
 def find_bottleneck() -> Path | None:
     """The ccfair-bottleneck binary: $CCFAIR_BOTTLENECK; else the newest of the copy in the
     installation's scripts directory (where scripts/example.sh and scripts/test.sh put it:
@@ -416,7 +410,7 @@ class _Run:
                     "--rcvbuf",
                     ",".join(str(rcvbufs[i]) for i in bulk),
                     "--ccas",
-                    ",".join(receiver_cca(self.flows[i]["cca"]) for i in bulk),
+                    ",".join(self.receiver_cca(i) for i in bulk),
                     "--t0",
                     str(t0),
                     "--bin",
@@ -557,6 +551,12 @@ class _Run:
                 except bpfcc.BpfError as e:
                     raise TestbedError(f"flows.{i}.cca: {e}") from None
             self.kernel_cca[i] = names[key]
+
+    def receiver_cca(self, i: int) -> str:
+        """The CCA of flow ``i``'s receiving socket: the flow's own for an ECN-based CCA (DCTCP's
+        receiver echoes CE per packet: tcp_dctcp.h ``dctcp_ece_ack_update``), else "" (the
+        receiver namespace's default)."""
+        return self.kernel_cca[i] if ccas.needs_ecn(self.flows[i]["cca"]) else ""
 
     def cca_report(self) -> list[dict[str, Any]]:
         """Per flow: how its CCA ran (testbed.ccas in the summary)."""

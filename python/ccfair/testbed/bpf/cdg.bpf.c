@@ -11,10 +11,10 @@
  * gradient backs off with probability 1 - exp(-grad * backoff_factor / 1e6
  * us), cwnd x 0.7071; a shadow window keeps the loss response of a
  * competing loss-based flow; Reno growth otherwise.
- * Registered as "ccf_cdg".
  * Deviations forced by BPF:
- *  - module parameters are global data (window must be a power of two
- *    <= 256: the loader checks it as the module's init does);
+ *  - module parameters are read-only global data set at load (CCF_PARAM;
+ *    window a power of two <= 256 is checked where ccfair validates the
+ *    parameters, as the module's init checks it);
  *  - the gradient ring (kcalloc'ed in tcp_cdg_init, freed in release) is a
  *    socket-local storage map entry (created in init, freed with the
  *    socket); if it cannot be created the port runs as the module does when
@@ -34,7 +34,7 @@
  *    returns the current one, as tcp_enter_recovery keeps an ongoing
  *    reduction's ssthresh.
  */
-#include "ccf_tcp.h"
+#include "ccfair_tcp.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -45,13 +45,13 @@ char _license[] SEC("license") = "GPL";
 #define CDG_WINDOW_MAX 256
 
 /* module parameters */
-volatile int window = 8;
-volatile unsigned int backoff_beta = 724; /* 0.7071 * 1024: sqrt 0.5 */
-volatile unsigned int backoff_factor = 42;
-volatile unsigned int hystart_detect = 3;
-volatile unsigned int use_ineff = 5;
-volatile bool use_shadow = true;
-volatile bool use_tolerance = false;
+CCF_PARAM(int, window, 8);
+CCF_PARAM(unsigned int, backoff_beta, 724); /* 0.7071 * 1024: sqrt 0.5 */
+CCF_PARAM(unsigned int, backoff_factor, 42);
+CCF_PARAM(unsigned int, hystart_detect, 3);
+CCF_PARAM(unsigned int, use_ineff, 5);
+CCF_PARAM(bool, use_shadow, true);
+CCF_PARAM(bool, use_tolerance, false);
 
 struct cdg_minmax { /* tcp_cdg.c's struct minmax (the name is taken in vmlinux.h) */
 	union {
@@ -144,7 +144,7 @@ static __always_inline void tcp_cdg_hystart_update(struct sock *sk)
 	if (ca->delay_min == 0)
 		return;
 
-	if (hystart_detect & HYSTART_ACK_TRAIN) {
+	if (param_hystart_detect & HYSTART_ACK_TRAIN) {
 		__u32 now_us = tp->tcp_mstamp;
 
 		if (ca->last_ack == 0 || !tcp_is_cwnd_limited(sk)) {
@@ -161,7 +161,7 @@ static __always_inline void tcp_cdg_hystart_update(struct sock *sk)
 		}
 	}
 
-	if (hystart_detect & HYSTART_DELAY) {
+	if (param_hystart_detect & HYSTART_DELAY) {
 		if (ca->sample_cnt < 8) {
 			ca->sample_cnt++;
 		} else {
@@ -195,7 +195,7 @@ static __always_inline __s32 tcp_cdg_grad(struct sock *sk, struct cdg *ca)
 		ca->gsum.max += gmax - ring->g[t].max;
 		ring->g[t].min = gmin;
 		ring->g[t].max = gmax;
-		ca->tail = (ca->tail + 1) & (window - 1);
+		ca->tail = (ca->tail + 1) & (param_window - 1);
 		gmin = ca->gsum.min;
 		gmax = ca->gsum.max;
 	}
@@ -206,19 +206,19 @@ static __always_inline __s32 tcp_cdg_grad(struct sock *sk, struct cdg *ca)
 
 	/* extrapolate the missing values of a window not yet full */
 	if (!ca->gfilled) {
-		if (!ring && window > 1)
-			grad *= window; /* no ring */
+		if (!ring && param_window > 1)
+			grad *= param_window; /* no ring */
 		else if (ca->tail == 0)
 			ca->gfilled = true;
 		else
-			grad = sdiv32(grad * window, (int)ca->tail);
+			grad = sdiv32(grad * param_window, (int)ca->tail);
 	}
 
 	/* the backoff was effectual */
 	if (gmin <= -32 || gmax <= -32)
 		ca->backoff_cnt = 0;
 
-	if (use_tolerance) {
+	if (param_use_tolerance) {
 		/* small variations to zero */
 		gmin = div_round_closest_64(gmin);
 		gmax = div_round_closest_64(gmax);
@@ -236,13 +236,13 @@ static __always_inline __u32 cdg_ssthresh(struct sock *sk)
 	struct tcp_sock *tp = tcp_sk(sk);
 
 	if (ca->state == CDG_BACKOFF)
-		return max(2U, (tp->snd_cwnd * min(1024U, backoff_beta)) >> 10);
+		return max(2U, (tp->snd_cwnd * min(1024U, param_backoff_beta)) >> 10);
 
-	if (ca->state == CDG_NONFULL && use_tolerance)
+	if (ca->state == CDG_NONFULL && param_use_tolerance)
 		return tp->snd_cwnd;
 
 	ca->shadow_wnd = min(ca->shadow_wnd >> 1, tp->snd_cwnd);
-	if (use_shadow)
+	if (param_use_shadow)
 		return max(max(2U, ca->shadow_wnd), tp->snd_cwnd >> 1);
 	return max(2U, tp->snd_cwnd >> 1);
 }
@@ -251,7 +251,7 @@ static __always_inline __u32 cdg_ssthresh(struct sock *sk)
 static __always_inline void cdg_enter_cwr(struct sock *sk, struct cdg *ca)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	__u8 state = ca_state(sk);
+	__u8 state = inet_csk_ca_state(sk);
 
 	if (state >= TCP_CA_CWR || ca->cwr)
 		return;
@@ -264,18 +264,12 @@ static __always_inline void cdg_enter_cwr(struct sock *sk, struct cdg *ca)
 	tp->snd_ssthresh = cdg_ssthresh(sk);
 }
 
-/* tcp_packets_in_flight */
-static __always_inline __u32 packets_in_flight(const struct tcp_sock *tp)
-{
-	return tp->packets_out - (tp->sacked_out + tp->lost_out) + tp->retrans_out;
-}
-
 /* tcp_cwnd_reduction for one ACK of the emulated CWR (no losses in CWR) */
 static __always_inline void cdg_cwnd_reduction(struct sock *sk, struct cdg *ca, __u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	__u32 prr_out = tp->data_segs_out - ca->cwr_segs_out;
-	int delta = tp->snd_ssthresh - packets_in_flight(tp);
+	int delta = tp->snd_ssthresh - tcp_packets_in_flight(tp);
 	int sndcnt = 0;
 
 	if ((int)acked <= 0 || !ca->cwr_prior_cwnd)
@@ -292,7 +286,7 @@ static __always_inline void cdg_cwnd_reduction(struct sock *sk, struct cdg *ca, 
 		sndcnt = min(delta, sndcnt);
 	}
 	sndcnt = max(sndcnt, (prr_out ? 0 : 1));
-	tp->snd_cwnd = packets_in_flight(tp) + sndcnt;
+	tp->snd_cwnd = tcp_packets_in_flight(tp) + sndcnt;
 }
 
 /* CA_EVENT_COMPLETE_CWR */
@@ -309,12 +303,12 @@ static __always_inline bool tcp_cdg_backoff(struct sock *sk, __u32 grad)
 	struct cdg *ca = inet_csk_ca(sk);
 	struct tcp_sock *tp = tcp_sk(sk);
 
-	if (bpf_get_prandom_u32() <= nexp_u32(grad * backoff_factor))
+	if (bpf_get_prandom_u32() <= nexp_u32(grad * param_backoff_factor))
 		return false;
 
-	if (use_ineff) {
+	if (param_use_ineff) {
 		ca->backoff_cnt++;
-		if (ca->backoff_cnt > use_ineff)
+		if (ca->backoff_cnt > param_use_ineff)
 			return false;
 	}
 
@@ -345,7 +339,7 @@ void BPF_PROG(ccf_cdg_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		cdg_complete_cwr(sk, ca);
 	}
 
-	if (tcp_in_slow_start(tp) && hystart_detect)
+	if (tcp_in_slow_start(tp) && param_hystart_detect)
 		tcp_cdg_hystart_update(sk);
 
 	if (after(ack, ca->rtt_seq) && ca->rtt.v64) {
@@ -445,7 +439,7 @@ void BPF_PROG(ccf_cdg_cwnd_event, struct sock *sk, enum tcp_ca_event ev)
 		if (has_gradients) {
 			ring = bpf_sk_storage_get(&cdg_gradients, sk, 0, 0);
 			if (ring)
-				for (i = 0; i < CDG_WINDOW_MAX && i < window; i++) {
+				for (i = 0; i < CDG_WINDOW_MAX && i < param_window; i++) {
 					ring->g[i].v64 = 0;
 					asm volatile("" ::: "memory"); /* no memset call */
 				}
@@ -471,7 +465,7 @@ void BPF_PROG(ccf_cdg_init, struct sock *sk)
 
 	/* window 1 if the ring cannot be had */
 	ca->has_gradients = 0;
-	if (window > 1 && bpf_sk_storage_get(&cdg_gradients, sk, 0, BPF_SK_STORAGE_GET_F_CREATE))
+	if (param_window > 1 && bpf_sk_storage_get(&cdg_gradients, sk, 0, BPF_SK_STORAGE_GET_F_CREATE))
 		ca->has_gradients = 1;
 	ca->rtt_seq = tp->snd_nxt;
 	ca->shadow_wnd = tp->snd_cwnd;
@@ -486,5 +480,5 @@ struct tcp_congestion_ops ccf_cdg = {
 	.ssthresh = (void *)ccf_cdg_ssthresh,
 	.set_state = (void *)ccf_cdg_set_state,
 	.init = (void *)ccf_cdg_init,
-	.name = "ccf_cdg",
+	.name = CCF_NAME("cdg"),
 };

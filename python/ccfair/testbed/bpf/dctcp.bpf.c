@@ -8,18 +8,18 @@
  * tools/testing/selftests/bpf/progs/bpf_dctcp.c (the receiver's delayed ACK
  * through bpf_tcp_send_ack, the fallback through bpf_setsockopt).
  * Algorithm: Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010;
- * RFC 8257. Registered as "ccf_dctcp"; TCP_CONG_NEEDS_ECN, so a connection
+ * RFC 8257. TCP_CONG_NEEDS_ECN, so a connection
  * using it asks for ECN whatever net.ipv4.tcp_ecn says.
  * Both ends must run it: the receiver's CE state machine
  * (dctcp_ece_ack_update) is what makes the ECE echo per packet.
  * Deviations forced by BPF: the module parameters dctcp_shift_g and
- * dctcp_alpha_on_init are global data; without ECN the module switches the
+ * dctcp_alpha_on_init are read-only global data set at load (CCF_PARAM); without ECN the module switches the
  * socket to its internal "dctcp-reno" ops (Reno with the same get_info),
  * this port to the kernel's "reno" through bpf_setsockopt(TCP_CONGESTION),
  * whose tcp_reinit_congestion_control also clears ECT (the module's
  * INET_ECN_dontxmit); no get_info.
  */
-#include "ccf_tcp.h"
+#include "ccfair_tcp.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -30,9 +30,9 @@ char _license[] SEC("license") = "GPL";
 #define TCP_CLOSE 7
 
 /* module parameters */
-volatile unsigned int dctcp_shift_g = 4; /* g = 1/2^4 */
-volatile unsigned int dctcp_alpha_on_init = DCTCP_MAX_ALPHA;
-char fallback_cc[16] = "reno";
+CCF_PARAM(unsigned int, dctcp_shift_g, 4); /* g = 1/2^4 */
+CCF_PARAM(unsigned int, dctcp_alpha_on_init, DCTCP_MAX_ALPHA);
+char fallback_cc[TCP_CA_NAME_MAX] = "reno";
 
 struct dctcp {
 	__u32 old_delivered;
@@ -61,7 +61,7 @@ void BPF_PROG(ccf_dctcp_init, struct sock *sk)
 		struct dctcp *ca = inet_csk_ca(sk);
 
 		ca->prior_rcv_nxt = tp->rcv_nxt;
-		ca->dctcp_alpha = min(dctcp_alpha_on_init, DCTCP_MAX_ALPHA);
+		ca->dctcp_alpha = min(param_dctcp_alpha_on_init, DCTCP_MAX_ALPHA);
 		ca->loss_cwnd = 0;
 		ca->ce_state = 0;
 		dctcp_reset(tp, ca);
@@ -91,7 +91,7 @@ void BPF_PROG(ccf_dctcp_update_alpha, struct sock *sk, __u32 flags)
 	if (!before(tp->snd_una, ca->next_seq)) {
 		__u32 delivered_ce = tp->delivered_ce - ca->old_delivered_ce;
 		__u32 alpha = ca->dctcp_alpha;
-		__u32 shift_g = min(dctcp_shift_g, 10U); /* the module's setter allows 0..10 */
+		__u32 shift_g = min(param_dctcp_shift_g, 10U); /* the module's setter allows 0..10 */
 
 		/* alpha = (1 - g) * alpha + g * F */
 		alpha -= min_not_zero(alpha, alpha >> shift_g);
@@ -119,7 +119,7 @@ static __always_inline void dctcp_react_to_loss(struct sock *sk)
 SEC("struct_ops")
 void BPF_PROG(ccf_dctcp_state, struct sock *sk, __u8 new_state)
 {
-	if (new_state == TCP_CA_Recovery && new_state != ca_state(sk))
+	if (new_state == TCP_CA_Recovery && new_state != inet_csk_ca_state(sk))
 		dctcp_react_to_loss(sk);
 	/* an RTO is handled in cwnd_event (CA_EVENT_LOSS): one reduction per RTT */
 }
@@ -195,5 +195,5 @@ struct tcp_congestion_ops ccf_dctcp = {
 	.undo_cwnd = (void *)ccf_dctcp_cwnd_undo,
 	.set_state = (void *)ccf_dctcp_state,
 	.flags = TCP_CONG_NEEDS_ECN,
-	.name = "ccf_dctcp",
+	.name = CCF_NAME("dctcp"),
 };

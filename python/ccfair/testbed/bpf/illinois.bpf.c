@@ -6,11 +6,10 @@
  * tcp_illinois_ssthresh; undo_cwnd is the kernel's tcp_reno_undo_cwnd).
  * Algorithm: Liu, Basar, Srikant, "TCP-Illinois: A loss- and delay-based
  * congestion control algorithm for high-speed networks", Perf. Eval. 2008.
- * Registered as "ccf_illinois".
  * Deviations forced by BPF: module parameters win_thresh and theta are
- * global data; do_div becomes a 64-bit unsigned division; no get_info.
+ * read-only global data set at load (CCF_PARAM); do_div becomes a 64-bit unsigned division; no get_info.
  */
-#include "ccf_tcp.h"
+#include "ccfair_tcp.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -28,8 +27,8 @@ char _license[] SEC("license") = "GPL";
 #define BETA_BASE BETA_MAX
 
 /* module parameters */
-volatile int win_thresh = 15;
-volatile int theta = 5;
+CCF_PARAM(int, win_thresh, 15);
+CCF_PARAM(int, theta, 5);
 
 struct illinois {
 	__u64 sum_rtt;   /* sum of RTTs within the last RTT */
@@ -114,7 +113,7 @@ static __always_inline __u32 alpha(struct illinois *ca, __u32 da, __u32 dm)
 		if (!ca->rtt_above)
 			return ALPHA_MAX;
 		/* theta good RTTs before alpha returns to its maximum */
-		if (++ca->rtt_low < theta)
+		if (++ca->rtt_low < param_theta)
 			return ca->alpha;
 		ca->rtt_low = 0;
 		ca->rtt_above = 0;
@@ -147,7 +146,7 @@ static __always_inline void update_params(struct sock *sk)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct illinois *ca = inet_csk_ca(sk);
 
-	if (tp->snd_cwnd < win_thresh) {
+	if (tp->snd_cwnd < param_win_thresh) {
 		ca->alpha = ALPHA_BASE;
 		ca->beta = BETA_BASE;
 	} else if (ca->cnt_rtt > 0) {
@@ -228,5 +227,5 @@ struct tcp_congestion_ops ccf_illinois = {
 	.cong_avoid = (void *)ccf_illinois_cong_avoid,
 	.set_state = (void *)ccf_illinois_state,
 	.pkts_acked = (void *)ccf_illinois_acked,
-	.name = "ccf_illinois",
+	.name = CCF_NAME("illinois"),
 };

@@ -8,45 +8,43 @@
  * samples, the window the measured maximum rate needs at the minimum RTT
  * (cwnd_by_slope) plus nv_pad packets bounds cwnd: above it cwnd drops by
  * 30 % of the excess, below it (by nv_pad_buffer) cwnd may grow (Reno).
- * Registered as "ccf_nv".
  * Deviations forced by BPF:
- *  - module parameters are global data;
- *  - jiffies and HZ: the min-RTT reset deadline is kept in ns of
- *    bpf_ktime_get_ns() (CLOCK_MONOTONIC) instead of jiffies: the same
- *    period, without the jiffy granularity;
+ *  - module parameters (nv_pad, nv_reset_period, nv_min_cwnd) are read-only
+ *    global data set at load (CCF_PARAM); the module's other statics are
+ *    constants;
  *  - get_random_bytes(&rand, 1) -> bpf_get_prandom_u32() & 0xff;
  *  - tcp_call_bpf(sk, BPF_SOCK_OPS_BASE_RTT) asks a sock_ops program for a
- *    base RTT; ccfair attaches none (the module then gets no answer, <= 0),
- *    so nv_base_rtt is the global nv_base_rtt_us (0: none);
+ *    base RTT; ccfair attaches none, so the answer is "none" (-1) as the
+ *    module would get;
  *  - no get_info.
  */
-#include "ccf_tcp.h"
+#include "ccfair_tcp.h"
 
 char _license[] SEC("license") = "GPL";
 
 /* module parameters */
-volatile int nv_pad = 10;
-volatile int nv_pad_buffer = 2;
-volatile int nv_reset_period = 5; /* s */
-volatile int nv_min_cwnd = 2;
-volatile int nv_cong_dec_mult = 30 * 128 / 100; /* 30 % */
-volatile int nv_ssthresh_factor = 8;              /* = 1 */
-volatile int nv_rtt_factor = 128;                 /* 1/2 old + 1/2 new */
-volatile int nv_loss_dec_factor = 819;            /* 80 % */
-volatile int nv_cwnd_growth_rate_neg = 8;
-volatile int nv_cwnd_growth_rate_pos = 0; /* 0: fixed, like Reno */
-volatile int nv_dec_eval_min_calls = 60;
-volatile int nv_inc_eval_min_calls = 20;
-volatile int nv_ssthresh_eval_min_calls = 30;
-volatile int nv_stop_rtt_cnt = 10;
-volatile int nv_rtt_min_cnt = 2;
-/* what a BPF_SOCK_OPS_BASE_RTT program would answer, us (<= 0: none) */
-volatile int nv_base_rtt_us = 0;
+CCF_PARAM(int, nv_pad, 10);
+CCF_PARAM(int, nv_reset_period, 5); /* s */
+CCF_PARAM(int, nv_min_cwnd, 2);
+/* the module's other statics (no module_param) */
+static const int nv_pad_buffer = 2;
+static const int nv_cong_dec_mult = 30 * 128 / 100; /* 30 % */
+static const int nv_ssthresh_factor = 8;             /* = 1 */
+static const int nv_rtt_factor = 128;                /* 1/2 old + 1/2 new */
+static const int nv_loss_dec_factor = 819;           /* 80 % */
+static const int nv_cwnd_growth_rate_neg = 8;
+static const int nv_cwnd_growth_rate_pos = 0; /* 0: fixed, like Reno */
+static const int nv_dec_eval_min_calls = 60;
+static const int nv_inc_eval_min_calls = 20;
+static const int nv_ssthresh_eval_min_calls = 30;
+static const int nv_stop_rtt_cnt = 10;
+static const int nv_rtt_min_cnt = 2;
 
-#define NSEC_PER_SEC 1000000000ULL
+/* include/linux/jiffies.h */
+#define time_after_eq(a, b) ((long)((a) - (b)) >= 0)
 
 struct tcpnv {
-	__u64 nv_min_rtt_reset_ns; /* when to switch to nv_min_rtt_new */
+	unsigned long nv_min_rtt_reset_jiffies; /* when to switch to nv_min_rtt_new */
 	__s8 cwnd_growth_factor;   /* < 0: less than 1 packet per RTT */
 	__u8 available8;
 	__u16 available16;
@@ -91,7 +89,7 @@ void BPF_PROG(ccf_nv_init, struct sock *sk)
 	int base_rtt;
 
 	tcpnv_reset(ca, sk);
-	base_rtt = nv_base_rtt_us;
+	base_rtt = -1; /* tcp_call_bpf(sk, BPF_SOCK_OPS_BASE_RTT, 0, NULL): no sock_ops program */
 	if (base_rtt > 0) {
 		ca->nv_base_rtt = base_rtt;
 		ca->nv_lower_bound_rtt = (base_rtt * 205) >> 8; /* 80 % */
@@ -100,7 +98,7 @@ void BPF_PROG(ccf_nv_init, struct sock *sk)
 		ca->nv_lower_bound_rtt = 0;
 	}
 	ca->nv_allow_cwnd_growth = 1;
-	ca->nv_min_rtt_reset_ns = bpf_ktime_get_ns() + 2 * NSEC_PER_SEC;
+	ca->nv_min_rtt_reset_jiffies = jiffies + 2 * HZ;
 	ca->nv_min_rtt = NV_INIT_RTT;
 	ca->nv_min_rtt_new = NV_INIT_RTT;
 	ca->nv_min_cwnd = NV_MIN_CWND;
@@ -184,7 +182,7 @@ static __always_inline void tcpnv_decide(struct sock *sk, struct tcpnv *ca, __u3
 	if (ca->nv_rtt_cnt < 0xff)
 		ca->nv_rtt_cnt++;
 
-	/* one call per RTT: cwnd too small (TSO, LRO, coalescing): raise nv_min_cwnd */
+	/* one call per RTT: cwnd too small (TSO, LRO, coalescing): raise ca->nv_min_cwnd */
 	if (ca->nv_eval_call_cnt == 1 && bytes_acked >= (ca->nv_min_cwnd - 1) * tp->mss_cache &&
 	    ca->nv_min_cwnd < (NV_TSO_CWND_BOUND + 1)) {
 		ca->nv_min_cwnd = min(ca->nv_min_cwnd + NV_MIN_CWND_GROW, NV_TSO_CWND_BOUND + 1);
@@ -197,7 +195,7 @@ static __always_inline void tcpnv_decide(struct sock *sk, struct tcpnv *ca, __u3
 	/* the window the maximum rate needs at the min RTT:
 	 * slope = 80000.0 * mss / nv_min_rtt, cwnd_by_slope = nv_rtt_max_rate / slope */
 	cwnd_by_slope = (__u32)(((__u64)ca->nv_rtt_max_rate * ca->nv_min_rtt) / (80000ULL * tp->mss_cache));
-	max_win = cwnd_by_slope + nv_pad;
+	max_win = cwnd_by_slope + param_nv_pad;
 
 	if (tp->snd_cwnd > max_win) {
 		/* congestion; enough data for a decision? */
@@ -249,8 +247,8 @@ static __always_inline void tcpnv_decide(struct sock *sk, struct tcpnv *ca, __u3
 	ca->nv_rtt_cnt = 0;
 	ca->nv_rtt_max_rate = 0;
 	/* NV itself must not take cwnd below nv_min_cwnd */
-	if (tp->snd_cwnd < nv_min_cwnd)
-		tp->snd_cwnd = nv_min_cwnd;
+	if (tp->snd_cwnd < param_nv_min_cwnd)
+		tp->snd_cwnd = param_nv_min_cwnd;
 }
 
 SEC("struct_ops")
@@ -258,12 +256,12 @@ void BPF_PROG(ccf_nv_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct tcpnv *ca = inet_csk_ca(sk);
-	__u64 now = bpf_ktime_get_ns();
+	unsigned long now = jiffies;
 	__u64 rate64;
 	__u32 rate;
 	__u32 avg_rtt;
 	__u32 bytes_acked = 0;
-	__u8 state = ca_state(sk);
+	__u8 state = inet_csk_ca_state(sk);
 
 	/* some calls are for duplicates without timestamps */
 	if (sample->rtt_us < 0)
@@ -273,7 +271,7 @@ void BPF_PROG(ccf_nv_acked, struct sock *sk, const struct ack_sample *sample)
 		return;
 
 	/* stop growing if we were catching up */
-	if (ca->nv_catchup && tp->snd_cwnd >= nv_min_cwnd) {
+	if (ca->nv_catchup && tp->snd_cwnd >= param_nv_min_cwnd) {
 		ca->nv_catchup = 0;
 		ca->nv_allow_cwnd_growth = 0;
 	}
@@ -318,13 +316,13 @@ void BPF_PROG(ccf_nv_acked, struct sock *sk, const struct ack_sample *sample)
 		ca->nv_min_rtt_new = avg_rtt;
 
 	/* every nv_reset_period x [3/4, 5/4) s, the min RTT starts anew */
-	if (now >= ca->nv_min_rtt_reset_ns) {
+	if (time_after_eq(now, ca->nv_min_rtt_reset_jiffies)) {
 		__u32 rand = bpf_get_prandom_u32() & 0xff;
 
 		ca->nv_min_rtt = ca->nv_min_rtt_new;
 		ca->nv_min_rtt_new = NV_INIT_RTT;
-		ca->nv_min_rtt_reset_ns = now + ((nv_reset_period * (384 + rand) * NSEC_PER_SEC) >> 9);
-		/* now and then lower nv_min_cwnd, in case it is no longer right */
+		ca->nv_min_rtt_reset_jiffies = now + ((param_nv_reset_period * (384 + rand) * HZ) >> 9);
+		/* now and then lower ca->nv_min_cwnd, in case it is no longer right */
 		ca->nv_min_cwnd = max(ca->nv_min_cwnd / 2, NV_MIN_CWND);
 	}
 
@@ -347,5 +345,5 @@ struct tcp_congestion_ops ccf_nv = {
 	.set_state = (void *)ccf_nv_state,
 	.undo_cwnd = (void *)ccf_nv_undo_cwnd,
 	.pkts_acked = (void *)ccf_nv_acked,
-	.name = "ccf_nv",
+	.name = CCF_NAME("nv"),
 };

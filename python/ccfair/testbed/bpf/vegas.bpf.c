@@ -5,19 +5,18 @@
  * tcp_vegas_ssthresh, tcp_vegas_cong_avoid; ssthresh and undo_cwnd are the
  * kernel's tcp_reno_ssthresh / tcp_reno_undo_cwnd, as in the module).
  * Algorithm: Brakmo & Peterson, IEEE JSAC 13(8), 1995.
- * Registered as "ccf_vegas" (a host's own tcp_vegas module keeps "vegas").
  * Deviations forced by BPF: the module parameters alpha, beta, gamma are
- * global data (set before loading); get_info (inet_diag) is not available to
- * struct_ops and is left out.
+ * read-only global data set at load (CCF_PARAM); get_info (inet_diag) is not
+ * available to struct_ops and is left out.
  */
-#include "ccf_vegas.h"
+#include "ccfair_vegas.h"
 
 char _license[] SEC("license") = "GPL";
 
 /* module parameters (packets) */
-volatile int alpha = 2;
-volatile int beta = 4;
-volatile int gamma = 1;
+CCF_PARAM(int, alpha, 2);
+CCF_PARAM(int, beta, 4);
+CCF_PARAM(int, gamma, 1);
 
 static __always_inline __u32 tcp_vegas_ssthresh(struct tcp_sock *tp)
 {
@@ -76,16 +75,16 @@ void BPF_PROG(ccf_vegas_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 			/* packets this flow keeps queued */
 			diff = tp->snd_cwnd * (rtt - vegas->baseRTT) / vegas->baseRTT;
 
-			if (diff > gamma && tcp_in_slow_start(tp)) {
+			if (diff > param_gamma && tcp_in_slow_start(tp)) {
 				tp->snd_cwnd = min(tp->snd_cwnd, (__u32)target_cwnd + 1);
 				tp->snd_ssthresh = tcp_vegas_ssthresh(tp);
 			} else if (tcp_in_slow_start(tp)) {
 				tcp_slow_start(tp, acked);
 			} else {
-				if (diff > beta) {
+				if (diff > param_beta) {
 					tp->snd_cwnd = tp->snd_cwnd - 1;
 					tp->snd_ssthresh = tcp_vegas_ssthresh(tp);
-				} else if (diff < alpha) {
+				} else if (diff < param_alpha) {
 					tp->snd_cwnd = tp->snd_cwnd + 1;
 				}
 			}
@@ -126,5 +125,5 @@ struct tcp_congestion_ops ccf_vegas = {
 	.pkts_acked = (void *)ccf_vegas_pkts_acked,
 	.set_state = (void *)ccf_vegas_state,
 	.cwnd_event = (void *)ccf_vegas_cwnd_event,
-	.name = "ccf_vegas",
+	.name = CCF_NAME("vegas"),
 };

@@ -2,16 +2,16 @@
 /* YeAH-TCP as a BPF struct_ops congestion control: Linux 6.18
  * net/ipv4/tcp_yeah.c ported function by function (tcp_yeah_init,
  * tcp_yeah_cong_avoid, tcp_yeah_ssthresh) on Vegas's RTT bookkeeping
- * (ccf_vegas.h: tcp_vegas_pkts_acked, tcp_vegas_state,
+ * (ccfair_vegas.h: tcp_vegas_pkts_acked, tcp_vegas_state,
  * tcp_vegas_cwnd_event, as the module uses them; undo_cwnd is the kernel's
  * tcp_reno_undo_cwnd).
  * Algorithm: Baiocchi, Castellani, Vacirca, "YeAH-TCP: Yet Another Highspeed
- * TCP", PFLDnet 2007. Registered as "ccf_yeah".
+ * TCP", PFLDnet 2007. The module has no parameters (its constants are #defines).
  * Deviations forced by BPF: tcp_yeah_init's clamp of snd_cwnd_clamp to
  * 0xffffffff/128 is left out (the field is not writable from struct_ops; it
  * matters only above 33 M packets); no get_info.
  */
-#include "ccf_vegas.h"
+#include "ccfair_vegas.h"
 
 char _license[] SEC("license") = "GPL";
 
@@ -170,5 +170,5 @@ struct tcp_congestion_ops ccf_yeah = {
 	.set_state = (void *)ccf_yeah_state,
 	.cwnd_event = (void *)ccf_yeah_cwnd_event,
 	.pkts_acked = (void *)ccf_yeah_pkts_acked,
-	.name = "ccf_yeah",
+	.name = CCF_NAME("yeah"),
 };

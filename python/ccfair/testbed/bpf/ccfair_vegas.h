@@ -4,10 +4,10 @@
  * tcp_vegas_pkts_acked, tcp_vegas_state, tcp_vegas_cwnd_event; Linux 6.18).
  * Rewritten for BPF from the kernel source; same fields, types and order.
  */
-#ifndef CCF_VEGAS_H
-#define CCF_VEGAS_H
+#ifndef CCFAIR_VEGAS_H
+#define CCFAIR_VEGAS_H
 
-#include "ccf_tcp.h"
+#include "ccfair_tcp.h"
 
 struct vegas {
 	__u32 beg_snd_nxt;   /* right edge during last RTT */
