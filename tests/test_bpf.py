@@ -96,9 +96,10 @@ def test_cubic_beta_becomes_its_module_parameter_and_unknown_ones_are_refused():
 
 def test_choose_prefers_the_host_module_unless_asked_or_parameterized():
     port = next(iter(bpfcc.ports()))
-    assert bpfcc.choose(port, "auto", {}, {}, {port}).impl == "module"
-    assert bpfcc.choose(port, "bpf", {}, {}, {port}).impl == "bpf"
-    assert bpfcc.choose(port, "auto", {}, {}, set()).impl == "bpf"
+    resolved = ccas.resolved_params(port, {})
+    assert bpfcc.choose(port, "auto", {}, resolved, {port}).impl == "module"
+    assert bpfcc.choose(port, "bpf", {}, resolved, {port}).impl == "bpf"
+    assert bpfcc.choose(port, "auto", {}, resolved, set()).impl == "bpf"
     assert bpfcc.choose("bbr", "bpf", {}, {}, {"bbr"}).impl == "module"  # no port: the module
     with pytest.raises(ValueError, match="neither a module of this kernel"):
         bpfcc.choose("ledbat", "auto", {}, {}, {"reno"})

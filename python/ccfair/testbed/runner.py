@@ -384,7 +384,9 @@ class _Run:
         self.receive_buffer()
         for i, f in enumerate(self.flows):
             self.apply_stack(i, f)
-            if f.get("ecn") in ("classic", "scalable"):  # the kernel offers RFC 3168 ECN (tcp_ecn = 1)
+            # the kernel offers RFC 3168 ECN (tcp_ecn = 1); an ECN-based CCA (dctcp) asks for it
+            # anyway (TCP_CONG_NEEDS_ECN), the receiver's default tcp_ecn = 2 accepts it
+            if f.get("ecn") in ("classic", "scalable") or (f.get("ecn") is None and ccas.needs_ecn(f["cca"])):
                 netns.sysctls(topo.ns_snd[i], {"net.ipv4.tcp_ecn": 1})
         self.applied["flows"] = [self.readback(i) for i in range(len(self.flows))]
         bases = self.probe_base_rtts()

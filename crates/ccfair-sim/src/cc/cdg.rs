@@ -472,7 +472,7 @@ mod tests {
         round(&mut c, &mut t, &[90_000, 90_000, 90_000], 1);
         assert!(t.enter_cwr, "CWR asked for");
         assert_eq!(c.stats.backoffs, 1);
-        assert_eq!(c.ssthresh(&t), 100 * 724 >> 10);
+        assert_eq!(c.ssthresh(&t), (100 * 724) >> 10);
 
         let (mut c, mut t) = cdg();
         t.ssthresh = 10;

@@ -223,10 +223,9 @@ impl Nv {
             }
             self.allow_cwnd_growth = true;
             self.no_cong_cnt += 1;
-            if self.cwnd_growth_factor < 0 && GROWTH_RATE_NEG_RTTS > 0 && self.no_cong_cnt > GROWTH_RATE_NEG_RTTS {
-                self.cwnd_growth_factor += 1;
-                self.no_cong_cnt = 0;
-            } else if self.cwnd_growth_factor >= 0 && GROWTH_RATE_POS_RTTS > 0 && self.no_cong_cnt > GROWTH_RATE_POS_RTTS {
+            // Linux: a rate of 0 RTTs switches the step off (nv_cwnd_growth_rate_pos is 0).
+            let rate = if self.cwnd_growth_factor < 0 { GROWTH_RATE_NEG_RTTS } else { GROWTH_RATE_POS_RTTS };
+            if rate != 0 && self.no_cong_cnt > rate {
                 self.cwnd_growth_factor += 1;
                 self.no_cong_cnt = 0;
             }
@@ -291,7 +290,8 @@ impl CongestionControl for Nv {
                 if self.cwnd_growth_factor > 0 {
                     self.cwnd_growth_factor = 0;
                 }
-                if GROWTH_RATE_NEG_RTTS > 0 && self.cwnd_growth_factor > -8 {
+                // Linux also asks nv_cwnd_growth_rate_neg > 0 (it is GROWTH_RATE_NEG_RTTS = 8).
+                if self.cwnd_growth_factor > -8 {
                     self.cwnd_growth_factor -= 1;
                 }
             }
@@ -412,7 +412,7 @@ mod tests {
         n.rtt_start_seq = 0;
         ack(&mut n, &mut t, RTT_NS, 40);
         assert_eq!(t.ssthresh, 50);
-        assert_eq!(t.cwnd, 100 - ((100 - 50) * 38 >> 7));
+        assert_eq!(t.cwnd, 100 - (((100 - 50) * 38) >> 7));
         assert!(!n.allow_cwnd_growth);
         assert_eq!(n.stats.decreases, 1);
     }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
-/* CAIA Delay-Gradient (CDG) as a BPF struct_ops congestion control: Linux
- * 6.18 net/ipv4/tcp_cdg.c ported function by function (nexp_u32,
+/* CAIA Delay-Gradient (CDG) as a BPF struct_ops congestion control:
+ * Linux 6.18 net/ipv4/tcp_cdg.c ported function by function (nexp_u32,
  * tcp_cdg_hystart_update, tcp_cdg_grad, tcp_cdg_backoff,
  * tcp_cdg_cong_avoid, tcp_cdg_acked, tcp_cdg_ssthresh, tcp_cdg_cwnd_event,
  * tcp_cdg_init, tcp_cdg_release; undo_cwnd is the kernel's
@@ -46,12 +46,12 @@ char _license[] SEC("license") = "GPL";
 
 /* module parameters */
 CCF_PARAM(int, window, 8);
-CCF_PARAM(unsigned int, backoff_beta, 724); /* 0.7071 * 1024: sqrt 0.5 */
-CCF_PARAM(unsigned int, backoff_factor, 42);
-CCF_PARAM(unsigned int, hystart_detect, 3);
-CCF_PARAM(unsigned int, use_ineff, 5);
-CCF_PARAM(bool, use_shadow, true);
-CCF_PARAM(bool, use_tolerance, false);
+CCF_PARAM(u32, backoff_beta, 724); /* 0.7071 * 1024: sqrt 0.5 */
+CCF_PARAM(u32, backoff_factor, 42);
+CCF_PARAM(u32, hystart_detect, 3);
+CCF_PARAM(u32, use_ineff, 5);
+CCF_PARAM(bool, use_shadow, 1);
+CCF_PARAM(bool, use_tolerance, 0);
 
 struct cdg_minmax { /* tcp_cdg.c's struct minmax (the name is taken in vmlinux.h) */
 	union {

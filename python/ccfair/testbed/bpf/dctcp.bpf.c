@@ -13,10 +13,11 @@
  * Both ends must run it: the receiver's CE state machine
  * (dctcp_ece_ack_update) is what makes the ECE echo per packet.
  * Deviations forced by BPF: the module parameters dctcp_shift_g and
- * dctcp_alpha_on_init are read-only global data set at load (CCF_PARAM); without ECN the module switches the
- * socket to its internal "dctcp-reno" ops (Reno with the same get_info),
- * this port to the kernel's "reno" through bpf_setsockopt(TCP_CONGESTION),
- * whose tcp_reinit_congestion_control also clears ECT (the module's
+ * dctcp_alpha_on_init are read-only global data set at load (CCF_PARAM);
+ * without ECN the module switches the socket to its internal "dctcp-reno"
+ * ops (Reno with the same get_info), this port to the kernel's "reno"
+ * through bpf_setsockopt(TCP_CONGESTION), whose
+ * tcp_reinit_congestion_control also clears ECT (the module's
  * INET_ECN_dontxmit); no get_info.
  */
 #include "ccfair_tcp.h"
@@ -30,8 +31,8 @@ char _license[] SEC("license") = "GPL";
 #define TCP_CLOSE 7
 
 /* module parameters */
-CCF_PARAM(unsigned int, dctcp_shift_g, 4); /* g = 1/2^4 */
-CCF_PARAM(unsigned int, dctcp_alpha_on_init, DCTCP_MAX_ALPHA);
+CCF_PARAM(u32, dctcp_shift_g, 4); /* g = 1/2^4 */
+CCF_PARAM(u32, dctcp_alpha_on_init, 1024);
 char fallback_cc[TCP_CA_NAME_MAX] = "reno";
 
 struct dctcp {

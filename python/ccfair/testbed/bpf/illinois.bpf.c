@@ -7,7 +7,8 @@
  * Algorithm: Liu, Basar, Srikant, "TCP-Illinois: A loss- and delay-based
  * congestion control algorithm for high-speed networks", Perf. Eval. 2008.
  * Deviations forced by BPF: module parameters win_thresh and theta are
- * read-only global data set at load (CCF_PARAM); do_div becomes a 64-bit unsigned division; no get_info.
+ * read-only global data set at load (CCF_PARAM); do_div becomes a 64-bit
+ * unsigned division; no get_info.
  */
 #include "ccfair_tcp.h"
 
