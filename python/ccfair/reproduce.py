@@ -384,10 +384,8 @@ each change to a criterion is its own commit with the reason):
   study's side of zero, *not reproduced* when it lies wholly on the other
   side, *inconclusive* otherwise;
 - `value` claims compare the interval with the band published +- the
-  tolerance of the kind of number (`rules.TOLERANCES`: share 0.10, fness 0.20,
-  Jain's index 0.05, ratio 25 %, percent max(5, 50 %), dB 3, utilisation
-  0.05): inside the band *reproduced*, disjoint *not reproduced*, overlapping
-  *inconclusive*. S0's words "dominates" and "fair" are its own fness ends,
+  tolerance of the kind of number (`rules.TOLERANCES`: {tolerances}): inside
+  the band *reproduced*, disjoint *not reproduced*, overlapping *inconclusive*. S0's words "dominates" and "fair" are its own fness ends,
   1 and 0 (`rules.DOMINATES`, `rules.FAIR`);
 - `sign-change` claims (an observation that inverts between two conditions)
   need each condition's own interval on its own side of zero.
@@ -421,6 +419,15 @@ Options: `--quick`, `--seed N`, `--presets s0,s2`, `--executor
 inprocess|pool|dask`, `--scheduler ADDRESS`, `--html FILE`, `--json`,
 `--list --json`, `--digest`.
 """
+
+
+def _tolerances() -> str:
+    def one(name: str, ab: float, rel: float) -> str:
+        if ab and rel:
+            return f"{name} max({ab:g}, {rel:.0%})"
+        return f"{name} {ab:g}" if ab else f"{name} {rel:.0%}"
+
+    return ", ".join(one(k, *v) for k, v in rules.TOLERANCES.items())
 
 
 def markdown(board: dict[str, Any], extra: str = "") -> str:
@@ -462,7 +469,7 @@ def markdown(board: dict[str, Any], extra: str = "") -> str:
             note = f" ({r['note']})" if r["note"] else ""
             lines.append(f"| {_cell(r['id'])} | {_cell(r['published'])} | {_cell(r['figure'])} | **{r['verdict']}**{_cell(note)} |")
     lines += ["", extra.strip(), ""] if extra.strip() else [""]
-    lines.append(_DOC_HOW)
+    lines.append(_DOC_HOW.replace("{tolerances}", _tolerances()))
     lines += ["## Findings left out", "", "| study | finding | why |", "|---|---|---|"]
     for r in board["left_out"]:
         lines.append(f"| {r['study']} | {_cell(r['quote'])} | {_cell(r['reason'])} |")

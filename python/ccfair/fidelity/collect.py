@@ -85,22 +85,34 @@ def host_facts(summary: dict[str, Any], before: dict[str, Any]) -> dict[str, Any
 
 
 def run_one(point: Point, seed: int) -> dict[str, Any]:
-    """One testbed run of ``point`` in a child process; the record to store. Raises RuntimeError."""
-    cmd = point.command(seed)
+    """One testbed run of ``point`` in a child process; the record to store. Raises RuntimeError.
+
+    The child also writes its tables (``--out``, a temporary directory, removed after) for what the
+    summary lacks: when each flow really started (``flow_start_s``; a loaded host starts agents late).
+    """
+    import shutil
+    import tempfile
+
     raw = point.raw()
     before = {"load_before": _loadavg(), "live_testbed_runs_before": live_testbed_runs()}
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    out = Path(tempfile.mkdtemp(prefix="ccfair-fidelity-"))
+    cmd = point.command(seed) + ["--out", str(out / "run")]
     t0 = time.monotonic()
-    p = subprocess.run(
-        [sys.executable, "-m", "ccfair", *cmd[1:]],
-        capture_output=True,
-        text=True,
-        preexec_fn=_die_with_parent,
-    )
-    if p.returncode != 0:
-        tail = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
-        raise RuntimeError(tail)
-    summary = json.loads(p.stdout.strip().splitlines()[-1])
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "ccfair", *cmd[1:]],
+            capture_output=True,
+            text=True,
+            preexec_fn=_die_with_parent,
+        )
+        if p.returncode != 0:
+            tail = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
+            raise RuntimeError(tail)
+        summary = json.loads(p.stdout.strip().splitlines()[-1])
+        flow_start_s = _flow_starts(out / "run")
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
     return {
         "set": point.set_name,
         "point": point.id,
@@ -112,8 +124,16 @@ def run_one(point: Point, seed: int) -> dict[str, Any]:
         "started_utc": started,
         "wall_s": round(time.monotonic() - t0, 1),
         "host": host_facts(summary, before),
+        "flow_start_s": flow_start_s,
         "summary": summary,
     }
+
+
+def _flow_starts(run_dir: Path) -> list[float]:
+    """Each flow's measured start (connect), s after the run's time zero, from the run's flows table."""
+    import pyarrow.parquet as pq
+
+    return [float(x) for x in pq.read_table(run_dir / "flows.parquet", columns=["start_s"]).column("start_s").to_pylist()]
 
 
 @contextlib.contextmanager

@@ -11,8 +11,8 @@ Build (:func:`build`): ``bpftool btf dump`` writes the running kernel's
 ``vmlinux.h``, clang compiles each port (``-target bpf``, CO-RE) into a cache
 directory keyed by the kernel's BTF, the sources and clang's version
 (``$CCFAIR_BPF_CACHE``, default ``~/.cache/ccfair/bpf``). The README's set-up
-builds every port (``python -m ccfair.testbed.bpfcc build``); a run builds what
-is missing on demand.
+builds every port (``ccfair testbed build``); a run builds what is missing on
+demand.
 
 Load (:class:`Loaded`): libbpf (the system's ``libbpf.so.1``, through ctypes)
 opens the object with the run's kernel name written over its placeholder
@@ -42,7 +42,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,6 +90,15 @@ class BpfError(RuntimeError):
 def ports() -> dict[str, Path]:
     """CCA name -> its BPF source: one ``bpf/<cca>.bpf.c`` per port."""
     return {p.name[: -len(SUFFIX)]: p for p in sorted(SRC_DIR.glob(f"*{SUFFIX}"))}
+
+
+#: The Linux source a port follows, where it is not net/ipv4/tcp_<cca>.c.
+LINUX_SOURCES = {"reno": "net/ipv4/tcp_cong.c"}
+
+
+def linux_source(cca: str) -> str:
+    """The Linux file the port of ``cca`` follows."""
+    return LINUX_SOURCES.get(cca, f"net/ipv4/tcp_{cca}.c")
 
 
 def _bool(v: Any) -> int:
@@ -161,7 +169,7 @@ def module_params(cca: str, given: dict[str, Any], resolved: dict[str, Any]) -> 
     for f in given:
         if f not in used:
             raise ValueError(
-                f"{f}: Linux's tcp_{cca}.c has no module parameter for it, so the testbed cannot set it "
+                f"{f}: Linux's {linux_source(cca).rsplit('/', 1)[-1]} has no module parameter for it, so the testbed cannot set it "
                 f"(module parameters ccfair maps: {', '.join(sorted(used)) or 'none'})"
             )
     return out
@@ -519,22 +527,3 @@ def registered_of_dead_runs(live: Any) -> list[str]:
         if m and m.group(1) not in live:
             out.append(n)
     return out
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m ccfair.testbed.bpfcc build``: compile every port (set-up)."""
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] != ["build"]:
-        sys.stderr.write("usage: python -m ccfair.testbed.bpfcc build\n")
-        return 2
-    missing = unavailable(load=False)
-    if missing:
-        sys.stderr.write(f"note: BPF ports not built: {missing}\n")
-        return 0
-    built = build(say=lambda line: sys.stderr.write(line + "\n"))
-    sys.stderr.write(f"BPF ports ready: {len(built)} in {build_dir()}\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -92,6 +92,18 @@ def kernel_ccas() -> list[str]:
     return bpfcc.offered()
 
 
+def check_cca_choices(spec: Spec) -> None:
+    """The per-flow CCA choice without loading anything (``ccfair check --backend testbed``):
+    a CCA neither the kernel nor a port has, or parameters its implementation cannot take,
+    is a :class:`TestbedUnavailable` naming the flow's cca."""
+    modules = bpfcc.host_modules()
+    for group, _, f in spec.expand_flows():
+        try:
+            bpfcc.choose(str(f.cca), spec.testbed.cca_impl, dict(f.cca.params), f.cca.resolved(), modules)
+        except ValueError as e:
+            raise TestbedUnavailable(str(e), field=f"flows.{group}.cca") from None
+
+
 def plan_ccas(spec: Spec) -> list[bpfcc.Choice]:
     """Per flow (expanded), how the testbed runs its CCA: the host's module or the BPF port
     (:func:`ccfair.testbed.bpfcc.choose`, ``testbed.cca_impl``). Raises
@@ -109,7 +121,7 @@ def plan_ccas(spec: Spec) -> list[bpfcc.Choice]:
             missing = bpfcc.unavailable()
             if missing:
                 raise TestbedUnavailable(
-                    f"{choice.cca!r} is not a module of this kernel, and its BPF port (Linux's tcp_{choice.cca}.c) "
+                    f"{choice.cca!r} is not a module of this kernel, and its BPF port (Linux's {bpfcc.linux_source(choice.cca)}) "
                     f"cannot run here: missing {missing}",
                     field=field,
                 )

@@ -16,6 +16,10 @@
  *                          `param_<n>`, default v; the loader sets it before the program is
  *                          loaded (the verifier then sees a constant).
  *
+ * Each port's private state (icsk_ca_priv, at most ICSK_CA_PRIV_SIZE = 104 bytes) is its
+ * module's struct with a ccf_ prefix (struct ccf_bictcp for tcp_cubic.c's struct bictcp):
+ * vmlinux.h already defines the structs of the modules built into the running kernel.
+ *
  * BPF restrictions every port lives with: no floating point (the modules have none either),
  * no signed division (clang 14 emits none for BPF: divide magnitudes), bounded loops, writes
  * to tcp_sock only to snd_cwnd, snd_cwnd_cnt, snd_ssthresh, ecn_flags and the private area
@@ -88,6 +92,16 @@ static __always_inline void *inet_csk_ca(const struct sock *sk) { return (void *
 
 static __always_inline u32 tcp_snd_cwnd(const struct tcp_sock *tp) { return tp->snd_cwnd; }
 static __always_inline void tcp_snd_cwnd_set(struct tcp_sock *tp, u32 val) { tp->snd_cwnd = val; }
+
+/* include/uapi/linux/tcp.h: the ca states as bits */
+#define TCPF_CA_Open (1 << TCP_CA_Open)
+#define TCPF_CA_Disorder (1 << TCP_CA_Disorder)
+#define TCPF_CA_CWR (1 << TCP_CA_CWR)
+#define TCPF_CA_Recovery (1 << TCP_CA_Recovery)
+#define TCPF_CA_Loss (1 << TCP_CA_Loss)
+
+/* is s2 <= s1 <= s3 ? */
+static __always_inline bool between(u32 seq1, u32 seq2, u32 seq3) { return seq3 - seq2 >= seq1 - seq2; }
 
 static __always_inline bool before(u32 seq1, u32 seq2) { return (s32)(seq1 - seq2) < 0; }
 #define after(seq2, seq1) before(seq1, seq2)
