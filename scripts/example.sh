@@ -8,4 +8,5 @@ cd "$(dirname "$0")/.."
 ensure_venv
 "$VENV/bin/python" -m pip install -q --disable-pip-version-check .
 install_bottleneck
+install_bpf_ports
 "$VENV/bin/ccfair" run examples/s0-cubic-vs-bbr.toml --out results/s0-base "$@"

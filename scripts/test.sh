@@ -29,4 +29,5 @@ cargo fmt --all --check
 cargo clippy --workspace --all-targets -- -D warnings
 cargo test --release -p ccfair-sim -p ccfair-bottleneck
 install_bottleneck   # the testbed's userspace bottleneck, into .venv/bin
+install_bpf_ports    # the testbed's BPF congestion controls (apt: clang, libbpf-dev, bpftool), built into the cache
 "$VENV/bin/python" -m pytest -q

@@ -213,7 +213,8 @@ class Result:
         """Write every table as Parquet plus summary/spec/run_config JSON into ``directory``.
 
         Deterministic: the same spec and seed give byte-identical files
-        (except ``summary.json``, which records the wall time).
+        (except ``summary.json``, which records the wall time, and ``versions.json``:
+        ccfair's version and git commit, Python's and the libraries', ccfair.provenance.versions).
         """
         import pyarrow as pa  # imported here: only needed when writing
         import pyarrow.parquet as pq
@@ -226,6 +227,9 @@ class Result:
         _write_json(out / "summary.json", self.summary)
         _write_json(out / "spec.json", self.spec.model_dump(mode="json"))
         _write_json(out / "run_config.json", self.config)
+        from ccfair.provenance import versions
+
+        _write_json(out / "versions.json", versions())
         return out
 
     @classmethod

@@ -36,6 +36,7 @@ import difflib
 import hashlib
 import itertools
 import json
+import math
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ from pydantic import BaseModel
 
 from ccfair import profiles
 from ccfair.errors import SpecError
+from ccfair.provenance import versions
 from ccfair.spec import Spec, _default_names
 from ccfair.spec_input import apply_overrides, expand_shorthand, load_toml
 
@@ -515,6 +517,28 @@ def _check_resources(config: dict[str, Any], spec: Spec, point: dict[str, Any], 
         raise _point_error(e, point, order) from None
 
 
+#: Most runs one sweep may have: its grid is planned (every point validated, every run's
+#: configuration kept) before the first run; split a larger study into several sweeps.
+MAX_SWEEP_RUNS = 100_000
+
+
+def check_size(axes: list[Axis], reps: int, flip: bool) -> None:
+    """Refuse a sweep of more than :data:`MAX_SWEEP_RUNS` runs, computed from the axes' lengths
+    before anything is planned, naming the setting that makes it too large."""
+    total = math.prod(len(a.values) for a in axes) * reps * (2 if flip else 1)
+    if total <= MAX_SWEEP_RUNS:
+        return
+    sizes = " x ".join([f"{len(a.values)} ({a.name})" for a in axes] + [f"{reps} repetition(s)"] + (["2 orders"] if flip else []))
+    biggest = max(axes, key=lambda a: len(a.values), default=None)
+    if reps * 2 > total or biggest is None:  # the repetitions are most of it
+        field = "sweep.repetitions"
+    elif len(biggest.values) > MAX_SWEEP_RUNS:
+        field = f"sweep.{biggest.name}"
+    else:
+        field = "sweep"
+    raise SpecError(field, f"{sizes} = {total:.3g} runs; at most {MAX_SWEEP_RUNS} per sweep (split it into several sweeps)")
+
+
 def plan_sweep(data: dict[str, Any], name: str | None = None, backend: str = "sim") -> SweepPlan:
     """Validate and expand a raw sweep file (a dict with a ``sweep`` table) into a :class:`SweepPlan`.
 
@@ -542,6 +566,7 @@ def plan_sweep(data: dict[str, Any], name: str | None = None, backend: str = "si
     axes = _axes_from(sweep, base)
     if flip and len(base.get("flows") or []) < 2:
         raise SpecError("sweep.flip_order", "needs at least two [[flows]] entries to exchange")
+    check_size(axes, reps, flip)
 
     orders = ORDERS if flip else ORDERS[:1]
     # Validate every grid point (and flipped variant) once; repetitions only change the seed.
@@ -673,30 +698,6 @@ class SweepOutcome:
     #: CPU time of the worker tasks, and the part of it spent in the simulator.
     worker_cpu_s: float = 0.0
     sim_cpu_s: float = 0.0
-
-
-def versions() -> dict[str, str]:
-    """Versions of ccfair, its simulator and the libraries that shape the stored results
-    (read from the installed packages' metadata: importing pandas here would delay the sweep's start)."""
-    import platform
-    import sys
-    from importlib import metadata
-
-    import ccfair
-
-    out = {
-        "ccfair": ccfair.__version__,
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        **{lib: metadata.version(lib) for lib in ("numpy", "pandas", "pyarrow")},
-    }
-    try:
-        from ccfair import _core
-
-        out["ccfair._core"] = str(getattr(_core, "__version__", "?"))
-    except ImportError:
-        out["ccfair._core"] = "not built"
-    return out
 
 
 def _write_text_atomic(path: Path, text: str) -> None:
