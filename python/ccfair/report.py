@@ -314,8 +314,9 @@ def build_report(directory: str | Path) -> str:
     # --- per-point summary
     if len(runs):
         page.add("<h2>Summary per grid point</h2>")
-        keys = axis_names + (["order"] if runs["order"].nunique() > 1 else [])
+        keys = axis_names + (["order"] if runs["order"].nunique() > 1 else []) + (["backend"] if "backend" in runs.columns else [])
         page.add(_table(_summary(runs, keys), left=tuple(keys)))
+        _testbed_spread(page, runs, [k for k in keys if k != "backend"])
 
     # --- failed runs
     if failed:
@@ -377,6 +378,36 @@ def _summary(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
             if m in ("jfi", "fness", "maxmin_share_min"):
                 out[f"{m} std"] = g[m].std()
     return out.reset_index()
+
+
+def _testbed_spread(page: _Page, runs: pd.DataFrame, keys: list[str]) -> None:
+    """Testbed runs (``ccfair sweep --backend testbed`` or ``both``): per grid point and kernel,
+    the spread of fness and JFI over the repetitions, the hosts that ran them and the quality
+    gate's verdicts (docs/testbed.md, "Campaigns")."""
+    if "kernel" not in runs.columns:
+        return
+    tb = runs[runs["kernel"].notna()]
+    if not len(tb):
+        return
+    by = [*keys, "kernel"]
+    g = tb.groupby(by, sort=False, dropna=False)
+    out = g.size().rename("runs").to_frame()
+    for m in ("fness", "jfi"):
+        if tb[m].notna().any():
+            out[f"{m} mean"] = g[m].mean()
+            out[f"{m} std"] = g[m].std()
+            out[f"{m} min"] = g[m].min()
+            out[f"{m} max"] = g[m].max()
+    out["over limits"] = g["quality"].agg(lambda q: int((q != "ok").sum()))
+    out["late p99 max (us)"] = g["late_p99_us"].max()
+    out["hosts"] = g["host"].agg(lambda h: ", ".join(sorted(set(map(str, h)))))
+    page.add("<h2>Testbed: the kernel's spread per grid point</h2>")
+    page.add(
+        '<p class="note">Testbed runs only, by grid point and kernel: fness and JFI over the repetitions '
+        "(min, max, standard deviation), runs stored over the quality gate's limits, the largest p99 "
+        "bottleneck lateness and the hosts (docs/testbed.md, Quality gate).</p>"
+    )
+    page.add(_table(out.reset_index(), left=tuple(by)))
 
 
 def _figures(page: _Page, runs: pd.DataFrame, axis_names: list[str], d: Path) -> None:
