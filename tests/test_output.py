@@ -45,6 +45,7 @@ JSON_INVOCATIONS: dict[tuple[str, ...], list[str]] = {
     ("run",): ["{file}", "--json"],
     ("compare",): ["{file}", "--json"],
     ("preset", "s1"): ["--queue", "small", "--feedback", "off", "--json"],
+    ("list", "qdiscs"): ["--json"],
 }
 #: Commands that need the testbed (root, network namespaces): skipped where it is unavailable.
 NEEDS_TESTBED = {("compare",)}
