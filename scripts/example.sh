@@ -7,5 +7,6 @@ cd "$(dirname "$0")/.."
 . scripts/venv.sh
 ensure_venv
 install_ccfair
+install_bpf_ports  # the testbed's BPF congestion controls (bpf: apt clang, libbpf-dev, bpftool when missing)
 say "running examples/s0-cubic-vs-bbr.toml on the simulator (45 s simulated, well under a second) -> results/s0-base"
 "$VENV/bin/ccfair" run examples/s0-cubic-vs-bbr.toml --out results/s0-base "$@"

@@ -31,5 +31,6 @@ say "cargo clippy (lints of every Rust target)"
 cargo clippy --workspace --all-targets -- -D warnings
 say "cargo test: the simulator's and the bottleneck's Rust tests (their own release build)"
 cargo test --release -p ccfair-sim -p ccfair-bottleneck
+install_bpf_ports    # the testbed's BPF congestion controls (apt: clang, libbpf-dev, bpftool), built into the cache
 say "pytest: the Python tests"
 "$VENV/bin/python" -m pytest -q

@@ -64,3 +64,26 @@ install_ccfair() {
   rm -f "$log"
   say "installed in $((SECONDS - t0)) s: $VENV/bin/ccfair ($("$VENV/bin/ccfair" --version)) and $VENV/bin/ccfair-bottleneck"
 }
+# The testbed's BPF ports of Linux's congestion-control modules (python/ccfair/testbed/bpf/,
+# docs/testbed.md): clang compiles them against this kernel's BTF (vmlinux.h from bpftool) and
+# libbpf's headers; libbpf loads them. Installs the Debian packages when missing (root and
+# apt-get only; it says so), then builds every port into the cache. Without them the set-up goes
+# on: testbed runs of those CCAs then exit 2 naming what is missing, and their tests skip.
+install_bpf_ports() {
+  local need=()
+  command -v clang >/dev/null 2>&1 || need+=(clang)
+  command -v bpftool >/dev/null 2>&1 || need+=(bpftool)
+  [ -e /usr/include/bpf/bpf_helpers.h ] || need+=(libbpf-dev)
+  if [ ${#need[@]} -gt 0 ]; then
+    if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+      echo "installing ${need[*]} (apt-get) for the testbed's BPF congestion controls" >&2
+      { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${need[@]}"; } >/dev/null 2>&1 \
+        || echo "note: could not install ${need[*]}; the testbed's BPF ports will not be built" >&2
+    else
+      echo "note: ${need[*]} missing (not root or no apt-get); the testbed's BPF ports will not be built" >&2
+    fi
+  fi
+  if [ -e /sys/kernel/btf/vmlinux ] && command -v clang >/dev/null 2>&1 && command -v bpftool >/dev/null 2>&1; then
+    "$VENV/bin/ccfair" testbed build || echo "note: building the BPF ports failed (see above)" >&2
+  fi
+}

@@ -52,6 +52,9 @@ testbed_app = typer.Typer(help="Manage the testbed backend (network namespaces; 
 app.add_typer(testbed_app, name="testbed")
 
 app.add_typer(_preset_app, name="preset")
+from ccfair.fidelity.cli import app as _fidelity_app  # noqa: E402
+
+app.add_typer(_fidelity_app, name="fidelity")
 
 
 #: Whether :func:`main` paused the garbage collector for start-up (the ``ccfair`` process only).
@@ -364,6 +367,10 @@ def check(
         raise SpecError("--backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
     spec = load_spec(file, with_max_memory(set_, max_memory), seed)
     profiles.check_backend(spec, backend)
+    if backend == "testbed":
+        from ccfair.testbed.runner import check_cca_choices
+
+        check_cca_choices(spec)  # each flow's CCA: the host's module or a BPF port, with its parameters
     config = spec.to_run_config(seed)
     check_resources(config, spec)
     print_json(config, indent=2)
@@ -487,51 +494,96 @@ def sweep(
 
 @app.command()
 def reproduce(
-    quick: Annotated[bool, typer.Option("--quick", help="Small version of every preset (minutes on 2 cores).")] = False,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Fewer repetitions per claim (minutes on 2 cores); never the opposite verdict.")
+    ] = False,
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")] = None,
     executor: Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")] = "pool",
     scheduler: Annotated[
         Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
     ] = None,
-    html_out: Annotated[Path, typer.Option("--html", metavar="FILE", help="HTML report to write.")] = Path("reproduction.html"),
-    markdown_out: Annotated[
-        Optional[Path], typer.Option("--markdown", metavar="FILE", help="Also write the scoreboard as Markdown.")
+    seed: Annotated[int, typer.Option("--seed", help="Base seed every run's seed derives from (presets that take one).")] = 1,
+    presets: Annotated[
+        Optional[str], typer.Option("--presets", metavar="s0,s1,...", help="Run only these presets (default: all five).")
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the scoreboard as plain JSON.")] = False,
+    html_out: Annotated[
+        Optional[Path], typer.Option("--html", metavar="FILE", help="Also write the HTML report (board and the studies' figures).")
+    ] = None,
+    write_docs: Annotated[
+        bool, typer.Option("--write-docs", help="Write docs/reproduction.json and docs/reproduction.md (with the model digest).")
+    ] = False,
+    docs_dir: Annotated[Path, typer.Option("--docs-dir", metavar="DIR", help="Where --write-docs writes.")] = Path("docs"),
+    list_: Annotated[bool, typer.Option("--list", help="Print the claims registry without running anything.")] = False,
+    digest: Annotated[bool, typer.Option("--digest", help="Print the model digest (a few seconds of fixed runs) and exit.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print plain JSON (the board, or with --list the registry).")] = False,
 ) -> None:
-    """Run every study preset (S0-S4) and score every published claim: reproduced / not reproduced / not applicable."""
+    """Run every study preset (S0-S4), measure every claim and judge it: reproduced / not reproduced / inconclusive."""
     from rich.table import Table
 
     from ccfair import reproduce as rp
     from ccfair.executors import EXECUTORS
 
+    if digest:
+        from ccfair.model_digest import digest as model_digest
+
+        print(model_digest())
+        return
+    if list_:
+        listing = rp.list_json()
+        if json_out:
+            print_json(listing)
+            return
+        table = Table(
+            title=f"{listing['count']} claims: " + ", ".join(f"{k} {v}" for k, v in listing["per_study"].items()), title_justify="left"
+        )
+        for col in ("claim", "backend", "where", "rule"):
+            table.add_column(col, overflow="fold")
+        for c in listing["claims"]:
+            table.add_row(c["id"], c["backend"], c["where"], c["rule"]["text"])
+        print_table(table)
+        return
     if executor not in EXECUTORS:
         raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
     if jobs is not None and jobs < 1:
         raise SpecError("--jobs", f"must be >= 1, got {jobs}")
     if scheduler and executor != "dask":
         raise SpecError("--scheduler", "only used with --executor dask")
+    chosen = rp.PRESETS
+    if presets is not None:
+        chosen = tuple(p.strip() for p in presets.split(",") if p.strip())
+        bad = [p for p in chosen if p not in rp.PRESETS]
+        if bad or not chosen:
+            raise SpecError("--presets", f"unknown preset {bad[0] if bad else presets!r}; allowed: {', '.join(rp.PRESETS)}")
+    if write_docs and (quick or seed != 1):
+        raise SpecError("--write-docs", "writes the full board only: drop --quick and --seed")
 
     def progress(done: int, total: int) -> None:
-        if not json_out and (done == total or done % 10 == 0):
+        if not json_out and (done == total or done % 100 == 0):
             stderr_console().print(f"runs {done}/{total}")
 
-    rep = rp.reproduce(quick=quick, executor=executor, jobs=jobs, scheduler=scheduler, progress=progress)
-    path = rp.write_html(rep, html_out)
-    if markdown_out:
-        markdown_out.write_text(rp.markdown(rep) + "\n", encoding="utf-8")
+    rep = rp.reproduce(quick=quick, executor=executor, jobs=jobs, scheduler=scheduler, presets=chosen, progress=progress, seed=seed)
+    if html_out:
+        rp.write_html(rep, html_out)
+    if write_docs:
+        from ccfair.model_digest import digest as model_digest
+
+        jp, mp = rp.write_docs(rep, docs_dir, model_digest())
+        stderr_console().print(f"wrote {jp} and {mp}")
+    board = rp.board_json(rep)
     if json_out:
-        print_json(rp.claim_json(rep))
+        print_json(board)
         return
-    table = Table(
-        title=f"ccfair reproduce{' --quick' if quick else ''}: {rep['runs']} runs, wall {rep['wall_s']:.0f} s", title_justify="left"
-    )
-    for col in ("claim", "published", "ccfair", "verdict"):
+    table = Table(title=f"{board['command']}: {board['runs']} runs, wall {board['wall_s']:.0f} s", title_justify="left")
+    for col in ("claim", "rule", "estimate [95 %]", "verdict"):
         table.add_column(col, overflow="fold")
-    for r in rp.scoreboard_rows(rep["outcomes"]):
-        table.add_row(r["id"], r["published"], r["ccfair"] + (f" ({r['note']})" if r["note"] else ""), r["verdict"])
+    for r in board["claims"]:
+        iv = r["interval"]
+        fig = "-" if r["estimate"] is None else f"{r['estimate']:.3g} [{iv[0]:.3g}, {iv[1]:.3g}] ({r['runs']})"
+        table.add_row(r["id"], r["rule"], fig, r["verdict"] + (f" ({r['note']})" if r["note"] and r["verdict"] != "reproduced" else ""))
+    for r in board["legacy"]:
+        table.add_row(r["id"], r["published"], r["figure"], r["verdict"] + " (previous scoreboard)")
     print_table(table)
-    stderr_console().print(", ".join(f"{k}: {v}" for k, v in sorted(rp.counts(rep["outcomes"]).items())) + f"; report: {path}")
+    stderr_console().print(", ".join(f"{k}: {v}" for k, v in sorted(board["counts"].items())))
 
 
 @app.command()
@@ -651,6 +703,22 @@ def testbed_clean() -> None:
     live = netns.live_owners()
     alone = f"; left {len(live)} live run(s) alone: " + ", ".join(f"{r} (PID {p})" for r, p in sorted(live.items())) if live else ""
     sys.stdout.write(f"{len(removed)} leftover(s) removed{alone}\n")  # plain lines (never wrapped), for scripts
+    for name in netns.leftover_bpf():
+        sys.stdout.write(f"note: BPF congestion control {name} of a dead run is still registered (a process still holds its link)\n")
+
+
+@testbed_app.command("build")
+def testbed_build() -> None:
+    """Build ccfair's BPF ports of Linux's congestion-control modules for this kernel (clang,
+    bpftool, libbpf headers); runs also build missing ones on demand. Exit 2 naming what is missing."""
+    from ccfair.errors import SpecError
+    from ccfair.testbed import bpfcc
+
+    missing = bpfcc.unavailable(load=False)
+    if missing:
+        raise SpecError("backend", f"cannot build the BPF ports: missing {missing}")
+    built = bpfcc.build(say=lambda line: sys.stderr.write(line + "\n"))
+    sys.stdout.write(f"{len(built)} BPF ports ready in {bpfcc.build_dir()}: {', '.join(built)}\n")
 
 
 def print_listing(title: str, rows: list[dict[str, Any]], name_header: str) -> None:
@@ -682,17 +750,33 @@ def print_listing(title: str, rows: list[dict[str, Any]], name_header: str) -> N
 
 
 @list_app.command("ccas")
-def list_ccas() -> None:
-    """Congestion-control algorithms, their sources, aliases, variants and parameters."""
+def list_ccas(
+    as_json: Annotated[bool, typer.Option("--json", help="Print every CCA with its backends as one JSON object.")] = False,
+) -> None:
+    """Congestion-control algorithms, their sources, aliases, variants, parameters and backends
+    (simulator; testbed: the host kernel's module or ccfair's BPF port of the Linux module)."""
     from ccfair import ccas, listing
+    from ccfair.testbed import bpfcc
 
     try:
         from ccfair import _core  # noqa: F401
     except ImportError:
         stderr_console().print("note: ccfair._core is not built; listing the algorithms ccfair expects it to provide")
-    print_listing("Congestion-control algorithms (aliases under the name)", listing.cca_rows(), "Name, aliases")
+    entries = bpfcc.catalogue([(name, source, ccas.aliases_of(name), ccas.params_of(name)) for name, source in ccas.catalogue()])
+    if as_json:
+        print_json({"ccas": entries, "bpf_missing": bpfcc.unavailable()})
+        return
+    testbed = {e["name"]: {"module": "host module", "bpf": "BPF port"}.get(e["backends"]["testbed"] or "", "-") for e in entries}
+    rows = [dict(r, source=f"{r['source']}\ntestbed: {testbed.get(r['variant_of'] or r['name'], '-')}") for r in listing.cca_rows()]
+    rows += [
+        {"name": e["name"], "aliases": e["aliases"], "source": f"{e['source']}\ntestbed: BPF port", "variant_of": None, "params": []}
+        for e in entries
+        if not e["backends"]["simulator"]
+    ]
+    print_listing("Congestion-control algorithms (aliases under the name)", rows, "Name, aliases")
     print_line(f"Add '{ccas.PACING_SUFFIX}' to any name to turn pacing on (e.g. cubic{ccas.PACING_SUFFIX}).", markup=False)
     print_line('Set parameters with a table: cca = { name = "cubic", beta = 0.7 } (docs/ccas.md: ranges).', markup=False)
+    print_line("Testbed: the host kernel's module, else ccfair's BPF port of the Linux module (docs/testbed.md).", markup=False)
 
 
 @list_app.command("qdiscs")

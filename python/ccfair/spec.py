@@ -124,6 +124,9 @@ def _optional(parse: typing.Callable[[object], Any]) -> typing.Callable[[object]
 #: GRO's NAPI poll window for ``gro = true``: 50 us, the interrupt throttling of S3's
 #: Intel XL710 NICs (Linux i40e driver: I40E_ITR_20K, 20 000 interrupts/s).
 GRO_WINDOW_NS = 50_000
+#: TCP's initial window when a flow sets none (Linux TCP_INIT_CWND, RFC 6928), segments. A DCCP
+#: flow without one gets the simulator's CCID 2 default (RFC 4341 section 5, FlowConfig::init_cwnd).
+TCP_INIT_CWND_PKTS = 10
 
 
 def parse_gro(value: object) -> int:
@@ -503,6 +506,10 @@ class Testbed(_Model):
     #: "userspace": ccfair-bottleneck does delay, queue and rate; "kernel": Linux's tc tbf + child
     #: qdisc on the receiver-facing port do queue and rate, ccfair-bottleneck only the delay.
     bottleneck: Literal["userspace", "kernel"] = "userspace"
+    #: How a flow's CCA runs (ccfair.testbed.bpfcc): "auto": the host kernel's module when it
+    #: has one, else ccfair's BPF port of the Linux module; "bpf": the BPF port wherever there
+    #: is one (e.g. the BPF twins of cubic and reno, to check the ports against the built-in modules).
+    cca_impl: Literal["auto", "bpf"] = "auto"
 
 
 class Limits(_Model):
@@ -533,7 +540,9 @@ class Flow(_Model):
     mss: U32 = 1448
     rwnd: U32 = 200  # the engine's u32 (its other bounds: config.rs)
     rwnd_max: U32 | None = Field(None, ge=1)
-    init_cwnd: U32 = 10
+    #: Initial congestion window, segments; None = the transport's default (TCP: 10, Linux / RFC 6928;
+    #: DCCP CCID 2: RFC 4341's window, 3 packets at the default MSS; the simulator's FlowConfig::init_cwnd).
+    init_cwnd: U32 | None = None
     delayed_ack: Bool = True
     ecn: EcnMode = None
     count: Int = Field(1, ge=1, le=MAX_FLOWS)
@@ -918,13 +927,14 @@ class Spec(_Model):
                     "mss_bytes": f.mss,
                     "rwnd_init_pkts": f.rwnd,
                     "rwnd_max_pkts": f.rwnd_max,
-                    "init_cwnd_pkts": f.init_cwnd,
+                    # TCP's default stays explicit (10) so that run ids (sweep.run_id_of) of TCP flows stay as they were
+                    "init_cwnd_pkts": _init_cwnd_pkts(f),
                     "delayed_ack": f.delayed_ack,
                     "size_bytes": f.size,
                     "rate_cap_bps": f.rate_cap,
                     "loss": f.loss,
                     "ecn": f.ecn,
-                    "transport": f.transport or ("dccp" if f.cca == "ccid2" else "tcp"),
+                    "transport": _transport(f),
                     # only when set: run ids (sweep.run_id_of) of runs without it stay as they were
                     **({"min_rto_ns": f.min_rto} if f.min_rto is not None else {}),
                     **({"tso_max_segs": 1 if f.tso is False else f.tso} if f.tso is not None and f.tso is not True else {}),
@@ -1042,3 +1052,16 @@ def spec_error_from(exc: ValidationError) -> SpecError:
     msg = err["msg"]
     msg = msg[0].lower() + msg[1:] if msg else msg
     return SpecError(field, f"{msg}, got {got!r}")
+
+
+def _transport(f: Flow) -> str:
+    """A flow's transport: its own, else "dccp" for cca = "ccid2" and "tcp" for every other CCA."""
+    return f.transport or ("dccp" if f.cca == "ccid2" else "tcp")
+
+
+def _init_cwnd_pkts(f: Flow) -> int | None:
+    """The RunConfig's init_cwnd_pkts: the flow's own; else TCP's default, kept explicit so that TCP
+    run ids (sweep.run_id_of) stay as they were; else None, the simulator's DCCP default."""
+    if f.init_cwnd is not None or _transport(f) == "dccp":
+        return f.init_cwnd
+    return TCP_INIT_CWND_PKTS

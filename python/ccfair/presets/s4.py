@@ -37,6 +37,7 @@ ms without the NRU calibration runs.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import itertools
 import math
 import statistics
@@ -45,6 +46,8 @@ import time
 from typing import Any
 
 from ccfair.claims import Outcome, verdict
+from ccfair.claims.model import Measurement
+from ccfair.claims.s4 import GOOD_J, RTTS_14_NRU, TABLE_VII_UN, TABLE_VIII
 
 #: The TCP variants S4 pits against CCID2, and all five CCAs.
 TCPS = ("reno", "bic", "cubic", "ctcp")
@@ -55,7 +58,12 @@ RTTS_MS = (25, 50, 100, 200)
 CCAS_14 = ("reno", "bic", "cubic", "highspeed", "htcp", "hybla", "illinois", "lp", "scalable", "vegas", "veno", "westwood", "yeah", "ctcp")
 RTTS_14 = (25, 50, 75, 100, 125, 150, 175, 200)
 RTTS_14_QUICK = (25, 50, 100, 200)
+#: Runs per pair setting (S4: five); in --quick.
 SEEDS = 5
+QUICK_SEEDS = 2
+#: Single-flow runs (S4 Figures 3(a)-7(a)): RTTs and runs per CCA and RTT.
+SINGLE_RTTS_MS = (25, 200)
+SINGLE_SEEDS = 3
 #: Each flow starts within this much after its nominal time, drawn from the run's seed. The
 #: simulator is otherwise deterministic: without it S4's 5 runs (seeds 1-5) would be one run
 #: five times; on S4's testbed, scripted iperf starts and the hosts give run-to-run variation.
@@ -126,8 +134,14 @@ def lp_available() -> bool:
 
 
 def tasks(quick: bool = False, seeds: int | None = None) -> list[dict[str, Any]]:
-    """Every run of the preset as a small picklable dict (see :func:`run_task`)."""
-    n = seeds if seeds is not None else (1 if quick else SEEDS)
+    """Every run of the preset as a small picklable dict (see :func:`run_task`).
+
+    Full: the pairs with ``SEEDS`` seeds, single flows at 25 and 200 ms with
+    ``SINGLE_SEEDS``, the 14-flow run at every RTT of Table VIII and its 14
+    calibration runs at ``RTTS_14_NRU``. Quick: one seed each, the 14-flow
+    run at four RTTs, no calibration runs.
+    """
+    n = seeds if seeds is not None else (QUICK_SEEDS if quick else SEEDS)
     out: list[dict[str, Any]] = []
     for rtt in RTTS_MS:
         for s in range(1, n + 1):
@@ -136,13 +150,26 @@ def tasks(quick: bool = False, seeds: int | None = None) -> list[dict[str, Any]]
             for t in TCPS:
                 out.append({"kind": "pair", "a": "ccid2", "b": t, "rtt": rtt, "seed": s})
                 out.append({"kind": "pair", "a": t, "b": "ccid2", "rtt": rtt, "seed": s})
+    for rtt in SINGLE_RTTS_MS:
+        for s in range(1, (QUICK_SEEDS if quick else SINGLE_SEEDS) + 1):
+            for c in CCAS:
+                out.append({"kind": "single", "a": c, "rtt": rtt, "seed": s})
     if lp_available():
         for rtt in RTTS_14_QUICK if quick else RTTS_14:
             out.append({"kind": "many", "cal": None, "rtt": rtt, "seed": 1})
-            if not quick:
+            if not quick and rtt in RTTS_14_NRU:
                 for c in CCAS_14:
                     out.append({"kind": "many", "cal": c, "rtt": rtt, "seed": 1})
     return out
+
+
+def single_spec(cca: str, rtt_ms: int, seed: int, *, duration_s: int = 300) -> dict[str, Any]:
+    """One flow alone on the pair-wise dumbbell (S4 section III.A's single-flow runs), window 0 - end."""
+    d = pair_spec(cca, cca, rtt_ms, seed, duration_s=duration_s)
+    d["name"] = f"s4-single-{cca}-{rtt_ms}ms"
+    d["window"] = {"start": "0s", "end": f"{duration_s}s"}
+    d["flows"] = d["flows"][:1]
+    return d
 
 
 def run_task(task: dict[str, Any]) -> dict[str, Any]:
@@ -153,6 +180,8 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
 
     if task["kind"] == "pair":
         d = pair_spec(task["a"], task["b"], task["rtt"], task["seed"])
+    elif task["kind"] == "single":
+        d = single_spec(task["a"], task["rtt"], task["seed"])
     else:
         d = many_spec([task["cal"]] * len(CCAS_14) if task["cal"] else CCAS_14, task["rtt"], task["seed"])
     t0 = time.perf_counter()
@@ -163,8 +192,8 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
         "task": task,
         "flows": list(x.columns),
         "tput": means,
-        "j": metrics.mean_jain_over_time(res),
-        "j_means": metrics.jain(means),
+        "j": metrics.mean_jain_over_time(res) if len(means) > 1 else math.nan,
+        "j_means": metrics.jain(means) if len(means) > 1 else math.nan,
         "samples": [[float(v) for v in x[c]] for c in x.columns],
         "wall_s": time.perf_counter() - t0,
     }
@@ -309,6 +338,258 @@ def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Outcome]:
         )
     else:
         out["S4.14-flow-nru"] = Outcome("-", "not run", "needs the 14 calibration runs per RTT (full mode, not --quick)")
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Measurements of the claims (ccfair.claims.s4): per-run values, no verdicts
+# ---------------------------------------------------------------------------
+
+MBIT = 1e6
+
+
+def _seeds(results: list[dict[str, Any]], kind: str, a: str, b: str | None, rtt: int) -> dict[int, dict[str, Any]]:
+    """The runs of one setting by seed."""
+    return {
+        r["task"]["seed"]: r
+        for r in results
+        if r["task"]["kind"] == kind and r["task"]["a"] == a and r["task"].get("b") == b and r["task"]["rtt"] == rtt
+    }
+
+
+def _share1(r: dict[str, Any]) -> float:
+    return r["tput"][0] / (r["tput"][0] + r["tput"][1])
+
+
+def _flow_nru(samples: list[float], expected_bps: float) -> float:
+    """S4's flow NRU (eqs. 3-5, 10): mean over the samples of 10 log10(r(t) / Rr), dB (r(t) floored at 1 bit/s)."""
+    return statistics.fmean(10 * math.log10(max(x, 1.0) / expected_bps) for x in samples)
+
+
+def run_nru(results: list[dict[str, Any]], r: dict[str, Any]) -> tuple[float, float]:
+    """(U_1, U_2) of one pair run; Rr_n = flow n's mean throughput in the same-CCA pair of its CCA at that RTT (Table IV's role)."""
+    t = r["task"]
+    w1 = pair_tput(results, t["a"], t["a"], t["rtt"])[0]
+    w2 = pair_tput(results, t["b"], t["b"], t["rtt"])[1]
+    return _flow_nru(r["samples"][0], w1), _flow_nru(r["samples"][1], w2)
+
+
+def _per_seed(results: list[dict[str, Any]], a: str, b: str, f: Any) -> list[float]:
+    """f(runs by RTT) for every seed that has all four RTTs."""
+    by_rtt = {rtt: _seeds(results, "pair", a, b, rtt) for rtt in RTTS_MS}
+    seeds = sorted(set.intersection(*(set(v) for v in by_rtt.values())))
+    return [f({rtt: by_rtt[rtt][s] for rtt in RTTS_MS}) for s in seeds]
+
+
+def _pairs_values(results: list[dict[str, Any]], a: str, b: str, rtts: tuple[int, ...], f: Any) -> list[float]:
+    return [f(r) for rtt in rtts for _, r in sorted(_seeds(results, "pair", a, b, rtt).items())]
+
+
+def _m(values: list[float], figure: str, note: str = "", minus: list[float] | None = None) -> Measurement:
+    return Measurement(tuple(values), tuple(minus or ()), figure=figure, note=note)
+
+
+def _per_rtt(results: list[dict[str, Any]], a: str, b: str, f: Any, fmt: str = "{:.2f}") -> str:
+    return " / ".join(fmt.format(statistics.fmean(_pairs_values(results, a, b, (rtt,), f))) for rtt in RTTS_MS) + " at 25/50/100/200 ms"
+
+
+NOTES = {
+    "compound-best-utilisation": "S4 contradicts itself: its Table IV gives Compound 44 + 43 = 87 Mb/s at 200 ms "
+    "against NewReno's 38 + 56 = 94 and BIC's 34 + 60 = 94, so Compound does not have the highest total; "
+    "in ccfair Compound runs as Reno in a 1-BDP queue (docs/fidelity.md 'Compound TCP vs CCID2')",
+    "ccid2-alone-high-bdp": "model gap, cause not isolated: a lone ccfair CCID2 flow with a 1-BDP buffer keeps the "
+    "link busy at 200 ms as a Reno flow does; S4's Linux 2.6.22 CCID2 fell short at high BDP (its Table IV pair "
+    "totals 65 Mb/s at 200 ms); candidates not modelled: Linux's sequence-window limit on cwnd (RFC 4340 7.5.2, "
+    "default 100 packets) and 2.6.22's Ack Ratio handling",
+    "newreno-slightly-higher": "S4 contradicts itself: its Table VI gives CCID2 56 against NewReno 38 Mb/s at 25 ms "
+    "and 52 against 42 at 50 ms ('| NewReno | 56 | 38 | 52 | 42 | 41 | 50 | 32 | 36 |'), i.e. CCID2 higher at "
+    "the two lower RTTs",
+    "nru-tcp-above": "S4 contradicts itself for NewReno: Table VI gives CCID2 the higher throughput at 25 and 50 ms "
+    "(56 against 38, 52 against 42 Mb/s)",
+    "highspeed-below-0.8": "S4 contradicts itself: its Table V has J = 0.85 for CUBIC at 200 ms and for Compound at "
+    "50 and 200 ms, and 0.80 for BIC and CUBIC at 50 ms",
+    "ccid2-first-worse-case": "S4 contradicts itself: Table IX minus Table V averages -0.02 over the 16 settings "
+    "(NewReno lower with the TCP first at every RTT, BIC and CUBIC 0.25 lower at 200 ms), i.e. the TCP-first "
+    "runs are not the fairer case",
+    "bic-25-similar": "S4 misquotes its Table IV here ('BIC (Table IV Flow 2) is 51Mb/s' where Table IV gives BIC "
+    "flow 2 61 Mb/s at 25 ms; 51 is CCID2's flow 2); the published value uses CCID2's own numbers (40 against 43 Mb/s)",
+    "bic-100-third": "S4's text and tables differ slightly: 'DCCP/CCID2 (Table VI Flow 1) is 15Mb/s' where Table VI "
+    "gives 16 Mb/s; 'BIC (Table IV Flow 2) is 49Mb/s' where Table IV gives 63",
+    "14-flow-nru-improves": "S4 contradicts itself: its Table VII gives U_N -12.97 dB at 100 ms falling to -18.47 dB "
+    "at 200 ms (every step lower), while the text says the mean system fairness improves after 100 ms",
+    "14-flow-nru": "the NRU weights come from ccfair's own 14-flow single-CCA runs; S4 says only 'a run of 14 flows "
+    "of the same type' (which flow's position gives each weight is not stated; ccfair uses the same start position)",
+    "14-flow-j": "S4's 14-flow run is a single ns-2 run of Linux 2.6-era modules; S4: 'the actual protocol behaviour "
+    "is not important' there",
+}
+
+
+def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
+    """Per claim of ccfair.claims.s4, the quantity's value in each run (or group of runs); no verdicts."""
+    out: dict[str, Measurement] = {}
+    for c in CCAS:
+        v = _per_seed(results, c, c, lambda rs: statistics.fmean(r["j"] for r in rs.values()))
+        out[f"self-j-{c}"] = _m(v, "J " + _per_rtt(results, c, c, lambda r: r["j"]))
+        v = _per_seed(results, c, c, lambda rs: statistics.fmean(_share1(r) for r in rs.values()))
+        out[f"self-share-{c}"] = _m(v, "flow 1 share " + _per_rtt(results, c, c, _share1))
+    tot = {c: _seeds(results, "pair", c, c, 200) for c in CCAS}
+    seeds200 = sorted(set.intersection(*(set(v) for v in tot.values())))
+    v = [sum(tot["ctcp"][s]["tput"]) / MBIT - max(sum(tot[c][s]["tput"]) / MBIT for c in CCAS if c != "ctcp") for s in seeds200]
+    out["compound-best-utilisation"] = _m(
+        v,
+        "totals at 200 ms (Mbit/s): "
+        + ", ".join(f"{LABEL[c]} {statistics.fmean(sum(r['tput']) for r in tot[c].values()) / MBIT:.0f}" for c in CCAS),
+    )
+    single = {(c, rtt): _seeds(results, "single", c, None, rtt) for c in CCAS for rtt in SINGLE_RTTS_MS}
+    peaks = [max(r["samples"][0]) / MBIT for c in CCAS for r in single[(c, 25)].values()]
+    out["single-peak"] = _m(peaks, f"peak 1 s throughput at 25 ms {min(peaks):.1f}-{max(peaks):.1f} Mbit/s" if peaks else "-")
+    for t in ("bic", "cubic", "ctcp"):
+        s_t, s_r = single[(t, 200)], single[("reno", 200)]
+        v = [(s_t[s]["tput"][0] - s_r[s]["tput"][0]) / MBIT for s in sorted(set(s_t) & set(s_r))]
+        out[f"single-{t}-vs-newreno"] = _m(
+            v,
+            f"alone at 200 ms: {LABEL[t]} {_mean([r['tput'][0] for r in s_t.values()]) / MBIT:.1f}, NewReno {_mean([r['tput'][0] for r in s_r.values()]) / MBIT:.1f} Mbit/s",
+        )
+    a25, a200 = single[("ccid2", 25)], single[("ccid2", 200)]
+    v = [(a25[s]["tput"][0] - a200[s]["tput"][0]) / MBIT for s in sorted(set(a25) & set(a200))]
+    out["ccid2-alone-high-bdp"] = _m(
+        v,
+        f"CCID2 alone {_mean([r['tput'][0] for r in a25.values()]) / MBIT:.1f} Mbit/s at 25 ms, {_mean([r['tput'][0] for r in a200.values()]) / MBIT:.1f} at 200 ms",
+    )
+    for t in TCPS:
+        v = _per_seed(results, "ccid2", t, lambda rs: statistics.fmean(r["j"] for r in rs.values()))
+        out[f"ccid2-j-{t}"] = _m(v, "J " + _per_rtt(results, "ccid2", t, lambda r: r["j"]))
+        v = _per_seed(results, "ccid2", t, lambda rs: statistics.fmean(_share1(r) for r in rs.values()))
+        out[f"ccid2-share-{t}"] = _m(v, "CCID2 share " + _per_rtt(results, "ccid2", t, _share1))
+    out["ccid2-newreno-good"] = _m(
+        _pairs_values(results, "ccid2", "reno", RTTS_MS, lambda r: r["j"] - GOOD_J),
+        "J " + _per_rtt(results, "ccid2", "reno", lambda r: r["j"]),
+    )
+    out["ccid2-newreno-rtt"] = _m(
+        _per_seed(results, "ccid2", "reno", lambda rs: (_share1(rs[25]) + _share1(rs[50]) - _share1(rs[100]) - _share1(rs[200])) / 2),
+        "CCID2 share " + _per_rtt(results, "ccid2", "reno", _share1),
+    )
+
+    def tput_fig(a: str, b: str) -> str:
+        f1 = _per_rtt(results, a, b, lambda r: r["tput"][0] / MBIT, "{:.0f}")
+        return f1 + " vs " + _per_rtt(results, a, b, lambda r: r["tput"][1] / MBIT, "{:.0f}")
+
+    out["newreno-slightly-higher"] = _m(
+        _pairs_values(results, "ccid2", "reno", RTTS_MS, lambda r: (r["tput"][1] - r["tput"][0]) / MBIT),
+        "Mbit/s CCID2 " + tput_fig("ccid2", "reno"),
+        NOTES["newreno-slightly-higher"],
+    )
+    hs = ("bic", "cubic", "ctcp")
+    out["highspeed-below-0.8"] = _m(
+        [0.8 - x for t in hs for x in _pairs_values(results, "ccid2", t, (50, 100, 200), lambda r: r["j"])],
+        "; ".join(f"{LABEL[t]} J " + _per_rtt(results, "ccid2", t, lambda r: r["j"]) for t in hs),
+        NOTES["highspeed-below-0.8"],
+    )
+    out["bic-cubic-higher"] = _m(
+        [x for t in ("bic", "cubic") for x in _pairs_values(results, "ccid2", t, RTTS_MS, lambda r: (r["tput"][1] - r["tput"][0]) / MBIT)],
+        "; ".join(f"Mbit/s CCID2 vs {LABEL[t]}: " + tput_fig("ccid2", t) for t in ("bic", "cubic")),
+    )
+    out["unfair-dip-100"] = _m(
+        [x for t in hs for x in _per_seed(results, "ccid2", t, lambda rs: min(rs[50]["j"], rs[200]["j"]) - rs[100]["j"])],
+        "; ".join(f"{LABEL[t]} J " + _per_rtt(results, "ccid2", t, lambda r: r["j"]) for t in hs),
+    )
+
+    def spread(r: dict[str, Any]) -> float:
+        u1, u2 = run_nru(results, r)
+        return u2 - u1
+
+    out["nru-dip-100"] = _m(
+        [x for t in hs for x in _per_seed(results, "ccid2", t, lambda rs: spread(rs[100]) - max(spread(rs[50]), spread(rs[200])))],
+        "; ".join(f"{LABEL[t]} U_n(TCP) - U_n(CCID2) " + _per_rtt(results, "ccid2", t, spread, "{:.1f}") + " dB" for t in hs),
+    )
+    out["ccid2-recovers-200"] = _m(
+        [x for t in hs for x in _per_seed(results, "ccid2", t, lambda rs: (rs[200]["tput"][0] - rs[100]["tput"][0]) / MBIT)],
+        "; ".join(f"CCID2 vs {LABEL[t]} " + _per_rtt(results, "ccid2", t, lambda r: r["tput"][0] / MBIT, "{:.0f}") + " Mbit/s" for t in hs),
+    )
+    out["nru-tcp-above"] = _m(
+        [x for t in TCPS for x in _pairs_values(results, "ccid2", t, RTTS_MS, spread)],
+        "; ".join(f"{LABEL[t]} " + _per_rtt(results, "ccid2", t, spread, "{:+.1f}") + " dB" for t in TCPS),
+        NOTES["nru-tcp-above"],
+    )
+    out["bic-25-similar"] = _m(
+        _pairs_values(results, "ccid2", "bic", (25,), lambda r: run_nru(results, r)[0]),
+        "U_n(CCID2) against BIC " + _per_rtt(results, "ccid2", "bic", lambda r: run_nru(results, r)[0], "{:+.1f}") + " dB",
+        NOTES["bic-25-similar"],
+    )
+    ref = pair_tput(results, "ccid2", "ccid2", 100)[0]
+    out["bic-100-third"] = _m(
+        _pairs_values(results, "ccid2", "bic", (100,), lambda r: r["tput"][0] / ref),
+        f"CCID2 {pair_tput(results, 'ccid2', 'bic', 100)[0] / MBIT:.1f} Mbit/s against BIC, {ref / MBIT:.1f} against CCID2 (100 ms)",
+        NOTES["bic-100-third"],
+    )
+    for rtt in (50, 100, 200):
+        first_tcp = [x for t in ("bic", "cubic") for x in _pairs_values(results, t, "ccid2", (rtt,), lambda r: r["j"])]
+        first_ccid2 = [x for t in ("bic", "cubic") for x in _pairs_values(results, "ccid2", t, (rtt,), lambda r: r["j"])]
+        out[f"order-{rtt}"] = _m(
+            first_tcp, f"J TCP first {_mean(first_tcp):.2f}, CCID2 first {_mean(first_ccid2):.2f} (BIC, CUBIC, {rtt} ms)", minus=first_ccid2
+        )
+    out["tcp-first-dip-gone"] = _m(
+        [x for t in ("bic", "cubic") for x in _per_seed(results, t, "ccid2", lambda rs: rs[100]["j"] - rs[200]["j"])],
+        "; ".join(f"{LABEL[t]} first J " + _per_rtt(results, t, "ccid2", lambda r: r["j"]) for t in ("bic", "cubic")),
+    )
+    out["tcp-first-distinction"] = _m(
+        [
+            statistics.pstdev([pair_j(results, t, "ccid2", rtt) for t in hs])
+            - statistics.pstdev([pair_j(results, "ccid2", t, rtt) for t in hs])
+            for rtt in RTTS_MS
+        ],
+        "std of the three J, TCP first / CCID2 first: "
+        + ", ".join(
+            f"{statistics.pstdev([pair_j(results, t, 'ccid2', rtt) for t in hs]):.2f}/{statistics.pstdev([pair_j(results, 'ccid2', t, rtt) for t in hs]):.2f}"
+            for rtt in RTTS_MS
+        )
+        + " at 25/50/100/200 ms",
+    )
+    first_tcp = [x for t in TCPS for x in _pairs_values(results, t, "ccid2", RTTS_MS, lambda r: r["j"])]
+    first_ccid2 = [x for t in TCPS for x in _pairs_values(results, "ccid2", t, RTTS_MS, lambda r: r["j"])]
+    out["ccid2-first-worse-case"] = _m(
+        first_tcp,
+        f"mean J TCP first {_mean(first_tcp):.3f}, CCID2 first {_mean(first_ccid2):.3f}",
+        NOTES["ccid2-first-worse-case"],
+        minus=first_ccid2,
+    )
+    out["tcp-first-share"] = _m(
+        [x for t in ("bic", "cubic") for x in _pairs_values(results, t, "ccid2", (100, 200), _share1)],
+        "; ".join(f"{LABEL[t]} first, its share " + _per_rtt(results, t, "ccid2", _share1) for t in ("bic", "cubic")),
+    )
+    out.update(measure_many(results))
+    return {f"S4.{k}": dataclasses.replace(m, note=m.note or NOTES.get(k, "")) for k, m in out.items()}
+
+
+def measure_many(results: list[dict[str, Any]]) -> dict[str, Measurement]:
+    """The 14-flow claims (Tables VII, VIII); empty when the runs are not there (no TCP-LP in this build)."""
+    many = many_results(results)
+    if not many:
+        return {}
+    rtts = sorted(many)
+    out = {
+        "14-flow-j": _m(
+            [many[r]["j"] - TABLE_VIII[r] for r in rtts],
+            "J " + " / ".join(f"{many[r]['j']:.2f}" for r in rtts) + f" at {'/'.join(map(str, rtts))} ms",
+            NOTES["14-flow-j"],
+        ),
+        "14-flow-j-falls": _m(
+            [many[a]["j"] - many[b]["j"] for a, b in itertools.pairwise(rtts)], "J " + " / ".join(f"{many[r]['j']:.2f}" for r in rtts)
+        ),
+    }
+    cal = [r for r in rtts if "U_N" in many[r]]
+    if cal:
+        out["14-flow-nru"] = _m(
+            [many[r]["U_N"] - TABLE_VII_UN[r] for r in cal],
+            "U_N " + " / ".join(f"{many[r]['U_N']:.1f}" for r in cal) + f" dB at {'/'.join(map(str, cal))} ms",
+            NOTES["14-flow-nru"],
+        )
+    if 100 in cal and 200 in cal:
+        out["14-flow-nru-improves"] = _m(
+            [many[200]["U_n"][c] - many[100]["U_n"][c] for c in CCAS_14],
+            f"U_N {many[100]['U_N']:.1f} dB at 100 ms, {many[200]['U_N']:.1f} at 200 ms",
+            NOTES["14-flow-nru-improves"],
+        )
     return out
 
 

@@ -1,0 +1,199 @@
+"""``ccfair fidelity collect``: run every point of a set on the testbed until it has its runs.
+
+Resumable: a run is (point, seed) with seeds 1..runs; the runs already stored
+for the point's current spec are skipped. Each finished run is appended to
+``kernel/<set>.jsonl`` as one line and synced at once (points.append_run), so a
+kill -9 of the collector loses only runs that had not finished. Runs go in
+rounds (every point's seed 1, then every point's seed 2, ...) so that an
+interrupted campaign has the most points covered.
+
+One testbed run per child process, as ``ccfair run ... --backend testbed
+--json`` (the command stored with the run). The child is asked to get SIGTERM
+when the collector dies (PR_SET_PDEATHSIG): the testbed runner turns SIGTERM
+into its normal clean-up, and every testbed run first removes what dead runs
+left (docs/testbed.md, Robustness).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import datetime as _dt
+import fcntl
+import json
+import os
+import shlex
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from ccfair.errors import SpecError
+from ccfair.fidelity.points import Point, PointSet, append_run, repair_tail, runs_by_point, spec_sha
+
+#: Where live testbed runs keep their state files (one per run; docs/testbed.md).
+STATE_DIR = Path("/run/ccfair")
+
+_PR_SET_PDEATHSIG = 1
+
+
+def _die_with_parent() -> None:
+    """In the child before exec: SIGTERM when the collector exits (also on kill -9)."""
+    libc = ctypes.CDLL(None, use_errno=True)
+    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
+
+
+def pending(ps: PointSet, runs: int) -> list[tuple[Point, int]]:
+    """(point, seed) still to run, in rounds of seeds."""
+    stored, _ = runs_by_point(ps)
+    done = {(pid, r["seed"]) for pid, rs in stored.items() for r in rs}
+    return [(p, s) for s in range(1, runs + 1) for p in ps.points if (p.id, s) not in done]
+
+
+def live_testbed_runs() -> int:
+    """Testbed runs on this host right now (state files in /run/ccfair), anyone's."""
+    try:
+        return sum(1 for p in STATE_DIR.glob("*.json"))
+    except OSError:
+        return 0
+
+
+def _loadavg() -> list[float]:
+    return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+
+
+def host_facts(summary: dict[str, Any], before: dict[str, Any]) -> dict[str, Any]:
+    """Load and the bottleneck's health figures of one run."""
+    tb = summary.get("testbed", {})
+    bn = tb.get("bottleneck", {})
+    return {
+        **before,
+        "load_after": _loadavg(),
+        "load_avg_1min": tb.get("load_avg_1min"),
+        "bottleneck_late_p50_us": bn.get("late_p50_us"),
+        "bottleneck_late_p99_us": bn.get("late_p99_us"),
+        "bottleneck_late_max_ns": bn.get("late_max_ns"),
+        "bottleneck_late_mean_ns": bn.get("late_mean_ns"),
+        "bottleneck_rx_socket_drops": bn.get("rx_socket_drops"),
+        "bottleneck_tx_errors": bn.get("tx_errors"),
+    }
+
+
+def run_one(point: Point, seed: int) -> dict[str, Any]:
+    """One testbed run of ``point`` in a child process; the record to store. Raises RuntimeError.
+
+    The child also writes its tables (``--out``, a temporary directory, removed after) for what the
+    summary lacks: when each flow really started (``flow_start_s``; a loaded host starts agents late).
+    """
+    import shutil
+    import tempfile
+
+    raw = point.raw()
+    before = {"load_before": _loadavg(), "live_testbed_runs_before": live_testbed_runs()}
+    started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    out = Path(tempfile.mkdtemp(prefix="ccfair-fidelity-"))
+    cmd = point.command(seed) + ["--out", str(out / "run")]
+    t0 = time.monotonic()
+    try:
+        p = subprocess.run(
+            [sys.executable, "-m", "ccfair", *cmd[1:]],
+            capture_output=True,
+            text=True,
+            preexec_fn=_die_with_parent,
+        )
+        if p.returncode != 0:
+            tail = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
+            raise RuntimeError(tail)
+        summary = json.loads(p.stdout.strip().splitlines()[-1])
+        flow_start_s = _flow_starts(out / "run")
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+    return {
+        "set": point.set_name,
+        "point": point.id,
+        "seed": seed,
+        "spec_sha": spec_sha(raw),
+        "spec": raw,
+        "command": shlex.join(cmd),
+        "kernel": summary.get("testbed", {}).get("kernel", os.uname().release),
+        "started_utc": started,
+        "wall_s": round(time.monotonic() - t0, 1),
+        "host": host_facts(summary, before),
+        "flow_start_s": flow_start_s,
+        "summary": summary,
+    }
+
+
+def _flow_starts(run_dir: Path) -> list[float]:
+    """Each flow's measured start (connect), s after the run's time zero, from the run's flows table."""
+    import pyarrow.parquet as pq
+
+    return [float(x) for x in pq.read_table(run_dir / "flows.parquet", columns=["start_s"]).column("start_s").to_pylist()]
+
+
+@contextlib.contextmanager
+def set_lock(ps: PointSet) -> Iterator[None]:
+    """One collector per set: ``flock`` on ``kernel/.<set>.lock`` (released by the kernel when the process dies)."""
+    path = ps.kernel_path.with_name(f".{ps.name}.lock")
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            holder = os.pread(fd, 64, 0).decode(errors="replace").strip() or "another process"
+            raise SpecError("--set", f"set {ps.name!r} is being collected by {holder}; wait for it or stop it") from None
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, f"PID {os.getpid()}".encode(), 0)
+        yield
+    finally:
+        os.close(fd)
+
+
+def collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None]) -> tuple[int, int]:
+    """Run what is missing of ``ps`` (``runs`` per point, ``jobs`` at a time); (finished, failed)."""
+    with set_lock(ps):
+        return _collect(ps, runs, jobs, log)
+
+
+def _collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None]) -> tuple[int, int]:
+    repair_tail(ps.kernel_path)
+    todo = pending(ps, runs)
+    log(f"{ps.name}: {len(todo)} run(s) to do ({len(ps.points)} points x {runs} runs), {jobs} at a time -> {ps.kernel_path}")
+    lock = threading.Lock()
+    counts = {"ok": 0, "failed": 0}
+
+    def one(job: tuple[Point, int]) -> None:
+        point, seed = job
+        try:
+            rec = run_one(point, seed)
+        except (RuntimeError, ValueError) as e:
+            with lock:
+                counts["failed"] += 1
+                log(f"{point.id} seed {seed}: FAILED: {e}")
+            return
+        with lock:
+            append_run(ps.kernel_path, rec)
+            counts["ok"] += 1
+            h = rec["host"]
+            log(
+                f"[{counts['ok'] + counts['failed']}/{len(todo)}] {point.id} seed {seed}: "
+                f"B share {_share_b(rec):.3f}, load {h['load_before'][0]:.1f}, "
+                f"late p99 {h['bottleneck_late_p99_us']} us, max {(h['bottleneck_late_max_ns'] or 0) / 1e6:.1f} ms"
+            )
+
+    with ThreadPoolExecutor(max(1, jobs)) as ex:
+        list(ex.map(one, todo))
+    return counts["ok"], counts["failed"]
+
+
+def _share_b(rec: dict[str, Any]) -> float:
+    from ccfair.fidelity.points import group_shares
+    from ccfair.spec import Spec
+
+    return group_shares(Spec.from_dict(rec["spec"]), rec["summary"])[1]

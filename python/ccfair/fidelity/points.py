@@ -1,0 +1,236 @@
+"""Fidelity point sets and their stored kernel runs.
+
+A set file ``<data>/points/<set>.toml``::
+
+    description = "what the set covers"
+    base = "../../../examples/s0-cubic-vs-bbr.toml"   # experiment file, relative to this file
+    set = ["bottleneck.rate=10Mbit"]                  # overrides for every point (optional)
+    runs = 3                                          # kernel runs per point (optional, default 3)
+
+    [[points]]
+    id = "cubic/bbr 10M 50ms 8bdp"
+    set = ["flows.0.cca=cubic", "flows.1.cca=bbr", "bottleneck.buffer=8bdp"]
+
+A point is the base experiment with the set's and then the point's overrides
+applied (``ccfair run BASE --set ...`` does the same). Flow "A" is every flow of
+the first ``[[flows]]`` entry, flow "B" every flow of the second (``count``
+expanded); B's share is the sum of their shares.
+
+Kernel runs ``<data>/kernel/<set>.jsonl``: one JSON object per line and run,
+appended when the run finishes (``append_run``: one ``write`` then ``fsync``).
+A line belongs to a point while its ``spec_sha`` matches the point's spec now
+(``spec_sha``); runs of an edited point are kept in the file but not used.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ccfair.errors import SpecError
+
+#: Default data directory (relative to the working directory: the repository's root).
+DEFAULT_DATA = Path("data/fidelity")
+
+#: Keys a set file may have, and a point.
+SET_KEYS = {"description", "base", "set", "runs", "points"}
+POINT_KEYS = {"id", "set"}
+
+
+@dataclass(frozen=True)
+class Point:
+    """One point of a set: the base experiment and the overrides that make it."""
+
+    set_name: str
+    id: str
+    base: Path
+    overrides: tuple[str, ...]
+
+    def raw(self) -> dict[str, Any]:
+        """The point's experiment as a raw dict (base file + overrides), not yet validated."""
+        from ccfair.spec_input import apply_overrides, load_toml
+
+        raw = load_toml(self.base)
+        raw.setdefault("name", self.id)
+        raw.pop("sweep", None)
+        raw = apply_overrides(raw, list(self.overrides))
+        raw["name"] = self.id
+        return raw
+
+    def spec(self) -> Any:
+        """The validated :class:`ccfair.spec.Spec` of the point."""
+        from ccfair.spec import Spec
+
+        try:
+            return Spec.from_dict(self.raw())
+        except SpecError as e:
+            raise SpecError(f"{self.set_name}: point {self.id!r}: {e.field}", e.message) from None
+
+    def command(self, seed: int) -> list[str]:
+        """The ``ccfair run`` command line that runs this point on the testbed with ``seed``."""
+        args = ["ccfair", "run", _display_path(self.base), "--backend", "testbed", "--seed", str(seed)]
+        for o in self.overrides:
+            args += ["--set", o]
+        return args + ["--set", f"name={json.dumps(self.id)}", "--json"]
+
+
+@dataclass(frozen=True)
+class PointSet:
+    name: str
+    path: Path
+    description: str
+    runs: int
+    points: tuple[Point, ...]
+
+    @property
+    def kernel_path(self) -> Path:
+        return self.path.parent.parent / "kernel" / f"{self.name}.jsonl"
+
+
+def _display_path(p: Path) -> str:
+    try:
+        return str(p.resolve().relative_to(Path.cwd().resolve()))
+    except ValueError:
+        return str(p)
+
+
+def set_names(data: Path = DEFAULT_DATA) -> list[str]:
+    """Names of the sets in ``data/points`` (sorted)."""
+    d = data / "points"
+    if not d.is_dir():
+        raise SpecError("--data", f"{data}: no points/ directory (expected {d}/<set>.toml)")
+    return sorted(p.stem for p in d.glob("*.toml"))
+
+
+def load_set(name: str, data: Path = DEFAULT_DATA) -> PointSet:
+    """Read and check ``data/points/<name>.toml``; raises :class:`SpecError` naming the key."""
+    names = set_names(data)
+    if name not in names:
+        raise SpecError("--set", f"no set {name!r} in {data / 'points'}; sets: {', '.join(names) or '(none)'}")
+    path = data / "points" / f"{name}.toml"
+    from ccfair.spec_input import load_toml
+
+    doc = load_toml(path)
+    where = str(path)
+    unknown = set(doc) - SET_KEYS
+    if unknown:
+        raise SpecError(f"{where}: {sorted(unknown)[0]}", f"unknown key; allowed: {', '.join(sorted(SET_KEYS))}")
+    if not isinstance(doc.get("base"), str):
+        raise SpecError(f"{where}: base", "required: the base experiment file, relative to the set file")
+    base = (path.parent / doc["base"]).resolve()
+    if not base.is_file():
+        raise SpecError(f"{where}: base", f"{doc['base']!r} is not a file ({base})")
+    common = _overrides(doc.get("set", []), f"{where}: set")
+    runs = doc.get("runs", 3)
+    if isinstance(runs, bool) or not isinstance(runs, int) or not 1 <= runs <= 100:
+        raise SpecError(f"{where}: runs", f"must be an integer in 1..100, got {runs!r}")
+    raw_points = doc.get("points")
+    if not isinstance(raw_points, list) or not raw_points:
+        raise SpecError(f"{where}: points", "required: at least one [[points]] table")
+    points: list[Point] = []
+    seen: set[str] = set()
+    for i, p in enumerate(raw_points):
+        pw = f"{where}: points.{i}"
+        if not isinstance(p, dict):
+            raise SpecError(pw, "must be a table with id and set")
+        extra = set(p) - POINT_KEYS
+        if extra:
+            raise SpecError(f"{pw}.{sorted(extra)[0]}", f"unknown key; allowed: {', '.join(sorted(POINT_KEYS))}")
+        pid = p.get("id")
+        if not isinstance(pid, str) or not pid.strip():
+            raise SpecError(f"{pw}.id", "required: a non-empty string")
+        if pid in seen:
+            raise SpecError(f"{pw}.id", f"{pid!r} is declared twice")
+        seen.add(pid)
+        points.append(Point(name, pid, base, common + _overrides(p.get("set", []), f"{pw}.set")))
+    return PointSet(name, path, str(doc.get("description", "")), runs, tuple(points))
+
+
+def _overrides(value: Any, where: str) -> tuple[str, ...]:
+    if not isinstance(value, list) or not all(isinstance(v, str) and "=" in v for v in value):
+        raise SpecError(where, f"must be a list of 'PATH=VALUE' strings, got {value!r}")
+    return tuple(value)
+
+
+def spec_sha(raw: dict[str, Any]) -> str:
+    """A short hash of a point's raw experiment: stored with every run, so an edited point is not mixed up."""
+    return hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()[:16]
+
+
+# ----------------------------------------------------------------- the run store
+
+
+def read_runs(path: Path) -> list[dict[str, Any]]:
+    """Every complete line of a kernel-run file (a line cut by a kill is ignored)."""
+    if not path.exists():
+        return []
+    out = []
+    for line in path.read_text().splitlines():
+        if not line.strip():
+            continue
+        try:
+            out.append(json.loads(line))
+        except json.JSONDecodeError:
+            continue  # a partial line (the writer was killed mid-write); repair_tail removes it
+    return out
+
+
+def repair_tail(path: Path) -> None:
+    """Cut an unfinished last line (no newline) so the next append starts a line of its own."""
+    if not path.exists():
+        return
+    data = path.read_bytes()
+    if data and not data.endswith(b"\n"):
+        keep = data.rfind(b"\n") + 1
+        with path.open("r+b") as fh:
+            fh.truncate(keep)
+            fh.flush()
+            os.fsync(fh.fileno())
+
+
+def append_run(path: Path, record: dict[str, Any]) -> None:
+    """Append one run as one line: a single ``write`` then ``fsync`` (a kill -9 keeps every finished line)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = (json.dumps(record, sort_keys=True) + "\n").encode()
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+    try:
+        view = memoryview(data)
+        while view:
+            n = os.write(fd, view)
+            view = view[n:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def runs_by_point(ps: PointSet) -> tuple[dict[str, list[dict[str, Any]]], int]:
+    """The stored runs of each point whose spec is the point's current one, and how many lines are stale."""
+    shas = {p.id: spec_sha(p.raw()) for p in ps.points}
+    out: dict[str, list[dict[str, Any]]] = {p.id: [] for p in ps.points}
+    stale = 0
+    for r in read_runs(ps.kernel_path):
+        if shas.get(r.get("point")) == r.get("spec_sha"):
+            out[r["point"]].append(r)
+        else:
+            stale += 1
+    for runs in out.values():
+        runs.sort(key=lambda r: r["seed"])
+    return out, stale
+
+
+# ----------------------------------------------------------------- what a summary gives
+
+
+def group_shares(spec: Any, summary: dict[str, Any]) -> tuple[float, float]:
+    """(share of flow group A, share of flow group B): the flows of the first and second [[flows]] entry."""
+    groups = [i for i, _, _ in spec.expand_flows()]
+    flows = summary["flows"]
+    if len(flows) != len(groups):
+        raise ValueError(f"summary has {len(flows)} flows, the spec {len(groups)}")
+    a = sum(float(f["share"]) for g, f in zip(groups, flows) if g == 0)
+    b = sum(float(f["share"]) for g, f in zip(groups, flows) if g == 1)
+    return a, b

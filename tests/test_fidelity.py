@@ -1,0 +1,149 @@
+"""`ccfair fidelity` and its store, on stored testbed runs (tests/data/fidelity; CI never runs the testbed)."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import statistics
+from pathlib import Path
+
+import pytest
+from ccfair.cli import main
+from ccfair.fidelity import collect as collect_mod
+from ccfair.fidelity.points import append_run, load_set, read_runs, repair_tail, runs_by_point, spec_sha
+from ccfair.spec import Spec
+
+FIXTURE = Path(__file__).parent / "data" / "fidelity"
+
+
+def _json(capsys: pytest.CaptureFixture[str], argv: list[str]) -> dict:
+    assert main(argv) == 0
+    return json.loads(capsys.readouterr().out.strip().splitlines()[-1])
+
+
+def test_fidelity_json_has_the_kernel_runs_and_as_many_simulator_seeds(capsys: pytest.CaptureFixture[str]) -> None:
+    out = _json(capsys, ["fidelity", "--json", "--data", str(FIXTURE)])
+    assert [p["id"] for p in out["points"]] == ["cubic/bbr", "reno/cubic"]
+    stored = [json.loads(line) for line in (FIXTURE / "kernel" / "tiny.jsonl").read_text().splitlines()]
+    for p in out["points"]:
+        runs = sorted((r for r in stored if r["point"] == p["id"]), key=lambda r: r["seed"])
+        kernel = [r["summary"]["flows"][1]["share"] for r in runs]  # two flows: B is the second
+        assert p["kernel_runs"] == p["sim_runs"] == len(runs) == 2
+        assert p["kernel_share_b"] == pytest.approx(statistics.fmean(kernel))
+        assert p["kernel_share_b_range"] == [min(kernel), max(kernel)]
+        assert p["diff"] == pytest.approx(p["sim_share_b"] - p["kernel_share_b"])
+        assert p["kernel_utilisation"] == pytest.approx(statistics.fmean(r["summary"]["utilization"] for r in runs))
+    reno_cubic = out["points"][1]
+    assert reno_cubic["rate"] == 20_000_000 and reno_cubic["rtt"] == 0.05 and reno_cubic["buffer"] == 42
+    assert (reno_cubic["cca_a"], reno_cubic["cca_b"], reno_cubic["flows"]) == ("reno", "cubic", 2)
+    assert out["mean_abs"] == pytest.approx(statistics.fmean(abs(p["diff"]) for p in out["points"]))
+    assert out["worst_abs"] == max(abs(p["diff"]) for p in out["points"])
+
+
+def test_the_simulator_side_is_seeds_one_to_n_of_the_point(capsys: pytest.CaptureFixture[str]) -> None:
+    import ccfair
+
+    out = _json(capsys, ["fidelity", "--json", "--data", str(FIXTURE), "--set", "tiny"])
+    point = load_set("tiny", FIXTURE).points[0]
+    shares = [ccfair.run(Spec.from_dict(point.raw()), seed=s).summary["flows"][1]["share"] for s in (1, 2)]
+    assert out["points"][0]["sim_share_b_runs"] == shares
+
+
+def test_a_line_cut_by_a_kill_is_ignored_and_cut_before_the_next_append(tmp_path: Path) -> None:
+    f = tmp_path / "k.jsonl"
+    append_run(f, {"point": "x", "seed": 1})
+    with f.open("a") as fh:
+        fh.write('{"point": "x", "se')  # the writer died here
+    assert read_runs(f) == [{"point": "x", "seed": 1}]
+    repair_tail(f)
+    append_run(f, {"point": "x", "seed": 2})
+    assert read_runs(f) == [{"point": "x", "seed": 1}, {"point": "x", "seed": 2}]
+
+
+def test_collect_runs_only_what_is_missing_and_appends_a_line_per_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    data = tmp_path / "fid"
+    shutil.copytree(FIXTURE, data)
+    (data / "points" / "tiny.toml").write_text(
+        (FIXTURE / "points" / "tiny.toml").read_text().replace('base = "../../../../', f'base = "{FIXTURE.parents[2]}/')
+    )
+    ps = load_set("tiny", data)
+    assert collect_mod.pending(ps, 2) == []
+    assert [(p.id, s) for p, s in collect_mod.pending(ps, 3)] == [("cubic/bbr", 3), ("reno/cubic", 3)]
+    stored = read_runs(ps.kernel_path)
+
+    def fake_run(point, seed):  # the testbed stands in: a stored run of the point under a new seed
+        rec = dict(next(r for r in stored if r["point"] == point.id))
+        return {**rec, "seed": seed}
+
+    monkeypatch.setattr(collect_mod, "run_one", fake_run)
+    assert collect_mod.collect(ps, 3, 2, lambda line: None) == (2, 0)
+    assert len(read_runs(ps.kernel_path)) == 6
+    assert collect_mod.collect(ps, 3, 2, lambda line: None) == (0, 0)  # resumed: nothing left
+
+
+def test_runs_of_an_edited_point_are_not_used(tmp_path: Path) -> None:
+    data = tmp_path / "fid"
+    shutil.copytree(FIXTURE, data)
+    toml = data / "points" / "tiny.toml"
+    toml.write_text(
+        toml.read_text()
+        .replace('base = "../../../../', f'base = "{FIXTURE.parents[2]}/')
+        .replace('"bottleneck.rate=20Mbit"', '"bottleneck.rate=30Mbit"')
+    )
+    runs, stale = runs_by_point(load_set("tiny", data))
+    assert (len(runs["cubic/bbr"]), len(runs["reno/cubic"]), stale) == (2, 0, 2)
+    assert spec_sha({"a": 1}) != spec_sha({"a": 2})
+
+
+def test_a_bad_set_file_names_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "points").mkdir()
+    (tmp_path / "points" / "bad.toml").write_text('base = "x.toml"\nrnus = 3\n')
+    assert main(["fidelity", "--data", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "rnus" in err and "unknown key" in err and "Traceback" not in err
+    assert main(["fidelity", "--data", str(tmp_path), "--set", "nope"]) == 2
+    assert "no set 'nope'" in capsys.readouterr().err
+
+
+def test_html_has_the_heatmap_and_a_row_per_point(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    page = tmp_path / "f.html"
+    assert main(["fidelity", "--data", str(FIXTURE), "--html", str(page)]) == 0
+    text = page.read_text()
+    assert "data:image/png;base64," in text
+    assert text.count("<tr><td>tiny</td>") == 2
+    assert "2 points: mean |diff|" in capsys.readouterr().out
+
+
+def test_a_second_collector_of_the_same_set_is_refused(tmp_path: Path) -> None:
+    from ccfair.errors import SpecError
+
+    data = tmp_path / "fid"
+    shutil.copytree(FIXTURE, data)
+    (data / "points" / "tiny.toml").write_text(
+        (FIXTURE / "points" / "tiny.toml").read_text().replace('base = "../../../../', f'base = "{FIXTURE.parents[2]}/')
+    )
+    ps = load_set("tiny", data)
+    with collect_mod.set_lock(ps):
+        with pytest.raises(SpecError, match="being collected by PID"):
+            collect_mod.collect(ps, 3, 1, lambda line: None)
+
+
+def test_the_simulator_flows_start_when_the_kernel_runs_flows_really_started(tmp_path: Path) -> None:
+    import ccfair
+    from ccfair.fidelity.compare import compare
+
+    data = tmp_path / "fid"
+    shutil.copytree(FIXTURE, data)
+    (data / "points" / "tiny.toml").write_text(
+        (FIXTURE / "points" / "tiny.toml").read_text().replace('base = "../../../../', f'base = "{FIXTURE.parents[2]}/')
+    )
+    lines = [json.loads(line) for line in (data / "kernel" / "tiny.jsonl").read_text().splitlines()]
+    for r in lines:
+        r["flow_start_s"] = [0.5, 2.25]  # as a loaded host starts the agents: late
+    (data / "kernel" / "tiny.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    ps = load_set("tiny", data)
+    late = compare([ps])["points"][0]
+    as_spec = compare([ps], measured_starts=False)["points"][0]
+    spec = Spec.from_dict(ps.points[0].raw()).with_overrides(["flows.0.start=500ms", "flows.1.start=2250ms"])
+    assert late["sim_share_b_runs"] == [ccfair.run(spec, seed=s).summary["flows"][1]["share"] for s in (1, 2)]
+    assert late["sim_share_b_runs"] != as_spec["sim_share_b_runs"]
