@@ -672,7 +672,8 @@ def plot(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Result directory of one run (ccfair run --out DIR).")],
     out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Where to write the figures (default: DIR/figures).")] = None,
 ) -> None:
-    """Draw one run's figures (PNG and SVG): throughput per flow, queueing delay over time, sojourn histogram, FCT CDF."""
+    """Draw one run's figures (PNG and SVG): throughput per flow, queueing delay over time, sojourn histogram, FCT CDF;
+    with trace = true also cwnd, pacing rate and RTT per flow over time."""
     from ccfair import plots
     from ccfair.result import Result
 
@@ -687,6 +688,9 @@ def plot(
     }
     if "fct_s" in res.flows and res.flows["fct_s"].notna().any():
         figures["fct-cdf"] = plots.fct_cdf(res.flows[res.flows["fct_s"].notna()], class_col="group")
+    if res.trace is not None and len(res.trace):
+        for what in plots.TRACE_SERIES:
+            figures[what] = plots.trace_over_time(res, what)
     for name, fig in figures.items():
         for path in plots.save(fig, out / name):
             stderr_console().print(f"figure: {path}")
