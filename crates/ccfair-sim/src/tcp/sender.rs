@@ -1026,6 +1026,8 @@ impl Sender {
         let ack_sample = AckSample { pkts_acked: acc.newly_delivered, rtt_ns: ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
         self.cc.in_ack_event(&mut self.tp, ece);
         if acc.newly_delivered > 0 {
+            self.tp.sacked_out = self.sacked_out;
+            self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered);
             self.cc.pkts_acked(&mut self.tp, &ack_sample);
         }
 
@@ -1054,6 +1056,10 @@ impl Sender {
                     if newly_delivered > 0 && una_advanced {
                         self.tp.is_cwnd_limited = self.is_cwnd_limited();
                         self.cc.cong_avoid(&mut self.tp, newly_delivered);
+                        if self.tp.enter_cwr {
+                            self.tp.enter_cwr = false;
+                            self.enter_cwr_for_cca();
+                        }
                     }
                 }
             }
