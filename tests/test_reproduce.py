@@ -51,6 +51,22 @@ def test_reproduce_passes_the_seed_to_presets_that_take_one(monkeypatch):
     assert rep["seeded"] == ["s0"] and rep["results"]["s0"] == [{"x": 2.0}] * 3
 
 
+def test_against_a_board_with_the_opposite_verdict_exits_1(monkeypatch, tmp_path, capsys):
+    from ccfair.cli import main
+
+    fake = _fake_preset((0.95, 0.9, 0.92, 0.91, 0.93, 0.9))  # S0.bbr-monopolizes: reproduced
+    monkeypatch.setattr(reproduce, "_module", lambda p: fake if p == "s0" else None)
+    other = tmp_path / "board.json"
+    other.write_text(json.dumps({"claims": [{"id": "S0.bbr-monopolizes", "verdict": "not reproduced"}]}))
+    assert main(["reproduce", "--presets", "s0", "--executor", "inprocess", "--against", str(other), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["against"]["opposite"] == [{"id": "S0.bbr-monopolizes", "there": "not reproduced", "here": "reproduced"}]
+    other.write_text(json.dumps({"claims": [{"id": "S0.bbr-monopolizes", "verdict": "inconclusive"}]}))
+    assert main(["reproduce", "--presets", "s0", "--executor", "inprocess", "--against", str(other), "--json"]) == 0
+    other.write_text("not json")
+    assert main(["reproduce", "--presets", "s0", "--against", str(other)]) == 2
+
+
 def test_quick_and_full_boards_contradict_only_on_opposite_verdicts():
     a = {"claims": [{"id": "x", "verdict": "reproduced"}, {"id": "y", "verdict": "inconclusive"}]}
     b = {"claims": [{"id": "x", "verdict": "not reproduced"}, {"id": "y", "verdict": "reproduced"}]}

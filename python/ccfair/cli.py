@@ -528,6 +528,14 @@ def reproduce(
     list_: Annotated[bool, typer.Option("--list", help="Print the claims registry without running anything.")] = False,
     digest: Annotated[bool, typer.Option("--digest", help="Print the model digest (a few seconds of fixed runs) and exit.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print plain JSON (the board, or with --list the registry).")] = False,
+    against: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--against",
+            metavar="FILE",
+            help="A board JSON (docs/reproduction.json): list the claims whose verdict is the opposite here; exit 1 if any.",
+        ),
+    ] = None,
 ) -> None:
     """Run every study preset (S0-S4), measure every claim and judge it: reproduced / not reproduced / inconclusive."""
     from rich.table import Table
@@ -573,6 +581,13 @@ def reproduce(
         if not json_out and (done == total or done % 100 == 0):
             stderr_console().print(f"runs {done}/{total}")
 
+    other = None
+    if against is not None:
+        try:
+            other = json.loads(against.read_text(encoding="utf-8"))
+            other["claims"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SpecError("--against", f"not a board JSON file ({against}): {e}") from None
     rep = rp.reproduce(quick=quick, executor=executor, jobs=jobs, scheduler=scheduler, presets=chosen, progress=progress, seed=seed)
     if html_out:
         rp.write_html(rep, html_out)
@@ -582,8 +597,13 @@ def reproduce(
         jp, mp = rp.write_docs(rep, docs_dir, model_digest())
         stderr_console().print(f"wrote {jp} and {mp}")
     board = rp.board_json(rep)
+    opposite = rp.contradictions(other, board) if other is not None else []
+    if other is not None:
+        board["against"] = {"file": str(against), "opposite": [{"id": i, "there": x, "here": y} for i, x, y in opposite]}
     if json_out:
         print_json(board)
+        if opposite:
+            raise typer.Exit(1)
         return
     table = Table(title=f"{board['command']}: {board['runs']} runs, wall {board['wall_s']:.0f} s", title_justify="left")
     for col in ("claim", "rule", "estimate [95 %]", "verdict"):
@@ -594,6 +614,12 @@ def reproduce(
         table.add_row(r["id"], r["rule"], fig, r["verdict"] + (f" ({r['note']})" if r["note"] and r["verdict"] != "reproduced" else ""))
     print_table(table)
     stderr_console().print(", ".join(f"{k}: {v}" for k, v in sorted(board["counts"].items())))
+    if other is not None:
+        for i, x, y in opposite:
+            stderr_console().print(f"opposite verdict: {i}: {x} in {against}, {y} here")
+        stderr_console().print(f"{len(opposite)} opposite verdict(s) against {against}")
+        if opposite:
+            raise typer.Exit(1)
 
 
 @app.command()

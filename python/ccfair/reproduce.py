@@ -403,7 +403,10 @@ change brings a re-run of the board with it.
 
 Options: `--quick`, `--seed N`, `--presets s0,s2`, `--executor
 inprocess|pool|dask`, `--scheduler ADDRESS`, `--html FILE`, `--json`,
-`--list --json`, `--digest`.
+`--list --json`, `--digest`, `--against FILE` (list the claims whose verdict
+is the opposite of the board in FILE; exit 1 if any). The quick check:
+
+    for s in 1 2 3; do ccfair reproduce --quick --seed $s --jobs 2 --against docs/reproduction.json; done
 """
 
 
