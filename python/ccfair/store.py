@@ -193,6 +193,8 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
     first = min(range(n), key=lambda i: (cols["start_s"][i], i)) if n else None
     row: dict[str, Any] = {"run_id": run_id}
     row.update(meta["params"])
+    if "backend" in meta:  # sweeps with --backend testbed or both
+        row["backend"] = meta["backend"]
     row.update(
         {
             "repetition": int(meta["repetition"]),
@@ -215,6 +217,8 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
             "events": int(s.get("events", 0)),
         }
     )
+    # a testbed run's host facts and quality verdict (ccfair.testbed.quality, executors._testbed_run)
+    row.update(meta.get("facts") or {})
     flow_rows = []
     for pos in range(n):
         r: dict[str, Any] = {"run_id": run_id, "position": pos}
