@@ -385,10 +385,10 @@ NOTES = {
     "compound-best-utilisation": "S4 contradicts itself: its Table IV gives Compound 44 + 43 = 87 Mb/s at 200 ms "
     "against NewReno's 38 + 56 = 94 and BIC's 34 + 60 = 94, so Compound does not have the highest total; "
     "in ccfair Compound runs as Reno in a 1-BDP queue (docs/fidelity.md 'Compound TCP vs CCID2')",
-    "ccid2-alone-high-bdp": "model gap, cause not isolated: a lone ccfair CCID2 flow with a 1-BDP buffer keeps the "
-    "link busy at 200 ms as a Reno flow does; S4's Linux 2.6.22 CCID2 fell short at high BDP (its Table IV pair "
-    "totals 65 Mb/s at 200 ms); candidates not modelled: Linux's sequence-window limit on cwnd (RFC 4340 7.5.2, "
-    "default 100 packets) and 2.6.22's Ack Ratio handling",
+    "ccid2-alone-high-bdp": "ccfair's lone CCID2 flow fills the 1-BDP link at 200 ms as a lone Reno flow does, "
+    "but for its start-up; S4's Linux 2.6.22 CCID2 fell short at high BDP (its CCID2 pair totals 65 Mb/s at 200 ms, "
+    "Table IV); not modelled there: Linux's sequence-window limit on cwnd (RFC 4340 7.5.2) and 2.6.22's Ack Ratio "
+    "handling (cause not isolated)",
     "newreno-slightly-higher": "S4 contradicts itself: its Table VI gives CCID2 56 against NewReno 38 Mb/s at 25 ms "
     "and 52 against 42 at 50 ms ('| NewReno | 56 | 38 | 52 | 42 | 41 | 50 | 32 | 36 |'), i.e. CCID2 higher at "
     "the two lower RTTs",
