@@ -143,3 +143,13 @@ def test_a_worker_task_returns_the_runs_it_did_not_start_after_its_time_budget(m
     assert [o["n"] for o in outs] == [1] * len(plan.tasks)
     assert [len(o["rest"]) for o in outs] == list(range(len(plan.tasks) - 1, -1, -1))
     assert sorted(r for o in outs for r in o["run_ids"]) == sorted(t.run_id for t in plan.tasks)
+
+
+def test_the_docs_state_the_quality_gates_limits_as_declared(root):
+    """The limits are declared once (ccfair.testbed.quality); docs/testbed.md states the same values."""
+    from ccfair.testbed import quality
+
+    text = (root / "docs" / "testbed.md").read_text()
+    assert f"`LATE_P99_MAX_FRAMES = {quality.LATE_P99_MAX_FRAMES}`" in text
+    assert f"<= {quality.LOAD_PER_CPU_MAX:g} (`LOAD_PER_CPU_MAX`)" in text
+    assert f"up to {quality.MAX_ATTEMPTS} attempts in all (`MAX_ATTEMPTS`" in text
