@@ -126,3 +126,24 @@ def test_a_second_collector_of_the_same_set_is_refused(tmp_path: Path) -> None:
     with collect_mod.set_lock(ps):
         with pytest.raises(SpecError, match="being collected by PID"):
             collect_mod.collect(ps, 3, 1, lambda line: None)
+
+
+def test_the_simulator_flows_start_when_the_kernel_runs_flows_really_started(tmp_path: Path) -> None:
+    import ccfair
+    from ccfair.fidelity.compare import compare
+
+    data = tmp_path / "fid"
+    shutil.copytree(FIXTURE, data)
+    (data / "points" / "tiny.toml").write_text(
+        (FIXTURE / "points" / "tiny.toml").read_text().replace('base = "../../../../', f'base = "{FIXTURE.parents[2]}/')
+    )
+    lines = [json.loads(line) for line in (data / "kernel" / "tiny.jsonl").read_text().splitlines()]
+    for r in lines:
+        r["flow_start_s"] = [0.5, 2.25]  # as a loaded host starts the agents: late
+    (data / "kernel" / "tiny.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    ps = load_set("tiny", data)
+    late = compare([ps])["points"][0]
+    as_spec = compare([ps], measured_starts=False)["points"][0]
+    spec = Spec.from_dict(ps.points[0].raw()).with_overrides(["flows.0.start=500ms", "flows.1.start=2250ms"])
+    assert late["sim_share_b_runs"] == [ccfair.run(spec, seed=s).summary["flows"][1]["share"] for s in (1, 2)]
+    assert late["sim_share_b_runs"] != as_spec["sim_share_b_runs"]

@@ -45,6 +45,9 @@ JSON_INVOCATIONS: dict[tuple[str, ...], list[str]] = {
     ("run",): ["{file}", "--json"],
     ("compare",): ["{file}", "--json"],
     ("preset", "s1"): ["--queue", "small", "--feedback", "off", "--json"],
+    ("list", "ccas"): ["--json"],
+    ("list", "qdiscs"): ["--json"],
+    ("fidelity",): ["--json", "--data", str(Path(__file__).parent / "data" / "fidelity")],
 }
 #: Commands that need the testbed (root, network namespaces): skipped where it is unavailable.
 NEEDS_TESTBED = {("compare",)}

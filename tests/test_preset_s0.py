@@ -131,3 +131,9 @@ def test_cli_bad_input_exit_2(argv: list[str]) -> None:
     r = subprocess.run([sys.executable, "-m", "ccfair", "preset", "s0", *argv], capture_output=True, text=True, timeout=60, check=False)
     assert r.returncode == 2, r.stderr
     assert "Traceback" not in r.stderr
+
+
+def test_notes_name_s0_claims() -> None:
+    from ccfair.claims import by_study
+
+    assert set(s0.NOTES) <= {c.id for c in by_study("S0")}

@@ -1,4 +1,4 @@
-"""'The same study with BBRv3' (issue 15 item 4): the BBRv3 column of presets s0 and s2.
+"""'The same study with BBRv3': the BBRv3 column of presets s0 and s2.
 
 The column is ccfair's addition; the checks are that its runs really ran cca bbr3 (as the
 simulator recorded each flow's CCA), that they are the study's runs with only BBR(v1)

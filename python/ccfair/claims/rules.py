@@ -190,7 +190,7 @@ def describe(rule: Rule) -> str:
         a, b = ("> 0", "< 0") if rule.sign > 0 else ("< 0", "> 0")
         return f"first condition's 95 % interval {a}, second's {b}"
     lo, hi = band(rule)
-    return f"95 % interval within {rule.published:g} +- {(hi - lo) / 2:g} ({rule.scale})"
+    return f"95 % interval within {rule.published:.4g} +- {(hi - lo) / 2:.3g} ({rule.scale})"
 
 
 def _side(lo: float, hi: float, sign: int) -> str:

@@ -45,6 +45,11 @@ _CP = (
     "the initial window or 'BBR', so the CPs' other tuning, their servers and their 5-10 ms of path beyond the "
     "bottleneck are not modelled"
 )
+_SAME_BBR = (
+    "on the simulator an HTTP download is the server's TCP download, so cp-bbr is the lab BBR sender (BBRv1, Linux "
+    "defaults); this claim runs the lab experiment on its own runs (seeds) and differs from it only where the CP's "
+    "unknown tuning would"
+)
 _JITTER = "each run's start times vary by up to 20 ms (seeded), standing in for the testbed's natural run-to-run variation"
 _T2 = (
     "Table II's column headers are lost in the study text; the columns are read as BBR@2BDP, BBR@0.5BDP, "
@@ -53,6 +58,10 @@ _T2 = (
 )
 _T2_MEAN = (
     "published: the mean of Table II's column over AkamaiA, AkamaiE and the mean of Cloudflare and Google (one cp-bbr stand-in for both)"
+)
+_TB_CUBIC = (
+    "CUBIC vs CUBIC runs: bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl (no start jitter) and "
+    "bench/data/s0-testbed-extra-2026-11-29.jsonl (the preset's experiment), pooled; 10-20 runs, not 60"
 )
 _TB = (
     "stored runs of ccfair's testbed (real Linux TCP in network namespaces, userspace bottleneck; "
@@ -155,7 +164,10 @@ CLAIMS: tuple[Claim, ...] = (
         "lab CUBIC vs cp-bbr: fness oriented towards the CP per run, both orders, mean",
         _setup("lab CUBIC vs CP-like BBR (Cloudflare, Google)", "0.5 BDP"),
         DOMINATES,
-        (_CP,),
+        (
+            _CP,
+            _SAME_BBR,
+        ),
     ),
     _c(
         "S0.cubic-vs-akamaia-small",
@@ -182,7 +194,10 @@ CLAIMS: tuple[Claim, ...] = (
         "lab CUBIC vs cp-bbr: fness oriented towards the CP at 2 BDP minus at 0.5 BDP (both orders)",
         _setup("lab CUBIC vs CP-like BBR", "2 BDP against 0.5 BDP"),
         Rule("direction", sign=-1),
-        (_CP,),
+        (
+            _CP,
+            _SAME_BBR,
+        ),
     ),
     _c(
         "S0.cubic-vs-bbr-cps-large-order",
@@ -191,7 +206,10 @@ CLAIMS: tuple[Claim, ...] = (
         "lab CUBIC vs cp-bbr: the CP's fness (oriented towards it) when the CP starts first minus when CUBIC starts first",
         _setup("lab CUBIC vs CP-like BBR", "2 BDP"),
         Rule("direction", sign=+1),
-        (_CP,),
+        (
+            _CP,
+            _SAME_BBR,
+        ),
     ),
     _c(
         "S0.cubic-vs-akamai-large",
@@ -219,7 +237,10 @@ CLAIMS: tuple[Claim, ...] = (
         "lab BBR vs cp-bbr: fness oriented towards the CP per run, both orders, mean",
         _setup("lab BBR vs CP-like Google (BBR)", "0.5 BDP"),
         DOMINATES,
-        (_CP,),
+        (
+            _CP,
+            _SAME_BBR,
+        ),
     ),
     _c(
         "S0.bbr-vs-akamai-large",
@@ -246,7 +267,10 @@ CLAIMS: tuple[Claim, ...] = (
         "lab BBR vs cp-bbr, the CP starting first: |fness| per run, mean",
         _setup("lab BBR vs CP-like Cloudflare (BBR), CP first", "2 BDP"),
         FAIR,
-        (_CP,),
+        (
+            _CP,
+            _SAME_BBR,
+        ),
     ),
     # ---------------------------------------------------------------- IV-A, Table II (testbed flow first)
     _c(
@@ -532,9 +556,9 @@ CLAIMS: tuple[Claim, ...] = (
         "III-E, Fig. 2",
         _Q_SELF,
         "CUBIC vs CUBIC: |fness| per run, mean",
-        "lab CUBIC vs lab CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; S0's timing; 10 runs",
+        "lab CUBIC vs lab CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; S0's timing",
         FAIR,
-        ("bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl: no start jitter, 10 runs (not 60)",),
+        (_TB_CUBIC,),
         backend="testbed",
     ),
     _c(
@@ -564,10 +588,7 @@ CLAIMS: tuple[Claim, ...] = (
         "BBR vs BBR minus CUBIC vs CUBIC: fness oriented towards the first flow per run, difference of the two stds",
         "lab BBR vs BBR and lab CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
         Rule("direction", sign=+1),
-        (
-            "BBR runs from bench/data/s0-testbed-extra-2026-11-29.jsonl (with start jitter), CUBIC runs from "
-            "bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl (without)",
-        ),
+        ("BBR runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
         backend="testbed",
     ),
     _c(
@@ -577,10 +598,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mean |fness| of CUBIC vs paced CUBIC minus mean |fness| of CUBIC vs CUBIC",
         "lab CUBIC vs paced CUBIC (both orders) and CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
         Rule("direction", sign=+1),
-        (
-            "paced runs from bench/data/s0-testbed-extra-2026-11-29.jsonl (with start jitter), CUBIC runs from "
-            "bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl (without)",
-        ),
+        ("paced runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
         backend="testbed",
     ),
     _c(
@@ -590,10 +608,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mean |fness| of paced CUBIC vs paced CUBIC minus mean |fness| of CUBIC vs CUBIC",
         "lab paced CUBIC vs paced CUBIC and CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
         Rule("direction", sign=+1),
-        (
-            "paced runs from bench/data/s0-testbed-extra-2026-11-29.jsonl (with start jitter), CUBIC runs from "
-            "bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl (without)",
-        ),
+        ("paced runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
         backend="testbed",
     ),
 )

@@ -35,6 +35,10 @@ def fidelity(
     html: Annotated[Optional[Path], typer.Option("--html", metavar="FILE", help="Write a page with the heatmap and the table.")] = None,
     png: Annotated[Optional[Path], typer.Option("--png", metavar="FILE", help="Write the heatmap as a PNG.")] = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, max=64, help="Simulator processes.")] = 1,
+    spec_starts: Annotated[
+        bool,
+        typer.Option("--spec-starts", help="Start the simulator's flows as the spec says, not when the kernel run's flows really started."),
+    ] = False,
     data: DataOption = Path("data/fidelity"),
 ) -> None:
     """Recompute the simulator at every stored point (as many seeds as the kernel has runs) and compare."""
@@ -43,7 +47,7 @@ def fidelity(
     from ccfair.fidelity import compare as cmp
     from ccfair.output import print_json, print_table
 
-    result = cmp.compare(cmp.load_sets(set_, data), jobs)
+    result = cmp.compare(cmp.load_sets(set_, data), jobs, measured_starts=not spec_starts)
     if html is not None:
         html.write_text(cmp.html_page(result))
     if png is not None:

@@ -7,25 +7,22 @@ kill -9 of the collector loses only runs that had not finished. Runs go in
 rounds (every point's seed 1, then every point's seed 2, ...) so that an
 interrupted campaign has the most points covered.
 
-One testbed run per child process, as ``ccfair run ... --backend testbed
---json`` (the command stored with the run). The child is asked to get SIGTERM
-when the collector dies (PR_SET_PDEATHSIG): the testbed runner turns SIGTERM
-into its normal clean-up, and every testbed run first removes what dead runs
-left (docs/testbed.md, Robustness).
+One testbed run per child process, through :func:`ccfair.testbed.child.run`, the
+function every testbed campaign uses (``ccfair sweep --backend testbed`` too); the
+equivalent ``ccfair run ... --backend testbed --json`` command is stored with the run.
+The child gets SIGTERM when the collector dies (PR_SET_PDEATHSIG): the testbed runner
+turns SIGTERM into its normal clean-up, and every testbed run first removes what dead
+runs left (docs/testbed.md, Robustness).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import datetime as _dt
 import fcntl
 import json
 import os
 import shlex
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,14 +35,6 @@ from ccfair.fidelity.points import Point, PointSet, append_run, repair_tail, run
 
 #: Where live testbed runs keep their state files (one per run; docs/testbed.md).
 STATE_DIR = Path("/run/ccfair")
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the collector exits (also on kill -9)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def pending(ps: PointSet, runs: int) -> list[tuple[Point, int]]:
@@ -85,22 +74,24 @@ def host_facts(summary: dict[str, Any], before: dict[str, Any]) -> dict[str, Any
 
 
 def run_one(point: Point, seed: int) -> dict[str, Any]:
-    """One testbed run of ``point`` in a child process; the record to store. Raises RuntimeError."""
-    cmd = point.command(seed)
+    """One testbed run of ``point`` in a child process (:func:`ccfair.testbed.child.run`); the
+    record to store. Raises RuntimeError. The record also has what the summary lacks: when each
+    flow really started (``flow_start_s``, from the flows table; a loaded host starts agents late).
+    """
+    from ccfair.errors import SimulationError
+    from ccfair.testbed import child
+
     raw = point.raw()
     before = {"load_before": _loadavg(), "live_testbed_runs_before": live_testbed_runs()}
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+    cmd = point.command(seed)
     t0 = time.monotonic()
-    p = subprocess.run(
-        [sys.executable, "-m", "ccfair", *cmd[1:]],
-        capture_output=True,
-        text=True,
-        preexec_fn=_die_with_parent,
-    )
-    if p.returncode != 0:
-        tail = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
-        raise RuntimeError(tail)
-    summary = json.loads(p.stdout.strip().splitlines()[-1])
+    try:
+        result = child.run(raw, seed)
+    except (SpecError, SimulationError) as e:
+        raise RuntimeError(str(e)) from None
+    summary = json.loads(json.dumps(result.summary))
+    flow_start_s = [float(x) for x in result.flows["start_s"]]
     return {
         "set": point.set_name,
         "point": point.id,
@@ -112,6 +103,7 @@ def run_one(point: Point, seed: int) -> dict[str, Any]:
         "started_utc": started,
         "wall_s": round(time.monotonic() - t0, 1),
         "host": host_facts(summary, before),
+        "flow_start_s": flow_start_s,
         "summary": summary,
     }
 

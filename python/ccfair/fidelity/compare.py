@@ -22,11 +22,22 @@ from ccfair.fidelity.points import Point, PointSet, group_shares, load_set, runs
 SPREAD_FACTOR = 2.0
 
 
-def _sim_one(raw: dict[str, Any], seed: int) -> dict[str, Any]:
-    from ccfair.api import run
+def _sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None = None) -> dict[str, Any]:
+    """The simulator's summary of the point with ``seed``; with ``starts_s``, each flow starts when the
+    kernel run's flow really started (its measured connect time, no further start jitter)."""
+    from ccfair.api import simulate
+    from ccfair.result import Result
     from ccfair.spec import Spec
 
-    return run(Spec.from_dict(raw), seed=seed).summary  # type: ignore[no-any-return]
+    spec = Spec.from_dict(raw)
+    config = spec.to_run_config(seed)
+    if starts_s is not None:
+        if len(starts_s) != len(config["flows"]):
+            raise ValueError(f"{len(starts_s)} measured starts for {len(config['flows'])} flows")
+        for fc, t in zip(config["flows"], starts_s):
+            fc["start_ns"] = max(0, round(t * 1e9))
+            fc["start_jitter_ns"] = 0
+    return Result.from_raw(spec, config, simulate(config, spec)).summary
 
 
 def _side(spec: Any, summaries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -68,19 +79,23 @@ def describe(point: Point) -> dict[str, Any]:
     }
 
 
-def compare(sets: list[PointSet], jobs: int = 1) -> dict[str, Any]:
-    """The comparison as the JSON output of ``ccfair fidelity --json``."""
+def compare(sets: list[PointSet], jobs: int = 1, measured_starts: bool = True) -> dict[str, Any]:
+    """The comparison as the JSON output of ``ccfair fidelity --json``.
+
+    Simulator run i uses kernel run i's seed; with ``measured_starts`` (default) and a kernel run that
+    recorded its flows' real start times (``flow_start_s``), the simulator's flows start then too.
+    """
     todo: list[tuple[Point, list[dict[str, Any]]]] = []
     stale = {}
     for ps in sets:
         runs, stale[ps.name] = runs_by_point(ps)
         todo += [(p, runs[p.id]) for p in ps.points if runs[p.id]]
-    jobs_list = [(p.raw(), seed) for p, kr in todo for seed in range(1, len(kr) + 1)]
+    jobs_list = [(p.raw(), r["seed"], r.get("flow_start_s") if measured_starts else None) for p, kr in todo for r in kr]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as ex:
             sims = list(ex.map(_sim_one, *zip(*jobs_list))) if jobs_list else []
     else:
-        sims = [_sim_one(raw, seed) for raw, seed in jobs_list]
+        sims = [_sim_one(*job) for job in jobs_list]
     points = []
     k = 0
     for p, kr in todo:

@@ -31,7 +31,7 @@ section IV on CP traffic) are S0's entries of the claims registry
 (ccfair.claims), each with the criterion fixed before measuring; every one is printed with ccfair's figure and a verdict,
 reproduced or not.
 
-"The same study with BBRv3" (issue 15; ccfair's addition, S0 had no BBRv3):
+"The same study with BBRv3" (ccfair's addition, S0 had no BBRv3):
 every run with a lab BBR(v1) flow has a twin with that flow on ``bbr3``
 (:func:`bbr3_twin`; same setting, order, repetition and seed). The twins are
 printed as an extra column beside each BBR pair and reported apart in
@@ -62,6 +62,7 @@ from ccfair import profiles
 from ccfair import scalar_metrics as metrics  # not ccfair.metrics: `ccfair preset s0 --help` loads no pandas
 from ccfair.claims.model import Measurement
 from ccfair.errors import SpecError
+from ccfair.progress import LINE_EVERY_S
 from ccfair.sweep import ORDERS, derive_seed, flip_flows
 from ccfair.units import parse_rate
 
@@ -609,8 +610,60 @@ def figures(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     return out
 
 
+_TB_2BDP = (
+    "ccfair's testbed agrees with the simulator, not with S0: real Linux BBRv1 vs CUBIC at 2 BDP "
+    "(bench/data/realism-testbed-2026-11-25.jsonl, 5-10 runs per order) gives a mean fness towards BBR of 0.40 "
+    "when BBR starts first and 0.55 when CUBIC does, and a mean queue of 65 packets"
+)
+_IW_ONLY = (
+    "setup detail the study does not give: the Akamai stand-ins differ from a lab CUBIC flow only in the initial "
+    "window, which matters in the first round trips, long before the 10-45 s window; S0 itself suspects more "
+    "differences ('Akamai uses different configuration parameters')"
+)
+_SAME_SENDER = (
+    "setup detail the study does not give: the cp-bbr stand-in is the same BBRv1 sender as the lab flow, so the pair "
+    "is BBR against BBR; what makes the CP win (its tuning) is not known"
+)
+
 #: Why a claim is not reproduced, where the mechanism is known (shown on the board beside the verdict).
-NOTES: dict[str, str] = {}
+NOTES: dict[str, str] = {
+    "S0.self-fair-bbr": (
+        "model and testbed agree against S0: two BBRv1 flows in a 0.5 BDP buffer keep a first-flow advantage (the "
+        "testbed twin S0.self-fair-bbr.testbed shows it too)"
+    ),
+    "S0.self-fair-bbr.testbed": "the testbed disagrees with the study too: the BBR flow that starts first keeps more in every run",
+    "S0.pacing-vs-paced": (
+        "model gap or setup: in the simulator a paced CUBIC pair is fairer than an unpaced one; the testbed twin "
+        "S0.pacing-vs-paced.testbed is inconclusive, while on the testbed one paced flow against an unpaced one "
+        "is less fair (S0.pacing-vs-cubic.testbed reproduced), as S0 says"
+    ),
+    "S0.cubic-vs-akamaia-small": _IW_ONLY,
+    "S0.cubic-vs-akamai-large": _IW_ONLY,
+    "S0.cubic-vs-bbr-cps-large-order": (
+        "S0 does not say which order favours the CP; read as the first flow's advantage, the simulator shows the "
+        "opposite (the BBR flow gains when it starts second); " + _TB_2BDP
+    ),
+    "S0.bbr-vs-google-small": _SAME_SENDER,
+    "S0.cp-google-first-small": _SAME_SENDER + "; the first BBR flow keeps an advantage, short of domination",
+    "S0.bbr-vs-akamai-large": "the CUBIC-like CPs keep part of the link against BBR at 2 BDP; " + _TB_2BDP,
+    "S0.bbr-vs-akamai-large-order": "the simulated BBR flow gains when it starts second, not first; " + _TB_2BDP,
+    "S0.cp-bbr-dominates-akamai-large": "BBR does not dominate CUBIC-like flows at 2 BDP; " + _TB_2BDP,
+    "S0.t2-qsize-bbr-2bdp": (
+        "the queue follows the competing CUBIC-like flow, which keeps its share at 2 BDP (S0.bbr-vs-akamai-large); " + _TB_2BDP
+    ),
+    "S0.t2-retrans-bbr-2bdp": "retransmission counts depend on the CPs' loss recovery and tuning, which S0 does not give",
+    "S0.t2-retrans-cubic-2bdp": "retransmission counts depend on the CPs' loss recovery and tuning, which S0 does not give",
+    "S0.t2-retrans-cubic-05bdp": "retransmission counts depend on the CPs' loss recovery and tuning, which S0 does not give",
+    "S0.codel-akamaie-first": (
+        "under CoDel the simulated BBRv1 takes about 90 % from a CUBIC-like flow in either order "
+        "(S0.codel-mixed-unfair), so AkamaiE cannot dominate it; S0's AkamaiE differs in ways S0 does not give"
+    ),
+    "S0.codel-intra": "in the simulator two BBR flows are already fair in a 2 BDP drop-tail buffer, so CoDel cannot improve them",
+    "S0.fq-codel-akamaie-slight": (
+        "under FQ-CoDel the simulated AkamaiE gets slightly less than its peers, within 0.04 of equal; S0's slight "
+        "advantage depends on its stack"
+    ),
+}
 
 
 # --------------------------------------------------------------------------
@@ -851,14 +904,21 @@ def main(argv: list[str] | None = None) -> int:
     buffers = _floats(a.buffers, "--buffers")
     points = grid(scenarios, rates, rtts, buffers, qdiscs, reps)
     t0 = time.perf_counter()
-    done = [0]
+    twins = [t for t in map(bbr3_twin, points) if t is not None] if a.bbr3 else []
+    total = len(points) + len(twins)  # the BBRv3 twins are runs too: the count ends at the total
+    done, last_line = [0], [-LINE_EVERY_S]
 
     def progress(n: int) -> None:
-        done[0] += n
-        if not a.json and sys.stderr.isatty():
-            sys.stderr.write(f"\r{done[0]}/{len(points)} runs")
+        done[0] = min(total, done[0] + n)
+        if a.json:
+            return
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\r{done[0]}/{total} runs")
+        elif time.perf_counter() - last_line[0] >= LINE_EVERY_S or done[0] == total:  # a log: a line now and then
+            last_line[0] = time.perf_counter()
+            sys.stderr.write(f"{done[0]}/{total} runs, {time.perf_counter() - t0:.0f} s\n")
+            sys.stderr.flush()
 
-    twins = [t for t in map(bbr3_twin, points) if t is not None] if a.bbr3 else []
     rows = run_grid(points, a.seed, a.backend, a.jobs, progress)
     rows3 = run_grid(twins, a.seed, a.backend, a.jobs, progress) if twins else []
     wall = time.perf_counter() - t0

@@ -11,8 +11,8 @@ Build (:func:`build`): ``bpftool btf dump`` writes the running kernel's
 ``vmlinux.h``, clang compiles each port (``-target bpf``, CO-RE) into a cache
 directory keyed by the kernel's BTF, the sources and clang's version
 (``$CCFAIR_BPF_CACHE``, default ``~/.cache/ccfair/bpf``). The README's set-up
-builds every port (``python -m ccfair.testbed.bpfcc build``); a run builds what
-is missing on demand.
+builds every port (``ccfair testbed build``); a run builds what is missing on
+demand.
 
 Load (:class:`Loaded`): libbpf (the system's ``libbpf.so.1``, through ctypes)
 opens the object with the run's kernel name written over its placeholder
@@ -42,7 +42,6 @@ import os
 import re
 import shutil
 import subprocess
-import sys
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -93,6 +92,15 @@ def ports() -> dict[str, Path]:
     return {p.name[: -len(SUFFIX)]: p for p in sorted(SRC_DIR.glob(f"*{SUFFIX}"))}
 
 
+#: The Linux source a port follows, where it is not net/ipv4/tcp_<cca>.c.
+LINUX_SOURCES = {"reno": "net/ipv4/tcp_cong.c"}
+
+
+def linux_source(cca: str) -> str:
+    """The Linux file the port of ``cca`` follows."""
+    return LINUX_SOURCES.get(cca, f"net/ipv4/tcp_{cca}.c")
+
+
 def _bool(v: Any) -> int:
     return 1 if v else 0
 
@@ -124,6 +132,30 @@ PARAMS: dict[str, dict[str, Callable[[dict[str, Any]], int]]] = {
         "use_bandwidth_switch": lambda p: _bool(p["use_bandwidth_switch"]),
     },
     "hybla": {"rtt0": lambda p: int(p["rtt0_ns"]) // 1_000_000},
+    "vegas": {
+        "alpha": lambda p: int(p["alpha_pkts"]),
+        "beta": lambda p: int(p["beta_pkts"]),
+        "gamma": lambda p: int(p["gamma_pkts"]),
+    },
+    "illinois": {
+        "win_thresh": lambda p: int(p["win_thresh_pkts"]),
+        "theta": lambda p: int(p["theta"]),
+    },
+    "dctcp": {"dctcp_shift_g": lambda p: int(p["shift_g"])},
+    "nv": {
+        "nv_pad": lambda p: int(p["pad_pkts"]),
+        "nv_reset_period": lambda p: int(p["reset_period_ns"]) // 1_000_000_000,
+        "nv_min_cwnd": lambda p: int(p["min_cwnd_pkts"]),
+    },
+    "cdg": {
+        "window": lambda p: int(p["window"]),
+        "backoff_beta": lambda p: int(p["backoff_beta"]),
+        "backoff_factor": lambda p: int(p["backoff_factor"]),
+        "hystart_detect": lambda p: int(p["hystart_detect"]),
+        "use_ineff": lambda p: int(p["use_ineff"]),
+        "use_shadow": lambda p: _bool(p["use_shadow"]),
+        "use_tolerance": lambda p: _bool(p["use_tolerance"]),
+    },
 }
 
 
@@ -137,7 +169,7 @@ def module_params(cca: str, given: dict[str, Any], resolved: dict[str, Any]) -> 
     for f in given:
         if f not in used:
             raise ValueError(
-                f"{f}: Linux's tcp_{cca}.c has no module parameter for it, so the testbed cannot set it "
+                f"{f}: Linux's {linux_source(cca).rsplit('/', 1)[-1]} has no module parameter for it, so the testbed cannot set it "
                 f"(module parameters ccfair maps: {', '.join(sorted(used)) or 'none'})"
             )
     return out
@@ -495,22 +527,3 @@ def registered_of_dead_runs(live: Any) -> list[str]:
         if m and m.group(1) not in live:
             out.append(n)
     return out
-
-
-def main(argv: list[str] | None = None) -> int:
-    """``python -m ccfair.testbed.bpfcc build``: compile every port (set-up)."""
-    args = sys.argv[1:] if argv is None else argv
-    if args[:1] != ["build"]:
-        sys.stderr.write("usage: python -m ccfair.testbed.bpfcc build\n")
-        return 2
-    missing = unavailable(load=False)
-    if missing:
-        sys.stderr.write(f"note: BPF ports not built: {missing}\n")
-        return 0
-    built = build(say=lambda line: sys.stderr.write(line + "\n"))
-    sys.stderr.write(f"BPF ports ready: {len(built)} in {build_dir()}\n")
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -46,7 +46,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ccfair import profiles
+from ccfair import ccas, profiles
 from ccfair.errors import SimulationError, SpecError
 from ccfair.spec import Spec
 from ccfair.testbed import agent, bpfcc, httpagent, netns, tc
@@ -92,6 +92,18 @@ def kernel_ccas() -> list[str]:
     return bpfcc.offered()
 
 
+def check_cca_choices(spec: Spec) -> None:
+    """The per-flow CCA choice without loading anything (``ccfair check --backend testbed``):
+    a CCA neither the kernel nor a port has, or parameters its implementation cannot take,
+    is a :class:`TestbedUnavailable` naming the flow's cca."""
+    modules = bpfcc.host_modules()
+    for group, _, f in spec.expand_flows():
+        try:
+            bpfcc.choose(str(f.cca), spec.testbed.cca_impl, dict(f.cca.params), f.cca.resolved(), modules)
+        except ValueError as e:
+            raise TestbedUnavailable(str(e), field=f"flows.{group}.cca") from None
+
+
 def plan_ccas(spec: Spec) -> list[bpfcc.Choice]:
     """Per flow (expanded), how the testbed runs its CCA: the host's module or the BPF port
     (:func:`ccfair.testbed.bpfcc.choose`, ``testbed.cca_impl``). Raises
@@ -109,7 +121,7 @@ def plan_ccas(spec: Spec) -> list[bpfcc.Choice]:
             missing = bpfcc.unavailable()
             if missing:
                 raise TestbedUnavailable(
-                    f"{choice.cca!r} is not a module of this kernel, and its BPF port (Linux's tcp_{choice.cca}.c) "
+                    f"{choice.cca!r} is not a module of this kernel, and its BPF port (Linux's {bpfcc.linux_source(choice.cca)}) "
                     f"cannot run here: missing {missing}",
                     field=field,
                 )
@@ -384,7 +396,9 @@ class _Run:
         self.receive_buffer()
         for i, f in enumerate(self.flows):
             self.apply_stack(i, f)
-            if f.get("ecn") in ("classic", "scalable"):  # the kernel offers RFC 3168 ECN (tcp_ecn = 1)
+            # the kernel offers RFC 3168 ECN (tcp_ecn = 1); an ECN-based CCA (dctcp) asks for it
+            # anyway (TCP_CONG_NEEDS_ECN), the receiver's default tcp_ecn = 2 accepts it
+            if f.get("ecn") in ("classic", "scalable") or (f.get("ecn") is None and ccas.needs_ecn(f["cca"])):
                 netns.sysctls(topo.ns_snd[i], {"net.ipv4.tcp_ecn": 1})
         self.applied["flows"] = [self.readback(i) for i in range(len(self.flows))]
         bases = self.probe_base_rtts()
@@ -409,6 +423,8 @@ class _Run:
                     ",".join(str(BASE_PORT + i) for i in bulk),
                     "--rcvbuf",
                     ",".join(str(rcvbufs[i]) for i in bulk),
+                    "--ccas",
+                    ",".join(self.receiver_cca(i) for i in bulk),
                     "--t0",
                     str(t0),
                     "--bin",
@@ -549,6 +565,12 @@ class _Run:
                 except bpfcc.BpfError as e:
                     raise TestbedError(f"flows.{i}.cca: {e}") from None
             self.kernel_cca[i] = names[key]
+
+    def receiver_cca(self, i: int) -> str:
+        """The CCA of flow ``i``'s receiving socket: the flow's own for an ECN-based CCA (DCTCP's
+        receiver echoes CE per packet: tcp_dctcp.h ``dctcp_ece_ack_update``), else "" (the
+        receiver namespace's default)."""
+        return self.kernel_cca[i] if ccas.needs_ecn(self.flows[i]["cca"]) else ""
 
     def cca_report(self) -> list[dict[str, Any]]:
         """Per flow: how its CCA ran (testbed.ccas in the summary)."""

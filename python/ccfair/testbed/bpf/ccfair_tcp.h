@@ -16,6 +16,10 @@
  *                          `param_<n>`, default v; the loader sets it before the program is
  *                          loaded (the verifier then sees a constant).
  *
+ * Each port's private state (icsk_ca_priv, at most ICSK_CA_PRIV_SIZE = 104 bytes) is its
+ * module's struct with a ccf_ prefix (struct ccf_bictcp for tcp_cubic.c's struct bictcp):
+ * vmlinux.h already defines the structs of the modules built into the running kernel.
+ *
  * BPF restrictions every port lives with: no floating point (the modules have none either),
  * no signed division (clang 14 emits none for BPF: divide magnitudes), bounded loops, writes
  * to tcp_sock only to snd_cwnd, snd_cwnd_cnt, snd_ssthresh, ecn_flags and the private area
@@ -89,6 +93,16 @@ static __always_inline void *inet_csk_ca(const struct sock *sk) { return (void *
 static __always_inline u32 tcp_snd_cwnd(const struct tcp_sock *tp) { return tp->snd_cwnd; }
 static __always_inline void tcp_snd_cwnd_set(struct tcp_sock *tp, u32 val) { tp->snd_cwnd = val; }
 
+/* include/uapi/linux/tcp.h: the ca states as bits */
+#define TCPF_CA_Open (1 << TCP_CA_Open)
+#define TCPF_CA_Disorder (1 << TCP_CA_Disorder)
+#define TCPF_CA_CWR (1 << TCP_CA_CWR)
+#define TCPF_CA_Recovery (1 << TCP_CA_Recovery)
+#define TCPF_CA_Loss (1 << TCP_CA_Loss)
+
+/* is s2 <= s1 <= s3 ? */
+static __always_inline bool between(u32 seq1, u32 seq2, u32 seq3) { return seq3 - seq2 >= seq1 - seq2; }
+
 static __always_inline bool before(u32 seq1, u32 seq2) { return (s32)(seq1 - seq2) < 0; }
 #define after(seq2, seq1) before(seq1, seq2)
 
@@ -142,6 +156,35 @@ static __always_inline int fls64(u64 x)
 	if (!(x & 0xc000000000000000ULL)) { x <<= 2; n -= 2; }
 	if (!(x & 0x8000000000000000ULL)) { n -= 1; }
 	return n;
+}
+
+/* include/linux/minmax.h min_not_zero */
+#define min_not_zero(x, y) ({ typeof(x) __x = (x); typeof(y) __y = (y); __x == 0 ? __y : ((__y == 0) ? __x : min(__x, __y)); })
+
+/* icsk_ca_state, a bitfield of inet_connection_sock */
+static __always_inline u8 inet_csk_ca_state(const struct sock *sk)
+{
+	return BPF_CORE_READ_BITFIELD(inet_csk(sk), icsk_ca_state);
+}
+
+/* include/net/tcp.h tcp_current_ssthresh */
+static __always_inline u32 tcp_current_ssthresh(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	if ((1 << inet_csk_ca_state(sk)) & ((1 << TCP_CA_CWR) | (1 << TCP_CA_Recovery)))
+		return tp->snd_ssthresh;
+	return max(tp->snd_ssthresh, ((tcp_snd_cwnd(tp) >> 1) + (tcp_snd_cwnd(tp) >> 2)));
+}
+
+/* C's signed division (truncation toward zero) through unsigned division of the magnitudes */
+static __always_inline s32 sdiv32(s32 a, s32 b)
+{
+	u32 ua = a < 0 ? -(u32)a : (u32)a;
+	u32 ub = b < 0 ? -(u32)b : (u32)b;
+	u32 q = ua / ub;
+
+	return (a < 0) != (b < 0) ? -(s32)q : (s32)q;
 }
 
 /* Kernel functions a BPF congestion control may call (net/ipv4/bpf_tcp_ca.c, kfunc set). */

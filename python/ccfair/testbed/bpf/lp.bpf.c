@@ -25,16 +25,16 @@ char _license[] SEC("license") = "GPL";
 #define LP_WITHIN_THR (1U << 3)
 #define LP_WITHIN_INF (1U << 4)
 
-struct lp {
+struct ccf_lp {
 	u32 flag, sowd, owd_min, owd_max, owd_max_rsv, remote_hz, remote_ref_time, local_ref_time, last_drop, inference;
 };
 
-static __always_inline struct lp *ca(struct sock *sk) { return (struct lp *)inet_csk_ca(sk); }
+static __always_inline struct ccf_lp *ca(struct sock *sk) { return (struct ccf_lp *)inet_csk_ca(sk); }
 
 SEC("struct_ops/lp_init")
 void BPF_PROG(lp_init, struct sock *sk)
 {
-	struct lp *lp = ca(sk);
+	struct ccf_lp *lp = ca(sk);
 	lp->flag = 0; lp->sowd = 0; lp->owd_min = 0xffffffff; lp->owd_max = 0; lp->owd_max_rsv = 0;
 	lp->remote_hz = 0; lp->remote_ref_time = 0; lp->local_ref_time = 0; lp->last_drop = 0; lp->inference = 0;
 }
@@ -52,7 +52,7 @@ void BPF_PROG(lp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		tcp_reno_cong_avoid(sk, ack, acked);
 }
 
-static __always_inline u32 remote_hz_estimator(struct sock *sk, struct lp *lp, u32 tsval, u32 tsecr)
+static __always_inline u32 remote_hz_estimator(struct sock *sk, struct ccf_lp *lp, u32 tsval, u32 tsecr)
 {
 	s64 rhz = (s64)(u32)(lp->remote_hz << 6);
 	s64 m = 0;
@@ -76,7 +76,7 @@ out:
 	return (u32)(rhz >> 6);
 }
 
-static __always_inline u32 owd_calculator(struct sock *sk, struct lp *lp, u32 tsval, u32 tsecr)
+static __always_inline u32 owd_calculator(struct sock *sk, struct ccf_lp *lp, u32 tsval, u32 tsecr)
 {
 	s64 owd = 0;
 	lp->remote_hz = remote_hz_estimator(sk, lp, tsval, tsecr);
@@ -92,7 +92,7 @@ static __always_inline u32 owd_calculator(struct sock *sk, struct lp *lp, u32 ts
 	return (u32)owd;
 }
 
-static __always_inline void rtt_sample(struct sock *sk, struct lp *lp, u32 tsval, u32 tsecr)
+static __always_inline void rtt_sample(struct sock *sk, struct ccf_lp *lp, u32 tsval, u32 tsecr)
 {
 	s64 mowd = owd_calculator(sk, lp, tsval, tsecr);
 	if (!(lp->flag & LP_VALID_RHZ) || !(lp->flag & LP_VALID_OWD))
@@ -120,7 +120,7 @@ SEC("struct_ops/lp_pkts_acked")
 void BPF_PROG(lp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
-	struct lp *lp = ca(sk);
+	struct ccf_lp *lp = ca(sk);
 	u32 now = tcp_time_stamp_ms(tp);
 	u32 tsval = tp->rx_opt.rcv_tsval, tsecr = tp->rx_opt.rcv_tsecr;
 	u32 delta;
