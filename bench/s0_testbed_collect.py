@@ -9,7 +9,8 @@ line per finished run (the point, its seed, the summary, the load average) is
 appended to --out, so a killed collection resumes where it stopped and loses
 no finished run. Points: the lab pairs of S0's Figure 2 that the older stored
 testbed data (bench/data/realism-testbed-2026-11-25.jsonl) lacks at 0.5 BDP:
-BBR vs BBR, CUBIC vs CUBIC with pacing (both orders) and paced vs paced CUBIC.
+BBR vs BBR, CUBIC vs CUBIC (the older file's runs have no start jitter), CUBIC vs CUBIC
+with pacing (both orders) and paced vs paced CUBIC.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from testbed_subprocess import testbed_summary
 #: (a, b, order) at S0's base setting, 0.5 BDP, drop-tail.
 POINTS = (
     ("bbr", "bbr", "A first"),
+    ("cubic", "cubic", "A first"),
     ("cubic", "cubic+pacing", "A first"),
     ("cubic", "cubic+pacing", "B first"),
     ("cubic+pacing", "cubic+pacing", "A first"),

@@ -21,6 +21,7 @@ from __future__ import annotations
 import gc
 import json
 import math
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
@@ -399,6 +400,16 @@ def sweep(
         bool, typer.Option("--wait", help="If another sweep is writing into DIR, wait for it (default: refuse, naming its PID).")
     ] = False,
     max_memory: MaxMemoryOption = None,
+    backend: Annotated[
+        str, typer.Option("--backend", help="sim (simulator), testbed (real kernels, root) or both (each run on both).")
+    ] = "sim",
+    testbed_attempts: Annotated[
+        Optional[int],
+        typer.Option(
+            "--testbed-attempts",
+            help="Attempts of a testbed run over the quality gate's limits before it is stored marked (default: docs/testbed.md).",
+        ),
+    ] = None,
 ) -> None:
     """Run every experiment in the grid of a sweep file (its sweep table) and store the results in DIR.
 
@@ -406,19 +417,9 @@ def sweep(
     """
     import time
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
     from ccfair.executors import EXECUTORS, default_jobs, warm_up
-    from ccfair.sweep import load_sweep_file, run_sweep
+    from ccfair.progress import SweepProgress
+    from ccfair.sweep import BACKENDS, load_sweep_file, run_sweep
 
     if executor not in EXECUTORS:
         raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
@@ -426,16 +427,21 @@ def sweep(
         raise SpecError("--jobs", f"must be >= 1, got {jobs}")
     if scheduler and executor != "dask":
         raise SpecError("--scheduler", "only used with --executor dask")
+    if backend not in BACKENDS:
+        raise SpecError("--backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
     set_ = with_max_memory(set_, max_memory)
+    _stop_on_signals()
     if not dry_run:
         warm_up(executor)  # the pool's fork server imports its modules while the sweep is planned
-    plan = load_sweep_file(file, set_)
+    plan = load_sweep_file(file, set_, backend=backend)
     axes = ", ".join(f"{a.name} ({len(a.values)})" for a in plan.axes) or "no axes"
     _err = stderr_console()
     _err.print(
         f"sweep {plan.name!r}: {plan.n_points} grid point(s) [{axes}] x {plan.repetitions} repetition(s)"
         + (" x 2 orders" if plan.flip_order else "")
-        + f" = {len(plan.tasks)} runs",
+        + (" x 2 backends" if backend == "both" else "")
+        + f" = {len(plan.tasks)} runs"
+        + (" on the testbed" if backend == "testbed" else ""),
         markup=False,
     )
     if dry_run:
@@ -443,43 +449,31 @@ def sweep(
             print_line(f"  {a.name}: {', '.join(str(a.label(v)) for v in a.values)}", markup=False)
         return
     n_jobs = jobs if jobs is not None else default_jobs()
+    from ccfair import store
 
-    class RateColumn(ProgressColumn):
-        def render(self, task: Any) -> Text:
-            speed = task.finished_speed or task.speed
-            return Text("- runs/s" if speed is None else f"{speed:.1f} runs/s")
-
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        RateColumn(),
-        TextColumn("elapsed"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=_err,
-    )
     source = file.read_text(encoding="utf-8")
     t0 = time.perf_counter()
-    with progress:
-        task = progress.add_task(f"{executor} x{n_jobs if executor != 'inprocess' else 1}", total=len(plan.tasks))
-        from ccfair import store
-
-        if out.is_dir():
-            already = len(store.finished_runs(out) & {t.run_id for t in plan.tasks})
-            progress.update(task, completed=already)
-        outcome = run_sweep(
-            plan,
-            out,
-            executor=executor,
-            jobs=n_jobs,
-            scheduler=scheduler,
-            source=source,
-            overrides=list(set_ or []),
-            progress=lambda n, _o: progress.advance(task, n),
-            wait=wait,
-        )
+    already = len(store.finished_runs(out) & {t.run_id for t in plan.tasks}) if out.is_dir() else 0
+    where = f"{executor} x{n_jobs if executor != 'inprocess' else 1}" if not scheduler else f"dask {scheduler}"
+    progress = SweepProgress(_err, len(plan.tasks), already, f"sweep {where}")
+    try:
+        with progress:
+            outcome = run_sweep(
+                plan,
+                out,
+                executor=executor,
+                jobs=n_jobs,
+                scheduler=scheduler,
+                source=source,
+                overrides=list(set_ or []),
+                progress=progress.update,
+                wait=wait,
+                testbed_attempts=testbed_attempts,
+            )
+    except KeyboardInterrupt as e:
+        stored = len(store.finished_runs(out) & {t.run_id for t in plan.tasks}) if out.is_dir() else 0
+        _err.print(f"interrupted: {stored}/{len(plan.tasks)} runs stored in {out}; the same command resumes", markup=False)
+        raise typer.Exit(128 + getattr(e, "signum", signal.SIGINT)) from None
     wall = time.perf_counter() - t0
     _err.print(
         f"{outcome.total} runs: {outcome.stored} new, {outcome.skipped} already stored, "
@@ -490,6 +484,24 @@ def sweep(
         raise SimulationError(
             f"{len(outcome.failed)} run(s) failed (errors in {out}/failed/; re-run to retry); first: {rid}: {err.splitlines()[0]}"
         )
+
+
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so that `finally` blocks stop the workers."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM and SIGHUP stop a sweep as Ctrl-C does (workers killed, exit 128 + signal)."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Interrupted(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
 
 
 @app.command()
@@ -516,6 +528,14 @@ def reproduce(
     list_: Annotated[bool, typer.Option("--list", help="Print the claims registry without running anything.")] = False,
     digest: Annotated[bool, typer.Option("--digest", help="Print the model digest (a few seconds of fixed runs) and exit.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print plain JSON (the board, or with --list the registry).")] = False,
+    against: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--against",
+            metavar="FILE",
+            help="A board JSON (docs/reproduction.json): list the claims whose verdict is the opposite here; exit 1 if any.",
+        ),
+    ] = None,
 ) -> None:
     """Run every study preset (S0-S4), measure every claim and judge it: reproduced / not reproduced / inconclusive."""
     from rich.table import Table
@@ -561,6 +581,13 @@ def reproduce(
         if not json_out and (done == total or done % 100 == 0):
             stderr_console().print(f"runs {done}/{total}")
 
+    other = None
+    if against is not None:
+        try:
+            other = json.loads(against.read_text(encoding="utf-8"))
+            other["claims"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SpecError("--against", f"not a board JSON file ({against}): {e}") from None
     rep = rp.reproduce(quick=quick, executor=executor, jobs=jobs, scheduler=scheduler, presets=chosen, progress=progress, seed=seed)
     if html_out:
         rp.write_html(rep, html_out)
@@ -570,8 +597,13 @@ def reproduce(
         jp, mp = rp.write_docs(rep, docs_dir, model_digest())
         stderr_console().print(f"wrote {jp} and {mp}")
     board = rp.board_json(rep)
+    opposite = rp.contradictions(other, board) if other is not None else []
+    if other is not None:
+        board["against"] = {"file": str(against), "opposite": [{"id": i, "there": x, "here": y} for i, x, y in opposite]}
     if json_out:
         print_json(board)
+        if opposite:
+            raise typer.Exit(1)
         return
     table = Table(title=f"{board['command']}: {board['runs']} runs, wall {board['wall_s']:.0f} s", title_justify="left")
     for col in ("claim", "rule", "estimate [95 %]", "verdict"):
@@ -580,10 +612,14 @@ def reproduce(
         iv = r["interval"]
         fig = "-" if r["estimate"] is None else f"{r['estimate']:.3g} [{iv[0]:.3g}, {iv[1]:.3g}] ({r['runs']})"
         table.add_row(r["id"], r["rule"], fig, r["verdict"] + (f" ({r['note']})" if r["note"] and r["verdict"] != "reproduced" else ""))
-    for r in board["legacy"]:
-        table.add_row(r["id"], r["published"], r["figure"], r["verdict"] + " (previous scoreboard)")
     print_table(table)
     stderr_console().print(", ".join(f"{k}: {v}" for k, v in sorted(board["counts"].items())))
+    if other is not None:
+        for i, x, y in opposite:
+            stderr_console().print(f"opposite verdict: {i}: {x} in {against}, {y} here")
+        stderr_console().print(f"{len(opposite)} opposite verdict(s) against {against}")
+        if opposite:
+            raise typer.Exit(1)
 
 
 @app.command()
@@ -662,7 +698,8 @@ def plot(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Result directory of one run (ccfair run --out DIR).")],
     out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Where to write the figures (default: DIR/figures).")] = None,
 ) -> None:
-    """Draw one run's figures (PNG and SVG): throughput per flow, queueing delay over time, sojourn histogram, FCT CDF."""
+    """Draw one run's figures (PNG and SVG): throughput per flow, queueing delay over time, sojourn histogram, FCT CDF;
+    with trace = true also cwnd, pacing rate and RTT per flow over time."""
     from ccfair import plots
     from ccfair.result import Result
 
@@ -677,6 +714,9 @@ def plot(
     }
     if "fct_s" in res.flows and res.flows["fct_s"].notna().any():
         figures["fct-cdf"] = plots.fct_cdf(res.flows[res.flows["fct_s"].notna()], class_col="group")
+    if res.trace is not None and len(res.trace):
+        for what in plots.TRACE_SERIES:
+            figures[what] = plots.trace_over_time(res, what)
     for name, fig in figures.items():
         for path in plots.save(fig, out / name):
             stderr_console().print(f"figure: {path}")

@@ -132,8 +132,8 @@ pub struct FlowConfig {
     #[serde(default)]
     pub rwnd_max_pkts: Option<u32>,
     /// Initial congestion window, in segments; None = the transport's
-    /// default ([`FlowConfig::init_cwnd`]: TCP 10 as Linux, RFC 6928; DCCP
-    /// CCID 2 RFC 4341 §5).
+    /// default (sim.rs: TCP [`TCP_INIT_CWND_PKTS`] as Linux, RFC 6928; DCCP
+    /// CCID 2 RFC 4341 §5, `dccp::ccid2::initial_window_pkts`).
     #[serde(default)]
     pub init_cwnd_pkts: Option<u32>,
     /// Delayed ACKs (every second full segment, 40 ms timer, quick-ACK at start).
@@ -201,16 +201,6 @@ impl FlowConfig {
     }
 
     /// The transport this flow uses: DCCP exactly when the CCA is CCID 2.
-    /// The initial congestion window in packets: the flow's own, else the
-    /// transport's default (TCP: [`TCP_INIT_CWND_PKTS`]; DCCP: CCID 2's RFC
-    /// 4341 §5 window for the flow's MSS, `dccp::ccid2::initial_window_pkts`).
-    pub fn init_cwnd(&self) -> u32 {
-        self.init_cwnd_pkts.unwrap_or_else(|| match self.transport() {
-            Transport::Tcp => TCP_INIT_CWND_PKTS,
-            Transport::Dccp => crate::dccp::ccid2::initial_window_pkts(self.mss_bytes),
-        })
-    }
-
     pub fn transport(&self) -> Transport {
         if self.cca == crate::cc::CCID2_NAME {
             Transport::Dccp

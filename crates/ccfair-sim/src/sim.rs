@@ -221,7 +221,7 @@ impl<Q: Qdisc> Simulation<Q> {
                     flow: i as u32,
                     mss_bytes: f.mss_bytes,
                     wire_bytes: f.mss_bytes + HEADER_BYTES,
-                    init_cwnd_pkts: f.init_cwnd(),
+                    init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or_else(|| crate::dccp::ccid2::initial_window_pkts(f.mss_bytes)),
                     stop_ns: f.stop_ns,
                     size_bytes: f.size_bytes,
                 };
@@ -241,7 +241,7 @@ impl<Q: Qdisc> Simulation<Q> {
                         flow: i as u32,
                         mss_bytes: f.mss_bytes,
                         wire_bytes: f.mss_bytes + HEADER_BYTES,
-                        init_cwnd_pkts: f.init_cwnd(),
+                        init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
                         pacing: f.pacing,
                         stop_ns: f.stop_ns,
                         size_bytes: f.size_bytes,
@@ -253,11 +253,18 @@ impl<Q: Qdisc> Simulation<Q> {
                     cca,
                 );
                 receivers.push(FlowReceiver::Tcp(
-                    Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd())
-                        .with_sack_channel(sender.sack_channel())
-                        .with_ecn(ecn)
-                        .with_cwr_ack_now(cwr_ack_now)
-                        .with_gro(f.gro_ns, HEADER_BYTES),
+                    Receiver::new(
+                        i as u32,
+                        f.mss_bytes,
+                        f.delayed_ack,
+                        f.rwnd_init_pkts,
+                        f.rwnd_max_pkts,
+                        f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
+                    )
+                    .with_sack_channel(sender.sack_channel())
+                    .with_ecn(ecn)
+                    .with_cwr_ack_now(cwr_ack_now)
+                    .with_gro(f.gro_ns, HEADER_BYTES),
                 ));
                 senders.push(FlowSender::Tcp(sender));
             }

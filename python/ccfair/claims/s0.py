@@ -59,6 +59,10 @@ _T2 = (
 _T2_MEAN = (
     "published: the mean of Table II's column over AkamaiA, AkamaiE and the mean of Cloudflare and Google (one cp-bbr stand-in for both)"
 )
+_TB_CUBIC = (
+    "CUBIC vs CUBIC runs: bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl (no start jitter) and "
+    "bench/data/s0-testbed-extra-2026-11-29.jsonl (the preset's experiment), pooled; 10-20 runs, not 60"
+)
 _TB = (
     "stored runs of ccfair's testbed (real Linux TCP in network namespaces, userspace bottleneck; "
     "bench/data/), not S0's hosts; the runs that exist"
@@ -552,9 +556,9 @@ CLAIMS: tuple[Claim, ...] = (
         "III-E, Fig. 2",
         _Q_SELF,
         "CUBIC vs CUBIC: |fness| per run, mean",
-        "lab CUBIC vs lab CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; S0's timing; 10 runs",
+        "lab CUBIC vs lab CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; S0's timing",
         FAIR,
-        ("bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl: no start jitter, 10 runs (not 60)",),
+        (_TB_CUBIC,),
         backend="testbed",
     ),
     _c(
@@ -584,10 +588,7 @@ CLAIMS: tuple[Claim, ...] = (
         "BBR vs BBR minus CUBIC vs CUBIC: fness oriented towards the first flow per run, difference of the two stds",
         "lab BBR vs BBR and lab CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
         Rule("direction", sign=+1),
-        (
-            "BBR runs from bench/data/s0-testbed-extra-2026-11-29.jsonl (with start jitter), CUBIC runs from "
-            "bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl (without)",
-        ),
+        ("BBR runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
         backend="testbed",
     ),
     _c(
@@ -597,10 +598,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mean |fness| of CUBIC vs paced CUBIC minus mean |fness| of CUBIC vs CUBIC",
         "lab CUBIC vs paced CUBIC (both orders) and CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
         Rule("direction", sign=+1),
-        (
-            "paced runs from bench/data/s0-testbed-extra-2026-11-29.jsonl (with start jitter), CUBIC runs from "
-            "bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl (without)",
-        ),
+        ("paced runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
         backend="testbed",
     ),
     _c(
@@ -610,10 +608,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mean |fness| of paced CUBIC vs paced CUBIC minus mean |fness| of CUBIC vs CUBIC",
         "lab paced CUBIC vs paced CUBIC and CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
         Rule("direction", sign=+1),
-        (
-            "paced runs from bench/data/s0-testbed-extra-2026-11-29.jsonl (with start jitter), CUBIC runs from "
-            "bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl (without)",
-        ),
+        ("paced runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
         backend="testbed",
     ),
 )

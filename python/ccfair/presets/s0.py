@@ -31,7 +31,7 @@ section IV on CP traffic) are S0's entries of the claims registry
 (ccfair.claims), each with the criterion fixed before measuring; every one is printed with ccfair's figure and a verdict,
 reproduced or not.
 
-"The same study with BBRv3" (issue 15; ccfair's addition, S0 had no BBRv3):
+"The same study with BBRv3" (ccfair's addition, S0 had no BBRv3):
 every run with a lab BBR(v1) flow has a twin with that flow on ``bbr3``
 (:func:`bbr3_twin`; same setting, order, repetition and seed). The twins are
 printed as an extra column beside each BBR pair and reported apart in
@@ -62,6 +62,7 @@ from ccfair import profiles
 from ccfair import scalar_metrics as metrics  # not ccfair.metrics: `ccfair preset s0 --help` loads no pandas
 from ccfair.claims.model import Measurement
 from ccfair.errors import SpecError
+from ccfair.progress import LINE_EVERY_S
 from ccfair.sweep import ORDERS, derive_seed, flip_flows
 from ccfair.units import parse_rate
 
@@ -903,14 +904,21 @@ def main(argv: list[str] | None = None) -> int:
     buffers = _floats(a.buffers, "--buffers")
     points = grid(scenarios, rates, rtts, buffers, qdiscs, reps)
     t0 = time.perf_counter()
-    done = [0]
+    twins = [t for t in map(bbr3_twin, points) if t is not None] if a.bbr3 else []
+    total = len(points) + len(twins)  # the BBRv3 twins are runs too: the count ends at the total
+    done, last_line = [0], [-LINE_EVERY_S]
 
     def progress(n: int) -> None:
-        done[0] += n
-        if not a.json and sys.stderr.isatty():
-            sys.stderr.write(f"\r{done[0]}/{len(points)} runs")
+        done[0] = min(total, done[0] + n)
+        if a.json:
+            return
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\r{done[0]}/{total} runs")
+        elif time.perf_counter() - last_line[0] >= LINE_EVERY_S or done[0] == total:  # a log: a line now and then
+            last_line[0] = time.perf_counter()
+            sys.stderr.write(f"{done[0]}/{total} runs, {time.perf_counter() - t0:.0f} s\n")
+            sys.stderr.flush()
 
-    twins = [t for t in map(bbr3_twin, points) if t is not None] if a.bbr3 else []
     rows = run_grid(points, a.seed, a.backend, a.jobs, progress)
     rows3 = run_grid(twins, a.seed, a.backend, a.jobs, progress) if twins else []
     wall = time.perf_counter() - t0
