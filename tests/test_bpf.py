@@ -76,8 +76,8 @@ def test_simulator_defaults_become_the_linux_module_defaults():
     """Each mapped module parameter: the simulator's default, converted, is the value the port
     declares, which is the Linux module's default (module_param() in net/ipv4/tcp_<cca>.c)."""
     for cca, table in bpfcc.PARAMS.items():
-        if cca not in bpfcc.ports():
-            continue
+        if cca not in bpfcc.ports() or cca not in ccas.available():
+            continue  # no port, or no simulator model (so no simulator default) here
         declared = _params_in_source(cca)
         resolved = ccas.resolved_params(cca, {})
         assert set(table) <= set(declared), f"{cca}: port lacks CCF_PARAM for {set(table) - set(declared)}"
