@@ -136,3 +136,12 @@ def test_fewer_runs_give_a_wider_interval():
     _, lo_all, hi_all = rules.interval(Measurement(xs))
     _, lo_few, hi_few = rules.interval(Measurement(xs[:10]))
     assert hi_few - lo_few > hi_all - lo_all
+
+
+def test_a_single_run_is_inconclusive_whatever_its_value():
+    """One run cannot show its own run-to-run spread: its bootstrap interval is a point, so no verdict is drawn."""
+    far = Claim("x", "S0", "", "", "q", "", (), Rule("value", published=0.0, scale="share"), "s0")
+    assert rules.judge(far, Measurement(values=(0.9,))).verdict == "inconclusive"
+    assert rules.judge(far, Measurement(values=(0.9, 0.91, 0.89))).verdict == "not reproduced"
+    diff = Claim("y", "S0", "", "", "q", "", (), Rule("direction", sign=1), "s0")
+    assert rules.judge(diff, Measurement(values=(0.5, 0.6), minus=(0.1,))).verdict == "inconclusive"

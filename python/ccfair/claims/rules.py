@@ -32,6 +32,10 @@ dominates Flow B", "zero indicating absolute fairness") are :data:`DOMINATES`
 and :data:`FAIR`: value rules on S0's scale, so one tolerance applies to every
 such sentence.
 
+A group of fewer than :data:`MIN_RUNS` runs cannot show its own run-to-run
+spread (its bootstrap interval has width zero), so such a measurement is
+*inconclusive* whatever its value.
+
 Fewer runs give a wider interval, so a quick run can only move a verdict to
 *inconclusive*, not to the opposite one (up to the 5 % of the interval).
 """
@@ -48,6 +52,7 @@ from ccfair.claims.model import Claim, Measurement, Rule
 
 __all__ = [
     "BOOTSTRAP_RESAMPLES",
+    "MIN_RUNS",
     "CONFIDENCE",
     "DOMINATES",
     "FAIR",
@@ -62,6 +67,8 @@ __all__ = [
 ]
 
 CONFIDENCE = 0.95
+#: The fewest runs per group from which a verdict is drawn.
+MIN_RUNS = 2
 BOOTSTRAP_RESAMPLES = 4000
 _SEED = 20191101
 
@@ -203,6 +210,9 @@ def judge(claim: Claim, m: Measurement) -> Judgement:
     rule = claim.rule
     check_rule(rule, f"claim {claim.id}")
     runs = len(m.values) + len(m.minus)
+    if min(len(m.values), len(m.minus) if m.minus else len(m.values)) < MIN_RUNS:
+        est, lo, hi = interval(m)
+        return Judgement("inconclusive", est, lo, hi, runs)
     if rule.kind == "sign-change":
         if not m.minus:
             raise ValueError(f"claim {claim.id}: a sign-change rule needs two groups (values and minus)")
