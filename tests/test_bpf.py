@@ -182,3 +182,29 @@ def test_sigkill_of_the_loading_process_leaves_nothing_registered():
     finally:
         if p.poll() is None:
             p.kill()
+
+
+@needs_load
+def test_dctcp_port_holds_the_queue_near_the_step_threshold_on_real_tcp():
+    """RFC 8257 sec. 3.1 (Alizadeh et al. 2010): with CE marks above K, DCTCP keeps the
+    instantaneous queue near K. Two flows of the dctcp port (both ends run it: the receiver's
+    CE state machine, runner.Run.receiver_cca) behind the userspace bottleneck's STEP marker."""
+    from ccfair import api
+
+    raw = {
+        "name": "dctcp step",
+        "duration": "12s",
+        "window": {"start": "4s"},
+        "bottleneck": {"rate": "10Mbit", "buffer": "1bdp", "qdisc": {"kind": "step", "threshold": "10pkt"}},
+        "flows": [{"name": "A", "cca": "dctcp", "rtt": "50ms"}, {"name": "B", "cca": "dctcp", "rtt": "50ms", "start": "1s"}],
+    }
+    try:
+        runner.check_available(Spec.from_dict(raw))
+    except runner.TestbedUnavailable as e:
+        pytest.skip(f"testbed unavailable: {e.message}")
+    r = api.run(raw, backend="testbed")
+    shares = [f["share"] for f in r.flows.to_dict("records")]
+    assert min(shares) > 0.2, f"shares {shares}"
+    assert r.summary["utilization"] > 0.9, r.summary["utilization"]
+    assert r.summary["queue_packets_mean"] < 2 * 10, r.summary["queue_packets_mean"]
+    assert [c["impl"] for c in r.summary["testbed"]["ccas"]] == ["bpf", "bpf"]

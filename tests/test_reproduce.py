@@ -13,30 +13,11 @@ from pathlib import Path
 
 import pytest
 from ccfair import claims, reproduce
-from ccfair.claims import Measurement, Outcome, legacy
+from ccfair.claims import Measurement
 from ccfair.presets import s1, s2, s3, s4
 from ccfair.spec import Spec
 
 ROOT = Path(__file__).resolve().parent.parent
-
-
-def test_outcome_rejects_an_unknown_verdict():
-    with pytest.raises(ValueError, match="verdict"):
-        Outcome("1.0", "maybe")
-
-
-def test_each_legacy_preset_scores_exactly_the_claims_of_its_study():
-    # A preset's reproduce_claims may only return ids of its own study (checked on S1 with synthetic results).
-    rows = [
-        {"queue": q, "bounded": b, "feedback": fb, "seed": 1, "j_measure": 0.9, "j_real": 0.9, "accuracy": 1.0, "j_flow": 0.9}
-        for q in s1.QUEUES
-        for b in (False, True)
-        for fb in ("off", "s1")
-    ]
-    if not hasattr(s1, "reproduce_claims"):
-        pytest.skip("presets/s1.py measures claim by claim")
-    out = s1.reproduce_claims(rows)
-    assert set(out) == {c.id for c in legacy.by_study("S1")}
 
 
 def _fake_preset(values: tuple[float, ...]) -> types.ModuleType:
@@ -68,6 +49,22 @@ def test_reproduce_passes_the_seed_to_presets_that_take_one(monkeypatch):
     monkeypatch.setattr(reproduce, "_module", lambda p: fake if p == "s0" else None)
     rep = reproduce.reproduce(quick=True, executor="inprocess", jobs=1, presets=("s0",), seed=3)
     assert rep["seeded"] == ["s0"] and rep["results"]["s0"] == [{"x": 2.0}] * 3
+
+
+def test_against_a_board_with_the_opposite_verdict_exits_1(monkeypatch, tmp_path, capsys):
+    from ccfair.cli import main
+
+    fake = _fake_preset((0.95, 0.9, 0.92, 0.91, 0.93, 0.9))  # S0.bbr-monopolizes: reproduced
+    monkeypatch.setattr(reproduce, "_module", lambda p: fake if p == "s0" else None)
+    other = tmp_path / "board.json"
+    other.write_text(json.dumps({"claims": [{"id": "S0.bbr-monopolizes", "verdict": "not reproduced"}]}))
+    assert main(["reproduce", "--presets", "s0", "--executor", "inprocess", "--against", str(other), "--json"]) == 1
+    out = json.loads(capsys.readouterr().out)
+    assert out["against"]["opposite"] == [{"id": "S0.bbr-monopolizes", "there": "not reproduced", "here": "reproduced"}]
+    other.write_text(json.dumps({"claims": [{"id": "S0.bbr-monopolizes", "verdict": "inconclusive"}]}))
+    assert main(["reproduce", "--presets", "s0", "--executor", "inprocess", "--against", str(other), "--json"]) == 0
+    other.write_text("not json")
+    assert main(["reproduce", "--presets", "s0", "--against", str(other)]) == 2
 
 
 def test_quick_and_full_boards_contradict_only_on_opposite_verdicts():

@@ -528,6 +528,14 @@ def reproduce(
     list_: Annotated[bool, typer.Option("--list", help="Print the claims registry without running anything.")] = False,
     digest: Annotated[bool, typer.Option("--digest", help="Print the model digest (a few seconds of fixed runs) and exit.")] = False,
     json_out: Annotated[bool, typer.Option("--json", help="Print plain JSON (the board, or with --list the registry).")] = False,
+    against: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--against",
+            metavar="FILE",
+            help="A board JSON (docs/reproduction.json): list the claims whose verdict is the opposite here; exit 1 if any.",
+        ),
+    ] = None,
 ) -> None:
     """Run every study preset (S0-S4), measure every claim and judge it: reproduced / not reproduced / inconclusive."""
     from rich.table import Table
@@ -573,6 +581,13 @@ def reproduce(
         if not json_out and (done == total or done % 100 == 0):
             stderr_console().print(f"runs {done}/{total}")
 
+    other = None
+    if against is not None:
+        try:
+            other = json.loads(against.read_text(encoding="utf-8"))
+            other["claims"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SpecError("--against", f"not a board JSON file ({against}): {e}") from None
     rep = rp.reproduce(quick=quick, executor=executor, jobs=jobs, scheduler=scheduler, presets=chosen, progress=progress, seed=seed)
     if html_out:
         rp.write_html(rep, html_out)
@@ -582,8 +597,13 @@ def reproduce(
         jp, mp = rp.write_docs(rep, docs_dir, model_digest())
         stderr_console().print(f"wrote {jp} and {mp}")
     board = rp.board_json(rep)
+    opposite = rp.contradictions(other, board) if other is not None else []
+    if other is not None:
+        board["against"] = {"file": str(against), "opposite": [{"id": i, "there": x, "here": y} for i, x, y in opposite]}
     if json_out:
         print_json(board)
+        if opposite:
+            raise typer.Exit(1)
         return
     table = Table(title=f"{board['command']}: {board['runs']} runs, wall {board['wall_s']:.0f} s", title_justify="left")
     for col in ("claim", "rule", "estimate [95 %]", "verdict"):
@@ -592,10 +612,14 @@ def reproduce(
         iv = r["interval"]
         fig = "-" if r["estimate"] is None else f"{r['estimate']:.3g} [{iv[0]:.3g}, {iv[1]:.3g}] ({r['runs']})"
         table.add_row(r["id"], r["rule"], fig, r["verdict"] + (f" ({r['note']})" if r["note"] and r["verdict"] != "reproduced" else ""))
-    for r in board["legacy"]:
-        table.add_row(r["id"], r["published"], r["figure"], r["verdict"] + " (previous scoreboard)")
     print_table(table)
     stderr_console().print(", ".join(f"{k}: {v}" for k, v in sorted(board["counts"].items())))
+    if other is not None:
+        for i, x, y in opposite:
+            stderr_console().print(f"opposite verdict: {i}: {x} in {against}, {y} here")
+        stderr_console().print(f"{len(opposite)} opposite verdict(s) against {against}")
+        if opposite:
+            raise typer.Exit(1)
 
 
 @app.command()
@@ -674,7 +698,8 @@ def plot(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Result directory of one run (ccfair run --out DIR).")],
     out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Where to write the figures (default: DIR/figures).")] = None,
 ) -> None:
-    """Draw one run's figures (PNG and SVG): throughput per flow, queueing delay over time, sojourn histogram, FCT CDF."""
+    """Draw one run's figures (PNG and SVG): throughput per flow, queueing delay over time, sojourn histogram, FCT CDF;
+    with trace = true also cwnd, pacing rate and RTT per flow over time."""
     from ccfair import plots
     from ccfair.result import Result
 
@@ -689,6 +714,9 @@ def plot(
     }
     if "fct_s" in res.flows and res.flows["fct_s"].notna().any():
         figures["fct-cdf"] = plots.fct_cdf(res.flows[res.flows["fct_s"].notna()], class_col="group")
+    if res.trace is not None and len(res.trace):
+        for what in plots.TRACE_SERIES:
+            figures[what] = plots.trace_over_time(res, what)
     for name, fig in figures.items():
         for path in plots.save(fig, out / name):
             stderr_console().print(f"figure: {path}")

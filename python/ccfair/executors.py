@@ -79,7 +79,7 @@ MAX_BATCH = 64
 #: Fewest tasks per worker a sweep is cut into (so that the work spreads evenly).
 MIN_TASKS_PER_JOB = 4
 #: Fewest runs in a batch cut by plan_batches (a task costs ~5 ms besides its runs' ~1 ms each;
-#: docs/benchmarks.md, "Sweeps, session 3").
+#: docs/benchmarks.md, "Sweeps").
 MIN_BATCH = 4
 #: A worker task starts no further run after this long (seconds) and returns the rest.
 BATCH_BUDGET_S = 2.0

@@ -88,7 +88,11 @@ def _form_rows(kind: str, declared: list[dict[str, Any]]) -> list[dict[str, Any]
         keyed = dict(part.partition(": ")[::2] for part in parts)
         same = [p for p in declared if p["name"] == name and p["field"] not in ("limit_packets", "limit_bytes")]
         default = keyed.get("default") or (ccas.format_param(same[0], same[0]["default"]) if same else "unset")
-        rows.append({"name": name, "default": default, "unit": keyed.get("unit", ""), "allowed": doc, "doc": doc})
+        meaning, _, examples = doc.partition(" (")  # "Queue limit ('100pkt', '64KB', '1bdp')"
+        allowed = f"e.g. {examples.rstrip(')')}" if examples and doc.endswith(")") else doc
+        rows.append(
+            {"name": name, "default": default, "unit": keyed.get("unit", ""), "allowed": allowed, "doc": meaning if allowed != doc else doc}
+        )
     return rows
 
 

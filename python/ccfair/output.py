@@ -92,7 +92,7 @@ def print_field(label: str, value: str, width: int = 16) -> None:
     """``  label  value`` on stdout: the label bold, the value plain text (never markup)."""
     from rich.text import Text
 
-    line = Text("  ") + Text(f"{label:<{width}}", style="bold") + Text(" " + escape_controls(value))
+    line = Text("  ") + Text(f"{escape_controls(label):<{width}}", style="bold") + Text(" " + escape_controls(value))
     stdout_console().print(line, soft_wrap=True)
 
 

@@ -16,8 +16,7 @@ Each preset module ``ccfair.presets.sN`` that takes part provides
 
 Verdicts come only from ``ccfair.claims.rules.judge``: reproduced / not
 reproduced / inconclusive; a claim that nothing measured is ``not run`` with
-the reason. A preset still on the previous scoreboard (``reproduce_claims``
-instead of ``measure``) is scored the old way, in its own section.
+the reason.
 
 All presets' tasks go into one list that the sweep executors
 (``ccfair.executors``: in-process, process pool, Dask) run in any order;
@@ -61,17 +60,16 @@ __all__ = [
 PRESETS = ("s0", "s1", "s2", "s3", "s4")
 #: What a claim can show on the board: the rules' verdicts, or not run (the reason in the note).
 BOARD_VERDICTS = (*rules.VERDICTS, "not run")
-_RUN_API = ("tasks", "run_task")
+_RUN_API = ("tasks", "run_task", "measure")
 
 
 def _module(preset: str) -> Any | None:
-    """``ccfair.presets.<preset>`` if it has the run API and ``measure`` or the previous ``reproduce_claims``."""
+    """``ccfair.presets.<preset>`` if it has the run API (``tasks``, ``run_task``, ``measure``), else None."""
     try:
         mod = importlib.import_module(f"ccfair.presets.{preset}")
     except ImportError:
         return None
-    ok = all(hasattr(mod, f) for f in _RUN_API) and (hasattr(mod, "measure") or hasattr(mod, "reproduce_claims"))
-    return mod if ok else None
+    return mod if all(hasattr(mod, f) for f in _RUN_API) else None
 
 
 def _tasks(mod: Any, quick: bool, seed: int) -> tuple[list[dict[str, Any]], bool]:
@@ -142,10 +140,8 @@ def _judge_all(measured: dict[str, Any], presets: tuple[str, ...], mods: dict[st
         if m is None:
             mod = mods.get(c.preset)
             why = (
-                f"preset {c.preset} is not available"
+                f"preset {c.preset} is not available (ccfair.presets.{c.preset} with {', '.join(_RUN_API)})"
                 if mod is None
-                else f"preset {c.preset} has no measure() yet"
-                if not hasattr(mod, "measure")
                 else "no stored testbed runs for it"
                 if c.backend == "testbed"
                 else "the preset's runs do not measure it"
@@ -168,7 +164,7 @@ def reproduce(
 ) -> dict[str, Any]:
     """Run the presets and judge every claim.
 
-    Returns ``{"entries": {claim_id: Entry}, "legacy": {claim_id: claims.Outcome}, "results": {preset: [...]},
+    Returns ``{"entries": {claim_id: Entry}, "results": {preset: [...]},
     "wall_s", "runs", "quick", "seed", "jobs", "executor", "presets", "seeded": [presets that took the seed]}``.
     """
     from ccfair.executors import default_jobs
@@ -190,19 +186,14 @@ def reproduce(
     res = _run(payloads, executor, jobs, scheduler, progress)
     results = {p: [res[r] for r in ids] for p, ids in index.items()}
     measured: dict[str, Any] = {}
-    legacy: dict[str, Any] = {}
     for p, mod in mods.items():
         if mod is None:
             continue
-        if hasattr(mod, "measure"):
-            measured.update(mod.measure(results[p]))
-            if hasattr(mod, "measure_testbed"):
-                measured.update(mod.measure_testbed())
-        else:
-            legacy.update(mod.reproduce_claims(results[p]))
+        measured.update(mod.measure(results[p]))
+        if hasattr(mod, "measure_testbed"):
+            measured.update(mod.measure_testbed())
     return {
         "entries": _judge_all(measured, presets, mods),
-        "legacy": legacy,
         "results": results,
         "wall_s": time.perf_counter() - t0,
         "runs": len(payloads),
@@ -282,10 +273,6 @@ def board_json(rep: dict[str, Any], digest: str | None = None) -> dict[str, Any]
                 "deviations": list(c.deviations),
             }
         )
-    legacy = []
-    for cid, o in rep.get("legacy", {}).items():
-        lc = registry.legacy_get(cid)
-        legacy.append({"id": cid, "study": lc.study, "published": lc.published, "figure": o.figure, "verdict": o.verdict, "note": o.note})
     out = {
         "model_digest": digest,
         "commit": _git("rev-parse", "--short=12", "HEAD"),
@@ -300,7 +287,6 @@ def board_json(rep: dict[str, Any], digest: str | None = None) -> dict[str, Any]
         "presets": rep["presets"],
         "counts": counts(rep["entries"]),
         "claims": rows,
-        "legacy": legacy,
         "left_out": [{"study": s, "quote": q, "reason": r} for s, q, r in registry.LEFT_OUT],
     }
     return out
@@ -417,7 +403,10 @@ change brings a re-run of the board with it.
 
 Options: `--quick`, `--seed N`, `--presets s0,s2`, `--executor
 inprocess|pool|dask`, `--scheduler ADDRESS`, `--html FILE`, `--json`,
-`--list --json`, `--digest`.
+`--list --json`, `--digest`, `--against FILE` (list the claims whose verdict
+is the opposite of the board in FILE; exit 1 if any). The quick check:
+
+    for s in 1 2 3; do ccfair reproduce --quick --seed $s --jobs 2 --against docs/reproduction.json; done
 """
 
 
@@ -457,17 +446,6 @@ def markdown(board: dict[str, Any], extra: str = "") -> str:
             lines.append(
                 f"| {_cell(r['id'])}{tb} | {_cell(r['where'])} | {_cell(r['rule'])} | {_cell(fig)} | **{r['verdict']}**{_cell(note)} |"
             )
-    if board.get("legacy"):
-        lines += [
-            "",
-            "### Presets not yet measured claim by claim (previous scoreboard)",
-            "",
-            "| claim | published | ccfair | verdict |",
-            "|---|---|---|---|",
-        ]
-        for r in board["legacy"]:
-            note = f" ({r['note']})" if r["note"] else ""
-            lines.append(f"| {_cell(r['id'])} | {_cell(r['published'])} | {_cell(r['figure'])} | **{r['verdict']}**{_cell(note)} |")
     lines += ["", extra.strip(), ""] if extra.strip() else [""]
     lines.append(_DOC_HOW.replace("{tolerances}", _tolerances()))
     lines += ["## Findings left out", "", "| study | finding | why |", "|---|---|---|"]
@@ -546,10 +524,6 @@ def write_html(rep: dict[str, Any], path: str | Path) -> Path:
         parts.append(
             f"<tr class='{cls}'><td>{e(r['id'])}</td><td class='src'>{e(r['quote'])}</td><td class='src'>{e(r['rule'])}</td>"
             f"<td>{e(fig)}<br><span class='src'>{e(r['figure'])}</span></td><td>{e(r['verdict'])}{note}</td></tr>"
-        )
-    for r in board["legacy"]:
-        parts.append(
-            f"<tr><td>{e(r['id'])}</td><td class='src'>{e(r['published'])}</td><td></td><td>{e(r['figure'])}</td><td>{e(r['verdict'])}</td></tr>"
         )
     parts.append("</table>")
     for p, results in rep["results"].items():

@@ -175,7 +175,7 @@ class _Model(BaseModel):
     ``defer_build``: a model's validator is built when it is first used, not at import;
     validating a :class:`Spec` builds one validator for it and every model it nests (the S0
     example builds 3, ``Spec`` and the defaults ``Testbed()`` and ``Limits()``, instead of 30
-    at import; start-up, docs/benchmarks.md "Start-up, session 9")."""
+    at import; start-up, docs/benchmarks.md "Start-up")."""
 
     model_config = ConfigDict(extra="forbid", validate_default=False, defer_build=True)
 
@@ -553,7 +553,7 @@ class Flow(_Model):
     # simulator's RunConfig::validate when the file is read (Spec._check_with_simulator).
     #: "tcp" or "dccp"; None = from the CCA (cca = "ccid2" is DCCP's CCID 2, every other CCA is TCP).
     transport: Literal["tcp", "dccp"] | None = None
-    # Sender profiles and application flows (python/ccfair/profiles.py, issue 12).
+    # Sender profiles and application flows (python/ccfair/profiles.py).
     #: The profile whose fields are this flow's defaults (already applied by Spec; kept as a label).
     profile: str | None = None
     #: Minimum RTO (Linux route rto_min); None = the backend's default (Linux: 200 ms).
@@ -831,7 +831,7 @@ class Spec(_Model):
 
         - A marking AQM whose marks no flow can read: STEP marks ECN-capable
           packets and drops the others, so with no ECN-capable flow it is a
-          hard drop threshold (issue 3).
+          hard drop threshold.
         """
         out: list[tuple[str, str]] = []
         q = self.bottleneck.qdisc

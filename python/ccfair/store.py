@@ -308,7 +308,7 @@ def _json_object(items: list[tuple[str, str]]) -> str:
 
 #: Parquet encodings of a batch table's columns besides the default (dictionary, then plain):
 #: evenly spaced float times and bin edges compress best byte-stream-split, slowly varying
-#: integer counts delta-coded (docs/benchmarks.md, "Sweep, session 4": -0.09 ms and -5 KB per
+#: integer counts delta-coded (docs/benchmarks.md, "Sweep": -0.09 ms and -5 KB per
 #: run against dictionary encoding, which stays for the others: strings and the throughput
 #: series, whose few distinct values it suits). Lossless either way: the values read back are the same.
 _COLUMN_ENCODINGS: dict[str, dict[str, str]] = {

@@ -6,8 +6,6 @@
 - ``s0`` .. ``s4``: each study's claims (``CLAIMS``, in the study's order) and
   the findings left out with the reason (``LEFT_OUT``: (quote, reason) pairs).
   A study module that is not there is skipped.
-- ``legacy``: the previous scoreboard's claims, used by presets not yet moved to
-  :class:`Measurement`; removed once every preset measures.
 
 :data:`CLAIMS` is every study module's claims in study order; :func:`get` and
 :func:`by_study` look them up. Import checks: ids unique and prefixed with
@@ -19,8 +17,7 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
-from ccfair.claims import legacy, rules
-from ccfair.claims.legacy import VERDICTS, Outcome, verdict
+from ccfair.claims import rules
 from ccfair.claims.model import Claim, Measurement, Rule
 
 __all__ = [
@@ -28,16 +25,12 @@ __all__ = [
     "CLAIMS",
     "LEFT_OUT",
     "STUDIES",
-    "VERDICTS",
     "Claim",
     "Measurement",
-    "Outcome",
     "Rule",
     "by_study",
     "get",
-    "legacy_get",
     "modules",
-    "verdict",
 ]
 
 #: The studies, in order; ``ccfair.claims.<study lower-case>`` holds each one's claims.
@@ -95,14 +88,9 @@ _BY_ID = {c.id: c for c in CLAIMS}
 
 
 def get(claim_id: str) -> Claim:
-    """The claim with this id (KeyError names the known ids). Until every preset measures, an id only on
-    the previous scoreboard gives that scoreboard's claim (``legacy.Claim``)."""
+    """The claim with this id (KeyError names the known ids)."""
     try:
         return _BY_ID[claim_id]
-    except KeyError:
-        pass
-    try:
-        return legacy.get(claim_id)  # type: ignore[return-value]
     except KeyError:
         raise KeyError(f"unknown claim {claim_id!r}; known: {', '.join(_BY_ID)}") from None
 
@@ -110,8 +98,3 @@ def get(claim_id: str) -> Claim:
 def by_study(study: str) -> list[Claim]:
     """The claims of one study (``"S0"`` .. ``"S4"``), in registry order."""
     return [c for c in CLAIMS if c.study == study]
-
-
-def legacy_get(claim_id: str) -> legacy.Claim:
-    """A claim of the previous scoreboard (presets not yet moved to ``measure``)."""
-    return legacy.get(claim_id)

@@ -42,7 +42,7 @@ _RUNS = (
 )
 _DURATION = (
     "run length: S3 ran 3 minutes; ccfair runs 20 s (5 ms) and 60 s (50 ms) to fit the board's time budget; "
-    "docs/in-network.md 'Run length' compares every S3 verdict with 180 s runs of the same grid"
+    "docs/in-network.md 'Run length' has what is known to change with the run length"
 )
 _RATE = "1 Gbit/s only: S3's 10 Gbit/s runs cost ten times as much per simulated second"
 _TESTBED = "S3's Linux 5.4 hosts with GSO/GRO on and unpaced DCTCP; ccfair's DCTCP is unpaced with TSO/GRO modelled (docs/fidelity.md)"

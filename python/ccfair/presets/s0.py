@@ -31,7 +31,7 @@ section IV on CP traffic) are S0's entries of the claims registry
 (ccfair.claims), each with the criterion fixed before measuring; every one is printed with ccfair's figure and a verdict,
 reproduced or not.
 
-"The same study with BBRv3" (issue 15; ccfair's addition, S0 had no BBRv3):
+"The same study with BBRv3" (ccfair's addition, S0 had no BBRv3):
 every run with a lab BBR(v1) flow has a twin with that flow on ``bbr3``
 (:func:`bbr3_twin`; same setting, order, repetition and seed). The twins are
 printed as an extra column beside each BBR pair and reported apart in

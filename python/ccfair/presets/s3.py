@@ -343,8 +343,8 @@ if __name__ == "__main__":  # pragma: no cover
 # ccfair reproduce: tasks, measurements of the claims (ccfair.claims.s3), figures
 # ---------------------------------------------------------------------------
 
-#: Run length and analysis-window start (s) by the largest base RTT in the run. S3 ran 3 minutes;
-#: docs/in-network.md "Run length" compares every claim's verdict with 180 s runs (``tasks(run_s=...)``).
+#: Run length and analysis-window start (s) by the largest base RTT in the run. S3 ran 3 minutes
+#: (``tasks(run_s={5: 180, 50: 180})``); docs/in-network.md "Run length" has what changes with it.
 RUN_S = {5: 20, 50: 60}
 WINDOW_S = {5: 5, 50: 20}
 AQMS = ("step", "pi2", "csaqm")
@@ -366,10 +366,12 @@ def _t(mix: str, q: str, n: int, k: float, rtt: int = 5, buffer: str = "long", s
     return {"kind": "run", "mix": mix, "qdisc": q, "n": n, "k": k, "rtt": rtt, "buffer": buffer, "seed": seed}
 
 
-def tasks(quick: bool = False, run_s: dict[int, int] | None = None) -> list[dict[str, Any]]:
+def tasks(quick: bool = False, seed: int = 1, run_s: dict[int, int] | None = None) -> list[dict[str, Any]]:
     """S3's runs for ``ccfair reproduce``: the grids above (quick: no N = 20, fewer extra seeds).
 
-    ``run_s`` overrides :data:`RUN_S` (e.g. ``{5: 180, 50: 180}``, S3's 3 minutes; window from a sixth).
+    A task's ``seed`` is its repetition (1, 2, ...); the run's seed is ``seed_of(task)``, moved by the
+    base ``seed``. ``run_s`` overrides :data:`RUN_S` (e.g. ``{5: 180, 50: 180}``, S3's 3 minutes;
+    window from a sixth).
     """
     out: list[dict[str, Any]] = []
     multi_ns = MULTI_NS[:-1] if quick else MULTI_NS
@@ -386,10 +388,17 @@ def tasks(quick: bool = False, run_s: dict[int, int] | None = None) -> list[dict
     for cca in ("dctcp", "bbr2"):
         out += [_t(f"mrtt-{cca}", q, 20, k) for q in AQMS for k in MRTT_KS[q]]
     out += [_t("mix-rtt", q, 20, k, buffer=b) for b in ("long", "small") for q in AQMS for k in MIX_RTT_KS]
-    if run_s:
-        for t in out:
+    for t in out:
+        if run_s:
             t["run_s"] = run_s
+        if seed != 1:
+            t["base_seed"] = seed
     return out
+
+
+def seed_of(task: dict[str, Any]) -> int:
+    """The run's seed: the repetition, moved by 1000 per base seed above 1."""
+    return task["seed"] + 1000 * (task.get("base_seed", 1) - 1)
 
 
 def _flows(task: dict[str, Any]) -> list[dict[str, Any]]:
@@ -421,7 +430,7 @@ def case_spec(task: dict[str, Any]) -> dict[str, Any]:
     longest = 50 if mixed else task["rtt"]
     run_s = task.get("run_s", RUN_S)[longest]
     win_s = WINDOW_S[longest] if "run_s" not in task else run_s // 6
-    d = spec_dict(task["qdisc"], 2, task["k"], target_rtt, duration=f"{run_s}s", window_start=f"{win_s}s", seed=task["seed"])
+    d = spec_dict(task["qdisc"], 2, task["k"], target_rtt, duration=f"{run_s}s", window_start=f"{win_s}s", seed=seed_of(task))
     d["name"] = f"s3-{task['mix']}-{task['qdisc']}-n{task['n']}-k{task['k']}-rtt{task['rtt']}-{task['buffer']}"
     d["flows"] = _flows(task)
     if task["buffer"] == "small":
@@ -501,8 +510,11 @@ NOTES = {
     "[10] ('the utilization remains higher than 94% even for K as small as 0.01') and S3's Section VI calls its own "
     "result 'much worse than expected, according to [10]'; ccfair's DCTCP follows the RFC 8257 / Linux window rule, "
     "S3's Linux 5.4 hosts (GSO/GRO bursts, unpaced DCTCP) are not reproduced in that detail (cause not isolated)",
-    "pi2-marks-equal": "by construction: ccfair's PI2 marks every scalable (ECT(1)) packet with the same probability "
-    "k p', and both classes are scalable here",
+    "pi2-k2-ratio": "model gap, cause not isolated: under ccfair's PI2 at K = 2 (D = 10 ms at 5 ms) DCTCP gets more "
+    "than BBRv2 at every N, where S3 measured DCTCP at a third of BBRv2",
+    "rtt-csaqm-large-k": "ccfair's CSAQM (pi controller, equal-share packet values) already gives the 50 ms DCTCP class "
+    "nearly the 5 ms class's throughput at small targets, so a large target has nothing to improve (it does worse at "
+    "K = 10); S3's CSAQM controller is described only by reference ([14]); the difference is not isolated",
 }
 
 
@@ -789,21 +801,6 @@ def _measure_multi_rtt(R: _Runs, m: Any) -> None:
 
 def _mean(xs: list[float]) -> float:
     return sum(xs) / len(xs) if xs else math.nan
-
-
-def reproduce_claims(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """The previous scoreboard's S3 entries (ccfair.claims.legacy): each now points to the S3.* claims of ccfair.claims.s3."""
-    from ccfair.claims import Outcome
-
-    ms = measure(results)
-    pick = {
-        "S3.dctcp-util": "S3.dctcp-util",
-        "S3.step-dctcp": "S3.step-dctcp",
-        "S3.pi2-bbr2": "S3.pi2-bbr2",
-        "S3.csaqm": "S3.csaqm-best",
-        "S3.multi-rtt": "S3.mix-rtt-pi2-bbr50",
-    }
-    return {old: Outcome(ms[new].figure, "not run", f"measured as {new} (ccfair.claims.s3)") for old, new in pick.items() if new in ms}
 
 
 def tables(results: list[dict[str, Any]]) -> str:

@@ -132,6 +132,30 @@ PARAMS: dict[str, dict[str, Callable[[dict[str, Any]], int]]] = {
         "use_bandwidth_switch": lambda p: _bool(p["use_bandwidth_switch"]),
     },
     "hybla": {"rtt0": lambda p: int(p["rtt0_ns"]) // 1_000_000},
+    "vegas": {
+        "alpha": lambda p: int(p["alpha_pkts"]),
+        "beta": lambda p: int(p["beta_pkts"]),
+        "gamma": lambda p: int(p["gamma_pkts"]),
+    },
+    "illinois": {
+        "win_thresh": lambda p: int(p["win_thresh_pkts"]),
+        "theta": lambda p: int(p["theta"]),
+    },
+    "dctcp": {"dctcp_shift_g": lambda p: int(p["shift_g"])},
+    "nv": {
+        "nv_pad": lambda p: int(p["pad_pkts"]),
+        "nv_reset_period": lambda p: int(p["reset_period_ns"]) // 1_000_000_000,
+        "nv_min_cwnd": lambda p: int(p["min_cwnd_pkts"]),
+    },
+    "cdg": {
+        "window": lambda p: int(p["window"]),
+        "backoff_beta": lambda p: int(p["backoff_beta"]),
+        "backoff_factor": lambda p: int(p["backoff_factor"]),
+        "hystart_detect": lambda p: int(p["hystart_detect"]),
+        "use_ineff": lambda p: int(p["use_ineff"]),
+        "use_shadow": lambda p: _bool(p["use_shadow"]),
+        "use_tolerance": lambda p: _bool(p["use_tolerance"]),
+    },
 }
 
 

@@ -18,7 +18,7 @@ linux/ethtool.h: ETHTOOL_STXCSUM/SSG/STSO/SGSO/SGRO), so every frame the
 bottleneck sees is one MTU-sized packet with a valid checksum. No ethtool
 binary is needed.
 
-Remote-URL flows (issue 12): flow ``i`` with a ``url`` turns its sender namespace into
+Remote-URL flows: flow ``i`` with a ``url`` turns its sender namespace into
 a gateway: a veth pair ``ccf-ID-gI`` (gateway) / ``ccf-ID-uI`` (host namespace) on a /30
 of 100.64.0.0/10 (RFC 6598 shared address space) derived from the run id and ``i``; the
 gateway forwards and masquerades (nftables, in its own namespace) the receiver's

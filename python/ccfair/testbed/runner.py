@@ -46,7 +46,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ccfair import profiles
+from ccfair import ccas, profiles
 from ccfair.errors import SimulationError, SpecError
 from ccfair.spec import Spec
 from ccfair.testbed import agent, bpfcc, httpagent, netns, tc
@@ -396,7 +396,9 @@ class _Run:
         self.receive_buffer()
         for i, f in enumerate(self.flows):
             self.apply_stack(i, f)
-            if f.get("ecn") in ("classic", "scalable"):  # the kernel offers RFC 3168 ECN (tcp_ecn = 1)
+            # the kernel offers RFC 3168 ECN (tcp_ecn = 1); an ECN-based CCA (dctcp) asks for it
+            # anyway (TCP_CONG_NEEDS_ECN), the receiver's default tcp_ecn = 2 accepts it
+            if f.get("ecn") in ("classic", "scalable") or (f.get("ecn") is None and ccas.needs_ecn(f["cca"])):
                 netns.sysctls(topo.ns_snd[i], {"net.ipv4.tcp_ecn": 1})
         self.applied["flows"] = [self.readback(i) for i in range(len(self.flows))]
         bases = self.probe_base_rtts()
@@ -421,6 +423,8 @@ class _Run:
                     ",".join(str(BASE_PORT + i) for i in bulk),
                     "--rcvbuf",
                     ",".join(str(rcvbufs[i]) for i in bulk),
+                    "--ccas",
+                    ",".join(self.receiver_cca(i) for i in bulk),
                     "--t0",
                     str(t0),
                     "--bin",
@@ -561,6 +565,12 @@ class _Run:
                 except bpfcc.BpfError as e:
                     raise TestbedError(f"flows.{i}.cca: {e}") from None
             self.kernel_cca[i] = names[key]
+
+    def receiver_cca(self, i: int) -> str:
+        """The CCA of flow ``i``'s receiving socket: the flow's own for an ECN-based CCA (DCTCP's
+        receiver echoes CE per packet: tcp_dctcp.h ``dctcp_ece_ack_update``), else "" (the
+        receiver namespace's default)."""
+        return self.kernel_cca[i] if ccas.needs_ecn(self.flows[i]["cca"]) else ""
 
     def cca_report(self) -> list[dict[str, Any]]:
         """Per flow: how its CCA ran (testbed.ccas in the summary)."""

@@ -158,6 +158,35 @@ static __always_inline int fls64(u64 x)
 	return n;
 }
 
+/* include/linux/minmax.h min_not_zero */
+#define min_not_zero(x, y) ({ typeof(x) __x = (x); typeof(y) __y = (y); __x == 0 ? __y : ((__y == 0) ? __x : min(__x, __y)); })
+
+/* icsk_ca_state, a bitfield of inet_connection_sock */
+static __always_inline u8 inet_csk_ca_state(const struct sock *sk)
+{
+	return BPF_CORE_READ_BITFIELD(inet_csk(sk), icsk_ca_state);
+}
+
+/* include/net/tcp.h tcp_current_ssthresh */
+static __always_inline u32 tcp_current_ssthresh(const struct sock *sk)
+{
+	const struct tcp_sock *tp = tcp_sk(sk);
+
+	if ((1 << inet_csk_ca_state(sk)) & ((1 << TCP_CA_CWR) | (1 << TCP_CA_Recovery)))
+		return tp->snd_ssthresh;
+	return max(tp->snd_ssthresh, ((tcp_snd_cwnd(tp) >> 1) + (tcp_snd_cwnd(tp) >> 2)));
+}
+
+/* C's signed division (truncation toward zero) through unsigned division of the magnitudes */
+static __always_inline s32 sdiv32(s32 a, s32 b)
+{
+	u32 ua = a < 0 ? -(u32)a : (u32)a;
+	u32 ub = b < 0 ? -(u32)b : (u32)b;
+	u32 q = ua / ub;
+
+	return (a < 0) != (b < 0) ? -(s32)q : (s32)q;
+}
+
 /* Kernel functions a BPF congestion control may call (net/ipv4/bpf_tcp_ca.c, kfunc set). */
 extern u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
 extern void tcp_reno_cong_avoid(struct sock *sk, u32 ack, u32 acked) __ksym;
