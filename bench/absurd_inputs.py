@@ -1,4 +1,4 @@
-"""Wall time, CPU time and peak RSS of `ccfair run` on issue 17's five absurd inputs.
+"""Wall time, CPU time and peak RSS of `ccfair run` on the five absurd inputs.
 
 Each must be refused (exit 2, naming the field) before anything is allocated:
 within 2 s and under 200 MB RSS. tests/test_hardening.py asserts the exit code,

@@ -1,4 +1,4 @@
-"""CoDel/PIE with N long-lived CUBIC flows on both backends (issue 3).
+"""CoDel/PIE with N long-lived CUBIC flows on both backends.
 
     python3 bench/aqm_testbed.py [--flows 4,16] [--qdiscs codel,pie] [--seeds 1,2,3] [--backends sim,testbed]
 

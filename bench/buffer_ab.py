@@ -1,4 +1,4 @@
-"""Paired testbed control for the buffer/frame accounting change (issue 13 scope 3).
+"""Paired testbed control for the buffer/frame accounting change.
 
     python3 bench/buffer_ab.py --old-bottleneck PATH --points "bbr/cubic 1,bbr/cubic 2" --reps 5 --out FILE.jsonl
 

@@ -1,4 +1,4 @@
-"""Acceptance runs of issue 4 for any set of CCAs: alone and against itself.
+"""Acceptance runs for any set of CCAs: alone and against itself.
 
     python3 bench/cca_acceptance.py vegas ledbat ctcp bbr2 [--seeds 10]
     python3 bench/cca_acceptance.py bbr2 bbr --vs cubic [--seeds 10]

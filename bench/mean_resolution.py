@@ -1,4 +1,4 @@
-"""Issue 13, "Mean" item: can a 5-run mean resolve 0.03 at every S0 point?
+"""Can a 5-run mean resolve 0.03 at every S0 point?
 
     python3 bench/mean_resolution.py --testbed bench/data/realism-testbed-2026-11-25-frames.jsonl [--seeds 30]
 

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Profile-guided build of ccfair-bench (issue 16, docs/benchmarks.md "Simulator core,
-# session 4: per-ACK work"): an instrumented build, training runs (every
+# Profile-guided build of ccfair-bench (docs/benchmarks.md, "Simulator core"):
+# an instrumented build, training runs (every
 # bench/identity/*.json once, the S0 base case 5 times), merged profile, optimised build.
 # PGO changes code layout and branch order only, so results stay bit-identical
 # (check: bench/identity/compare.sh PLAIN_BINARY OUT_BINARY).

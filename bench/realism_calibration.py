@@ -1,4 +1,4 @@
-"""Issue 13 calibration: run-to-run spread and means, testbed next to simulator.
+"""Calibration: run-to-run spread and means, testbed next to simulator.
 
     python3 bench/realism_calibration.py collect --reps 10 --points spread --jobs 3 --out FILE.jsonl
     python3 bench/realism_calibration.py collect --reps 5 --points s0 --jobs 3 --out FILE.jsonl
@@ -24,7 +24,7 @@ testbed's, as Markdown.
 `fit` runs candidate host-noise means (send/ack[/start jitter], us). Without
 --acceptance it prints the range of B's share at the --points over --seeds
 seeds against the testbed's range. With --acceptance it scores each candidate
-on issue 13's two acceptance figures at once, on the seeds
+on the two acceptance figures at once, on the seeds
 --first-seed..--first-seed+9: the six spread points' range ratios (ten seeds
 vs all testbed runs; target within 2x) and the 14 S0 points' mean |diff| and
 max |diff| (the first five of those seeds vs the first five testbed runs;
@@ -180,7 +180,7 @@ def candidate(cand: str) -> tuple[int, int, int]:
 
 
 def acceptance_fit(args: argparse.Namespace) -> None:
-    """Issue 13's Spread and Mean figures per candidate, on seeds --first-seed..+9."""
+    """The Spread and Mean figures per candidate, on seeds --first-seed..+9."""
     tb = load_runs(Path(args.testbed))
     spread, s0 = points("spread"), points("s0")
     seeds = range(args.first_seed, args.first_seed + SPREAD_SEEDS)
@@ -252,7 +252,7 @@ def main() -> None:
     f.add_argument("--seeds", type=int, default=10)
     f.add_argument("--first-seed", type=int, default=1)
     f.add_argument("--means", default="0/0,20/20,100/100", help="candidates send/ack[/start jitter], us, comma-separated")
-    f.add_argument("--acceptance", action="store_true", help="score each candidate on issue 13's Spread and Mean figures")
+    f.add_argument("--acceptance", action="store_true", help="score each candidate on the Spread and Mean figures")
     args = ap.parse_args()
     {"collect": collect, "table": table, "fit": fit}[args.cmd](args)
 

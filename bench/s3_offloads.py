@@ -1,5 +1,5 @@
 """S3's mono-DCTCP point (2 DCTCP, STEP at K = 0.17, 1 Gbit/s) under the host models of
-issue 13: host noise, TSO/GSO bursts of unpaced senders, GRO at the receiver.
+host noise, TSO/GSO bursts of unpaced senders, GRO at the receiver.
 
 Runs bench/data/s3-mono-dctcp-{5,50}ms.toml through the simulator with each variant
 and seeds 1-3 and prints one Markdown row per (RTT, variant): utilization per seed, mean
@@ -36,7 +36,7 @@ DATA = Path(__file__).parent / "data"
 
 #: name -> (noise, per-flow overrides)
 VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
-    "noise none, TSO off (before issue 13)": ("none", {"tso": False}),
+    "noise none, TSO off (the model without offloads)": ("none", {"tso": False}),
     "noise host, TSO off (realism round)": ("host", {"tso": False}),
     "noise none, TSO on": ("none", {}),
     "noise host, TSO on (default)": ("host", {}),

@@ -1,4 +1,4 @@
-"""S4's Compound TCP vs CCID2 point (issue 13): the preset's pair (CCID2 at 0 s,
+"""S4's Compound TCP vs CCID2 point: the preset's pair (CCID2 at 0 s,
 Compound at 30 s, 100 Mbit/s, 1 BDP drop-tail, 300 s, mean J(t) over 60-300 s),
 with ccfair's Compound and with a "backlog-blind" Compound whose delay window
 never drains (gamma = 100000 packets, tuning off), the mechanism check of

@@ -1,4 +1,4 @@
-"""Issue 6 acceptance figures: the testbed next to the simulator.
+"""Acceptance figures: the testbed next to the simulator.
 
     python3 bench/testbed_acceptance.py [--reps 5] [--jobs 3] [--only single,bdp,order,pairs] [--out FILE]
 

@@ -1,6 +1,6 @@
-"""kill -9 a testbed run at random moments, then `ccfair testbed clean`: count what is left.
+"""Kill -9 a testbed run at random moments, then `ccfair testbed clean`: count what is left.
 
-Issue 17's acceptance: 20 random kills -- of the whole process group, of the main
+The acceptance: 20 random kills -- of the whole process group, of the main
 process only (its bottleneck and agents live on as orphans), or of the main process
 during set-up (namespaces half built) -- each followed by `ccfair testbed clean`,
 must leave 0 namespaces, links, qdiscs, rules and processes of the killed run.

@@ -1,7 +1,7 @@
-"""Acceptance tests for issue 2, each checked against its source.
+"""Acceptance tests of the core model, each checked against its source.
 
 Every test runs the real simulator (``ccfair._core``) on experiments built
-here in Python and checks one acceptance item of issue 2 against the study or
+here in Python and checks one acceptance item against the study or
 the Linux/RFC behaviour it comes from (the studies are summarised in the
 project brief: S0 = Rüth, Kunze, Hohlfeld, "An Empirical View on Content
 Provider Fairness", TMA 2019; S4 = Bhatti & Bateman, "Transport Protocol
@@ -33,7 +33,7 @@ import pytest
 from ccfair import Spec, api, metrics
 from ccfair.spec import L2_OVERHEAD_BYTES
 
-SEEDS = range(1, 11)  # ten seeds, as issue 2 asks
+SEEDS = range(1, 11)  # ten seeds
 JITTER = "100ms"
 MSS = 1448
 # Frames at the bottleneck: IP length + the L2 overhead (bottleneck.l2_overhead, default 14: Ethernet).
@@ -126,7 +126,7 @@ def report(label: str, values: list[float]) -> str:
 
 @pytest.mark.parametrize("cca", ["reno", "cubic", "bbr"])
 def test_single_flow_uses_the_bottleneck(cca: str) -> None:
-    """Issue 2: one Reno, CUBIC or BBR flow on 10 Mbit/s, 50 ms, 1 BDP drop-tail uses >= 95 % of the link, 15-45 s.
+    """One Reno, CUBIC or BBR flow on 10 Mbit/s, 50 ms, 1 BDP drop-tail uses >= 95 % of the link, 15-45 s.
 
     Source: with a buffer of one BDP a single loss-based flow (Reno, CUBIC)
     never drains the queue after a multiplicative decrease (the classic
@@ -154,7 +154,7 @@ def test_single_flow_uses_the_bottleneck(cca: str) -> None:
 
 @pytest.mark.parametrize("cca", ["reno", "cubic", "bbr"])
 def test_same_cca_pair_is_fair(cca: str) -> None:
-    """Issue 2 / S0: two flows of the same CCA, same 50 ms RTT, 10 Mbit/s, 1 BDP: mean JFI over 10 seeds >= 0.90.
+    """Two flows of the same CCA, same 50 ms RTT, 10 Mbit/s, 1 BDP: mean JFI over 10 seeds >= 0.90.
 
     Source: S0 finds every CCA roughly fair to itself (BBR with more
     variance); S4 reports Jain's index 0.90-0.97 for same-CCA pairs. AIMD
@@ -174,7 +174,7 @@ def test_same_cca_pair_is_fair(cca: str) -> None:
 
 @pytest.mark.parametrize("first", ["cubic", "bbr"])
 def test_bbr_dominates_cubic_in_a_shallow_buffer(first: str) -> None:
-    """Issue 2 / S0: CUBIC vs BBR, 10 Mbit/s, 50 ms, 0.5 BDP: BBR takes > 70 % of the bytes whichever starts first.
+    """CUBIC vs BBR, 10 Mbit/s, 50 ms, 0.5 BDP: BBR takes > 70 % of the bytes whichever starts first.
 
     Source: S0 (10 Mbit/s, 50 ms, 0.5 BDP): "BBR takes nearly all bandwidth
     from CUBIC whichever starts first". Mechanism: in a buffer shallower than
@@ -197,7 +197,7 @@ def test_bbr_dominates_cubic_in_a_shallow_buffer(first: str) -> None:
 
 
 def test_cubic_vs_bbr_at_2bdp_cubic_is_not_starved_and_order_matters() -> None:
-    """Issue 2 asks to document 2 BDP; S0: "at 2 BDP the picture changes (CUBIC no longer starved, order matters)".
+    """2 BDP, documented; S0: "at 2 BDP the picture changes (CUBIC no longer starved, order matters)".
 
     Expected direction (S0): CUBIC's mean share in each start order is far
     above its ~5 % at 0.5 BDP (here: >= 0.2), and the start order changes
@@ -220,7 +220,7 @@ def _shares_8bdp(first: str, seeds: range, **kw: Any) -> list[float]:
 
 
 def test_cubic_takes_more_than_half_in_a_deep_buffer() -> None:
-    """Issue 2: with a deep buffer (8 BDP) CUBIC takes more than half, 10 Mbit/s, 50 ms (S0's 45 s timing).
+    """With a deep buffer (8 BDP) CUBIC takes more than half, 10 Mbit/s, 50 ms (S0's 45 s timing).
 
     Source: in a deep buffer BBR is cwnd-limited (cwnd = 2 x BtlBw x
     min_RTT) while CUBIC fills the buffer; the queue CUBIC builds inflates
@@ -252,7 +252,7 @@ def test_cubic_takes_more_than_half_in_a_deep_buffer() -> None:
 
 @pytest.mark.parametrize("first", ["cubic", "bbr"])
 def test_cubic_takes_more_than_half_in_a_deep_buffer_long_run(first: str) -> None:
-    """Issue 2, 8 BDP in steady state: 200 s runs, window 100-200 s, 5 seeds: CUBIC's mean share > 0.5 in each order.
+    """8 BDP in steady state: 200 s runs, window 100-200 s, 5 seeds: CUBIC's mean share > 0.5 in each order.
 
     Source: as above (Ware et al. IMC 2019: against loss-based flows in a
     deep buffer BBR's share is bounded by its in-flight cap, CUBIC takes the
@@ -304,7 +304,7 @@ def _rtt_stats(cca: str, setup: str) -> dict[str, float]:
 
 @pytest.mark.parametrize("setup", list(RTT_SETUPS))
 def test_rtt_unfairness_short_rtt_cubic_wins(setup: str) -> None:
-    """Issue 2: two CUBIC flows, 20 ms and 80 ms base RTT, 1 BDP (at 20 ms): the short-RTT flow gets more.
+    """Two CUBIC flows, 20 ms and 80 ms base RTT, 1 BDP (at 20 ms): the short-RTT flow gets more.
 
     Source: RFC 9438 §3.3 (Principle 3 for RTT fairness) and Ha, Rhee & Xu,
     "CUBIC: a new TCP-friendly high-speed TCP variant", 2008: CUBIC's window
@@ -372,7 +372,7 @@ DETERMINISM_EXPERIMENT = experiment(
 
 
 def test_same_seed_identical_files_different_seed_differs(tmp_path: Path) -> None:
-    """Issue 2: the same spec and seed give identical results bit for bit (Parquet files equal); different seeds differ.
+    """The same spec and seed give identical results bit for bit (Parquet files equal); different seeds differ.
 
     Source: the engine's contract (integer-ns time, events ordered by
     (time, sequence), one seeded RNG split per component). Expected: every

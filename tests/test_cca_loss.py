@@ -1,4 +1,4 @@
-"""Acceptance tests for the loss-based CCAs of S1 (issue 4).
+"""Acceptance tests for the loss-based CCAs of S1.
 
 BIC, HighSpeed, H-TCP, Hybla, Illinois, Scalable, Veno, Westwood+ and YeAH,
 each modelled on its Linux ``net/ipv4/tcp_*.c`` (see docs/ccas.md). Their
@@ -53,7 +53,7 @@ def _pair(cca: str, seed: int) -> Any:
 
 @pytest.mark.parametrize("cca", LOSS_CCAS)
 def test_single_flow_reaches_90_percent_utilization(cca: str) -> None:
-    """Issue 4: alone on 10 Mbit/s, 50 ms, 1 BDP drop-tail, >= 90 % utilization over 15-45 s.
+    """Alone on 10 Mbit/s, 50 ms, 1 BDP drop-tail, >= 90 % utilization over 15-45 s.
 
     Source: with a one-BDP buffer an AIMD flow whose decrease factor is at
     most 1/2 never drains the queue (buffer-sizing rule of thumb, Villamizar &
@@ -71,7 +71,7 @@ def test_single_flow_reaches_90_percent_utilization(cca: str) -> None:
 
 @pytest.mark.parametrize("cca", LOSS_CCAS)
 def test_same_cca_pair_is_fair(cca: str) -> None:
-    """Issue 4: two flows of one CCA, same RTT, 1 BDP: mean JFI over 10 seeds >= 0.9.
+    """Two flows of one CCA, same RTT, 1 BDP: mean JFI over 10 seeds >= 0.9.
 
     Source: equal-RTT flows of one AIMD law converge to equal shares (Chiu &
     Jain 1989). Every algorithm here is AIMD on this path: BIC (fast
@@ -109,7 +109,7 @@ def test_same_cca_pair_is_fair(cca: str) -> None:
     ],
 )
 def test_linux_and_ns3_names_resolve(written: str, canonical: str) -> None:
-    """Issue 4: experiment files may name the CCAs as Linux (sysctl) or ns-3 (TypeId) users do."""
+    """Experiment files may name the CCAs as Linux (sysctl) or ns-3 (TypeId) users do."""
     name, pacing = ccas.resolve(written)
     assert name == canonical
     assert pacing == written.endswith("+pacing")

@@ -1,4 +1,4 @@
-"""CCA parameters (issue 14): declared once in Rust (cc/*.rs), reachable from the
+"""CCA parameters: declared once in Rust (cc/*.rs), reachable from the
 experiment file, ``--set``, Python and sweep grids; recorded in results and the store."""
 
 from __future__ import annotations
@@ -85,7 +85,7 @@ def test_cli_gives_the_same_message_and_exit_2(tmp_path):
 
 
 def test_variant_is_the_base_algorithm_with_its_parameter_set():
-    """prague-rttdep = prague with rtt_independence = false; ledbat25 = ledbat with target 25 ms (cc/*.rs VARIANTS)."""
+    """Prague-rttdep = prague with rtt_independence = false; ledbat25 = ledbat with target 25 ms (cc/*.rs VARIANTS)."""
     for variant, table in (
         ("prague-rttdep", {"name": "prague", "rtt_independence": False}),
         ("ledbat25", {"name": "ledbat", "target": "25ms"}),

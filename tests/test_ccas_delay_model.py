@@ -1,7 +1,7 @@
-"""Issue 4 acceptance for the delay- and model-based CCAs: Vegas, LEDBAT,
+"""Acceptance for the delay- and model-based CCAs: Vegas, LEDBAT,
 Compound TCP (CTCP) and BBRv2, each checked against its source.
 
-Setup (as issue 4 asks): 10 Mbit/s, 50 ms RTT, 1 BDP drop-tail (42 packets).
+Setup: 10 Mbit/s, 50 ms RTT, 1 BDP drop-tail (42 packets).
 Alone: 45 s, utilization over 15-45 s. Against itself: flow B starts 5 s after
 A, both with a 100 ms start jitter, analysis window 10-45 s, ten seeds.
 The figures quoted in comments were measured with this commit's simulator

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 from ccfair.cli import main
 
-S0 = Path(__file__).resolve().parent.parent / "examples" / "s0-cubic-vs-bbr.toml"
+ROOT = Path(__file__).resolve().parent.parent
+S0 = ROOT / "examples" / "s0-cubic-vs-bbr.toml"
 
 
 def run_main(capsys, *argv: str) -> tuple[int, str, str]:
@@ -141,6 +142,66 @@ def test_list_ccas_shows_aliases_and_every_parameter_with_its_default(capsys, mo
     # defaults in the parameter's unit, as declared in cc/*.rs (Linux's values)
     for text in ("beta = 0.7", "hystart = true", "hystart_ack_delta = 2ms", "target = 100ms", "shift_g = 4", "cwnd_gain = 2"):
         assert text in out, text
+
+
+def test_listings_fit_100_columns_and_show_units_and_variants(capsys):
+    for what in ("ccas", "qdiscs", "profiles"):
+        code, out, _ = run_main(capsys, "list", what)
+        assert code == 0
+        assert max(len(line) for line in out.splitlines()) <= 100, what
+    code, out, _ = run_main(capsys, "list", "ccas")
+    # a variant lists the values it runs with (cc/ledbat.rs: ledbat25's target is 25 ms), marked as its own
+    row = out[out.index("ledbat25") :]
+    assert "target = 25ms [time] *" in row[: row.index("├")]
+    code, out, _ = run_main(capsys, "list", "profiles")
+    assert "False" not in out and "pacing = false" in out  # TOML's notation, not Python's
+
+
+def test_list_qdiscs_json_has_every_parameter_once_with_a_unit(capsys):
+    from ccfair import qdiscs
+
+    code, out, _ = run_main(capsys, "list", "qdiscs", "--json")
+    assert code == 0
+    rows = json.loads(out)
+    assert [r["name"] for r in rows] == qdiscs.kinds()
+    for r in rows:
+        names = [p["name"] for p in r["params"]]
+        assert len(names) == len(set(names)), (r["name"], names)  # limit / threshold once, not per field
+        assert all(p["unit"] for p in r["params"]), r["name"]
+    red = {p["name"]: p for p in next(r for r in rows if r["name"] == "red")["params"]}
+    assert red["limit"]["default"] == "bottleneck.buffer" and red["max_p"]["default"] == "0.02"
+
+
+def test_run_labels_overrides_and_flow_names(capsys):
+    code, out, _ = run_main(
+        capsys, "run", str(ROOT / "examples" / "s0-content-provider.toml"),
+        "--set", "duration=8s", "--set", "window={start=\"6s\",end=\"8s\"}", "--set", 'flows.0.cca={name="cubic",beta=0.5}', "--set", "flows.0.pacing=true",
+    )  # fmt: skip
+    assert code == 0
+    assert "(--set duration=8s window=" in out  # the title says what changed
+    assert "cubic[beta=0.5]+pacing" in out  # variant parameters and pacing in the flow's CCA
+    assert "fness (lab vs cp)" in out  # named by the flows' names, not "A vs B"
+
+
+def test_terminal_output_escapes_control_characters_and_markup(capsys, tmp_path):
+    f = tmp_path / "evil.toml"
+    f.write_text(
+        'duration = "3s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\nname = "\\u001b[2J\\u001b[31mx"\ncca = "cubic"\nrtt = "50ms"\n'
+        '[[flows]]\nname = "[/bold]y"\ncca = "bbr"\nrtt = "50ms"\n'
+    )
+    code, out, err = run_main(capsys, "run", str(f))
+    assert code == 0, err
+    assert "\x1b" not in out and "\\x1b[2J\\x1b[31mx" in out
+    assert "[/bold]y" in out  # shown as written, not taken as rich markup
+
+
+def test_version_names_the_package_and_commit(capsys):
+    import ccfair
+    from ccfair import provenance
+
+    code, out, _ = run_main(capsys, "--version")
+    assert code == 0
+    assert out.strip() == f"ccfair {ccfair.__version__} (git {provenance.git_commit() or 'commit unknown'})"
 
 
 @pytest.mark.parametrize(

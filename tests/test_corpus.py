@@ -1,4 +1,4 @@
-"""Python accepts exactly what the simulator accepts (issue 14): a corpus of experiment files.
+"""Python accepts exactly what the simulator accepts: a corpus of experiment files.
 
 Each case is an experiment file (written to disk and read with
 ``Spec.from_toml``) and the same change made directly to the simulator's

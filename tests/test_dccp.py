@@ -1,4 +1,4 @@
-"""DCCP / CCID 2 as a transport (issue 4): naming, validation and one short run."""
+"""DCCP / CCID 2 as a transport: naming, validation and one short run."""
 
 from __future__ import annotations
 

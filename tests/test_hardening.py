@@ -1,4 +1,4 @@
-"""Issue 17: absurd inputs refused before they exhaust the machine, the sweep store's
+"""Absurd inputs refused before they exhaust the machine, the sweep store's
 lock, conflicting sweep axes, and the small ones (negative rtt, near-miss keys,
 misspelt [sweep] settings, the report's queue-figure caption).
 
@@ -25,7 +25,7 @@ from ccfair.sweep import load_sweep_file, run_sweep
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
 
-#: The five cases of issue 17 and the field each refusal must name.
+#: The five absurd cases and the field each refusal must name.
 ABSURD = {
     "absurd-rate-gbit": "bottleneck.rate",  # rate = "1000000Gbit"
     "absurd-rate-float": "bottleneck.rate",  # rate = 1e15

@@ -1,4 +1,4 @@
-"""Host noise (issue 13): on by default, seeded by the run's seed.
+"""Host noise: on by default, seeded by the run's seed.
 
 Same seed -> bit-identical results; different seeds -> different results even
 for loss-based pairs, which without noise are one number whatever the seed;

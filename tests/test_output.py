@@ -45,6 +45,9 @@ JSON_INVOCATIONS: dict[tuple[str, ...], list[str]] = {
     ("run",): ["{file}", "--json"],
     ("compare",): ["{file}", "--json"],
     ("preset", "s1"): ["--queue", "small", "--feedback", "off", "--json"],
+    ("list", "ccas"): ["--json"],
+    ("list", "qdiscs"): ["--json"],
+    ("fidelity",): ["--json", "--data", str(Path(__file__).parent / "data" / "fidelity")],
 }
 #: Commands that need the testbed (root, network namespaces): skipped where it is unavailable.
 NEEDS_TESTBED = {("compare",)}
@@ -79,10 +82,10 @@ def test_reproduce_json_is_one_plain_document(monkeypatch, tmp_path, capsys):
     from ccfair import reproduce as rp
     from ccfair.cli import main
 
-    board = [{"id": f"S0-claim-{LONG}", "published": TITLE, "ccfair": TITLE, "verdict": "reproduced"}]
-    monkeypatch.setattr(rp, "reproduce", lambda **kw: {"runs": 1, "wall_s": 0.0, "outcomes": []})
+    board = {"claims": [{"id": f"S0-claim-{LONG}", "quote": TITLE, "verdict": "reproduced"}]}
+    monkeypatch.setattr(rp, "reproduce", lambda **kw: {"runs": 1, "wall_s": 0.0, "entries": {}})
     monkeypatch.setattr(rp, "write_html", lambda rep, path: path)
-    monkeypatch.setattr(rp, "claim_json", lambda rep: board)
+    monkeypatch.setattr(rp, "board_json", lambda rep, digest=None: board)
     assert main(["reproduce", "--json", "--html", str(tmp_path / "r.html")]) == 0
     out = capsys.readouterr().out
     assert len(out.splitlines()) == 1

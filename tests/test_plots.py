@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
 import ccfair
 import numpy as np
@@ -12,6 +13,8 @@ from ccfair import plots
 from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
+
+ROOT = Path(__file__).resolve().parents[1]
 
 
 def check_saved(fig: Figure, tmp_path, name: str) -> None:
@@ -37,6 +40,35 @@ def test_gaussian_kde_scotts_rule():
         plots.gaussian_kde([1.0, 1.0], grid)
 
 
+def test_bounded_kde_keeps_its_mass_inside_the_domain():
+    # Two runs near +1: an unbounded KDE puts a large part of its mass above 1 (the issue's
+    # "densities spilling past fness 1"); reflected at the bounds (Silverman 1986, 2.10) the
+    # density integrates to 1 over [-1, 1] and is 0 outside.
+    vals = [0.95, 0.99, 0.9]
+    grid = np.linspace(-1.5, 1.5, 30001)
+    step = grid[1] - grid[0]
+    free = plots.gaussian_kde(vals, grid)
+    inside = (grid >= -1) & (grid <= 1)
+    assert free[~inside].sum() * step > 0.2
+    dens = plots.gaussian_kde(vals, grid, bounds=(-1.0, 1.0))
+    assert dens[~inside].max() == 0.0
+    assert dens[inside].sum() * step == pytest.approx(1.0, abs=2e-3)
+
+
+def test_trace_plots_draw_one_line_per_flow(tmp_path):
+    spec = ccfair.Spec.from_toml(ROOT / "examples" / "s0-cubic-vs-bbr.toml").with_overrides(
+        ["trace=true", "duration=6s", "window.end=6s", "window.start=1s"]
+    )
+    r = ccfair.run(spec)
+    for what, (col, _, div) in plots.TRACE_SERIES.items():
+        fig = plots.trace_over_time(r, what)
+        lines = [ln for ln in fig.axes[0].get_lines() if ln.get_label() != "link rate"]
+        assert len(lines) == 2, what
+        first = r.trace[r.trace["flow"] == "A"][col].to_numpy() / div
+        assert np.allclose(lines[0].get_ydata(), first), what
+        check_saved(fig, tmp_path, what)
+
+
 def test_cca_colors_are_stable():
     assert plots.cca_color("cubic") == plots.cca_color("CUBIC") == plots.CCA_COLORS["cubic"]
     assert plots.cca_color("cubic") != plots.cca_color("bbr")
@@ -48,8 +80,12 @@ def test_throughput_over_time_from_result(fake_sim, s0_dict, tmp_path):
     fig = plots.throughput_over_time(r)
     assert isinstance(fig, Figure) and len(fig.axes) == 1
     ax = fig.axes[0]
-    assert len(ax.get_lines()) == 2  # one line per flow
-    a, b = ax.get_lines()
+    flows = [ln for ln in ax.get_lines() if not ln.get_label().startswith("link rate")]
+    assert len(flows) == 2  # one line per flow
+    a, b = flows
+    rate = [ln for ln in ax.get_lines() if ln.get_label().startswith("link rate")]
+    assert len(rate) == 1 and rate[0].get_ydata()[0] == pytest.approx(r.config["bottleneck"]["rate_bps"] / 1e6)
+    assert "exceed the link rate" in fig.get_supxlabel()  # the caption says why a bin can
     assert a.get_color() == plots.CCA_COLORS["cubic"] and b.get_color() == plots.CCA_COLORS["bbr"]
     # fake core: B delivers 2000 B per 100 ms = 0.16 Mbit/s
     assert b.get_ydata()[-1] == pytest.approx(0.16)

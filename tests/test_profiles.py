@@ -1,4 +1,4 @@
-"""Sender profiles and application-flow keys (python/ccfair/profiles.py, issue 12)."""
+"""Sender profiles and application-flow keys (python/ccfair/profiles.py)."""
 
 from __future__ import annotations
 
@@ -116,7 +116,7 @@ def test_builtin_initial_windows_follow_their_sources() -> None:
 
 
 def test_tso_reaches_the_simulator_as_gso_max_segs() -> None:
-    # issue 13: the simulator models TSO/GSO for every flow; tso = N caps a burst at N
+    # the simulator models TSO/GSO for every flow; tso = N caps a burst at N
     # segments (the device's gso_max_segs), false = 1 (off), true/unset = Linux autosizing.
     assert "tso_max_segs" not in flow_config(spec(), 1)
     assert flow_config(spec(profiles={"cp": {"cca": "bbr", "tso": 4}}), 1)["tso_max_segs"] == 4
@@ -189,7 +189,7 @@ def test_the_simulator_runs_an_http_flow_as_the_servers_tcp_download() -> None:
 
 
 def test_the_testbed_applies_every_profile_field_and_refuses_what_a_backend_lists(monkeypatch) -> None:
-    # The testbed applies min_rto (route rto_min) and tso (gso_max_segs) since issue 12's
+    # The testbed applies min_rto (route rto_min) and tso (gso_max_segs): its
     # testbed part (tests/test_testbed_http.py); a key a backend lists is still refused by name.
     s = spec(profiles={"cp": {"cca": "bbr", "min_rto": "50ms", "tso": 4}})
     assert profiles.unsupported(s, "testbed") == []
@@ -280,7 +280,7 @@ def test_content_provider_example_has_the_same_result_keys_on_both_backends() ->
 
 
 def test_a_profiles_cca_can_carry_its_parameters() -> None:
-    # per-algorithm parameters (issue 14) reach a flow through its profile
+    # per-algorithm parameters reach a flow through its profile
     s = spec(profiles={"cp": {"cca": {"name": "cubic", "beta": 0.5}, "initial_cwnd": 32}})
     fc = flow_config(s, 1)
     assert (fc["cca"], fc["cca_params"], fc["init_cwnd_pkts"]) == ("cubic", {"beta": 0.5}, 32)

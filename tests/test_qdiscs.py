@@ -1,4 +1,4 @@
-"""Queue disciplines in the experiment description (issue 3): defaults, unit
+"""Queue disciplines in the experiment description: defaults, unit
 conversion into the RunConfig, rejected combinations naming the field, the
 CLI listing, and the per-flow drop/mark columns of a real run."""
 

@@ -1,4 +1,4 @@
-"""Throughput as a capture sees it (issue 13): the wire-arrival series per bin
+"""Throughput as a capture sees it: the wire-arrival series per bin
 never exceeds the bottleneck rate (plus one packet per bin); in-order delivery
 is kept as its own series (``bytes``/``throughput_bps``) and may burst above it."""
 
@@ -18,5 +18,5 @@ def test_arrival_series_stays_at_the_link_rate_while_in_order_delivery_bursts() 
     per_bin = t.groupby("time_s")[["arrival_bytes", "bytes"]].sum()
     cap = 10e6 / 8 * bin_s * 1448 / 1500 + 1448  # payload at 10 Mbit/s per bin + one packet
     assert per_bin["arrival_bytes"].max() <= cap
-    assert per_bin["bytes"].max() > cap  # holes filled release bursts (issue 13: 15.9 Mbit/s peaks)
+    assert per_bin["bytes"].max() > cap  # holes filled release bursts
     assert (t["arrival_throughput_bps"] == t["arrival_bytes"] * 8 / bin_s).all()

@@ -83,7 +83,7 @@ def test_s1_preset_spec_matches_the_study_setup():
     assert set(df["cca"]) == set(s1.CCAS) and len(s1.CCAS) == 12
     per = df.groupby("cca").size()
     assert per.between(100, 200).all()
-    assert df["size_bytes"].between(10_000, 100_000).all() and (df["rtt_ns"] == 60_000_000).all()
+    assert df["size_bytes"].between(10_000, 100_000).all() and (df["rtt_ns"] == 100_000_000).all()
     caps = df["rate_cap_bps"].dropna()
     assert 0.4 < len(caps) / len(df) < 0.6 and caps.between(10_000, 1_000_000).all()
     # Same seed, other feedback: identical traffic.

@@ -1,4 +1,4 @@
-"""`ccfair schema` (the experiment file's JSON Schema) and the generated docs tables (issue 14)."""
+"""`ccfair schema` (the experiment file's JSON Schema) and the generated docs tables."""
 
 from __future__ import annotations
 

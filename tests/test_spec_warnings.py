@@ -1,4 +1,4 @@
-"""Warnings for legal but probably unintended settings (issue 3: STEP without ECN-capable flows)."""
+"""Warnings for legal but probably unintended settings."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ def test_cli_prints_the_warning_on_stderr_and_still_succeeds(tmp_path):
 
 
 def test_ecn_native_set_agrees_with_the_simulator():
-    """ccas.needs_ecn (from the registry) agrees with what a run does: those CCAs run with scalable ECN by default."""
+    """Ccas.needs_ecn (from the registry) agrees with what a run does: those CCAs run with scalable ECN by default."""
     from ccfair import _core
 
     for name, _ in _core.ccas():

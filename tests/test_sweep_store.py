@@ -363,3 +363,48 @@ def test_a_stored_batch_reads_back_as_the_runs_tables(tmp_path, changes):
             run_id = store.load_sweep(tmp_path, name)["run_id"]  # strings, not categories
             assert pd.api.types.is_string_dtype(run_id) and not isinstance(run_id.dtype, pd.CategoricalDtype), name
             assert list(run_id.unique()) == ["run1", "run2"]
+
+
+def _session_processes(sid: int) -> list[int]:
+    """Live (not zombie) processes of session ``sid``."""
+    out = []
+    for p in Path("/proc").iterdir():
+        if not p.name.isdigit():
+            continue
+        try:
+            fields = (p / "stat").read_text().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            continue
+        if fields[0] != "Z" and int(fields[3]) == sid:
+            out.append(int(p.name))
+    return out
+
+
+@pytest.mark.parametrize("sig", [signal.SIGKILL, signal.SIGTERM])
+def test_killing_the_main_process_leaves_no_worker_fork_server_or_tracker(tmp_path, subprocess_env, sig):
+    """Issue: SIGTERM or kill -9 of a sweep's main PID left the fork server, the resource tracker and
+    the workers running. The sweep runs in its own session; after its main process is signalled
+    (it alone) every process of that session must be gone (the workers watch the main process,
+    the fork server has a parent-death signal, the tracker exits when its pipe closes)."""
+    text = SMALL.replace('duration = "4s"', 'duration = "8s"').replace("repetitions = 2", "repetitions = 6")
+    path = tmp_path / "s.toml"
+    path.write_text(text)
+    out = tmp_path / "o"
+    cmd = [sys.executable, "-m", "ccfair", "sweep", str(path), "--out", str(out), "--jobs", "2"]
+    proc = subprocess.Popen(cmd, env=subprocess_env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)
+    deadline = time.monotonic() + 180
+    while time.monotonic() < deadline and proc.poll() is None and not store.finished_runs(out):
+        time.sleep(0.05)
+    assert proc.poll() is None, "the sweep finished before it could be killed; make it longer"
+    assert len(_session_processes(proc.pid)) >= 4  # main, fork server, resource tracker, workers
+    os.kill(proc.pid, sig)
+    proc.wait(timeout=60)
+    left = _session_processes(proc.pid)
+    deadline = time.monotonic() + 30
+    while left and time.monotonic() < deadline:
+        time.sleep(0.1)
+        left = _session_processes(proc.pid)
+    for pid in left:  # leave nothing behind whatever the outcome
+        os.kill(pid, signal.SIGKILL)
+    assert left == []
+    assert proc.returncode == (-signal.SIGKILL if sig == signal.SIGKILL else 128 + signal.SIGTERM)

@@ -178,7 +178,7 @@ def test_tcp_info_offsets_match_linux_struct_tcp_info():
 
 @needs_netns
 def test_single_cubic_flow_fills_the_link_at_the_configured_rtt(tmp_path):
-    """Issue 6 acceptance (short form): >= 90 % utilization, min RTT within 2 ms of 50 ms;
+    """Acceptance (short form): >= 90 % utilization, min RTT within 2 ms of 50 ms;
     same tables as the simulator; nothing left behind."""
     res = runner.run(spec(trace=True))
     s = res.summary
@@ -298,7 +298,7 @@ def _kernel_has(kind: str) -> bool:
 
 @needs_netns
 def test_kernel_bottleneck_single_cubic_flow(tmp_path):
-    """tbf + pfifo on the bottleneck's receiver-facing port: >= 90 % utilization, min RTT within
+    """Tbf + pfifo on the bottleneck's receiver-facing port: >= 90 % utilization, min RTT within
     2 ms of 50 ms, the kernel's queue sampled, its drops charged to the flow; nothing left behind."""
     if not _kernel_has("droptail"):
         pytest.skip("the kernel has no tbf or pfifo qdisc")

@@ -1,5 +1,5 @@
 """`ccfair testbed clean`: removes a dead run's namespaces, links, processes and files,
-and leaves a live run's alone (issue 17). Needs root and network namespaces; uses the
+and leaves a live run's alone. Needs root and network namespaces; uses the
 real state directory (a private one would make other users' live runs look dead)."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""HTTP flows, sender profiles and RTT equalization on the testbed (issue 12, testbed side).
+"""HTTP flows, sender profiles and RTT equalization on the testbed.
 
 The runs here send traffic only inside network namespaces they create: the local HTTP
 service lives in a flow's sender namespace; the remote-URL path is exercised against a
@@ -132,7 +132,7 @@ def test_url_host_that_does_not_resolve_is_a_spec_error_naming_the_url(monkeypat
 
 @needs_netns
 def test_http2_service_flow_bytes_agree_with_the_bottleneck_and_rtts_are_equalized(my_runs):
-    """Issue 12: the client's bytes and the bottleneck's per-flow payload bytes agree within
+    """The client's bytes and the bottleneck's per-flow payload bytes agree within
     1 %; every flow's equalized path RTT is within 5 % of its target; nothing is left."""
     res = runner.run(http_spec())
     tb = res.summary["testbed"]["flows"]
@@ -151,7 +151,7 @@ def test_http2_service_flow_bytes_agree_with_the_bottleneck_and_rtts_are_equaliz
 
 @needs_netns
 def test_iw32_profile_downloads_1mb_at_least_one_rtt_sooner_than_iw10():
-    """Issue 12: a profile's initial_cwnd takes effect on real TCP (route initcwnd, RFC 6928
+    """A profile's initial_cwnd takes effect on real TCP (route initcwnd, RFC 6928
     IW10 vs S0's IW32 CDN): 1 MB over a 50 Mbit/s, 100 ms path in slow start needs 7 rounds
     from IW10 and 5 from IW32, so IW32 finishes >= 1 RTT sooner."""
     fct = {}
@@ -173,7 +173,7 @@ def test_iw32_profile_downloads_1mb_at_least_one_rtt_sooner_than_iw10():
 
 @needs_netns
 def test_profile_min_rto_and_tso_take_effect_in_the_kernel():
-    """min_rto: the sender's RTO (tcpi_rto) never goes below the route's rto_min (Linux
+    """Min_rto: the sender's RTO (tcpi_rto) never goes below the route's rto_min (Linux
     tcp_set_rto / RFC 6298: RTO = srtt + max(4 rttvar, rto_min)); with the default 200 ms
     and a 40 ms path it stays below 600 ms. tso = 4: the sender veth's gso_max_segs reads
     back as 4; initial_rwnd = 200: the receiver's route and its tcp_rmem allow it; cca and
@@ -269,7 +269,7 @@ def remote_https_server(tls_cert, monkeypatch):
 
 @needs_netns
 def test_remote_https_url_negotiates_h2_and_counts_the_tls_stream(my_runs, remote_https_server):
-    """https: TLS with ALPN h2 through the same gateway path; the client counts decrypted
+    """Https: TLS with ALPN h2 through the same gateway path; the client counts decrypted
     bytes, the bottleneck TLS records, so they differ by the record overhead only (< 1 %)."""
     raw = http_spec(duration="5s").raw
     s = Spec.from_dict({**raw, "flows": [{"name": "cp", "kind": "http", "cca": "cubic", "rtt": "40ms", "url": remote_https_server}]})
@@ -282,7 +282,7 @@ def test_remote_https_url_negotiates_h2_and_counts_the_tls_stream(my_runs, remot
 
 @needs_netns
 def test_remote_url_through_host_routing_then_nothing_left(my_runs, remote_server):
-    """Issue 12: the remote-URL path (gateway NAT, host forwarding + NAT) against a server
+    """The remote-URL path (gateway NAT, host forwarding + NAT) against a server
     reached through the host's routing; bytes agree, the path RTT is equalized, and the host
     namespace is as before (no nftables table, ip_forward restored)."""
     forward_before = netns.IP_FORWARD.read_text()
@@ -343,7 +343,7 @@ def test_http_server_that_fails_to_start_is_a_spec_error_and_nothing_left(my_run
 
 @needs_netns
 def test_sigkill_during_a_url_run_leaves_what_the_next_run_removes(remote_server, tmp_path):
-    """kill -9 of a run with a local HTTP service and a remote-URL flow: its namespaces,
+    """Kill -9 of a run with a local HTTP service and a remote-URL flow: its namespaces,
     links, host nftables table, servers and clients stay until the next run's clean-up
     (netns.clean_stale, the first thing a run does), which removes all of them."""
     f = tmp_path / "long.toml"

@@ -1,19 +1,19 @@
-"""Linux's tcp_lp.c on this machine's real TCP, through a BPF port (issue 13, docs/fidelity.md "TCP-LP").
+"""Linux's tcp_lp.c on this machine's real TCP, through ccfair's BPF port (docs/fidelity.md "TCP-LP").
 
-The kernel here does not build tcp_lp (it offers reno, cubic, bbr). lp.bpf.c ports the
-module line by line as a BPF struct_ops congestion control; this script runs it on the
-testbed (10 Mbit/s, 50 ms, 42-packet drop-tail, 45 s, window 10-45 s, as
-crates/ccfair-sim/tests/lp.rs) or the same experiment on the simulator. Root; needs
-clang, bpftool and libbpf-dev (Debian packages; not project dependencies):
+The kernel here does not build tcp_lp (it offers reno, cubic, bbr); the testbed runs
+ccfair's port, python/ccfair/testbed/bpf/lp.bpf.c (ccfair.testbed.bpfcc builds and loads
+it). This script runs it on the testbed (10 Mbit/s, 50 ms, 42-packet drop-tail, 45 s,
+window 10-45 s, as crates/ccfair-sim/tests/lp.rs) or the same experiment on the
+simulator. Root:
 
-    cd bench/lp_bpf && bpftool btf dump file /sys/kernel/btf/vmlinux format c > vmlinux.h
-    clang -O2 -g -target bpf -c lp.bpf.c -o lp.bpf.o && bpftool struct_ops register lp.bpf.o
-    clang -O2 -g -target bpf -DLP_TRACE -c lp.bpf.c -o lp_t.bpf.o && bpftool struct_ops register lp_t.bpf.o
-    python bench/lp_bpf/run.py lp_bpf alone 2 1            # kernel name, scenario, tcp_timestamps, delayed ACKs
-    python bench/lp_bpf/run.py lp_bpf renofirst 1 1        # tcp_timestamps = 1: random TS offsets (Linux's default)
-    python bench/lp_bpf/run.py lp_bpf alone 2 1 sim        # the simulator (cc/lp.rs), same experiment
-    python bench/lp_bpf/run.py trace /sys/kernel/tracing/trace   # summary of an lp_bpf_t run's per-ACK state
-    bpftool struct_ops list; bpftool struct_ops unregister id ID   # each, when done
+    python bench/lp_bpf/run.py alone 2 1            # scenario, tcp_timestamps, delayed ACKs
+    python bench/lp_bpf/run.py renofirst 1 1        # tcp_timestamps = 1: random TS offsets (Linux's default)
+    python bench/lp_bpf/run.py alone 2 1 sim        # the simulator (cc/lp.rs), same experiment
+    python bench/lp_bpf/run.py trace /sys/kernel/tracing/trace   # summary of a traced run's per-ACK state
+
+A traced run: compile the port with -DLP_TRACE over the cached object first
+(clang flags and include directories: ccfair.testbed.bpfcc.build; the object is
+`python -c "from ccfair.testbed import bpfcc; print(bpfcc.build_dir())"`/lp.bpf.o).
 
 Scenarios: alone (LP only), lpfirst (LP at 0 s, Reno at 5 s), renofirst (the reverse).
 The testbed maps ccfair's "lp" to the given kernel name and sets net.ipv4.tcp_timestamps
@@ -51,11 +51,10 @@ def spec(scenario: str, delayed_ack: bool) -> dict:
     }
 
 
-def run(kernel_name: str, scenario: str, timestamps: int, delayed_ack: bool, backend: str) -> dict:
+def run(scenario: str, timestamps: int, delayed_ack: bool, backend: str) -> dict:
     from ccfair import api
-    from ccfair.testbed import netns, runner
+    from ccfair.testbed import netns
 
-    runner.KERNEL_NAMES["lp"] = kernel_name
     route_options = netns.Topology.route_options
 
     def with_timestamps(self, i, *args, **kwargs):  # type: ignore[no-untyped-def]
@@ -67,7 +66,6 @@ def run(kernel_name: str, scenario: str, timestamps: int, delayed_ack: bool, bac
     r = api.run(spec(scenario, delayed_ack), backend=backend)
     flows = [{k: f[k] for k in ("name", "cca", "throughput_bps", "share")} for f in r.flows.to_dict("records")]
     return {
-        "kernel_name": kernel_name,
         "scenario": scenario,
         "tcp_timestamps": timestamps,
         "delayed_ack": delayed_ack,
@@ -109,5 +107,5 @@ if __name__ == "__main__":
     if sys.argv[1] == "trace":
         trace(sys.argv[2])
     else:
-        backend = sys.argv[5] if len(sys.argv) > 5 else "testbed"
-        print(json.dumps(run(sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "1", backend)))
+        backend = sys.argv[4] if len(sys.argv) > 4 else "testbed"
+        print(json.dumps(run(sys.argv[1], int(sys.argv[2]), sys.argv[3] == "1", backend)))

@@ -255,6 +255,23 @@ def format_param(p: dict[str, Any], value: Any) -> str:
     return f"{value} {unit}" if unit and unit not in _FORMAT else str(value)
 
 
+def label_of(name: str, params: dict[str, Any] | None = None, pacing: bool = False) -> str:
+    """How a run's flow is shown: ``cubic``, ``cubic+pacing``, ``cubic[beta=0.5]+pacing``.
+
+    ``params`` are the fields a RunConfig flow gives (``cca_params``, simulator units), shown
+    as written in an experiment file (``target=25ms``); BBR paces by itself, so never ``bbr+pacing``.
+    """
+    text = name
+    if params:
+        by_field = {p["field"]: p for p in params_of(name)} if name in _index() else {}
+        shown = []
+        for field, value in sorted(params.items()):
+            p = by_field.get(field)
+            shown.append(f"{p['name']}={format_param(p, value)}" if p else f"{field}={value}")
+        text += "[" + ",".join(shown) + "]"
+    return text + (PACING_SUFFIX if pacing and name != "bbr" else "")
+
+
 def _field_value(value: object) -> Cca:
     cca, paced = parse(value)
     if paced:

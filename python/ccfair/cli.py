@@ -19,7 +19,9 @@ Output: ``--json`` goes through :func:`ccfair.output.print_json` (plain
 from __future__ import annotations
 
 import gc
+import json
 import math
+import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Optional
@@ -27,7 +29,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Optional
 import typer
 
 from ccfair.errors import SimulationError, SpecError
-from ccfair.output import print_json, print_line, print_table, status, stderr_console
+from ccfair.output import escape_controls, print_field, print_json, print_line, print_table, status, stderr_console
 from ccfair.units import format_time
 
 if TYPE_CHECKING:
@@ -60,8 +62,21 @@ app.add_typer(_fidelity_app, name="fidelity")
 _gc_paused = False
 
 
+def _print_version(value: bool) -> None:
+    if value:
+        from ccfair.provenance import version_line
+
+        sys.stdout.write(version_line() + "\n")
+        raise typer.Exit()
+
+
 @app.callback()
-def _command_starts() -> None:
+def _command_starts(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_print_version, is_eager=True, help="Print ccfair's version and git commit, then exit."),
+    ] = False,
+) -> None:
     # Start-up is over (see main): what it imported lives until exit, so it is frozen out of
     # the collector's traversals, and the collector resumes for the command's own work.
     global _gc_paused
@@ -98,6 +113,16 @@ def with_max_memory(overrides: list[str] | None, max_memory: str | None) -> list
     return list(overrides or []) + ([f'limits.memory="{max_memory}"'] if max_memory is not None else [])
 
 
+def name_with_overrides(name: Any, overrides: list[str]) -> Any:
+    """The experiment's name with the ``--set`` overrides that change it appended, so a title
+    never names what the run no longer is ("CUBIC vs BBR (--set flows.1.cca=reno)").
+    Not for ``name=`` itself, resource limits or a non-text name (validation refuses it)."""
+    changes = [o.strip() for o in overrides if not o.strip().startswith(("name=", "name =", "limits."))]
+    if not changes or not isinstance(name, str) or any(o.partition("=")[0].strip() == "name" for o in overrides):
+        return name
+    return f"{name} (--set {' '.join(changes)})"
+
+
 def load_spec(file: Path, overrides: list[str] | None, seed: int | None = None) -> Spec:
     """Read ``file``, apply ``--set`` overrides (and ``--seed``) to the raw dict, then validate."""
     from ccfair.spec import Spec
@@ -106,12 +131,13 @@ def load_spec(file: Path, overrides: list[str] | None, seed: int | None = None) 
     raw = load_toml(file)
     raw.setdefault("name", file.stem)
     raw = apply_overrides(raw, overrides or [])
+    raw["name"] = name_with_overrides(raw.get("name"), overrides or [])
     raw.pop("sweep", None)  # a sweep file's base experiment runs as is (`ccfair sweep` runs the grid)
     spec = Spec.from_dict(raw)
     if seed is not None:
         spec.to_run_config(seed)  # validates the seed (range), raising SpecError("seed", ...)
     for field, message in spec.warnings():
-        sys.stderr.write(f"warning: {field}: {message}\n")
+        sys.stderr.write(escape_controls(f"warning: {field}: {message}") + "\n")
     return spec
 
 
@@ -142,8 +168,24 @@ def _maxmin_line(summary: dict[str, Any]) -> str:
     return f"min {_fmt(summary.get('maxmin_share_min'), '.2f')} over {len(flows)} flows (1 = fair share)"
 
 
-def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
-    """Print the per-flow table (a DataFrame or a list of row dicts) and the run's fairness/performance numbers."""
+def fness_label(flows: list[dict[str, Any]]) -> str:
+    """``fness (lab vs cp)``: fness is flow 0's share against flow 1's, named by their names."""
+    if len(flows) != 2:
+        return "fness"
+    return f"fness ({flows[0]['name']} vs {flows[1]['name']})"
+
+
+def flow_labels(config: dict[str, Any]) -> list[str]:
+    """Each flow's CCA as shown: variant, given parameters and pacing (``cubic[beta=0.5]+pacing``)."""
+    from ccfair import ccas
+
+    return [ccas.label_of(f["cca"], f.get("cca_params"), bool(f.get("pacing"))) for f in config["flows"]]
+
+
+def print_summary(summary: dict[str, Any], flows_table: Any, labels: list[str] | None = None) -> None:
+    """Print the per-flow table (a DataFrame or a list of row dicts) and the run's fairness/performance numbers.
+
+    ``labels``: each flow's CCA as shown (:func:`flow_labels`); default: its name, ``+pacing`` when paced."""
     from rich.table import Table
 
     w = summary["window_s"]
@@ -159,8 +201,8 @@ def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
     ):
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     rows = flows_table.to_dict("records") if hasattr(flows_table, "to_dict") else list(flows_table)
-    for r in rows[:MAX_FLOW_ROWS]:
-        cca = r["cca"] + ("+pacing" if r["pacing"] and r["cca"] != "bbr" else "")
+    for i, r in enumerate(rows[:MAX_FLOW_ROWS]):
+        cca = labels[i] if labels is not None else r["cca"] + ("+pacing" if r["pacing"] and r["cca"] != "bbr" else "")
         table.add_row(
             str(r["name"]),
             cca,
@@ -179,7 +221,7 @@ def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
     lines = [
         ("run", f"seed {summary['seed']}, analysis window {w['start']:g}-{w['end']:g} s"),
         ("JFI", _fmt(summary["jfi"], ".3f")),
-        ("fness (A vs B)", _fmt(fness, "+.3f") if fness is not None else "- (needs exactly two flows)"),
+        (fness_label(summary["flows"]), _fmt(fness, "+.3f") if fness is not None else "- (needs exactly two flows)"),
         ("max-min share", _maxmin_line(summary)),
         ("utilization", _fmt(None if summary["utilization"] is None else summary["utilization"] * 100, ".1f", " %")),
         ("queueing delay", f"mean {_fmt(q['mean'], '.2f', ' ms')}, p99 {_fmt(q['p99'], '.2f', ' ms')}"),
@@ -187,7 +229,7 @@ def print_summary(summary: dict[str, Any], flows_table: Any) -> None:
         _wall_line(summary),
     ]
     for label, value in lines:
-        print_line(f"  [bold]{label:<16}[/bold] {value}")
+        print_field(label, value)
 
 
 def _wall_line(summary: dict[str, Any]) -> tuple[str, str]:
@@ -236,28 +278,28 @@ def run(
         print_json(result.summary)
     else:
         cols = result.flow_columns()  # plain lists: no pandas for a printed summary
-        print_summary(result.summary, [dict(zip(cols, row)) for row in zip(*cols.values())])
+        print_summary(result.summary, [dict(zip(cols, row)) for row in zip(*cols.values())], flow_labels(result.config))
         if out is not None:
-            print_line(f"  [bold]{'results':<16}[/bold] {out}")
+            print_field("results", str(out))
 
 
-def _compare_rows(sim: dict[str, Any], tb: dict[str, Any]) -> list[tuple[str, str, str]]:
-    """(metric, simulator, testbed) rows for ``ccfair compare``."""
+def _compare_rows(sim: dict[str, Any], tb: dict[str, Any], labels: list[str] | None = None) -> list[tuple[str, str, str]]:
+    """(metric, simulator, testbed) rows for ``ccfair compare``; ``labels``: the flows' CCAs as shown (:func:`flow_labels`)."""
 
     def pct(x: float | None) -> str:
         return _fmt(None if x is None else x * 100, ".1f", " %")
 
     rows: list[tuple[str, str, str]] = []
-    for fs, ft in zip(sim["flows"], tb["flows"]):
+    for i, (fs, ft) in enumerate(zip(sim["flows"], tb["flows"])):
         paced = fs.get("pacing") and fs["cca"] != "bbr"
-        label = f"{fs['name']} ({fs['cca']}{'+pacing' if paced else ''})"
+        label = f"{fs['name']} ({labels[i] if labels else fs['cca'] + ('+pacing' if paced else '')})"
         rows.append((f"{label} throughput", fmt_rate(fs["throughput_bps"]), fmt_rate(ft["throughput_bps"])))
         rows.append((f"{label} share", pct(fs["share"]), pct(ft["share"])))
         rows.append((f"{label} max-min share", _fmt(fs.get("maxmin_share"), ".2f"), _fmt(ft.get("maxmin_share"), ".2f")))
         rows.append((f"{label} retransmissions", str(fs["retransmissions"]), str(ft["retransmissions"])))
     rows.append(("JFI", _fmt(sim["jfi"], ".3f"), _fmt(tb["jfi"], ".3f")))
     if sim["fness"] is not None:
-        rows.append(("fness (A vs B)", _fmt(sim["fness"], "+.3f"), _fmt(tb["fness"], "+.3f")))
+        rows.append((fness_label(sim["flows"]), _fmt(sim["fness"], "+.3f"), _fmt(tb["fness"], "+.3f")))
     rows.append(("utilization", pct(sim["utilization"]), pct(tb["utilization"])))
     for k in ("mean", "p99"):
         rows.append((f"queueing delay {k}", _fmt(sim["queue_delay_ms"][k], ".2f", " ms"), _fmt(tb["queue_delay_ms"][k], ".2f", " ms")))
@@ -295,7 +337,7 @@ def compare(
     table.add_column("Metric")
     table.add_column("Simulator", justify="right")
     table.add_column("Testbed", justify="right")
-    for row in _compare_rows(sim.summary, tb.summary):
+    for row in _compare_rows(sim.summary, tb.summary, flow_labels(sim.config)):
         table.add_row(*row)
     print_table(table)
     t = tb.summary["testbed"]
@@ -311,11 +353,25 @@ def check(
     set_: SetOption = None,
     seed: Annotated[Optional[int], typer.Option("--seed", help="Seed to resolve with.")] = None,
     max_memory: MaxMemoryOption = None,
+    backend: Annotated[
+        str, typer.Option("--backend", metavar="NAME", help="Check for this backend as `run` does: sim (default) or testbed.")
+    ] = "sim",
 ) -> None:
-    """Validate an experiment file (values and projected resources) and print the resolved simulator configuration (JSON)."""
-    from ccfair.api import check_resources
+    """Validate an experiment file (values and projected resources) and print the resolved simulator configuration (JSON).
 
+    Gives the same verdict as `ccfair run` with the same options: what the backend cannot apply is refused here too.
+    """
+    from ccfair import profiles
+    from ccfair.api import BACKENDS, check_resources
+
+    if backend not in BACKENDS:
+        raise SpecError("--backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
     spec = load_spec(file, with_max_memory(set_, max_memory), seed)
+    profiles.check_backend(spec, backend)
+    if backend == "testbed":
+        from ccfair.testbed.runner import check_cca_choices
+
+        check_cca_choices(spec)  # each flow's CCA: the host's module or a BPF port, with its parameters
     config = spec.to_run_config(seed)
     check_resources(config, spec)
     print_json(config, indent=2)
@@ -344,6 +400,16 @@ def sweep(
         bool, typer.Option("--wait", help="If another sweep is writing into DIR, wait for it (default: refuse, naming its PID).")
     ] = False,
     max_memory: MaxMemoryOption = None,
+    backend: Annotated[
+        str, typer.Option("--backend", help="sim (simulator), testbed (real kernels, root) or both (each run on both).")
+    ] = "sim",
+    testbed_attempts: Annotated[
+        Optional[int],
+        typer.Option(
+            "--testbed-attempts",
+            help="Attempts of a testbed run over the quality gate's limits before it is stored marked (default: docs/testbed.md).",
+        ),
+    ] = None,
 ) -> None:
     """Run every experiment in the grid of a sweep file (its sweep table) and store the results in DIR.
 
@@ -351,19 +417,9 @@ def sweep(
     """
     import time
 
-    from rich.progress import (
-        BarColumn,
-        MofNCompleteColumn,
-        Progress,
-        ProgressColumn,
-        TextColumn,
-        TimeElapsedColumn,
-        TimeRemainingColumn,
-    )
-    from rich.text import Text
-
     from ccfair.executors import EXECUTORS, default_jobs, warm_up
-    from ccfair.sweep import load_sweep_file, run_sweep
+    from ccfair.progress import SweepProgress
+    from ccfair.sweep import BACKENDS, load_sweep_file, run_sweep
 
     if executor not in EXECUTORS:
         raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
@@ -371,16 +427,21 @@ def sweep(
         raise SpecError("--jobs", f"must be >= 1, got {jobs}")
     if scheduler and executor != "dask":
         raise SpecError("--scheduler", "only used with --executor dask")
+    if backend not in BACKENDS:
+        raise SpecError("--backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
     set_ = with_max_memory(set_, max_memory)
+    _stop_on_signals()
     if not dry_run:
         warm_up(executor)  # the pool's fork server imports its modules while the sweep is planned
-    plan = load_sweep_file(file, set_)
+    plan = load_sweep_file(file, set_, backend=backend)
     axes = ", ".join(f"{a.name} ({len(a.values)})" for a in plan.axes) or "no axes"
     _err = stderr_console()
     _err.print(
         f"sweep {plan.name!r}: {plan.n_points} grid point(s) [{axes}] x {plan.repetitions} repetition(s)"
         + (" x 2 orders" if plan.flip_order else "")
-        + f" = {len(plan.tasks)} runs",
+        + (" x 2 backends" if backend == "both" else "")
+        + f" = {len(plan.tasks)} runs"
+        + (" on the testbed" if backend == "testbed" else ""),
         markup=False,
     )
     if dry_run:
@@ -388,43 +449,31 @@ def sweep(
             print_line(f"  {a.name}: {', '.join(str(a.label(v)) for v in a.values)}", markup=False)
         return
     n_jobs = jobs if jobs is not None else default_jobs()
+    from ccfair import store
 
-    class RateColumn(ProgressColumn):
-        def render(self, task: Any) -> Text:
-            speed = task.finished_speed or task.speed
-            return Text("- runs/s" if speed is None else f"{speed:.1f} runs/s")
-
-    progress = Progress(
-        TextColumn("[bold]{task.description}"),
-        BarColumn(),
-        MofNCompleteColumn(),
-        RateColumn(),
-        TextColumn("elapsed"),
-        TimeElapsedColumn(),
-        TextColumn("ETA"),
-        TimeRemainingColumn(),
-        console=_err,
-    )
     source = file.read_text(encoding="utf-8")
     t0 = time.perf_counter()
-    with progress:
-        task = progress.add_task(f"{executor} x{n_jobs if executor != 'inprocess' else 1}", total=len(plan.tasks))
-        from ccfair import store
-
-        if out.is_dir():
-            already = len(store.finished_runs(out) & {t.run_id for t in plan.tasks})
-            progress.update(task, completed=already)
-        outcome = run_sweep(
-            plan,
-            out,
-            executor=executor,
-            jobs=n_jobs,
-            scheduler=scheduler,
-            source=source,
-            overrides=list(set_ or []),
-            progress=lambda n, _o: progress.advance(task, n),
-            wait=wait,
-        )
+    already = len(store.finished_runs(out) & {t.run_id for t in plan.tasks}) if out.is_dir() else 0
+    where = f"{executor} x{n_jobs if executor != 'inprocess' else 1}" if not scheduler else f"dask {scheduler}"
+    progress = SweepProgress(_err, len(plan.tasks), already, f"sweep {where}")
+    try:
+        with progress:
+            outcome = run_sweep(
+                plan,
+                out,
+                executor=executor,
+                jobs=n_jobs,
+                scheduler=scheduler,
+                source=source,
+                overrides=list(set_ or []),
+                progress=progress.update,
+                wait=wait,
+                testbed_attempts=testbed_attempts,
+            )
+    except KeyboardInterrupt as e:
+        stored = len(store.finished_runs(out) & {t.run_id for t in plan.tasks}) if out.is_dir() else 0
+        _err.print(f"interrupted: {stored}/{len(plan.tasks)} runs stored in {out}; the same command resumes", markup=False)
+        raise typer.Exit(128 + getattr(e, "signum", signal.SIGINT)) from None
     wall = time.perf_counter() - t0
     _err.print(
         f"{outcome.total} runs: {outcome.stored} new, {outcome.skipped} already stored, "
@@ -437,53 +486,140 @@ def sweep(
         )
 
 
+class Interrupted(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised in the main thread so that `finally` blocks stop the workers."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(f"signal {signum}")
+        self.signum = signum
+
+
+def _stop_on_signals() -> None:
+    """SIGTERM and SIGHUP stop a sweep as Ctrl-C does (workers killed, exit 128 + signal)."""
+
+    def handler(signum: int, frame: Any) -> None:
+        raise Interrupted(signum)
+
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, handler)
+
+
 @app.command()
 def reproduce(
-    quick: Annotated[bool, typer.Option("--quick", help="Small version of every preset (minutes on 2 cores).")] = False,
+    quick: Annotated[
+        bool, typer.Option("--quick", help="Fewer repetitions per claim (minutes on 2 cores); never the opposite verdict.")
+    ] = False,
     jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")] = None,
     executor: Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")] = "pool",
     scheduler: Annotated[
         Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
     ] = None,
-    html_out: Annotated[Path, typer.Option("--html", metavar="FILE", help="HTML report to write.")] = Path("reproduction.html"),
-    markdown_out: Annotated[
-        Optional[Path], typer.Option("--markdown", metavar="FILE", help="Also write the scoreboard as Markdown.")
+    seed: Annotated[int, typer.Option("--seed", help="Base seed every run's seed derives from (presets that take one).")] = 1,
+    presets: Annotated[
+        Optional[str], typer.Option("--presets", metavar="s0,s1,...", help="Run only these presets (default: all five).")
     ] = None,
-    json_out: Annotated[bool, typer.Option("--json", help="Print the scoreboard as plain JSON.")] = False,
+    html_out: Annotated[
+        Optional[Path], typer.Option("--html", metavar="FILE", help="Also write the HTML report (board and the studies' figures).")
+    ] = None,
+    write_docs: Annotated[
+        bool, typer.Option("--write-docs", help="Write docs/reproduction.json and docs/reproduction.md (with the model digest).")
+    ] = False,
+    docs_dir: Annotated[Path, typer.Option("--docs-dir", metavar="DIR", help="Where --write-docs writes.")] = Path("docs"),
+    list_: Annotated[bool, typer.Option("--list", help="Print the claims registry without running anything.")] = False,
+    digest: Annotated[bool, typer.Option("--digest", help="Print the model digest (a few seconds of fixed runs) and exit.")] = False,
+    json_out: Annotated[bool, typer.Option("--json", help="Print plain JSON (the board, or with --list the registry).")] = False,
+    against: Annotated[
+        Optional[Path],
+        typer.Option(
+            "--against",
+            metavar="FILE",
+            help="A board JSON (docs/reproduction.json): list the claims whose verdict is the opposite here; exit 1 if any.",
+        ),
+    ] = None,
 ) -> None:
-    """Run every study preset (S0-S4) and score every published claim: reproduced / not reproduced / not applicable."""
+    """Run every study preset (S0-S4), measure every claim and judge it: reproduced / not reproduced / inconclusive."""
     from rich.table import Table
 
     from ccfair import reproduce as rp
     from ccfair.executors import EXECUTORS
 
+    if digest:
+        from ccfair.model_digest import digest as model_digest
+
+        print(model_digest())
+        return
+    if list_:
+        listing = rp.list_json()
+        if json_out:
+            print_json(listing)
+            return
+        table = Table(
+            title=f"{listing['count']} claims: " + ", ".join(f"{k} {v}" for k, v in listing["per_study"].items()), title_justify="left"
+        )
+        for col in ("claim", "backend", "where", "rule"):
+            table.add_column(col, overflow="fold")
+        for c in listing["claims"]:
+            table.add_row(c["id"], c["backend"], c["where"], c["rule"]["text"])
+        print_table(table)
+        return
     if executor not in EXECUTORS:
         raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
     if jobs is not None and jobs < 1:
         raise SpecError("--jobs", f"must be >= 1, got {jobs}")
     if scheduler and executor != "dask":
         raise SpecError("--scheduler", "only used with --executor dask")
+    chosen = rp.PRESETS
+    if presets is not None:
+        chosen = tuple(p.strip() for p in presets.split(",") if p.strip())
+        bad = [p for p in chosen if p not in rp.PRESETS]
+        if bad or not chosen:
+            raise SpecError("--presets", f"unknown preset {bad[0] if bad else presets!r}; allowed: {', '.join(rp.PRESETS)}")
+    if write_docs and (quick or seed != 1):
+        raise SpecError("--write-docs", "writes the full board only: drop --quick and --seed")
 
     def progress(done: int, total: int) -> None:
-        if not json_out and (done == total or done % 10 == 0):
+        if not json_out and (done == total or done % 100 == 0):
             stderr_console().print(f"runs {done}/{total}")
 
-    rep = rp.reproduce(quick=quick, executor=executor, jobs=jobs, scheduler=scheduler, progress=progress)
-    path = rp.write_html(rep, html_out)
-    if markdown_out:
-        markdown_out.write_text(rp.markdown(rep) + "\n", encoding="utf-8")
+    other = None
+    if against is not None:
+        try:
+            other = json.loads(against.read_text(encoding="utf-8"))
+            other["claims"]
+        except (OSError, ValueError, KeyError, TypeError) as e:
+            raise SpecError("--against", f"not a board JSON file ({against}): {e}") from None
+    rep = rp.reproduce(quick=quick, executor=executor, jobs=jobs, scheduler=scheduler, presets=chosen, progress=progress, seed=seed)
+    if html_out:
+        rp.write_html(rep, html_out)
+    if write_docs:
+        from ccfair.model_digest import digest as model_digest
+
+        jp, mp = rp.write_docs(rep, docs_dir, model_digest())
+        stderr_console().print(f"wrote {jp} and {mp}")
+    board = rp.board_json(rep)
+    opposite = rp.contradictions(other, board) if other is not None else []
+    if other is not None:
+        board["against"] = {"file": str(against), "opposite": [{"id": i, "there": x, "here": y} for i, x, y in opposite]}
     if json_out:
-        print_json(rp.claim_json(rep))
+        print_json(board)
+        if opposite:
+            raise typer.Exit(1)
         return
-    table = Table(
-        title=f"ccfair reproduce{' --quick' if quick else ''}: {rep['runs']} runs, wall {rep['wall_s']:.0f} s", title_justify="left"
-    )
-    for col in ("claim", "published", "ccfair", "verdict"):
+    table = Table(title=f"{board['command']}: {board['runs']} runs, wall {board['wall_s']:.0f} s", title_justify="left")
+    for col in ("claim", "rule", "estimate [95 %]", "verdict"):
         table.add_column(col, overflow="fold")
-    for r in rp.scoreboard_rows(rep["outcomes"]):
-        table.add_row(r["id"], r["published"], r["ccfair"] + (f" ({r['note']})" if r["note"] else ""), r["verdict"])
+    for r in board["claims"]:
+        iv = r["interval"]
+        fig = "-" if r["estimate"] is None else f"{r['estimate']:.3g} [{iv[0]:.3g}, {iv[1]:.3g}] ({r['runs']})"
+        table.add_row(r["id"], r["rule"], fig, r["verdict"] + (f" ({r['note']})" if r["note"] and r["verdict"] != "reproduced" else ""))
     print_table(table)
-    stderr_console().print(", ".join(f"{k}: {v}" for k, v in sorted(rp.counts(rep["outcomes"]).items())) + f"; report: {path}")
+    stderr_console().print(", ".join(f"{k}: {v}" for k, v in sorted(board["counts"].items())))
+    if other is not None:
+        for i, x, y in opposite:
+            stderr_console().print(f"opposite verdict: {i}: {x} in {against}, {y} here")
+        stderr_console().print(f"{len(opposite)} opposite verdict(s) against {against}")
+        if opposite:
+            raise typer.Exit(1)
 
 
 @app.command()
@@ -562,7 +698,8 @@ def plot(
     directory: Annotated[Path, typer.Argument(metavar="DIR", help="Result directory of one run (ccfair run --out DIR).")],
     out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Where to write the figures (default: DIR/figures).")] = None,
 ) -> None:
-    """Draw one run's figures (PNG and SVG): throughput per flow, queueing delay over time, sojourn histogram, FCT CDF."""
+    """Draw one run's figures (PNG and SVG): throughput per flow, queueing delay over time, sojourn histogram, FCT CDF;
+    with trace = true also cwnd, pacing rate and RTT per flow over time."""
     from ccfair import plots
     from ccfair.result import Result
 
@@ -577,6 +714,9 @@ def plot(
     }
     if "fct_s" in res.flows and res.flows["fct_s"].notna().any():
         figures["fct-cdf"] = plots.fct_cdf(res.flows[res.flows["fct_s"].notna()], class_col="group")
+    if res.trace is not None and len(res.trace):
+        for what in plots.TRACE_SERIES:
+            figures[what] = plots.trace_over_time(res, what)
     for name, fig in figures.items():
         for path in plots.save(fig, out / name):
             stderr_console().print(f"figure: {path}")
@@ -599,50 +739,95 @@ def testbed_clean() -> None:
     live = netns.live_owners()
     alone = f"; left {len(live)} live run(s) alone: " + ", ".join(f"{r} (PID {p})" for r, p in sorted(live.items())) if live else ""
     sys.stdout.write(f"{len(removed)} leftover(s) removed{alone}\n")  # plain lines (never wrapped), for scripts
+    for name in netns.leftover_bpf():
+        sys.stdout.write(f"note: BPF congestion control {name} of a dead run is still registered (a process still holds its link)\n")
+
+
+@testbed_app.command("build")
+def testbed_build() -> None:
+    """Build ccfair's BPF ports of Linux's congestion-control modules for this kernel (clang,
+    bpftool, libbpf headers); runs also build missing ones on demand. Exit 2 naming what is missing."""
+    from ccfair.errors import SpecError
+    from ccfair.testbed import bpfcc
+
+    missing = bpfcc.unavailable(load=False)
+    if missing:
+        raise SpecError("backend", f"cannot build the BPF ports: missing {missing}")
+    built = bpfcc.build(say=lambda line: sys.stderr.write(line + "\n"))
+    sys.stdout.write(f"{len(built)} BPF ports ready in {bpfcc.build_dir()}: {', '.join(built)}\n")
+
+
+def print_listing(title: str, rows: list[dict[str, Any]], name_header: str) -> None:
+    """A listing of ``ccfair.listing`` rows as a table that fits :data:`~ccfair.output.LISTING_WIDTH`
+    columns (long cells wrap): name and aliases, parameters with default and unit, source."""
+    from rich.table import Table
+
+    from ccfair.output import LISTING_WIDTH
+
+    table = Table(title=title, title_justify="left", show_lines=True)
+    table.add_column(name_header, overflow="fold", ratio=2)
+    table.add_column("Parameters: default [unit]", overflow="fold", ratio=6)
+    table.add_column("Source", overflow="fold", ratio=3)
+    variants = False
+    for r in rows:
+        name = r["name"] + "".join(f"\n{a}" for a in r["aliases"])
+        if r.get("variant_of"):
+            name += f"\n(variant of {r['variant_of']})"
+        params = []
+        for p in r["params"]:
+            mark = " *" if p.get("variant") else ""
+            variants |= bool(mark)
+            params.append(f"{p['name']} = {p['default']} [{p['unit']}]{mark}")
+        table.add_row(name, "\n".join(params) or "-", r["source"])
+    if variants:
+        table.caption = "* the variant's own value (the base algorithm's default differs)"
+        table.caption_justify = "left"
+    print_table(table, max_width=LISTING_WIDTH)
 
 
 @list_app.command("ccas")
-def list_ccas() -> None:
-    """Congestion-control algorithms, their sources and accepted aliases."""
-    from rich.table import Table
-
-    from ccfair import ccas
+def list_ccas(
+    as_json: Annotated[bool, typer.Option("--json", help="Print every CCA with its backends as one JSON object.")] = False,
+) -> None:
+    """Congestion-control algorithms, their sources, aliases, variants, parameters and backends
+    (simulator; testbed: the host kernel's module or ccfair's BPF port of the Linux module)."""
+    from ccfair import ccas, listing
+    from ccfair.testbed import bpfcc
 
     try:
         from ccfair import _core  # noqa: F401
     except ImportError:
         stderr_console().print("note: ccfair._core is not built; listing the algorithms ccfair expects it to provide")
-    table = Table(title="Congestion-control algorithms", title_justify="left")
-    table.add_column("Name")
-    table.add_column("Aliases")
-    table.add_column("Parameters (default)")
-    table.add_column("Source")
-    for name, source in ccas.catalogue():
-        params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in ccas.params_of(name))
-        table.add_row(name, ", ".join(ccas.aliases_of(name)), params, source)
-    print_table(table)
+    entries = bpfcc.catalogue([(name, source, ccas.aliases_of(name), ccas.params_of(name)) for name, source in ccas.catalogue()])
+    if as_json:
+        print_json({"ccas": entries, "bpf_missing": bpfcc.unavailable()})
+        return
+    testbed = {e["name"]: {"module": "host module", "bpf": "BPF port"}.get(e["backends"]["testbed"] or "", "-") for e in entries}
+    rows = [dict(r, source=f"{r['source']}\ntestbed: {testbed.get(r['variant_of'] or r['name'], '-')}") for r in listing.cca_rows()]
+    rows += [
+        {"name": e["name"], "aliases": e["aliases"], "source": f"{e['source']}\ntestbed: BPF port", "variant_of": None, "params": []}
+        for e in entries
+        if not e["backends"]["simulator"]
+    ]
+    print_listing("Congestion-control algorithms (aliases under the name)", rows, "Name, aliases")
     print_line(f"Add '{ccas.PACING_SUFFIX}' to any name to turn pacing on (e.g. cubic{ccas.PACING_SUFFIX}).", markup=False)
-    print_line('Set parameters with a table: cca = { name = "cubic", beta = 0.7 } (see docs/ccas.md for units and ranges).', markup=False)
+    print_line('Set parameters with a table: cca = { name = "cubic", beta = 0.7 } (docs/ccas.md: ranges).', markup=False)
+    print_line("Testbed: the host kernel's module, else ccfair's BPF port of the Linux module (docs/testbed.md).", markup=False)
 
 
 @list_app.command("qdiscs")
-def list_qdiscs() -> None:
-    """Queue disciplines for bottleneck.qdisc."""
-    from rich.table import Table
+def list_qdiscs(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the listing as one JSON array.")] = False,
+) -> None:
+    """Queue disciplines for bottleneck.qdisc, with their parameters (default, unit, allowed values)."""
+    from ccfair import listing
 
-    from ccfair import ccas, qdiscs
-
-    table = Table(title="Queue disciplines", title_justify="left")
-    table.add_column("Kind")
-    table.add_column("Aliases")
-    table.add_column("Parameters (default)")
-    table.add_column("Source")
-    aliases = qdiscs.aliases()
-    for kind in qdiscs.kinds():
-        params = "\n".join(f"{p['name']} = {ccas.format_param(p, p['default'])}" for p in qdiscs.params_of(kind))
-        table.add_row(kind, ", ".join(a for a, k in aliases.items() if k == kind), params, qdiscs.entry(kind)["source"])
-    print_table(table)
-    print_line("limit defaults to bottleneck.buffer (packets, bytes or a BDP multiple); see docs/qdiscs.md for units and ranges.")
+    rows = listing.qdisc_rows()
+    if as_json:
+        print_json(rows)
+        return
+    print_listing("Queue disciplines (aliases under the kind)", rows, "Kind, aliases")
+    print_line('Set parameters with a table: qdisc = { kind = "codel", target = "5ms" } (docs/qdiscs.md: ranges).', markup=False)
 
 
 @list_app.command("profiles")
@@ -651,22 +836,23 @@ def list_profiles() -> None:
     from rich.table import Table
 
     from ccfair import profiles
+    from ccfair.output import LISTING_WIDTH
 
-    table = Table(title="Built-in sender profiles (\\[profiles.NAME] defines more)", title_justify="left")
-    table.add_column("Name")
-    table.add_column("Fields")
-    table.add_column("Source")
+    table = Table(title="Built-in sender profiles ([profiles.NAME] defines more)", title_justify="left")
+    table.add_column("Name", overflow="fold", ratio=1)
+    table.add_column("Fields", overflow="fold", ratio=2)
+    table.add_column("Source", overflow="fold", ratio=3)
     for name, fields in profiles.BUILTIN.items():
-        shown = ", ".join(f"{k} = {v!r}" for k, v in fields.items() if k in profiles.FIELDS)
+        shown = "\n".join(f"{k} = {json.dumps(v)}" for k, v in fields.items() if k in profiles.FIELDS)  # as TOML writes it
         table.add_row(name, shown, fields["source"])
-    print_table(table)
+    print_table(table, max_width=LISTING_WIDTH)
 
 
 # ---------------------------------------------------------------- entry point
 
 
 def _fail(message: str, code: int) -> int:
-    sys.stderr.write(" ".join(message.split()) + "\n")  # always one line
+    sys.stderr.write(escape_controls(" ".join(message.split())) + "\n")  # always one line, no control characters
     return code
 
 

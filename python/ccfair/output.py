@@ -10,6 +10,10 @@ Two rules, shared by every command (``ccfair run``, ``compare``, ``preset``, ...
   terminal is narrower, or stdout is not a terminal at all, the lines are
   simply longer than the screen instead of rich shrinking the columns and
   eliding headers and numbers ("J_mea…", "0.996 with S1 feedb…").
+* Text that comes from the input (flow and experiment names, values) reaches the
+  terminal with its control characters escaped (:func:`escape_controls`: an
+  ESC in a flow name prints as ``\x1b``, never clears the screen or sets colours),
+  and never as rich markup: table cells and titles are plain text.
 
 rich is imported here only when a table or a styled line is printed, so
 ``ccfair --help`` and ``--json`` paths stay light.
@@ -18,15 +22,24 @@ rich is imported here only when a table or a styled line is printed, so
 from __future__ import annotations
 
 import json
+import re
 import sys
 from typing import Any
 
-__all__ = ["print_json", "print_table", "print_line", "status", "stdout_console", "stderr_console"]
+__all__ = ["escape_controls", "print_json", "print_table", "print_line", "print_field", "status", "stdout_console", "stderr_console"]
 
 #: Width of a console writing to a pipe or a file: long enough that nothing wraps.
 PIPE_WIDTH = 100_000
 
 _consoles: dict[str, Any] = {}
+
+#: C0 control characters but the newline, DEL and the C1 controls (ESC, CSI, BEL, CR, ...).
+_CONTROLS = re.compile(r"[\x00-\x09\x0b-\x1f\x7f-\x9f]")
+
+
+def escape_controls(text: str) -> str:
+    """``text`` with every control character but the newline written as ``\\xNN``."""
+    return _CONTROLS.sub(lambda m: f"\\x{ord(m.group()):02x}", text)
 
 
 def print_json(obj: Any, *, indent: int | None = None) -> None:
@@ -70,15 +83,51 @@ def status(text: str) -> Any:
 
 
 def print_line(text: str, *, markup: bool = True) -> None:
-    """One (rich-markup) line on stdout, never wrapped."""
-    stdout_console().print(text, markup=markup, soft_wrap=True)
+    """One (rich-markup) line on stdout, never wrapped; control characters escaped.
+    Text from the input must not be passed with ``markup=True`` (use :func:`print_field`)."""
+    stdout_console().print(escape_controls(text), markup=markup, soft_wrap=True)
 
 
-def print_table(table: Any) -> None:
-    """Print a rich ``Table`` on stdout at its natural width (wider than the terminal if need be)."""
+def print_field(label: str, value: str, width: int = 16) -> None:
+    """``  label  value`` on stdout: the label bold, the value plain text (never markup)."""
+    from rich.text import Text
+
+    line = Text("  ") + Text(f"{escape_controls(label):<{width}}", style="bold") + Text(" " + escape_controls(value))
+    stdout_console().print(line, soft_wrap=True)
+
+
+def _plain_cells(table: Any) -> None:
+    """Every string of ``table`` (title, caption, headers, cells) as plain text with controls escaped."""
+    from rich.text import Text
+
+    def plain(x: Any) -> Any:
+        return Text(escape_controls(x)) if isinstance(x, str) else x
+
+    table.title, table.caption = plain(table.title), plain(table.caption)
+    for col in table.columns:
+        col.header = plain(col.header)
+        col._cells[:] = [plain(c) for c in col._cells]  # rich keeps a column's cells in this list
+
+
+#: Width of reference listings (``ccfair list ...``): they fit it, wrapping inside their cells.
+LISTING_WIDTH = 100
+
+
+def print_table(table: Any, max_width: int | None = None) -> None:
+    """Print a rich ``Table`` on stdout at its natural width (wider than the terminal if need be),
+    or, with ``max_width``, at most that wide (and the terminal's width), wrapping inside cells."""
     from rich.measure import Measurement
 
+    _plain_cells(table)
     con = stdout_console()
+    if max_width is not None:
+        saved = con.width
+        con.width = min(max_width, saved) if con.is_terminal else max_width
+        try:
+            con.print(table)
+        finally:
+            con.width = saved
+        return
     natural = Measurement.get(con, con.options.update_width(PIPE_WIDTH), table).maximum
     if natural <= con.width:
         con.print(table)

@@ -33,6 +33,7 @@ Okabe & Ito's colour-blind-safe palette for the common ones).
 from __future__ import annotations
 
 import math
+import textwrap
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
@@ -108,12 +109,20 @@ def _key_color(key: Any, i: int) -> str:
     return CCA_COLORS[k] if k in CCA_COLORS else _CYCLE[i % len(_CYCLE)]
 
 
-def gaussian_kde(values: Sequence[float], grid: Sequence[float]) -> np.ndarray:
+#: Fewest runs a kernel density is drawn from (below it: the runs as points only).
+MIN_KDE_POINTS = 3
+
+
+def gaussian_kde(values: Sequence[float], grid: Sequence[float], bounds: tuple[float, float] | None = None) -> np.ndarray:
     """Gaussian kernel density of ``values`` evaluated on ``grid``, bandwidth by Scott's rule.
 
     ``h = s * n^(-1/5)`` with ``s`` the sample standard deviation (ddof 1),
     as scipy.stats.gaussian_kde does in one dimension. The density
-    integrates to 1. Raises ValueError for fewer than two values or zero spread.
+    integrates to 1. With ``bounds`` (a metric's domain: fness in [-1, 1], a
+    share in [0, 1]) the kernels are reflected at both bounds (Silverman 1986,
+    "Density Estimation", sec. 2.10): no mass falls outside the domain, the
+    density still integrates to 1 over it, and it is 0 on grid points outside.
+    Raises ValueError for fewer than two values or zero spread.
     """
     x = np.asarray(values, dtype=float)
     x = x[~np.isnan(x)]
@@ -124,8 +133,12 @@ def gaussian_kde(values: Sequence[float], grid: Sequence[float]) -> np.ndarray:
         raise ValueError("a kernel density needs values that are not all equal")
     h = s * len(x) ** (-1 / 5)
     g = np.asarray(grid, dtype=float)
-    z = (g[:, None] - x[None, :]) / h
-    return np.exp(-0.5 * z * z).sum(axis=1) / (len(x) * h * math.sqrt(2 * math.pi))
+    centres = x if bounds is None else np.concatenate([x, 2 * bounds[0] - x, 2 * bounds[1] - x])
+    z = (g[:, None] - centres[None, :]) / h
+    dens = np.exp(-0.5 * z * z).sum(axis=1) / (len(x) * h * math.sqrt(2 * math.pi))
+    if bounds is not None:
+        dens[(g < bounds[0]) | (g > bounds[1])] = 0.0
+    return dens
 
 
 # ---------------------------------------------------------------- helpers
@@ -197,14 +210,18 @@ def throughput_over_time(
     with ``flow``, ``time_s``, ``throughput_bps`` (and optionally ``cca``).
     Flows of the same CCA share its colour and differ in line style. With more
     than :data:`MAX_FLOW_LINES` flows the lines are per CCA: the sum over its flows.
+    A result's figure also shows the link rate (dashed) and says, below the axes, why
+    a bin can exceed it (:data:`THROUGHPUT_NOTE`).
     """
     scale = {"bit/s": 1.0, "kbit/s": 1e3, "Mbit/s": 1e6, "Gbit/s": 1e9}
     if unit not in scale:
         raise ValueError(f"unit must be one of {list(scale)}, got {unit!r}")
     window = None
+    capacity_bps = None
     if _is_result(result_or_df):
         r = result_or_df
         df = r.throughput
+        capacity_bps = float(r.config["bottleneck"]["rate_bps"])
         labels = metrics.flow_labels(r.flows)
         window = (r.config["window_start_ns"] / 1e9, r.config["window_end_ns"] / 1e9)
         if title is None:
@@ -238,12 +255,60 @@ def throughput_over_time(
             ax.plot(t, wide[flow], color=color, ls=style, lw=1.2, label=name)
     if window is not None:
         ax.axvspan(*window, color="0.5", alpha=0.08, lw=0, label="analysis window")
+    if capacity_bps is not None:
+        ax.axhline(capacity_bps / scale[unit], color="0.2", ls="--", lw=0.9, label=f"link rate ({capacity_bps / scale[unit]:g} {unit})")
+        note = textwrap.fill(THROUGHPUT_NOTE.format(bin_ms=bin_s * 1e3), 115)
+        fig.supxlabel(note, fontsize="x-small", color="0.35", x=0.01, ha="left")  # constrained layout keeps room for it
     ax.set_xlabel("Time (s)")
     ax.set_ylabel(f"Throughput ({unit})")
     ax.set_ylim(bottom=0)
     ax.set_xlim(0, t[-1] + bin_s / 2 if len(t) else 1)
     if title:
-        ax.set_title(title)
+        ax.set_title(textwrap.fill(title, 70))
+    ax.legend(loc="best", fontsize="small", frameon=False)
+    _style(ax)
+    return fig
+
+
+#: The caption of a run's throughput figure: why a bin can exceed the link rate.
+THROUGHPUT_NOTE = (
+    "Bytes delivered in order to the receiving application per {bin_ms:g} ms bin. After a loss, the bytes "
+    "held behind the hole are released at once when it is repaired, so a bin can exceed the link rate; "
+    "over the run no flow exceeds it."
+)
+
+#: Trace columns drawn by :func:`trace_over_time`: (column, axis label, scale to the unit shown).
+TRACE_SERIES = {
+    "cwnd": ("cwnd_pkts", "Congestion window (packets)", 1.0),
+    "pacing-rate": ("pacing_rate_bps", "Pacing rate (Mbit/s)", 1e6),
+    "rtt": ("srtt_ms", "Smoothed RTT (ms)", 1.0),
+}
+
+
+def trace_over_time(result: Any, what: str, ax: Axes | None = None, *, title: str | None = None) -> Figure:
+    """One traced series per flow over time (``trace = true``): ``what`` is a key of
+    :data:`TRACE_SERIES` (``cwnd``, ``pacing-rate``, ``rtt``: the sender's cwnd, its pacing
+    rate, and its smoothed RTT estimate, sampled every ``sample``)."""
+    if what not in TRACE_SERIES:
+        raise ValueError(f"what must be one of {list(TRACE_SERIES)}, got {what!r}")
+    trace = result.trace
+    if trace is None or not len(trace):
+        raise ValueError("the run has no trace (set trace = true in the experiment)")
+    col, ylabel, div = TRACE_SERIES[what]
+    labels = metrics.flow_labels(result.flows)
+    fig, ax = _figure_for(ax)
+    used: dict[str, int] = {}
+    for flow, g in trace.groupby("flow", sort=False):
+        lab = labels.get(flow)
+        k = used.get(lab, 0)
+        used[lab] = k + 1
+        ax.plot(g["time_s"], g[col] / div, color=cca_color(lab), ls=_LINESTYLES[k % len(_LINESTYLES)], lw=1.0, label=f"{flow} ({lab})")
+    if what == "pacing-rate":
+        ax.axhline(result.config["bottleneck"]["rate_bps"] / div, color="0.2", ls="--", lw=0.9, label="link rate")
+    ax.set_xlabel("Time (s)")
+    ax.set_ylabel(ylabel)
+    ax.set_ylim(bottom=0)
+    ax.set_title(textwrap.fill(title if title is not None else str(result.summary.get("name")), 70))
     ax.legend(loc="best", fontsize="small", frameon=False)
     _style(ax)
     return fig
@@ -357,8 +422,8 @@ def fness_scatter_kde(
     -1 flow A took everything, +1 flow B did, 0 fair. Points are jittered
     vertically (deterministically). With ``a_col``/``b_col`` (the CCA labels
     of flows A and B) a point takes the colour of the CCA that got more;
-    otherwise each pair has one colour. The KDE (Scott's rule) is drawn for
-    pairs with at least two distinct values.
+    otherwise each pair has one colour. The KDE (Scott's rule, reflected at
+    -1 and 1) is drawn for pairs with at least :data:`MIN_KDE_POINTS` runs that differ.
     """
     _need(runs_df, pair_col, value_col)
     if order_col is not None:
@@ -384,8 +449,8 @@ def fness_scatter_kde(
             vals, rows = vals[ok], rows[ok]
             y0 = len(pairs) - 1 - i  # first pair on top
             color = "0.45" if (a_col and b_col) else _key_color(pair, i)
-            if len(vals) >= 2 and np.std(vals) > 0:
-                dens = gaussian_kde(vals, grid)
+            if len(vals) >= MIN_KDE_POINTS and np.std(vals) > 0:
+                dens = gaussian_kde(vals, grid, bounds=(-1.0, 1.0))
                 ax.fill_between(grid, y0 - 0.05, y0 - 0.05 + 0.45 * dens / dens.max(), color=color, alpha=0.25, lw=0)
                 ax.plot(grid, y0 - 0.05 + 0.45 * dens / dens.max(), color=color, lw=1)
             jitter = y0 - 0.25 + rng.uniform(-0.12, 0.12, size=len(vals))

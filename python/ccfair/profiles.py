@@ -1,4 +1,4 @@
-"""Sender profiles: named sets of a flow's stack settings (issue 12, S0 scenarios b/c).
+"""Sender profiles: named sets of a flow's stack settings (S0 scenarios b/c).
 
 S0 (Rüth, Kunze, Hohlfeld, TMA 2019, section IV) competes lab flows with
 content providers (CPs) whose TCP stacks are tuned beyond the RFC defaults:
@@ -138,9 +138,9 @@ def parse_tso(value: object) -> bool | int:
     """``true`` (autosizing), ``false`` (off) or a positive segment count."""
     if isinstance(value, bool):
         return value
-    if isinstance(value, int) and value >= 1:
+    if isinstance(value, int) and 1 <= value <= 2**32 - 1:
         return value
-    raise ValueError(f"expected true (Linux TSO autosizing), false (off) or a segment count >= 1, got {value!r}")
+    raise ValueError(f"expected true (Linux TSO autosizing), false (off) or a segment count in 1..2^32-1, got {value!r}")
 
 
 def parse_http_version(value: object) -> str:
@@ -286,14 +286,8 @@ def unsupported(spec: Any, backend: str) -> list[tuple[str, str]]:
                 continue
             via = f" (set by profile {f.profile!r})" if getattr(f, "profile", None) and _from_profile(spec, i, key) else ""
             out.append((f"flows.{i}.{key}", f"{_toml(value)}{via}: {reason}"))
-        if backend == "testbed" and getattr(f.cca, "params", None):
-            out.append(
-                (
-                    f"flows.{i}.cca",
-                    "CCA parameters are Linux module parameters shared by every namespace of the host; "
-                    "the testbed runs the kernel's defaults (use the simulator, or remove the parameters)",
-                )
-            )
+        # CCA parameters on the testbed: checked per flow by ccfair.testbed.runner.plan_ccas (a BPF
+        # port takes them as its module parameters; a host module's are global and refused there).
     return out
 
 

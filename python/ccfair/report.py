@@ -51,6 +51,8 @@ figure { display: inline-block; margin: 0.5em; vertical-align: top; }
 figcaption { font-size: 0.85em; color: #555; max-width: 640px; }
 img { max-width: 100%; height: auto; }
 .note { color: #666; font-size: 0.9em; }
+.wide { overflow-x: auto; max-width: 100%; }
+nav ol { margin: 0.2em 0; } nav ol.figs { font-size: 0.85em; columns: 2; }
 """
 
 
@@ -106,14 +108,15 @@ def _try_plots(name: str, *args: Any, **kwargs: Any) -> Any:
         return None
 
 
-def _kde(values: np.ndarray, grid: np.ndarray) -> np.ndarray:
-    """Gaussian kernel density with Scott's bandwidth (n^(-1/5) * std); zeros if degenerate."""
+def _kde(values: np.ndarray, grid: np.ndarray, bounds: tuple[float, float]) -> np.ndarray:
+    """plots.gaussian_kde within ``bounds`` (the metric's domain); zeros for fewer than
+    plots.MIN_KDE_POINTS values or no spread (the runs are then shown as points only)."""
+    from ccfair import plots
+
     v = values[np.isfinite(values)]
-    if len(v) < 2 or np.std(v) == 0:
+    if len(v) < plots.MIN_KDE_POINTS or np.std(v) == 0:
         return np.zeros_like(grid)
-    h = np.std(v, ddof=1) * len(v) ** (-1 / 5)
-    z = (grid[:, None] - v[None, :]) / h
-    return np.exp(-0.5 * z * z).sum(axis=1) / (len(v) * h * math.sqrt(2 * math.pi))
+    return plots.gaussian_kde(v, grid, bounds=bounds)
 
 
 def _fness_figure(df: pd.DataFrame, group: str, title: str) -> Any:
@@ -130,7 +133,7 @@ def _fness_figure(df: pd.DataFrame, group: str, title: str) -> Any:
             v = sub.loc[sub[group] == pair, "fness"].to_numpy(dtype=float)
             v = v[np.isfinite(v)]
             ax.scatter(v, k + rng.uniform(-0.15, 0.15, len(v)), s=12, alpha=0.7, color="C0")
-            dens = _kde(v, grid)
+            dens = _kde(v, grid, (-1.0, 1.0))
             if dens.max() > 0:
                 ax.plot(grid, k - 0.4 + 0.8 * dens / dens.max(), color="C1", lw=1)
         ax.axvline(0, color="#888", lw=0.8, ls="--")
@@ -253,20 +256,54 @@ def _kv_table(pairs: list[tuple[str, Any]]) -> str:
 
 
 class _Page:
+    """The report's parts in order, with the sections and figures its contents list links to."""
+
     def __init__(self) -> None:
         self.parts: list[str] = []
         self.n_figures = 0
+        #: (section id, title, [(figure id, caption)]) in page order.
+        self.sections: list[tuple[str, str, list[tuple[str, str]]]] = []
+        self._contents_at: int | None = None
 
     def add(self, text: str) -> None:
         self.parts.append(text)
 
+    def contents_here(self) -> None:
+        """Where the contents list goes (filled in by :meth:`html`)."""
+        self._contents_at = len(self.parts)
+        self.parts.append("")
+
+    def section(self, title: str) -> None:
+        sid = f"s{len(self.sections) + 1}"
+        self.sections.append((sid, title, []))
+        self.parts.append(f'<h2 id="{sid}">{_esc(title)}</h2>')
+
     def figure(self, fig: Any, caption: str) -> None:
         data = _png(fig)
         self.n_figures += 1
+        fid = f"fig{self.n_figures}"
+        if self.sections:
+            self.sections[-1][2].append((fid, caption))
         self.parts.append(
-            f'<figure><img alt="{_esc(caption)}" src="data:image/png;base64,{data}">'
+            f'<figure id="{fid}"><img alt="{_esc(caption)}" src="data:image/png;base64,{data}">'
             f"<figcaption>Figure {self.n_figures}. {_esc(caption)}</figcaption></figure>"
         )
+
+    def contents(self) -> str:
+        """The contents list: every section, and under it every figure by number and first sentence."""
+        items = []
+        for sid, title, figs in self.sections:
+            sub = "".join(
+                f'<li><a href="#{fid}">Figure {fid[3:]}. {_esc(caption.split(":")[0].split(". ")[0])}</a></li>' for fid, caption in figs
+            )
+            items.append(f'<li><a href="#{sid}">{_esc(title)}</a>' + (f"<ol class='figs'>{sub}</ol>" if sub else "") + "</li>")
+        return f"<nav><h2>Contents</h2><ol>{''.join(items)}</ol></nav>"
+
+    def html(self) -> str:
+        parts = list(self.parts)
+        if self._contents_at is not None:
+            parts[self._contents_at] = self.contents()
+        return "\n".join(parts)
 
 
 def build_report(directory: str | Path) -> str:
@@ -289,9 +326,10 @@ def build_report(directory: str | Path) -> str:
     if len(runs) < n_planned:
         status += " (incomplete: re-run `ccfair sweep` with the same file and --out to finish it)"
     page.add(f"<p>{_esc(status)}. Directory: <code>{_esc(d.resolve())}</code>.</p>")
+    page.contents_here()
 
     # --- sweep description
-    page.add("<h2>Sweep</h2>")
+    page.section("Sweep")
     axis_rows = [(a["name"], ", ".join(str(v) for v in a["values"])) for a in axes]
     settings = [
         ("grid points", meta.get("n_points")),
@@ -305,7 +343,7 @@ def build_report(directory: str | Path) -> str:
     page.add(_kv_table(axis_rows + settings))
 
     # --- figures
-    page.add("<h2>Figures</h2>")
+    page.section("Figures")
     if len(runs):
         _figures(page, runs, axis_names, d)
     else:
@@ -313,13 +351,14 @@ def build_report(directory: str | Path) -> str:
 
     # --- per-point summary
     if len(runs):
-        page.add("<h2>Summary per grid point</h2>")
-        keys = axis_names + (["order"] if runs["order"].nunique() > 1 else [])
-        page.add(_table(_summary(runs, keys), left=tuple(keys)))
+        page.section("Summary per grid point")
+        keys = axis_names + (["order"] if runs["order"].nunique() > 1 else []) + (["backend"] if "backend" in runs.columns else [])
+        page.add('<div class="wide">' + _table(_summary(runs, keys), left=(*keys, "runs of")) + "</div>")
+        _testbed_spread(page, runs, [k for k in keys if k != "backend"])
 
     # --- failed runs
     if failed:
-        page.add("<h2>Failed runs</h2>")
+        page.section("Failed runs")
         fail_rows = [json.loads(p.read_text()) for p in failed]
         page.add(
             _table(
@@ -329,7 +368,7 @@ def build_report(directory: str | Path) -> str:
         )
 
     # --- experiment
-    page.add("<h2>Experiment</h2>")
+    page.section("Experiment")
     source = d / "experiment.toml"
     if source.exists():
         page.add("<p>The sweep file as given:</p>")
@@ -338,7 +377,7 @@ def build_report(directory: str | Path) -> str:
     page.add(f"<pre>{_esc(json.dumps(meta.get('experiment', {}), indent=2))}</pre>")
 
     # --- runs with seeds
-    page.add("<h2>Runs</h2>")
+    page.section("Runs")
     shown = runs.head(MAX_RUN_ROWS)
     if len(runs) > MAX_RUN_ROWS:
         page.add(f'<p class="note">First {MAX_RUN_ROWS} of {len(runs)} runs; all of them: runs.parquet or ccfair.load_sweep().</p>')
@@ -349,12 +388,12 @@ def build_report(directory: str | Path) -> str:
     )
 
     # --- versions
-    page.add("<h2>Versions</h2>")
+    page.section("Versions")
     page.add(_kv_table(sorted((meta.get("versions") or {}).items())))
 
     return (
         '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>\n" + "\n".join(page.parts) + "\n</body></html>\n"
+        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>\n" + page.html() + "\n</body></html>\n"
     )
 
 
@@ -364,19 +403,70 @@ def _seed_text(mode: str) -> str:
     return "independent: seed = blake2b(base seed, grid point, order, repetition) -- see docs/sweeps.md"
 
 
+#: The summary table's metrics: (runs column, heading, format of a value, with the spread over repetitions).
+SUMMARY_METRICS = (
+    ("jfi", "Jain's index", "{:.3f}", True),
+    ("fness", "fness (A vs B)", "{:+.3f}", True),
+    ("maxmin_share_min", "min max-min share", "{:.2f}", True),
+    ("utilization", "utilization", "{:.1%}", False),
+    ("queue_delay_mean_ms", "queueing delay mean", "{:.1f} ms", False),
+    ("queue_delay_p99_ms", "queueing delay p99", "{:.1f} ms", False),
+)
+
+
 def _summary(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
-    metrics = ["jfi", "fness", "maxmin_share_min", "utilization", "queue_delay_mean_ms", "queue_delay_p99_ms"]
+    """Per grid point: runs, and each metric's mean (``mean ± standard deviation`` over the
+    repetitions for the fairness metrics), formatted for reading; headings in words."""
     if not keys:
         runs = runs.assign(_all="all runs")
         keys = ["_all"]
     g = runs.groupby(keys, sort=False, dropna=False)
     out = g.size().rename("runs").to_frame()
-    for m in metrics:
-        if m in runs.columns and runs[m].notna().any():
+    for col, heading, fmt, spread in SUMMARY_METRICS:
+        if col not in runs.columns or not runs[col].notna().any():
+            continue
+        mean = g[col].mean()
+        std = g[col].std() if spread else None  # NaN for a single run: shown without the spread
+
+        def cell(key: Any, fmt: str = fmt, mean: pd.Series = mean, std: pd.Series | None = std) -> str:
+            m = mean[key]
+            if not math.isfinite(m):
+                return "-"
+            sd = None if std is None else std[key]
+            return fmt.format(m) + ("" if sd is None or not math.isfinite(sd) else " ± " + fmt.format(sd).lstrip("+"))
+
+        out[heading + (" (mean ± sd)" if spread else " (mean)")] = [cell(k) for k in out.index]
+    return out.reset_index().rename(columns={"_all": "runs of"})
+
+
+def _testbed_spread(page: _Page, runs: pd.DataFrame, keys: list[str]) -> None:
+    """Testbed runs (``ccfair sweep --backend testbed`` or ``both``): per grid point and kernel,
+    the spread of fness and JFI over the repetitions, the hosts that ran them and the quality
+    gate's verdicts (docs/testbed.md, "Campaigns")."""
+    if "kernel" not in runs.columns:
+        return
+    tb = runs[runs["kernel"].notna()]
+    if not len(tb):
+        return
+    by = [*keys, "kernel"]
+    g = tb.groupby(by, sort=False, dropna=False)
+    out = g.size().rename("runs").to_frame()
+    for m in ("fness", "jfi"):
+        if tb[m].notna().any():
             out[f"{m} mean"] = g[m].mean()
-            if m in ("jfi", "fness", "maxmin_share_min"):
-                out[f"{m} std"] = g[m].std()
-    return out.reset_index()
+            out[f"{m} std"] = g[m].std()
+            out[f"{m} min"] = g[m].min()
+            out[f"{m} max"] = g[m].max()
+    out["over limits"] = g["quality"].agg(lambda q: int((q != "ok").sum()))
+    out["late p99 max (us)"] = g["late_p99_us"].max()
+    out["hosts"] = g["host"].agg(lambda h: ", ".join(sorted(set(map(str, h)))))
+    page.section("Testbed: the kernel's spread per grid point")
+    page.add(
+        '<p class="note">Testbed runs only, by grid point and kernel: fness and JFI over the repetitions '
+        "(min, max, standard deviation), runs stored over the quality gate's limits, the largest p99 "
+        "bottleneck lateness and the hosts (docs/testbed.md, Quality gate).</p>"
+    )
+    page.add(_table(out.reset_index(), left=tuple(by)))
 
 
 def _figures(page: _Page, runs: pd.DataFrame, axis_names: list[str], d: Path) -> None:

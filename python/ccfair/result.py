@@ -185,7 +185,7 @@ class Result:
         if self._raw is not None:
             return table_columns(self.spec, self.config, self._raw, self.flow_columns())
         tables = {name: self._table(name) for name in _TABLE_ATTRS}
-        return {k: None if df is None else {c: df[c].to_numpy() for c in df.columns} for k, df in tables.items()}
+        return {k: None if df is None else {c: _column_values(k, c, df[c]) for c in df.columns} for k, df in tables.items()}
 
     # ------------------------------------------------------------ building
 
@@ -213,7 +213,8 @@ class Result:
         """Write every table as Parquet plus summary/spec/run_config JSON into ``directory``.
 
         Deterministic: the same spec and seed give byte-identical files
-        (except ``summary.json``, which records the wall time).
+        (except ``summary.json``, which records the wall time, and ``versions.json``:
+        ccfair's version and git commit, Python's and the libraries', ccfair.provenance.versions).
         """
         import pyarrow as pa  # imported here: only needed when writing
         import pyarrow.parquet as pq
@@ -226,6 +227,9 @@ class Result:
         _write_json(out / "summary.json", self.summary)
         _write_json(out / "spec.json", self.spec.model_dump(mode="json"))
         _write_json(out / "run_config.json", self.config)
+        from ccfair.provenance import versions
+
+        _write_json(out / "versions.json", versions())
         return out
 
     @classmethod
@@ -238,7 +242,7 @@ class Result:
         d = Path(directory)
         if not d.is_dir():
             raise FileNotFoundError(f"{d}: not a result directory")
-        tables = {name: pd.read_parquet(d / f"{name}.parquet") for name in TABLES}
+        tables = {name: with_nullable_ints(name, pd.read_parquet(d / f"{name}.parquet")) for name in TABLES}
         trace_path = d / "trace.parquet"
         trace = pd.read_parquet(trace_path) if trace_path.exists() else None
         for name in ("meter", "pinned"):
@@ -390,6 +394,14 @@ def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dic
 # pandas' nullable Int64, and the store writes and reads them back as such.
 NULLABLE_INT_COLUMNS: dict[str, tuple[str, ...]] = {"flows": ("size_bytes",)}
 NULLABLE_INT_NAMES = frozenset(c for cols in NULLABLE_INT_COLUMNS.values() for c in cols)
+
+
+def _column_values(table: str, column: str, series: Any) -> Any:
+    """A table column as the store writes it: a numpy array, or for a nullable integer column
+    a list of ints and None (its numpy form would be floats with NaN)."""
+    if column in NULLABLE_INT_COLUMNS.get(table, ()):
+        return [None if missing else int(v) for v, missing in zip(series.tolist(), series.isna().tolist())]
+    return series.to_numpy()
 
 
 def with_nullable_ints(name: str, df: Any) -> Any:

@@ -124,22 +124,29 @@ def ccas_markdown() -> str:
 
 
 def _param_rows(params: list[dict[str, Any]]) -> list[str]:
-    rows = ["| parameter | default | allowed | meaning |", "|---|---|---|---|"]
-    rows += [f"| `{p['name']}` | {ccas.format_param(p, p['default'])} | {p['allowed']} | {p['doc']} |" for p in params]
-    return rows
+    """Declared parameters as a Markdown table (listing.param_rows: as written, with their unit)."""
+    from ccfair import listing
+
+    return _table(listing.param_rows(params))
+
+
+def _table(rows: list[dict[str, Any]]) -> list[str]:
+    out = ["| parameter | default | unit | allowed | meaning |", "|---|---|---|---|---|"]
+    out += [f"| `{r['name']}` | {r['default']} | {r['unit']} | {r['allowed']} | {r['doc']} |" for r in rows]
+    return out
 
 
 def qdiscs_markdown() -> str:
     """The queue-discipline parameter tables of docs/qdiscs.md, generated from the registry."""
-    from ccfair import qdiscs
 
-    aliases = qdiscs.aliases()
+    from ccfair import listing
+
     lines = []
-    for kind in qdiscs.kinds():
-        names = [a for a, k in aliases.items() if k == kind]
-        lines.append(f"### `{kind}`" + (f" ({', '.join(names)})" if names else "") + "\n")
-        lines.append(f"{qdiscs.entry(kind)['source']}\n")
-        lines += _param_rows(qdiscs.params_of(kind))
+    for row in listing.qdisc_rows():  # the experiment's forms (limit, thresholds) once, then the declared parameters
+        names = row["aliases"]
+        lines.append(f"### `{row['name']}`" + (f" ({', '.join(names)})" if names else "") + "\n")
+        lines.append(f"{row['source']}\n")
+        lines += _table(row["params"]) if row["params"] else ["No parameters (its limit is `bottleneck.buffer`)."]
         lines.append("")
     return "\n".join(lines)
 

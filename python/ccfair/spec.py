@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import copy
 import difflib
-import json
 import numbers
 import typing
 from decimal import Decimal
@@ -40,8 +39,10 @@ from pydantic import (
 )
 
 from ccfair import ccas, profiles, qdiscs
+from ccfair.core_resolve import to_json
 from ccfair.errors import SpecError
-from ccfair.spec_input import apply_overrides, check_integers, load_toml, parse_override
+from ccfair.spec_input import apply_overrides, check_tree, load_toml, parse_override
+from ccfair.strict import U32, Bool, Float, Int
 from ccfair.traffic import MAX_GROUP_FLOWS, Group, expand_group
 from ccfair.units import (
     U64_MAX,
@@ -79,11 +80,9 @@ HEADER_BYTES = 52
 #: them (skb->len) without a size table.
 L2_OVERHEAD_BYTES = 14
 
-#: Ranges of the engine's integer types (crates/ccfair-sim/src/config.rs; U64_MAX from
-#: units.py). Every integer field declares its range with these (``Field(le=U32_MAX)``);
-#: any integer anywhere in the input beyond 64 bits is refused first, at parse time
-#: (spec_input.py :func:`check_integers`).
-U32_MAX = 2**32 - 1
+# Integer fields declare their range on the field: the engine's u32 fields are strict.U32,
+# others ``Field(le=U64_MAX)`` or narrower; any integer anywhere in the input beyond 64 bits
+# is refused first, at parse time (spec_input.py :func:`check_tree`).
 #: Most flows one experiment may simulate (``count`` and the total over ``[[flows]]``).
 MAX_FLOWS = MAX_GROUP_FLOWS
 #: The ``noise = "host"`` model (docs/fidelity.md, "Host noise"): mean of the
@@ -125,6 +124,9 @@ def _optional(parse: typing.Callable[[object], Any]) -> typing.Callable[[object]
 #: GRO's NAPI poll window for ``gro = true``: 50 us, the interrupt throttling of S3's
 #: Intel XL710 NICs (Linux i40e driver: I40E_ITR_20K, 20 000 interrupts/s).
 GRO_WINDOW_NS = 50_000
+#: TCP's initial window when a flow sets none (Linux TCP_INIT_CWND, RFC 6928), segments. A DCCP
+#: flow without one gets the simulator's CCID 2 default (RFC 4341 section 5, FlowConfig::init_cwnd).
+TCP_INIT_CWND_PKTS = 10
 
 
 def parse_gro(value: object) -> int:
@@ -173,7 +175,7 @@ class _Model(BaseModel):
     ``defer_build``: a model's validator is built when it is first used, not at import;
     validating a :class:`Spec` builds one validator for it and every model it nests (the S0
     example builds 3, ``Spec`` and the defaults ``Testbed()`` and ``Limits()``, instead of 30
-    at import; start-up, docs/benchmarks.md "Start-up, session 9")."""
+    at import; start-up, docs/benchmarks.md "Start-up")."""
 
     model_config = ConfigDict(extra="forbid", validate_default=False, defer_build=True)
 
@@ -266,7 +268,9 @@ class _DropTail(_Qdisc):
 class _Aqm(_Qdisc):
     """Common to the AQMs/schedulers: ``limit`` (default: ``bottleneck.buffer``)."""
 
-    limit: OptionalBufferLimit = None
+    limit: OptionalBufferLimit = Field(
+        None, description="Queue limit ('100pkt', '64KB', '1bdp'); unit: packets, bytes or BDP; default: bottleneck.buffer"
+    )
 
 
 class _TargetAqm(_Aqm):
@@ -287,8 +291,12 @@ class _Red(_Aqm):
     """RED's thresholds as buffers ("5pkt", "30KB", "0.1bdp"), converted by byte mode."""
 
     _OWN = ("min_th", "max_th")
-    min_th: OptionalBufferLimit = None
-    max_th: OptionalBufferLimit = None
+    min_th: OptionalBufferLimit = Field(
+        None, description="Lower threshold ('5pkt', '30KB'); unit: packets, bytes or BDP; default: max_th / 3"
+    )
+    max_th: OptionalBufferLimit = Field(
+        None, description="Upper threshold ('15pkt', '90KB'); unit: packets, bytes or BDP; default: limit / 4"
+    )
 
     def _resolve(self, spec: Spec, params: dict[str, Any]) -> dict[str, Any]:
         def conv(b: Buffer | None) -> float | None:
@@ -305,7 +313,7 @@ class _Red(_Aqm):
 class StepK(_Model):
     """S3's threshold: ``k`` x ``rtt`` x bottleneck rate."""
 
-    k: float = Field(gt=0)
+    k: Float = Field(gt=0)
     rtt: PositiveTime
 
 
@@ -330,8 +338,14 @@ class _Step(_Aqm):
     """STEP's threshold: a queue length or a delay at the link rate, or S3's ``step = {k, rtt}``."""
 
     _OWN = ("threshold", "step")
-    threshold: Annotated[str | None, PlainValidator(_optional(_parse_threshold))] = None
-    step: StepK | None = None
+    threshold: Annotated[str | None, PlainValidator(_optional(_parse_threshold))] = Field(
+        None,
+        description="Marking threshold: a queue length ('30pkt', '45KB', '0.2bdp') or a delay at the link rate ('10ms'); "
+        "unit: packets, bytes, BDP or time; default: required (or step)",
+    )
+    step: StepK | None = Field(
+        None, description="S3's threshold { k, rtt }: k x rtt x the link rate; unit: k ratio, rtt time; default: unset"
+    )
 
     def _resolve(self, spec: Spec, params: dict[str, Any]) -> dict[str, Any]:
         if (self.threshold is None) == (self.step is None):
@@ -361,8 +375,8 @@ class _Csaqm(_Aqm):
     """CSAQM's delay target as a time or S3's ``step = {k, rtt}`` (K x RTT); weights per flow."""
 
     _OWN = ("target", "step")
-    target: OptionalPositiveTime = None
-    step: StepK | None = None
+    target: OptionalPositiveTime = Field(None, description="Delay target ('10ms'), or from step; unit: time")
+    step: StepK | None = Field(None, description="S3's target { k, rtt }: k x rtt; unit: k ratio, rtt time; default: unset")
 
     def _resolve(self, spec: Spec, params: dict[str, Any]) -> dict[str, Any]:
         if self.target is not None and self.step is not None:
@@ -472,7 +486,7 @@ class Bottleneck(_Model):
     buffer: BufferLimit = Buffer("bdp", Decimal(1))
     bdp_rtt: OptionalPositiveTime = None
     qdisc: Qdisc = Field(default_factory=DropTail)
-    l2_overhead: int = Field(
+    l2_overhead: Int = Field(
         L2_OVERHEAD_BYTES,
         ge=0,
         le=1000,
@@ -492,6 +506,10 @@ class Testbed(_Model):
     #: "userspace": ccfair-bottleneck does delay, queue and rate; "kernel": Linux's tc tbf + child
     #: qdisc on the receiver-facing port do queue and rate, ccfair-bottleneck only the delay.
     bottleneck: Literal["userspace", "kernel"] = "userspace"
+    #: How a flow's CCA runs (ccfair.testbed.bpfcc): "auto": the host kernel's module when it
+    #: has one, else ccfair's BPF port of the Linux module; "bpf": the BPF port wherever there
+    #: is one (e.g. the BPF twins of cubic and reno, to check the ports against the built-in modules).
+    cca_impl: Literal["auto", "bpf"] = "auto"
 
 
 class Limits(_Model):
@@ -500,7 +518,7 @@ class Limits(_Model):
     Unset fields keep the engine's defaults (4 GiB, 10^12 events, 4 h)."""
 
     memory: OptionalPositiveSize = None
-    events: int | None = Field(None, ge=1, le=U64_MAX)
+    events: Int | None = Field(None, ge=1, le=U64_MAX)
     wall: OptionalPositiveTime = None
 
     def to_config(self) -> dict[str, int]:
@@ -514,26 +532,28 @@ class Flow(_Model):
 
     name: str | None = None
     cca: ccas.CcaField
-    pacing: bool = False
+    pacing: Bool = False
     rtt: PositiveTime
     start: Time = 0
     stop: OptionalTime = None
     start_jitter: Time = 0
-    mss: int = 1448
-    rwnd: int = Field(200, le=U32_MAX)  # the engine's u32 (its other bounds: config.rs)
-    rwnd_max: int | None = Field(None, ge=1, le=U32_MAX)
-    init_cwnd: int = Field(10, le=U32_MAX)
-    delayed_ack: bool = True
+    mss: U32 = 1448
+    rwnd: U32 = 200  # the engine's u32 (its other bounds: config.rs)
+    rwnd_max: U32 | None = Field(None, ge=1)
+    #: Initial congestion window, segments; None = the transport's default (TCP: 10, Linux / RFC 6928;
+    #: DCCP CCID 2: RFC 4341's window, 3 packets at the default MSS; the simulator's FlowConfig::init_cwnd).
+    init_cwnd: U32 | None = None
+    delayed_ack: Bool = True
     ecn: EcnMode = None
-    count: int = Field(1, ge=1, le=MAX_FLOWS)
+    count: Int = Field(1, ge=1, le=MAX_FLOWS)
     size: OptionalSize = None
     rate_cap: OptionalRate = None
-    loss: float = Field(0.0, allow_inf_nan=False)
+    loss: Float = 0.0
     # mss (64..9000), rwnd, init_cwnd (>= 1) and loss ([0, 1)) are checked once, by the
     # simulator's RunConfig::validate when the file is read (Spec._check_with_simulator).
     #: "tcp" or "dccp"; None = from the CCA (cca = "ccid2" is DCCP's CCID 2, every other CCA is TCP).
     transport: Literal["tcp", "dccp"] | None = None
-    # Sender profiles and application flows (python/ccfair/profiles.py, issue 12).
+    # Sender profiles and application flows (python/ccfair/profiles.py).
     #: The profile whose fields are this flow's defaults (already applied by Spec; kept as a label).
     profile: str | None = None
     #: Minimum RTO (Linux route rto_min); None = the backend's default (Linux: 200 ms).
@@ -617,11 +637,11 @@ class Spec(_Model):
     name: str = "experiment"
     duration: PositiveTime
     window: Window = Field(default_factory=Window)
-    seed: int = Field(1, ge=0, le=2**64 - 1)
+    seed: Int = Field(1, ge=0, le=2**64 - 1)
     bin: PositiveTime = 100_000_000
     sample: PositiveTime = 10_000_000
     sojourn_bin: PositiveTime = 100_000
-    trace: bool = False
+    trace: Bool = False
     #: Host/path noise (docs/fidelity.md, "Host noise"): "host" = per-packet host
     #: delays calibrated against the testbed (HOST_NOISE), "none" = idealized hosts.
     noise: Literal["host", "none"] = "host"
@@ -687,7 +707,11 @@ class Spec(_Model):
         if not hasattr(_core, "validate"):
             return
         try:
-            _core.validate(json.dumps(config))
+            encoded = to_json(config)
+        except SpecError as e:
+            raise SpecError(self._field_of(e.field), e.message) from None
+        try:
+            _core.validate(encoded)
         except _core.SimValueError as e:
             field, msg = e.args
             raise SpecError(self._field_of(str(field)), str(msg)) from None
@@ -752,7 +776,7 @@ class Spec(_Model):
         """Validate a raw dict (as read from TOML). Raises :class:`SpecError`."""
         if not isinstance(data, dict):
             raise SpecError("", f"an experiment must be a table of keys, got {type(data).__name__}")
-        check_integers(data)
+        check_tree(data)
         raw = copy.deepcopy(data)
         try:
             spec = cls.model_validate(raw)
@@ -807,7 +831,7 @@ class Spec(_Model):
 
         - A marking AQM whose marks no flow can read: STEP marks ECN-capable
           packets and drops the others, so with no ECN-capable flow it is a
-          hard drop threshold (issue 3).
+          hard drop threshold.
         """
         out: list[tuple[str, str]] = []
         q = self.bottleneck.qdisc
@@ -903,13 +927,14 @@ class Spec(_Model):
                     "mss_bytes": f.mss,
                     "rwnd_init_pkts": f.rwnd,
                     "rwnd_max_pkts": f.rwnd_max,
-                    "init_cwnd_pkts": f.init_cwnd,
+                    # TCP's default stays explicit (10) so that run ids (sweep.run_id_of) of TCP flows stay as they were
+                    "init_cwnd_pkts": _init_cwnd_pkts(f),
                     "delayed_ack": f.delayed_ack,
                     "size_bytes": f.size,
                     "rate_cap_bps": f.rate_cap,
                     "loss": f.loss,
                     "ecn": f.ecn,
-                    "transport": f.transport or ("dccp" if f.cca == "ccid2" else "tcp"),
+                    "transport": _transport(f),
                     # only when set: run ids (sweep.run_id_of) of runs without it stay as they were
                     **({"min_rto_ns": f.min_rto} if f.min_rto is not None else {}),
                     **({"tso_max_segs": 1 if f.tso is False else f.tso} if f.tso is not None and f.tso is not True else {}),
@@ -985,6 +1010,16 @@ def _near_miss(exc: ValidationError, loc: tuple[Any, ...]) -> str:
     return f"; found unknown key {close[0]!r}: did you mean {name!r}?" if close else ""
 
 
+#: What a strict scalar field (strict.py) expects, by pydantic's error type.
+_EXPECTED = {
+    "bool_type": "a boolean (true or false)",
+    "int_type": "an integer",
+    "float_type": "a number",
+    "finite_number": "a finite number",
+    "string_type": "a string",
+}
+
+
 def spec_error_from(exc: ValidationError) -> SpecError:
     """Turn the first pydantic error into a one-line :class:`SpecError`."""
     err = exc.errors()[0]
@@ -1012,6 +1047,21 @@ def spec_error_from(exc: ValidationError) -> SpecError:
         return SpecError(field, f"expected a list of tables (e.g. [[{shown[-1] if shown else 'flows'}]]), got {got!r}")
     if isinstance(cause, ValueError):
         return SpecError(field, str(cause))
+    if etype in _EXPECTED:
+        return SpecError(field, f"expected {_EXPECTED[etype]}, got {got!r}")
     msg = err["msg"]
     msg = msg[0].lower() + msg[1:] if msg else msg
     return SpecError(field, f"{msg}, got {got!r}")
+
+
+def _transport(f: Flow) -> str:
+    """A flow's transport: its own, else "dccp" for cca = "ccid2" and "tcp" for every other CCA."""
+    return f.transport or ("dccp" if f.cca == "ccid2" else "tcp")
+
+
+def _init_cwnd_pkts(f: Flow) -> int | None:
+    """The RunConfig's init_cwnd_pkts: the flow's own; else TCP's default, kept explicit so that TCP
+    run ids (sweep.run_id_of) stay as they were; else None, the simulator's DCCP default."""
+    if f.init_cwnd is not None or _transport(f) == "dccp":
+        return f.init_cwnd
+    return TCP_INIT_CWND_PKTS

@@ -193,6 +193,8 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
     first = min(range(n), key=lambda i: (cols["start_s"][i], i)) if n else None
     row: dict[str, Any] = {"run_id": run_id}
     row.update(meta["params"])
+    if "backend" in meta:  # sweeps with --backend testbed or both
+        row["backend"] = meta["backend"]
     row.update(
         {
             "repetition": int(meta["repetition"]),
@@ -215,6 +217,8 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
             "events": int(s.get("events", 0)),
         }
     )
+    # a testbed run's host facts and quality verdict (ccfair.testbed.quality, executors._testbed_run)
+    row.update(meta.get("facts") or {})
     flow_rows = []
     for pos in range(n):
         r: dict[str, Any] = {"run_id": run_id, "position": pos}
@@ -304,7 +308,7 @@ def _json_object(items: list[tuple[str, str]]) -> str:
 
 #: Parquet encodings of a batch table's columns besides the default (dictionary, then plain):
 #: evenly spaced float times and bin edges compress best byte-stream-split, slowly varying
-#: integer counts delta-coded (docs/benchmarks.md, "Sweep, session 4": -0.09 ms and -5 KB per
+#: integer counts delta-coded (docs/benchmarks.md, "Sweep": -0.09 ms and -5 KB per
 #: run against dictionary encoding, which stays for the others: strings and the throughput
 #: series, whose few distinct values it suits). Lossless either way: the values read back are the same.
 _COLUMN_ENCODINGS: dict[str, dict[str, str]] = {

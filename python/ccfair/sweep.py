@@ -36,6 +36,7 @@ import difflib
 import hashlib
 import itertools
 import json
+import math
 import typing
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,6 +46,7 @@ from pydantic import BaseModel
 
 from ccfair import profiles
 from ccfair.errors import SpecError
+from ccfair.provenance import versions
 from ccfair.spec import Spec, _default_names
 from ccfair.spec_input import apply_overrides, expand_shorthand, load_toml
 
@@ -59,6 +61,7 @@ __all__ = [
     "run_id_of",
     "plan_sweep",
     "load_sweep_file",
+    "BACKENDS",
 ]
 
 #: Keys of ``[sweep]`` that are settings, not grid axes.
@@ -71,6 +74,9 @@ SEED_MODES = ("independent", "common")
 TIMING_FIELDS = ("start", "start_jitter", "stop")
 #: Name of the column of the ``pairs`` axis.
 PAIR_AXIS = "pair"
+#: Where a sweep's runs go (``ccfair sweep --backend``): the simulator, the testbed (real
+#: kernels, docs/testbed.md), or both per grid point (``compare``-style).
+BACKENDS = ("sim", "testbed", "both")
 
 
 @dataclass(frozen=True)
@@ -129,24 +135,32 @@ class RunTask:
     #: ``config`` as canonical JSON (the text its run id hashes), handed to the engine as it is
     #: so that a worker does not encode the config again ("" = encode it there).
     config_json: str = ""
+    #: ``"sim"`` or ``"testbed"``; ``show_backend``: the runs table has a ``backend`` column
+    #: (sweeps with ``--backend testbed`` or ``both``; simulator sweeps keep their columns).
+    backend: str = "sim"
+    show_backend: bool = False
 
     def payload(self) -> dict[str, Any]:
         """A plain dict (picklable without ccfair classes) for executors."""
+        meta: dict[str, Any] = {
+            "params": self.params,
+            "repetition": self.repetition,
+            "order": self.order,
+            "seed": self.seed,
+            "flow_a": self.flow_a,
+            "flow_b": self.flow_b,
+            "ccas": ",".join(self.ccas),
+        }
+        if self.show_backend:
+            meta["backend"] = self.backend
         return {
             "run_id": self.run_id,
             "cost": self.cost,
+            "backend": self.backend,
             "experiment": self.experiment,
             "config": self.config,
             "config_json": self.config_json,
-            "meta": {
-                "params": self.params,
-                "repetition": self.repetition,
-                "order": self.order,
-                "seed": self.seed,
-                "flow_a": self.flow_a,
-                "flow_b": self.flow_b,
-                "ccas": ",".join(self.ccas),
-            },
+            "meta": meta,
         }
 
 
@@ -163,6 +177,7 @@ class SweepPlan:
     seeds: str
     base_seed: int
     tasks: list[RunTask]
+    backend: str = "sim"
 
     @property
     def n_points(self) -> int:
@@ -187,6 +202,7 @@ class SweepPlan:
             "base_seed": self.base_seed,
             "n_points": self.n_points,
             "n_runs": len(self.tasks),
+            "backend": self.backend,
             "runs": [t.run_id for t in self.tasks],
         }
 
@@ -211,9 +227,16 @@ def derive_seed(base_seed: int, point: dict[str, Any] | None, order: str | None,
     return int.from_bytes(digest, "big") & (2**63 - 1)
 
 
-def run_id_of(config: dict[str, Any], canonical: str | None = None) -> str:
-    """16 hex digits of SHA-256 over the canonical JSON of a resolved ``RunConfig`` (``canonical``: that text, if at hand)."""
-    return hashlib.sha256((canonical if canonical is not None else _canonical(config)).encode()).hexdigest()[:16]
+def run_id_of(config: dict[str, Any], canonical: str | None = None, backend: str = "sim") -> str:
+    """16 hex digits of SHA-256 over the canonical JSON of a resolved ``RunConfig`` (``canonical``: that text, if at hand).
+
+    A testbed run of the same configuration is another run (a real kernel's result is not a
+    function of its configuration): its id hashes the text followed by ``"\nbackend=testbed"``.
+    """
+    text = canonical if canonical is not None else _canonical(config)
+    if backend != "sim":
+        text += f"\nbackend={backend}"
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 # --------------------------------------------------------------------------
@@ -494,12 +517,39 @@ def _check_resources(config: dict[str, Any], spec: Spec, point: dict[str, Any], 
         raise _point_error(e, point, order) from None
 
 
-def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
+#: Most runs one sweep may have: its grid is planned (every point validated, every run's
+#: configuration kept) before the first run; split a larger study into several sweeps.
+MAX_SWEEP_RUNS = 100_000
+
+
+def check_size(axes: list[Axis], reps: int, flip: bool) -> None:
+    """Refuse a sweep of more than :data:`MAX_SWEEP_RUNS` runs, computed from the axes' lengths
+    before anything is planned, naming the setting that makes it too large."""
+    total = math.prod(len(a.values) for a in axes) * reps * (2 if flip else 1)
+    if total <= MAX_SWEEP_RUNS:
+        return
+    sizes = " x ".join([f"{len(a.values)} ({a.name})" for a in axes] + [f"{reps} repetition(s)"] + (["2 orders"] if flip else []))
+    biggest = max(axes, key=lambda a: len(a.values), default=None)
+    if reps * 2 > total or biggest is None:  # the repetitions are most of it
+        field = "sweep.repetitions"
+    elif len(biggest.values) > MAX_SWEEP_RUNS:
+        field = f"sweep.{biggest.name}"
+    else:
+        field = "sweep"
+    raise SpecError(field, f"{sizes} = {total:.3g} runs; at most {MAX_SWEEP_RUNS} per sweep (split it into several sweeps)")
+
+
+def plan_sweep(data: dict[str, Any], name: str | None = None, backend: str = "sim") -> SweepPlan:
     """Validate and expand a raw sweep file (a dict with a ``sweep`` table) into a :class:`SweepPlan`.
 
     Every grid point (and its flipped variant) is validated as an
-    experiment; nothing is run. Raises :class:`SpecError`.
+    experiment for every backend it runs on (``backend``: one of :data:`BACKENDS`; ``both``
+    gives each run a simulator and a testbed task, next to each other); nothing is run.
+    Raises :class:`SpecError`.
     """
+    if backend not in BACKENDS:
+        raise SpecError("--backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
+    backends = ("sim", "testbed") if backend == "both" else (backend,)
     if not isinstance(data, dict):
         raise SpecError("", "a sweep file must be a table of keys")
     data = copy.deepcopy(data)
@@ -516,6 +566,7 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
     axes = _axes_from(sweep, base)
     if flip and len(base.get("flows") or []) < 2:
         raise SpecError("sweep.flip_order", "needs at least two [[flows]] entries to exchange")
+    check_size(axes, reps, flip)
 
     orders = ORDERS if flip else ORDERS[:1]
     # Validate every grid point (and flipped variant) once; repetitions only change the seed.
@@ -536,15 +587,13 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
         # exchanges their settings (names included), so the names identify them in both orders.
         flow_a, flow_b = (expanded[0][1], expanded[1][1]) if len(expanded) == 2 else (None, None)
         for order in orders:
-            if order == ORDERS[0]:
-                exp_raw, ospec = raw, spec
-            else:
-                exp_raw = flip_flows(raw)
-                try:
-                    ospec = Spec.from_dict(exp_raw)
-                    profiles.check_backend(ospec, "sim")  # sweeps run on the simulator
-                except SpecError as e:
-                    raise _point_error(e, point, order) from None
+            exp_raw = raw if order == ORDERS[0] else flip_flows(raw)
+            try:
+                ospec = spec if order == ORDERS[0] else Spec.from_dict(exp_raw)
+                for b in backends:
+                    profiles.check_backend(ospec, b)  # a setting a backend cannot apply: refused before any run
+            except SpecError as e:
+                raise _point_error(e, point, order) from None
             points.append((point, order, exp_raw, ospec, labels, flow_a, flow_b))
 
     tasks: list[RunTask] = []
@@ -560,31 +609,34 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
             if rep == 0:
                 costs.append(_check_resources(config, ospec, point, order))
             config_json = _canonical(config)
-            rid = run_id_of(config, config_json)
-            task = RunTask(
-                index=len(tasks),
-                run_id=rid,
-                params=dict(point),
-                repetition=rep,
-                order=order,
-                seed=seed,
-                experiment=exp_raw,
-                config=config,
-                flow_a=flow_a,
-                flow_b=flow_b,
-                ccas=labels,
-                cost=costs[k],
-                config_json=config_json,
-            )
-            if rid in seen:
-                other = seen[rid]
-                raise SpecError(
-                    "sweep",
-                    f"grid points {other.params} ({other.order}, repetition {other.repetition}) and "
-                    f"{point} ({order}, repetition {rep}) resolve to the same run; remove the duplicate value",
+            for b in backends:
+                rid = run_id_of(config, config_json, b)
+                task = RunTask(
+                    index=len(tasks),
+                    run_id=rid,
+                    params=dict(point),
+                    repetition=rep,
+                    order=order,
+                    seed=seed,
+                    experiment=exp_raw,
+                    config=config,
+                    flow_a=flow_a,
+                    flow_b=flow_b,
+                    ccas=labels,
+                    cost=costs[k],
+                    config_json=config_json,
+                    backend=b,
+                    show_backend=backend != "sim",
                 )
-            seen[rid] = task
-            tasks.append(task)
+                if rid in seen:
+                    other = seen[rid]
+                    raise SpecError(
+                        "sweep",
+                        f"grid points {other.params} ({other.order}, repetition {other.repetition}) and "
+                        f"{point} ({order}, repetition {rep}) resolve to the same run; remove the duplicate value",
+                    )
+                seen[rid] = task
+                tasks.append(task)
     return SweepPlan(
         name=base_spec.name,
         base=base,
@@ -595,15 +647,16 @@ def plan_sweep(data: dict[str, Any], name: str | None = None) -> SweepPlan:
         seeds=seeds,
         base_seed=base_spec.seed,
         tasks=tasks,
+        backend=backend,
     )
 
 
-def load_sweep_file(path: str | Path, overrides: list[str] | None = None) -> SweepPlan:
+def load_sweep_file(path: str | Path, overrides: list[str] | None = None, backend: str = "sim") -> SweepPlan:
     """Read a sweep file, apply ``--set`` overrides (``sweep.repetitions=2`` works too), expand and validate."""
     raw = load_toml(path)
     raw.setdefault("name", Path(path).stem)
     raw = apply_overrides(raw, overrides or [])
-    plan = plan_sweep(raw)
+    plan = plan_sweep(raw, backend=backend)
     _check_overrides(plan, overrides or [])
     return plan
 
@@ -647,30 +700,6 @@ class SweepOutcome:
     sim_cpu_s: float = 0.0
 
 
-def versions() -> dict[str, str]:
-    """Versions of ccfair, its simulator and the libraries that shape the stored results
-    (read from the installed packages' metadata: importing pandas here would delay the sweep's start)."""
-    import platform
-    import sys
-    from importlib import metadata
-
-    import ccfair
-
-    out = {
-        "ccfair": ccfair.__version__,
-        "python": sys.version.split()[0],
-        "platform": platform.platform(),
-        **{lib: metadata.version(lib) for lib in ("numpy", "pandas", "pyarrow")},
-    }
-    try:
-        from ccfair import _core
-
-        out["ccfair._core"] = str(getattr(_core, "__version__", "?"))
-    except ImportError:
-        out["ccfair._core"] = "not built"
-    return out
-
-
 def _write_text_atomic(path: Path, text: str) -> None:
     import os
 
@@ -692,6 +721,7 @@ def prepare_store(plan: SweepPlan, directory: str | Path, source: str | None = N
     if d.exists() and not d.is_dir():
         raise SpecError("--out", f"{d} exists and is not a directory")
     d.mkdir(parents=True, exist_ok=True)
+    _check_same_backend(plan, d)
     planned = {t.run_id for t in plan.tasks}
     foreign = store.finished_runs(d) - planned
     if foreign:
@@ -711,6 +741,24 @@ def prepare_store(plan: SweepPlan, directory: str | Path, source: str | None = N
     return d
 
 
+def _check_same_backend(plan: SweepPlan, d: Path) -> None:
+    """A store holding runs of another ``--backend`` is refused naming both (resuming with
+    the other backend would otherwise be refused as "a different sweep", which hides why)."""
+    from ccfair import store
+
+    meta = d / store.SWEEP_JSON
+    if not meta.exists() or not store.finished_runs(d):
+        return
+    try:
+        stored = json.loads(meta.read_text()).get("backend", "sim")
+    except (OSError, ValueError):
+        return
+    if stored != plan.backend:
+        raise SpecError(
+            "--backend", f"{d} holds a sweep run with --backend {stored}, not {plan.backend}; resume it with --backend {stored}"
+        )
+
+
 def run_sweep(
     plan: SweepPlan,
     directory: str | Path,
@@ -721,6 +769,8 @@ def run_sweep(
     overrides: list[str] | None = None,
     progress: Any = None,
     wait: bool = False,
+    testbed_fn: str | None = None,
+    testbed_attempts: int | None = None,
 ) -> SweepOutcome:
     """Run every run of ``plan`` not yet stored in ``directory``; store each as it finishes.
 
@@ -736,8 +786,12 @@ def run_sweep(
     """
     from ccfair import store
 
+    if testbed_fn is None and not (executor == "dask" and scheduler) and any(t.backend == "testbed" for t in plan.tasks):
+        from ccfair.testbed.runner import check_available
+
+        check_available()  # root and the bottleneck binary on this host, before the store is touched
     with store.lock(directory, wait=wait):
-        return _run_sweep_locked(plan, directory, executor, jobs, scheduler, source, overrides, progress)
+        return _run_sweep_locked(plan, directory, executor, jobs, scheduler, source, overrides, progress, testbed_fn, testbed_attempts)
 
 
 def _import_in_background() -> Any:
@@ -763,6 +817,8 @@ def _run_sweep_locked(
     source: str | None,
     overrides: list[str] | None,
     progress: Any,
+    testbed_fn: str | None = None,
+    testbed_attempts: int | None = None,
 ) -> SweepOutcome:
     import time
 
@@ -779,18 +835,24 @@ def _run_sweep_locked(
     parsed: dict[Path, dict[str, dict[str, Any]]] = {}
     stored = 0
     cpu = sim_cpu = 0.0
-    for out in run_tasks([t.payload() for t in todo], executor, jobs, scheduler):
-        for rid, error in out["errors"].items():
-            failed[rid] = error
-            store.write_failure(d, rid, error)
-        if out["run_ids"]:
-            batch = store.write_batch(d, out["run_ids"], out["files"])
-            parsed[batch] = store.parse_jsonl(out["files"]["rows.jsonl"])  # for store.compact at the end
-            stored += len(out["run_ids"])
-        if progress is not None:
-            progress(out["n"], out)
-        cpu += out.get("cpu_s", 0.0)
-        sim_cpu += out.get("sim_cpu_s", 0.0)
+    outcomes = run_tasks([t.payload() for t in todo], executor, jobs, scheduler, testbed_fn=testbed_fn, testbed_attempts=testbed_attempts)
+    try:
+        for out in outcomes:
+            for rid, error in out["errors"].items():
+                failed[rid] = error
+                store.write_failure(d, rid, error)
+            if out["run_ids"]:
+                batch = store.write_batch(d, out["run_ids"], out["files"])
+                parsed[batch] = store.parse_jsonl(out["files"]["rows.jsonl"])  # for store.compact at the end
+                stored += len(out["run_ids"])
+            if progress is not None:
+                progress(out["n"], out)
+            cpu += out.get("cpu_s", 0.0)
+            sim_cpu += out.get("sim_cpu_s", 0.0)
+    finally:
+        close = getattr(outcomes, "close", None)
+        if close is not None:
+            close()  # an interrupt: the executor stops its workers now, not when this frame is collected
     if importer is not None:
         importer.join()
     if stored or not (d / "runs.parquet").exists():

@@ -22,7 +22,7 @@ Rate caps (``rate_cap``): ``"1Mbit"`` or ``{ dist = "uniform", min = "0.01Mbit",
 from __future__ import annotations
 
 import csv
-from pathlib import Path
+import io
 from typing import TYPE_CHECKING, Annotated, Any, Literal
 
 from pydantic import (
@@ -37,6 +37,8 @@ from pydantic import (
 
 from ccfair import ccas
 from ccfair.errors import SpecError
+from ccfair.spec_input import read_input_file
+from ccfair.strict import U32, Bool, Float, Int
 from ccfair.units import (
     format_rate,
     format_size,
@@ -71,7 +73,7 @@ class SizeDist(_Model):
     min: _Size | None = None
     max: _Size | None = None
     median: _Size | None = None
-    sigma: float | None = Field(None, gt=0)
+    sigma: Float | None = Field(None, gt=0)
     file: str | None = None
 
     @model_validator(mode="after")
@@ -84,6 +86,8 @@ class SizeDist(_Model):
             raise SpecError("min", "uniform sizes need 0 < min <= max")
         if self.dist == "fixed" and not self.value:
             raise SpecError("value", "must be > 0 bytes")
+        if self.dist == "empirical":
+            _read_cdf(self.file)  # type: ignore[arg-type]  # a missing, unreadable or malformed file is an input error now
         return self
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -105,17 +109,20 @@ class SizeDist(_Model):
 def _read_cdf(file: str) -> tuple[np.ndarray, np.ndarray]:
     import numpy as np  # here, not at the top: validating a spec needs no numpy
 
-    path = Path(file)
+    data = read_input_file(file, "file", "an empirical CDF (CSV)")
     try:
-        with path.open(newline="") as fh:
-            rows = [(float(r["size_bytes"]), float(r["cdf"])) for r in csv.DictReader(fh)]
-    except FileNotFoundError:
-        raise SpecError("file", f"empirical CDF file not found: {file}") from None
-    except (KeyError, ValueError) as e:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise SpecError("file", f"{file}: not UTF-8 text (byte {e.start}); expected CSV columns size_bytes,cdf") from None
+    try:
+        rows = [(float(r["size_bytes"]), float(r["cdf"])) for r in csv.DictReader(io.StringIO(text, newline=""))]
+    except (KeyError, ValueError, TypeError, csv.Error) as e:
         raise SpecError("file", f"{file}: expected CSV columns size_bytes,cdf with numbers ({e})") from None
     if not rows:
         raise SpecError("file", f"{file}: no rows")
     sizes, cdf = np.array([r[0] for r in rows]), np.array([r[1] for r in rows])
+    if not (np.all(np.isfinite(sizes)) and np.all(np.isfinite(cdf))):
+        raise SpecError("file", f"{file}: size_bytes and cdf must be finite numbers")
     if np.any(np.diff(cdf) < 0) or np.any(np.diff(sizes) < 0) or abs(cdf[-1] - 1.0) > 1e-9 or cdf[0] < 0:
         raise SpecError("file", f"{file}: size_bytes and cdf must be non-decreasing, cdf in [0, 1] ending at 1")
     return sizes, cdf
@@ -160,18 +167,18 @@ class Group(_Model):
 
     name: str
     cca: ccas.CcaField
-    pacing: bool = False
+    pacing: Bool = False
     rtt: _Time
-    arrival_rate: float = Field(gt=0, description="flows per second (Poisson)")
+    arrival_rate: Float = Field(gt=0, description="flows per second (Poisson)")
     start: _Time = 0
     stop: _Time | None = None
     size: Annotated[SizeDist, BeforeValidator(_size_in)]
     rate_cap: Annotated[RateDist | None, BeforeValidator(_rate_in)] = None
-    loss: float = Field(0.0, ge=0.0, lt=1.0)
-    mss: int = Field(1448, ge=64, le=9000)
-    init_cwnd: int = Field(10, ge=1)
-    rwnd: int = Field(200, ge=1)
-    delayed_ack: bool = True
+    loss: Float = Field(0.0, ge=0.0, lt=1.0)
+    mss: Int = Field(1448, ge=64, le=9000)
+    init_cwnd: U32 = Field(10, ge=1)
+    rwnd: U32 = Field(200, ge=1)
+    delayed_ack: Bool = True
 
     @model_validator(mode="before")
     @classmethod

@@ -131,9 +131,11 @@ pub struct FlowConfig {
     /// Upper bound of the (auto-tuned) receive window, in segments (None = unbounded).
     #[serde(default)]
     pub rwnd_max_pkts: Option<u32>,
-    /// Initial congestion window, in segments (Linux: 10, RFC 6928).
-    #[serde(default = "default_init_cwnd")]
-    pub init_cwnd_pkts: u32,
+    /// Initial congestion window, in segments; None = the transport's
+    /// default (sim.rs: TCP [`TCP_INIT_CWND_PKTS`] as Linux, RFC 6928; DCCP
+    /// CCID 2 RFC 4341 §5, `dccp::ccid2::initial_window_pkts`).
+    #[serde(default)]
+    pub init_cwnd_pkts: Option<u32>,
     /// Delayed ACKs (every second full segment, 40 ms timer, quick-ACK at start).
     #[serde(default = "default_true")]
     pub delayed_ack: bool,
@@ -214,9 +216,8 @@ fn default_mss() -> u32 {
 fn default_rwnd_init() -> u32 {
     200
 }
-fn default_init_cwnd() -> u32 {
-    10
-}
+/// TCP's initial window (Linux TCP_INIT_CWND, RFC 6928), in segments.
+pub const TCP_INIT_CWND_PKTS: u32 = 10;
 fn default_true() -> bool {
     true
 }
@@ -307,7 +308,7 @@ impl RunConfig {
             if f.mss_bytes < 64 || f.mss_bytes > 9000 {
                 return Err(SimError::Invalid { field: field("mss"), msg: format!("must be in 64..=9000 bytes, got {}", f.mss_bytes) });
             }
-            if f.init_cwnd_pkts == 0 {
+            if f.init_cwnd_pkts == Some(0) {
                 return Err(SimError::Invalid { field: field("init_cwnd"), msg: "must be >= 1 packet, got 0".into() });
             }
             if f.rwnd_init_pkts == 0 {

@@ -11,11 +11,11 @@
 //! so it stays in registers) and write it once, at its final slot; the
 //! choice between the two children in `sift_down` is branch-free (compare
 //! 128-bit keys, add the result to the index), because that branch is
-//! taken at random and mispredicted about half the time (~7 % of an S0 run,
-//! issue 16). The pop order is the same: (time, seq) is a total order
+//! taken at random and mispredicted about half the time (~7 % of an S0 run).
+//! The pop order is the same: (time, seq) is a total order
 //! (docs/benchmarks.md).
 //!
-//! Why still a binary heap (issue 16, measured on this simulator; figures
+//! Why still a binary heap (measured on this simulator; figures
 //! in docs/benchmarks.md, "Event queue"): the queue holds O(flows) entries
 //! (delay lines put only their head in it, timers are lazy), ~9 on average
 //! in the S0 base case, ~40 with 10 flows, ~5500 with 2000 flows on per-flow

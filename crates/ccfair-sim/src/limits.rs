@@ -91,7 +91,7 @@ impl Limits {
 /// One term of the memory projection: the field that drives it and a description.
 #[derive(Debug, Clone, PartialEq)]
 pub struct MemoryTerm {
-    pub field: &'static str,
+    pub field: String,
     pub bytes: f64,
     pub what: String,
 }
@@ -133,15 +133,20 @@ fn bloom_term(cfg: &RunConfig) -> MemoryTerm {
         }
         _ => (0.0, 0),
     };
-    MemoryTerm { field: "bottleneck.qdisc.bloom_bits", bytes, what: format!("{} Bloom filters", 2 * classes) }
+    MemoryTerm { field: "bottleneck.qdisc.bloom_bits".into(), bytes, what: format!("{} Bloom filters", 2 * classes) }
 }
+
+/// A base RTT beyond any real path (a geostationary satellite hop is ~0.6 s): when the packets
+/// in flight are too many and a flow's RTT is longer than this, its RTT is named, not the rate.
+const LONG_RTT_NS: f64 = 10e9;
 
 /// Project memory, events and wall time of `cfg`, from its fields alone.
 pub fn project(cfg: &RunConfig) -> Projection {
     let flows = cfg.flows.len().max(1) as f64;
     let min_wire = cfg.flows.iter().map(|f| f.mss_bytes + HEADER_BYTES).min().unwrap_or(1500) as f64;
     let max_wire = cfg.flows.iter().map(|f| f.mss_bytes + HEADER_BYTES).max().unwrap_or(1500) as f64;
-    let max_rtt_ns = cfg.flows.iter().map(|f| f.rtt_ns).max().unwrap_or(0) as f64;
+    let (longest, max_rtt_ns) = cfg.flows.iter().enumerate().map(|(i, f)| (i, f.rtt_ns)).max_by_key(|&(_, r)| r).unwrap_or((0, 0));
+    let max_rtt_ns = max_rtt_ns as f64;
     let duration = cfg.duration_ns as f64;
     let rate = cfg.bottleneck.rate_bps as f64;
     let bins = (duration / cfg.bin_ns.max(1) as f64).ceil();
@@ -151,7 +156,17 @@ pub fn project(cfg: &RunConfig) -> Projection {
     let bdp_pkts = rate * max_rtt_ns / 8e9 / min_wire;
     let drain_ns = queue_pkts * max_wire * 8e9 / rate;
     let hist_bins = duration.min(drain_ns.max(1.0)) / cfg.sojourn_bin_ns.max(1) as f64;
-    let duration_or = |shorter: bool, f: &'static str| if shorter { f } else { "duration" };
+    let duration_or = |shorter: bool, f: &str| if shorter { f.to_string() } else { "duration".to_string() };
+    // The packets in flight are the BDP (rate x the longest base RTT) plus the queue: named
+    // after the buffer when the queue dominates, else after the flow's RTT when it is beyond
+    // any real path, else after the rate.
+    let inflight_field = if bdp_pkts < queue_pkts {
+        "bottleneck.buffer".to_string()
+    } else if max_rtt_ns > LONG_RTT_NS {
+        format!("flows.{longest}.rtt")
+    } else {
+        "bottleneck.rate".to_string()
+    };
     let terms = vec![
         MemoryTerm {
             field: duration_or(cfg.bin_ns < 100_000_000, "bin"),
@@ -164,16 +179,16 @@ pub fn project(cfg: &RunConfig) -> Projection {
             what: format!("{samples:.3e} samples x {sample_series} series"),
         },
         MemoryTerm {
-            field: "sojourn_bin",
+            field: "sojourn_bin".into(),
             bytes: 2.0 * hist_bins * SERIES_ELEMENT_BYTES,
             what: format!("{hist_bins:.3e} sojourn-histogram bins"),
         },
         MemoryTerm {
-            field: if bdp_pkts >= queue_pkts { "bottleneck.rate" } else { "bottleneck.buffer" },
+            field: inflight_field,
             bytes: (bdp_pkts + queue_pkts) * INFLIGHT_PACKET_BYTES,
             what: format!("{:.3e} packets in flight (BDP {bdp_pkts:.3e} + queue limit {queue_pkts:.3e})", bdp_pkts + queue_pkts),
         },
-        MemoryTerm { field: "flows", bytes: flows * FLOW_STATE_BYTES, what: format!("{flows} flows' state") },
+        MemoryTerm { field: "flows".into(), bytes: flows * FLOW_STATE_BYTES, what: format!("{flows} flows' state") },
         bloom_term(cfg),
     ];
     let memory_bytes = terms.iter().map(|t| t.bytes).sum();
@@ -218,7 +233,7 @@ pub fn check(cfg: &RunConfig, limits: &Limits) -> Result<(), SimError> {
     if p.memory_bytes > limits.memory_bytes as f64 {
         let t = p.largest();
         return Err(SimError::Invalid {
-            field: t.field.to_string(),
+            field: t.field.clone(),
             msg: format!(
                 "the run would need about {} of memory ({}: {}), over the limit of {}; \
                  change {} or raise the limit (limits.memory / --max-memory)",
@@ -277,6 +292,16 @@ mod tests {
                 assert_eq!(field, "bottleneck.rate");
                 assert!(msg.contains("packets in flight"), "{msg}");
             }
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn absurd_rtt_is_refused_naming_the_flows_rtt() {
+        let mut cfg = s0(10_000_000, 45_000_000_000);
+        cfg.flows[1].rtt_ns = 100_000 * 3600 * 1_000_000_000; // "100000h"
+        match check(&cfg, &Limits::default()) {
+            Err(SimError::Invalid { field, .. }) => assert_eq!(field, "flows.1.rtt"),
             other => panic!("expected a refusal, got {other:?}"),
         }
     }

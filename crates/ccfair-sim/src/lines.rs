@@ -42,8 +42,8 @@ pub(crate) struct DelayLine {
 /// 5(8), 2000): one 64-bit draw and a table lookup in ~99 % of the cases,
 /// instead of a logarithm per packet (the inverse transform -mean x ln(U)
 /// used before cost ~6 % of an S0 run). Same law, different draws: results
-/// with host noise changed bits when this was introduced (issue 16,
-/// docs/benchmarks.md); the test `host_jitter_is_exponential_with_its_mean`
+/// with host noise changed bits when this was introduced
+/// (docs/benchmarks.md); the test `host_jitter_is_exponential_with_its_mean`
 /// checks the law.
 struct HostJitter {
     mean_ns: u64,
@@ -93,7 +93,7 @@ impl DelayLine {
 
     /// Arrival time `at` plus a host-noise draw, after the previous arrival.
     /// Out of line, so that `push` holds only the path without host noise
-    /// (issue 16: S0 base 0.988 CPU time with the same instructions (+0.2 %),
+    /// (S0 base 0.988 CPU time with the same instructions (+0.2 %),
     /// grid configs with host noise 1.000-1.008; an effect of code placement,
     /// docs/benchmarks.md).
     #[inline(never)]

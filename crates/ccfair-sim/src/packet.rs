@@ -36,8 +36,8 @@ pub enum Kind {
 
 /// A packet: 48 bytes, `Copy`. Packets are copied into and out of the
 /// delay lines and the bottleneck queue; at 2 000 flows those copies miss
-/// the cache, and their cost grows with the packet's size (issue 16,
-/// docs/benchmarks.md). So:
+/// the cache, and their cost grows with the packet's size
+/// (docs/benchmarks.md). So:
 /// - `seq` is the data segment number, and the cumulative ACK of an ACK
 ///   ([`Packet::ack`]);
 /// - one 32-bit word holds an ACK's receive window ([`Packet::rwnd`]) or a

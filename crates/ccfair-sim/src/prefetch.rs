@@ -8,8 +8,7 @@
 //! delay line, the receiver of the packet put on the link), so sim.rs asks
 //! for those lines early (`_mm_prefetch` with the T0 hint: into all levels).
 //! A prefetch is only a hint: it never faults and changes no result; the
-//! gains and the cost below the threshold are measured in docs/benchmarks.md
-//! (session 7, issue 16).
+//! gains and the cost below the threshold are measured in docs/benchmarks.md.
 
 /// Prefetch the cache lines at `x`'s start and every 64 bytes after it, up
 /// to its size: all of `x` when it starts a line, else all but its last few

@@ -9,7 +9,7 @@
 //! index wraps with a compare and a conditional subtract (`wrap_add`); here
 //! it is one `and` with `capacity - 1`. The per-packet queue operations
 //! (about eight per data packet and its ACK) were ~6 % of an S0 run's
-//! instructions through `VecDeque` (issue 16, docs/benchmarks.md). Same FIFO
+//! instructions through `VecDeque` (docs/benchmarks.md). Same FIFO
 //! semantics; a full ring doubles, keeping the order. Elements are `Copy`,
 //! and the storage is a plain initialised slice (no `unsafe`).
 
@@ -134,7 +134,7 @@ impl<T: Copy> Ring<T> {
     /// A FIFO's free slots are the ones it writes next: a sender's scoreboard
     /// that grew to thousands of segments in slow start and then holds a few
     /// dozen would cycle through all of them, each store to a line last used
-    /// many round trips ago (issue 16, 2000 flows). Content and order are kept.
+    /// many round trips ago (2000 flows). Content and order are kept.
     #[inline]
     pub(crate) fn shrink_if_sparse(&mut self) {
         if self.buf.len() > self.first_capacity && self.len * 4 <= self.buf.len() {

@@ -46,7 +46,7 @@ use rand_pcg::Pcg64Mcg;
 /// From this many flows, the endpoint state of the flow whose event comes
 /// next is prefetched (prefetch.rs). Below, the state stays in the near
 /// caches and the prefetch instructions are pure cost (always on: S0 base
-/// 1.020, 10 flows 1.033 CPU; docs/benchmarks.md, session 7).
+/// 1.020, 10 flows 1.033 CPU; docs/benchmarks.md).
 const PREFETCH_MIN_FLOWS: usize = 256;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -221,7 +221,7 @@ impl<Q: Qdisc> Simulation<Q> {
                     flow: i as u32,
                     mss_bytes: f.mss_bytes,
                     wire_bytes: f.mss_bytes + HEADER_BYTES,
-                    init_cwnd_pkts: f.init_cwnd_pkts,
+                    init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or_else(|| crate::dccp::ccid2::initial_window_pkts(f.mss_bytes)),
                     stop_ns: f.stop_ns,
                     size_bytes: f.size_bytes,
                 };
@@ -241,7 +241,7 @@ impl<Q: Qdisc> Simulation<Q> {
                         flow: i as u32,
                         mss_bytes: f.mss_bytes,
                         wire_bytes: f.mss_bytes + HEADER_BYTES,
-                        init_cwnd_pkts: f.init_cwnd_pkts,
+                        init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
                         pacing: f.pacing,
                         stop_ns: f.stop_ns,
                         size_bytes: f.size_bytes,
@@ -253,11 +253,18 @@ impl<Q: Qdisc> Simulation<Q> {
                     cca,
                 );
                 receivers.push(FlowReceiver::Tcp(
-                    Receiver::new(i as u32, f.mss_bytes, f.delayed_ack, f.rwnd_init_pkts, f.rwnd_max_pkts, f.init_cwnd_pkts)
-                        .with_sack_channel(sender.sack_channel())
-                        .with_ecn(ecn)
-                        .with_cwr_ack_now(cwr_ack_now)
-                        .with_gro(f.gro_ns, HEADER_BYTES),
+                    Receiver::new(
+                        i as u32,
+                        f.mss_bytes,
+                        f.delayed_ack,
+                        f.rwnd_init_pkts,
+                        f.rwnd_max_pkts,
+                        f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
+                    )
+                    .with_sack_channel(sender.sack_channel())
+                    .with_ecn(ecn)
+                    .with_cwr_ack_now(cwr_ack_now)
+                    .with_gro(f.gro_ns, HEADER_BYTES),
                 ));
                 senders.push(FlowSender::Tcp(sender));
             }
@@ -827,7 +834,7 @@ pub fn run(cfg: &RunConfig) -> RunResult {
 /// Drop-tail, the default and the discipline of most runs, runs as its own
 /// type: its enqueue and dequeue (a few instructions each) are inlined into
 /// the event loop instead of called through the box three times per packet
-/// (issue 16, docs/benchmarks.md). Every other discipline runs boxed. Same
+/// (docs/benchmarks.md). Every other discipline runs boxed. Same
 /// code, same results.
 pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
     let mut r = match cfg.bottleneck.qdisc {

@@ -1,4 +1,4 @@
-//! Issue 3 acceptance, closed loop (full simulator runs, short durations).
+//! Acceptance, closed loop (full simulator runs, short durations).
 //! The complete tables are produced by `ccfair-bench aqm` and
 //! `ccfair-bench fq-fairness` (docs/qdiscs.md).
 
@@ -31,7 +31,7 @@ fn sojourn_util(c: &RunConfig, from_s: usize) -> (f64, f64) {
 
 #[test]
 fn codel_and_pie_hold_the_mean_sojourn_within_twice_target_at_high_utilization() {
-    // RFC 8289 / RFC 8033 design goal; issue 3 acceptance (subset; see
+    // RFC 8289 / RFC 8033 design goal; acceptance (subset; see
     // docs/qdiscs.md for all 12 combinations - CoDel with 16 flows at
     // 10 Mbit/s does not meet it).
     let cases: &[(&str, f64, u64, usize)] = &[
@@ -53,7 +53,7 @@ fn codel_and_pie_hold_the_mean_sojourn_within_twice_target_at_high_utilization()
 
 #[test]
 fn fq_codel_makes_cubic_vs_bbr_fair_where_droptail_does_not() {
-    // S0's finding, issue 3 acceptance: 10 Mbit/s, 50 ms, 2 BDP, B starts 5 s
+    // S0's finding, acceptance: 10 Mbit/s, 50 ms, 2 BDP, B starts 5 s
     // after A, window 10-45 s; mean fness over 10 seeds, both start orders.
     let fness = |a: f64, b: f64| if b >= a { 1.0 - a / b } else { b / a - 1.0 };
     let mean_fness = |qdisc: &str, cubic_first: bool| {

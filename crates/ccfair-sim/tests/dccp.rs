@@ -1,4 +1,4 @@
-//! DCCP / CCID 2 closed loop (issue 4): conservation without retransmission,
+//! DCCP / CCID 2 closed loop: conservation without retransmission,
 //! utilization alone, and S4's pairwise result in direction (Bhatti &
 //! Bateman 2009: NewReno vs CCID2 J > 0.9; BIC/CUBIC vs CCID2 unfair at
 //! 100 ms, J about 0.67-0.85). The full 300 s table is in docs/ccas.md.
@@ -63,4 +63,26 @@ fn s4_newreno_and_ccid2_share_fairly_but_bic_takes_over_at_100ms() {
     assert!(reno > 0.9, "NewReno vs CCID2 J = {reno:.3} (S4: > 0.9)");
     let bic = s4_jfi("bic", "ccid2");
     assert!(bic < 0.85, "BIC vs CCID2 J = {bic:.3} (S4: about 0.67-0.85, clearly unfair)");
+}
+
+/// Packets of the first flight at a 400 ms RTT (below the 1 s Request timer): the bytes
+/// delivered within half an RTT of the first delivery.
+fn first_flight_pkts(f: FlowConfig) -> u64 {
+    let r = ccfair_sim::run(&cfg(100_000_000, 400, vec![f], 3));
+    let d = &r.flows[0].delivered_bytes; // 100 ms bins
+    let first = d.iter().position(|&b| b > 0).expect("data delivered");
+    d[first..first + 2].iter().sum::<u64>() / 1448
+}
+
+#[test]
+fn ccid2_first_flight_is_rfc_4341_initial_window_unless_the_flow_sets_one() {
+    // RFC 4341 §5: "The cwnd parameter is initialized to at most four packets for new
+    // connections, following the rules from [RFC3390]": min(4*1448, max(2*1448, 4380)) = 4380
+    // bytes = 3 whole packets at the default MSS of 1448 bytes (Linux ccid2_hc_tx_init: 3).
+    assert_eq!(first_flight_pkts(flow("A", "ccid2", 400, 0)), 3);
+    let mut f = flow("A", "ccid2", 400, 0);
+    f.init_cwnd_pkts = Some(10);
+    assert_eq!(first_flight_pkts(f), 10);
+    // TCP keeps Linux's 10 (RFC 6928).
+    assert_eq!(first_flight_pkts(flow("A", "reno", 400, 0)), 10);
 }

@@ -143,7 +143,7 @@ fn step_favours_dctcp_over_scalable_ecn_bbr2() {
         let mut f = flow(&format!("f{i}"), if i < 5 { "bbr2" } else { "dctcp" }, 5, Some(EcnMode::Scalable));
         f.start_jitter_ns = S;
         // TSO off: this checks the marking response alone. With Linux's TSO
-        // bursts of the unpaced DCTCP flows (the default since issue 13)
+        // bursts of the unpaced DCTCP flows (the default)
         // DCTCP still gets more, but 1.38x (seed 1), not > 1.5x (docs/fidelity.md).
         f.tso_max_segs = Some(1);
         flows.push(f);

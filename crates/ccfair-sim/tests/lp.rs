@@ -35,8 +35,8 @@ fn tcp_lp_yields_to_reno_at_one_bdp() {
     }
 }
 
-/// Not reproduced, because Linux's module does not do it either (issue 13,
-/// docs/fidelity.md "TCP-LP"): alone, TCP-LP reaches 0.021 of the link here,
+/// Not reproduced, because Linux's module does not do it either
+/// (docs/fidelity.md "TCP-LP"): alone, TCP-LP reaches 0.021 of the link here,
 /// and a BPF port of tcp_lp.c on this machine's Linux 6.18 TCP (testbed,
 /// same path, tcp_timestamps = 2) 0.017. Its first owd sample is an
 /// indication (tcp_lp_pkts_acked: owd_min = owd_max), its slow start's own

@@ -24,10 +24,12 @@ class Rule:
     ``direction``: the study says the quantity is above zero (``sign=+1``) or
     below it (``sign=-1``). ``value``: the study gives a number (``published``,
     in the quantity's unit); ``scale`` names the tolerance that applies to that
-    kind of number (``ccfair.claims.rules.TOLERANCES``).
+    kind of number (``ccfair.claims.rules.TOLERANCES``). ``sign-change``: an
+    observation inverts between two conditions: the measurement's ``values``
+    group lies on the side ``sign`` of zero and its ``minus`` group on the other.
     """
 
-    kind: Literal["direction", "value"]
+    kind: Literal["direction", "value", "sign-change"]
     sign: int = 1
     published: float | None = None
     scale: str = ""

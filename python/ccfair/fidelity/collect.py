@@ -7,25 +7,22 @@ kill -9 of the collector loses only runs that had not finished. Runs go in
 rounds (every point's seed 1, then every point's seed 2, ...) so that an
 interrupted campaign has the most points covered.
 
-One testbed run per child process, as ``ccfair run ... --backend testbed
---json`` (the command stored with the run). The child is asked to get SIGTERM
-when the collector dies (PR_SET_PDEATHSIG): the testbed runner turns SIGTERM
-into its normal clean-up, and every testbed run first removes what dead runs
-left (docs/testbed.md, Robustness).
+One testbed run per child process, through :func:`ccfair.testbed.child.run`, the
+function every testbed campaign uses (``ccfair sweep --backend testbed`` too); the
+equivalent ``ccfair run ... --backend testbed --json`` command is stored with the run.
+The child gets SIGTERM when the collector dies (PR_SET_PDEATHSIG): the testbed runner
+turns SIGTERM into its normal clean-up, and every testbed run first removes what dead
+runs left (docs/testbed.md, Robustness).
 """
 
 from __future__ import annotations
 
 import contextlib
-import ctypes
 import datetime as _dt
 import fcntl
 import json
 import os
 import shlex
-import signal
-import subprocess
-import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -38,14 +35,6 @@ from ccfair.fidelity.points import Point, PointSet, append_run, repair_tail, run
 
 #: Where live testbed runs keep their state files (one per run; docs/testbed.md).
 STATE_DIR = Path("/run/ccfair")
-
-_PR_SET_PDEATHSIG = 1
-
-
-def _die_with_parent() -> None:
-    """In the child before exec: SIGTERM when the collector exits (also on kill -9)."""
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.prctl(_PR_SET_PDEATHSIG, signal.SIGTERM, 0, 0, 0)
 
 
 def pending(ps: PointSet, runs: int) -> list[tuple[Point, int]]:
@@ -85,34 +74,24 @@ def host_facts(summary: dict[str, Any], before: dict[str, Any]) -> dict[str, Any
 
 
 def run_one(point: Point, seed: int) -> dict[str, Any]:
-    """One testbed run of ``point`` in a child process; the record to store. Raises RuntimeError.
-
-    The child also writes its tables (``--out``, a temporary directory, removed after) for what the
-    summary lacks: when each flow really started (``flow_start_s``; a loaded host starts agents late).
+    """One testbed run of ``point`` in a child process (:func:`ccfair.testbed.child.run`); the
+    record to store. Raises RuntimeError. The record also has what the summary lacks: when each
+    flow really started (``flow_start_s``, from the flows table; a loaded host starts agents late).
     """
-    import shutil
-    import tempfile
+    from ccfair.errors import SimulationError
+    from ccfair.testbed import child
 
     raw = point.raw()
     before = {"load_before": _loadavg(), "live_testbed_runs_before": live_testbed_runs()}
     started = _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
-    out = Path(tempfile.mkdtemp(prefix="ccfair-fidelity-"))
-    cmd = point.command(seed) + ["--out", str(out / "run")]
+    cmd = point.command(seed)
     t0 = time.monotonic()
     try:
-        p = subprocess.run(
-            [sys.executable, "-m", "ccfair", *cmd[1:]],
-            capture_output=True,
-            text=True,
-            preexec_fn=_die_with_parent,
-        )
-        if p.returncode != 0:
-            tail = (p.stderr.strip().splitlines() or [f"exit status {p.returncode}"])[-1]
-            raise RuntimeError(tail)
-        summary = json.loads(p.stdout.strip().splitlines()[-1])
-        flow_start_s = _flow_starts(out / "run")
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+        result = child.run(raw, seed)
+    except (SpecError, SimulationError) as e:
+        raise RuntimeError(str(e)) from None
+    summary = json.loads(json.dumps(result.summary))
+    flow_start_s = [float(x) for x in result.flows["start_s"]]
     return {
         "set": point.set_name,
         "point": point.id,
@@ -127,13 +106,6 @@ def run_one(point: Point, seed: int) -> dict[str, Any]:
         "flow_start_s": flow_start_s,
         "summary": summary,
     }
-
-
-def _flow_starts(run_dir: Path) -> list[float]:
-    """Each flow's measured start (connect), s after the run's time zero, from the run's flows table."""
-    import pyarrow.parquet as pq
-
-    return [float(x) for x in pq.read_table(run_dir / "flows.parquet", columns=["start_s"]).column("start_s").to_pylist()]
 
 
 @contextlib.contextmanager

@@ -12,7 +12,7 @@ seed), runs them and prints its figures next to the published ones:
 - ``ccfair preset s4 ...``: pair-wise J/NRU vs CCID2 and the 14-flow simulation (S4), presets/s4.py.
 
 Presets that take part in ``ccfair reproduce`` also provide ``tasks``,
-``run_task``, ``reproduce_claims`` and ``figures`` (see ccfair.reproduce).
+``run_task``, ``measure`` and ``figures`` (see ccfair.reproduce).
 """
 
 from __future__ import annotations

@@ -2,6 +2,7 @@
 
     python3 agent.py probe --dst IP --port P --count N [--open]
     python3 agent.py recv  --ip IP --ports P0,P1,.. --t0 NS --bin NS --nbins N --end NS --out FILE [--rcvbuf B0,B1,..]
+                           [--ccas C0,C1,..]
     python3 agent.py send  --dst IP --port P --cca NAME [--pacing] [--mss M] --t0 NS --start NS --stop NS
                            --end NS --sample NS [--trace] --out FILE
 
@@ -14,7 +15,10 @@ namespaces of one host share; ``t0`` is the experiment's time zero.
   the port is an open one (a remote HTTP server): a completed connect (SYN, SYN-ACK)
   is the round trip; the connection is then reset (SO_LINGER 0) to leave no state.
 * recv: one listening socket per flow; counts the bytes the application reads
-  per ``bin`` (the simulator's delivered-bytes bins) until ``end``.
+  per ``bin`` (the simulator's delivered-bytes bins) until ``end``. A non-empty
+  ``--ccas`` entry sets that listener's CCA, which its accepted connection
+  inherits (net/ipv4/tcp_cong.c ``tcp_ca_openreq_child``): a receiver that runs
+  DCTCP's CE state machine (per-packet ECE echo) needs the flow's CCA.
 * send: a bulk TCP sender with the CCA set per socket (``TCP_CONGESTION``,
   tcp(7)); pacing without fq through ``SO_MAX_PACING_RATE``, which switches on
   the kernel's internal pacing (net/core/sock.c: any value but ~0 sets
@@ -176,10 +180,13 @@ def probe(a: argparse.Namespace) -> None:
 def recv(a: argparse.Namespace) -> None:
     ports = [int(p) for p in a.ports.split(",")]
     rcvbufs = [int(x) for x in a.rcvbuf.split(",")] if a.rcvbuf else [0] * len(ports)
+    ccas = a.ccas.split(",") if a.ccas else [""] * len(ports)
     sel = selectors.DefaultSelector()
     for i, (port, rb) in enumerate(zip(ports, rcvbufs)):
         ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
         ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if ccas[i]:
+            set_cca(ls, ccas[i], False, "recv")
         if rb > 0:  # set before listen: accepted sockets inherit it (fixes the window, no autotuning)
             ls.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, rb)
         ls.bind((a.ip, port))
@@ -292,6 +299,7 @@ def main(argv: list[str] | None = None) -> None:
     rc.add_argument("--ip", required=True)
     rc.add_argument("--ports", required=True)
     rc.add_argument("--rcvbuf", default="")
+    rc.add_argument("--ccas", default="")
     for name in ("--t0", "--bin", "--nbins", "--end"):
         rc.add_argument(name, type=int, required=True)
     rc.add_argument("--out", required=True)

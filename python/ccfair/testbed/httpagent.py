@@ -1,4 +1,4 @@
-"""HTTP flows of the testbed: a local HTTP/1.1 + HTTP/2 service and a download client (issue 12).
+"""HTTP flows of the testbed: a local HTTP/1.1 + HTTP/2 service and a download client.
 
     python3 httpagent.py serve --ip IP --port P --cca NAME [--pacing] --t0 NS --end NS --sample NS
                                [--trace] [--certfile PEM --keyfile PEM] --out FILE

@@ -18,7 +18,7 @@ linux/ethtool.h: ETHTOOL_STXCSUM/SSG/STSO/SGSO/SGRO), so every frame the
 bottleneck sees is one MTU-sized packet with a valid checksum. No ethtool
 binary is needed.
 
-Remote-URL flows (issue 12): flow ``i`` with a ``url`` turns its sender namespace into
+Remote-URL flows: flow ``i`` with a ``url`` turns its sender namespace into
 a gateway: a veth pair ``ccf-ID-gI`` (gateway) / ``ccf-ID-uI`` (host namespace) on a /30
 of 100.64.0.0/10 (RFC 6598 shared address space) derived from the run id and ``i``; the
 gateway forwards and masquerades (nftables, in its own namespace) the receiver's
@@ -282,6 +282,15 @@ def clean_host_state(st: dict[str, Any], live: Any) -> list[str]:
     return removed
 
 
+def leftover_bpf() -> list[str]:
+    """BPF congestion controls a dead run registered that are still registered. Normally none:
+    a run holds the only descriptor of each one's link, which the kernel closes when the run
+    dies (ccfair.testbed.bpfcc); one left would mean a process inherited it."""
+    from ccfair.testbed import bpfcc
+
+    return bpfcc.registered_of_dead_runs(LIVE_NOW)
+
+
 def clean_orphan_host_tables(live: Any) -> list[str]:
     """Delete ``ccf_ID`` host tables of runs that are not live (also without a state file),
     and restore ``ip_forward`` when no live run needs it (also if a dead run's state file
@@ -459,6 +468,8 @@ class Topology:
         self.host_tables: list[str] = []
         self.host_forwarding = False
         self.ip_forward_set = False
+        #: Kernel names of the BPF congestion controls this run registered (ccfair.testbed.bpfcc).
+        self.bpf_ccas: list[str] = []
 
     # ------------------------------------------------------------ state file
 
@@ -471,10 +482,17 @@ class Topology:
             "host_tables": self.host_tables,
             "host_forwarding": self.host_forwarding,
             "ip_forward_set": self.ip_forward_set,
+            "bpf_ccas": self.bpf_ccas,
         }
         tmp = self.state_file.with_suffix(".tmp")
         tmp.write_text(json.dumps(st))
         os.replace(tmp, self.state_file)
+
+    def record_bpf(self, name: str) -> None:
+        """Record a BPF congestion control before it is registered (its link dies with this
+        process, so nothing of it outlives the run; the name tells `ccfair testbed clean` whose it is)."""
+        self.bpf_ccas.append(name)
+        self.save_state()
 
     def record_process(self, pid: int) -> None:
         self.processes.append(proc_id(pid))

@@ -2,10 +2,12 @@
 
 Steps (see docs/testbed.md):
 
-1. check root, the kernel's CCAs and the bottleneck binary; clean leftovers of
-   dead runs (:func:`ccfair.testbed.netns.clean_stale`);
-2. build the namespaces (:class:`~ccfair.testbed.netns.Topology`), per-flow
-   route metrics (initcwnd, initrwnd, quickack) and sysctls (ECN);
+1. check root, each flow's CCA (the host's module, or ccfair's BPF port of the Linux
+   module: :mod:`ccfair.testbed.bpfcc`, built on demand) and the bottleneck binary;
+   clean leftovers of dead runs (:func:`ccfair.testbed.netns.clean_stale`);
+2. build the namespaces (:class:`~ccfair.testbed.netns.Topology`), load the BPF
+   ports the flows need under the run's own kernel names (unloaded with the run, and
+   by the kernel if the run dies), per-flow route metrics (initcwnd, initrwnd, quickack) and sysctls (ECN);
 3. RTT equalization as in S0: with the bottleneck adding no delay, probe each
    sender's base RTT (TCP connect to a closed port: SYN -> RST) and pad the
    difference to the flow's configured RTT, half forward and half reverse;
@@ -44,12 +46,12 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ccfair import profiles
+from ccfair import ccas, profiles
 from ccfair.errors import SimulationError, SpecError
 from ccfair.spec import Spec
-from ccfair.testbed import agent, httpagent, netns, tc
+from ccfair.testbed import agent, bpfcc, httpagent, netns, tc
 
-__all__ = ["TestbedError", "TestbedUnavailable", "run", "kernel_ccas", "find_bottleneck", "check_available"]
+__all__ = ["TestbedError", "TestbedUnavailable", "run", "kernel_ccas", "find_bottleneck", "check_available", "plan_ccas"]
 
 #: First TCP port of the receiver; flow i listens on BASE_PORT + i. Probes use CLOSED_PORT.
 BASE_PORT = 5201
@@ -58,8 +60,6 @@ CLOSED_PORT = 9
 SETUP_MARGIN_NS = 1_500_000_000
 #: Probes per path for the base RTT (the minimum is used).
 PROBES_PER_PATH = 10
-#: Simulator CCA names whose Linux module has another name.
-KERNEL_NAMES = {"reno": "reno", "cubic": "cubic", "bbr": "bbr"}
 AGENT = Path(__file__).with_name("agent.py")
 HTTPAGENT = Path(__file__).with_name("httpagent.py")
 #: TCP port of a local HTTP service (one server per sender namespace, so one port for all).
@@ -89,10 +89,53 @@ class TestbedUnavailable(SpecError):
 
 def kernel_ccas() -> list[str]:
     """CCAs the running kernel offers (net.ipv4.tcp_available_congestion_control)."""
-    try:
-        return Path("/proc/sys/net/ipv4/tcp_available_congestion_control").read_text().split()
-    except OSError:
-        return []
+    return bpfcc.offered()
+
+
+def check_cca_choices(spec: Spec) -> None:
+    """The per-flow CCA choice without loading anything (``ccfair check --backend testbed``):
+    a CCA neither the kernel nor a port has, or parameters its implementation cannot take,
+    is a :class:`TestbedUnavailable` naming the flow's cca."""
+    modules = bpfcc.host_modules()
+    for group, _, f in spec.expand_flows():
+        try:
+            bpfcc.choose(str(f.cca), spec.testbed.cca_impl, dict(f.cca.params), f.cca.resolved(), modules)
+        except ValueError as e:
+            raise TestbedUnavailable(str(e), field=f"flows.{group}.cca") from None
+
+
+def plan_ccas(spec: Spec) -> list[bpfcc.Choice]:
+    """Per flow (expanded), how the testbed runs its CCA: the host's module or the BPF port
+    (:func:`ccfair.testbed.bpfcc.choose`, ``testbed.cca_impl``). Raises
+    :class:`TestbedUnavailable` naming the flow's cca and what is missing. A module the
+    kernel does not offer yet is loaded with modprobe."""
+    modules = bpfcc.host_modules()
+    out = []
+    for group, _, f in spec.expand_flows():
+        field = f"flows.{group}.cca"
+        try:
+            choice = bpfcc.choose(str(f.cca), spec.testbed.cca_impl, dict(f.cca.params), f.cca.resolved(), modules)
+        except ValueError as e:
+            raise TestbedUnavailable(str(e), field=field) from None
+        if choice.impl == "bpf":
+            missing = bpfcc.unavailable()
+            if missing:
+                raise TestbedUnavailable(
+                    f"{choice.cca!r} is not a module of this kernel, and its BPF port (Linux's {bpfcc.linux_source(choice.cca)}) "
+                    f"cannot run here: missing {missing}",
+                    field=field,
+                )
+        elif choice.cca not in kernel_ccas():
+            if shutil.which("modprobe"):
+                subprocess.run(["modprobe", f"tcp_{choice.cca}"], capture_output=True)
+            if choice.cca not in kernel_ccas():
+                raise TestbedUnavailable(
+                    f"the kernel does not offer CCA {choice.cca!r} (modprobe tcp_{choice.cca} failed); "
+                    f"it offers: {', '.join(kernel_ccas()) or 'none'}",
+                    field=field,
+                )
+        out.append(choice)
+    return out
 
 
 def find_bottleneck() -> Path | None:
@@ -136,18 +179,7 @@ def check_available(spec: Spec | None = None) -> Path:
         config = spec.to_run_config()
         tc.probe(tc.commands("p0", config, spec.packet_wire_bytes), config["bottleneck"]["qdisc"]["kind"])
     if spec is not None:
-        offered = kernel_ccas()
-        for i, (_, _, f) in enumerate(spec.expand_flows()):
-            name = KERNEL_NAMES.get(f.cca, f.cca)
-            if name not in offered and shutil.which("modprobe"):
-                subprocess.run(["modprobe", f"tcp_{name}"], capture_output=True)
-                offered = kernel_ccas()
-            if name not in offered:
-                group = spec.expand_flows()[i][0]
-                raise TestbedUnavailable(
-                    f"the kernel does not offer CCA {name!r}; it offers: {', '.join(offered) or 'none'}",
-                    field=f"flows.{group}.cca",
-                )
+        plan_ccas(spec)
     return binary
 
 
@@ -240,6 +272,11 @@ class _Run:
         self.remote: dict[int, tuple[str, int]] = {}
         #: Stack settings as read back from the kernel (reported in testbed.applied).
         self.applied: dict[str, Any] = {}
+        #: Per flow: module or BPF port (plan_ccas), and the kernel name its sockets use.
+        self.ccas: list[bpfcc.Choice] = []
+        self.kernel_cca: list[str] = [f["cca"] for f in self.flows]
+        self.bpf = bpfcc.Loaded()
+        self.bpf_objects: dict[str, Path] = {}
 
     # ------------------------------------------------------------ processes
 
@@ -350,6 +387,7 @@ class _Run:
         n_bins = -(-duration // bin_ns)
         wall0 = time.perf_counter_ns()
         topo.create()
+        self.load_ports()
         if self.kernel:
             try:
                 tc.configure(topo.ns_btl, self.tc_cmds)
@@ -358,7 +396,9 @@ class _Run:
         self.receive_buffer()
         for i, f in enumerate(self.flows):
             self.apply_stack(i, f)
-            if f.get("ecn") in ("classic", "scalable"):  # the kernel offers RFC 3168 ECN (tcp_ecn = 1)
+            # the kernel offers RFC 3168 ECN (tcp_ecn = 1); an ECN-based CCA (dctcp) asks for it
+            # anyway (TCP_CONG_NEEDS_ECN), the receiver's default tcp_ecn = 2 accepts it
+            if f.get("ecn") in ("classic", "scalable") or (f.get("ecn") is None and ccas.needs_ecn(f["cca"])):
                 netns.sysctls(topo.ns_snd[i], {"net.ipv4.tcp_ecn": 1})
         self.applied["flows"] = [self.readback(i) for i in range(len(self.flows))]
         bases = self.probe_base_rtts()
@@ -383,6 +423,8 @@ class _Run:
                     ",".join(str(BASE_PORT + i) for i in bulk),
                     "--rcvbuf",
                     ",".join(str(rcvbufs[i]) for i in bulk),
+                    "--ccas",
+                    ",".join(self.receiver_cca(i) for i in bulk),
                     "--t0",
                     str(t0),
                     "--bin",
@@ -426,7 +468,7 @@ class _Run:
                 "--port",
                 str(BASE_PORT + i),
                 "--cca",
-                KERNEL_NAMES.get(f["cca"], f["cca"]),
+                self.kernel_cca[i],
                 "--t0",
                 str(t0),
                 "--start",
@@ -495,6 +537,7 @@ class _Run:
             entry["path_min_rtt_ms"] = measured / 1e6
             entry["applied"] = applied
         raw["testbed"]["receiver_tcp_rmem"] = self.applied["receiver_tcp_rmem"]
+        raw["testbed"]["ccas"] = self.cca_report()
         for i in servers:  # the connection's own socket options, read in the server process
             s = snd[i]
             self.applied["flows"][i].update(server_cca=s.get("cca"), server_pacing=s.get("max_pacing_rate") == agent.PACING_UNCAPPED)
@@ -502,6 +545,43 @@ class _Run:
             raw["flows"][i]["size_bytes"] = self.flows[i].get("size_bytes")
             raw["flows"][i]["fct_ns"] = cl["fct_ns"]
         return raw
+
+    # ------------------------------------------------------------ CCAs
+
+    def load_ports(self) -> None:
+        """Load the BPF ports the flows need, one per (CCA, parameters), under this run's kernel
+        names (recorded in the state file first); the flows' sockets use those names."""
+        names: dict[tuple[str, str], str] = {}
+        for i, ch in enumerate(self.ccas):
+            if ch.impl != "bpf":
+                continue
+            key = (ch.cca, json.dumps(ch.params, sort_keys=True))
+            if key not in names:
+                index = sum(1 for c, _ in names if c == ch.cca)
+                names[key] = bpfcc.kernel_name(ch.cca, self.topo.id, index)
+                self.topo.record_bpf(names[key])
+                try:
+                    self.bpf.load(ch.cca, self.bpf_objects[ch.cca], names[key], ch.params)
+                except bpfcc.BpfError as e:
+                    raise TestbedError(f"flows.{i}.cca: {e}") from None
+            self.kernel_cca[i] = names[key]
+
+    def receiver_cca(self, i: int) -> str:
+        """The CCA of flow ``i``'s receiving socket: the flow's own for an ECN-based CCA (DCTCP's
+        receiver echoes CE per packet: tcp_dctcp.h ``dctcp_ece_ack_update``), else "" (the
+        receiver namespace's default)."""
+        return self.kernel_cca[i] if ccas.needs_ecn(self.flows[i]["cca"]) else ""
+
+    def cca_report(self) -> list[dict[str, Any]]:
+        """Per flow: how its CCA ran (testbed.ccas in the summary)."""
+        out = []
+        for f, ch, name in zip(self.flows, self.ccas, self.kernel_cca):
+            entry: dict[str, Any] = {"flow": f["name"], "cca": ch.cca, "impl": ch.impl, "kernel_name": name}
+            if ch.impl == "bpf":
+                entry["source"] = f"ccfair/testbed/bpf/{ch.cca}{bpfcc.SUFFIX}"
+                entry["module_params"] = ch.params
+            out.append(entry)
+        return out
 
     # ------------------------------------------------------------ profiles, RTT, HTTP
 
@@ -571,7 +651,7 @@ class _Run:
         f, c = self.flows[i], self.config
         argv = [
             sys.executable, str(HTTPAGENT), "serve", "--ip", netns.sender_ip(i), "--port", str(HTTP_PORT),
-            "--cca", KERNEL_NAMES.get(f["cca"], f["cca"]), "--t0", str(t0), "--end", str(end),
+            "--cca", self.kernel_cca[i], "--t0", str(t0), "--end", str(end),
             "--sample", str(c["sample_ns"]), "--out", str(self.topo.dir / f"server{i}.json"),
         ]  # fmt: skip
         if f["pacing"]:
@@ -789,6 +869,7 @@ class _Run:
                 p.wait(timeout=5)
             if p.stdout is not None:
                 p.stdout.close()
+        self.bpf.close()
         self.topo.destroy()
 
 
@@ -807,6 +888,14 @@ def run(spec: Spec, seed: int | None = None, *, realtime: bool = True) -> Any:
     binary = check_available(spec)  # probes the kernel qdiscs of the kernel bottleneck
     config = spec.to_run_config(seed)
     r = _Run(spec, config, binary, realtime)
+    r.ccas = plan_ccas(spec)
+    ports = sorted({ch.cca for ch in r.ccas if ch.impl == "bpf"})
+    if ports:
+        try:
+            r.bpf_objects = bpfcc.build(ports, say=lambda line: sys.stderr.write(f"note: {line}\n"))
+        except bpfcc.BpfError as e:
+            first = [ch.cca for ch in r.ccas].index(ports[0])
+            raise TestbedUnavailable(str(e), field=f"flows.{spec.expand_flows()[first][0]}.cca") from None
     r.remote = check_http_flows(spec)
     if r.kernel:  # the probe's result (cached by check_available's call): is there netem?
         r.kernel_info.update(tc.probe(r.tc_cmds, config["bottleneck"]["qdisc"]["kind"]))

@@ -53,7 +53,7 @@ fn sojourn_util(r: &ccfair_sim::result::RunResult, rate_bps: u64, b0: usize, b1:
     (s as f64 / n.max(1) as f64 / 1e6, tx as f64 * 8.0 / (rate_bps as f64 * secs))
 }
 
-/// AQM acceptance (issue 3): mean sojourn and utilization of CoDel and PIE
+/// AQM acceptance: mean sojourn and utilization of CoDel and PIE
 /// with N long-lived CUBIC flows, 50 ms, 2 BDP; window 10-30 s of a 30 s run.
 fn aqm_table() {
     println!("| qdisc | rate | flows | mean sojourn (ms) | target (ms) | ratio | utilization |");
@@ -72,7 +72,7 @@ fn aqm_table() {
     }
 }
 
-/// FQ-CoDel acceptance (issue 3): CUBIC vs BBR, 10 Mbit/s, 50 ms, 2 BDP, S0
+/// FQ-CoDel acceptance: CUBIC vs BBR, 10 Mbit/s, 50 ms, 2 BDP, S0
 /// timing (B starts at 5 s, window 10-45 s), fness(A, B) mean over 10 seeds,
 /// both start orders, FQ-CoDel vs drop-tail.
 fn fq_fairness_table() {

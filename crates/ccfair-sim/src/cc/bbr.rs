@@ -270,7 +270,7 @@ pub struct Bbr {
     probe_down_gain: u32,
     /// Memo of `tso_segs_goal`: (pacing rate, mss) -> goal. The goal only
     /// changes with the pacing rate, which is read on every ACK but changes
-    /// on few (issue 16: per-ACK work).
+    /// on few.
     tso_goal_memo: Cell<TsoGoalMemo>,
     /// Memo of `rate_bytes_per_sec` for the pacing rate: (mss, bw, gain) -> rate.
     pacing_rate_memo: RateMemo,

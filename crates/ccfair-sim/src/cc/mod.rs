@@ -28,6 +28,7 @@ pub mod bbr;
 pub mod bbr2;
 pub mod bbr3;
 pub mod bic;
+pub mod cdg;
 pub mod ctcp;
 pub mod cubic;
 pub mod dctcp;
@@ -37,6 +38,7 @@ pub mod hybla;
 pub mod illinois;
 pub mod ledbat;
 pub mod lp;
+pub mod nv;
 pub mod prague;
 pub mod reno;
 pub mod scalable;
@@ -132,6 +134,15 @@ pub struct TcpCc {
     pub rcv_tsval_ns: u64,
     /// TSecr of the last ACK: the TSval of the data segment it echoes, ns; 0 = none.
     pub rcv_tsecr_ns: u64,
+    /// Packets SACKed above snd_una (`tp->sacked_out`), current at `pkts_acked`.
+    pub sacked_out: u32,
+    /// `delivered` when the most recently sent packet this ACK delivered was sent
+    /// (Linux `sack->rate->prior_delivered`; 0 if none), current at `pkts_acked`:
+    /// Linux's `ack_sample.in_flight` is mss x (delivered - this).
+    pub rate_prior_delivered: u64,
+    /// Set by a CCA's `cong_avoid` to ask for Linux's `tcp_enter_cwr` (CDG's
+    /// delay-gradient backoff); the sender enters CWR right after the hook.
+    pub enter_cwr: bool,
 }
 
 pub const INFINITE_SSTHRESH: u32 = 0x7fff_ffff;
@@ -165,6 +176,9 @@ impl TcpCc {
             is_cwnd_limited: true,
             rcv_tsval_ns: 0,
             rcv_tsecr_ns: 0,
+            sacked_out: 0,
+            rate_prior_delivered: 0,
+            enter_cwr: false,
         }
     }
 
@@ -427,6 +441,8 @@ pub static REGISTRY: &[Entry] = &[
     tcp::<bbr3::Bbr3>(&["bbrv3"]),
     tcp::<lp::Lp>(&["tcp-lp", "tcplp"]),
     tcp::<ctcp::Ctcp>(&["compound", "compoundtcp", "compound-tcp", "tcpcompound"]),
+    tcp::<nv::Nv>(&["tcp-nv", "tcpnv"]),
+    tcp::<cdg::Cdg>(&["tcp-cdg", "tcpcdg"]),
     Entry {
         name: CCID2_NAME,
         source: "DCCP CCID 2 (TCP-like, datagrams, no retransmission, Ack Ratio): RFC 4341 / RFC 4340; selects transport dccp (dccp/)",

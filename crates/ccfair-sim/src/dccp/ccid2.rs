@@ -23,8 +23,16 @@
 //!   (`ccid2_change_l_ack_ratio`) we do not keep RFC 4341's "R = 2 is always
 //!   acceptable": with cwnd = 1 and R = 2 the receiver would never ACK.
 //!
+//! - Initial window (RFC 4341 §5: "The cwnd parameter is initialized to at
+//!   most four packets for new connections, following the rules from
+//!   [RFC3390]"): RFC 3390's min(4 MSS, max(2 MSS, 4380 bytes)) in whole
+//!   packets, i.e. clamp(4380 / MSS, 2, 4) as Linux `ccid2_hc_tx_init`
+//!   (3 packets at an MSS of 1448 bytes); see [`initial_window_pkts`]. A
+//!   flow's explicit `init_cwnd` overrides it.
+//!
 //! Constants: NUMDUPACK = 3 (RFC 4341 §5, in sender.rs); initial R = 2
-//! packets (`INIT_ACK_RATIO_PKTS`); minimum ssthresh 2 packets.
+//! packets (`INIT_ACK_RATIO_PKTS`); minimum ssthresh 2 packets; RFC 3390's
+//! initial-window bound 4380 bytes (`RFC3390_IW_BYTES`).
 //! Simplifications: no ECN; no application-limited cwnd validation
 //! (RFC 2861, which RFC 4341 §5.1 recommends); the Linux sequence-window
 //! based Ack Ratio adjustment (RFC 4340 §7.5.2) is not modelled.
@@ -33,6 +41,15 @@
 pub const INIT_ACK_RATIO_PKTS: u32 = 2;
 /// Lower bound of ssthresh after a reduction (Linux ccid2: max(cwnd, 2)).
 pub const MIN_SSTHRESH_PKTS: u32 = 2;
+/// RFC 3390 §1: the initial window is min(4*MSS, max(2*MSS, 4380 bytes)).
+pub const RFC3390_IW_BYTES: u32 = 4380;
+
+/// CCID 2's initial window in packets for a maximum packet size of
+/// `mss_bytes` (RFC 4341 §5 with RFC 3390's rule, whole packets): 4 up to
+/// 1095 bytes, 3 up to 1460, 2 above.
+pub fn initial_window_pkts(mss_bytes: u32) -> u32 {
+    (RFC3390_IW_BYTES / mss_bytes.max(1)).clamp(2, 4)
+}
 
 /// CCID 2 sender state (all in packets).
 #[derive(Debug, Clone)]
@@ -160,6 +177,16 @@ impl Ccid2 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn initial_window_follows_rfc_4341_and_rfc_3390() {
+        // RFC 3390: min(4*MSS, max(2*MSS, 4380 bytes)), in whole packets (RFC 4341 §5: at most four).
+        for (mss, iw) in [(536, 4), (1095, 4), (1096, 3), (1448, 3), (1460, 3), (1461, 2), (2190, 2), (9000, 2)] {
+            let bytes = (4 * mss).min((2 * mss).max(RFC3390_IW_BYTES));
+            assert_eq!(initial_window_pkts(mss), iw, "mss {mss}");
+            assert_eq!(bytes / mss, iw, "RFC 3390 bytes {bytes} at mss {mss}");
+        }
+    }
 
     #[test]
     fn slow_start_grows_one_per_acked_packet_capped_at_ack_ratio_per_ack() {

@@ -203,7 +203,7 @@ impl Receiver {
     /// The SYN: answer with the SYN-ACK. Inline although it runs once per
     /// connection: out of line it shrank `Simulation::deliver` and moved the
     /// hot code after it, and S0 measured 1.000-1.010 instead of 0.994-0.996
-    /// (docs/benchmarks.md, session 7: code placement).
+    /// (docs/benchmarks.md: code placement).
     #[inline(always)]
     fn on_syn(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         self.established = true;

@@ -57,7 +57,7 @@ impl MinRttFilter {
         // Nearly every sample changes nothing: above all three choices, with
         // the best one less than a quarter window old, so no choice ages (the
         // choices' times are ordered, s[0] the oldest, for a clock that does
-        // not go back). The general code below gives the same (issue 16).
+        // not go back). The general code below gives the same.
         if v_ns > self.s[2].1 && t_ns.saturating_sub(self.s[0].0) <= win / 4 {
             return self.s[0].1;
         }
@@ -148,7 +148,7 @@ impl RttEstimator {
     pub fn backed_off_rto_ns(&self, backoff: u32) -> u64 {
         let base = self.rto_ns();
         if backoff == 0 {
-            return base; // already capped (every ACK's timer, issue 16)
+            return base; // already capped (every ACK's timer)
         }
         let shift = backoff.min(20);
         base.saturating_mul(1u64 << shift).min(RTO_MAX_NS)

@@ -211,7 +211,7 @@ pub struct Sender {
     retrans_out: u32,
     /// Packets in flight, `packets_out - (sacked_out + lost_out) + retrans_out`
     /// (Linux `tcp_packets_in_flight`), kept up to date at every change of
-    /// those counters: read several times per ACK and per send (issue 16).
+    /// those counters: read several times per ACK and per send.
     pipe: u32,
     /// Outstanding transmissions in send order (Linux `tsorted_sent_queue`, sender/tsorted.rs).
     tsorted: TxList,
@@ -313,7 +313,7 @@ struct AckAcc {
     newly_delivered: u32,
     /// The rate sample's segment so far (None: no delivery sampled yet). An
     /// Option, so that a new accumulator per ACK writes one tag instead of
-    /// zeroing the snapshot, and rate_gen reads it in place (issue 16).
+    /// zeroing the snapshot, and rate_gen reads it in place.
     rate: Option<RateAcc>,
     /// RTT of the newest delivered, never retransmitted segment.
     ca_rtt: Option<u64>,
@@ -476,7 +476,7 @@ impl Sender {
     ///
     /// A bulk flow (no size, no rate cap: every flow of the S0 grid) is
     /// tested inline: try_send asks once per segment, and the call with the
-    /// general case cost more than the test (issue 16).
+    /// general case cost more than the test.
     #[inline]
     fn has_new_data(&mut self, now: TimeNs) -> bool {
         if self.cfg.size_bytes.is_none() && self.cfg.rate_cap_bps.is_none() {
@@ -627,7 +627,7 @@ impl Sender {
     /// half the cwnd and what cwnd allows, at most `tso_segs`), or
     /// `Err(cwnd_limited)` when `tcp_tso_should_defer` holds the data back
     /// for a larger burst. With TSO/GSO off (`gso_max_segs` = 1) every
-    /// segment goes at once, as before issue 13.
+    /// segment goes at once (the model without TSO).
     fn unpaced_skb_segs(&mut self, now: TimeNs) -> Result<u32, bool> {
         let max_segs = self.tso_segs();
         if max_segs <= 1 {
@@ -788,7 +788,7 @@ impl Sender {
     ///
     /// Inlined into try_send's loop (its one hot caller, once per data
     /// packet): as a call it paid six register saves and restores and the
-    /// argument moves per packet (issue 16, docs/benchmarks.md).
+    /// argument moves per packet (docs/benchmarks.md).
     #[inline(always)]
     fn transmit(&mut self, now: TimeNs, rtx: Option<u64>, probe: bool, out: &mut Vec<Packet>) {
         let was_idle = self.in_flight() == 0;
@@ -927,7 +927,7 @@ impl Sender {
     /// Process an ACK (Linux `tcp_ack`).
     ///
     /// Not inlined: inlined, this large function made the simulator's
-    /// dispatch loop about 3 % slower (issue 16, docs/benchmarks.md).
+    /// dispatch loop about 3 % slower (docs/benchmarks.md).
     #[inline(never)]
     pub fn on_ack(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) {
         self.tp.now_ns = now;
@@ -1026,6 +1026,8 @@ impl Sender {
         let ack_sample = AckSample { pkts_acked: acc.newly_delivered, rtt_ns: ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
         self.cc.in_ack_event(&mut self.tp, ece);
         if acc.newly_delivered > 0 {
+            self.tp.sacked_out = self.sacked_out;
+            self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered);
             self.cc.pkts_acked(&mut self.tp, &ack_sample);
         }
 
@@ -1054,6 +1056,10 @@ impl Sender {
                     if newly_delivered > 0 && una_advanced {
                         self.tp.is_cwnd_limited = self.is_cwnd_limited();
                         self.cc.cong_avoid(&mut self.tp, newly_delivered);
+                        if self.tp.enter_cwr {
+                            self.tp.enter_cwr = false;
+                            self.enter_cwr_for_cca();
+                        }
                     }
                 }
             }

@@ -306,6 +306,20 @@ impl Sender {
         self.set_state(CaState::Cwr);
     }
 
+    /// Linux `tcp_enter_cwr` called by the CCA (`TcpCc::enter_cwr`: CDG's
+    /// backoff): the reduction of ECN's CWR, started only below CWR; the CWR
+    /// flag goes out only on an ECN connection (`tcp_ecn_queue_cwr`).
+    pub(super) fn enter_cwr_for_cca(&mut self) {
+        self.prior_ssthresh = 0;
+        if self.tp.ca_state < CaState::Cwr {
+            self.undo_marker = None;
+            self.high_seq = self.tp.snd_nxt;
+            self.init_cwnd_reduction();
+            self.queue_cwr |= self.cfg.ecn != EcnMode::Off;
+            self.set_state(CaState::Cwr);
+        }
+    }
+
     /// Linux `tcp_end_cwnd_reduction`: cwnd = ssthresh after CWR, or after a
     /// Recovery that was not undone.
     pub(super) fn end_cwnd_reduction(&mut self) {

@@ -1,48 +1,40 @@
 // SPDX-License-Identifier: GPL-2.0
-// TCP-LP as a BPF struct_ops congestion control: a line-by-line port of Linux
-// net/ipv4/tcp_lp.c (tcp_lp_init, tcp_lp_cong_avoid, tcp_lp_remote_hz_estimator,
-// tcp_lp_owd_calculator, tcp_lp_rtt_sample, tcp_lp_pkts_acked; Linux 6.x, TCP_TS_HZ
-// = LP_RESOL = 1000), with the same integer types and arithmetic, so that the
-// module's logic runs on this kernel's real TCP (which does not build tcp_lp).
-// Written for issue 13 (docs/fidelity.md "TCP-LP"); how to build, register and
-// run it: bench/lp_bpf/run.py. Registered as "lp_bpf" (with -DLP_TRACE as
-// "lp_bpf_t", which also bpf_printk's each ACK's state to the trace buffer).
-#include "vmlinux.h"
-#include <bpf/bpf_helpers.h>
-#include <bpf/bpf_tracing.h>
+/*
+ * TCP-LP (low priority) as a BPF struct_ops congestion control: a function-by-function port
+ * of Linux 6.18 net/ipv4/tcp_lp.c (tcp_lp_init, tcp_lp_cong_avoid,
+ * tcp_lp_remote_hz_estimator, tcp_lp_owd_calculator, tcp_lp_rtt_sample, tcp_lp_pkts_acked;
+ * TCP_TS_HZ = LP_RESOL = 1000), with the module's integer types and arithmetic.
+ * Algorithm: Kuzmanovic & Knightly, INFOCOM 2003. One-way delay from the TCP timestamps
+ * (remote clock rate estimated), smoothed (7/8); an "early congestion indication" when the
+ * smoothed delay exceeds min + 15 % of (max - min): cwnd halves, or drops to 1 when it
+ * happens within 3 RTTs ("inference") of the previous one; Reno otherwise.
+ *
+ * Deviations forced by BPF: the local timestamp clock tcp_time_stamp_ts(tp) is read as
+ * tcp_mstamp / 1000 (ms; ccfair's connections do not negotiate usec timestamps, so that is
+ * the clock their TSecr echoes); ssthresh and undo are the kernel's Reno functions called as
+ * kfuncs, as the module's ops table points at them. No module parameters.
+ * Built with -DLP_TRACE it also bpf_printk's each ACK's state (bench/lp_bpf/run.py reads it).
+ */
+#include "ccfair_tcp.h"
 
 char _license[] SEC("license") = "GPL";
 
-#define TS_HZ 1000U
-#define LP_RESOL TS_HZ
+#define LP_RESOL TCP_TS_HZ
 #define LP_VALID_RHZ (1U << 0)
 #define LP_VALID_OWD (1U << 1)
 #define LP_WITHIN_THR (1U << 3)
 #define LP_WITHIN_INF (1U << 4)
 
-#ifdef LP_TRACE
-#define LP_NAME "lp_bpf_t"
-#else
-#define LP_NAME "lp_bpf"
-#endif
-
-struct lp {
+struct ccf_lp {
 	u32 flag, sowd, owd_min, owd_max, owd_max_rsv, remote_hz, remote_ref_time, local_ref_time, last_drop, inference;
 };
 
-extern void tcp_reno_cong_avoid(struct sock *sk, __u32 ack, __u32 acked) __ksym;
-extern __u32 tcp_reno_ssthresh(struct sock *sk) __ksym;
-extern __u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
-
-static __always_inline struct tcp_sock *tcp_sk_(struct sock *sk) { return (struct tcp_sock *)sk; }
-static __always_inline struct lp *ca(struct sock *sk) { return (struct lp *)((struct inet_connection_sock *)sk)->icsk_ca_priv; }
-/* tcp_time_stamp_ms(tp) (no usec timestamps on these connections) */
-static __always_inline u32 ts_now(struct tcp_sock *tp) { return (u32)(tp->tcp_mstamp / 1000); }
+static __always_inline struct ccf_lp *ca(struct sock *sk) { return (struct ccf_lp *)inet_csk_ca(sk); }
 
 SEC("struct_ops/lp_init")
 void BPF_PROG(lp_init, struct sock *sk)
 {
-	struct lp *lp = ca(sk);
+	struct ccf_lp *lp = ca(sk);
 	lp->flag = 0; lp->sowd = 0; lp->owd_min = 0xffffffff; lp->owd_max = 0; lp->owd_max_rsv = 0;
 	lp->remote_hz = 0; lp->remote_ref_time = 0; lp->local_ref_time = 0; lp->last_drop = 0; lp->inference = 0;
 }
@@ -60,7 +52,7 @@ void BPF_PROG(lp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)
 		tcp_reno_cong_avoid(sk, ack, acked);
 }
 
-static __always_inline u32 remote_hz_estimator(struct sock *sk, struct lp *lp, u32 tsval, u32 tsecr)
+static __always_inline u32 remote_hz_estimator(struct sock *sk, struct ccf_lp *lp, u32 tsval, u32 tsecr)
 {
 	s64 rhz = (s64)(u32)(lp->remote_hz << 6);
 	s64 m = 0;
@@ -68,7 +60,7 @@ static __always_inline u32 remote_hz_estimator(struct sock *sk, struct lp *lp, u
 		goto out;
 	if (tsval == lp->remote_ref_time || tsecr == lp->local_ref_time)
 		goto out;
-	m = (u32)(TS_HZ * (u32)(tsval - lp->remote_ref_time)) / (u32)(tsecr - lp->local_ref_time);
+	m = (u32)(TCP_TS_HZ * (u32)(tsval - lp->remote_ref_time)) / (u32)(tsecr - lp->local_ref_time);
 	if (rhz > 0) {
 		m -= rhz >> 6;
 		rhz += m;
@@ -84,12 +76,12 @@ out:
 	return (u32)(rhz >> 6);
 }
 
-static __always_inline u32 owd_calculator(struct sock *sk, struct lp *lp, u32 tsval, u32 tsecr)
+static __always_inline u32 owd_calculator(struct sock *sk, struct ccf_lp *lp, u32 tsval, u32 tsecr)
 {
 	s64 owd = 0;
 	lp->remote_hz = remote_hz_estimator(sk, lp, tsval, tsecr);
 	if ((lp->flag & LP_VALID_RHZ) && lp->remote_hz) {
-		owd = (u32)(tsval * (u32)(LP_RESOL / lp->remote_hz) - tsecr * (u32)(LP_RESOL / TS_HZ));
+		owd = (u32)(tsval * (u32)(LP_RESOL / lp->remote_hz) - tsecr * (u32)(LP_RESOL / TCP_TS_HZ));
 		if (owd < 0)
 			owd = -owd;
 	}
@@ -100,7 +92,7 @@ static __always_inline u32 owd_calculator(struct sock *sk, struct lp *lp, u32 ts
 	return (u32)owd;
 }
 
-static __always_inline void rtt_sample(struct sock *sk, struct lp *lp, u32 tsval, u32 tsecr)
+static __always_inline void rtt_sample(struct sock *sk, struct ccf_lp *lp, u32 tsval, u32 tsecr)
 {
 	s64 mowd = owd_calculator(sk, lp, tsval, tsecr);
 	if (!(lp->flag & LP_VALID_RHZ) || !(lp->flag & LP_VALID_OWD))
@@ -127,9 +119,9 @@ static __always_inline void rtt_sample(struct sock *sk, struct lp *lp, u32 tsval
 SEC("struct_ops/lp_pkts_acked")
 void BPF_PROG(lp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 {
-	struct tcp_sock *tp = tcp_sk_(sk);
-	struct lp *lp = ca(sk);
-	u32 now = ts_now(tp);
+	struct tcp_sock *tp = tcp_sk(sk);
+	struct ccf_lp *lp = ca(sk);
+	u32 now = tcp_time_stamp_ms(tp);
 	u32 tsval = tp->rx_opt.rcv_tsval, tsecr = tp->rx_opt.rcv_tsecr;
 	u32 delta;
 
@@ -164,11 +156,11 @@ void BPF_PROG(lp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 }
 
 SEC(".struct_ops")
-struct tcp_congestion_ops lp_bpf = {
+struct tcp_congestion_ops lp_ops = {
 	.init = (void *)lp_init,
 	.ssthresh = (void *)lp_ssthresh,
 	.undo_cwnd = (void *)lp_undo_cwnd,
 	.cong_avoid = (void *)lp_cong_avoid,
 	.pkts_acked = (void *)lp_pkts_acked,
-	.name = LP_NAME,
+	.name = CCF_NAME("lp"),
 };
