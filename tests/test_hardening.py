@@ -226,10 +226,26 @@ SMALL_SWEEP = _sweep_text('"bottleneck.buffer" = ["0.5bdp", "1bdp", "2bdp"]\nrep
 def _store_bytes(d: Path) -> dict[str, bytes]:
     """Every file of a store except the lock (it holds the writer's PID), with the one value
     that differs between identical runs, the simulator's wall time (``sim_wall_s`` of each
-    run's summary, in ``runs.jsonl`` or ``summary.json``), taken out."""
+    run's summary, in ``runs.jsonl`` or ``summary.json``), taken out. The batches are compared
+    run by run (which runs share a batch depends on timing: a worker task hands back the runs
+    it has not started after ``executors.BATCH_BUDGET_S``): per run its rows.jsonl and
+    runs.jsonl record and its rows of every batch table."""
+    import pandas as pd
+
     out = {}
     for p in sorted(d.rglob("*")):
         if not p.is_file() or p.name == store.LOCK_FILE:
+            continue
+        if p.parent.parent.name == store.BATCHES_DIR:
+            if p.suffix == ".parquet":
+                for rid, part in pd.read_parquet(p).groupby("run_id", sort=False):
+                    out[f"run {rid} {p.name}"] = part.reset_index(drop=True).to_csv(index=False).encode()
+            elif p.suffix == ".jsonl":
+                for ln in p.read_text().splitlines():
+                    rec = json.loads(ln)
+                    rec.get("summary", {}).pop("sim_wall_s", None)
+                    rid = rec["run_id"] if "run_id" in rec else rec["row"]["run_id"]
+                    out[f"run {rid} {p.name}"] = json.dumps(rec, sort_keys=True).encode()
             continue
         data = p.read_bytes()
         if p.name == "summary.json":
