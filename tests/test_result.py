@@ -95,7 +95,7 @@ def test_parquet_is_deterministic_and_loads_back(fake_sim, s0_dict, tmp_path):
     names = sorted(p.name for p in one.iterdir())
     assert names == sorted(
         ["flows.parquet", "throughput.parquet", "link.parquet", "queue.parquet", "sojourn.parquet",
-         "trace.parquet", "summary.json", "spec.json", "run_config.json"]
+         "trace.parquet", "summary.json", "spec.json", "run_config.json", "versions.json"]
     )  # fmt: skip
     for name in names:
         if name != "summary.json":
