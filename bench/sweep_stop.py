@@ -111,6 +111,9 @@ def main() -> int:
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--max-delay", type=float, default=12.0, help="latest moment of a signal after the start, s")
     args = ap.parse_args()
+    # A background job of a non-interactive shell starts with SIGINT ignored, and an ignored
+    # signal stays ignored across exec: the sweeps would inherit it. A handler does not.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     env = dict(os.environ, PYTHONPATH=str(ROOT / "python"))
     rng = random.Random(args.seed)
     tmp = Path(tempfile.mkdtemp(prefix="ccfair-sweep-stop-"))
