@@ -132,6 +132,19 @@ def simulate(config_json: str, limits_json: str | None = None, arrays: bool = Fa
         "trace": trace,
         "cca_classes": list(dict.fromkeys(f["cca"] for f in cfg["flows"])),
         "meter": {k: [] for k in METER_KEYS},
+        "links": [
+            {
+                "name": "bottleneck",
+                "rate_bps": cfg["bottleneck"]["rate_bps"],
+                "utilisation": sum(link) * 8e9 / (cfg["bottleneck"]["rate_bps"] * duration),
+                "mean_queue_packets": sum(qp) / len(qp),
+                "mean_queue_bytes": sum(qp) * 1500 / len(qp),
+                "drops": sum(f["drops"] for f in flows),
+                "marks": 0,
+                "loss_drops": 0,
+                "delivered_bytes": sum(link),
+            }
+        ],
         "events": 1234,
         "data_packets": 1000,
         "wall_ns": 5_000_000,

@@ -12,7 +12,7 @@ from typing import Any
 import fake_core
 import numpy as np
 import pytest
-from ccfair.raw_result import RawFlow, RawMeter, RawResult, RawTrace
+from ccfair.raw_result import RawFlow, RawLink, RawMeter, RawResult, RawTrace
 from ccfair.spec import Spec
 from ccfair.testbed import runner
 
@@ -35,12 +35,17 @@ def shape(raw: dict[str, Any]) -> dict[str, set[str]]:
     flows = [set(f) for f in raw["flows"]]
     assert flows and all(f == flows[0] for f in flows), "every flow has the same keys"
     out["flows"] = flows[0]
+    if "links" in raw:
+        links = [set(link) for link in raw["links"]]
+        assert links and all(k == links[0] for k in links), "every link has the same keys"
+        out["links"] = links[0]
     return out
 
 
 def model_shape() -> dict[str, set[str]]:
     out = {"run": set(RawResult.__required_keys__)}
     out.update({k: set(td.__required_keys__) for k, td in NESTED.items()})
+    out["links"] = set(RawLink.__required_keys__)
     return out
 
 
@@ -61,7 +66,7 @@ def test_python_model_has_the_simulators_keys(core):
 
 
 def test_the_model_declares_every_key_once_and_required():
-    for td in (RawResult, *NESTED.values()):
+    for td in (RawResult, RawLink, *NESTED.values()):
         assert not td.__optional_keys__, td.__name__
 
 

@@ -1016,6 +1016,19 @@ mod tests {
     }
 
     #[test]
+    fn the_resource_projection_counts_every_links_packets_and_names_the_fastest_link() {
+        let links = vec![link("slow", 1_000_000_000, 5 * MS, 100), link("fast", 200_000_000_000, 5 * MS, 100)];
+        let mut c = topo(links, vec![flow("cubic", 40 * MS, &["slow", "fast"], &[])], S);
+        let one = crate::limits::project(&c).events;
+        c.duration_ns = 100_000 * S; // 201 Gbit/s of links for 10^5 s: > 10^12 events
+        assert!(crate::limits::project(&c).events > 100_000.0 * one * 0.99);
+        match crate::limits::check(&c, &crate::limits::Limits::default()) {
+            Err(SimError::Invalid { field, .. }) => assert_eq!(field, "links.1.rate"),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
+    #[test]
     fn bad_topologies_are_refused_naming_the_field() {
         let base = || {
             topo(
