@@ -4,16 +4,26 @@
 # the results, ignoring the wall-time field `wall_ns`.
 #   bench/identity/compare.sh OLD_BINARY NEW_BINARY
 # (e.g. copy target/release/ccfair-bench aside before a change, rebuild, compare).
+# A result field only one binary has (a field added to RunResult) is named once
+# and left out of the comparison; every field both have must be equal.
 # The configs cover drop-tail, CoDel, FQ-CoDel, PIE, RED, STEP, DualPI2, CSAQM,
 # RRMQS and FQ-DRR; ECN (classic, scalable), DCCP/CCID 2, finite and rate-capped
 # flows, random loss, start jitter, traces, analysis windows, 2 to 2000 flows,
 # host noise, and grid-like 50 Mbit/s runs (grid_*.json: CoDel, FQ-CoDel, paced CUBIC).
 set -u
 old=$(readlink -f "$1"); new=$(readlink -f "$2"); dir=$(dirname "$(readlink -f "$0")")
-strip='import json,sys; d=json.load(sys.stdin); d.pop("wall_ns"); print(json.dumps(d, sort_keys=True))'
 status=0
 for f in "$dir"/*.json; do
-  a=$("$old" json "$f" | python3 -c "$strip"); b=$("$new" json "$f" | python3 -c "$strip")
-  if [ "$a" == "$b" ]; then echo "same  $(basename "$f")"; else echo "DIFF  $(basename "$f")"; status=1; fi
+  "$old" json "$f" >/tmp/compare_old.$$; "$new" json "$f" >/tmp/compare_new.$$
+  python3 - "$(basename "$f")" /tmp/compare_old.$$ /tmp/compare_new.$$ <<'PY' || status=1
+import json, sys
+name, a, b = sys.argv[1], json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+only = sorted(set(a) ^ set(b))
+common = (set(a) & set(b)) - {"wall_ns"}
+same = all(a[k] == b[k] for k in common)
+print(("same  " if same else "DIFF  ") + name + (f"  (in one result only: {', '.join(only)})" if only else ""))
+sys.exit(0 if same else 1)
+PY
 done
+rm -f /tmp/compare_old.$$ /tmp/compare_new.$$
 exit $status
