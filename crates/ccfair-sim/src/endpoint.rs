@@ -1,20 +1,15 @@
 //! The two transports a flow can use, behind one small dispatch: TCP
 //! (tcp/sender.rs, tcp/receiver.rs) or DCCP with CCID 2 (dccp/). sim.rs
-//! and topology.rs hold one [`FlowSender`] and one [`FlowReceiver`] per
-//! flow, built from the run's config by [`build_endpoints`].
+//! holds one [`FlowSender`] and one [`FlowReceiver`] per flow.
 
-use crate::cc;
-use crate::config::{EcnMode, RunConfig, Transport, HEADER_BYTES};
+use crate::config::EcnMode;
 use crate::dccp::receiver::DccpReceiver;
-use crate::dccp::sender::{DccpSender, DccpSenderConfig};
+use crate::dccp::sender::DccpSender;
 use crate::engine::{TimeNs, Timer};
 use crate::packet::Packet;
 use crate::prefetch::prefetch;
-use crate::rng::{derive_seed, stream, stream_rng};
 use crate::tcp::receiver::Receiver;
-use crate::tcp::sender::SenderConfig;
 use crate::tcp::sender::{Sender, SenderStats};
-use rand::Rng;
 
 // Not boxed: one per flow, touched on every packet; an indirection costs more than the size.
 #[allow(clippy::large_enum_variant)]
@@ -155,104 +150,4 @@ impl FlowReceiver {
             FlowReceiver::Dccp(r) => r.mss_bytes,
         }
     }
-}
-
-/// Every flow's sender and receiver, and its start time (start jitter drawn).
-pub(crate) struct Endpoints {
-    pub(crate) senders: Vec<FlowSender>,
-    pub(crate) receivers: Vec<FlowReceiver>,
-    pub(crate) starts: Vec<u64>,
-    /// Per flow: uses scalable ECN (its packets form the L4S class).
-    pub(crate) flow_l4s: Vec<bool>,
-}
-
-/// The endpoints of `cfg`'s flows (each from its own random streams).
-pub(crate) fn build_endpoints(cfg: &RunConfig) -> Endpoints {
-    let n = cfg.flows.len();
-    let mut senders = Vec::with_capacity(n);
-    let mut receivers = Vec::with_capacity(n);
-    let mut starts = Vec::with_capacity(n);
-    let mut flow_l4s = Vec::with_capacity(n);
-    for (i, f) in cfg.flows.iter().enumerate() {
-        if f.transport() == Transport::Dccp {
-            let ch = crate::dccp::channel();
-            let dcfg = DccpSenderConfig {
-                flow: i as u32,
-                mss_bytes: f.mss_bytes,
-                wire_bytes: f.mss_bytes + HEADER_BYTES,
-                init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or_else(|| crate::dccp::ccid2::initial_window_pkts(f.mss_bytes)),
-                stop_ns: f.stop_ns,
-                size_bytes: f.size_bytes,
-            };
-            senders.push(FlowSender::Dccp(DccpSender::new(dcfg, ch.clone())));
-            receivers.push(FlowReceiver::Dccp(DccpReceiver::new(i as u32, f.mss_bytes, ch)));
-            flow_l4s.push(false);
-        } else {
-            let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
-            let cca = cc::make_with(&f.cca, &f.cca_params, cca_seed).expect("validated CCA and params");
-            let ecn = resolve_ecn(f.ecn, cca.as_ref());
-            // Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once
-            // (tcp_ecn_accept_cwr); Prague's AccECN does not (tcp/receiver.rs).
-            let cwr_ack_now = cca.name() == "dctcp";
-            flow_l4s.push(ecn == EcnMode::Scalable);
-            let sender = Sender::new(
-                SenderConfig {
-                    flow: i as u32,
-                    mss_bytes: f.mss_bytes,
-                    wire_bytes: f.mss_bytes + HEADER_BYTES,
-                    init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
-                    pacing: f.pacing,
-                    stop_ns: f.stop_ns,
-                    size_bytes: f.size_bytes,
-                    rate_cap_bps: f.rate_cap_bps,
-                    ecn,
-                    rto_min_ns: f.min_rto_ns.unwrap_or(crate::tcp::rtt::RTO_MIN_NS),
-                    gso_max_segs: f.tso_max_segs.unwrap_or(crate::tcp::sender::GSO_MAX_SEGS),
-                },
-                cca,
-            );
-            receivers.push(FlowReceiver::Tcp(
-                Receiver::new(
-                    i as u32,
-                    f.mss_bytes,
-                    f.delayed_ack,
-                    f.rwnd_init_pkts,
-                    f.rwnd_max_pkts,
-                    f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
-                )
-                .with_sack_channel(sender.sack_channel())
-                .with_ecn(ecn)
-                .with_cwr_ack_now(cwr_ack_now)
-                .with_gro(f.gro_ns, HEADER_BYTES),
-            ));
-            senders.push(FlowSender::Tcp(sender));
-        }
-        let jitter =
-            if f.start_jitter_ns > 0 { stream_rng(cfg.seed, stream::FLOW_START + i as u64).gen_range(0..f.start_jitter_ns) } else { 0 };
-        starts.push(f.start_ns + jitter);
-    }
-    Endpoints { senders, receivers, starts, flow_l4s }
-}
-
-/// Per flow: the index of its CCA among the run's distinct CCAs, in order of first appearance.
-pub(crate) fn cca_classes(cfg: &RunConfig) -> (Vec<u16>, Vec<String>) {
-    let mut cca_classes: Vec<String> = Vec::new();
-    let cca_class: Vec<u16> = cfg
-        .flows
-        .iter()
-        .map(|f| match cca_classes.iter().position(|c| *c == f.cca) {
-            Some(k) => k as u16,
-            None => {
-                cca_classes.push(f.cca.clone());
-                (cca_classes.len() - 1) as u16
-            }
-        })
-        .collect();
-    (cca_class, cca_classes)
-}
-
-/// A flow's ECN mode: as configured, else scalable for CCAs that need ECN
-/// (DCTCP, Prague; Linux TCP_CONG_NEEDS_ECN), else off.
-pub fn resolve_ecn(cfg: Option<EcnMode>, cca: &dyn cc::CongestionControl) -> EcnMode {
-    cfg.unwrap_or(if cca.needs_ecn() { EcnMode::Scalable } else { EcnMode::Off })
 }

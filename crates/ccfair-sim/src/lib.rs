@@ -13,7 +13,6 @@ pub mod engine;
 pub mod error;
 pub mod limits;
 mod lines;
-mod monitor;
 pub mod packet;
 pub mod params;
 mod prefetch;

@@ -24,18 +24,22 @@
 //! share one line per direction (`SharedLines`, events `Ev::AccessShared`,
 //! `Ev::ReverseShared`), with the per-flow lines' exact event order.
 
-use crate::config::{QdiscConfig, RunConfig};
-use crate::endpoint::{build_endpoints, cca_classes, Endpoints, FlowReceiver, FlowSender};
+use crate::cc;
+use crate::config::{EcnMode, QdiscConfig, RunConfig, Transport, HEADER_BYTES};
+use crate::dccp::receiver::DccpReceiver;
+use crate::dccp::sender::{DccpSender, DccpSenderConfig};
+use crate::endpoint::{FlowReceiver, FlowSender};
 use crate::engine::{EventQueue, TimeNs, TimerPop};
 use crate::error::SimError;
 use crate::lines::{DelayLine, SharedLines, OWN_LINE, SHARED_LINE_MIN_FLOWS};
-use crate::monitor::{flow_results, name_flows, sparse, Monitor};
 use crate::packet::{Ecn, Kind, Packet};
 use crate::prefetch::prefetch;
 use crate::qdisc::droptail::DropTail;
 use crate::qdisc::{self, DropReason, InService, Qdisc};
-use crate::result::{link_utilisation, mean_in_window, FlowResult, LinkStats, RunResult};
-use crate::rng::{stream, stream_rng};
+use crate::result::{link_utilisation, mean_in_window, try_zeroed, FlowResult, LinkStats, RunResult, TraceResult};
+use crate::rng::{derive_seed, stream, stream_rng};
+use crate::tcp::receiver::Receiver;
+use crate::tcp::sender::{Sender, SenderConfig};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
@@ -67,6 +71,120 @@ enum Ev {
     /// GRO: the NAPI poll window of flow `f`'s receiver ends (flush).
     Gro(u32),
     Start(u32),
+}
+
+pub(crate) struct Monitor {
+    pub(crate) bin_ns: u64,
+    pub(crate) delivered: Vec<Vec<u64>>,
+    /// Per flow, per bin: payload bytes of data packets arriving at the receiver.
+    pub(crate) arrivals: Vec<Vec<u64>>,
+    pub(crate) link_tx: Vec<u64>,
+    pub(crate) drops: Vec<u64>,
+    pub(crate) drops_overflow: Vec<u64>,
+    pub(crate) drops_aqm: Vec<u64>,
+    pub(crate) ecn_marks: Vec<u64>,
+    /// Window sojourn sum / packets per flow.
+    pub(crate) flow_sojourn_sum: Vec<u64>,
+    pub(crate) flow_sojourn_pkts: Vec<u64>,
+    /// Sojourn histogram (window) of packets of scalable-ECN (L4S) flows only.
+    pub(crate) sojourn_hist_l4s: Vec<u64>,
+    /// Per flow: uses scalable ECN (its packets form the L4S class).
+    pub(crate) flow_l4s: Vec<bool>,
+    pub(crate) sojourn_hist: Vec<u64>,
+    pub(crate) sojourn_bin_ns: u64,
+    pub(crate) sojourn_sum: Vec<u64>,
+    pub(crate) sojourn_pkts: Vec<u64>,
+    pub(crate) window: (u64, u64),
+    /// Bytes delivered in order per flow so far (capped at the flow size).
+    pub(crate) delivered_total: Vec<u64>,
+    /// Flow completion time (finite flows), ns from the flow's start.
+    pub(crate) fct_ns: Vec<Option<u64>>,
+    /// Data packets lost on the access path (random, non-congestion loss).
+    pub(crate) random_losses: Vec<u64>,
+    pub(crate) queue_time: Vec<u64>,
+    pub(crate) queue_pkts: Vec<u32>,
+    pub(crate) queue_bytes: Vec<u64>,
+    pub(crate) trace: Option<TraceResult>,
+}
+
+/// Cap on sojourn histogram bins (beyond: counted in the last bin).
+const MAX_SOJOURN_BINS: usize = 1 << 20;
+
+impl Monitor {
+    /// The per-flow and per-bin series of a run of `cfg` (`flow_l4s`: which flows use scalable ECN).
+    pub(crate) fn try_new(cfg: &RunConfig, flow_l4s: Vec<bool>) -> Result<Monitor, SimError> {
+        let n = cfg.flows.len();
+        let nbins = cfg.duration_ns.div_ceil(cfg.bin_ns) as usize;
+        let window = (cfg.window_start_ns.unwrap_or(0), cfg.window_end_ns.unwrap_or(cfg.duration_ns));
+        Ok(Monitor {
+            bin_ns: cfg.bin_ns,
+            delivered: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
+            arrivals: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
+            link_tx: try_zeroed(nbins, "bin")?,
+            drops: vec![0; n],
+            drops_overflow: vec![0; n],
+            drops_aqm: vec![0; n],
+            ecn_marks: vec![0; n],
+            flow_sojourn_sum: vec![0; n],
+            flow_sojourn_pkts: vec![0; n],
+            sojourn_hist_l4s: Vec::new(),
+            flow_l4s,
+            sojourn_hist: Vec::new(),
+            sojourn_bin_ns: cfg.sojourn_bin_ns,
+            sojourn_sum: try_zeroed(nbins, "bin")?,
+            sojourn_pkts: try_zeroed(nbins, "bin")?,
+            window,
+            delivered_total: vec![0; n],
+            fct_ns: vec![None; n],
+            random_losses: vec![0; n],
+            queue_time: Vec::new(),
+            queue_pkts: Vec::new(),
+            queue_bytes: Vec::new(),
+            trace: if cfg.trace { Some(TraceResult::default()) } else { None },
+        })
+    }
+
+    /// Packet `p` leaves the measured queue at `now` (result bin `b`): its
+    /// sojourn time per bin and, within the window, in the histograms and
+    /// its flow's sums.
+    #[inline(always)]
+    pub(crate) fn record_sojourn(&mut self, now: TimeNs, b: usize, p: &Packet) {
+        let sojourn = now - p.enqueue_ns;
+        if b < self.sojourn_sum.len() {
+            self.sojourn_sum[b] += sojourn;
+            self.sojourn_pkts[b] += 1;
+        }
+        if now >= self.window.0 && now < self.window.1 {
+            let i = ((sojourn / self.sojourn_bin_ns) as usize).min(MAX_SOJOURN_BINS - 1);
+            if i >= self.sojourn_hist.len() {
+                self.sojourn_hist.resize(i + 1, 0);
+            }
+            self.sojourn_hist[i] += 1;
+            let f = p.flow as usize;
+            self.flow_sojourn_sum[f] += sojourn;
+            self.flow_sojourn_pkts[f] += 1;
+            if self.flow_l4s[f] {
+                let h = &mut self.sojourn_hist_l4s;
+                if i >= h.len() {
+                    h.resize(i + 1, 0);
+                }
+                h[i] += 1;
+            }
+        }
+    }
+
+    pub(crate) fn count_drop(&mut self, flow: u32, why: DropReason) {
+        let f = flow as usize;
+        self.drops[f] += 1;
+        match why {
+            DropReason::Overflow => self.drops_overflow[f] += 1,
+            DropReason::Aqm => self.drops_aqm[f] += 1,
+        }
+    }
+
+    pub(crate) fn bin(&self, t: TimeNs) -> usize {
+        (t / self.bin_ns) as usize
+    }
 }
 
 /// A run of the dumbbell, its bottleneck discipline of type `Q` (a boxed
@@ -563,6 +681,10 @@ impl<Q: Qdisc> Simulation<Q> {
         }
     }
 
+    /// The event loop. Kept out of line (as set-up and `try_run` are out of
+    /// its way): inlined into `try_run`, the S0 base case ran 3-5 % slower
+    /// at the same instructions (code placement; docs/benchmarks.md).
+    #[inline(never)]
     pub fn run(mut self) -> RunResult {
         let wall = std::time::Instant::now();
         while let Some((now, seq, ev)) = self.next_event() {
@@ -624,6 +746,153 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 }
 
+/// The per-flow results from the senders' statistics and the monitor's
+/// counters (the per-bin series are moved out of `mon`).
+pub(crate) fn flow_results(senders: &[FlowSender], mon: &mut Monitor, starts: &[u64], sizes: &[Option<u64>]) -> Vec<FlowResult> {
+    let mut flows = Vec::with_capacity(senders.len());
+    let mut arrivals = std::mem::take(&mut mon.arrivals).into_iter();
+    for (i, (s, delivered)) in senders.iter().zip(std::mem::take(&mut mon.delivered)).enumerate() {
+        let st = s.stats();
+        flows.push(FlowResult {
+            name: String::new(),
+            cca: s.cca_name().to_string(),
+            rtt_ns: 0,
+            start_ns: starts[i],
+            delivered_bytes: delivered,
+            arrival_bytes: arrivals.next().unwrap_or_default(),
+            sent_packets: st.sent_packets,
+            retransmissions: st.retransmissions,
+            losses_detected: st.losses_detected,
+            drops: mon.drops[i],
+            drops_overflow: mon.drops_overflow[i],
+            drops_aqm: mon.drops_aqm[i],
+            ecn_marks: mon.ecn_marks[i],
+            rto_count: st.rto_count,
+            min_rtt_ns: st.min_rtt_ns,
+            mean_rtt_ns: if st.rtt_samples > 0 { st.rtt_sum_ns as f64 / st.rtt_samples as f64 } else { 0.0 },
+            recoveries: st.recoveries,
+            size_bytes: sizes[i],
+            fct_ns: mon.fct_ns[i],
+            random_losses: mon.random_losses[i],
+            ecn: match s.ecn() {
+                EcnMode::Off => "off",
+                EcnMode::Classic => "classic",
+                EcnMode::Scalable => "scalable",
+            }
+            .to_string(),
+            ecn_reductions: st.ecn_reductions,
+            sojourn_sum_ns: mon.flow_sojourn_sum[i],
+            sojourn_pkts: mon.flow_sojourn_pkts[i],
+        });
+    }
+    flows
+}
+
+/// A histogram as (bin index, count) of its non-empty bins.
+pub(crate) fn sparse(hist: &[u64]) -> (Vec<u32>, Vec<u64>) {
+    hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i as u32, c)).unzip()
+}
+
+/// Every flow's sender and receiver, and its start time (start jitter drawn).
+pub(crate) struct Endpoints {
+    pub(crate) senders: Vec<FlowSender>,
+    pub(crate) receivers: Vec<FlowReceiver>,
+    pub(crate) starts: Vec<u64>,
+    /// Per flow: uses scalable ECN (its packets form the L4S class).
+    pub(crate) flow_l4s: Vec<bool>,
+}
+
+/// The endpoints of `cfg`'s flows (each from its own random streams).
+pub(crate) fn build_endpoints(cfg: &RunConfig) -> Endpoints {
+    let n = cfg.flows.len();
+    let mut senders = Vec::with_capacity(n);
+    let mut receivers = Vec::with_capacity(n);
+    let mut starts = Vec::with_capacity(n);
+    let mut flow_l4s = Vec::with_capacity(n);
+    for (i, f) in cfg.flows.iter().enumerate() {
+        if f.transport() == Transport::Dccp {
+            let ch = crate::dccp::channel();
+            let dcfg = DccpSenderConfig {
+                flow: i as u32,
+                mss_bytes: f.mss_bytes,
+                wire_bytes: f.mss_bytes + HEADER_BYTES,
+                init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or_else(|| crate::dccp::ccid2::initial_window_pkts(f.mss_bytes)),
+                stop_ns: f.stop_ns,
+                size_bytes: f.size_bytes,
+            };
+            senders.push(FlowSender::Dccp(DccpSender::new(dcfg, ch.clone())));
+            receivers.push(FlowReceiver::Dccp(DccpReceiver::new(i as u32, f.mss_bytes, ch)));
+            flow_l4s.push(false);
+        } else {
+            let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
+            let cca = cc::make_with(&f.cca, &f.cca_params, cca_seed).expect("validated CCA and params");
+            let ecn = resolve_ecn(f.ecn, cca.as_ref());
+            // Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once
+            // (tcp_ecn_accept_cwr); Prague's AccECN does not (tcp/receiver.rs).
+            let cwr_ack_now = cca.name() == "dctcp";
+            flow_l4s.push(ecn == EcnMode::Scalable);
+            let sender = Sender::new(
+                SenderConfig {
+                    flow: i as u32,
+                    mss_bytes: f.mss_bytes,
+                    wire_bytes: f.mss_bytes + HEADER_BYTES,
+                    init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
+                    pacing: f.pacing,
+                    stop_ns: f.stop_ns,
+                    size_bytes: f.size_bytes,
+                    rate_cap_bps: f.rate_cap_bps,
+                    ecn,
+                    rto_min_ns: f.min_rto_ns.unwrap_or(crate::tcp::rtt::RTO_MIN_NS),
+                    gso_max_segs: f.tso_max_segs.unwrap_or(crate::tcp::sender::GSO_MAX_SEGS),
+                },
+                cca,
+            );
+            receivers.push(FlowReceiver::Tcp(
+                Receiver::new(
+                    i as u32,
+                    f.mss_bytes,
+                    f.delayed_ack,
+                    f.rwnd_init_pkts,
+                    f.rwnd_max_pkts,
+                    f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
+                )
+                .with_sack_channel(sender.sack_channel())
+                .with_ecn(ecn)
+                .with_cwr_ack_now(cwr_ack_now)
+                .with_gro(f.gro_ns, HEADER_BYTES),
+            ));
+            senders.push(FlowSender::Tcp(sender));
+        }
+        let jitter =
+            if f.start_jitter_ns > 0 { stream_rng(cfg.seed, stream::FLOW_START + i as u64).gen_range(0..f.start_jitter_ns) } else { 0 };
+        starts.push(f.start_ns + jitter);
+    }
+    Endpoints { senders, receivers, starts, flow_l4s }
+}
+
+/// Per flow: the index of its CCA among the run's distinct CCAs, in order of first appearance.
+pub(crate) fn cca_classes(cfg: &RunConfig) -> (Vec<u16>, Vec<String>) {
+    let mut cca_classes: Vec<String> = Vec::new();
+    let cca_class: Vec<u16> = cfg
+        .flows
+        .iter()
+        .map(|f| match cca_classes.iter().position(|c| *c == f.cca) {
+            Some(k) => k as u16,
+            None => {
+                cca_classes.push(f.cca.clone());
+                (cca_classes.len() - 1) as u16
+            }
+        })
+        .collect();
+    (cca_class, cca_classes)
+}
+
+/// A flow's ECN mode: as configured, else scalable for CCAs that need ECN
+/// (DCTCP, Prague; Linux TCP_CONG_NEEDS_ECN), else off.
+pub fn resolve_ecn(cfg: Option<EcnMode>, cca: &dyn cc::CongestionControl) -> EcnMode {
+    cfg.unwrap_or(if cca.needs_ecn() { EcnMode::Scalable } else { EcnMode::Off })
+}
+
 /// Run one dumbbell configuration (a `bottleneck`, no `links`) to completion.
 pub fn run(cfg: &RunConfig) -> RunResult {
     try_run(cfg).expect("allocating the run's per-bin series")
@@ -648,6 +917,14 @@ pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
     };
     name_flows(&mut r, cfg);
     Ok(r)
+}
+
+/// Names and RTTs of the flows in `r`, from `cfg`.
+pub(crate) fn name_flows(r: &mut RunResult, cfg: &RunConfig) {
+    for (f, c) in r.flows.iter_mut().zip(&cfg.flows) {
+        f.name = c.name.clone();
+        f.rtt_ns = c.rtt_ns;
+    }
 }
 
 #[cfg(test)]

@@ -51,15 +51,15 @@
 //! its access path and on links.
 
 use crate::config::{LinkConfig, RunConfig, TRACE_OPPORTUNITY_BYTES};
-use crate::endpoint::{build_endpoints, cca_classes, Endpoints, FlowReceiver, FlowSender};
+use crate::endpoint::{FlowReceiver, FlowSender};
 use crate::engine::{EventQueue, TimeNs, TimerPop};
 use crate::error::SimError;
 use crate::lines::DelayLine;
-use crate::monitor::{flow_results, name_flows, sparse, Monitor};
 use crate::packet::{Kind, Packet};
 use crate::qdisc::{self, DropReason, InService, Qdisc};
 use crate::result::{link_utilisation, mean_in_window, try_zeroed, LinkStats, RunResult};
 use crate::rng::{derive_seed, stream, stream_rng};
+use crate::sim::{build_endpoints, cca_classes, flow_results, name_flows, sparse, Endpoints, Monitor};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
