@@ -681,9 +681,9 @@ impl<Q: Qdisc> Simulation<Q> {
         }
     }
 
-    /// The event loop. Kept out of line (as set-up and `try_run` are out of
-    /// its way): inlined into `try_run`, the S0 base case ran 3-5 % slower
-    /// at the same instructions (code placement; docs/benchmarks.md).
+    /// The event loop, kept out of line: inlined into `try_run` (LLVM's
+    /// choice once set-up moved to `build_endpoints`), the S0 base case
+    /// measured 1.040-1.058 x main's CPU time (docs/benchmarks.md, "Topologies").
     #[inline(never)]
     pub fn run(mut self) -> RunResult {
         let wall = std::time::Instant::now();
