@@ -40,10 +40,14 @@ __all__ = [
     "available",
     "catalogue",
     "clear_cache",
+    "colour",
     "needs_ecn",
+    "needs_pacing",
+    "pacing_label",
     "parse",
     "resolve",
     "schema",
+    "transport",
 ]
 
 #: Algorithms assumed when ``ccfair._core`` is not importable: (name, source).
@@ -64,7 +68,9 @@ _FORMAT: dict[str, Callable[[int], str]] = {"ns": format_time, "bit/s": format_r
 
 
 def _bare(name: str, source: str) -> dict[str, Any]:
-    return {"name": name, "source": source, "aliases": [], "variants": [], "params": [], "needs_ecn": False, "transport": "tcp"}
+    return {"name": name, "source": source, "aliases": [], "variants": [], "params": [], "needs_ecn": False, "transport": "tcp"} | {
+        "needs_pacing": False
+    }
 
 
 @lru_cache(maxsize=1)
@@ -142,13 +148,41 @@ def params_of(name: str) -> list[dict[str, Any]]:
     return _index()[name][1]["params"]
 
 
+def _capability(name: str, key: str, default: Any) -> Any:
+    """A registry entry's (or its variant's) declared ``key``; ``default`` for an unknown name."""
+    hit = _index().get(str(name).lower())
+    if hit is None:
+        return default
+    _, entry, variant = hit
+    return (variant or entry).get(key, entry.get(key, default))
+
+
 def needs_ecn(name: str) -> bool:
     """The algorithm is ECN-based (Rust ``needs_ecn``): its flows default to scalable ECN."""
-    hit = _index().get(name)
-    if hit is None:
-        return False
-    _, entry, variant = hit
-    return bool((variant or entry)["needs_ecn"])
+    return bool(_capability(name, "needs_ecn", False))
+
+
+def needs_pacing(name: str) -> bool:
+    """The algorithm paces whatever the flow asks (Rust ``needs_pacing``: BBR's family, Prague),
+    so ``+pacing`` adds nothing to its label."""
+    return bool(_capability(name, "needs_pacing", False))
+
+
+def transport(name: str) -> str:
+    """The transport the algorithm runs on: ``"tcp"``, or ``"dccp"`` for CCID 2 (the registry's)."""
+    return str(_capability(name, "transport", "tcp"))
+
+
+def colour(name: str, paced: bool = False) -> str | None:
+    """The algorithm's colour in figures (``#rrggbb``; its paced flows' when they have their own),
+    or None when the registry gives it none."""
+    own = _capability(name, "colour", None)
+    return (_capability(name, "paced_colour", None) or own) if paced else own
+
+
+def pacing_label(name: str, pacing: bool) -> str:
+    """``name`` with ``+pacing`` when the flow asks for pacing the algorithm does not do anyway."""
+    return name + (PACING_SUFFIX if pacing and not needs_pacing(name) else "")
 
 
 class Cca(str):
@@ -259,7 +293,8 @@ def label_of(name: str, params: dict[str, Any] | None = None, pacing: bool = Fal
     """How a run's flow is shown: ``cubic``, ``cubic+pacing``, ``cubic[beta=0.5]+pacing``.
 
     ``params`` are the fields a RunConfig flow gives (``cca_params``, simulator units), shown
-    as written in an experiment file (``target=25ms``); BBR paces by itself, so never ``bbr+pacing``.
+    as written in an experiment file (``target=25ms``); an algorithm that paces by itself
+    (:func:`needs_pacing`) is never shown with ``+pacing``.
     """
     text = name
     if params:
@@ -269,7 +304,7 @@ def label_of(name: str, params: dict[str, Any] | None = None, pacing: bool = Fal
             p = by_field.get(field)
             shown.append(f"{p['name']}={format_param(p, value)}" if p else f"{field}={value}")
         text += "[" + ",".join(shown) + "]"
-    return text + (PACING_SUFFIX if pacing and name != "bbr" else "")
+    return text + (PACING_SUFFIX if pacing and not needs_pacing(name) else "")
 
 
 def _field_value(value: object) -> Cca:

@@ -188,6 +188,8 @@ def print_summary(summary: dict[str, Any], flows_table: Any, labels: list[str] |
     ``labels``: each flow's CCA as shown (:func:`flow_labels`); default: its name, ``+pacing`` when paced."""
     from rich.table import Table
 
+    from ccfair import ccas
+
     w = summary["window_s"]
     table = Table(title=summary["name"], title_justify="left")
     for col, justify in (
@@ -202,7 +204,7 @@ def print_summary(summary: dict[str, Any], flows_table: Any, labels: list[str] |
         table.add_column(col, justify=justify)  # type: ignore[arg-type]
     rows = flows_table.to_dict("records") if hasattr(flows_table, "to_dict") else list(flows_table)
     for i, r in enumerate(rows[:MAX_FLOW_ROWS]):
-        cca = labels[i] if labels is not None else r["cca"] + ("+pacing" if r["pacing"] and r["cca"] != "bbr" else "")
+        cca = labels[i] if labels is not None else ccas.pacing_label(r["cca"], bool(r["pacing"]))
         table.add_row(
             str(r["name"]),
             cca,
@@ -286,13 +288,14 @@ def run(
 def _compare_rows(sim: dict[str, Any], tb: dict[str, Any], labels: list[str] | None = None) -> list[tuple[str, str, str]]:
     """(metric, simulator, testbed) rows for ``ccfair compare``; ``labels``: the flows' CCAs as shown (:func:`flow_labels`)."""
 
+    from ccfair import ccas
+
     def pct(x: float | None) -> str:
         return _fmt(None if x is None else x * 100, ".1f", " %")
 
     rows: list[tuple[str, str, str]] = []
     for i, (fs, ft) in enumerate(zip(sim["flows"], tb["flows"])):
-        paced = fs.get("pacing") and fs["cca"] != "bbr"
-        label = f"{fs['name']} ({labels[i] if labels else fs['cca'] + ('+pacing' if paced else '')})"
+        label = f"{fs['name']} ({labels[i] if labels else ccas.pacing_label(fs['cca'], bool(fs.get('pacing')))})"
         rows.append((f"{label} throughput", fmt_rate(fs["throughput_bps"]), fmt_rate(ft["throughput_bps"])))
         rows.append((f"{label} share", pct(fs["share"]), pct(ft["share"])))
         rows.append((f"{label} max-min share", _fmt(fs.get("maxmin_share"), ".2f"), _fmt(ft.get("maxmin_share"), ".2f")))

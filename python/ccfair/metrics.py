@@ -100,14 +100,17 @@ __all__ = [
 def flow_labels(flows: pd.DataFrame) -> pd.Series:
     """Each flow's CCA as a person writes it, indexed by flow name: ``"cubic+pacing"`` when paced.
 
-    Same rule as :attr:`ccfair.spec.Flow.label`: BBR always paces, so it is
-    plain ``"bbr"``. Without a ``pacing`` column the label is the ``cca``.
+    Same rule as :attr:`ccfair.spec.Flow.label`: an algorithm that paces by itself
+    (``ccas.needs_pacing``: BBR) is plain ``"bbr"``. Without a ``pacing`` column the label is the ``cca``.
     """
     if "cca" not in flows.columns:
         raise ValueError(f"flows table needs a 'cca' column; has {list(flows.columns)}")
     cca = flows["cca"].astype(str)
     if "pacing" in flows.columns:
-        paced = flows["pacing"].astype(bool) & (cca != "bbr")
+        from ccfair import ccas
+
+        paces_anyway = cca.map(ccas.needs_pacing).astype(bool)
+        paced = flows["pacing"].astype(bool) & ~paces_anyway
         labels = cca.where(~paced, cca + "+pacing")
     else:
         labels = cca

@@ -26,8 +26,8 @@ Figures (source study in brackets):
 - :func:`measured_vs_model`, :func:`share_vs_buffer`, :func:`throughput_vs_loss` --
   measured points with an analytic model's curve (ccfair.models) beside them.
 
-Colours: every CCA keeps its colour in every figure (:func:`cca_color`;
-Okabe & Ito's colour-blind-safe palette for the common ones).
+Colours: every CCA keeps its colour in every figure (:func:`cca_color`: the registry's,
+cc/mod.rs, Okabe & Ito's colour-blind-safe palette for the common ones).
 """
 
 from __future__ import annotations
@@ -49,7 +49,6 @@ from matplotlib.lines import Line2D
 from ccfair import metrics
 
 __all__ = [
-    "CCA_COLORS",
     "cca_color",
     "gaussian_kde",
     "save",
@@ -67,23 +66,6 @@ __all__ = [
     "throughput_vs_loss",
 ]
 
-#: Fixed colours of the common CCAs (Okabe & Ito 2008, colour-blind safe, then tab10).
-CCA_COLORS: dict[str, str] = {
-    "cubic": "#0072B2",
-    "cubic+pacing": "#56B4E9",
-    "bbr": "#D55E00",
-    "bbr2": "#E69F00",
-    "bbr3": "#882255",
-    "reno": "#009E73",
-    "dctcp": "#CC79A7",
-    "prague": "#000000",
-    "vegas": "#8c564b",
-    "bic": "#7f7f7f",
-    "ledbat": "#bcbd22",
-    "ccid2": "#9467bd",
-    "compound": "#17becf",
-}
-
 _CYCLE = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
     "#8c564b", "#7f7f7f", "#bcbd22", "#9467bd", "#17becf",
@@ -94,19 +76,30 @@ _LINESTYLES = ["-", "--", ":", "-."]
 MAX_FLOW_LINES = 12
 
 
-def cca_color(label: str) -> str:
-    """The colour of a CCA label (``"cubic"``, ``"cubic+pacing"``, ...); unknown labels get a stable colour."""
+def _registry_color(label: Any) -> str | None:
+    """The colour the registry gives a CCA label (``"cubic"``, ``"cubic+pacing"``); None for other labels."""
+    from ccfair import ccas
+
     key = str(label).lower()
-    if key in CCA_COLORS:
-        return CCA_COLORS[key]
+    paced = key.endswith(ccas.PACING_SUFFIX)
+    name = key[: -len(ccas.PACING_SUFFIX)] if paced else key
+    return ccas.colour(name, paced)
+
+
+def cca_color(label: str) -> str:
+    """The colour of a CCA label (``"cubic"``, ``"cubic+pacing"``, ...): the registry's
+    (cc/mod.rs), else a stable colour drawn from the label."""
+    own = _registry_color(label)
+    if own is not None:
+        return own
+    key = str(label).lower()
     cmap = matplotlib.colormaps["tab20"]
     return matplotlib.colors.to_hex(cmap(zlib.crc32(key.encode()) % 20))
 
 
 def _key_color(key: Any, i: int) -> str:
     """A CCA's colour when ``key`` names one, else the i-th colour of the cycle."""
-    k = str(key).lower()
-    return CCA_COLORS[k] if k in CCA_COLORS else _CYCLE[i % len(_CYCLE)]
+    return _registry_color(key) or _CYCLE[i % len(_CYCLE)]
 
 
 #: Fewest runs a kernel density is drawn from (below it: the runs as points only).

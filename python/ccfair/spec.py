@@ -606,18 +606,15 @@ class Flow(_Model):
             for key in ("http", "url"):
                 if getattr(self, key) is not None:
                     raise SpecError(key, f"only for kind = 'http' (this flow is kind = {self.kind!r})")
-        if self.cca == "ccid2" and self.kind == "http":
+        if ccas.transport(self.cca) == "dccp" and self.kind == "http":
             raise SpecError("kind", "an HTTP flow runs over TCP; cca 'ccid2' is DCCP")
-        if self.cca == "ccid2" and self.min_rto is not None:
+        if ccas.transport(self.cca) == "dccp" and self.min_rto is not None:
             raise SpecError("min_rto", "not supported with transport 'dccp' (CCID 2 keeps its own RTO)")
 
     @property
     def label(self) -> str:
         """The CCA as a person would write it: ``"cubic+pacing"`` when paced (BBR always paces)."""
-        tag = self.cca.tag()
-        if self.pacing and self.cca != "bbr":
-            return tag + ccas.PACING_SUFFIX
-        return tag
+        return self.cca.tag() + (ccas.PACING_SUFFIX if self.pacing and not ccas.needs_pacing(self.cca) else "")
 
 
 def _default_names(n: int) -> list[str]:
@@ -1055,8 +1052,8 @@ def spec_error_from(exc: ValidationError) -> SpecError:
 
 
 def _transport(f: Flow) -> str:
-    """A flow's transport: its own, else "dccp" for cca = "ccid2" and "tcp" for every other CCA."""
-    return f.transport or ("dccp" if f.cca == "ccid2" else "tcp")
+    """A flow's transport: its own, else the CCA's (the registry's: "dccp" for ccid2, "tcp" for every other)."""
+    return f.transport or ccas.transport(f.cca)
 
 
 def _init_cwnd_pkts(f: Flow) -> int | None:

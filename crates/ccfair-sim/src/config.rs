@@ -303,7 +303,7 @@ impl RunConfig {
         if let Err(e) = self.bottleneck.qdisc.validate() {
             // drop-tail's limit is the experiment file's bottleneck.buffer
             let field = match (&self.bottleneck.qdisc, e.field.as_str()) {
-                (QdiscConfig::Droptail { .. }, "limit") => "bottleneck.buffer".to_string(),
+                (QdiscConfig::Droptail(_), "limit") => "bottleneck.buffer".to_string(),
                 _ => format!("bottleneck.qdisc.{}", e.field),
             };
             return Err(SimError::Invalid { field, msg: e.msg });

@@ -25,15 +25,7 @@ fn flow(name: &str, cca: &str, rtt_ms: u64, start_ms: u64) -> FlowConfig {
 fn cfg(rate_bps: u64, rtt_ms: u64, buf_bdp: f64, flows: Vec<FlowConfig>, duration_s: u64, seed: u64) -> RunConfig {
     let bdp_pkts = rate_bps as f64 / 8.0 * (rtt_ms as f64 / 1000.0) / 1500.0;
     let limit = ((bdp_pkts * buf_bdp).round() as u64).max(1);
-    RunConfig {
-        seed,
-        ..RunConfig::dumbbell(
-            rate_bps,
-            QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
-            flows,
-            duration_s * 1_000_000_000,
-        )
-    }
+    RunConfig { seed, ..RunConfig::dumbbell(rate_bps, QdiscConfig::droptail(Some(limit), None), flows, duration_s * 1_000_000_000) }
 }
 
 /// `c` with an AQM in place of drop-tail; the AQM's limit is the drop-tail limit.

@@ -30,6 +30,10 @@ impl DropTail {
     pub fn new(limit_packets: Option<u64>, limit_bytes: Option<u64>) -> Self {
         DropTail { fifo: Fifo::new(limit_packets, limit_bytes) }
     }
+
+    pub fn from_config(c: &DroptailConfig) -> Self {
+        DropTail::new(c.limit_packets, c.limit_bytes)
+    }
 }
 
 impl Qdisc for DropTail {
