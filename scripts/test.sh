@@ -27,6 +27,8 @@ cargo fmt --all --check
 "$VENV/bin/python" -m ruff check python tests scripts bench build_backend
 "$VENV/bin/python" -m ruff format --check python tests scripts bench build_backend
 "$VENV/bin/python" scripts/check_imports.py
+say "mypy: the package's types (python/ccfair, settings in pyproject.toml)"
+"$VENV/bin/python" -m mypy
 say "cargo clippy (lints of every Rust target)"
 cargo clippy --workspace --all-targets -- -D warnings
 say "cargo test: the simulator's and the bottleneck's Rust tests (their own release build)"

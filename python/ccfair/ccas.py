@@ -28,7 +28,7 @@ from typing import Annotated, Any
 
 from pydantic import PlainSerializer, PlainValidator
 
-from ccfair.core_resolve import resolve_with_core
+from ccfair.core_resolve import resolve_with_core, resolved_json
 from ccfair.errors import SpecError
 from ccfair.units import format_rate, format_size, format_time, parse_rate, parse_size, parse_time
 
@@ -87,7 +87,7 @@ def schema() -> dict[str, Any]:
 
 def clear_cache() -> None:
     """Forget the loaded registry (after swapping ``ccfair._core``)."""
-    for f in (schema, catalogue, _index, resolved_params_json):
+    for f in (schema, catalogue, _index, resolved_params_json, resolved_json):
         getattr(f, "cache_clear", lambda: None)()  # (a test may have replaced one)
 
 
@@ -215,7 +215,7 @@ class Cca(str):
 
     def resolved(self) -> dict[str, Any]:
         """Every parameter the simulator runs this CCA with (defaults, variant, given), by field."""
-        return resolved_params(str(self), self.params)
+        return dict(json.loads(resolved_params_json(str(self), _params_json(self.params))))
 
 
 def to_units(p: dict[str, Any], value: Any) -> Any:
@@ -260,13 +260,18 @@ def parse(value: object) -> tuple[Cca, bool]:
             params[p["field"] if p else key] = to_units(p, v) if p else v
         except ValueError as e:
             raise SpecError(key, str(e)) from None
-    resolved_params(name, params)  # validates (raises SpecError)
+    resolved_params_json(name, _params_json(params))  # validates (raises SpecError); the run's result reuses it
     return Cca(name, params, given), paced
 
 
 def resolved_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate ``params`` (fields, simulator units) with the simulator; every parameter ``name`` runs with."""
     return resolve_with_core("resolve_cca", name, params)
+
+
+def _params_json(params: dict[str, Any]) -> str:
+    """The key of :func:`resolved_params_json`: given fields as sorted JSON (as a RunConfig flow's ``cca_params``)."""
+    return json.dumps(params, sort_keys=True)
 
 
 @lru_cache(maxsize=1024)

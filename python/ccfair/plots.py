@@ -37,7 +37,7 @@ import textwrap
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import matplotlib
 import numpy as np
@@ -106,7 +106,9 @@ def _key_color(key: Any, i: int) -> str:
 MIN_KDE_POINTS = 3
 
 
-def gaussian_kde(values: Sequence[float], grid: Sequence[float], bounds: tuple[float, float] | None = None) -> np.ndarray:
+def gaussian_kde(
+    values: Sequence[float] | np.ndarray, grid: Sequence[float] | np.ndarray, bounds: tuple[float, float] | None = None
+) -> np.ndarray:
     """Gaussian kernel density of ``values`` evaluated on ``grid``, bandwidth by Scott's rule.
 
     ``h = s * n^(-1/5)`` with ``s`` the sample standard deviation (ddof 1),
@@ -145,7 +147,7 @@ def _new_figure(width: float = 6.4, height: float = 3.6, ncols: int = 1, sharey:
 
 def _figure_for(ax: Axes | None, width: float = 6.4, height: float = 3.6) -> tuple[Figure, Axes]:
     if ax is not None:
-        return ax.figure, ax  # type: ignore[return-value]
+        return cast(Figure, ax.figure), ax  # our axes are on Figures, never SubFigures
     fig, axes = _new_figure(width, height)
     return fig, axes[0]
 
@@ -733,7 +735,7 @@ def measured_vs_model(
     y: str,
     *,
     group: str | None = None,
-    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    curves: Mapping[str, tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]] | None = None,
     ax: Axes | None = None,
     logx: bool = False,
     xbase: int = 10,
@@ -776,7 +778,7 @@ def share_vs_buffer(
     x: str = "buffer_bdp",
     y: str = "share",
     group: str | None = None,
-    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    curves: Mapping[str, tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]] | None = None,
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Figure:
@@ -797,7 +799,7 @@ def throughput_vs_loss(
     x: str = "loss",
     y: str = "throughput_mbps",
     group: str | None = None,
-    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    curves: Mapping[str, tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]] | None = None,
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Figure:

@@ -110,14 +110,14 @@ def json_schema() -> dict[str, Any]:
     from ccfair import qdiscs
     from ccfair.spec import QDISCS
 
-    for kind, model in QDISCS.items():
-        props = defs.get(model.__name__, {}).get("properties", {})
+    for kind, qmodel in QDISCS.items():
+        props = defs.get(qmodel.__name__, {}).get("properties", {})
         for p in qdiscs.params_of(kind):
-            if p["name"] in props and p["name"] not in ("limit", *model._OWN):
+            if p["name"] in props and p["name"] not in ("limit", *qmodel._OWN):
                 props[p["name"]] = _param_schema(p)
     # the flow settings' bounds as the simulator declares them (config.rs, checked when the file is read)
-    for model in ("Flow", "Group"):
-        _flow_bounds(defs.get(model, {}).get("properties", {}))
+    for name in ("Flow", "Group"):
+        _flow_bounds(defs.get(name, {}).get("properties", {}))
     # a sweep file's [sweep] grid (ccfair.sweep validates its axes against this schema's paths)
     s["properties"]["sweep"] = {"type": "object", "description": "Sweep grid: parameter path -> list of values (docs/sweeps.md)."}
     return s
