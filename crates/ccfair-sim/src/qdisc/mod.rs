@@ -449,15 +449,7 @@ mod toy_registry_tests {
             fn dequeue(&mut self, _now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
                 self.fifo.pop()
             }
-            fn len_packets(&self) -> usize {
-                self.fifo.len()
-            }
-            fn len_bytes(&self) -> u64 {
-                self.fifo.bytes()
-            }
-            fn set_in_service(&mut self, s: crate::qdisc::InService) {
-                self.fifo.set_in_service(s);
-            }
+            crate::qdisc::fifo::fifo_backlog!(fifo);
         }
     }
 
