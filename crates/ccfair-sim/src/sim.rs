@@ -234,9 +234,7 @@ impl<Q: Qdisc> Simulation<Q> {
                 let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
                 let cca = cc::make_with(&f.cca, &f.cca_params, cca_seed).expect("validated CCA and params");
                 let ecn = resolve_ecn(f.ecn, cca.as_ref());
-                // Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once
-                // (tcp_ecn_accept_cwr); Prague's AccECN does not (tcp/receiver.rs).
-                let cwr_ack_now = cca.name() == "dctcp";
+                let cwr_ack_now = cca.acks_cwr_at_once();
                 flow_l4s.push(ecn == EcnMode::Scalable);
                 let sender = Sender::new(
                     SenderConfig {
@@ -841,8 +839,8 @@ pub fn run(cfg: &RunConfig) -> RunResult {
 /// code, same results.
 pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
     let mut r = match cfg.bottleneck.qdisc {
-        QdiscConfig::Droptail { limit_packets, limit_bytes } => {
-            let qd = DropTail::new(limit_packets, limit_bytes);
+        QdiscConfig::Droptail(ref c) => {
+            let qd = DropTail::from_config(c);
             Simulation::try_with_qdisc(cfg, SHARED_LINE_MIN_FLOWS, qd)?.run()
         }
         _ => Simulation::try_new(cfg)?.run(),
@@ -864,15 +862,7 @@ mod tests {
     }
 
     fn cfg(flows: Vec<FlowConfig>, duration_s: u64, seed: u64) -> RunConfig {
-        RunConfig {
-            seed,
-            ..RunConfig::dumbbell(
-                10_000_000,
-                QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None },
-                flows,
-                duration_s * 1_000_000_000,
-            )
-        }
+        RunConfig { seed, ..RunConfig::dumbbell(10_000_000, QdiscConfig::droptail(Some(42), None), flows, duration_s * 1_000_000_000) }
     }
 
     /// A 10 Mbit/s bottleneck with `qdisc` and `l2` bytes of L2 overhead, fed by hand.
@@ -900,7 +890,7 @@ mod tests {
     fn a_packet_limit_of_n_holds_n_packets_the_one_on_the_link_included() {
         // Linux tbf + pfifo limit 4: the head waiting for its tokens stays in the
         // child's qlen, so 4 packets are held in all (not 4 waiting + 1).
-        let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: Some(4), limit_bytes: None }, 14);
+        let mut s = bottleneck(QdiscConfig::droptail(Some(4), None), 14);
         for _ in 0..10 {
             s.bottleneck_arrive(0, data_ip(0, 1500));
         }
@@ -920,7 +910,7 @@ mod tests {
     fn a_1500_byte_packet_with_14_bytes_of_l2_overhead_takes_1514_bytes_of_link_time() {
         // 1514 B x 8 / 10 Mbit/s = 1.2112 ms; without overhead 1500 B: 1.2 ms.
         for (l2, want_ns) in [(14, 1_211_200), (0, 1_200_000)] {
-            let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: Some(4), limit_bytes: None }, l2);
+            let mut s = bottleneck(QdiscConfig::droptail(Some(4), None), l2);
             s.bottleneck_arrive(0, data_ip(0, 1500));
             let t = next_tx_done(&mut s);
             assert_eq!(t, want_ns);
@@ -933,7 +923,7 @@ mod tests {
     fn a_byte_limit_counts_frames_the_one_on_the_link_included() {
         // bfifo limit 4500 B: three 1500-byte IP packets fit, but only two 1514-byte frames.
         for (l2, held) in [(0, 3), (14, 2)] {
-            let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: None, limit_bytes: Some(4500) }, l2);
+            let mut s = bottleneck(QdiscConfig::droptail(None, Some(4500)), l2);
             for _ in 0..5 {
                 s.bottleneck_arrive(0, data_ip(0, 1500));
             }
@@ -948,7 +938,7 @@ mod tests {
         // leave holes whose repair releases a burst of in-order data.
         let mut c = cfg(vec![flow("cubic"), flow("bbr")], 45, 1);
         c.flows[1].start_ns = 5_000_000_000;
-        c.bottleneck.qdisc = QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None };
+        c.bottleneck.qdisc = QdiscConfig::droptail(Some(21), None);
         let r = run(&c);
         // Payload of one bin at 10 Mbit/s: 100 ms x 10 Mbit/s x 1448/1500, plus one packet.
         let bin_cap = 10_000_000 / 8 / 10 * 1448 / 1500 + 1448;
@@ -1118,7 +1108,7 @@ mod tests {
         // every other one) is the reference: same result, field for field.
         let mut c = cfg(vec![flow("cubic"), flow("bbr")], 10, 3);
         c.flows[1].start_ns = 1_000_000_000;
-        c.bottleneck.qdisc = QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: Some(40_000) };
+        c.bottleneck.qdisc = QdiscConfig::droptail(Some(21), Some(40_000));
         let json = |mut r: RunResult| {
             r.wall_ns = 0;
             serde_json::to_string(&r).unwrap()

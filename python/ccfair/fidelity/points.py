@@ -213,7 +213,8 @@ def runs_by_point(ps: PointSet) -> tuple[dict[str, list[dict[str, Any]]], int]:
     out: dict[str, list[dict[str, Any]]] = {p.id: [] for p in ps.points}
     stale = 0
     for r in read_runs(ps.kernel_path):
-        if shas.get(r.get("point")) == r.get("spec_sha"):
+        point = r.get("point")
+        if isinstance(point, str) and shas.get(point) == r.get("spec_sha"):
             out[r["point"]].append(r)
         else:
             stale += 1

@@ -43,6 +43,7 @@ import struct
 import sys
 import threading
 import time
+import typing
 
 PR_SET_PDEATHSIG = 1
 SO_MAX_PACING_RATE = 47
@@ -204,21 +205,21 @@ def recv(a: argparse.Namespace) -> None:
             kind, i = key.data
             if kind == "listen":
                 try:
-                    c, _ = key.fileobj.accept()  # type: ignore[union-attr]
+                    c, _ = typing.cast(socket.socket, key.fileobj).accept()
                 except BlockingIOError:
                     continue
                 c.setblocking(False)
                 sel.register(c, selectors.EVENT_READ, ("conn", i))
                 continue
             try:
-                n = key.fileobj.recv_into(buf)  # type: ignore[union-attr]
+                n = typing.cast(socket.socket, key.fileobj).recv_into(buf)
             except BlockingIOError:
                 continue
             except OSError:
                 n = 0
             if n == 0:
                 sel.unregister(key.fileobj)
-                key.fileobj.close()  # type: ignore[union-attr]
+                typing.cast(socket.socket, key.fileobj).close()
                 continue
             b = (now_ns() - a.t0) // a.bin
             if 0 <= b < a.nbins:

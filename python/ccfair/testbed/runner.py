@@ -215,7 +215,7 @@ def check_http_flows(spec: Spec) -> dict[int, tuple[str, int]]:
         u = urlsplit(str(fs.url))
         port = u.port or (443 if u.scheme == "https" else 80)
         try:
-            addr = socket.getaddrinfo(u.hostname, port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+            addr = str(socket.getaddrinfo(u.hostname, port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0])
         except (socket.gaierror, UnicodeError) as e:
             raise SpecError(f"flows.{i}.url", f"{str(fs.url)!r}: cannot resolve host {u.hostname!r} ({e})") from None
         a = ipaddress.IPv4Address(addr)
@@ -714,7 +714,7 @@ class _Run:
         if i not in self.remote:
             s = json.loads((self.topo.dir / f"server{i}.json").read_text())
             s["start_ns"] = client["start_ns"]
-            return s  # type: ignore[no-any-return]
+            return dict(s)
         empty: dict[str, list[int]] = {
             k: [] for k in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")
         }
@@ -920,7 +920,7 @@ def run(spec: Spec, seed: int | None = None, *, realtime: bool = True) -> Any:
     ports = sorted({ch.cca for ch in r.ccas if ch.impl == "bpf"})
     if ports:
         try:
-            r.bpf_objects = bpfcc.build(ports, say=lambda line: sys.stderr.write(f"note: {line}\n"))
+            r.bpf_objects = bpfcc.build(ports, say=lambda line: print(f"note: {line}", file=sys.stderr))
         except bpfcc.BpfError as e:
             first = [ch.cca for ch in r.ccas].index(ports[0])
             raise TestbedUnavailable(str(e), field=f"flows.{spec.expand_flows()[first][0]}.cca") from None
