@@ -1,7 +1,7 @@
 """Instructions per data packet of one simulator run, by phase (callgrind).
 
     apt-get install valgrind        # callgrind; the release binary needs no debug info
-    cargo build --release -p ccfair-sim --bin ccfair-bench
+    cargo build --release -p ccfair-bench
     python bench/callgrind_phases.py CONFIG.json [--bench target/release/ccfair-bench]
 
 Runs ``ccfair-bench repeat 1 CONFIG.json`` under callgrind (about 50x slower

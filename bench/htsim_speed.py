@@ -6,7 +6,7 @@ htsim is not part of this repository: get it with
 
 then (g++ with LTO; the ccfair side is the release `ccfair-bench` binary):
 
-    cargo build --release -p ccfair-sim --bin ccfair-bench
+    cargo build --release -p ccfair-bench
     python bench/htsim_speed.py --htsim /path/to/csg-htsim [--rounds 5] [--model defaults|matched] [--only A,B,C]
 
 (or set HTSIM_DIR instead of ``--htsim``). The bench builds htsim's library
@@ -158,7 +158,7 @@ def main() -> None:
     if a.htsim is None or not (a.htsim / "sim" / "Makefile").exists():
         sys.exit("error: --htsim (or HTSIM_DIR): a checkout of https://github.com/Broadcom/csg-htsim is required")
     if not a.ccfair_bench.exists():
-        sys.exit(f"error: {a.ccfair_bench} missing: cargo build --release -p ccfair-sim --bin ccfair-bench")
+        sys.exit(f"error: {a.ccfair_bench} missing: cargo build --release -p ccfair-bench")
     names = [n.strip() for n in a.only.split(",")]
     if bad := [n for n in names if n not in SCENARIOS]:
         sys.exit(f"error: --only: unknown scenario(s) {bad}; allowed: {', '.join(SCENARIOS)}")
