@@ -1,6 +1,8 @@
 """The fidelity map with the bottleneck's serialization time taken out of the data path.
 
     python3 bench/fidelity_link_latency.py [--set s0 --set map] [--jobs N] [--out FILE.json]
+    python3 bench/fidelity_link_latency.py --kernel-min-rtt            # the stored kernel runs' evidence
+    python3 bench/fidelity_link_latency.py --point ID --seeds N        # one point, both ways, seeds 1..N
 
 The testbed's bottleneck (ccfair-bottleneck, like Linux's tbf) is a token bucket of one
 frame: a frame that finds its tokens leaves at once, so a data packet's latency through
@@ -45,13 +47,67 @@ def _sim(raw: dict[str, Any], seed: int, starts_s: list[float] | None) -> dict[s
     return Result.from_raw(spec, config, simulate(config, spec)).summary
 
 
+def kernel_min_rtt(data: Path) -> None:
+    """Second flows of the stored map runs: min_rtt - rtt - one frame time, per rate."""
+    ps = load_set("map", data)
+    runs, _ = runs_by_point(ps)
+    by_rate: dict[float, list[float]] = {}
+    below = total = 0
+    for p in ps.points:
+        spec = p.spec()
+        frame_ms = (spec.packet_wire_bytes + spec.bottleneck.l2_overhead) * 8e3 / spec.bottleneck.rate
+        for r in runs[p.id]:
+            for f in r["summary"]["flows"][1:]:
+                x = f["min_rtt_ms"] - f["rtt_ms"] - frame_ms
+                by_rate.setdefault(spec.bottleneck.rate / 1e6, []).append(x)
+                total += 1
+                below += x < -0.05
+    print(f"{below} of {total} second flows have min_rtt below rtt + one frame time (by more than 0.05 ms)")
+    for rate, xs in sorted(by_rate.items()):
+        xs.sort()
+        print(f"{rate:5.0f} Mbit/s: min_rtt - rtt - frame time: median {xs[len(xs) // 2]:+.2f} ms ({len(xs)} flows)")
+
+
+def one_point(data: Path, pid: str, seeds: int) -> None:
+    """One map point over seeds 1..N with the experiment's starts, as is and with the frame time taken out."""
+    point = next(p for p in load_set("map", data).points if p.id == pid)
+    raw = point.raw()
+    spec = point.spec()
+    for label, fn in (("as modelled", _sim_plain), ("frame time out", _sim)):
+        out = [fn(raw, s, None) for s in range(1, seeds + 1)]
+        share = [sum(f["share"] for f, g in zip(o["flows"], _groups(spec)) if g == 1) for o in out]
+        util = [o["utilization"] for o in out]
+        queue = [o["queue_packets_mean"] for o in out]
+        print(
+            f"{pid}, {label}: B share {sum(share) / seeds:.3f}, utilization {sum(util) / seeds:.4f}, "
+            f"mean queue {sum(queue) / seeds:.2f} packets"
+        )
+
+
+def _groups(spec: Any) -> list[int]:
+    return [g for g, _, _ in spec.expand_flows()]
+
+
+def _sim_plain(raw: dict[str, Any], seed: int, starts_s: list[float] | None) -> dict[str, Any]:
+    from ccfair.fidelity.compare import _sim_one
+
+    return _sim_one(raw, seed, starts_s)
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
+    ap.add_argument("--kernel-min-rtt", action="store_true")
+    ap.add_argument("--point")
+    ap.add_argument("--seeds", type=int, default=6)
     ap.add_argument("--set", dest="sets", action="append")
     ap.add_argument("--data", default="data/fidelity")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--out")
     args = ap.parse_args()
+    if args.kernel_min_rtt:
+        return kernel_min_rtt(Path(args.data))
+    if args.point:
+        return one_point(Path(args.data), args.point, args.seeds)
     todo = []
     for name in args.sets or ["s0", "map"]:
         ps = load_set(name, Path(args.data))
