@@ -20,11 +20,11 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 RUSTFLAGS="-Cprofile-generate=$work/raw" CARGO_TARGET_DIR="$work/gen" \
-  cargo build --release -q -p ccfair-sim --bin ccfair-bench
+  cargo build --release -q -p ccfair-bench
 for f in bench/identity/*.json; do "$work/gen/release/ccfair-bench" json "$f" >/dev/null; done
 "$work/gen/release/ccfair-bench" repeat 5 >/dev/null
 "$prof" merge -o "$work/merged.profdata" "$work"/raw/*.profraw
 RUSTFLAGS="-Cprofile-use=$work/merged.profdata" CARGO_TARGET_DIR="$work/use" \
-  cargo build --release -q -p ccfair-sim --bin ccfair-bench
+  cargo build --release -q -p ccfair-bench
 cp "$work/use/release/ccfair-bench" "$out"
 echo "bench/pgo.sh: wrote $out"

@@ -27,10 +27,14 @@ cargo fmt --all --check
 "$VENV/bin/python" -m ruff check python tests scripts bench build_backend
 "$VENV/bin/python" -m ruff format --check python tests scripts bench build_backend
 "$VENV/bin/python" scripts/check_imports.py
+say "mypy: the package's types (python/ccfair, settings in pyproject.toml)"
+"$VENV/bin/python" -m mypy
 say "cargo clippy (lints of every Rust target)"
 cargo clippy --workspace --all-targets -- -D warnings
 say "cargo test: the simulator's and the bottleneck's Rust tests (their own release build)"
 cargo test --release -p ccfair-sim -p ccfair-bottleneck
+say "cargo test: the debug assertions' own tests (packet.rs: a field read on the wrong kind of packet panics; a debug build)"
+cargo test -p ccfair-sim --lib packet::
 install_bpf_ports    # the testbed's BPF congestion controls (apt: clang, libbpf-dev, bpftool), built into the cache
 say "pytest: the Python tests"
 "$VENV/bin/python" -m pytest -q

@@ -47,7 +47,7 @@ install_ccfair() {
   local spec="."
   [ -n "${1:-}" ] && spec=".[$1]"
   local log="$LOG_DIR/ccfair-install.$$.log"
-  say "pip install -e '$spec' into $VENV: pydantic, typer, rich, numpy, pandas, pyarrow, matplotlib, hypercorn/h2/h11${1:+, and the $1 extras (pytest, dask, jsonschema, ruff)};"
+  say "pip install -e '$spec' into $VENV: pydantic, typer, rich, numpy, pandas, pyarrow, matplotlib, hypercorn/h2/h11${1:+, and the $1 extras (pytest, dask, jsonschema, ruff, mypy)};"
   say "  a release build of the Rust simulator extension and of the testbed bottleneck ccfair-bottleneck:"
   say "  measured 6 min 19 s from scratch on a loaded 2-core machine (2 min 14 s of CPU); seconds when already built"
   local t0=$SECONDS

@@ -41,10 +41,10 @@ ALIASES = {"reno": ["newreno", "new-reno"], "bbr": ["bbr1", "bbrv1"]}
 
 def schema() -> str:
     """The registry's shape (``_core.schema()``): names and aliases, no parameters; drop-tail only."""
-    entry = {"variants": [], "params": [], "needs_ecn": False, "transport": "tcp"}
+    entry = {"variants": [], "params": [], "needs_ecn": False, "transport": "tcp", "colour": None, "paced_colour": None}
     return json.dumps(
         {
-            "ccas": [{"name": n, "source": s, "aliases": ALIASES.get(n, []), **entry} for n, s in ccas()],
+            "ccas": [{"name": n, "source": s, "aliases": ALIASES.get(n, []), "needs_pacing": n == "bbr", **entry} for n, s in ccas()],
             "qdiscs": [{"kind": "droptail", "source": "fake fifo", "aliases": [], "params": []}],
         }
     )

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from ccfair.cli import main
 from ccfair.fidelity import collect as collect_mod
-from ccfair.fidelity.points import append_run, load_set, read_runs, repair_tail, runs_by_point, spec_sha
+from ccfair.fidelity.points import append_run, gate_failures, load_set, read_runs, repair_tail, runs_by_point, select_runs, spec_sha
 from ccfair.spec import Spec
 
 FIXTURE = Path(__file__).parent / "data" / "fidelity"
@@ -147,3 +147,51 @@ def test_the_simulator_flows_start_when_the_kernel_runs_flows_really_started(tmp
     spec = Spec.from_dict(ps.points[0].raw()).with_overrides(["flows.0.start=500ms", "flows.1.start=2250ms"])
     assert late["sim_share_b_runs"] == [ccfair.run(spec, seed=s).summary["flows"][1]["share"] for s in (1, 2)]
     assert late["sim_share_b_runs"] != as_spec["sim_share_b_runs"]
+
+
+def _tiny(tmp_path: Path) -> Path:
+    data = tmp_path / "fid"
+    shutil.copytree(FIXTURE, data)
+    (data / "points" / "tiny.toml").write_text(
+        (FIXTURE / "points" / "tiny.toml").read_text().replace('base = "../../../../', f'base = "{FIXTURE.parents[2]}/')
+    )
+    return data
+
+
+def test_a_run_passes_the_gate_only_with_its_host_facts_within_the_testbed_limits(tmp_path: Path) -> None:
+    """The campaigns' limits (testbed/quality.py: p99 lateness <= one frame time, load <= 10 per CPU)
+    plus every flow started at most 0.5 s late; a run that did not record a fact fails."""
+    ps = load_set("tiny", _tiny(tmp_path))
+    point = ps.points[0]
+    spec = point.spec()  # flow A at 0 s, B at 1 s, 10 Mbit/s: one frame is 1211 us
+    rec = dict(read_runs(ps.kernel_path)[1])
+    assert rec["point"] == point.id
+    good = {**rec, "flow_start_s": [0.01, 1.2], "host": {**rec["host"], "cpus": 2}}
+    assert gate_failures(spec, good) == []
+    assert gate_failures(spec, {**good, "flow_start_s": [0.0, 1.6]}) == ["a flow started 0.60 s late > 0.5 s"]
+    assert gate_failures(spec, {**good, "flow_start_s": None}) == ["flow starts not recorded"]
+    loaded = {**good, "host": {**good["host"], "load_after": [25.0, 20.0, 10.0]}}
+    assert gate_failures(spec, loaded) == ["host load 12.5 per CPU > 10"]
+    late = {**good, "host": {**good["host"], "bottleneck_late_p99_us": 1300}}
+    assert gate_failures(spec, late)[0].startswith("bottleneck late p99 1300 us > 1 frame time (1211 us)")
+
+
+def test_a_point_uses_its_gated_runs_when_it_has_enough_else_all(tmp_path: Path) -> None:
+    ps = load_set("tiny", _tiny(tmp_path))
+    point = ps.points[0]
+    runs = [r for r in read_runs(ps.kernel_path) if r["point"] == point.id]  # seeds 1, 2: no start times
+    assert select_runs(point, runs, 2) == runs
+    fresh = [{**r, "seed": r["seed"] + 2, "flow_start_s": [0.0, 1.0], "host": {**r["host"], "cpus": 2}} for r in runs]
+    assert [r["seed"] for r in select_runs(point, runs + fresh, 2)] == [3, 4]
+    assert [r["seed"] for r in select_runs(point, runs + fresh[:1], 2)] == [1, 2, 3]
+
+
+def test_gated_collect_adds_new_seeds_until_enough_runs_pass(tmp_path: Path) -> None:
+    ps = load_set("tiny", _tiny(tmp_path))
+    # no stored run records its flow starts: each point needs 2 new seeds after its highest
+    assert sorted((p.id, s) for p, s in collect_mod.pending(ps, 2, gated=True)) == [
+        ("cubic/bbr", 3),
+        ("cubic/bbr", 4),
+        ("reno/cubic", 3),
+        ("reno/cubic", 4),
+    ]

@@ -9,7 +9,7 @@ import ccfair
 import numpy as np
 import pandas as pd
 import pytest
-from ccfair import plots
+from ccfair import ccas, plots
 from matplotlib.collections import PathCollection
 from matplotlib.figure import Figure
 from matplotlib.image import AxesImage
@@ -74,7 +74,9 @@ def test_trace_plots_draw_one_line_per_flow(tmp_path):
 
 
 def test_cca_colors_are_stable():
-    assert plots.cca_color("cubic") == plots.cca_color("CUBIC") == plots.CCA_COLORS["cubic"]
+    assert plots.cca_color("cubic") == plots.cca_color("CUBIC") == ccas.colour("cubic") == "#0072B2"
+    assert plots.cca_color("cubic+pacing") == ccas.colour("cubic", paced=True) == "#56B4E9"
+    assert plots.cca_color("ctcp") == "#17becf"  # the registry's colour, by its canonical name
     assert plots.cca_color("cubic") != plots.cca_color("bbr")
     assert plots.cca_color("someday-cca") == plots.cca_color("someday-cca")
 
@@ -90,7 +92,7 @@ def test_throughput_over_time_from_result(fake_sim, s0_dict, tmp_path):
     rate = [ln for ln in ax.get_lines() if ln.get_label().startswith("link rate")]
     assert len(rate) == 1 and rate[0].get_ydata()[0] == pytest.approx(r.config["bottleneck"]["rate_bps"] / 1e6)
     assert "exceed the link rate" in fig.get_supxlabel()  # the caption says why a bin can
-    assert a.get_color() == plots.CCA_COLORS["cubic"] and b.get_color() == plots.CCA_COLORS["bbr"]
+    assert a.get_color() == plots.cca_color("cubic") and b.get_color() == plots.cca_color("bbr")
     # fake core: B delivers 2000 B per 100 ms = 0.16 Mbit/s
     assert b.get_ydata()[-1] == pytest.approx(0.16)
     assert "Mbit/s" in ax.get_ylabel() and "(s)" in ax.get_xlabel()

@@ -173,6 +173,40 @@ def test_tcp_info_offsets_match_linux_struct_tcp_info():
     assert info["rto_us"] >= 200_000  # tcpi_rto >= TCP_RTO_MIN (200 ms, include/net/tcp.h)
 
 
+def test_agents_wait_for_t0_on_stdin_and_time_the_flow_from_it(tmp_path):
+    """``--t0 stdin``: the agents report ready, then take t0 from stdin; the sender connects at
+    t0 + start (not at a time fixed before it was ready) and --end is relative to t0."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    bin_ns, nbins, end_ns, start_ns = 100_000_000, 8, 800_000_000, 200_000_000
+    common = {"stdin": subprocess.PIPE, "stdout": subprocess.PIPE, "text": True}
+    recv = subprocess.Popen(
+        [sys.executable, str(runner.AGENT), "recv", "--ip", "127.0.0.1", "--ports", str(port), "--t0", "stdin",
+         "--bin", str(bin_ns), "--nbins", str(nbins), "--end", str(end_ns), "--out", str(tmp_path / "r.json")],
+        **common,
+    )  # fmt: skip
+    send = subprocess.Popen(
+        [sys.executable, str(runner.AGENT), "send", "--dst", "127.0.0.1", "--port", str(port), "--cca", "reno",
+         "--t0", "stdin", "--start", str(start_ns), "--stop", str(end_ns), "--end", str(end_ns),
+         "--sample", str(bin_ns), "--out", str(tmp_path / "s.json")],
+        **common,
+    )  # fmt: skip
+    for p in (recv, send):
+        assert p.stdout is not None and p.stdout.readline().strip() == "ready"
+    time.sleep(0.5)  # the agents idle until t0 arrives, however long that takes
+    t0 = agent.now_ns() + 100_000_000
+    for p in (recv, send):
+        assert p.stdin is not None
+        p.stdin.write(f"{t0}\n")
+        p.stdin.close()
+    assert send.wait(10) == 0 and recv.wait(10) == 0
+    out = json.loads((tmp_path / "s.json").read_text())
+    assert start_ns <= out["start_ns"] < start_ns + 100_000_000
+    delivered = json.loads((tmp_path / "r.json").read_text())["delivered_bytes"][0]
+    assert sum(delivered[:2]) == 0 and sum(delivered) > 0  # nothing before t0 + start
+
+
 # ---------------------------------------------------------------- real kernel TCP
 
 

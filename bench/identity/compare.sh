@@ -9,7 +9,9 @@
 # The configs cover drop-tail, CoDel, FQ-CoDel, PIE, RED, STEP, DualPI2, CSAQM,
 # RRMQS and FQ-DRR; ECN (classic, scalable), DCCP/CCID 2, finite and rate-capped
 # flows, random loss, start jitter, traces, analysis windows, 2 to 2000 flows,
-# host noise, and grid-like 50 Mbit/s runs (grid_*.json: CoDel, FQ-CoDel, paced CUBIC).
+# host noise (also on the shared lines of 2000 flows: reno2000_10G_05s_defaults.json, the
+# defaults of an experiment file), and grid-like 50 Mbit/s runs (grid_*.json: CoDel, FQ-CoDel,
+# paced CUBIC).
 set -u
 old=$(readlink -f "$1"); new=$(readlink -f "$2"); dir=$(dirname "$(readlink -f "$0")")
 status=0

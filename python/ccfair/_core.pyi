@@ -1,6 +1,7 @@
-"""Type stubs for the compiled simulator (crates/ccfair-py)."""
+"""Type stubs for the compiled simulator (crates/ccfair-py); tests/test_core_stub.py checks them
+against the built extension (names, parameters and defaults)."""
 
-from typing import Any
+from ccfair.raw_result import RawResult
 
 __version__: str
 
@@ -13,8 +14,9 @@ class SimValueError(ValueError):
 class SimResourceError(MemoryError):
     """An allocation of the run failed; ``args == (field, message)``."""
 
-def simulate(config_json: str, limits_json: str | None = None) -> dict[str, Any]:
-    """Run one simulation of a serialized ``RunConfig`` within ``Limits``; returns the columnar result dict."""
+def simulate(config_json: str, limits_json: str | None = None, arrays: bool = False) -> RawResult:
+    """Run one simulation of a serialized ``RunConfig`` within ``Limits``; returns the columnar result dict
+    (its series as numpy arrays with ``arrays``)."""
 
 def check(config_json: str, limits_json: str | None = None) -> float:
     """Validate a serialized ``RunConfig`` and check its projected resources, without running it;
@@ -24,7 +26,8 @@ def ccas() -> list[tuple[str, str]]:
     """(name, source) of every congestion-control algorithm the simulator knows."""
 
 def schema() -> str:
-    """JSON: every algorithm's declared parameters (ccfair_sim::schema::json)."""
+    """JSON: every algorithm's and discipline's declared parameters and capabilities, the flow
+    settings' defaults and bounds (ccfair_sim::schema::json)."""
 
 def resolve_cca(name: str, params_json: str) -> str:
     """JSON object of every parameter CCA ``name`` runs with; raises SimValueError((field, message))."""

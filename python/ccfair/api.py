@@ -9,16 +9,20 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, TypeVar
 
 from ccfair import profiles
 from ccfair.errors import SimulationError, SpecError
+from ccfair.raw_result import RawResult
 from ccfair.result import Result
 from ccfair.spec import Spec
 
 __all__ = ["BACKENDS", "run", "load", "simulate", "check_resources", "as_spec", "import_core"]
+
+_T = TypeVar("_T")
 
 
 def import_core() -> ModuleType:
@@ -44,7 +48,7 @@ def as_spec(spec: Spec | str | Path | dict[str, Any]) -> Spec:
     raise TypeError(f"expected a Spec, a path or a dict, got {type(spec).__name__}")
 
 
-def simulate(config: dict[str, Any], spec: Spec | None = None, arrays: bool = False, config_json: str | None = None) -> dict[str, Any]:
+def simulate(config: dict[str, Any], spec: Spec | None = None, arrays: bool = False, config_json: str | None = None) -> RawResult:
     """Run the engine on a resolved ``RunConfig`` dict and return its raw output dict.
 
     The engine's own range checks surface as :class:`SpecError` (they name a
@@ -56,7 +60,17 @@ def simulate(config: dict[str, Any], spec: Spec | None = None, arrays: bool = Fa
     """
     if spec is not None:
         profiles.check_backend(spec, "sim")
-    return _call_core("simulate", config, spec, config_json, **({"arrays": True} if arrays else {}))  # type: ignore[no-any-return]
+    import_core()
+    from ccfair import _core
+
+    config_json, limits_json = _encoded(config, spec, config_json)
+
+    def call() -> RawResult:
+        if limits_json is None and not arrays:
+            return _core.simulate(config_json)  # the engine's default limits (a test's stand-in may take only this)
+        return _core.simulate(config_json, limits_json, arrays=arrays)
+
+    return _engine_errors(spec, call)
 
 
 def check_resources(config: dict[str, Any], spec: Spec | None = None) -> float:
@@ -64,16 +78,27 @@ def check_resources(config: dict[str, Any], spec: Spec | None = None) -> float:
     events and wall time against the spec's ``[limits]`` (crates/ccfair-sim/src/limits.rs),
     without running it. Raises :class:`SpecError` naming the field and the projected figure.
     Returns the projected number of events (the run's expected cost; sweeps schedule by it)."""
-    return float(_call_core("check", config, spec) or 0.0)
+    import_core()
+    from ccfair import _core
+
+    config_json, limits_json = _encoded(config, spec)
+    return float(
+        _engine_errors(spec, lambda: _core.check(config_json) if limits_json is None else _core.check(config_json, limits_json)) or 0.0
+    )
 
 
-def _call_core(fn: str, config: dict[str, Any], spec: Spec | None, config_json: str | None = None, **kwargs: Any) -> Any:
-    """``_core.simulate`` / ``_core.check`` with the spec's limits; engine errors mapped to ours."""
-    core = import_core()
+def _encoded(config: dict[str, Any], spec: Spec | None, config_json: str | None = None) -> tuple[str, str | None]:
+    """The RunConfig and the spec's limits as the engine takes them (no limits set: None, the engine's defaults)."""
     limits = spec.limits.to_config() if spec is not None else {}
-    args = (config_json or json.dumps(config),) + ((json.dumps(limits),) if limits else ())  # none set: the engine's defaults
+    return config_json or json.dumps(config), json.dumps(limits) if limits else None
+
+
+def _engine_errors(spec: Spec | None, call: Callable[[], _T]) -> _T:
+    """``call()`` (an engine call) with the engine's errors mapped to ours."""
+    from ccfair import _core as core
+
     try:
-        return getattr(core, fn)(*args, **kwargs)
+        return call()
     except (core.SimValueError, core.SimResourceError) as e:
         if len(e.args) >= 2:
             field, message = e.args[0], e.args[1]
@@ -123,7 +148,8 @@ def run(spec: Spec | str | Path | dict[str, Any], seed: int | None = None, backe
         from ccfair import testbed
 
         check_resources(config, s)  # the testbed records the same series: same bounds
-        return testbed.run(s, seed)  # type: ignore[no-any-return]
+        result: Result = testbed.run(s, seed)
+        return result
     raw = simulate(config, s)
     return Result.from_raw(s, config, raw)
 

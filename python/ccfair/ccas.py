@@ -28,7 +28,7 @@ from typing import Annotated, Any
 
 from pydantic import PlainSerializer, PlainValidator
 
-from ccfair.core_resolve import resolve_with_core
+from ccfair.core_resolve import resolve_with_core, resolved_json
 from ccfair.errors import SpecError
 from ccfair.units import format_rate, format_size, format_time, parse_rate, parse_size, parse_time
 
@@ -40,10 +40,14 @@ __all__ = [
     "available",
     "catalogue",
     "clear_cache",
+    "colour",
     "needs_ecn",
+    "needs_pacing",
+    "pacing_label",
     "parse",
     "resolve",
     "schema",
+    "transport",
 ]
 
 #: Algorithms assumed when ``ccfair._core`` is not importable: (name, source).
@@ -64,7 +68,9 @@ _FORMAT: dict[str, Callable[[int], str]] = {"ns": format_time, "bit/s": format_r
 
 
 def _bare(name: str, source: str) -> dict[str, Any]:
-    return {"name": name, "source": source, "aliases": [], "variants": [], "params": [], "needs_ecn": False, "transport": "tcp"}
+    return {"name": name, "source": source, "aliases": [], "variants": [], "params": [], "needs_ecn": False, "transport": "tcp"} | {
+        "needs_pacing": False
+    }
 
 
 @lru_cache(maxsize=1)
@@ -81,7 +87,7 @@ def schema() -> dict[str, Any]:
 
 def clear_cache() -> None:
     """Forget the loaded registry (after swapping ``ccfair._core``)."""
-    for f in (schema, catalogue, _index, resolved_params_json):
+    for f in (schema, catalogue, _index, resolved_params_json, resolved_json):
         getattr(f, "cache_clear", lambda: None)()  # (a test may have replaced one)
 
 
@@ -142,13 +148,41 @@ def params_of(name: str) -> list[dict[str, Any]]:
     return _index()[name][1]["params"]
 
 
+def _capability(name: str, key: str, default: Any) -> Any:
+    """A registry entry's (or its variant's) declared ``key``; ``default`` for an unknown name."""
+    hit = _index().get(str(name).lower())
+    if hit is None:
+        return default
+    _, entry, variant = hit
+    return (variant or entry).get(key, entry.get(key, default))
+
+
 def needs_ecn(name: str) -> bool:
     """The algorithm is ECN-based (Rust ``needs_ecn``): its flows default to scalable ECN."""
-    hit = _index().get(name)
-    if hit is None:
-        return False
-    _, entry, variant = hit
-    return bool((variant or entry)["needs_ecn"])
+    return bool(_capability(name, "needs_ecn", False))
+
+
+def needs_pacing(name: str) -> bool:
+    """The algorithm paces whatever the flow asks (Rust ``needs_pacing``: BBR's family, Prague),
+    so ``+pacing`` adds nothing to its label."""
+    return bool(_capability(name, "needs_pacing", False))
+
+
+def transport(name: str) -> str:
+    """The transport the algorithm runs on: ``"tcp"``, or ``"dccp"`` for CCID 2 (the registry's)."""
+    return str(_capability(name, "transport", "tcp"))
+
+
+def colour(name: str, paced: bool = False) -> str | None:
+    """The algorithm's colour in figures (``#rrggbb``; its paced flows' when they have their own),
+    or None when the registry gives it none."""
+    own = _capability(name, "colour", None)
+    return (_capability(name, "paced_colour", None) or own) if paced else own
+
+
+def pacing_label(name: str, pacing: bool) -> str:
+    """``name`` with ``+pacing`` when the flow asks for pacing the algorithm does not do anyway."""
+    return name + (PACING_SUFFIX if pacing and not needs_pacing(name) else "")
 
 
 class Cca(str):
@@ -181,7 +215,7 @@ class Cca(str):
 
     def resolved(self) -> dict[str, Any]:
         """Every parameter the simulator runs this CCA with (defaults, variant, given), by field."""
-        return resolved_params(str(self), self.params)
+        return dict(json.loads(resolved_params_json(str(self), _params_json(self.params))))
 
 
 def to_units(p: dict[str, Any], value: Any) -> Any:
@@ -226,13 +260,18 @@ def parse(value: object) -> tuple[Cca, bool]:
             params[p["field"] if p else key] = to_units(p, v) if p else v
         except ValueError as e:
             raise SpecError(key, str(e)) from None
-    resolved_params(name, params)  # validates (raises SpecError)
+    resolved_params_json(name, _params_json(params))  # validates (raises SpecError); the run's result reuses it
     return Cca(name, params, given), paced
 
 
 def resolved_params(name: str, params: dict[str, Any]) -> dict[str, Any]:
     """Validate ``params`` (fields, simulator units) with the simulator; every parameter ``name`` runs with."""
     return resolve_with_core("resolve_cca", name, params)
+
+
+def _params_json(params: dict[str, Any]) -> str:
+    """The key of :func:`resolved_params_json`: given fields as sorted JSON (as a RunConfig flow's ``cca_params``)."""
+    return json.dumps(params, sort_keys=True)
 
 
 @lru_cache(maxsize=1024)
@@ -259,7 +298,8 @@ def label_of(name: str, params: dict[str, Any] | None = None, pacing: bool = Fal
     """How a run's flow is shown: ``cubic``, ``cubic+pacing``, ``cubic[beta=0.5]+pacing``.
 
     ``params`` are the fields a RunConfig flow gives (``cca_params``, simulator units), shown
-    as written in an experiment file (``target=25ms``); BBR paces by itself, so never ``bbr+pacing``.
+    as written in an experiment file (``target=25ms``); an algorithm that paces by itself
+    (:func:`needs_pacing`) is never shown with ``+pacing``.
     """
     text = name
     if params:
@@ -269,7 +309,7 @@ def label_of(name: str, params: dict[str, Any] | None = None, pacing: bool = Fal
             p = by_field.get(field)
             shown.append(f"{p['name']}={format_param(p, value)}" if p else f"{field}={value}")
         text += "[" + ",".join(shown) + "]"
-    return text + (PACING_SUFFIX if pacing and name != "bbr" else "")
+    return text + (PACING_SUFFIX if pacing and not needs_pacing(name) else "")
 
 
 def _field_value(value: object) -> Cca:

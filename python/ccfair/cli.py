@@ -24,7 +24,7 @@ import math
 import signal
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional, cast
 
 import typer
 
@@ -33,6 +33,8 @@ from ccfair.output import escape_controls, print_field, print_json, print_line, 
 from ccfair.units import format_time
 
 if TYPE_CHECKING:
+    from rich.console import JustifyMethod
+
     from ccfair.spec import Spec
 
 app = typer.Typer(
@@ -188,6 +190,8 @@ def print_summary(summary: dict[str, Any], flows_table: Any, labels: list[str] |
     ``labels``: each flow's CCA as shown (:func:`flow_labels`); default: its name, ``+pacing`` when paced."""
     from rich.table import Table
 
+    from ccfair import ccas
+
     w = summary["window_s"]
     table = Table(title=summary["name"], title_justify="left")
     for col, justify in (
@@ -199,10 +203,10 @@ def print_summary(summary: dict[str, Any], flows_table: Any, labels: list[str] |
         ("Share", "right"),
         ("Retrans", "right"),
     ):
-        table.add_column(col, justify=justify)  # type: ignore[arg-type]
+        table.add_column(col, justify=cast("JustifyMethod", justify))
     rows = flows_table.to_dict("records") if hasattr(flows_table, "to_dict") else list(flows_table)
     for i, r in enumerate(rows[:MAX_FLOW_ROWS]):
-        cca = labels[i] if labels is not None else r["cca"] + ("+pacing" if r["pacing"] and r["cca"] != "bbr" else "")
+        cca = labels[i] if labels is not None else ccas.pacing_label(r["cca"], bool(r["pacing"]))
         table.add_row(
             str(r["name"]),
             cca,
@@ -286,13 +290,14 @@ def run(
 def _compare_rows(sim: dict[str, Any], tb: dict[str, Any], labels: list[str] | None = None) -> list[tuple[str, str, str]]:
     """(metric, simulator, testbed) rows for ``ccfair compare``; ``labels``: the flows' CCAs as shown (:func:`flow_labels`)."""
 
+    from ccfair import ccas
+
     def pct(x: float | None) -> str:
         return _fmt(None if x is None else x * 100, ".1f", " %")
 
     rows: list[tuple[str, str, str]] = []
     for i, (fs, ft) in enumerate(zip(sim["flows"], tb["flows"])):
-        paced = fs.get("pacing") and fs["cca"] != "bbr"
-        label = f"{fs['name']} ({labels[i] if labels else fs['cca'] + ('+pacing' if paced else '')})"
+        label = f"{fs['name']} ({labels[i] if labels else ccas.pacing_label(fs['cca'], bool(fs.get('pacing')))})"
         rows.append((f"{label} throughput", fmt_rate(fs["throughput_bps"]), fmt_rate(ft["throughput_bps"])))
         rows.append((f"{label} share", pct(fs["share"]), pct(ft["share"])))
         rows.append((f"{label} max-min share", _fmt(fs.get("maxmin_share"), ".2f"), _fmt(ft.get("maxmin_share"), ".2f")))
@@ -415,11 +420,28 @@ def sweep(
 
     Finished runs are kept: re-running resumes a killed sweep, and a finished one does nothing.
     """
-    import time
+    from ccfair.executors import default_jobs, warm_up
+    from ccfair.sweep import load_sweep_file
 
-    from ccfair.executors import EXECUTORS, default_jobs, warm_up
-    from ccfair.progress import SweepProgress
-    from ccfair.sweep import BACKENDS, load_sweep_file, run_sweep
+    _check_sweep_options(executor, jobs, scheduler, backend)
+    set_ = with_max_memory(set_, max_memory)
+    _stop_on_signals()
+    if not dry_run:
+        warm_up(executor)  # the pool's fork server imports its modules while the sweep is planned
+    plan = load_sweep_file(file, set_, backend=backend)
+    _announce_sweep(plan, backend)
+    if dry_run:
+        for a in plan.axes:
+            print_line(f"  {a.name}: {', '.join(str(a.label(v)) for v in a.values)}", markup=False)
+        return
+    options = {"executor": executor, "jobs": jobs if jobs is not None else default_jobs(), "scheduler": scheduler}
+    _run_sweep(plan, file, out, options, set_, wait=wait, testbed_attempts=testbed_attempts)
+
+
+def _check_sweep_options(executor: str, jobs: int | None, scheduler: str | None, backend: str) -> None:
+    """``ccfair sweep``'s option values, each refused naming the option."""
+    from ccfair.executors import EXECUTORS
+    from ccfair.sweep import BACKENDS
 
     if executor not in EXECUTORS:
         raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
@@ -429,14 +451,12 @@ def sweep(
         raise SpecError("--scheduler", "only used with --executor dask")
     if backend not in BACKENDS:
         raise SpecError("--backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
-    set_ = with_max_memory(set_, max_memory)
-    _stop_on_signals()
-    if not dry_run:
-        warm_up(executor)  # the pool's fork server imports its modules while the sweep is planned
-    plan = load_sweep_file(file, set_, backend=backend)
+
+
+def _announce_sweep(plan: Any, backend: str) -> None:
+    """One line on stderr: the grid, its repetitions, orders and backends, and the number of runs."""
     axes = ", ".join(f"{a.name} ({len(a.values)})" for a in plan.axes) or "no axes"
-    _err = stderr_console()
-    _err.print(
+    stderr_console().print(
         f"sweep {plan.name!r}: {plan.n_points} grid point(s) [{axes}] x {plan.repetitions} repetition(s)"
         + (" x 2 orders" if plan.flip_order else "")
         + (" x 2 backends" if backend == "both" else "")
@@ -444,13 +464,21 @@ def sweep(
         + (" on the testbed" if backend == "testbed" else ""),
         markup=False,
     )
-    if dry_run:
-        for a in plan.axes:
-            print_line(f"  {a.name}: {', '.join(str(a.label(v)) for v in a.values)}", markup=False)
-        return
-    n_jobs = jobs if jobs is not None else default_jobs()
-    from ccfair import store
 
+
+def _run_sweep(
+    plan: Any, file: Path, out: Path, options: dict[str, Any], set_: list[str] | None, wait: bool, testbed_attempts: int | None
+) -> None:
+    """Run a planned sweep into ``out`` with a progress display; an interrupt says how many runs are
+    stored (exit 128 + signal), failed runs are a :class:`SimulationError` naming the first."""
+    import time
+
+    from ccfair import store
+    from ccfair.progress import SweepProgress
+    from ccfair.sweep import run_sweep
+
+    executor, n_jobs, scheduler = options["executor"], options["jobs"], options["scheduler"]
+    _err = stderr_console()
     source = file.read_text(encoding="utf-8")
     t0 = time.perf_counter()
     already = len(store.finished_runs(out) & {t.run_id for t in plan.tasks}) if out.is_dir() else 0
@@ -568,7 +596,7 @@ def reproduce(
         raise SpecError("--jobs", f"must be >= 1, got {jobs}")
     if scheduler and executor != "dask":
         raise SpecError("--scheduler", "only used with --executor dask")
-    chosen = rp.PRESETS
+    chosen: tuple[str, ...] = rp.PRESETS
     if presets is not None:
         chosen = tuple(p.strip() for p in presets.split(",") if p.strip())
         bad = [p for p in chosen if p not in rp.PRESETS]
@@ -753,7 +781,7 @@ def testbed_build() -> None:
     missing = bpfcc.unavailable(load=False)
     if missing:
         raise SpecError("backend", f"cannot build the BPF ports: missing {missing}")
-    built = bpfcc.build(say=lambda line: sys.stderr.write(line + "\n"))
+    built = bpfcc.build(say=lambda line: print(line, file=sys.stderr))
     sys.stdout.write(f"{len(built)} BPF ports ready in {bpfcc.build_dir()}: {', '.join(built)}\n")
 
 
@@ -864,14 +892,17 @@ def _kinds(e: BaseException) -> set[str]:
 
 def _usage_message(e: Exception) -> str:
     """One-line text for a command-line usage error, in the ``error: <field>: <message>`` form."""
+    import click
+
     kinds = _kinds(e)
     param = getattr(e, "param", None)
+    text = e.format_message() if isinstance(e, click.ClickException) else str(e)
     if "MissingParameter" in kinds:
-        return f"error: {e.format_message().rstrip('.')} (see --help)"  # type: ignore[attr-defined]
+        return f"error: {text.rstrip('.')} (see --help)"
     if "BadParameter" in kinds and param is not None:
         opts = getattr(param, "opts", None) or [getattr(param, "name", "value")]
         return f"error: {opts[0]}: {getattr(e, 'message', e)}"
-    return f"error: {e.format_message()}"  # type: ignore[attr-defined]
+    return f"error: {text}"
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -897,7 +928,9 @@ def main(argv: list[str] | None = None) -> int:
     except Exception as e:
         kinds = _kinds(e)
         if "NoArgsIsHelpError" in kinds:
-            text = e.format_message()  # type: ignore[attr-defined]
+            import click
+
+            text = e.format_message() if isinstance(e, click.ClickException) else str(e)
             if text:  # older click returns the help text instead of printing it
                 sys.stdout.write(text + "\n")
             code = 2

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import math
+from functools import lru_cache
 from typing import Any
 
 from ccfair.errors import SpecError
@@ -55,3 +56,11 @@ def resolve_with_core(function: str, name: str, fields: dict[str, Any]) -> dict[
     except _core.SimValueError as e:
         field, msg = e.args
         raise SpecError(field, msg) from None
+
+
+@lru_cache(maxsize=1024)
+def resolved_json(function: str, name: str, fields_json: str) -> str:
+    """:func:`resolve_with_core` as JSON, for ``fields`` given as JSON: each distinct (algorithm,
+    fields) is asked once per process (reading a file and running it ask the same; a sweep's runs
+    repeat a few); ``ccas.clear_cache`` forgets the answers."""
+    return json.dumps(resolve_with_core(function, name, json.loads(fields_json)))

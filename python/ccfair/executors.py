@@ -165,7 +165,8 @@ def _testbed_fn(name: str) -> Callable[[dict[str, Any], int], Any]:
     import importlib
 
     module, _, attr = name.partition(":")
-    return getattr(importlib.import_module(module), attr)  # type: ignore[no-any-return]
+    fn: Callable[[dict[str, Any], int], Any] = getattr(importlib.import_module(module), attr)
+    return fn
 
 
 def _testbed_run(p: dict[str, Any]) -> tuple[dict[str, Any], Any]:

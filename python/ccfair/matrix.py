@@ -204,7 +204,7 @@ def figures(summary: pd.DataFrame, directory: str | Path | None = None) -> dict[
             ax.invert_yaxis()
             for label in ax.get_xticklabels():
                 label.set_rotation(60)
-                label.set_ha("right")
+                label.set_horizontalalignment("right")
             fig.set_size_inches(max(6.0, 0.55 * len(order) + 3), max(4.5, 0.45 * len(order) + 2))
             out[col] = fig
             if directory is not None:

@@ -37,7 +37,7 @@ from __future__ import annotations
 import math
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypeGuard
 
 import numpy as np
 import pandas as pd
@@ -100,14 +100,17 @@ __all__ = [
 def flow_labels(flows: pd.DataFrame) -> pd.Series:
     """Each flow's CCA as a person writes it, indexed by flow name: ``"cubic+pacing"`` when paced.
 
-    Same rule as :attr:`ccfair.spec.Flow.label`: BBR always paces, so it is
-    plain ``"bbr"``. Without a ``pacing`` column the label is the ``cca``.
+    Same rule as :attr:`ccfair.spec.Flow.label`: an algorithm that paces by itself
+    (``ccas.needs_pacing``: BBR) is plain ``"bbr"``. Without a ``pacing`` column the label is the ``cca``.
     """
     if "cca" not in flows.columns:
         raise ValueError(f"flows table needs a 'cca' column; has {list(flows.columns)}")
     cca = flows["cca"].astype(str)
     if "pacing" in flows.columns:
-        paced = flows["pacing"].astype(bool) & (cca != "bbr")
+        from ccfair import ccas
+
+        paces_anyway = cca.map(ccas.needs_pacing).astype(bool)
+        paced = flows["pacing"].astype(bool) & ~paces_anyway
         labels = cca.where(~paced, cca + "+pacing")
     else:
         labels = cca
@@ -115,7 +118,7 @@ def flow_labels(flows: pd.DataFrame) -> pd.Series:
     return pd.Series(labels.to_numpy(), index=pd.Index(index, name="flow"), name="label")
 
 
-def _is_result(obj: Any) -> bool:
+def _is_result(obj: Any) -> TypeGuard[Result]:
     return hasattr(obj, "throughput") and hasattr(obj, "config") and hasattr(obj, "flows")
 
 
@@ -493,9 +496,8 @@ def queue_delay_stats(sojourn: Result | pd.DataFrame) -> dict[str, float]:
     Example: 50 packets in [0, 1) ms, 49 in [1, 2), 1 in [9, 10): mean 1.08,
     p50 1, p99 2, max 10.
     """
-    if _is_result(sojourn):
-        sojourn = sojourn.sojourn  # type: ignore[union-attr]
-    h = sojourn[sojourn["count"] > 0].sort_values("bin_start_ms")
+    table: pd.DataFrame = sojourn.sojourn if _is_result(sojourn) else sojourn
+    h = table[table["count"] > 0].sort_values("bin_start_ms")
     total = int(h["count"].sum())
     if total == 0:
         return {"mean_ms": math.nan, "p50_ms": math.nan, "p99_ms": math.nan, "max_ms": math.nan, "packets": 0}

@@ -45,6 +45,9 @@ from typing import Literal
 
 import numpy as np
 
+#: A number, or numpy array of them: the models work element-wise on either.
+FloatOrArray = float | np.ndarray
+
 __all__ = [
     "CUBIC_BETA",
     "CUBIC_C",
@@ -83,7 +86,7 @@ def _packets_per_s(rate_bps: float, packet_bytes: int) -> float:
     return rate_bps / (8.0 * packet_bytes)
 
 
-def ware_loss_based_share(buffer_bdp: float, rate_bps: float, rtt_s: float, n_bbr: int = 1, packet_bytes: int = 1500):
+def ware_loss_based_share(buffer_bdp: FloatOrArray, rate_bps: float, rtt_s: float, n_bbr: int = 1, packet_bytes: int = 1500):
     """p of Ware et al. eq. 9: the loss-based flows' fraction of the link, clipped at 0.
 
     ``buffer_bdp`` is X (queue = X x BDP). ``p = 1/2 - 1/(2X) - 4N/q`` with
@@ -96,7 +99,7 @@ def ware_loss_based_share(buffer_bdp: float, rate_bps: float, rtt_s: float, n_bb
     return np.maximum(p, 0.0)
 
 
-def ware_probe_time_s(buffer_bdp: float, rate_bps: float, rtt_s: float, duration_s: float, packet_bytes: int = 1500):
+def ware_probe_time_s(buffer_bdp: FloatOrArray, rate_bps: float, rtt_s: float, duration_s: float, packet_bytes: int = 1500):
     """Ware et al. eq. 11: time BBR spends in PROBE_RTT over ``duration_s``: (q/c + 0.2 + l) d / 10."""
     x = np.asarray(buffer_bdp, dtype=float)
     drain_s = x * rtt_s  # q / c with q = X c l
@@ -104,7 +107,7 @@ def ware_probe_time_s(buffer_bdp: float, rate_bps: float, rtt_s: float, duration
 
 
 def ware_bbr_share(
-    buffer_bdp: float,
+    buffer_bdp: FloatOrArray,
     rate_bps: float,
     rtt_s: float,
     duration_s: float | None = None,
@@ -131,7 +134,7 @@ def mathis_constant(loss: Literal["periodic", "random"] = "periodic", delayed_ac
 
 
 def mathis_throughput_bps(
-    loss_rate: float,
+    loss_rate: FloatOrArray,
     rtt_s: float,
     mss_bytes: int = 1448,
     loss: Literal["periodic", "random"] = "periodic",
@@ -143,7 +146,7 @@ def mathis_throughput_bps(
 
 
 def cubic_window(
-    loss_rate: float,
+    loss_rate: FloatOrArray,
     rtt_s: float,
     c: float = CUBIC_C,
     beta: float = CUBIC_BETA,
@@ -162,6 +165,6 @@ def cubic_window(
     return w
 
 
-def cubic_throughput_bps(loss_rate: float, rtt_s: float, mss_bytes: int = 1448, **kw):
+def cubic_throughput_bps(loss_rate: FloatOrArray, rtt_s: float, mss_bytes: int = 1448, **kw):
     """CUBIC's throughput from its response function: window x MSS / RTT, bit/s."""
     return cubic_window(loss_rate, rtt_s, **kw) * 8.0 * mss_bytes / rtt_s

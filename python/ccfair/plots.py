@@ -26,8 +26,8 @@ Figures (source study in brackets):
 - :func:`measured_vs_model`, :func:`share_vs_buffer`, :func:`throughput_vs_loss` --
   measured points with an analytic model's curve (ccfair.models) beside them.
 
-Colours: every CCA keeps its colour in every figure (:func:`cca_color`;
-Okabe & Ito's colour-blind-safe palette for the common ones).
+Colours: every CCA keeps its colour in every figure (:func:`cca_color`: the registry's,
+cc/mod.rs, Okabe & Ito's colour-blind-safe palette for the common ones).
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ import textwrap
 import zlib
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import matplotlib
 import numpy as np
@@ -49,7 +49,6 @@ from matplotlib.lines import Line2D
 from ccfair import metrics
 
 __all__ = [
-    "CCA_COLORS",
     "cca_color",
     "gaussian_kde",
     "save",
@@ -67,23 +66,6 @@ __all__ = [
     "throughput_vs_loss",
 ]
 
-#: Fixed colours of the common CCAs (Okabe & Ito 2008, colour-blind safe, then tab10).
-CCA_COLORS: dict[str, str] = {
-    "cubic": "#0072B2",
-    "cubic+pacing": "#56B4E9",
-    "bbr": "#D55E00",
-    "bbr2": "#E69F00",
-    "bbr3": "#882255",
-    "reno": "#009E73",
-    "dctcp": "#CC79A7",
-    "prague": "#000000",
-    "vegas": "#8c564b",
-    "bic": "#7f7f7f",
-    "ledbat": "#bcbd22",
-    "ccid2": "#9467bd",
-    "compound": "#17becf",
-}
-
 _CYCLE = [
     "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
     "#8c564b", "#7f7f7f", "#bcbd22", "#9467bd", "#17becf",
@@ -94,26 +76,39 @@ _LINESTYLES = ["-", "--", ":", "-."]
 MAX_FLOW_LINES = 12
 
 
-def cca_color(label: str) -> str:
-    """The colour of a CCA label (``"cubic"``, ``"cubic+pacing"``, ...); unknown labels get a stable colour."""
+def _registry_color(label: Any) -> str | None:
+    """The colour the registry gives a CCA label (``"cubic"``, ``"cubic+pacing"``); None for other labels."""
+    from ccfair import ccas
+
     key = str(label).lower()
-    if key in CCA_COLORS:
-        return CCA_COLORS[key]
+    paced = key.endswith(ccas.PACING_SUFFIX)
+    name = key[: -len(ccas.PACING_SUFFIX)] if paced else key
+    return ccas.colour(name, paced)
+
+
+def cca_color(label: str) -> str:
+    """The colour of a CCA label (``"cubic"``, ``"cubic+pacing"``, ...): the registry's
+    (cc/mod.rs), else a stable colour drawn from the label."""
+    own = _registry_color(label)
+    if own is not None:
+        return own
+    key = str(label).lower()
     cmap = matplotlib.colormaps["tab20"]
     return matplotlib.colors.to_hex(cmap(zlib.crc32(key.encode()) % 20))
 
 
 def _key_color(key: Any, i: int) -> str:
     """A CCA's colour when ``key`` names one, else the i-th colour of the cycle."""
-    k = str(key).lower()
-    return CCA_COLORS[k] if k in CCA_COLORS else _CYCLE[i % len(_CYCLE)]
+    return _registry_color(key) or _CYCLE[i % len(_CYCLE)]
 
 
 #: Fewest runs a kernel density is drawn from (below it: the runs as points only).
 MIN_KDE_POINTS = 3
 
 
-def gaussian_kde(values: Sequence[float], grid: Sequence[float], bounds: tuple[float, float] | None = None) -> np.ndarray:
+def gaussian_kde(
+    values: Sequence[float] | np.ndarray, grid: Sequence[float] | np.ndarray, bounds: tuple[float, float] | None = None
+) -> np.ndarray:
     """Gaussian kernel density of ``values`` evaluated on ``grid``, bandwidth by Scott's rule.
 
     ``h = s * n^(-1/5)`` with ``s`` the sample standard deviation (ddof 1),
@@ -152,7 +147,7 @@ def _new_figure(width: float = 6.4, height: float = 3.6, ncols: int = 1, sharey:
 
 def _figure_for(ax: Axes | None, width: float = 6.4, height: float = 3.6) -> tuple[Figure, Axes]:
     if ax is not None:
-        return ax.figure, ax  # type: ignore[return-value]
+        return cast(Figure, ax.figure), ax  # our axes are on Figures, never SubFigures
     fig, axes = _new_figure(width, height)
     return fig, axes[0]
 
@@ -740,7 +735,7 @@ def measured_vs_model(
     y: str,
     *,
     group: str | None = None,
-    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    curves: Mapping[str, tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]] | None = None,
     ax: Axes | None = None,
     logx: bool = False,
     xbase: int = 10,
@@ -783,7 +778,7 @@ def share_vs_buffer(
     x: str = "buffer_bdp",
     y: str = "share",
     group: str | None = None,
-    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    curves: Mapping[str, tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]] | None = None,
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Figure:
@@ -804,7 +799,7 @@ def throughput_vs_loss(
     x: str = "loss",
     y: str = "throughput_mbps",
     group: str | None = None,
-    curves: Mapping[str, tuple[Sequence[float], Sequence[float]]] | None = None,
+    curves: Mapping[str, tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]] | None = None,
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Figure:

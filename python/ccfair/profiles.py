@@ -206,7 +206,7 @@ def resolve_profile(name: str, defined: dict[str, Any], where: str) -> dict[str,
     if not isinstance(name, str):
         raise SpecError(where, f"expected a profile name, got {name!r}")
     if name in defined:
-        return defined[name]  # type: ignore[no-any-return]
+        return dict(defined[name])
     if name in BUILTIN:
         return BUILTIN[name]
     known = sorted(set(defined) | set(BUILTIN))

@@ -12,10 +12,11 @@ and STEP's threshold as buffers or delays, S3's ``step = {k, rtt}``).
 
 from __future__ import annotations
 
+import json
 from typing import Any
 
 from ccfair import ccas
-from ccfair.core_resolve import resolve_with_core
+from ccfair.core_resolve import resolved_json
 
 __all__ = ["aliases", "entry", "kinds", "params_of", "resolve", "to_field"]
 
@@ -65,5 +66,6 @@ def resolve(kind: str, fields: dict[str, Any]) -> dict[str, Any]:
     """Every parameter ``kind`` runs with (its defaults, then ``fields``), validated by the simulator.
 
     Raises :class:`SpecError` naming the parameter (``"target"``; the caller prefixes ``bottleneck.qdisc``).
+    Resolved once per distinct ``(kind, fields)``: reading a file and running it ask the same.
     """
-    return resolve_with_core("resolve_qdisc", kind, fields)
+    return dict(json.loads(resolved_json("resolve_qdisc", kind, json.dumps(fields, sort_keys=True))))

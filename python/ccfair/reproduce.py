@@ -112,7 +112,7 @@ def run_preset_tasks(
     """Run one preset's tasks through the executors; results in task order."""
     if jobs <= 1 and executor == "pool" and scheduler is None:
         executor = "inprocess"
-    payloads = [{"run_id": f"{preset}-{i}", "preset": preset, "task": t} for i, t in enumerate(task_list)]
+    payloads: list[dict[str, Any]] = [{"run_id": f"{preset}-{i}", "preset": preset, "task": t} for i, t in enumerate(task_list)]
     res = _run(payloads, executor, jobs, scheduler)
     return [res[p["run_id"]] for p in payloads]
 

@@ -26,6 +26,7 @@ from __future__ import annotations
 import bisect
 import json
 import math
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -141,7 +142,7 @@ class Result:
         meter: pd.DataFrame | None = None,
         pinned: pd.DataFrame | None = None,
         *,
-        raw: dict[str, Any] | None = None,
+        raw: Mapping[str, Any] | None = None,
         flow_columns: dict[str, list[Any]] | None = None,
     ) -> None:
         self.spec = spec
@@ -190,7 +191,7 @@ class Result:
     # ------------------------------------------------------------ building
 
     @classmethod
-    def from_raw(cls, spec: Spec, config: dict[str, Any], raw: dict[str, Any]) -> Result:
+    def from_raw(cls, spec: Spec, config: dict[str, Any], raw: Mapping[str, Any]) -> Result:
         """Build the summary (tables on first access) from ``ccfair._core.simulate`` output."""
         cols = flow_columns(spec, config, raw)
         res = cls(spec, config, raw=raw, flow_columns=cols)
@@ -264,7 +265,7 @@ class Result:
 # ---------------------------------------------------------------- from the simulator output
 
 
-def flow_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any]) -> dict[str, list[Any]]:
+def flow_columns(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any]) -> dict[str, list[Any]]:
     """The per-flow table (analysis-window throughput and share, whole-run counters) as lists by column."""
     bin_ns = int(raw["bin_ns"])
     b0, b1 = window_bins(int(config["window_start_ns"]), int(config["window_end_ns"]), bin_ns, len(raw["link_tx_bytes"]))
@@ -308,7 +309,7 @@ def flow_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any]) -> dic
     }
 
 
-def summarize(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dict[str, list[Any]], result: Result) -> dict[str, Any]:
+def summarize(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any], cols: dict[str, list[Any]], result: Result) -> dict[str, Any]:
     """The run's summary over the analysis window, in plain Python (pandas only for finite flows' FCTs)."""
     bin_ns = int(raw["bin_ns"])
     rate_bps = int(raw["bottleneck_rate_bps"])
@@ -410,7 +411,7 @@ def with_nullable_ints(name: str, df: Any) -> Any:
     return df.astype({c: "Int64" for c in cols}) if cols else df
 
 
-def build_tables(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dict[str, list[Any]]) -> dict[str, Any]:
+def build_tables(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any], cols: dict[str, list[Any]]) -> dict[str, Any]:
     """The pandas tables of one run (flows, throughput, link, queue, sojourn, trace, meter, pinned; None = absent)."""
     import pandas as pd
 
@@ -423,7 +424,7 @@ def build_tables(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: 
     return out
 
 
-def table_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols: dict[str, list[Any]]) -> dict[str, Any]:
+def table_columns(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any], cols: dict[str, list[Any]]) -> dict[str, Any]:
     """Every table of one run as ``{column: numpy array or list}`` (None = absent), in column order.
 
     The one definition of the tables' columns: :func:`build_tables` wraps each in
@@ -514,7 +515,7 @@ def table_columns(spec: Spec, config: dict[str, Any], raw: dict[str, Any], cols:
     }  # fmt: skip
 
 
-def fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tuple[int, int], step_ns: int) -> list[float]:
+def fair_shares_bps(raw: Mapping[str, Any], config: dict[str, Any], window_ns: tuple[int, int], step_ns: int) -> list[float]:
     """Each flow's max-min fair share of the bottleneck over the window, payload bit/s.
 
     Water-filling per measurement bin (:func:`ccfair.metrics.max_min_fair_rates`)
@@ -541,6 +542,7 @@ def fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tupl
         active.append((start, end))
         caps.append(None if not c.get("rate_cap_bps") else float(c["rate_cap_bps"]) * w)
     capacity_bps = float(raw["bottleneck_rate_bps"])
+    rates: Sequence[float] | np.ndarray
     if _all_want_the_link(active, caps, window_ns, capacity_bps):
         rates = [capacity_bps / len(active)] * len(active)  # water-filling of equal unbounded demands
     else:
@@ -615,7 +617,7 @@ def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int], l2
     return out
 
 
-def meter_columns(raw: dict[str, Any], names: list[str], config: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+def meter_columns(raw: Mapping[str, Any], names: list[str], config: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """The RRMQS flow-meter log and the pinned flows by column (None unless the qdisc is rrmqs)."""
     if config["bottleneck"]["qdisc"].get("kind") != "rrmqs" or "meter" not in raw:
         return None, None

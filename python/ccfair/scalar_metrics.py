@@ -114,7 +114,7 @@ def histogram_percentile(bins: Sequence[int], counts: Sequence[int], bin_width: 
     return (pairs[min(first, len(pairs) - 1)][0] + 1) * bin_width  # (min: float rounding guard)
 
 
-def _histogram_percentile_arrays(bins: np.ndarray, counts: np.ndarray, bin_width: float, q: float) -> float:
+def _histogram_percentile_arrays(bins: np.ndarray | Sequence[int], counts: np.ndarray | Sequence[int], bin_width: float, q: float) -> float:
     """:func:`histogram_percentile` of numpy arrays (a sweep worker's simulator output), in numpy:
     the same steps and the same result (the cumulative counts are exact integers in float64)."""
     import numpy as np

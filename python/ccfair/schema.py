@@ -52,6 +52,20 @@ def _param_schema(p: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+def _flow_bounds(props: dict[str, Any]) -> None:
+    """Sets the bounds the simulator declares for flow settings (``_core.schema()["flow"]``) on a
+    flow or group model's properties (on the number branch of a nullable one)."""
+    for name, decl in ccas.schema().get("flow", {}).items():
+        if name not in props:
+            continue
+        prop = props[name]
+        branches = [b for b in prop.get("anyOf", [prop]) if b.get("type") in ("integer", "number")]
+        for b in branches:
+            for key, js in (("min", "minimum"), ("max", "maximum"), ("max_exclusive", "exclusiveMaximum")):
+                if key in decl:
+                    b[js] = decl[key]
+
+
 def cca_schema() -> dict[str, Any]:
     """A CCA as written: a name (with aliases, variants, ``+pacing``) or a table with its parameters."""
     names: list[str] = []
@@ -96,11 +110,14 @@ def json_schema() -> dict[str, Any]:
     from ccfair import qdiscs
     from ccfair.spec import QDISCS
 
-    for kind, model in QDISCS.items():
-        props = defs.get(model.__name__, {}).get("properties", {})
+    for kind, qmodel in QDISCS.items():
+        props = defs.get(qmodel.__name__, {}).get("properties", {})
         for p in qdiscs.params_of(kind):
-            if p["name"] in props and p["name"] not in ("limit", *model._OWN):
+            if p["name"] in props and p["name"] not in ("limit", *qmodel._OWN):
                 props[p["name"]] = _param_schema(p)
+    # the flow settings' bounds as the simulator declares them (config.rs, checked when the file is read)
+    for name in ("Flow", "Group"):
+        _flow_bounds(defs.get(name, {}).get("properties", {}))
     # a sweep file's [sweep] grid (ccfair.sweep validates its axes against this schema's paths)
     s["properties"]["sweep"] = {"type": "object", "description": "Sweep grid: parameter path -> list of values (docs/sweeps.md)."}
     return s

@@ -303,9 +303,10 @@ class _Red(_Aqm):
             if b is None:
                 return None
             pkts, nbytes = spec.resolve_buffer(b)
-            if params["byte_mode"]:
-                return float(nbytes if nbytes is not None else pkts * spec.packet_wire_bytes)  # type: ignore[operator]
-            return float(pkts if pkts is not None else nbytes / spec.packet_wire_bytes)  # type: ignore[operator]
+            if nbytes is not None:
+                return float(nbytes) if params["byte_mode"] else float(nbytes / spec.packet_wire_bytes)
+            assert pkts is not None  # resolve_buffer gives one of the two
+            return float(pkts * spec.packet_wire_bytes) if params["byte_mode"] else float(pkts)
 
         return {"min_th": conv(self.min_th), "max_th": conv(self.max_th)}
 
@@ -350,9 +351,11 @@ class _Step(_Aqm):
     def _resolve(self, spec: Spec, params: dict[str, Any]) -> dict[str, Any]:
         if (self.threshold is None) == (self.step is None):
             raise SpecError("bottleneck.qdisc.threshold", "give exactly one of threshold ('30pkt', '10ms') or step = {k, rtt}")
+        pkts: int | None
+        nbytes: int | None
         if self.step is not None:
-            nbytes = round_half_up(Fraction(Decimal(str(self.step.k))) * spec.bottleneck.rate * self.step.rtt / (8 * 10**9))
-            pkts, nbytes = None, max(1, nbytes)
+            step_bytes = round_half_up(Fraction(Decimal(str(self.step.k))) * spec.bottleneck.rate * self.step.rtt / (8 * 10**9))
+            pkts, nbytes = None, max(1, step_bytes)
         else:
             assert self.threshold is not None
             try:
@@ -405,7 +408,7 @@ _BASES: dict[str, type[_Qdisc]] = {
 def _model_for(kind: str) -> type[_Qdisc]:
     """The model of ``kind``: its base plus one field per declared parameter (written as in the file)."""
     base = _BASES.get(kind, _Aqm)
-    fields: dict[str, Any] = {"kind": (Literal[kind], kind)}  # type: ignore[valid-type]
+    fields: dict[str, Any] = {"kind": (Literal[kind], kind)}
     for p in qdiscs.params_of(kind):
         if p["field"] in ("limit_packets", "limit_bytes") or p["name"] in base.model_fields or p["name"] in fields:
             continue
@@ -438,11 +441,14 @@ def _qdisc_shorthand(value: object) -> object:
     return {**value, "kind": kind}
 
 
-Qdisc = Annotated[
-    typing.Union[tuple(QDISCS.values())],  # type: ignore[valid-type]  # noqa: UP007
-    Field(discriminator="kind") if len(QDISCS) > 1 else Field(),
-    BeforeValidator(_qdisc_shorthand),
-]
+if typing.TYPE_CHECKING:  # the union of the generated models, to a type checker their base
+    Qdisc = _Qdisc
+else:
+    Qdisc = Annotated[
+        typing.Union[tuple(QDISCS.values())],  # noqa: UP007
+        Field(discriminator="kind") if len(QDISCS) > 1 else Field(),
+        BeforeValidator(_qdisc_shorthand),
+    ]
 
 #: ECN modes of a flow (RFC 3168 classic, RFC 9331 scalable / L4S) and accepted spellings.
 ECN_MODES = ("off", "classic", "scalable")
@@ -523,7 +529,7 @@ class Limits(_Model):
     Unset fields keep the engine's defaults (4 GiB, 10^12 events, 4 h)."""
 
     memory: OptionalPositiveSize = None
-    events: Int | None = Field(None, ge=1, le=U64_MAX)
+    events: Int | None = Field(default=None, ge=1, le=U64_MAX)
     wall: OptionalPositiveTime = None
 
     def to_config(self) -> dict[str, int]:
@@ -611,18 +617,15 @@ class Flow(_Model):
             for key in ("http", "url"):
                 if getattr(self, key) is not None:
                     raise SpecError(key, f"only for kind = 'http' (this flow is kind = {self.kind!r})")
-        if self.cca == "ccid2" and self.kind == "http":
+        if ccas.transport(self.cca) == "dccp" and self.kind == "http":
             raise SpecError("kind", "an HTTP flow runs over TCP; cca 'ccid2' is DCCP")
-        if self.cca == "ccid2" and self.min_rto is not None:
+        if ccas.transport(self.cca) == "dccp" and self.min_rto is not None:
             raise SpecError("min_rto", "not supported with transport 'dccp' (CCID 2 keeps its own RTO)")
 
     @property
     def label(self) -> str:
         """The CCA as a person would write it: ``"cubic+pacing"`` when paced (BBR always paces)."""
-        tag = self.cca.tag()
-        if self.pacing and self.cca != "bbr":
-            return tag + ccas.PACING_SUFFIX
-        return tag
+        return self.cca.tag() + (ccas.PACING_SUFFIX if self.pacing and not ccas.needs_pacing(self.cca) else "")
 
 
 def _default_names(n: int) -> list[str]:
@@ -774,7 +777,7 @@ class Spec(_Model):
             return NotImplemented
         return self.model_dump() == other.model_dump()
 
-    __hash__ = None  # type: ignore[assignment]  # mutable model
+    __hash__ = None  # type: ignore[assignment]  # a mutable model is unhashable; BaseModel declares __hash__ a method
 
     @classmethod
     def from_dict(cls, data: Any) -> Spec:
@@ -1060,8 +1063,8 @@ def spec_error_from(exc: ValidationError) -> SpecError:
 
 
 def _transport(f: Flow) -> str:
-    """A flow's transport: its own, else "dccp" for cca = "ccid2" and "tcp" for every other CCA."""
-    return f.transport or ("dccp" if f.cca == "ccid2" else "tcp")
+    """A flow's transport: its own, else the CCA's (the registry's: "dccp" for ccid2, "tcp" for every other)."""
+    return f.transport or ccas.transport(f.cca)
 
 
 def _init_cwnd_pkts(f: Flow) -> int | None:

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import csv
 import io
-from typing import TYPE_CHECKING, Annotated, Any, Literal
+from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
 from pydantic import (
     BaseModel,
@@ -56,6 +56,8 @@ __all__ = ["SizeDist", "RateDist", "Group", "expand_group"]
 #: Safety bound on the flows one group may expand to.
 MAX_GROUP_FLOWS = 200_000
 
+_T = TypeVar("_T")
+
 _Size = Annotated[int, PlainValidator(parse_size), PlainSerializer(format_size, return_type=str, when_used="json")]
 _Rate = Annotated[int, PlainValidator(parse_rate), PlainSerializer(format_rate, return_type=str, when_used="json")]
 _Time = Annotated[int, PlainValidator(parse_time), PlainSerializer(format_time, return_type=str, when_used="json")]
@@ -82,12 +84,12 @@ class SizeDist(_Model):
         for k in need:
             if getattr(self, k) is None:
                 raise SpecError(k, f"required for dist = {self.dist!r} (needs {', '.join(need)})")
-        if self.dist == "uniform" and not (0 < self.min <= self.max):  # type: ignore[operator]
+        if self.dist == "uniform" and not (0 < _given(self.min) <= _given(self.max)):
             raise SpecError("min", "uniform sizes need 0 < min <= max")
         if self.dist == "fixed" and not self.value:
             raise SpecError("value", "must be > 0 bytes")
         if self.dist == "empirical":
-            _read_cdf(self.file)  # type: ignore[arg-type]  # a missing, unreadable or malformed file is an input error now
+            _read_cdf(_given(self.file))  # a missing, unreadable or malformed file is an input error now
         return self
 
     def sample(self, rng: np.random.Generator, n: int) -> np.ndarray:
@@ -97,13 +99,23 @@ class SizeDist(_Model):
         if self.dist == "fixed":
             out = np.full(n, self.value, dtype=np.float64)
         elif self.dist == "uniform":
-            out = rng.uniform(self.min, self.max, n)  # type: ignore[arg-type]
+            out = rng.uniform(_given(self.min), _given(self.max), n)
         elif self.dist == "lognormal":
-            out = rng.lognormal(np.log(self.median), self.sigma, n)  # type: ignore[arg-type]
+            out = rng.lognormal(np.log(_given(self.median)), _given(self.sigma), n)
         else:
-            sizes, cdf = _read_cdf(self.file)  # type: ignore[arg-type]
+            sizes, cdf = _read_cdf(_given(self.file))
             out = np.interp(rng.uniform(0.0, 1.0, n), cdf, sizes)
         return np.maximum(1, np.rint(out)).astype(np.int64)
+
+
+def _int_or_none(value: Any) -> int | None:
+    return None if value is None else int(value)
+
+
+def _given(value: _T | None) -> _T:
+    """A field its model's validator has required (``SizeDist._check``), as its type."""
+    assert value is not None
+    return value
 
 
 def _read_cdf(file: str) -> tuple[np.ndarray, np.ndarray]:
@@ -159,7 +171,7 @@ class RateDist(_Model):
 
         if self.dist == "fixed":
             return np.full(n, self.value, dtype=np.int64)
-        return np.maximum(1, np.rint(rng.uniform(self.min, self.max, n))).astype(np.int64)  # type: ignore[arg-type]
+        return np.maximum(1, np.rint(rng.uniform(_given(self.min), _given(self.max), n))).astype(np.int64)
 
 
 class Group(_Model):
@@ -237,7 +249,7 @@ def expand_group(group: Group, index: int, seed: int, duration_ns: int) -> list[
             "rtt_ns": group.rtt,
             "start_ns": starts[i],
             "size_bytes": int(sizes[i]),
-            "rate_cap_bps": None if caps[i] is None else int(caps[i]),
+            "rate_cap_bps": _int_or_none(caps[i]),
             "loss": group.loss,
             "mss_bytes": group.mss,
             "init_cwnd_pkts": group.init_cwnd,

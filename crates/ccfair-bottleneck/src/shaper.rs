@@ -163,8 +163,7 @@ impl Shaper {
     /// no queue and no rate limit (the kernel's qdisc is the bottleneck). Their
     /// lateness against the delay line's due time is recorded.
     pub fn delay_only(fwd_delay_ns: Vec<u64>, rev_delay_ns: Vec<u64>, mon: MonitorConfig) -> Shaper {
-        let mut s =
-            Shaper::new(1, 1, &QdiscConfig::Droptail { limit_packets: Some(1), limit_bytes: None }, 0, fwd_delay_ns, rev_delay_ns, mon);
+        let mut s = Shaper::new(1, 1, &QdiscConfig::droptail(Some(1), None), 0, fwd_delay_ns, rev_delay_ns, mon);
         s.link = false;
         s
     }
@@ -392,7 +391,7 @@ mod tests {
     }
 
     fn droptail(limit: u64) -> QdiscConfig {
-        QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None }
+        QdiscConfig::droptail(Some(limit), None)
     }
 
     /// Delay-only mode (kernel bottleneck path): 900 frames arriving at once all

@@ -150,7 +150,7 @@ impl LinkConfig {
         }
         if let Err(e) = self.qdisc.validate() {
             let field = match (&self.qdisc, e.field.as_str()) {
-                (QdiscConfig::Droptail { .. }, "limit") => "buffer".to_string(),
+                (QdiscConfig::Droptail(_), "limit") => "buffer".to_string(),
                 _ => format!("qdisc.{}", e.field),
             };
             return Err((field, e.msg));
@@ -310,16 +310,42 @@ impl FlowConfig {
     }
 }
 
-fn default_mss() -> u32 {
-    1448
-}
-fn default_rwnd_init() -> u32 {
-    200
-}
+/// A flow's TCP payload per segment when it sets none, bytes (1500 on the wire with [`HEADER_BYTES`]).
+pub const MSS_DEFAULT_BYTES: u32 = 1448;
+/// The payloads per segment a flow may set, bytes.
+pub const MSS_RANGE_BYTES: std::ops::RangeInclusive<u32> = 64..=9000;
+/// The initial advertised receive window when a flow sets none, segments (study S0's 200).
+pub const RWND_INIT_DEFAULT_PKTS: u32 = 200;
+/// The smallest initial receive or congestion window a flow may set, segments.
+pub const MIN_WINDOW_PKTS: u32 = 1;
 /// TCP's initial window (Linux TCP_INIT_CWND, RFC 6928), in segments.
 pub const TCP_INIT_CWND_PKTS: u32 = 10;
+/// The access-path loss probabilities a flow may set.
+pub const LOSS_RANGE: std::ops::Range<f64> = 0.0..1.0;
+
+fn default_mss() -> u32 {
+    MSS_DEFAULT_BYTES
+}
+fn default_rwnd_init() -> u32 {
+    RWND_INIT_DEFAULT_PKTS
+}
 fn default_true() -> bool {
     true
+}
+
+/// The flow settings' defaults and bounds by the experiment file's names (`schema::json`'s
+/// "flow"), from the constants above and `FlowConfig`'s serde defaults: Python's flow and
+/// group models, the JSON Schema and docs/experiment-file.md are checked against it
+/// (tests/test_flow_defaults.py).
+pub fn flow_fields_json() -> serde_json::Value {
+    let d = FlowConfig::bulk("", "", 1);
+    serde_json::json!({
+        "mss": { "default": d.mss_bytes, "min": MSS_RANGE_BYTES.start(), "max": MSS_RANGE_BYTES.end(), "unit": "bytes" },
+        "rwnd": { "default": d.rwnd_init_pkts, "min": MIN_WINDOW_PKTS, "unit": "packets" },
+        "init_cwnd": { "default": TCP_INIT_CWND_PKTS, "min": MIN_WINDOW_PKTS, "unit": "packets" },
+        "loss": { "default": d.loss, "min": LOSS_RANGE.start, "max_exclusive": LOSS_RANGE.end },
+        "delayed_ack": { "default": d.delayed_ack },
+    })
 }
 
 /// Bytes of headers on the wire per segment: IPv4 20 + TCP 20 + timestamps option 12.
@@ -409,16 +435,18 @@ impl RunConfig {
             if f.rtt_ns == 0 {
                 return Err(SimError::Invalid { field: field("rtt"), msg: "must be > 0".into() });
             }
-            if f.mss_bytes < 64 || f.mss_bytes > 9000 {
-                return Err(SimError::Invalid { field: field("mss"), msg: format!("must be in 64..=9000 bytes, got {}", f.mss_bytes) });
+            if !MSS_RANGE_BYTES.contains(&f.mss_bytes) {
+                let (lo, hi) = (MSS_RANGE_BYTES.start(), MSS_RANGE_BYTES.end());
+                return Err(SimError::Invalid { field: field("mss"), msg: format!("must be in {lo}..={hi} bytes, got {}", f.mss_bytes) });
             }
-            if f.init_cwnd_pkts == Some(0) {
-                return Err(SimError::Invalid { field: field("init_cwnd"), msg: "must be >= 1 packet, got 0".into() });
+            if let Some(w) = f.init_cwnd_pkts.filter(|&w| w < MIN_WINDOW_PKTS) {
+                return Err(SimError::Invalid { field: field("init_cwnd"), msg: format!("must be >= {MIN_WINDOW_PKTS} packet, got {w}") });
             }
-            if f.rwnd_init_pkts == 0 {
-                return Err(SimError::Invalid { field: field("rwnd"), msg: "must be >= 1 packet, got 0".into() });
+            if f.rwnd_init_pkts < MIN_WINDOW_PKTS {
+                let w = f.rwnd_init_pkts;
+                return Err(SimError::Invalid { field: field("rwnd"), msg: format!("must be >= {MIN_WINDOW_PKTS} packet, got {w}") });
             }
-            if !(0.0..1.0).contains(&f.loss) {
+            if !LOSS_RANGE.contains(&f.loss) {
                 return Err(SimError::Invalid { field: field("loss"), msg: format!("must be a probability in [0, 1), got {}", f.loss) });
             }
             if f.size_bytes == Some(0) {
@@ -521,7 +549,7 @@ fn validate_bottleneck(b: &BottleneckConfig) -> Result<(), SimError> {
     if let Err(e) = b.qdisc.validate() {
         // drop-tail's limit is the experiment file's bottleneck.buffer
         let field = match (&b.qdisc, e.field.as_str()) {
-            (QdiscConfig::Droptail { .. }, "limit") => "bottleneck.buffer".to_string(),
+            (QdiscConfig::Droptail(_), "limit") => "bottleneck.buffer".to_string(),
             _ => format!("bottleneck.qdisc.{}", e.field),
         };
         return Err(SimError::Invalid { field, msg: e.msg });

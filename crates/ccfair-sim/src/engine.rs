@@ -227,6 +227,13 @@ impl<E: Eq + Copy> EventQueue<E> {
         }
     }
 
+    /// Uncount the event just popped: its owner found it stale (a shared
+    /// line with host noise that scheduled its head again earlier, lines.rs
+    /// `SharedLines`), so it is not processed.
+    pub fn discard_stale(&mut self) {
+        self.popped -= 1;
+    }
+
     /// Count an event that was handled without going through the queue
     /// because it would have been the next one popped (see sim.rs, `tx_done`).
     pub fn count_handled_inline(&mut self) {

@@ -293,7 +293,7 @@ mod tests {
 
     fn s0(rate_bps: u64, duration_ns: u64) -> RunConfig {
         let flows = vec![FlowConfig::bulk("A", "cubic", 50_000_000), FlowConfig::bulk("B", "bbr", 50_000_000)];
-        RunConfig::dumbbell(rate_bps, QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None }, flows, duration_ns)
+        RunConfig::dumbbell(rate_bps, QdiscConfig::droptail(Some(21), None), flows, duration_ns)
     }
 
     #[test]

@@ -6,10 +6,10 @@
 //! (engine.rs): the heap holds O(flows) entries whatever the window sizes.
 //!
 //! `DelayLine` is one flow's line (or the bottleneck's output line).
-//! `SharedLines` puts the lines of thousands of flows of one delay (no host
-//! noise) into one FIFO and one heap entry, with exactly the per-flow lines'
-//! event order (same seed, same bits; see its comment and docs/benchmarks.md,
-//! "shared delay lines").
+//! `SharedLines` puts the lines of thousands of flows of one delay (and one
+//! host-noise mean) into one FIFO and one heap entry, with exactly the
+//! per-flow lines' event order and arrival times (same seed, same bits; see
+//! its comment and docs/benchmarks.md, "shared delay lines").
 //!
 //! The lines are generic over the simulation's event type `E`: a line only
 //! schedules its own head event.
@@ -21,6 +21,8 @@ use crate::rng::stream_rng;
 use rand::Rng;
 use rand_distr::Exp1;
 use rand_pcg::Pcg64Mcg;
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
 
 pub(crate) struct DelayLine {
     delay_ns: u64,
@@ -145,12 +147,11 @@ pub(crate) const OWN_LINE: u32 = u32::MAX;
 /// The shared delay lines of one direction (access: senders to the
 /// bottleneck; reverse: receivers to senders) and which flow uses which.
 ///
-/// Flows whose line in this direction has the same delay (> 0) and no host
-/// noise, at least [`SHARED_LINE_MIN_FLOWS`] of them, share one line: one
-/// FIFO (sorted by arrival time, as the delay is constant and time only goes
-/// forward) and one heap entry, instead of a ring buffer and a heap entry per
-/// flow. Pushes and pops then walk one buffer sequentially instead of
-/// touching a cold line of one of thousands of buffers (docs/benchmarks.md,
+/// Flows whose line in this direction has the same delay (> 0) and the same
+/// host-noise mean, at least [`SHARED_LINE_MIN_FLOWS`] of them, share one
+/// line: one FIFO and one heap entry, instead of a ring buffer and a heap
+/// entry per flow. Pushes and pops then walk one buffer sequentially instead
+/// of touching a cold line of one of thousands of buffers (docs/benchmarks.md,
 /// "shared delay lines"). Other flows keep their own line
 /// (`Simulation::access`, `Simulation::reverse`).
 ///
@@ -162,21 +163,45 @@ pub(crate) const OWN_LINE: u32 = u32::MAX;
 /// two moments ([`EventQueue::take_seq`]), and the line's single heap entry
 /// is keyed (arrival of its head, head's flow's seq)
 /// ([`EventQueue::schedule_keyed`]). The head is the earliest of the flows'
-/// heads in (time, seq) order. Packets of different flows pushed in the same
-/// nanosecond form a tie block (same arrival time); within it, flows take
-/// turns in the order of their sequence numbers, since a flow whose packet
-/// leaves takes a new, larger number for its next one: the block's pop order
-/// is round by round (each flow's first packet, then each one's second, ...),
-/// flows within a round in the order of their sequence numbers when the block
-/// reaches the front. `arrange_front` puts the block in that order once it is
-/// complete (no more packets can join a block once its arrival time is less
-/// than now + delay, as the delay is > 0).
+/// heads in (time, seq) order.
+///
+/// Without host noise the FIFO is sorted by arrival time (the delay is
+/// constant and time only goes forward). Packets of different flows pushed
+/// in the same nanosecond form a tie block (same arrival time); within it,
+/// flows take turns in the order of their sequence numbers, since a flow
+/// whose packet leaves takes a new, larger number for its next one: the
+/// block's pop order is round by round (each flow's first packet, then each
+/// one's second, ...), flows within a round in the order of their sequence
+/// numbers when the block reaches the front. `arrange_front` puts the block
+/// in that order once it is complete (no more packets can join a block once
+/// its arrival time is less than now + delay, as the delay is > 0).
+///
+/// With host noise (`Stage`), a flow's own line gives its packet pushed at
+/// `t` the arrival `a = max(t + delay + X, a_prev)` (`HostJitter`: X drawn
+/// from the flow's stream, `a_prev` the arrival of the flow's previous
+/// packet), so the flows' packets no longer arrive in the order they were
+/// pushed. The FIFO then keeps them in push order with `b = t + delay <= a`;
+/// a packet leaves the FIFO for the stage once its `b` is not later than
+/// the stage's earliest arrival (`refill`), and draws its X only then (a
+/// flow's draws come in its push order either way: the values are those of
+/// its own line). Whatever is still in the FIFO arrives after the stage's
+/// earliest. The stage keeps each flow's head in a min-heap on (arrival, the
+/// flow's sequence number) and the flow's later packets in a list; a head
+/// that leaves hands the flow's new sequence number to its successor. The
+/// stage holds about (packet rate x mean noise) packets (~80 at 10 Gbit/s
+/// and 100 us), so its heap stays in the cache. A push whose packet may
+/// arrive before the line's scheduled head (a delay shorter than the head's
+/// noise) schedules the line again; the older entry is then stale and is
+/// dropped when it pops (`pop` gives `None`, not counted as an event).
 pub(crate) struct SharedLines {
     lines: Vec<SharedLine>,
     /// Per flow: index of its line in `lines`, or [`OWN_LINE`].
     pub(crate) of_flow: Vec<u32>,
     /// Per flow: its head on its shared line.
     heads: Vec<FlowHead>,
+    /// Per flow on a shared line with host noise: its noise and its packets
+    /// in the line's stage; `None` for the others.
+    noisy: Vec<Option<NoisyFlow>>,
     /// Scratch for `arrange_front`: (round, flow's seq, index in the block).
     order: Vec<(u32, u64, u32)>,
     block: Vec<Packet>,
@@ -187,56 +212,202 @@ struct SharedLine {
     /// Arrival time of the tie block at the front that is in pop order
     /// already (`arrange_front`); `TimeNs::MAX`: none.
     arranged_at: TimeNs,
+    /// With host noise: the packets out of the FIFO (see `SharedLines`).
+    stage: Option<Box<Stage>>,
+}
+
+/// Per flow on a shared line with host noise (`SharedLines`).
+struct NoisyFlow {
+    jitter: HostJitter,
+    /// Arrival time of the flow's last packet out of the FIFO.
+    last_at: TimeNs,
+    /// The flow's head is in the stage's heap.
+    in_heap: bool,
+    /// The flow's later packets in the stage, in order: first and last slot
+    /// ([`NO_SLOT`]: none).
+    wait_first: u32,
+    wait_last: u32,
+}
+
+/// No slot of a `Stage`.
+const NO_SLOT: u32 = u32::MAX;
+
+/// The packets of a shared line with host noise that left its FIFO
+/// (`SharedLines`).
+#[derive(Default)]
+struct Stage {
+    /// The flows' heads: (arrival, flow's seq, slot), earliest on top.
+    heap: BinaryHeap<Reverse<(TimeNs, u64, u32)>>,
+    /// Packets, each with the next slot of its flow's list.
+    slots: Vec<(Packet, u32)>,
+    free: Vec<u32>,
+    /// (time, seq) of the line's live entry in the event queue.
+    live: Option<(TimeNs, u64)>,
+}
+
+impl Stage {
+    fn alloc(&mut self, p: Packet) -> u32 {
+        match self.free.pop() {
+            Some(i) => {
+                self.slots[i as usize] = (p, NO_SLOT);
+                i
+            }
+            None => {
+                self.slots.push((p, NO_SLOT));
+                self.slots.len() as u32 - 1
+            }
+        }
+    }
+
+    /// Arrival time of the earliest head.
+    fn earliest_ns(&self) -> Option<TimeNs> {
+        self.heap.peek().map(|e| e.0 .0)
+    }
+
+    /// Key the line's entry in `q` by the earliest head, unless it is already.
+    fn schedule<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, ev: E) {
+        if let Some(&Reverse((at, seq, _))) = self.heap.peek() {
+            if self.live != Some((at, seq)) {
+                q.schedule_keyed(at, seq, ev);
+                self.live = Some((at, seq));
+            }
+        }
+    }
+
+    /// Move packets from the FIFO of `line` into the stage while one may
+    /// arrive no later than the earliest head (see `SharedLines`).
+    fn refill(&mut self, line: &mut DelayLine, heads: &[FlowHead], noisy: &mut [Option<NoisyFlow>]) {
+        while let Some(front) = line.q.front() {
+            if self.earliest_ns().is_some_and(|t| front.enqueue_ns > t) {
+                break;
+            }
+            let mut p = line.q.pop_front().expect("the front exists");
+            let f = p.flow as usize;
+            let nf = noisy[f].as_mut().expect("a flow of a line with host noise");
+            // As `DelayLine::with_host_noise`, in the flow's push order.
+            let at = (p.enqueue_ns + nf.jitter.draw_ns()).max(nf.last_at);
+            nf.last_at = at;
+            p.enqueue_ns = at;
+            let slot = self.alloc(p);
+            if nf.in_heap {
+                match nf.wait_last {
+                    NO_SLOT => nf.wait_first = slot,
+                    last => self.slots[last as usize].1 = slot,
+                }
+                nf.wait_last = slot;
+            } else {
+                nf.in_heap = true;
+                self.heap.push(Reverse((at, heads[f].seq, slot)));
+            }
+        }
+    }
+
+    /// Take the earliest head, the event (`now`, `seq`) of the line (`None`:
+    /// a stale entry, uncounted in `q`); put the flow's next packet in the heap.
+    fn pop<E: Eq + Copy>(
+        &mut self,
+        q: &mut EventQueue<E>,
+        now: TimeNs,
+        seq: u64,
+        heads: &mut [FlowHead],
+        noisy: &mut [Option<NoisyFlow>],
+    ) -> Option<Packet> {
+        if self.live != Some((now, seq)) {
+            q.discard_stale();
+            return None;
+        }
+        self.live = None;
+        let Reverse((_, _, slot)) = self.heap.pop().expect("the live entry's packet");
+        let p = self.slots[slot as usize].0;
+        self.free.push(slot);
+        let f = p.flow as usize;
+        let h = &mut heads[f];
+        h.pending -= 1;
+        if h.pending > 0 {
+            // Where the flow's own line would schedule its next head.
+            h.seq = q.take_seq();
+        }
+        let nf = noisy[f].as_mut().expect("a flow of a line with host noise");
+        match nf.wait_first {
+            NO_SLOT => nf.in_heap = false,
+            w => {
+                let (next_p, next) = self.slots[w as usize];
+                nf.wait_first = next;
+                if next == NO_SLOT {
+                    nf.wait_last = NO_SLOT;
+                }
+                self.heap.push(Reverse((next_p.enqueue_ns, h.seq, w)));
+            }
+        }
+        Some(p)
+    }
 }
 
 impl SharedLines {
     /// Shared lines for flows with one-way delays `delays[i]` and host-noise
-    /// means `jitters[i]` (0 = none): a line per delay that at least
-    /// `min_shared` (and 2) flows without host noise have (`usize::MAX`: none,
-    /// every flow on its own line, the reference the shared lines are tested
-    /// against).
-    pub(crate) fn new(delays: &[u64], jitters: &[u64], min_shared: usize) -> SharedLines {
+    /// means `jitters[i]` (0 = none; flow `i`'s noise stream is
+    /// `stream_base + i` of `seed`, as its own line's): a line per (delay,
+    /// mean) that at least `min_shared` (and 2) flows have (`usize::MAX`:
+    /// none, every flow on its own line, the reference the shared lines are
+    /// tested against).
+    pub(crate) fn new(delays: &[u64], jitters: &[u64], seed: u64, stream_base: u64, min_shared: usize) -> SharedLines {
         let n = delays.len();
-        let shareable = |i: usize| delays[i] > 0 && jitters[i] == 0;
-        // Sorted delays for the counts, a short list for the lines (no hash
+        let key = |i: usize| (delays[i], jitters[i]);
+        // Sorted keys for the counts, a short list for the lines (no hash
         // map: its code, placed by the linker beside the event loop, cost the
         // per-flow path instruction-cache misses).
-        let mut sorted: Vec<u64> = (0..n).filter(|&i| shareable(i)).map(|i| delays[i]).collect();
+        let mut sorted: Vec<(u64, u64)> = (0..n).filter(|&i| delays[i] > 0).map(key).collect();
         sorted.sort_unstable();
-        let count = |d: u64| sorted.partition_point(|&x| x <= d) - sorted.partition_point(|&x| x < d);
-        let mut line_of_delay: Vec<(u64, u32)> = Vec::new();
+        let count = |k: (u64, u64)| sorted.partition_point(|&x| x <= k) - sorted.partition_point(|&x| x < k);
+        let mut line_of_key: Vec<((u64, u64), u32)> = Vec::new();
         let mut lines: Vec<SharedLine> = Vec::new();
         let mut of_flow = Vec::with_capacity(n);
+        let mut noisy: Vec<Option<NoisyFlow>> = (0..n).map(|_| None).collect();
         for i in 0..n {
-            if shareable(i) && count(delays[i]) >= min_shared.max(2) {
-                let l = match line_of_delay.iter().find(|e| e.0 == delays[i]) {
-                    Some(e) => e.1,
-                    None => {
-                        lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX });
-                        line_of_delay.push((delays[i], lines.len() as u32 - 1));
-                        lines.len() as u32 - 1
-                    }
-                };
-                of_flow.push(l);
-            } else {
+            if delays[i] == 0 || count(key(i)) < min_shared.max(2) {
                 of_flow.push(OWN_LINE);
+                continue;
+            }
+            let l = match line_of_key.iter().find(|e| e.0 == key(i)) {
+                Some(e) => e.1,
+                None => {
+                    let stage = (jitters[i] > 0).then(Box::default);
+                    lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX, stage });
+                    line_of_key.push((key(i), lines.len() as u32 - 1));
+                    lines.len() as u32 - 1
+                }
+            };
+            of_flow.push(l);
+            if jitters[i] > 0 {
+                let jitter = HostJitter { mean_ns: jitters[i], rng: stream_rng(seed, stream_base + i as u64) };
+                noisy[i] = Some(NoisyFlow { jitter, last_at: 0, in_heap: false, wait_first: NO_SLOT, wait_last: NO_SLOT });
             }
         }
-        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], order: Vec::new(), block: Vec::new() }
+        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], noisy, order: Vec::new(), block: Vec::new() }
     }
 
     /// Flow of the packet `i` places behind the front of shared line `l`
     /// (0: the next to arrive), if any. (A hint for prefetching: a tie block
-    /// not yet arranged may still change the order.)
+    /// not yet arranged may still change the order; with host noise, 1 is
+    /// the earlier child of the stage heap's root, usually but not always
+    /// the next head.)
     pub(crate) fn flow_at(&self, l: u32, i: usize) -> Option<u32> {
-        self.lines[l as usize].line.q.get(i).map(|p| p.flow)
+        let sl = &self.lines[l as usize];
+        let Some(st) = sl.stage.as_ref() else { return sl.line.q.get(i).map(|p| p.flow) };
+        let h = st.heap.as_slice();
+        let slot = match i {
+            0 => h.first(),
+            1 => h.get(1..h.len().min(3)).and_then(|c| c.iter().max()),
+            _ => None,
+        }?;
+        Some(st.slots[slot.0 .2 as usize].0.flow)
     }
 
     /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`, whose
     /// event is `ev`. (Out of line, as `pop`: the per-flow lines' callers stay small.)
     #[inline(never)]
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: Packet, ev: E) {
-        let line = &mut self.lines[l as usize].line;
+        let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
         let at = now + line.delay_ns;
         let h = &mut self.heads[p.flow as usize];
         if h.pending == 0 {
@@ -244,6 +415,16 @@ impl SharedLines {
             h.seq = q.take_seq();
         }
         h.pending += 1;
+        if let Some(st) = stage {
+            line.q.push_back(p);
+            line.q.back_mut().expect("just pushed").enqueue_ns = at;
+            if st.earliest_ns().is_none_or(|t| at <= t) {
+                // The packet may arrive before the line's head.
+                st.refill(line, &self.heads, &mut self.noisy);
+                st.schedule(q, ev);
+            }
+            return;
+        }
         if line.q.is_empty() {
             q.schedule_keyed(at, h.seq, ev);
         }
@@ -251,12 +432,20 @@ impl SharedLines {
         line.q.back_mut().expect("just pushed").enqueue_ns = at;
     }
 
-    /// Take the head of shared line `l` (event `ev`), which arrives now;
-    /// schedule the line's next head.
+    /// Take the head of shared line `l` (event `ev`), which arrives now, the
+    /// event's sequence number being `seq`; schedule the line's next head.
+    /// `None`: the event was a stale entry of a line with host noise (see
+    /// `SharedLines`), which does not count as an event.
     #[inline(never)]
-    pub(crate) fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, ev: E) -> Packet {
-        let SharedLine { line, arranged_at } = &mut self.lines[l as usize];
+    pub(crate) fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, seq: u64, l: u32, ev: E) -> Option<Packet> {
+        let SharedLine { line, arranged_at, stage } = &mut self.lines[l as usize];
         let heads = &mut self.heads;
+        if let Some(st) = stage {
+            let p = st.pop(q, now, seq, heads, &mut self.noisy)?;
+            st.refill(line, heads, &mut self.noisy);
+            st.schedule(q, ev);
+            return Some(p);
+        }
         let front = line.q.front().expect("line event with empty line");
         debug_assert_eq!(front.enqueue_ns, now);
         if front.enqueue_ns != *arranged_at {
@@ -273,7 +462,7 @@ impl SharedLines {
             // Where the flow's own line would schedule its next head.
             h.seq = q.take_seq();
         }
-        let Some(next) = line.q.front() else { return p };
+        let Some(next) = line.q.front() else { return Some(p) };
         let (at, flow) = (next.enqueue_ns, next.flow);
         let seq = if at == *arranged_at {
             heads[flow as usize].seq
@@ -286,7 +475,7 @@ impl SharedLines {
             front_block_seq(line, arranged_at, heads, now, &mut self.order, &mut self.block)
         };
         q.schedule_keyed(at, seq, ev);
-        p
+        Some(p)
     }
 }
 

@@ -20,9 +20,11 @@
 //! entries whatever the window sizes. Each kind of line has its own event
 //! (`Ev::Access`, `Ev::Delivered`, `Ev::Reverse`), so the dispatch knows where
 //! the packet goes without a second lookup. With thousands of flows of one
-//! delay (at least `SHARED_LINE_MIN_FLOWS`, without host noise) the flows
+//! delay and one host-noise mean (at least `SHARED_LINE_MIN_FLOWS`) the flows
 //! share one line per direction (`SharedLines`, events `Ev::AccessShared`,
-//! `Ev::ReverseShared`), with the per-flow lines' exact event order.
+//! `Ev::ReverseShared`), with the per-flow lines' exact event order; a shared
+//! line with host noise may leave a stale entry in the heap, which its pop
+//! drops (the dispatch passes the event's sequence number).
 
 use crate::cc;
 use crate::config::{EcnMode, QdiscConfig, RunConfig, Transport, HEADER_BYTES};
@@ -272,8 +274,8 @@ impl<Q: Qdisc> Simulation<Q> {
         let (host_jitter, ack_jitter) = (per_flow(&|f| f.host_jitter_ns), per_flow(&|f| f.ack_jitter_ns));
         let access = (0..n).map(|i| DelayLine::with_jitter(access_ns[i], host_jitter[i], cfg.seed, stream::HOST_SEND + i as u64)).collect();
         let reverse = (0..n).map(|i| DelayLine::with_jitter(reverse_ns[i], ack_jitter[i], cfg.seed, stream::HOST_ACK + i as u64)).collect();
-        let access_shared = SharedLines::new(&access_ns, &host_jitter, min_shared);
-        let reverse_shared = SharedLines::new(&reverse_ns, &ack_jitter, min_shared);
+        let access_shared = SharedLines::new(&access_ns, &host_jitter, cfg.seed, stream::HOST_SEND, min_shared);
+        let reverse_shared = SharedLines::new(&reverse_ns, &ack_jitter, cfg.seed, stream::HOST_ACK, min_shared);
         let Endpoints { senders, receivers, starts, flow_l4s } = build_endpoints(cfg);
         let mon = Monitor::try_new(cfg, flow_l4s)?;
         let mut q = EventQueue::new();
@@ -585,15 +587,16 @@ impl<Q: Qdisc> Simulation<Q> {
         self.bottleneck_arrive(now, p)
     }
 
-    fn dispatch(&mut self, now: TimeNs, ev: Ev) {
+    fn dispatch(&mut self, now: TimeNs, seq: u64, ev: Ev) {
         match ev {
             Ev::Access(f) => {
                 let p = self.access[f as usize].pop(&mut self.q, now, ev);
                 self.access_arrive(now, p)
             }
             Ev::AccessShared(l) => {
-                let p = self.access_shared.pop(&mut self.q, now, l, ev);
-                self.access_arrive(now, p)
+                if let Some(p) = self.access_shared.pop(&mut self.q, now, seq, l, ev) {
+                    self.access_arrive(now, p)
+                }
             }
             Ev::Delivered => {
                 let p = self.bottleneck_out.pop(&mut self.q, now, ev);
@@ -605,7 +608,7 @@ impl<Q: Qdisc> Simulation<Q> {
                 self.flush_sender_out(f, now);
             }
             Ev::ReverseShared(l) => {
-                let p = self.reverse_shared.pop(&mut self.q, now, l, ev);
+                let Some(p) = self.reverse_shared.pop(&mut self.q, now, seq, l, ev) else { return };
                 self.prefetch_next_sender(l);
                 let f = p.flow;
                 self.senders[f as usize].on_ack(now, &p, &mut self.out);
@@ -689,7 +692,7 @@ impl<Q: Qdisc> Simulation<Q> {
         let wall = std::time::Instant::now();
         while let Some((now, seq, ev)) = self.next_event() {
             self.samples_before(now, seq);
-            self.dispatch(now, ev);
+            self.dispatch(now, seq, ev);
         }
         self.samples_before(self.duration_ns, 0);
         let wall_ns = wall.elapsed().as_nanos() as u64;
@@ -827,9 +830,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig) -> Endpoints {
             let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
             let cca = cc::make_with(&f.cca, &f.cca_params, cca_seed).expect("validated CCA and params");
             let ecn = resolve_ecn(f.ecn, cca.as_ref());
-            // Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once
-            // (tcp_ecn_accept_cwr); Prague's AccECN does not (tcp/receiver.rs).
-            let cwr_ack_now = cca.name() == "dctcp";
+            let cwr_ack_now = cca.acks_cwr_at_once();
             flow_l4s.push(ecn == EcnMode::Scalable);
             let sender = Sender::new(
                 SenderConfig {
@@ -909,8 +910,8 @@ pub fn run(cfg: &RunConfig) -> RunResult {
 pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
     let bn = cfg.bottleneck.as_ref().expect("a dumbbell run has a bottleneck");
     let mut r = match bn.qdisc {
-        QdiscConfig::Droptail { limit_packets, limit_bytes } => {
-            let qd = DropTail::new(limit_packets, limit_bytes);
+        QdiscConfig::Droptail(ref c) => {
+            let qd = DropTail::from_config(c);
             Simulation::try_with_qdisc(cfg, SHARED_LINE_MIN_FLOWS, qd)?.run()
         }
         _ => Simulation::try_new(cfg)?.run(),
@@ -937,15 +938,7 @@ mod tests {
     }
 
     fn cfg(flows: Vec<FlowConfig>, duration_s: u64, seed: u64) -> RunConfig {
-        RunConfig {
-            seed,
-            ..RunConfig::dumbbell(
-                10_000_000,
-                QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None },
-                flows,
-                duration_s * 1_000_000_000,
-            )
-        }
+        RunConfig { seed, ..RunConfig::dumbbell(10_000_000, QdiscConfig::droptail(Some(42), None), flows, duration_s * 1_000_000_000) }
     }
 
     /// A 10 Mbit/s bottleneck with `qdisc` and `l2` bytes of L2 overhead, fed by hand.
@@ -973,7 +966,7 @@ mod tests {
     fn a_packet_limit_of_n_holds_n_packets_the_one_on_the_link_included() {
         // Linux tbf + pfifo limit 4: the head waiting for its tokens stays in the
         // child's qlen, so 4 packets are held in all (not 4 waiting + 1).
-        let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: Some(4), limit_bytes: None }, 14);
+        let mut s = bottleneck(QdiscConfig::droptail(Some(4), None), 14);
         for _ in 0..10 {
             s.bottleneck_arrive(0, data_ip(0, 1500));
         }
@@ -993,7 +986,7 @@ mod tests {
     fn a_1500_byte_packet_with_14_bytes_of_l2_overhead_takes_1514_bytes_of_link_time() {
         // 1514 B x 8 / 10 Mbit/s = 1.2112 ms; without overhead 1500 B: 1.2 ms.
         for (l2, want_ns) in [(14, 1_211_200), (0, 1_200_000)] {
-            let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: Some(4), limit_bytes: None }, l2);
+            let mut s = bottleneck(QdiscConfig::droptail(Some(4), None), l2);
             s.bottleneck_arrive(0, data_ip(0, 1500));
             let t = next_tx_done(&mut s);
             assert_eq!(t, want_ns);
@@ -1006,7 +999,7 @@ mod tests {
     fn a_byte_limit_counts_frames_the_one_on_the_link_included() {
         // bfifo limit 4500 B: three 1500-byte IP packets fit, but only two 1514-byte frames.
         for (l2, held) in [(0, 3), (14, 2)] {
-            let mut s = bottleneck(QdiscConfig::Droptail { limit_packets: None, limit_bytes: Some(4500) }, l2);
+            let mut s = bottleneck(QdiscConfig::droptail(None, Some(4500)), l2);
             for _ in 0..5 {
                 s.bottleneck_arrive(0, data_ip(0, 1500));
             }
@@ -1021,7 +1014,7 @@ mod tests {
         // leave holes whose repair releases a burst of in-order data.
         let mut c = cfg(vec![flow("cubic"), flow("bbr")], 45, 1);
         c.flows[1].start_ns = 5_000_000_000;
-        c.bottleneck.as_mut().unwrap().qdisc = QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None };
+        c.bottleneck.as_mut().unwrap().qdisc = QdiscConfig::droptail(Some(21), None);
         let r = run(&c);
         // Payload of one bin at 10 Mbit/s: 100 ms x 10 Mbit/s x 1448/1500, plus one packet.
         let bin_cap = 10_000_000 / 8 / 10 * 1448 / 1500 + 1448;
@@ -1090,20 +1083,23 @@ mod tests {
 
     /// Pops of access lines (`SharedLines` or one per flow) driven by `Ev::Start(f)` events (flow `f`
     /// sends `burst(f, k)` packets at its k-th start), logged as (time, seq,
-    /// flow, packet number); with `share` false every flow has its own line.
+    /// flow, packet number), and the count of events; with `share` false every flow has its own line;
+    /// `jitters[f]`: flow `f`'s host-noise mean (0: none).
     /// A start schedules the flow's next one `gap(f, k)` ns later (0: the same
     /// nanosecond; `None`: none) and may take a sequence number as another
     /// event would.
     fn line_trace(
         delays: &[u64],
+        jitters: &[u64],
         share: bool,
         starts: &[(TimeNs, u32)],
         burst: impl Fn(u32, u64) -> u64,
         gap: impl Fn(u32, u64) -> Option<u64>,
-    ) -> Vec<(TimeNs, u64, u32, u64)> {
-        let jitters = vec![0; delays.len()];
-        let mut own: Vec<DelayLine> = delays.iter().map(|&d| DelayLine::new(d)).collect();
-        let mut shared = SharedLines::new(delays, &jitters, if share { 2 } else { usize::MAX });
+    ) -> (Vec<(TimeNs, u64, u32, u64)>, u64) {
+        let seed = 7;
+        let mut own: Vec<DelayLine> =
+            (0..delays.len()).map(|f| DelayLine::with_jitter(delays[f], jitters[f], seed, stream::HOST_SEND + f as u64)).collect();
+        let mut shared = SharedLines::new(delays, jitters, seed, stream::HOST_SEND, if share { 2 } else { usize::MAX });
         let mut q = EventQueue::new();
         for &(t, f) in starts {
             q.schedule(t, Ev::Start(f));
@@ -1135,7 +1131,10 @@ mod tests {
                 Ev::Access(_) | Ev::AccessShared(_) => {
                     let p = match ev {
                         Ev::Access(f) => own[f as usize].pop(&mut q, now, ev),
-                        Ev::AccessShared(l) => shared.pop(&mut q, now, l, ev),
+                        Ev::AccessShared(l) => match shared.pop(&mut q, now, seq, l, ev) {
+                            Some(p) => p,
+                            None => continue, // a stale entry
+                        },
                         _ => unreachable!(),
                     };
                     assert_eq!(p.enqueue_ns, now, "a packet leaves at its arrival time");
@@ -1144,7 +1143,7 @@ mod tests {
                 _ => unreachable!(),
             }
         }
-        log
+        (log, q.popped())
     }
 
     #[test]
@@ -1156,7 +1155,7 @@ mod tests {
         // first, so at t=11 flow 1's packet leaves before flow 0's although it
         // entered the shared FIFO after it.
         let starts = [(0, 1), (0, 0), (1, 0), (1, 1)];
-        let trace = |share| line_trace(&[10, 10], share, &starts, |_, _| 1, |_, _| None);
+        let trace = |share| line_trace(&[10, 10], &[0, 0], share, &starts, |_, _| 1, |_, _| None).0;
         let own = trace(false);
         let order: Vec<(TimeNs, u32)> = own.iter().map(|&(t, _, f, _)| (t, f)).collect();
         assert_eq!(order, vec![(10, 1), (10, 0), (11, 1), (11, 0)]);
@@ -1172,7 +1171,7 @@ mod tests {
         // while packets can still join it; flow 1's packet, second in the
         // FIFO, leaves first, with flow 1's sequence number.
         let starts = [(0, 0), (10, 0), (10, 1)];
-        let trace = |share| line_trace(&[10, 10], share, &starts, |_, _| 1, |_, _| None);
+        let trace = |share| line_trace(&[10, 10], &[0, 0], share, &starts, |_, _| 1, |_, _| None).0;
         let own = trace(false);
         let order: Vec<(TimeNs, u32)> = own.iter().map(|&(t, _, f, _)| (t, f)).collect();
         assert_eq!(order, vec![(10, 0), (20, 1), (20, 0)]);
@@ -1185,7 +1184,7 @@ mod tests {
         // every other one) is the reference: same result, field for field.
         let mut c = cfg(vec![flow("cubic"), flow("bbr")], 10, 3);
         c.flows[1].start_ns = 1_000_000_000;
-        c.bottleneck.as_mut().unwrap().qdisc = QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: Some(40_000) };
+        c.bottleneck.as_mut().unwrap().qdisc = QdiscConfig::droptail(Some(21), Some(40_000));
         let json = |mut r: RunResult| {
             r.wall_ns = 0;
             serde_json::to_string(&r).unwrap()
@@ -1207,12 +1206,39 @@ mod tests {
         let starts: Vec<(TimeNs, u32)> = [3, 0, 7, 1, 6, 2, 5, 4].iter().map(|&f| (0, f)).collect();
         let burst = |f: u32, k: u64| 1 + (f as u64 + k) % 3;
         let gap = |f: u32, k: u64| (k < 400).then(|| crate::rng::splitmix64(f as u64 * 1000 + k) % 4);
-        let shared = line_trace(&delays, true, &starts, burst, gap);
-        let own = line_trace(&delays, false, &starts, burst, gap);
+        let (shared, _) = line_trace(&delays, &[0; 8], true, &starts, burst, gap);
+        let (own, _) = line_trace(&delays, &[0; 8], false, &starts, burst, gap);
         assert!(own.len() > 3000, "{} pops", own.len());
         let ties = own.windows(2).filter(|w| w[0].0 == w[1].0 && w[0].2 != w[1].2).count();
         assert!(ties > 500, "only {ties} same-nanosecond pops of different flows");
         assert_eq!(shared, own);
+    }
+
+    #[test]
+    fn shared_lines_with_host_noise_pop_in_the_order_and_at_the_times_of_one_line_per_flow() {
+        // Twelve flows: eight on 40 ns lines with noise of mean 3 ns (shared:
+        // packets of different flows overtake each other, ties of one flow's
+        // packets held back by its previous one), two on 6 ns lines with mean
+        // 20 ns (shared: the noise often exceeds the delay, so a push can
+        // arrive before the line's head, which schedules the line again), one
+        // with noise alone on its delay, one without noise. Starts in the same
+        // nanosecond, bursts of 1-3 packets, gaps of 0-5 ns. Every pop (time,
+        // seq, flow, packet) and the event count must be those of one line per flow.
+        let delays = [40, 40, 6, 40, 40, 40, 6, 40, 40, 40, 9, 40];
+        let jitters = [3, 3, 20, 3, 3, 3, 20, 3, 3, 3, 20, 0];
+        let starts: Vec<(TimeNs, u32)> = [3, 0, 7, 1, 6, 2, 5, 4, 11, 8, 10, 9].iter().map(|&f| (0, f)).collect();
+        let burst = |f: u32, k: u64| 1 + (f as u64 + k) % 3;
+        let gap = |f: u32, k: u64| (k < 400).then(|| crate::rng::splitmix64(f as u64 * 1000 + k) % 6);
+        let (shared, shared_events) = line_trace(&delays, &jitters, true, &starts, burst, gap);
+        let (own, own_events) = line_trace(&delays, &jitters, false, &starts, burst, gap);
+        assert!(own.len() > 8000, "{} pops", own.len());
+        let overtaken = own.windows(2).filter(|w| w[0].2 != w[1].2).count();
+        assert!(overtaken > 3000, "only {overtaken} consecutive pops of different flows");
+        assert_eq!(shared.len(), own.len());
+        for (i, (a, b)) in shared.iter().zip(&own).enumerate() {
+            assert_eq!(a, b, "pop {i}");
+        }
+        assert_eq!(shared_events, own_events, "stale entries are not counted as events");
     }
 
     /// `c`'s result with and without shared delay lines, as JSON without `wall_ns`.
@@ -1236,6 +1262,26 @@ mod tests {
         }
         flows[10].host_jitter_ns = 100_000;
         flows[10].ack_jitter_ns = 100_000;
+        flows[11].size_bytes = Some(2_000_000);
+        let c = cfg(flows, 8, 3);
+        let (shared, own) = results_shared_and_own(&c);
+        assert!(shared["events"].as_u64().unwrap() > 20_000);
+        assert!(shared["flows"][0]["drops"].as_u64().unwrap() > 0, "the bottleneck drops");
+        assert_eq!(shared, own);
+    }
+
+    #[test]
+    fn shared_lines_with_host_noise_give_the_same_run_result_as_one_line_per_flow() {
+        // The default model's noise on all 12 flows (100 us per data packet,
+        // 50 us per ACK), identical starts, two RTTs, a finite flow.
+        let mut flows: Vec<FlowConfig> = (0..12).map(|i| flow(["cubic", "reno", "bbr"][i % 3])).collect();
+        for (i, f) in flows.iter_mut().enumerate() {
+            f.host_jitter_ns = 100_000;
+            f.ack_jitter_ns = 50_000;
+            if i >= 8 {
+                f.rtt_ns = 80_000_000;
+            }
+        }
         flows[11].size_bytes = Some(2_000_000);
         let c = cfg(flows, 8, 3);
         let (shared, own) = results_shared_and_own(&c);

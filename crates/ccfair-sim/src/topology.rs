@@ -760,7 +760,7 @@ mod tests {
     const S: u64 = 1_000_000_000;
 
     fn droptail(limit_packets: u64) -> QdiscConfig {
-        QdiscConfig::Droptail { limit_packets: Some(limit_packets), limit_bytes: None }
+        QdiscConfig::droptail(Some(limit_packets), None)
     }
 
     fn link(name: &str, rate_bps: u64, delay_ns: u64, limit_packets: u64) -> LinkConfig {

@@ -14,12 +14,7 @@ fn flow(name: &str, cca: &str, rtt_ms: u64, start_s: u64) -> FlowConfig {
 /// Drop-tail buffer of 1 BDP (1500-byte packets) at `rate_bps` and `rtt_ms`.
 fn cfg(rate_bps: u64, rtt_ms: u64, flows: Vec<FlowConfig>, duration_s: u64) -> RunConfig {
     let limit = (rate_bps as f64 / 8.0 * rtt_ms as f64 / 1000.0 / 1500.0).round() as u64;
-    RunConfig::dumbbell(
-        rate_bps,
-        QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
-        flows,
-        duration_s * 1_000_000_000,
-    )
+    RunConfig::dumbbell(rate_bps, QdiscConfig::droptail(Some(limit), None), flows, duration_s * 1_000_000_000)
 }
 
 fn jfi(x: &[f64]) -> f64 {

@@ -16,12 +16,7 @@ fn alone(cca: &str) -> ccfair_sim::result::RunResult {
 fn alone_with(cca: &str, params: serde_json::Map<String, serde_json::Value>) -> ccfair_sim::result::RunResult {
     let mut f = FlowConfig::bulk("A", cca, 50_000_000);
     f.cca_params = params;
-    let cfg = RunConfig::dumbbell(
-        10_000_000,
-        QdiscConfig::Droptail { limit_packets: Some(BUFFER_PKTS), limit_bytes: None },
-        vec![f],
-        45_000_000_000,
-    );
+    let cfg = RunConfig::dumbbell(10_000_000, QdiscConfig::droptail(Some(BUFFER_PKTS), None), vec![f], 45_000_000_000);
     ccfair_sim::run(&cfg)
 }
 

@@ -14,7 +14,7 @@ fn flow(name: &str, cca: &str, start_s: u64) -> FlowConfig {
 }
 
 fn cfg(flows: Vec<FlowConfig>) -> RunConfig {
-    RunConfig::dumbbell(10_000_000, QdiscConfig::Droptail { limit_packets: Some(42), limit_bytes: None }, flows, 45_000_000_000)
+    RunConfig::dumbbell(10_000_000, QdiscConfig::droptail(Some(42), None), flows, 45_000_000_000)
 }
 
 /// Payload bytes per flow in 10-45 s (bins of 100 ms).

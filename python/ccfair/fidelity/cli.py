@@ -76,6 +76,13 @@ def collect_cmd(
         Optional[int], typer.Option("--runs", min=1, max=100, help="Kernel runs per point (default: the set's `runs`).")
     ] = None,
     jobs: Annotated[int, typer.Option("--jobs", min=1, max=8, help="Testbed runs at a time.")] = 1,
+    gated: Annotated[
+        bool,
+        typer.Option(
+            "--gated",
+            help="Count only runs that pass the quality gate towards --runs (new seeds; lowest kernel utilisation first).",
+        ),
+    ] = False,
     data: DataOption = Path("data/fidelity"),
 ) -> None:
     """Run every point of the set(s) on the testbed (root) until it has its runs; resumable, one JSON line per run."""
@@ -90,7 +97,7 @@ def collect_cmd(
             check_available(p.spec())  # root, bottleneck binary, the kernel's CCAs: before any run
     failed = 0
     for ps in sets:
-        _, bad = collect(ps, runs or ps.runs, jobs, _log)
+        _, bad = collect(ps, runs or ps.runs, jobs, _log, gated)
         failed += bad
     if failed:
         raise typer.Exit(1)

@@ -31,17 +31,33 @@ from pathlib import Path
 from typing import Any
 
 from ccfair.errors import SpecError
-from ccfair.fidelity.points import Point, PointSet, append_run, repair_tail, runs_by_point, spec_sha
+from ccfair.fidelity.points import Point, PointSet, append_run, gate_failures, repair_tail, runs_by_point, spec_sha
 
 #: Where live testbed runs keep their state files (one per run; docs/testbed.md).
 STATE_DIR = Path("/run/ccfair")
 
 
-def pending(ps: PointSet, runs: int) -> list[tuple[Point, int]]:
-    """(point, seed) still to run, in rounds of seeds."""
+def pending(ps: PointSet, runs: int, gated: bool = False) -> list[tuple[Point, int]]:
+    """(point, seed) still to run. Without ``gated``: seeds 1..runs, in rounds of seeds.
+    With ``gated``: each point until ``runs`` of its runs pass the quality gate
+    (points.gate_failures), with new seeds after its highest stored one, point by point,
+    the points with the lowest kernel utilisation first (a stalled host lowers it)."""
     stored, _ = runs_by_point(ps)
-    done = {(pid, r["seed"]) for pid, rs in stored.items() for r in rs}
-    return [(p, s) for s in range(1, runs + 1) for p in ps.points if (p.id, s) not in done]
+    if not gated:
+        done = {(pid, r["seed"]) for pid, rs in stored.items() for r in rs}
+        return [(p, s) for s in range(1, runs + 1) for p in ps.points if (p.id, s) not in done]
+
+    def utilisation(p: Point) -> float:
+        rs = stored[p.id]
+        return sum(r["summary"]["utilization"] for r in rs) / len(rs) if rs else 0.0
+
+    todo = []
+    for p in sorted(ps.points, key=utilisation):
+        spec = p.spec()
+        have = sum(1 for r in stored[p.id] if not gate_failures(spec, r))
+        top = max((r["seed"] for r in stored[p.id]), default=0)
+        todo += [(p, top + k) for k in range(1, runs - have + 1)]
+    return todo
 
 
 def live_testbed_runs() -> int:
@@ -62,6 +78,7 @@ def host_facts(summary: dict[str, Any], before: dict[str, Any]) -> dict[str, Any
     bn = tb.get("bottleneck", {})
     return {
         **before,
+        "cpus": os.cpu_count(),
         "load_after": _loadavg(),
         "load_avg_1min": tb.get("load_avg_1min"),
         "bottleneck_late_p50_us": bn.get("late_p50_us"),
@@ -127,15 +144,16 @@ def set_lock(ps: PointSet) -> Iterator[None]:
         os.close(fd)
 
 
-def collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None]) -> tuple[int, int]:
-    """Run what is missing of ``ps`` (``runs`` per point, ``jobs`` at a time); (finished, failed)."""
+def collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None], gated: bool = False) -> tuple[int, int]:
+    """Run what is missing of ``ps`` (``runs`` per point, with ``gated`` runs that pass the
+    quality gate; ``jobs`` at a time); (finished, failed)."""
     with set_lock(ps):
-        return _collect(ps, runs, jobs, log)
+        return _collect(ps, runs, jobs, log, gated)
 
 
-def _collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None]) -> tuple[int, int]:
+def _collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None], gated: bool) -> tuple[int, int]:
     repair_tail(ps.kernel_path)
-    todo = pending(ps, runs)
+    todo = pending(ps, runs, gated)
     log(f"{ps.name}: {len(todo)} run(s) to do ({len(ps.points)} points x {runs} runs), {jobs} at a time -> {ps.kernel_path}")
     lock = threading.Lock()
     counts = {"ok": 0, "failed": 0}

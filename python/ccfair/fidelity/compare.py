@@ -16,7 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ccfair.fidelity.points import Point, PointSet, group_shares, load_set, runs_by_point, set_names
+from ccfair.fidelity.points import Point, PointSet, group_shares, load_set, runs_by_point, select_runs, set_names
 
 #: Spread criterion: the simulator's run-to-run range of B's share within [1/SPREAD_FACTOR, SPREAD_FACTOR] of the kernel's.
 SPREAD_FACTOR = 2.0
@@ -89,7 +89,7 @@ def compare(sets: list[PointSet], jobs: int = 1, measured_starts: bool = True) -
     stale = {}
     for ps in sets:
         runs, stale[ps.name] = runs_by_point(ps)
-        todo += [(p, runs[p.id]) for p in ps.points if runs[p.id]]
+        todo += [(p, select_runs(p, runs[p.id], ps.runs)) for p in ps.points if runs[p.id]]
     jobs_list = [(p.raw(), r["seed"], r.get("flow_start_s") if measured_starts else None) for p, kr in todo for r in kr]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as ex:

@@ -20,6 +20,13 @@ Kernel runs ``<data>/kernel/<set>.jsonl``: one JSON object per line and run,
 appended when the run finishes (``append_run``: one ``write`` then ``fsync``).
 A line belongs to a point while its ``spec_sha`` matches the point's spec now
 (``spec_sha``); runs of an edited point are kept in the file but not used.
+
+Which runs give a point's kernel figure (``select_runs``), the same rule for every
+point: its runs that pass the quality gate (``gate_failures``: the testbed campaigns'
+limits of :mod:`ccfair.testbed.quality` on bottleneck lateness and host load, plus
+every flow started at most ``FLOW_START_LATE_MAX_S`` after its start time, as
+recorded) when there are at least the set's ``runs`` of them; otherwise all its runs.
+A run without a recorded fact fails that part of the gate.
 """
 
 from __future__ import annotations
@@ -213,13 +220,58 @@ def runs_by_point(ps: PointSet) -> tuple[dict[str, list[dict[str, Any]]], int]:
     out: dict[str, list[dict[str, Any]]] = {p.id: [] for p in ps.points}
     stale = 0
     for r in read_runs(ps.kernel_path):
-        if shas.get(r.get("point")) == r.get("spec_sha"):
+        point = r.get("point")
+        if isinstance(point, str) and shas.get(point) == r.get("spec_sha"):
             out[r["point"]].append(r)
         else:
             stale += 1
     for runs in out.values():
         runs.sort(key=lambda r: r["seed"])
     return out, stale
+
+
+#: Latest start of a flow after its experiment start time, for a run to pass the gate, s.
+FLOW_START_LATE_MAX_S = 0.5
+
+
+def gate_failures(spec: Any, rec: dict[str, Any]) -> list[str]:
+    """What a stored kernel run of the point with experiment ``spec`` exceeds of the quality
+    gate (empty: it passes). Load is per CPU of the host (``host.cpus``, else this host's)."""
+    from ccfair.testbed import quality
+
+    h = rec.get("host") or {}
+    load = (h.get("load_after") or [None])[0]
+    cpus = h.get("cpus") or os.cpu_count() or 1
+    facts = {
+        "late_p99_us": h.get("bottleneck_late_p99_us"),
+        "frame_time_us": (spec.packet_wire_bytes + spec.bottleneck.l2_overhead) * 8 / spec.bottleneck.rate * 1e6,
+        "load_per_cpu": None if load is None else load / cpus,
+    }
+    out = quality.over_limits(facts)
+    if facts["late_p99_us"] is None or load is None:
+        out.append("no host facts")
+    starts = rec.get("flow_start_s")
+    if starts is None:
+        out.append("flow starts not recorded")
+    else:
+        due = [start_ns / 1e9 for _, start_ns in _flow_starts(spec)]
+        late = max((a - d for a, d in zip(starts, due)), default=0.0)
+        if late > FLOW_START_LATE_MAX_S:
+            out.append(f"a flow started {late:.2f} s late > {FLOW_START_LATE_MAX_S} s")
+    return out
+
+
+def _flow_starts(spec: Any) -> list[tuple[int, int]]:
+    """(group, start ns) of every flow, ``count`` expanded, in flow order."""
+    return [(g, f.start) for g, _, f in spec.expand_flows()]
+
+
+def select_runs(point: Point, runs: list[dict[str, Any]], wanted: int) -> list[dict[str, Any]]:
+    """The runs that give ``point``'s kernel figure: those passing the gate when at least
+    ``wanted`` do, else all (module docstring)."""
+    spec = point.spec()
+    gated = [r for r in runs if not gate_failures(spec, r)]
+    return gated if len(gated) >= wanted else runs
 
 
 # ----------------------------------------------------------------- what a summary gives

@@ -42,39 +42,12 @@ def _argparse_command(name: str, help_text: str) -> None:
             raise typer.Exit(code)
 
 
-_argparse_command(
-    "s2", "S2: BBR vs CUBIC A/B on client / PoP-to-PoP / intra-PoP traffic with random loss, drop-tail and fq_codel (options: --help)."
-)
-_argparse_command("s4", "S4: pair-wise J, J(t), NRU vs CCID2 and the 14-flow, 14-CCA simulation (options: --help).")
-
-
-@app.command(
-    "s0",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
-)
-def s0_command(ctx: typer.Context) -> None:
-    """S0: fness of lab CCAs and CP-like sender profiles over S0's grid, each S0 claim with a verdict (options: --help)."""
-    from ccfair.presets import s0
-
-    try:
-        code = s0.main(list(ctx.args))
-    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
-        code = e.code if isinstance(e.code, int) else 2
-    if code:
-        raise typer.Exit(code)
-
-
-@app.command(
-    "s3",
-    context_settings={"allow_extra_args": True, "ignore_unknown_options": True, "help_option_names": []},
-)
-def s3_command(ctx: typer.Context) -> None:
-    """S3: relative throughput, utilization, delay, marks and JFI of BBRv2/DCTCP mixes over STEP, PI2 and CSAQM (options: --help)."""
-    from ccfair.presets import s3
-
-    try:
-        code = s3.main(list(ctx.args))
-    except SystemExit as e:  # argparse: --help (0) or a usage error (2)
-        code = e.code if isinstance(e.code, int) else 2
-    if code:
-        raise typer.Exit(code)
+#: The presets whose own ``main`` parses their arguments (argparse), with each one's help line.
+ARGPARSE_PRESETS = {
+    "s0": "S0: fness of lab CCAs and CP-like sender profiles over S0's grid, each S0 claim with a verdict (options: --help).",
+    "s2": "S2: BBR vs CUBIC A/B on client / PoP-to-PoP / intra-PoP traffic with random loss, drop-tail and fq_codel (options: --help).",
+    "s3": "S3: relative throughput, utilization, delay, marks and JFI of BBRv2/DCTCP mixes over STEP, PI2 and CSAQM (options: --help).",
+    "s4": "S4: pair-wise J, J(t), NRU vs CCID2 and the 14-flow, 14-CCA simulation (options: --help).",
+}
+for _name, _help in ARGPARSE_PRESETS.items():
+    _argparse_command(_name, _help)

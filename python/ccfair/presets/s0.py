@@ -46,6 +46,7 @@ from __future__ import annotations
 
 import argparse
 import concurrent.futures as cf
+import functools
 import itertools
 import json
 import math
@@ -54,7 +55,7 @@ import time
 from collections.abc import Callable, Iterable
 from dataclasses import asdict, dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
@@ -377,7 +378,9 @@ def _first_is(r: Row, who: str) -> bool:
     return (r.a if r.order == ORDERS[0] else r.b) == who
 
 
-def _m(values: Iterable[float], minus: Iterable[float] | None = None, stat: str = "mean", figure: str = "") -> Measurement:
+def _m(
+    values: Iterable[float], minus: Iterable[float] | None = None, stat: Literal["mean", "median", "std"] = "mean", figure: str = ""
+) -> Measurement:
     """A measurement; a difference whose second group has no runs gets no runs at all (not judged)."""
     v = tuple(float(x) for x in values)
     w = () if minus is None else tuple(float(x) for x in minus)
@@ -389,7 +392,7 @@ def _m(values: Iterable[float], minus: Iterable[float] | None = None, stat: str 
             + (f" minus {_stat(stat, w):.3g}" if w else "")
             + f" ({len(v)}{f' / {len(w)}' if w else ''} runs)"
         )
-    return Measurement(values=v, minus=w, stat=stat, figure=figure)  # type: ignore[arg-type]
+    return Measurement(values=v, minus=w, stat=stat, figure=figure)
 
 
 def _stat(stat: str, xs: tuple[float, ...]) -> float:
@@ -465,7 +468,7 @@ def _measures(rows: list[Row]) -> dict[str, Callable[[], Measurement]]:
             [r.retrans_a for r in _many(rows, [("bbr", c) for c in _AKAMAI], order=A1)],
         ),
         **{
-            f"S0.t2-{kind}-{cca}-{tag}": (lambda field=field, cca=cca, buf=buf: _table2(rows, field, cca, buf))
+            f"S0.t2-{kind}-{cca}-{tag}": functools.partial(_table2, rows, field, cca, buf)
             for kind, field in (("qsize", "queue_packets_mean"), ("retrans", "retrans_a"))
             for cca in ("bbr", "cubic")
             for buf, tag in ((2.0, "2bdp"), (0.5, "05bdp"))
@@ -578,7 +581,7 @@ def measure_testbed() -> dict[str, Measurement]:
     cc, bb, pp = f("cubic", "cubic"), f("bbr", "bbr"), f(_P, _P)
     # the realism campaign names the pair by start order: "bbr/cubic" is BBR first (flow A = BBR)
     bbr_cubic = [x for _, x in f("cubic", "bbr")] + [-x for _, x in f("bbr", "cubic")]
-    got = {
+    got: dict[str, tuple[list[float], list[float], Literal["mean", "median", "std"]]] = {
         "S0.bbr-monopolizes.testbed": (bbr_cubic, [], "mean"),
         "S0.self-fair-cubic.testbed": ([abs(x) for _, x in cc], [], "mean"),
         "S0.self-fair-bbr.testbed": ([abs(x) for _, x in bb], [], "mean"),

@@ -553,9 +553,9 @@ def tables(results: list[dict[str, Any]]) -> str:
                 line += f" {_mean(b3) / 1e6:.1f} / {_pct(b3, 5) / 1e6:.2f} | {_mean(b3) / _mean(c):.2f} |"
             lines.append(line)
     for q in QDISCS:
-        for c in (*CCAS, BBR3) if v3 else CCAS:
-            done, n = completion(results, c, q)
-            lines.append(f"\n{q} {c}: {done}/{n} flows completed")
+        for cca in (*CCAS, BBR3) if v3 else CCAS:
+            done, n = completion(results, cca, q)
+            lines.append(f"\n{q} {cca}: {done}/{n} flows completed")
     return "\n".join(lines)
 
 

@@ -489,6 +489,10 @@ class _Runs:
     def get(self, *a: Any, **kw: Any) -> dict[str, Any] | None:
         return self.by.get(self.key(*a, **kw))
 
+    def at(self, *a: Any, **kw: Any) -> dict[str, Any]:
+        """The run with this key, known to exist (after a check with :meth:`get`)."""
+        return self.by[self.key(*a, **kw)]
+
     def seeds(self, mix: str, qdisc: str, n: int, k: float, rtt: int = 5, buffer: str = "long") -> list[dict[str, Any]]:
         return [r for key, r in sorted(self.by.items()) if key[:6] == (mix, qdisc, n, float(k), rtt, buffer)]
 
@@ -535,15 +539,14 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
     m("dctcp-util", [0.60 - u for u in us], _fig(us, "utilization (2 DCTCP, STEP, K = 0.17)"))
     pts = [(n, k) for n in MONO_NS for k in MONO_KS]
     v = [
-        min(R.get("dctcp", "pi2", n, k)["util"], R.get("dctcp", "csaqm", n, k)["util"]) - R.get("dctcp", "step", n, k)["util"]
+        min(R.at("dctcp", "pi2", n, k)["util"], R.at("dctcp", "csaqm", n, k)["util"]) - R.at("dctcp", "step", n, k)["util"]
         for n, k in pts
         if all(R.get("dctcp", q, n, k) for q in AQMS)
     ]
     m("step-lowest-util", v, "mean utilization " + ", ".join(f"{q.upper()} {_mean_of(R, 'dctcp', q, 'util'):.3f}" for q in AQMS))
     m("mono-dctcp-delay", [1 - r["delay_rel"] for r in dct], _fig([r["delay_rel"] for r in dct], "mean delay / D"))
     v = [
-        min(R.get("dctcp", "pi2", n, k)["delay_rel"], R.get("dctcp", "csaqm", n, k)["delay_rel"])
-        - R.get("dctcp", "step", n, k)["delay_rel"]
+        min(R.at("dctcp", "pi2", n, k)["delay_rel"], R.at("dctcp", "csaqm", n, k)["delay_rel"]) - R.at("dctcp", "step", n, k)["delay_rel"]
         for n, k in pts
         if all(R.get("dctcp", q, n, k) for q in AQMS)
     ]
@@ -556,8 +559,8 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
     )
     small = [r["util"] for q in AQMS for n in MONO_NS for k in SMALL_KS if (r := R.get("dctcp", q, n, k, buffer="small"))]
     m("small-buffer-util", v, _fig(small, "small-buffer utilization"))
-    p50 = [(q, k, R.get("dctcp", q, 10, k), R.get("dctcp", q, 10, k, rtt=50)) for q in AQMS for k in SMALL_KS]
-    p50 = [(q, k, a, b) for q, k, a, b in p50 if a and b]
+    p50_all = [(q, k, R.get("dctcp", q, 10, k), R.get("dctcp", q, 10, k, rtt=50)) for q in AQMS for k in SMALL_KS]
+    p50 = [(q, k, a, b) for q, k, a, b in p50_all if a and b]
     m("mono-dctcp-50ms-util", [b["util"] - a["util"] for _, _, a, b in p50], _fig([b["util"] for *_, b in p50], "utilization at 50 ms"))
     m(
         "mono-dctcp-50ms-unfair",
@@ -631,16 +634,16 @@ def _mean_of(R: _Runs, mix: str, q: str, field: str, rtt: int = 5) -> float:
 
 def _measure_multi(R: _Runs, m: Any) -> None:
     ns = R.ns("multi")
-    pts = [(q, n, k, R.get("multi", q, n, k)) for q in AQMS for n in ns for k in MULTI_KS]
-    pts = [(q, n, k, r) for q, n, k, r in pts if r]
+    multi_all = [(q, n, k, R.get("multi", q, n, k)) for q in AQMS for n in ns for k in MULTI_KS]
+    pts_m = [(q, n, k, r) for q, n, k, r in multi_all if r]
 
     def of(q: str) -> list[dict[str, Any]]:
-        return [r for qq, _, _, r in pts if qq == q]
+        return [r for qq, _, _, r in pts_m if qq == q]
 
     m(
         "multi-util",
-        [r["util"] - GOOD_UTIL for _, n, k, r in pts if not (n == 2 and k <= 0.17)],
-        _fig([r["util"] for *_, r in pts], "utilization"),
+        [r["util"] - GOOD_UTIL for _, n, k, r in pts_m if not (n == 2 and k <= 0.17)],
+        _fig([r["util"] for *_, r in pts_m], "utilization"),
     )
     sp = of("step") + of("pi2")
     m("multi-unfair", [GOOD_JFI - r["jfi"] for r in sp], _fig([r["jfi"] for r in sp], "STEP/PI2 JFI"))
@@ -671,7 +674,7 @@ def _measure_multi(R: _Runs, m: Any) -> None:
     cs = of("csaqm")
     m("csaqm-good", [r["jfi"] - GOOD_JFI for r in cs], _fig([r["jfi"] for r in cs], "CSAQM JFI"))
     v = [
-        R.get("multi", "csaqm", n, k)["jfi"] - max(R.get("multi", "step", n, k)["jfi"], R.get("multi", "pi2", n, k)["jfi"])
+        R.at("multi", "csaqm", n, k)["jfi"] - max(R.at("multi", "step", n, k)["jfi"], R.at("multi", "pi2", n, k)["jfi"])
         for n in ns
         for k in MULTI_KS
         if all(R.get("multi", q, n, k) for q in AQMS)

@@ -161,8 +161,8 @@ def tasks(quick: bool = False, seeds: int | None = None, seed: int = 1) -> list[
                 for c in CCAS_14:
                     out.append({"kind": "many", "cal": c, "rtt": rtt, "seed": 1})
     if seed != 1:
-        for t in out:
-            t["base_seed"] = seed
+        for task in out:
+            task["base_seed"] = seed
     return out
 
 

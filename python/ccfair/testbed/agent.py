@@ -1,14 +1,18 @@
 """Traffic agents of the testbed, run inside a network namespace as a plain script.
 
     python3 agent.py probe --dst IP --port P --count N [--open]
-    python3 agent.py recv  --ip IP --ports P0,P1,.. --t0 NS --bin NS --nbins N --end NS --out FILE [--rcvbuf B0,B1,..]
-                           [--ccas C0,C1,..]
-    python3 agent.py send  --dst IP --port P --cca NAME [--pacing] [--mss M] --t0 NS --start NS --stop NS
+    python3 agent.py recv  --ip IP --ports P0,P1,.. --t0 NS|stdin --bin NS --nbins N --end NS --out FILE
+                           [--rcvbuf B0,B1,..] [--ccas C0,C1,..]
+    python3 agent.py send  --dst IP --port P --cca NAME [--pacing] [--mss M] --t0 NS|stdin --start NS --stop NS
                            --end NS --sample NS [--trace] --out FILE
 
 Standard library only and no ``ccfair`` import, so it starts in tens of
 milliseconds. Every time is CLOCK_MONOTONIC in ns, which all network
-namespaces of one host share; ``t0`` is the experiment's time zero.
+namespaces of one host share; ``t0`` is the experiment's time zero. With
+``--t0 stdin`` an agent prints ``ready`` once it is set up and then reads ``t0``
+(one line) from its standard input: the run picks ``t0`` only when every agent
+is ready, so an agent that a loaded host starts slowly cannot start its flow late.
+``--start``, ``--stop`` and ``--end`` are relative to ``t0``.
 
 * probe: the time of a TCP connect to a closed port (SYN out, RST back) is one
   round trip of the path; prints the minimum of ``count`` tries in ns. With ``--open``
@@ -43,6 +47,7 @@ import struct
 import sys
 import threading
 import time
+import typing
 
 PR_SET_PDEATHSIG = 1
 SO_MAX_PACING_RATE = 47
@@ -65,6 +70,23 @@ def die_with_parent() -> None:
         pass
     if os.getppid() == 1:  # the parent is already gone
         sys.exit(1)
+
+
+def t0_arg(text: str) -> int | None:
+    """``--t0``: nanoseconds, or ``stdin`` (None: read it after printing ``ready``)."""
+    return None if text == "stdin" else int(text)
+
+
+def await_t0(a: argparse.Namespace) -> None:
+    """Say ``ready``; with ``--t0 stdin`` take ``t0`` from the first line of stdin. ``--end``
+    is relative to ``t0``: it becomes absolute here."""
+    print("ready", flush=True)
+    if a.t0 is None:
+        line = sys.stdin.readline()
+        if not line.strip():
+            sys.exit("agent.py: no t0 on stdin (the run ended before the experiment started)")
+        a.t0 = int(line)
+    a.end += a.t0
 
 
 def sleep_until(t_ns: int) -> None:
@@ -195,7 +217,7 @@ def recv(a: argparse.Namespace) -> None:
         sel.register(ls, selectors.EVENT_READ, ("listen", i))
     delivered = [[0] * a.nbins for _ in ports]
     buf = bytearray(RECV_CHUNK_BYTES)
-    print("ready", flush=True)
+    await_t0(a)
     while True:
         left = a.end - now_ns()
         if left <= 0:
@@ -204,21 +226,21 @@ def recv(a: argparse.Namespace) -> None:
             kind, i = key.data
             if kind == "listen":
                 try:
-                    c, _ = key.fileobj.accept()  # type: ignore[union-attr]
+                    c, _ = typing.cast(socket.socket, key.fileobj).accept()
                 except BlockingIOError:
                     continue
                 c.setblocking(False)
                 sel.register(c, selectors.EVENT_READ, ("conn", i))
                 continue
             try:
-                n = key.fileobj.recv_into(buf)  # type: ignore[union-attr]
+                n = typing.cast(socket.socket, key.fileobj).recv_into(buf)
             except BlockingIOError:
                 continue
             except OSError:
                 n = 0
             if n == 0:
                 sel.unregister(key.fileobj)
-                key.fileobj.close()  # type: ignore[union-attr]
+                typing.cast(socket.socket, key.fileobj).close()
                 continue
             b = (now_ns() - a.t0) // a.bin
             if 0 <= b < a.nbins:
@@ -227,6 +249,7 @@ def recv(a: argparse.Namespace) -> None:
 
 
 def send(a: argparse.Namespace) -> None:
+    await_t0(a)
     sleep_until(a.t0 + a.start)
     s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     set_cca(s, a.cca, a.pacing, "send")
@@ -300,7 +323,8 @@ def main(argv: list[str] | None = None) -> None:
     rc.add_argument("--ports", required=True)
     rc.add_argument("--rcvbuf", default="")
     rc.add_argument("--ccas", default="")
-    for name in ("--t0", "--bin", "--nbins", "--end"):
+    rc.add_argument("--t0", type=t0_arg, required=True)
+    for name in ("--bin", "--nbins", "--end"):
         rc.add_argument(name, type=int, required=True)
     rc.add_argument("--out", required=True)
     sd = sub.add_parser("send")
@@ -309,7 +333,8 @@ def main(argv: list[str] | None = None) -> None:
     sd.add_argument("--cca", required=True)
     sd.add_argument("--pacing", action="store_true")
     sd.add_argument("--mss", type=int, default=0)
-    for name in ("--t0", "--start", "--stop", "--end", "--sample"):
+    sd.add_argument("--t0", type=t0_arg, required=True)
+    for name in ("--start", "--stop", "--end", "--sample"):
         sd.add_argument(name, type=int, required=True)
     sd.add_argument("--trace", action="store_true")
     sd.add_argument("--out", required=True)

@@ -178,7 +178,7 @@ def module_params(cca: str, given: dict[str, Any], resolved: dict[str, Any]) -> 
 def _fields_read(conv: Callable[[dict[str, Any]], int], resolved: dict[str, Any]) -> set[str]:
     seen: set[str] = set()
 
-    class Spy(dict):  # type: ignore[type-arg]
+    class Spy(dict[str, Any]):
         def __getitem__(self, k: str) -> Any:
             seen.add(k)
             return resolved[k]
@@ -399,7 +399,8 @@ def _libbpf() -> ctypes.CDLL:
 
 
 def _maps(lib: ctypes.CDLL, obj: int) -> list[int]:
-    out, m = [], None
+    out: list[int] = []
+    m = None
     while True:
         m = lib.bpf_object__next_map(obj, m)
         if not m:

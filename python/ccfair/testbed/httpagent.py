@@ -49,10 +49,12 @@ import socket
 import ssl
 import struct
 import threading
+from collections.abc import Awaitable, Callable
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit
 
-if __package__:  # imported by the runner (for the constants below)
+if TYPE_CHECKING or __package__:  # imported by the runner (for the constants below)
     from . import agent
 else:  # run as a script: agent.py is beside it on sys.path[0]
     import agent
@@ -77,14 +79,16 @@ PATH_PREFIX = "/bytes/"
 def _app_factory() -> object:
     zeros = bytes(BODY_CHUNK_BYTES)
 
-    async def app(scope: dict, receive: object, send: object) -> None:  # type: ignore[type-arg]
+    async def app(
+        scope: dict[str, Any], receive: Callable[[], Awaitable[dict[str, Any]]], send: Callable[[dict[str, Any]], Awaitable[None]]
+    ) -> None:
         if scope["type"] == "lifespan":
             while True:
-                msg = await receive()  # type: ignore[operator]
+                msg = await receive()
                 if msg["type"] == "lifespan.startup":
-                    await send({"type": "lifespan.startup.complete"})  # type: ignore[operator]
+                    await send({"type": "lifespan.startup.complete"})
                 elif msg["type"] == "lifespan.shutdown":
-                    await send({"type": "lifespan.shutdown.complete"})  # type: ignore[operator]
+                    await send({"type": "lifespan.shutdown.complete"})
                     return
         if scope["type"] != "http":
             return
@@ -94,16 +98,16 @@ def _app_factory() -> object:
         except ValueError:
             n = -1
         if n < 0:
-            await send({"type": "http.response.start", "status": 404, "headers": [(b"content-length", b"0")]})  # type: ignore[operator]
-            await send({"type": "http.response.body", "body": b""})  # type: ignore[operator]
+            await send({"type": "http.response.start", "status": 404, "headers": [(b"content-length", b"0")]})
+            await send({"type": "http.response.body", "body": b""})
             return
         headers = [(b"content-length", str(n).encode()), (b"content-type", b"application/octet-stream")]
-        await send({"type": "http.response.start", "status": 200, "headers": headers})  # type: ignore[operator]
+        await send({"type": "http.response.start", "status": 200, "headers": headers})
         left = n
         while True:
             k = min(left, BODY_CHUNK_BYTES)
             left -= k
-            await send({"type": "http.response.body", "body": zeros[:k], "more_body": left > 0})  # type: ignore[operator]
+            await send({"type": "http.response.body", "body": zeros[:k], "more_body": left > 0})
             if left <= 0:
                 return
 
@@ -237,6 +241,7 @@ def serve(a: argparse.Namespace) -> None:
         for sig in (signal.SIGTERM, signal.SIGINT):
             loop.add_signal_handler(sig, stop.set)
         print("ready", flush=True)
+        # hypercorn types its app as its own framework union; ours is a plain ASGI 3 callable, which it accepts
         await hypercorn_serve(_app_factory(), config, shutdown_trigger=stop.wait)  # type: ignore[arg-type]
 
     asyncio.run(main())
@@ -333,7 +338,8 @@ def _fetch_h2(a: argparse.Namespace, s: socket.socket, c: _Counter, stop_at: int
                 c.last_body_ns = agent.now_ns()
                 conn.acknowledge_received_data(ev.flow_controlled_length, ev.stream_id)
             elif isinstance(ev, h2.events.ResponseReceived):
-                status = dict(ev.headers).get(":status")
+                got: dict[Any, Any] = dict(ev.headers)  # str names: the connection decodes them (header_encoding)
+                status = got.get(":status")
                 if status != "200":
                     raise ConnectionError(f"HTTP status {status} for {a.url}")
             elif isinstance(ev, (h2.events.StreamEnded, h2.events.StreamReset)):

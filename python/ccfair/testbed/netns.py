@@ -425,13 +425,13 @@ def clean_stale() -> list[str]:
         if not is_live(rid):
             removed += clean_host_state(st, LIVE_NOW)
     for ns in list_namespaces():
-        rid = run_id_of(ns)
-        if is_run_id(rid) and not is_live(rid):  # type: ignore[arg-type]
+        owner = run_id_of(ns)
+        if owner is not None and is_run_id(owner) and not is_live(owner):
             kill_namespace(ns)
             removed.append(f"namespace {ns}")
     for link in list_links():
-        rid = run_id_of(link)
-        if is_run_id(rid) and not is_live(rid):  # type: ignore[arg-type]
+        owner = run_id_of(link)
+        if owner is not None and is_run_id(owner) and not is_live(owner):
             ip("link", "del", link, check=False)
             removed.append(f"link {link}")
     removed += clean_orphan_host_tables(LIVE_NOW)

@@ -11,8 +11,9 @@ Steps (see docs/testbed.md):
 3. RTT equalization as in S0: with the bottleneck adding no delay, probe each
    sender's base RTT (TCP connect to a closed port: SYN -> RST) and pad the
    difference to the flow's configured RTT, half forward and half reverse;
-4. start the receiver, the bottleneck and one sender per flow against a
-   common time zero ``t0`` (CLOCK_MONOTONIC, shared by all namespaces);
+4. start the receiver and one sender per flow, wait until each reports ready,
+   then choose a common time zero ``t0`` (CLOCK_MONOTONIC, shared by all
+   namespaces), start the bottleneck against it and hand ``t0`` to the agents;
 5. collect the receiver's delivered bytes per bin, the senders' TCP_INFO
    samples and the bottleneck's link/queue statistics into the same raw dict
    ``ccfair._core.simulate`` returns, and build a :class:`~ccfair.result.Result`.
@@ -56,8 +57,11 @@ __all__ = ["TestbedError", "TestbedUnavailable", "run", "kernel_ccas", "find_bot
 #: First TCP port of the receiver; flow i listens on BASE_PORT + i. Probes use CLOSED_PORT.
 BASE_PORT = 5201
 CLOSED_PORT = 9
-#: Time between starting the agents and the experiment's time zero.
+#: Time between every traffic agent being ready (agent.py ``--t0 stdin``) and the
+#: experiment's time zero: the bottleneck (and a kernel qdisc sampler) starts within it.
 SETUP_MARGIN_NS = 1_500_000_000
+#: How long the receiver and each bulk sender may take to report ready.
+AGENT_READY_TIMEOUT_S = 60.0
 #: Probes per path for the base RTT (the minimum is used).
 PROBES_PER_PATH = 10
 AGENT = Path(__file__).with_name("agent.py")
@@ -215,7 +219,7 @@ def check_http_flows(spec: Spec) -> dict[int, tuple[str, int]]:
         u = urlsplit(str(fs.url))
         port = u.port or (443 if u.scheme == "https" else 80)
         try:
-            addr = socket.getaddrinfo(u.hostname, port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0]
+            addr = str(socket.getaddrinfo(u.hostname, port, socket.AF_INET, socket.SOCK_STREAM)[0][4][0])
         except (socket.gaierror, UnicodeError) as e:
             raise SpecError(f"flows.{i}.url", f"{str(fs.url)!r}: cannot resolve host {u.hostname!r} ({e})") from None
         a = ipaddress.IPv4Address(addr)
@@ -304,10 +308,11 @@ class _Run:
 
     # ------------------------------------------------------------ processes
 
-    def spawn(self, label: str, ns: str, argv: list[str], stdout_pipe: bool = False) -> subprocess.Popen[str]:
+    def spawn(self, label: str, ns: str, argv: list[str], stdout_pipe: bool = False, stdin_pipe: bool = False) -> subprocess.Popen[str]:
         err = open(self.topo.dir / f"{label}.stderr", "w")
         p = subprocess.Popen(
             ["ip", "netns", "exec", ns, *argv],
+            stdin=subprocess.PIPE if stdin_pipe else None,
             stdout=subprocess.PIPE if stdout_pipe else subprocess.DEVNULL,
             stderr=err,
             text=True,
@@ -330,6 +335,15 @@ class _Run:
         line = p.stdout.readline().strip() if r else ""
         if line != "ready":
             raise TestbedError(f"{label} did not start: {self.stderr_of(label) or 'no output'}")
+
+    def release(self, label: str, p: subprocess.Popen[str], t0: int) -> None:
+        """Hand ``t0`` to an agent started with ``--t0 stdin`` (agent.py)."""
+        assert p.stdin is not None
+        try:
+            p.stdin.write(f"{t0}\n")
+            p.stdin.close()
+        except OSError:
+            raise TestbedError(f"{label} exited before the experiment started: {self.stderr_of(label) or 'no output'}") from None
 
     def agent(self, mode: str, *args: str) -> list[str]:
         return [sys.executable, str(AGENT), mode, *args]
@@ -433,9 +447,11 @@ class _Run:
 
         http = [i for i, fs in enumerate(self.fspecs) if fs.kind == "http"]
         bulk = [i for i, fs in enumerate(self.fspecs) if fs.kind != "http"]
-        t0 = _now() + SETUP_MARGIN_NS + (HTTP_SETUP_NS if http else 0)
-        end = t0 + duration
         rcvbufs = [self.rcvbuf(f) for f in self.flows]
+        # The receiver and the bulk senders start first and wait for t0 on stdin; t0 is
+        # chosen only when every one of them is ready, so a slowly starting agent on a loaded
+        # host delays the experiment instead of starting its flow late.
+        waiting: list[tuple[str, subprocess.Popen[str]]] = []
         receiver = None
         if bulk:
             receiver = self.spawn(
@@ -443,28 +459,49 @@ class _Run:
                 topo.ns_rcv,
                 self.agent(
                     "recv",
-                    "--ip",
-                    netns.RECEIVER_IP,
-                    "--ports",
-                    ",".join(str(BASE_PORT + i) for i in bulk),
-                    "--rcvbuf",
-                    ",".join(str(rcvbufs[i]) for i in bulk),
-                    "--ccas",
-                    ",".join(self.receiver_cca(i) for i in bulk),
-                    "--t0",
-                    str(t0),
-                    "--bin",
-                    str(bin_ns),
-                    "--nbins",
-                    str(n_bins),
-                    "--end",
-                    str(end),
-                    "--out",
-                    str(topo.dir / "receiver.json"),
+                    "--ip", netns.RECEIVER_IP,
+                    "--ports", ",".join(str(BASE_PORT + i) for i in bulk),
+                    "--rcvbuf", ",".join(str(rcvbufs[i]) for i in bulk),
+                    "--ccas", ",".join(self.receiver_cca(i) for i in bulk),
+                    "--t0", "stdin",
+                    "--bin", str(bin_ns),
+                    "--nbins", str(n_bins),
+                    "--end", str(duration),
+                    "--out", str(topo.dir / "receiver.json"),
                 ),
                 stdout_pipe=True,
-            )
-            self.wait_ready("receiver", receiver)
+                stdin_pipe=True,
+            )  # fmt: skip
+            waiting.append(("receiver", receiver))
+        rng = random.Random(f"ccfair-testbed/{c['seed']}")
+        jitters = [rng.randrange(f["start_jitter_ns"]) if f["start_jitter_ns"] > 0 else 0 for f in self.flows]
+        stops = [f["stop_ns"] if f.get("stop_ns") is not None else duration for f in self.flows]
+        senders = {}
+        for i in bulk:
+            f = self.flows[i]
+            args = [
+                "--dst", netns.RECEIVER_IP,
+                "--port", str(BASE_PORT + i),
+                "--cca", self.kernel_cca[i],
+                "--t0", "stdin",
+                "--start", str(f["start_ns"] + jitters[i]),
+                "--stop", str(stops[i]),
+                "--end", str(duration),
+                "--sample", str(c["sample_ns"]),
+                "--out", str(topo.dir / f"sender{i}.json"),
+            ]  # fmt: skip
+            if f["pacing"]:
+                args.append("--pacing")
+            if f["mss_bytes"] != 1448:
+                args += ["--mss", str(f["mss_bytes"] + 12)]  # TCP_MAXSEG counts the timestamp option
+            if c.get("trace"):
+                args.append("--trace")
+            senders[i] = self.spawn(f"sender{i}", topo.ns_snd[i], self.agent("send", *args), stdout_pipe=True, stdin_pipe=True)
+            waiting.append((f"sender{i}", senders[i]))
+        for label, p in waiting:
+            self.wait_ready(label, p, timeout_s=AGENT_READY_TIMEOUT_S)
+        t0 = _now() + SETUP_MARGIN_NS + (HTTP_SETUP_NS if http else 0)
+        end = t0 + duration
         servers = {i: self.start_server(i, t0, end) for i in http if i not in self.remote}
         btl = self.start_bottleneck("bottleneck", fwd, rev, t0, duration)
         qstats = None
@@ -480,41 +517,10 @@ class _Run:
                 stdout_pipe=True,
             )  # fmt: skip
             self.wait_ready("qstats", qstats)
-        rng = random.Random(f"ccfair-testbed/{c['seed']}")
-        senders = {}
-        for i, f in enumerate(self.flows):
-            jitter = rng.randrange(f["start_jitter_ns"]) if f["start_jitter_ns"] > 0 else 0
-            stop = f["stop_ns"] if f.get("stop_ns") is not None else duration
-            if i in http:
-                senders[i] = self.start_client(i, t0, f["start_ns"] + jitter, stop, end, n_bins, rcvbufs[i])
-                continue
-            args = [
-                "--dst",
-                netns.RECEIVER_IP,
-                "--port",
-                str(BASE_PORT + i),
-                "--cca",
-                self.kernel_cca[i],
-                "--t0",
-                str(t0),
-                "--start",
-                str(f["start_ns"] + jitter),
-                "--stop",
-                str(stop),
-                "--end",
-                str(end),
-                "--sample",
-                str(c["sample_ns"]),
-                "--out",
-                str(topo.dir / f"sender{i}.json"),
-            ]
-            if f["pacing"]:
-                args.append("--pacing")
-            if f["mss_bytes"] != 1448:
-                args += ["--mss", str(f["mss_bytes"] + 12)]  # TCP_MAXSEG counts the timestamp option
-            if c.get("trace"):
-                args.append("--trace")
-            senders[i] = self.spawn(f"sender{i}", topo.ns_snd[i], self.agent("send", *args))
+        for label, p in waiting:
+            self.release(label, p, t0)
+        for i in http:
+            senders[i] = self.start_client(i, t0, self.flows[i]["start_ns"] + jitters[i], stops[i], end, n_bins, rcvbufs[i])
 
         deadline_s = (end - _now() + HTTP_DRAIN_NS) / 1e9 + 15
         for i, p in senders.items():
@@ -714,7 +720,7 @@ class _Run:
         if i not in self.remote:
             s = json.loads((self.topo.dir / f"server{i}.json").read_text())
             s["start_ns"] = client["start_ns"]
-            return s  # type: ignore[no-any-return]
+            return dict(s)
         empty: dict[str, list[int]] = {
             k: [] for k in ("time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")
         }
@@ -920,7 +926,7 @@ def run(spec: Spec, seed: int | None = None, *, realtime: bool = True) -> Any:
     ports = sorted({ch.cca for ch in r.ccas if ch.impl == "bpf"})
     if ports:
         try:
-            r.bpf_objects = bpfcc.build(ports, say=lambda line: sys.stderr.write(f"note: {line}\n"))
+            r.bpf_objects = bpfcc.build(ports, say=lambda line: print(f"note: {line}", file=sys.stderr))
         except bpfcc.BpfError as e:
             first = [ch.cca for ch in r.ccas].index(ports[0])
             raise TestbedUnavailable(str(e), field=f"flows.{spec.expand_flows()[first][0]}.cca") from None

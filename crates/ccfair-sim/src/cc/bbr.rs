@@ -9,7 +9,8 @@
 //!     growth -> DRAIN (pacing 1/2.885) until in-flight <= BDP -> PROBE_BW
 //!     (pacing-gain cycle 5/4, 3/4, 1 x 6, one phase per min_rtt, random
 //!     initial phase) <-> PROBE_RTT (cwnd 4 for >= 200 ms and one round,
-//!     entered when min_rtt is 10 s old);
+//!     entered when min_rtt is 10 s old: only a strictly lower RTT sample
+//!     restarts the 10 s, as in Linux since 5.10);
 //!   - losses: packet conservation during the first round of recovery, then
 //!     at most 2 packets per packet acked; cwnd restored on leaving recovery;
 //!   - long-term ("LT") bandwidth: detect a token-bucket policer from two
@@ -937,7 +938,10 @@ impl Bbr {
         let filter_expired = tp.now_ns > self.min_rtt_stamp_ns.saturating_add(MIN_RTT_WINDOW_NS);
         if rs.rtt_ns >= 0 {
             let rtt_us = rs.rtt_ns as u64 / 1000;
-            if rtt_us <= self.min_rtt_us || filter_expired {
+            // Strictly lower (Linux since 5.10, commit "tcp: only postpone PROBE_RTT
+            // if RTT is < current min_rtt estimate"): an equal sample does not
+            // postpone PROBE_RTT.
+            if rtt_us < self.min_rtt_us || filter_expired {
                 self.min_rtt_us = rtt_us;
                 self.min_rtt_stamp_ns = tp.now_ns;
             }

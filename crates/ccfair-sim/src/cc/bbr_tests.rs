@@ -777,7 +777,10 @@ fn idle_restart_paces_at_bw_and_defers_probe_rtt() {
 }
 
 #[test]
-fn min_rtt_tracks_lower_and_equal_samples() {
+fn min_rtt_tracks_lower_samples_and_an_equal_one_does_not_postpone_probe_rtt() {
+    // Linux 6.18 tcp_bbr.c bbr_update_min_rtt: `rs->rtt_us < bbr->min_rtt_us`
+    // (strict since the 2020 fix "tcp: only postpone PROBE_RTT if RTT is <
+    // current min_rtt estimate"; before it, `<=` refreshed the stamp).
     let (mut b, mut t) = started(1);
     assert_eq!(b.min_rtt_us(), None);
     feed_round(&mut b, &mut t, 5, 50 * MS, 60 * MS, 0);
@@ -786,9 +789,10 @@ fn min_rtt_tracks_lower_and_equal_samples() {
     assert_eq!(b.min_rtt_us(), Some(60_000));
     let stamp = b.min_rtt_stamp_ns;
     feed_round(&mut b, &mut t, 5, 50 * MS, 60 * MS, 0);
-    assert!(b.min_rtt_stamp_ns > stamp); // equal sample refreshes the stamp
+    assert_eq!(b.min_rtt_stamp_ns, stamp, "an equal sample keeps the stamp");
     feed_round(&mut b, &mut t, 5, 50 * MS, 40 * MS, 0);
     assert_eq!(b.min_rtt_us(), Some(40_000));
+    assert!(b.min_rtt_stamp_ns > stamp);
 }
 
 // --- long-term bandwidth (policer) ---------------------------------------

@@ -152,6 +152,11 @@ impl CongestionControl for Dctcp {
     fn needs_ecn(&self) -> bool {
         true
     }
+
+    /// Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once (`tcp_ecn_accept_cwr`).
+    fn acks_cwr_at_once(&self) -> bool {
+        true
+    }
 }
 
 crate::declare_params! {

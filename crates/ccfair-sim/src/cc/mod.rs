@@ -344,6 +344,13 @@ pub trait CongestionControl: Send {
         false
     }
 
+    /// The receiver ACKs a segment carrying CWR at once: Linux's `tcp_ecn_accept_cwr`
+    /// under RFC 3168 ECN negotiation, which DCTCP uses (tcp/receiver.rs); AccECN
+    /// (Prague) does not.
+    fn acks_cwr_at_once(&self) -> bool {
+        false
+    }
+
     /// True when the CCA sets `tp.pacing_rate_bytes_per_s` itself (BBR). The
     /// sender computes Linux's `tcp_update_pacing_rate` only for CCAs without
     /// `cong_control`, so this is informational.
@@ -391,6 +398,22 @@ pub struct Entry {
     pub resolve: ResolveFn,
     /// None: not a TCP congestion control (DCCP's CCID 2, run by dccp/).
     pub build: Option<BuildFn>,
+    /// Its colour in figures (`#rrggbb`; None: one drawn from its name), and that of its
+    /// paced flows when they differ (plots.py).
+    pub colour: Option<&'static str>,
+    pub paced_colour: Option<&'static str>,
+}
+
+impl Entry {
+    /// The entry with its colour in figures.
+    pub const fn colour(self, colour: &'static str) -> Entry {
+        Entry { colour: Some(colour), ..self }
+    }
+
+    /// The entry with the colour of its paced flows in figures.
+    pub const fn paced_colour(self, colour: &'static str) -> Entry {
+        Entry { paced_colour: Some(colour), ..self }
+    }
 }
 
 /// Parameters (field names, simulator units) -> every parameter, validated.
@@ -416,15 +439,18 @@ pub const fn tcp<C: Cca>(aliases: &'static [&'static str]) -> Entry {
         spec: C::Params::spec,
         resolve: resolve_with::<C>,
         build: Some(build_with::<C>),
+        colour: None,
+        paced_colour: None,
     }
 }
 
-/// Every algorithm, one line each: `tcp::<file::Type>(&[aliases])`.
+/// Every algorithm, one line each: `tcp::<file::Type>(&[aliases])`, with its colour in
+/// figures for the common ones (Okabe & Ito 2008's colour-blind-safe palette, then tab10).
 pub static REGISTRY: &[Entry] = &[
-    tcp::<reno::Reno>(&["newreno", "new-reno", "new_reno"]),
-    tcp::<cubic::Cubic>(&[]),
-    tcp::<bbr::Bbr>(&["bbr1", "bbrv1"]),
-    tcp::<bic::Bic>(&["tcpbic", "bic-tcp"]),
+    tcp::<reno::Reno>(&["newreno", "new-reno", "new_reno"]).colour("#009E73"),
+    tcp::<cubic::Cubic>(&[]).colour("#0072B2").paced_colour("#56B4E9"),
+    tcp::<bbr::Bbr>(&["bbr1", "bbrv1"]).colour("#D55E00"),
+    tcp::<bic::Bic>(&["tcpbic", "bic-tcp"]).colour("#7f7f7f"),
     tcp::<highspeed::HighSpeed>(&["hstcp", "high-speed", "tcphighspeed"]),
     tcp::<htcp::Htcp>(&["h-tcp", "tcphtcp"]),
     tcp::<hybla::Hybla>(&["tcphybla"]),
@@ -433,14 +459,14 @@ pub static REGISTRY: &[Entry] = &[
     tcp::<veno::Veno>(&["tcpveno"]),
     tcp::<westwood::Westwood>(&["westwood+", "westwoodplus", "westwood-plus", "tcpwestwoodplus"]),
     tcp::<yeah::Yeah>(&["yeah-tcp", "tcpyeah"]),
-    tcp::<dctcp::Dctcp>(&[]),
-    tcp::<prague::Prague>(&["tcp-prague"]),
-    tcp::<vegas::Vegas>(&["tcpvegas"]),
-    tcp::<ledbat::Ledbat>(&["tcpledbat"]),
-    tcp::<bbr2::Bbr2>(&["bbrv2"]),
-    tcp::<bbr3::Bbr3>(&["bbrv3"]),
+    tcp::<dctcp::Dctcp>(&[]).colour("#CC79A7"),
+    tcp::<prague::Prague>(&["tcp-prague"]).colour("#000000"),
+    tcp::<vegas::Vegas>(&["tcpvegas"]).colour("#8c564b"),
+    tcp::<ledbat::Ledbat>(&["tcpledbat"]).colour("#bcbd22"),
+    tcp::<bbr2::Bbr2>(&["bbrv2"]).colour("#E69F00"),
+    tcp::<bbr3::Bbr3>(&["bbrv3"]).colour("#882255"),
     tcp::<lp::Lp>(&["tcp-lp", "tcplp"]),
-    tcp::<ctcp::Ctcp>(&["compound", "compoundtcp", "compound-tcp", "tcpcompound"]),
+    tcp::<ctcp::Ctcp>(&["compound", "compoundtcp", "compound-tcp", "tcpcompound"]).colour("#17becf"),
     tcp::<nv::Nv>(&["tcp-nv", "tcpnv"]),
     tcp::<cdg::Cdg>(&["tcp-cdg", "tcpcdg"]),
     Entry {
@@ -451,6 +477,8 @@ pub static REGISTRY: &[Entry] = &[
         spec: crate::params::NoParams::spec,
         resolve: resolve_no_params,
         build: None,
+        colour: Some("#9467bd"),
+        paced_colour: None,
     },
 ];
 
@@ -530,29 +558,37 @@ pub fn make_with(name: &str, params: &Map<String, Value>, seed: u64) -> Result<B
 }
 
 /// The registry as JSON (for `_core.schema()`): per algorithm its name, source,
-/// aliases, variants, parameters, and whether it needs ECN.
+/// aliases, variants, parameters, transport, colours in figures, and its capabilities
+/// (needs ECN, always paces).
 pub fn schema_json() -> Value {
-    let entries = REGISTRY.iter().map(|e| {
-        let needs_ecn = |v: Option<&Variant>| e.build.and_then(|b| b(&merged(v, &Map::new()), 0).ok()).is_some_and(|c| c.needs_ecn());
-        let variants: Vec<Value> = e
-            .variants
-            .iter()
-            .map(|v| {
-                serde_json::json!({"name": v.name, "params": serde_json::from_str::<Value>(v.params).unwrap_or(Value::Null),
-                    "doc": v.doc, "aliases": v.aliases, "needs_ecn": needs_ecn(Some(v))})
-            })
-            .collect();
-        serde_json::json!({
-            "name": e.name,
-            "source": e.source,
-            "aliases": e.aliases,
-            "variants": variants,
-            "transport": if e.build.is_some() { "tcp" } else { "dccp" },
-            "needs_ecn": needs_ecn(None),
-            "params": (e.spec)().iter().map(ParamSpec::to_json).collect::<Vec<_>>(),
+    REGISTRY.iter().map(entry_json).collect()
+}
+
+/// One registry entry as JSON (see [`schema_json`]).
+pub fn entry_json(e: &Entry) -> Value {
+    let built = |v: Option<&Variant>| e.build.and_then(|b| b(&merged(v, &Map::new()), 0).ok());
+    let needs_ecn = |v: Option<&Variant>| built(v).is_some_and(|c| c.needs_ecn());
+    let needs_pacing = |v: Option<&Variant>| built(v).is_some_and(|c| c.needs_pacing());
+    let variants: Vec<Value> = e
+        .variants
+        .iter()
+        .map(|v| {
+            serde_json::json!({"name": v.name, "params": serde_json::from_str::<Value>(v.params).unwrap_or(Value::Null),
+                "doc": v.doc, "aliases": v.aliases, "needs_ecn": needs_ecn(Some(v)), "needs_pacing": needs_pacing(Some(v))})
         })
-    });
-    Value::Array(entries.collect())
+        .collect();
+    serde_json::json!({
+        "name": e.name,
+        "source": e.source,
+        "aliases": e.aliases,
+        "variants": variants,
+        "transport": if e.build.is_some() { "tcp" } else { "dccp" },
+        "needs_ecn": needs_ecn(None),
+        "needs_pacing": needs_pacing(None),
+        "colour": e.colour,
+        "paced_colour": e.paced_colour,
+        "params": (e.spec)().iter().map(ParamSpec::to_json).collect::<Vec<_>>(),
+    })
 }
 
 #[cfg(test)]
@@ -655,6 +691,9 @@ mod registry_tests {
             fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
                 ((f64::from(tp.cwnd) * self.0) as u32).max(2)
             }
+            fn needs_pacing(&self) -> bool {
+                true
+            }
         }
 
         impl Cca for Toy {
@@ -669,7 +708,7 @@ mod registry_tests {
 
     #[test]
     fn a_toy_algorithm_needs_one_declaration_and_one_registry_line() {
-        let entry = tcp::<toy::Toy>(&["toy-tcp"]);
+        let entry = tcp::<toy::Toy>(&["toy-tcp"]).colour("#123456");
         let given = json!({"beta": 0.25});
         let mut cc = (entry.build.unwrap())(given.as_object().unwrap(), 1).unwrap();
         let tp = TcpCc::new(1448, 1500, 100);
@@ -678,5 +717,31 @@ mod registry_tests {
         let bad = json!({"beta": 2});
         assert_eq!((entry.resolve)(bad.as_object().unwrap()).unwrap_err().field, "beta");
         assert_eq!((entry.spec)()[0].doc, "Multiplicative decrease factor.");
+        // what Python, the schema and the figures learn from the same line (`_core.schema()`)
+        let j = entry_json(&entry);
+        assert_eq!((j["name"].clone(), j["aliases"].clone(), j["transport"].clone()), (json!("toy"), json!(["toy-tcp"]), json!("tcp")));
+        assert_eq!((j["needs_pacing"].clone(), j["needs_ecn"].clone()), (json!(true), json!(false)));
+        assert_eq!((j["colour"].clone(), j["paced_colour"].clone()), (json!("#123456"), Value::Null));
+        assert_eq!(j["params"][0]["name"], json!("beta"));
+    }
+
+    #[test]
+    fn capabilities_come_from_the_algorithms_themselves() {
+        let schema = schema_json();
+        let entry = |name: &str| schema.as_array().unwrap().iter().find(|e| e["name"] == name).unwrap().clone();
+        for (name, pacing, ecn) in
+            [("bbr", true, false), ("bbr2", true, false), ("prague", true, true), ("cubic", false, false), ("dctcp", false, true)]
+        {
+            assert_eq!((entry(name)["needs_pacing"].clone(), entry(name)["needs_ecn"].clone()), (json!(pacing), json!(ecn)), "{name}");
+        }
+        assert_eq!(entry(CCID2_NAME)["transport"], json!("dccp"));
+        let acks_cwr: Vec<&str> = REGISTRY
+            .iter()
+            .filter_map(|e| e.build)
+            .map(|b| b(&Map::new(), 0).unwrap())
+            .filter(|c| c.acks_cwr_at_once())
+            .map(|c| c.name())
+            .collect();
+        assert_eq!(acks_cwr, ["dctcp"], "Linux: only DCTCP negotiates RFC 3168 ECN among ECN-based CCAs here");
     }
 }

@@ -30,6 +30,10 @@ impl DropTail {
     pub fn new(limit_packets: Option<u64>, limit_bytes: Option<u64>) -> Self {
         DropTail { fifo: Fifo::new(limit_packets, limit_bytes) }
     }
+
+    pub fn from_config(c: &DroptailConfig) -> Self {
+        DropTail::new(c.limit_packets, c.limit_bytes)
+    }
 }
 
 impl Qdisc for DropTail {
@@ -45,17 +49,7 @@ impl Qdisc for DropTail {
         self.fifo.pop()
     }
 
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
-
-    fn set_in_service(&mut self, s: super::InService) {
-        self.fifo.set_in_service(s);
-    }
+    super::fifo::fifo_backlog!(fifo);
 }
 
 #[cfg(test)]

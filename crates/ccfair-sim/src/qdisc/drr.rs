@@ -147,17 +147,7 @@ impl Qdisc for FqDrr {
         }
     }
 
-    fn len_packets(&self) -> usize {
-        self.packets as usize
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    fn set_in_service(&mut self, s: super::InService) {
-        self.in_service = s;
-    }
+    super::fifo::counted_backlog!(|q| q.packets as usize);
 }
 
 #[cfg(test)]

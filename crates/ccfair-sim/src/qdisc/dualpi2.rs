@@ -252,17 +252,7 @@ impl Qdisc for DualPi2 {
         None
     }
 
-    fn len_packets(&self) -> usize {
-        self.lq.len() + self.cq.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    fn set_in_service(&mut self, s: super::InService) {
-        self.in_service = s;
-    }
+    super::fifo::counted_backlog!(|q| q.lq.len() + q.cq.len());
 }
 
 #[cfg(test)]

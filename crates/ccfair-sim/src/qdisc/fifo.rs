@@ -68,3 +68,42 @@ impl Fifo {
         self.bytes
     }
 }
+
+/// The [`Qdisc`](super::Qdisc) methods of a discipline whose whole backlog is the [`Fifo`] in its
+/// field `$f` (drop-tail, STEP, RED, CSAQM): `len_packets`, `len_bytes` and `set_in_service`.
+macro_rules! fifo_backlog {
+    ($f:ident) => {
+        fn len_packets(&self) -> usize {
+            self.$f.len()
+        }
+
+        fn len_bytes(&self) -> u64 {
+            self.$f.bytes()
+        }
+
+        fn set_in_service(&mut self, s: $crate::qdisc::InService) {
+            self.$f.set_in_service(s);
+        }
+    };
+}
+pub(crate) use fifo_backlog;
+
+/// The same methods for a discipline that counts its backlog's bytes in `bytes` and keeps the
+/// link's packet in `in_service` itself; `len_packets` is `$len` with `$q` the discipline.
+macro_rules! counted_backlog {
+    (|$q:ident| $len:expr) => {
+        fn len_packets(&self) -> usize {
+            let $q = self;
+            $len
+        }
+
+        fn len_bytes(&self) -> u64 {
+            self.bytes
+        }
+
+        fn set_in_service(&mut self, s: $crate::qdisc::InService) {
+            self.in_service = s;
+        }
+    };
+}
+pub(crate) use counted_backlog;

@@ -144,14 +144,6 @@ macro_rules! registry {
         #[derive(Debug, Clone, Serialize, Deserialize)]
         #[serde(tag = "kind", deny_unknown_fields)]
         pub enum QdiscConfig {
-            /// FIFO, tail drop (droptail.rs): a packet is dropped if admitting it would exceed either limit.
-            #[serde(rename = "droptail")]
-            Droptail {
-                #[serde(default)]
-                limit_packets: Option<u64>,
-                #[serde(default)]
-                limit_bytes: Option<u64>,
-            },
             $( #[serde(rename = $kind)] $variant($module::$cfg), )*
         }
 
@@ -159,9 +151,6 @@ macro_rules! registry {
         /// from the `rng::stream::QDISC` stream), `rate_bps` the link it feeds.
         pub fn build(cfg: &QdiscConfig, seed: u64, rate_bps: u64) -> Box<dyn Qdisc> {
             match cfg {
-                QdiscConfig::Droptail { limit_packets, limit_bytes } => {
-                    Box::new(droptail::DropTail::new(*limit_packets, *limit_bytes))
-                }
                 $( QdiscConfig::$variant($c) => {
                     let ($seed, $rate) = (seed, rate_bps);
                     let _ = ($seed, $rate);
@@ -174,8 +163,6 @@ macro_rules! registry {
             /// Every field of the discipline's config as JSON (simulator units).
             pub fn to_map(&self) -> serde_json::Map<String, Value> {
                 match self {
-                    QdiscConfig::Droptail { limit_packets, limit_bytes } => droptail::DroptailConfig {
-                        limit_packets: *limit_packets, limit_bytes: *limit_bytes }.to_map(),
                     $( QdiscConfig::$variant(c) => c.to_map(), )*
                 }
             }
@@ -183,8 +170,6 @@ macro_rules! registry {
             /// Check every parameter's range and the discipline's own cross-field checks.
             pub fn validate(&self) -> Result<(), ParamError> {
                 match self {
-                    QdiscConfig::Droptail { limit_packets, limit_bytes } => droptail::DroptailConfig {
-                        limit_packets: *limit_packets, limit_bytes: *limit_bytes }.validate(),
                     $( QdiscConfig::$variant(c) => c.validate(), )*
                 }
             }
@@ -194,7 +179,6 @@ macro_rules! registry {
         /// `params` (field names, simulator units), validated.
         pub fn resolve(kind: &str, params: &serde_json::Map<String, Value>) -> Result<serde_json::Map<String, Value>, ParamError> {
             match kind {
-                "droptail" => droptail::DroptailConfig::from_map(params).map(|c| c.to_map()),
                 $( $kind => $module::$cfg::from_map(params).map(|c| c.to_map()), )*
                 _ => Err(ParamError::new("kind", format!("unknown queue discipline '{kind}'; allowed: {}",
                     registry().iter().map(|r| r.0).collect::<Vec<_>>().join(", ")))),
@@ -204,8 +188,6 @@ macro_rules! registry {
         /// Every discipline: (kind, source, aliases, parameters).
         pub fn registry() -> Vec<(&'static str, &'static str, &'static [&'static str], Vec<ParamSpec>)> {
             vec![
-                ("droptail", droptail::SOURCE, &["drop-tail", "drop_tail", "taildrop", "tail-drop", "fifo", "pfifo", "bfifo"],
-                 droptail::DroptailConfig::spec()),
                 $( ($kind, $module::SOURCE, &[$($alias),*], $module::$cfg::spec()), )*
             ]
         }
@@ -213,6 +195,8 @@ macro_rules! registry {
 }
 
 registry! {
+    Droptail(droptail::DroptailConfig) = "droptail", ["drop-tail", "drop_tail", "taildrop", "tail-drop", "fifo", "pfifo", "bfifo"],
+        |c, seed, rate| droptail::DropTail::from_config(c);
     Red(red::RedConfig) = "red", [], |c, seed, rate| red::Red::new(c, seed, rate);
     Step(step::StepConfig) = "step", [], |c, seed, rate| step::Step::new(c);
     Codel(codel::CodelConfig) = "codel", [], |c, seed, rate| codel::Codel::new(c);
@@ -231,6 +215,11 @@ fn qdisc_seed(seed: u64) -> u64 {
 }
 
 impl QdiscConfig {
+    /// Drop-tail with these limits (either may be unset: unbounded).
+    pub fn droptail(limit_packets: Option<u64>, limit_bytes: Option<u64>) -> QdiscConfig {
+        QdiscConfig::Droptail(droptail::DroptailConfig { limit_packets, limit_bytes })
+    }
+
     /// (limit_packets, limit_bytes) of any discipline.
     pub fn limits(&self) -> (Option<u64>, Option<u64>) {
         let m = self.to_map();
@@ -259,10 +248,38 @@ mod conservation_tests {
     use super::*;
     use crate::packet::Kind;
 
+    /// Every registered discipline whose defaults stand alone, at its defaults with a 40-packet
+    /// limit, then chosen settings; every registered discipline is among them
+    /// (`every_registered_discipline_is_tested`).
     fn all() -> Vec<QdiscConfig> {
+        let mut out: Vec<QdiscConfig> = registry().iter().filter_map(|(kind, ..)| at_defaults(kind)).collect();
+        out.extend(chosen());
+        out
+    }
+
+    fn at_defaults(kind: &str) -> Option<QdiscConfig> {
+        let mut m = resolve(kind, &serde_json::Map::new()).ok()?;
+        m.insert("limit_packets".into(), 40.into());
+        m.insert("kind".into(), kind.into());
+        serde_json::from_value(Value::Object(m)).ok()
+    }
+
+    fn kind_of(cfg: &QdiscConfig) -> String {
+        serde_json::to_value(cfg).unwrap()["kind"].as_str().unwrap().to_string()
+    }
+
+    #[test]
+    fn every_registered_discipline_is_tested() {
+        let tested: Vec<String> = all().iter().map(kind_of).collect();
+        for (kind, ..) in registry() {
+            assert!(tested.iter().any(|t| t == kind), "{kind} has no case in the every-discipline tests");
+        }
+    }
+
+    fn chosen() -> Vec<QdiscConfig> {
         let j = |s: &str| serde_json::from_str::<QdiscConfig>(s).unwrap();
         vec![
-            QdiscConfig::Droptail { limit_packets: Some(40), limit_bytes: None },
+            QdiscConfig::droptail(Some(40), None),
             j(r#"{"kind":"red","limit_packets":40,"min_th":5,"max_th":15,"max_p":0.1,"w_q":0.02}"#),
             j(r#"{"kind":"red","limit_bytes":60000,"byte_mode":true,"gentle":true,"ecn":true,"w_q":0.02}"#),
             j(r#"{"kind":"step","limit_packets":40,"threshold_packets":10}"#),
@@ -304,7 +321,7 @@ mod conservation_tests {
                 q.take_enqueue_drops(&mut vec![]);
             }
             let m = cfg.to_map();
-            let kind = serde_json::to_value(&cfg).unwrap()["kind"].as_str().unwrap().to_string();
+            let kind = kind_of(&cfg);
             let (held, held_bytes) = (q.len_packets() as u64 + 1, q.len_bytes() + 1514);
             if let Some(l) = m.get("limit_packets").and_then(|v| v.as_u64()) {
                 if kind != "rrmqs" {
@@ -432,15 +449,7 @@ mod toy_registry_tests {
             fn dequeue(&mut self, _now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
                 self.fifo.pop()
             }
-            fn len_packets(&self) -> usize {
-                self.fifo.len()
-            }
-            fn len_bytes(&self) -> u64 {
-                self.fifo.bytes()
-            }
-            fn set_in_service(&mut self, s: crate::qdisc::InService) {
-                self.fifo.set_in_service(s);
-            }
+            crate::qdisc::fifo::fifo_backlog!(fifo);
         }
     }
 

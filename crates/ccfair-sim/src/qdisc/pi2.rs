@@ -216,17 +216,7 @@ impl Qdisc for Pi2 {
         None
     }
 
-    fn len_packets(&self) -> usize {
-        self.q.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.bytes
-    }
-
-    fn set_in_service(&mut self, s: super::InService) {
-        self.in_service = s;
-    }
+    super::fifo::counted_backlog!(|q| q.q.len());
 }
 
 #[cfg(test)]

@@ -221,17 +221,7 @@ impl Qdisc for Red {
         Some(p)
     }
 
-    fn len_packets(&self) -> usize {
-        self.fifo.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes()
-    }
-
-    fn set_in_service(&mut self, s: super::InService) {
-        self.fifo.set_in_service(s);
-    }
+    super::fifo::fifo_backlog!(fifo);
 }
 
 #[cfg(test)]

@@ -400,7 +400,20 @@ impl Rrmqs {
         }
     }
 
+    /// The end of a measurement window: per class the rates and index I = V / V'
+    /// (`window_index`), the next window's treatment (`decide`), one log row per class
+    /// (`log_window`), then the counters restart and idle pins are released (`reset_window`).
     fn close_window(&mut self) {
+        let (index, rates, flow_rates) = self.window_index();
+        self.decide(&index);
+        self.log_window(&index, &rates, &flow_rates);
+        self.reset_window();
+    }
+
+    /// Per class: the index I (NaN when undefined), the packet rates per flow (V, V') and the
+    /// completed flows' mean lifetime rates, packets/s (NaN when none).
+    #[allow(clippy::type_complexity)]
+    fn window_index(&self) -> (Vec<f64>, Vec<(f64, f64)>, Vec<(f64, f64)>) {
         let m = self.classes();
         let win_s = self.c.window_ns as f64 / 1e9;
         let mut index = vec![f64::NAN; m];
@@ -431,7 +444,12 @@ impl Rrmqs {
                 index[j] = a / b;
             }
         }
-        // Decide the next window's treatment.
+        (index, rates, flow_rates)
+    }
+
+    /// The next window's treatment of each class from this window's index (feedback S1 or improved).
+    fn decide(&mut self, index: &[f64]) {
+        let m = self.classes();
         match self.c.feedback {
             Feedback::Off => {}
             Feedback::S1 => {
@@ -481,6 +499,11 @@ impl Rrmqs {
             }
             Feedback::Allocate => {} // every alloc_interval, from roll()
         }
+    }
+
+    /// One meter-log row per class for the window just closed.
+    fn log_window(&mut self, index: &[f64], rates: &[(f64, f64)], flow_rates: &[(f64, f64)]) {
+        let m = self.classes();
         let lg = &mut self.log;
         for j in 0..m {
             lg.window.push(self.win_index);
@@ -510,6 +533,11 @@ impl Rrmqs {
             lg.main_flow_rate.push(flow_rates[j].0);
             lg.rrmqs_flow_rate.push(flow_rates[j].1);
         }
+    }
+
+    /// Restart the window's counters and Bloom filters; release the pins of flows idle for pin_timeout.
+    fn reset_window(&mut self) {
+        let m = self.classes();
         for j in 0..m {
             self.flows_last[j] = self.bloom[MAIN][j].count().max(1);
         }

@@ -1,13 +1,13 @@
 //! Simulator benchmark (wall time per run and simulated data packets per wall
 //! second), and a tiny driver for ad-hoc runs.
 //!
-//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- table [--reps N]
-//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED]
-//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- json FILE.json
-//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- repeat N [FILE.json]  (median wall of N runs; default: S0 base)
-//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- aqm          (CoDel/PIE sojourn table)
-//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- qdisc-cost [--reps N]  (paired AQM / drop-tail wall time)
-//!   cargo run --release -p ccfair-sim --bin ccfair-bench -- fq-fairness  (FQ-CoDel CUBIC vs BBR, 10 seeds)
+//!   cargo run --release -p ccfair-bench -- table [--reps N]
+//!   cargo run --release -p ccfair-bench -- one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED]
+//!   cargo run --release -p ccfair-bench -- json FILE.json
+//!   cargo run --release -p ccfair-bench -- repeat N [FILE.json]  (median wall of N runs; default: S0 base)
+//!   cargo run --release -p ccfair-bench -- aqm          (CoDel/PIE sojourn table)
+//!   cargo run --release -p ccfair-bench -- qdisc-cost [--reps N]  (paired AQM / drop-tail wall time)
+//!   cargo run --release -p ccfair-bench -- fq-fairness  (FQ-CoDel CUBIC vs BBR, 10 seeds)
 //!
 //! `table` prints the S0 base case (CUBIC vs BBR, 10 Mbit/s, 50 ms, 0.5 BDP,
 //! 45 s) and the scaling table (rates at 2 CUBIC flows, flow counts at
@@ -25,15 +25,7 @@ fn flow(name: &str, cca: &str, rtt_ms: u64, start_ms: u64) -> FlowConfig {
 fn cfg(rate_bps: u64, rtt_ms: u64, buf_bdp: f64, flows: Vec<FlowConfig>, duration_s: u64, seed: u64) -> RunConfig {
     let bdp_pkts = rate_bps as f64 / 8.0 * (rtt_ms as f64 / 1000.0) / 1500.0;
     let limit = ((bdp_pkts * buf_bdp).round() as u64).max(1);
-    RunConfig {
-        seed,
-        ..RunConfig::dumbbell(
-            rate_bps,
-            QdiscConfig::Droptail { limit_packets: Some(limit), limit_bytes: None },
-            flows,
-            duration_s * 1_000_000_000,
-        )
-    }
+    RunConfig { seed, ..RunConfig::dumbbell(rate_bps, QdiscConfig::droptail(Some(limit), None), flows, duration_s * 1_000_000_000) }
 }
 
 /// `c` with an AQM in place of drop-tail; the AQM's limit is the drop-tail limit.
