@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from ccfair.errors import SpecError
 from ccfair.spec_input import read_input_file
 
-__all__ = ["TRACE_MTU_BYTES", "read_trace", "trace_mean_rate_bps", "check_path"]
+__all__ = ["TRACE_MTU_BYTES", "read_trace", "trace_mean_rate_bps", "check_path", "link_rate_bps", "primary_link"]
 
 #: Bytes one delivery opportunity may carry (mahimahi: one MTU-sized packet).
 TRACE_MTU_BYTES = 1500
@@ -76,3 +76,21 @@ def check_path(field: str, path: Sequence[object], links: Sequence[str]) -> list
             )
         seen.add(name)
     return list(path)
+
+
+def link_rate_bps(link: dict[str, object]) -> int:
+    """A RunConfig link's rate: its ``rate_bps``, or its trace's mean rate."""
+    if link.get("rate_bps") is not None:
+        return int(link["rate_bps"])  # type: ignore[call-overload]
+    return trace_mean_rate_bps(link["trace_ms"])  # type: ignore[arg-type]
+
+
+def primary_link(config: dict[str, object]) -> int:
+    """The link whose series are a topology run's single-queue statistics (``link_tx_bytes``, queue
+    samples, sojourn; ``bottleneck_rate_bps``): the narrowest link some flow's data crosses (lowest
+    rate, a trace at its mean; the first declared among equals), as the simulator reports it."""
+    links = config["links"]
+    assert isinstance(links, list) and links
+    crossed = {name for f in config["flows"] for name in f.get("path", [])}  # type: ignore[attr-defined, union-attr]
+    candidates = [k for k, lk in enumerate(links) if lk["name"] in crossed] or [0]
+    return min(candidates, key=lambda k: (link_rate_bps(links[k]), k))

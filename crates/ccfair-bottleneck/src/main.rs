@@ -75,6 +75,9 @@ struct Config {
     fwd_paths: Vec<Vec<usize>>,
     #[serde(default)]
     rev_paths: Vec<Vec<usize>>,
+    /// The link whose series fill the single-queue statistics (a topology's narrowest link crossed by data).
+    #[serde(default)]
+    primary_link: usize,
     /// Run seed: randomised disciplines (PIE, FQ-CoDel's hash, PI2) draw from it.
     #[serde(default)]
     seed: u64,
@@ -425,7 +428,9 @@ fn main() {
         Shaper::delay_only(cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon)
     } else if topology {
         let (fwd, rev) = (cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone());
-        Shaper::topology(&cfg.links, cfg.fwd_paths.clone(), cfg.rev_paths.clone(), cfg.seed, fwd, rev, mon)
+        let mut s = Shaper::topology(&cfg.links, cfg.fwd_paths.clone(), cfg.rev_paths.clone(), cfg.seed, fwd, rev, mon);
+        s.set_primary(cfg.primary_link);
+        s
     } else {
         let qdisc = cfg.qdisc.as_ref().expect("checked");
         Shaper::new(cfg.rate_bps, cfg.burst_bytes, qdisc, cfg.seed, cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon)

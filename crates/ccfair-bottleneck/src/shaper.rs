@@ -100,7 +100,9 @@ pub struct LinkSpec {
     /// Constant rate (a token bucket of `burst_bytes`), or ...
     #[serde(default)]
     pub rate_bps: Option<u64>,
-    /// ... a mahimahi trace: delivery opportunities in ms, repeating with period = the last one.
+    /// ... a mahimahi trace: delivery opportunities in ms, repeating with period = the last one;
+    /// each carries up to 1500 bytes of frames (IP length + `l2_overhead_bytes`), a frame that does
+    /// not fit goes on in the next opportunities and leaves with its last byte (mahimahi's LinkQueue).
     #[serde(default)]
     pub trace_ms: Option<Vec<u64>>,
     /// Propagation delay after the link's transmitter.
@@ -176,8 +178,8 @@ impl Tx {
         t0_ns + (cycle * period_ms + opp_ms[idx]) * 1_000_000
     }
 
-    /// When a frame of `wire_bytes` (IP bytes `ip_bytes`) dequeued at `now` finishes leaving the link.
-    fn end_of(&mut self, now: u64, wire_bytes: u32, ip_bytes: u32) -> u64 {
+    /// When a frame of `wire_bytes` dequeued at `now` finishes leaving the link.
+    fn end_of(&mut self, now: u64, wire_bytes: u32) -> u64 {
         match self {
             Tx::Rate { rate_bps, burst_ns, link_free_ns, tx_rem } => {
                 let num = wire_bytes as u128 * 8 * 1_000_000_000 + *tx_rem;
@@ -189,29 +191,37 @@ impl Tx {
                 end
             }
             Tx::Trace { opp_ms, period_ms, t0_ns, cycle, idx, budget, idle } => {
-                let need = ip_bytes.clamp(1, TRACE_MTU_BYTES);
                 let at = |c: u64, i: usize| Tx::trace_now_ns(opp_ms, *period_ms, *t0_ns, c, i);
+                let next = |c: &mut u64, i: &mut usize| {
+                    *i += 1;
+                    if *i == opp_ms.len() {
+                        *i = 0;
+                        *c += 1;
+                    }
+                };
                 // After an idle spell the opportunities that passed with nothing queued are gone.
                 if *idle {
                     while at(*cycle, *idx) < now {
-                        *idx += 1;
-                        if *idx == opp_ms.len() {
-                            *idx = 0;
-                            *cycle += 1;
-                        }
+                        next(cycle, idx);
                         *budget = TRACE_MTU_BYTES;
                     }
                     *idle = false;
                 }
-                if *budget < need {
-                    *idx += 1;
-                    if *idx == opp_ms.len() {
-                        *idx = 0;
-                        *cycle += 1;
+                // The frame's bytes use what is left of this opportunity and go on in the next
+                // ones; it leaves at the opportunity that carries its last byte (mahimahi).
+                let mut need = wire_bytes.max(1);
+                loop {
+                    if *budget == 0 {
+                        next(cycle, idx);
+                        *budget = TRACE_MTU_BYTES;
                     }
-                    *budget = TRACE_MTU_BYTES;
+                    let take = need.min(*budget);
+                    *budget -= take;
+                    need -= take;
+                    if need == 0 {
+                        break;
+                    }
                 }
-                *budget -= need;
                 at(*cycle, *idx)
             }
         }
@@ -317,6 +327,9 @@ pub struct Shaper {
     link: bool,
     /// true = a topology: the stats file carries `links` (a dumbbell's file is as before).
     topology: bool,
+    /// The link whose series fill the run's single-queue statistics (link_tx_bytes, queue
+    /// samples, sojourn): the dumbbell's one; a topology's narrowest link crossed by data.
+    primary: usize,
     pub stats: Stats,
 }
 
@@ -398,8 +411,14 @@ impl Shaper {
             late_sum_ns: 0,
             link: true,
             topology: true,
+            primary: 0,
             stats,
         }
+    }
+
+    /// The link whose series fill the single-queue statistics.
+    pub fn set_primary(&mut self, k: usize) {
+        self.primary = k.min(self.links.len().saturating_sub(1));
     }
 
     /// Delay-only mode: forward frames leave when their delay has elapsed, with
@@ -506,7 +525,7 @@ impl Shaper {
                 let on_link = InService::of(link.on_link.map(|(_, _, wire)| wire));
                 let pkts = link.qdisc.len_packets() as u32 + on_link.packets as u32;
                 let bytes = link.qdisc.len_bytes() + on_link.bytes;
-                if k == 0 {
+                if k == self.primary {
                     self.stats.queue_packets.push(pkts);
                     self.stats.queue_bytes.push(bytes);
                 }
@@ -588,7 +607,7 @@ impl Shaper {
                 self.note_late(end_ns, now);
                 if let Some(b) = self.bin(end_ns) {
                     self.links[k].stats.tx_bytes[b] += wire as u64;
-                    if k == 0 {
+                    if k == self.primary {
                         self.stats.link_tx_bytes[b] += wire as u64;
                     }
                 }
@@ -615,17 +634,16 @@ impl Shaper {
                 mark_ce(p.seq as usize);
             }
             let sojourn = now - p.enqueue_ns;
-            let ip_bytes = p.wire_bytes - link.l2_overhead_bytes;
-            let end_ns = link.tx.end_of(now, p.wire_bytes, ip_bytes);
+            let end_ns = link.tx.end_of(now, p.wire_bytes);
             link.on_link = Some((end_ns, p.seq as usize, p.wire_bytes));
             link.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
-            if k == 0 {
+            if k == self.primary {
                 self.note_sojourn(now, sojourn);
             }
         }
     }
 
-    /// The first link's sojourn statistics (the dumbbell's bottleneck).
+    /// The primary link's sojourn statistics (the dumbbell's bottleneck).
     fn note_sojourn(&mut self, now: u64, sojourn: u64) {
         if let Some(b) = self.bin(now) {
             self.stats.sojourn_sum_ns_per_bin[b] += sojourn;
