@@ -1,0 +1,100 @@
+"""The parking lot (examples/parking-lot.toml) on the testbed (root) next to the simulator.
+
+``collect`` runs the example on the testbed for seeds FIRST..FIRST+RUNS-1 (at most ``--jobs``
+runs at a time; every link in ccfair-bottleneck) and appends one JSON line per run to
+bench/data/topology-parking-lot-testbed.jsonl: per flow its share of the bytes delivered in
+the analysis window, its throughput and max-min share, and per link utilisation, queue and drops.
+``compare`` runs the simulator for the same seeds and prints, per flow, the mean share on
+each backend and their difference (docs/topology.md, "Simulator and testbed").
+``--set`` overrides apply to both (e.g. every flow's CCA).
+
+    python bench/topology_testbed.py collect --runs 3 --jobs 2
+    python bench/topology_testbed.py compare
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLE = ROOT / "examples" / "parking-lot.toml"
+OUT = ROOT / "bench" / "data" / "topology-parking-lot-testbed.jsonl"
+
+
+def run(seed: int, backend: str, sets: list[str]) -> dict:
+    cmd = [sys.executable, "-m", "ccfair", "run", str(EXAMPLE), "--json", "--seed", str(seed), "--backend", backend]
+    for s in sets:
+        cmd += ["--set", s]
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        return {"seed": seed, "backend": backend, "set": sets, "error": p.stderr.strip()[-300:]}
+    s = json.loads(p.stdout)
+    return {
+        "seed": seed,
+        "backend": backend,
+        "set": sets,
+        "flows": {f["name"]: {k: f[k] for k in ("share", "throughput_bps", "maxmin_share", "cca")} for f in s["flows"]},
+        "links": s.get("links"),
+        **({"load_avg_1min": s["testbed"]["load_avg_1min"]} if "testbed" in s else {}),
+    }
+
+
+def stored(sets: list[str]) -> list[dict]:
+    if not OUT.exists():
+        return []
+    rows = [json.loads(line) for line in OUT.read_text().splitlines() if line.strip()]
+    return [r for r in rows if r.get("set", []) == sets and "flows" in r]
+
+
+def compare(sets: list[str]) -> None:
+    tb = stored(sets)
+    if not tb:
+        sys.exit(f"no stored testbed runs with --set {sets} in {OUT}")
+    sim = [run(r["seed"], "sim", sets) for r in tb]
+    names = list(tb[0]["flows"])
+    print(f"seeds {[r['seed'] for r in tb]}, --set {sets}")
+    print("| flow | share, simulator (mean ± sd) | share, testbed (mean ± sd) | difference | max-min share sim / testbed |")
+    print("|---|---|---|---|---|")
+    for n in names:
+        a = [r["flows"][n]["share"] for r in sim]
+        b = [r["flows"][n]["share"] for r in tb]
+        ma = [r["flows"][n]["maxmin_share"] for r in sim]
+        mb = [r["flows"][n]["maxmin_share"] for r in tb]
+        sd = lambda x: statistics.stdev(x) if len(x) > 1 else 0.0  # noqa: E731
+        print(
+            f"| {n} | {statistics.mean(a):.3f} ± {sd(a):.3f} | {statistics.mean(b):.3f} ± {sd(b):.3f} | "
+            f"{statistics.mean(b) - statistics.mean(a):+.3f} | {statistics.mean(ma):.2f} / {statistics.mean(mb):.2f} |"
+        )
+    for label, rows in (("simulator", sim), ("testbed", tb)):
+        util = [[lk["utilisation"] for lk in r["links"]] for r in rows]
+        print(f"{label}: link utilisation (mean over runs) " + ", ".join(f"{statistics.mean(u):.3f}" for u in zip(*util)))
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("what", choices=("collect", "compare"))
+    ap.add_argument("--runs", type=int, default=3)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--first-seed", type=int, default=1)
+    ap.add_argument("--set", action="append", default=[], dest="sets")
+    a = ap.parse_args()
+    if a.what == "collect":
+        OUT.parent.mkdir(parents=True, exist_ok=True)
+        seeds = range(a.first_seed, a.first_seed + a.runs)
+        with ThreadPoolExecutor(a.jobs) as ex, OUT.open("a") as f:
+            for r in ex.map(lambda s: run(s, "testbed", a.sets), seeds):
+                f.write(json.dumps(r) + "\n")
+                f.flush()
+                print(json.dumps(r)[:300], flush=True)
+    else:
+        compare(a.sets)
+
+
+if __name__ == "__main__":
+    main()
