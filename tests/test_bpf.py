@@ -208,3 +208,30 @@ def test_dctcp_port_holds_the_queue_near_the_step_threshold_on_real_tcp():
     assert r.summary["utilization"] > 0.9, r.summary["utilization"]
     assert r.summary["queue_packets_mean"] < 2 * 10, r.summary["queue_packets_mean"]
     assert [c["impl"] for c in r.summary["testbed"]["ccas"]] == ["bpf", "bpf"]
+
+
+@needs_load
+def test_lp_port_yields_to_cubic_with_timestamps_without_offsets():
+    """tcp_lp.c estimates the one-way delay from the peer's TSval (Kuzmanovic & Knightly,
+    INFOCOM 2003) and yields when it rises. With timestamps without per-connection offsets
+    (tcp_timestamps = 2) the port sees CUBIC's queue and leaves it most of the link. (With
+    Linux's default random offsets its smoothed delay overflows for 7/8 of connections and it
+    runs as Reno; the offset is a keyed hash of the addresses, so that case is not tested.)"""
+    from ccfair import api
+
+    raw = {
+        "name": "lp vs cubic",
+        "duration": "14s",
+        "window": {"start": "6s"},
+        "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
+        "flows": [{"name": "A", "cca": "lp", "rtt": "50ms"}, {"name": "B", "cca": "cubic", "rtt": "50ms", "start": "1s"}],
+        "testbed": {"timestamp_offsets": "none"},
+    }
+    try:
+        runner.check_available(Spec.from_dict(raw))
+    except runner.TestbedUnavailable as e:
+        pytest.skip(f"testbed unavailable: {e.message}")
+    r = api.run(raw, backend="testbed")
+    assert r.summary["testbed"]["receiver_tcp_timestamps"] == 2
+    shares = [f["share"] for f in r.flows.to_dict("records")]
+    assert shares[0] < 0.15, shares

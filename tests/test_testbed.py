@@ -186,6 +186,7 @@ def test_single_cubic_flow_fills_the_link_at_the_configured_rtt(tmp_path):
     assert s["utilization"] >= 0.9, s
     assert abs(s["flows"][0]["min_rtt_ms"] - 50.0) <= 2.0, s
     assert s["testbed"]["bottleneck"]["oversize_frames"] == 0  # offloads are off: MTU frames only
+    assert s["testbed"]["receiver_tcp_timestamps"] == 1  # Linux's default: random TSval offsets
     # Same shape as a simulator result: every table, same columns, Parquet round trip.
     tables = res.tables()
     assert set(tables) == {"flows", "throughput", "link", "queue", "sojourn", "trace"}

@@ -553,6 +553,11 @@ class Testbed(_Model):
     #: has one, else ccfair's BPF port of the Linux module; "bpf": the BPF port wherever there
     #: is one (e.g. the BPF twins of cubic and reno, to check the ports against the built-in modules).
     cca_impl: Literal["auto", "bpf"] = "auto"
+    #: TCP timestamp clocks of the testbed's hosts: "random" = Linux's default
+    #: (net.ipv4.tcp_timestamps = 1, a random TSval offset per connection), "none" =
+    #: tcp_timestamps = 2 (timestamps without the offset, the simulator's clocks). TCP-LP's
+    #: one-way delay estimate (tcp_lp.c) needs "none" to work (docs/linux-ports.md, "lp").
+    timestamp_offsets: Literal["random", "none"] = "random"
 
 
 class Limits(_Model):

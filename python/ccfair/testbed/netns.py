@@ -535,6 +535,13 @@ class Topology:
         extra = ["quickack", "1"] if quickack else []
         ip("route", "replace", f"{sender_ip(i)}/32", "dev", self.if_rcv, "initrwnd", str(init_rwnd), *extra, ns=self.ns_rcv)
 
+    def timestamp_offsets(self, random_offsets: bool) -> None:
+        """TCP timestamps in every end host's namespace: with a random TSval offset per
+        connection (net.ipv4.tcp_timestamps = 1, Linux's default since 4.10) or without
+        (= 2); Documentation/networking/ip-sysctl.rst, "tcp_timestamps"."""
+        for ns in (*self.ns_snd, self.ns_rcv):
+            sysctls(ns, {"net.ipv4.tcp_timestamps": 1 if random_offsets else 2})
+
     def gso_max_segs(self, i: int, segs: int) -> None:
         """At most ``segs`` segments per TSO/GSO burst of flow ``i``'s sender: the device's
         ``gso_max_segs`` (ip-link(8)), which caps the segments TCP puts in one skb

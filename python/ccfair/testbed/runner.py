@@ -424,6 +424,8 @@ class _Run:
             except RuntimeError as e:
                 raise TestbedError(str(e)) from None
         self.receive_buffer()
+        topo.timestamp_offsets(self.spec.testbed.timestamp_offsets == "random")
+        self.applied["receiver_tcp_timestamps"] = int(netns.in_ns(topo.ns_rcv, "sysctl", "-n", "net.ipv4.tcp_timestamps"))
         for i, f in enumerate(self.flows):
             self.apply_stack(i, f)
             # the kernel offers RFC 3168 ECN (tcp_ecn = 1); an ECN-based CCA (dctcp) asks for it
@@ -567,6 +569,7 @@ class _Run:
             entry["path_min_rtt_ms"] = measured / 1e6
             entry["applied"] = applied
         raw["testbed"]["receiver_tcp_rmem"] = self.applied["receiver_tcp_rmem"]
+        raw["testbed"]["receiver_tcp_timestamps"] = self.applied["receiver_tcp_timestamps"]
         raw["testbed"]["ccas"] = self.cca_report()
         for i in servers:  # the connection's own socket options, read in the server process
             s = snd[i]

@@ -11,15 +11,17 @@
 //!     cwnd += 1; otherwise hold;
 //!   - slow start (Linux: Reno slow start on every ACK) ends once diff >
 //!     gamma: cwnd = min(cwnd, target_cwnd + 1) with target_cwnd = cwnd x
-//!     baseRTT / min_rtt, and ssthresh just below cwnd;
+//!     baseRTT / min_rtt, and ssthresh = min(ssthresh, cwnd);
 //!   - fewer than 3 RTT samples in a round -> Reno growth for that round
 //!     (delayed ACKs make the samples unreliable);
 //!   - Vegas runs only in the Open state; in Recovery/Loss it is disabled and
 //!     Reno's halving applies (`tcp_reno_ssthresh`); it is re-enabled on TX start.
 //!
 //! Sources: L. Brakmo, L. Peterson, "TCP Vegas: End to End Congestion
-//! Avoidance on a Global Internet", IEEE JSAC 13(8), 1995; Linux
-//! net/ipv4/tcp_vegas.c (alpha = 2, beta = 4, gamma = 1 packets).
+//! Avoidance on a Global Internet", IEEE JSAC 13(8), 1995; Linux 6.18
+//! net/ipv4/tcp_vegas.c (alpha = 2, beta = 4, gamma = 1 packets;
+//! `tcp_vegas_ssthresh` = min(ssthresh, cwnd): kernels before the
+//! `tcp_snd_cwnd()` accessors used cwnd - 1).
 //! Written from those descriptions, not copied.
 //!
 //! Simplifications: RTTs are exact ns (Linux: µs, `vrtt = rtt_us + 1`);
@@ -90,9 +92,9 @@ impl Vegas {
         self.doing_vegas_now = false;
     }
 
-    /// Linux `tcp_vegas_ssthresh`: just below the current window.
+    /// Linux 6.18 `tcp_vegas_ssthresh`: at most the current window.
     fn vegas_ssthresh(tp: &TcpCc) -> u32 {
-        tp.ssthresh.min(tp.cwnd.saturating_sub(1))
+        tp.ssthresh.min(tp.cwnd)
     }
 
     /// Base RTT estimate, ns (u64::MAX before any sample).
@@ -309,6 +311,19 @@ mod tests {
         round(&mut v, &mut t, 60_000_000, 5);
         assert_eq!(t.cwnd, 34);
         assert!(!t.in_slow_start(), "ssthresh {} cwnd {}", t.ssthresh, t.cwnd);
+    }
+
+    #[test]
+    fn slow_start_exit_sets_ssthresh_to_the_window_as_linux_6_18() {
+        // tcp_vegas_ssthresh = min(ssthresh, cwnd) (Linux 6.18 tcp_vegas.c), then
+        // tcp_current_ssthresh keeps it >= 3/4 cwnd: ssthresh = cwnd = 34.
+        let mut t = tp();
+        let mut v = Vegas::new();
+        v.init(&mut t);
+        round(&mut v, &mut t, BASE_NS, 5);
+        t.cwnd = 40;
+        round(&mut v, &mut t, 60_000_000, 5);
+        assert_eq!((t.cwnd, t.ssthresh), (34, 34));
     }
 
     #[test]
