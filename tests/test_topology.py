@@ -178,3 +178,69 @@ def test_the_fair_share_of_a_topology_run_is_in_payload_bits_per_second(parking_
     # l1 (10) is the long flow's and x1's bottleneck: 5 Mbit/s of wire each; x2 gets 20 - 5 on l2
     assert got == pytest.approx([5e6 / wire, 5e6 / wire, 15e6 / wire])
     assert all(math.isfinite(x) for x in got)
+
+
+# --------------------------------------------------------------------------- store, report, plots
+
+LINKS_SUMMARY = [
+    {
+        "name": "l1",
+        "rate_bps": 10_000_000,
+        "utilisation": 0.99,
+        "mean_queue_packets": 50.0,
+        "mean_queue_bytes": 75e3,
+        "drops": 27,
+        "marks": 0,
+        "loss_drops": 0,
+        "delivered_bytes": 10,
+    },
+    {
+        "name": "l2",
+        "rate_bps": 20_000_000,
+        "utilisation": 0.5,
+        "mean_queue_packets": 1.0,
+        "mean_queue_bytes": 1500.0,
+        "drops": 0,
+        "marks": 3,
+        "loss_drops": 2,
+        "delivered_bytes": 20,
+    },
+]
+
+
+def test_a_topology_runs_row_has_each_links_utilisation_queue_drops_and_marks(parking_lot: Spec) -> None:
+    from ccfair.store import link_columns
+
+    cols = link_columns(parking_lot.to_run_config(), {"links": LINKS_SUMMARY})
+    assert cols["link.l1.utilisation"] == 0.99 and cols["link.l2.marks"] == 3 and cols["link.l2.loss_drops"] == 2
+    assert link_columns({"bottleneck": {}}, {"links": LINKS_SUMMARY}) == {}  # a dumbbell's row is as before
+
+
+def test_the_report_summarises_every_link_of_a_topology_sweep() -> None:
+    import pandas as pd
+    from ccfair import report
+
+    runs = pd.DataFrame(
+        {"links.0.rate": ["10Mbit"], "link.l1.utilisation": [0.9], "link.l1.mean_queue_packets": [3.0], "link.l1.drops": [4]}
+    )
+    got = report._summary(runs, [])
+    assert got["link l1 utilisation (mean)"].tolist() == ["90.0%"]
+    assert got["link l1 drops (mean)"].tolist() == ["4"]
+
+
+def test_the_primary_link_is_the_narrowest_one_crossed_by_data(parking_lot: Spec) -> None:
+    from ccfair import topology
+
+    c = parking_lot.to_run_config()
+    assert topology.primary_link(c) == 0  # l1 (10 Mbit/s) before l2 (20 Mbit/s)
+    assert topology.primary_rate_bps(c) == 10_000_000
+
+
+def test_the_links_figure_draws_one_bar_per_link() -> None:
+    from types import SimpleNamespace
+
+    from ccfair import plots
+
+    fig = plots.links_summary(SimpleNamespace(summary={"name": "x", "links": LINKS_SUMMARY}))
+    bars = fig.axes[0].patches
+    assert [round(b.get_height(), 2) for b in bars] == [0.99, 0.5]

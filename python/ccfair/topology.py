@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from ccfair.errors import SpecError
 from ccfair.spec_input import read_input_file
 
-__all__ = ["TRACE_MTU_BYTES", "read_trace", "trace_mean_rate_bps", "check_path", "link_rate_bps", "primary_link"]
+__all__ = ["TRACE_MTU_BYTES", "read_trace", "trace_mean_rate_bps", "check_path", "link_rate_bps", "primary_link", "primary_rate_bps"]
 
 #: Bytes one delivery opportunity may carry (mahimahi: one MTU-sized packet).
 TRACE_MTU_BYTES = 1500
@@ -94,3 +94,10 @@ def primary_link(config: dict[str, object]) -> int:
     crossed = {name for f in config["flows"] for name in f.get("path", [])}  # type: ignore[attr-defined, union-attr]
     candidates = [k for k, lk in enumerate(links) if lk["name"] in crossed] or [0]
     return min(candidates, key=lambda k: (link_rate_bps(links[k]), k))
+
+
+def primary_rate_bps(config: dict[str, object]) -> int:
+    """The rate behind a run's single-queue series: the dumbbell's bottleneck, or a topology's primary link."""
+    if config.get("links"):
+        return link_rate_bps(config["links"][primary_link(config)])  # type: ignore[index]
+    return int(config["bottleneck"]["rate_bps"])  # type: ignore[index]
