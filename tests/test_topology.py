@@ -244,3 +244,41 @@ def test_the_links_figure_draws_one_bar_per_link() -> None:
     fig = plots.links_summary(SimpleNamespace(summary={"name": "x", "links": LINKS_SUMMARY}))
     bars = fig.axes[0].patches
     assert [round(b.get_height(), 2) for b in bars] == [0.99, 0.5]
+
+
+# --------------------------------------------------------------------------- the testbed's configuration
+
+
+def test_the_testbed_bottleneck_gets_link_indices_and_acks_without_reverse_path_wait_for_their_links_delays(parking_lot: Spec) -> None:
+    from ccfair.testbed import runner
+
+    config = parking_lot.to_run_config()
+    r = runner._Run(parking_lot, config, Path("/nonexistent"), realtime=False)
+    got = r.link_config([1_000, 2_000, 3_000])
+    assert got["fwd_paths"] == [[0, 1], [0], [1]] and got["rev_paths"] == [[], [], [0]]
+    # long and x1 return over a line with their links' delays (10 ms and 5 ms); x2's ACKs cross l1 instead
+    assert got["rev_delay_ns"] == [1_000 + 10_000_000, 2_000 + 5_000_000, 3_000]
+    assert got["primary_link"] == 0
+    assert [lk["burst_bytes"] for lk in got["links"]] == [1514, 1514]  # one frame per token bucket
+    assert "rate_bps" not in got and "qdisc" not in got
+
+
+def test_the_testbed_reports_each_links_utilisation_over_the_windows_whole_bins(parking_lot: Spec) -> None:
+    from ccfair.testbed import runner
+
+    config = parking_lot.to_run_config()
+    config.update(bin_ns=10**9, duration_ns=4 * 10**9, window_start_ns=10**9, window_end_ns=3 * 10**9)
+    r = runner._Run(parking_lot, config, Path("/nonexistent"), realtime=False)
+    link = {
+        "name": "l1",
+        "rate_bps": 8_000_000,
+        "tx_bytes": [0, 10**6, 5 * 10**5, 0],
+        "queue_packets": [1, 2, 4, 8],
+        "queue_bytes": [0, 0, 0, 0],
+    }
+    link.update(drops=1, marks=2, loss_drops=3, delivered_bytes=4)
+    stats = {"links": [link], "queue_time_ns": [0, 10**9, 2 * 10**9, 3 * 10**9]}
+    got = r.link_stats(stats)[0]
+    # bins 1 and 2: 1.5 MB in 2 s at 8 Mbit/s = 0.75; samples at 1 s and 2 s: mean 3 packets
+    assert got["utilisation"] == pytest.approx(0.75) and got["mean_queue_packets"] == 3
+    assert (got["drops"], got["marks"], got["loss_drops"], got["delivered_bytes"]) == (1, 2, 3, 4)
