@@ -50,6 +50,14 @@ def schema() -> str:
     )
 
 
+#: The RRMQS meter's columns (result.rs MeterResult); empty here, as for every other discipline.
+METER_KEYS = (
+    "window", "start_ns", "class", "main_pkts", "rrmqs_pkts", "main_flows", "rrmqs_flows", "main_rate", "rrmqs_rate",
+    "index", "action", "weight", "main_done", "rrmqs_done", "main_flow_rate", "rrmqs_flow_rate", "pinned_flow",
+    "pinned_class", "pinned_ns", "released_ns",
+)  # fmt: skip
+
+
 def simulate(config_json: str, limits_json: str | None = None, arrays: bool = False) -> dict:
     """``arrays`` is accepted and ignored: the series are lists either way (Result takes both)."""
     cfg = json.loads(config_json)
@@ -69,6 +77,7 @@ def simulate(config_json: str, limits_json: str | None = None, arrays: bool = Fa
                 "rtt_ns": f["rtt_ns"],
                 "start_ns": f["start_ns"],
                 "delivered_bytes": delivered,
+                "arrival_bytes": list(delivered),
                 "sent_packets": 100 + i,
                 "retransmissions": 3 * i,
                 "losses_detected": 2 * i,
@@ -80,6 +89,13 @@ def simulate(config_json: str, limits_json: str | None = None, arrays: bool = Fa
                 "min_rtt_ns": f["rtt_ns"] + 1_000_000,
                 "mean_rtt_ns": float(f["rtt_ns"]) + 5e6,
                 "recoveries": i,
+                "size_bytes": None,
+                "fct_ns": None,
+                "random_losses": 0,
+                "ecn": "off",
+                "ecn_reductions": 0,
+                "sojourn_sum_ns": 0,
+                "sojourn_pkts": 0,
             }
         )
     link = [sum(fl["delivered_bytes"][b] for fl in flows) * 1500 // 1448 for b in range(n_bins)]
@@ -109,9 +125,13 @@ def simulate(config_json: str, limits_json: str | None = None, arrays: bool = Fa
         "queue_bytes": [p * 1500 for p in qp],
         "sojourn_bin": [30, 10, 20],
         "sojourn_count": [1, 90, 9],
+        "sojourn_l4s_bin": [],
+        "sojourn_l4s_count": [],
         "sojourn_sum_ns_per_bin": [20_000_000] * n_bins,
         "sojourn_pkts_per_bin": [10] * n_bins,
         "trace": trace,
+        "cca_classes": list(dict.fromkeys(f["cca"] for f in cfg["flows"])),
+        "meter": {k: [] for k in METER_KEYS},
         "events": 1234,
         "data_packets": 1000,
         "wall_ns": 5_000_000,

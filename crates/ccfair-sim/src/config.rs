@@ -36,7 +36,14 @@ pub struct RunConfig {
     /// Record per-flow cwnd / srtt / pacing-rate samples every `sample_ns`.
     #[serde(default)]
     pub trace: bool,
-    pub bottleneck: BottleneckConfig,
+    /// The dumbbell's one bottleneck, which every flow crosses; absent when
+    /// the run has `links` (exactly one of the two).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub bottleneck: Option<BottleneckConfig>,
+    /// A topology of links in series (topology.rs): each flow crosses the
+    /// links of its `path`. Empty: the dumbbell of `bottleneck`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkConfig>,
     pub flows: Vec<FlowConfig>,
 }
 
@@ -65,6 +72,91 @@ pub struct BottleneckConfig {
     /// Ethernet header, 14 (python/ccfair/spec.py `Bottleneck.l2_overhead`).
     #[serde(default)]
     pub l2_overhead_bytes: u32,
+}
+
+/// One link of a topology (topology.rs): a queue (`qdisc`), a shaper at a
+/// constant `rate_bps` or driven by a mahimahi trace (`trace_ms`), a
+/// propagation delay and a random loss.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkConfig {
+    /// Unique name; flows' `path` and `reverse_path` name links by it.
+    pub name: String,
+    /// Constant link rate (exactly one of `rate_bps` / `trace_ms`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rate_bps: Option<u64>,
+    /// Delivery opportunities, ms since the start, non-decreasing (mahimahi's
+    /// trace format): at each one up to [`TRACE_OPPORTUNITY_BYTES`] of queued
+    /// packets leave; the trace repeats with period = its last timestamp.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub trace_ms: Option<Vec<u64>>,
+    /// One-way propagation delay from this link's output to the next hop.
+    #[serde(default)]
+    pub delay_ns: u64,
+    pub qdisc: QdiscConfig,
+    /// Bytes added to every packet's IP length on this link (as `BottleneckConfig`).
+    #[serde(default)]
+    pub l2_overhead_bytes: u32,
+    /// Probability that a packet entering the link is lost (random, before its queue), in [0, 1).
+    #[serde(default)]
+    pub loss: f64,
+}
+
+/// Bytes one delivery opportunity of a trace-driven link may carry: one
+/// 1500-byte MTU (mahimahi's trace format, Netravali et al., USENIX ATC 2015).
+pub const TRACE_OPPORTUNITY_BYTES: u64 = 1500;
+
+impl LinkConfig {
+    /// The link's rate, bit/s; for a trace, its mean over one period.
+    pub fn mean_rate_bps(&self) -> u64 {
+        match (&self.rate_bps, &self.trace_ms) {
+            (Some(r), _) => *r,
+            (None, Some(t)) => match t.last() {
+                Some(&last) if last > 0 => (t.len() as u128 * TRACE_OPPORTUNITY_BYTES as u128 * 8 * 1000 / last as u128) as u64,
+                _ => 0,
+            },
+            (None, None) => 0,
+        }
+    }
+
+    /// Reject values the simulator cannot run; the field is relative to the link.
+    fn validate(&self) -> Result<(), (String, String)> {
+        let err = |f: &str, m: String| Err((f.to_string(), m));
+        if self.name.is_empty() || !self.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
+            return err("name", format!("must be a non-empty name of [A-Za-z0-9_-], got '{}'", self.name));
+        }
+        match (&self.rate_bps, &self.trace_ms) {
+            (Some(_), Some(_)) => return err("rate", "give exactly one of rate or trace, got both".into()),
+            (None, None) => return err("rate", "give exactly one of rate or trace, got neither".into()),
+            (Some(0), None) => return err("rate", "must be > 0 bit/s, got 0".into()),
+            (None, Some(t)) => {
+                if t.is_empty() {
+                    return err("trace", "the trace has no delivery opportunity".into());
+                }
+                if let Some(i) = t.windows(2).position(|w| w[1] < w[0]) {
+                    return err("trace", format!("timestamps must not decrease: line {} ({} ms) after {} ms", i + 2, t[i + 1], t[i]));
+                }
+                if t[t.len() - 1] == 0 {
+                    return err("trace", "the last timestamp (the trace's period) must be > 0 ms".into());
+                }
+                if t[t.len() - 1] > u64::MAX / 1_000_000 / 2 {
+                    return err("trace", format!("the last timestamp {} ms is too large", t[t.len() - 1]));
+                }
+            }
+            _ => {}
+        }
+        if !(0.0..1.0).contains(&self.loss) {
+            return err("loss", format!("must be a probability in [0, 1), got {}", self.loss));
+        }
+        if let Err(e) = self.qdisc.validate() {
+            let field = match (&self.qdisc, e.field.as_str()) {
+                (QdiscConfig::Droptail { .. }, "limit") => "buffer".to_string(),
+                _ => format!("qdisc.{}", e.field),
+            };
+            return Err((field, e.msg));
+        }
+        Ok(())
+    }
 }
 
 /// Queue disciplines: each declares its config next to its code (qdisc/*.rs);
@@ -177,6 +269,14 @@ pub struct FlowConfig {
     /// veths and a veth's default on Linux 6.18).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub gro_ns: u64,
+    /// Forward (data) path: names of `RunConfig::links` in order. Empty: the
+    /// dumbbell's bottleneck (a run with links needs a path for every flow).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub path: Vec<String>,
+    /// Links the flow's ACKs cross, queued behind the links' other traffic.
+    /// Empty: ACKs return over an uncongested line.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub reverse_path: Vec<String>,
 }
 
 fn is_zero(v: &u64) -> bool {
@@ -242,7 +342,8 @@ impl RunConfig {
             window_start_ns: None,
             window_end_ns: None,
             trace: false,
-            bottleneck: BottleneckConfig { rate_bps, delay_ns: 0, qdisc, l2_overhead_bytes: 0 },
+            bottleneck: Some(BottleneckConfig { rate_bps, delay_ns: 0, qdisc, l2_overhead_bytes: 0 }),
+            links: Vec::new(),
             flows,
         }
     }
@@ -271,16 +372,11 @@ impl RunConfig {
         if self.sojourn_bin_ns == 0 {
             return bad("sojourn_bin", "must be > 0");
         }
-        if self.bottleneck.rate_bps == 0 {
-            return bad("bottleneck.rate", "must be > 0");
-        }
-        if let Err(e) = self.bottleneck.qdisc.validate() {
-            // drop-tail's limit is the experiment file's bottleneck.buffer
-            let field = match (&self.bottleneck.qdisc, e.field.as_str()) {
-                (QdiscConfig::Droptail { .. }, "limit") => "bottleneck.buffer".to_string(),
-                _ => format!("bottleneck.qdisc.{}", e.field),
-            };
-            return Err(SimError::Invalid { field, msg: e.msg });
+        match (&self.bottleneck, self.links.is_empty()) {
+            (Some(_), false) => return bad("links", "a run has either a bottleneck or links, not both"),
+            (None, true) => return bad("bottleneck", "a run needs a bottleneck or links"),
+            (Some(b), true) => validate_bottleneck(b)?,
+            (None, false) => self.validate_links()?,
         }
         if self.flows.is_empty() {
             return bad("flows", "at least one flow is required");
@@ -296,11 +392,19 @@ impl RunConfig {
             if let Err(e) = crate::cc::resolve(&f.cca, &f.cca_params) {
                 return Err(SimError::Invalid { field: field(&format!("cca.{}", e.field)), msg: e.msg });
             }
-            if f.rtt_ns < 2 * self.bottleneck.delay_ns {
-                return Err(SimError::Invalid {
-                    field: field("rtt"),
-                    msg: format!("must be at least twice the bottleneck delay ({} ns), got {} ns", 2 * self.bottleneck.delay_ns, f.rtt_ns),
-                });
+            if let Some(b) = &self.bottleneck {
+                if !f.path.is_empty() || !f.reverse_path.is_empty() {
+                    let name = if f.path.is_empty() { "reverse_path" } else { "path" };
+                    return Err(SimError::Invalid { field: field(name), msg: "a path needs links (the run has a bottleneck)".into() });
+                }
+                if f.rtt_ns < 2 * b.delay_ns {
+                    return Err(SimError::Invalid {
+                        field: field("rtt"),
+                        msg: format!("must be at least twice the bottleneck delay ({} ns), got {} ns", 2 * b.delay_ns, f.rtt_ns),
+                    });
+                }
+            } else {
+                self.validate_paths(i, f)?;
             }
             if f.rtt_ns == 0 {
                 return Err(SimError::Invalid { field: field("rtt"), msg: "must be > 0".into() });
@@ -345,14 +449,98 @@ impl RunConfig {
     }
 }
 
+impl RunConfig {
+    /// The links (each has a name unique in the run).
+    fn validate_links(&self) -> Result<(), SimError> {
+        for (k, l) in self.links.iter().enumerate() {
+            l.validate().map_err(|(f, msg)| SimError::Invalid { field: format!("links.{k}.{f}"), msg })?;
+            if let Some(j) = self.links[..k].iter().position(|o| o.name == l.name) {
+                return Err(SimError::Invalid {
+                    field: format!("links.{k}.name"),
+                    msg: format!("duplicate link name '{}' (also links.{j})", l.name),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Index of the link named `name`.
+    pub fn link_index(&self, name: &str) -> Option<usize> {
+        self.links.iter().position(|l| l.name == name)
+    }
+
+    /// Flow `i`'s path and reverse path name known links, none twice, and
+    /// its RTT holds their delays.
+    fn validate_paths(&self, i: usize, f: &FlowConfig) -> Result<(), SimError> {
+        let names = || self.links.iter().map(|l| format!("'{}'", l.name)).collect::<Vec<_>>().join(", ");
+        for (key, path) in [("path", &f.path), ("reverse_path", &f.reverse_path)] {
+            if key == "path" && path.is_empty() {
+                return Err(SimError::Invalid {
+                    field: format!("flows.{i}.path"),
+                    msg: format!("must name at least one link (allowed: {})", names()),
+                });
+            }
+            for (j, name) in path.iter().enumerate() {
+                if self.link_index(name).is_none() {
+                    return Err(SimError::Invalid {
+                        field: format!("flows.{i}.{key}.{j}"),
+                        msg: format!("unknown link '{name}' (allowed: {})", names()),
+                    });
+                }
+                if path[..j].contains(name) {
+                    return Err(SimError::Invalid {
+                        field: format!("flows.{i}.{key}.{j}"),
+                        msg: format!("link '{name}' appears twice in one path (a loop)"),
+                    });
+                }
+            }
+        }
+        let (fwd, rev) = self.path_delays_ns(f);
+        let need = fwd as u128 + if f.reverse_path.is_empty() { fwd as u128 } else { rev as u128 };
+        if (f.rtt_ns as u128) < need {
+            return Err(SimError::Invalid {
+                field: format!("flows.{i}.rtt"),
+                msg: format!("must be at least the delays of its links ({need} ns), got {} ns", f.rtt_ns),
+            });
+        }
+        Ok(())
+    }
+
+    /// Sums of the link delays of `f`'s path and reverse path (names must be known).
+    pub fn path_delays_ns(&self, f: &FlowConfig) -> (u64, u64) {
+        let sum =
+            |p: &[String]| p.iter().filter_map(|n| self.link_index(n)).map(|k| self.links[k].delay_ns).fold(0u64, u64::saturating_add);
+        (sum(&f.path), sum(&f.reverse_path))
+    }
+}
+
+fn validate_bottleneck(b: &BottleneckConfig) -> Result<(), SimError> {
+    if b.rate_bps == 0 {
+        return Err(SimError::Invalid { field: "bottleneck.rate".into(), msg: "must be > 0".into() });
+    }
+    if let Err(e) = b.qdisc.validate() {
+        // drop-tail's limit is the experiment file's bottleneck.buffer
+        let field = match (&b.qdisc, e.field.as_str()) {
+            (QdiscConfig::Droptail { .. }, "limit") => "bottleneck.buffer".to_string(),
+            _ => format!("bottleneck.qdisc.{}", e.field),
+        };
+        return Err(SimError::Invalid { field, msg: e.msg });
+    }
+    Ok(())
+}
+
 /// A config that does not decode: if the cause is a queue-discipline parameter
 /// (wrong type, unknown name), the declared parameters name it.
 fn locate_decode_error(s: &str) -> Option<SimError> {
     let v: serde_json::Value = serde_json::from_str(s).ok()?;
-    let mut q = v.get("bottleneck")?.get("qdisc")?.as_object()?.clone();
-    let kind = q.remove("kind")?;
-    let e = crate::qdisc::resolve(kind.as_str()?, &q).err()?;
-    Some(SimError::Invalid { field: format!("bottleneck.qdisc.{}", e.field), msg: e.msg })
+    let links = v.get("links").and_then(|l| l.as_array()).cloned().unwrap_or_default();
+    let places = std::iter::once(("bottleneck".to_string(), v.get("bottleneck").cloned()))
+        .chain(links.into_iter().enumerate().map(|(k, l)| (format!("links.{k}"), Some(l))));
+    places.filter_map(|(at, c)| Some((at, c?.get("qdisc")?.as_object()?.clone()))).find_map(|(at, mut q)| {
+        let kind = q.remove("kind")?;
+        let e = crate::qdisc::resolve(kind.as_str()?, &q).err()?;
+        Some(SimError::Invalid { field: format!("{at}.qdisc.{}", e.field), msg: e.msg })
+    })
 }
 
 /// DCCP flows: CCID 2 is the only DCCP congestion control, and the TCP-only

@@ -22,5 +22,6 @@ pub mod rng;
 pub mod schema;
 pub mod sim;
 pub mod tcp;
+pub mod topology;
 
 pub use sim::{run, try_run};

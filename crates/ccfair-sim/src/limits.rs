@@ -124,16 +124,27 @@ fn queue_packets(q: &QdiscConfig, wire: f64) -> f64 {
 
 /// RRMQS's Bloom filters (qdisc/rrmqs.rs): two per CCA class, `bloom_bits` / 8 bytes each.
 fn bloom_term(cfg: &RunConfig) -> MemoryTerm {
-    let (bytes, classes) = match &cfg.bottleneck.qdisc {
-        QdiscConfig::Rrmqs(c) => {
+    let (mut bytes, mut classes, mut field) = (0.0, 0, "bottleneck.qdisc.bloom_bits".to_string());
+    for (at, _, q) in queues(cfg) {
+        if let QdiscConfig::Rrmqs(c) = q {
             let mut ccas: Vec<&str> = cfg.flows.iter().map(|f| f.cca.as_str()).collect();
             ccas.sort_unstable();
             ccas.dedup();
-            (2.0 * ccas.len() as f64 * (c.bloom_bits.max(64) as f64 / 8.0), ccas.len())
+            bytes += 2.0 * ccas.len() as f64 * (c.bloom_bits.max(64) as f64 / 8.0);
+            classes += ccas.len();
+            field = format!("{at}.qdisc.bloom_bits");
         }
-        _ => (0.0, 0),
-    };
-    MemoryTerm { field: "bottleneck.qdisc.bloom_bits".into(), bytes, what: format!("{} Bloom filters", 2 * classes) }
+    }
+    MemoryTerm { field, bytes, what: format!("{} Bloom filters", 2 * classes) }
+}
+
+/// Every queue of the run: (its field prefix, its link's rate in bit/s, its discipline): the
+/// bottleneck, or each link of a topology (a trace-driven one at its mean rate).
+fn queues(cfg: &RunConfig) -> Vec<(String, u64, &QdiscConfig)> {
+    match &cfg.bottleneck {
+        Some(b) => vec![("bottleneck".to_string(), b.rate_bps, &b.qdisc)],
+        None => cfg.links.iter().enumerate().map(|(k, l)| (format!("links.{k}"), l.mean_rate_bps(), &l.qdisc)).collect(),
+    }
 }
 
 /// A base RTT beyond any real path (a geostationary satellite hop is ~0.6 s): when the packets
@@ -148,11 +159,15 @@ pub fn project(cfg: &RunConfig) -> Projection {
     let (longest, max_rtt_ns) = cfg.flows.iter().enumerate().map(|(i, f)| (i, f.rtt_ns)).max_by_key(|&(_, r)| r).unwrap_or((0, 0));
     let max_rtt_ns = max_rtt_ns as f64;
     let duration = cfg.duration_ns as f64;
-    let rate = cfg.bottleneck.rate_bps as f64;
+    // A topology: every link's packets are events, every queue holds packets; the
+    // fields named are those of its fastest link.
+    let queues = queues(cfg);
+    let rate = queues.iter().map(|q| q.1 as f64).sum::<f64>();
+    let fastest = queues.iter().max_by_key(|q| q.1).map_or("bottleneck".to_string(), |q| q.0.clone());
     let bins = (duration / cfg.bin_ns.max(1) as f64).ceil();
     let samples = (duration / cfg.sample_ns.max(1) as f64).ceil();
     let sample_series = 3.0 + if cfg.trace { 7.0 * flows } else { 0.0 };
-    let queue_pkts = queue_packets(&cfg.bottleneck.qdisc, min_wire);
+    let queue_pkts = queues.iter().map(|q| queue_packets(q.2, min_wire)).sum::<f64>();
     let bdp_pkts = rate * max_rtt_ns / 8e9 / min_wire;
     let drain_ns = queue_pkts * max_wire * 8e9 / rate;
     let hist_bins = duration.min(drain_ns.max(1.0)) / cfg.sojourn_bin_ns.max(1) as f64;
@@ -161,11 +176,11 @@ pub fn project(cfg: &RunConfig) -> Projection {
     // after the buffer when the queue dominates, else after the flow's RTT when it is beyond
     // any real path, else after the rate.
     let inflight_field = if bdp_pkts < queue_pkts {
-        "bottleneck.buffer".to_string()
+        format!("{fastest}.buffer")
     } else if max_rtt_ns > LONG_RTT_NS {
         format!("flows.{longest}.rtt")
     } else {
-        "bottleneck.rate".to_string()
+        format!("{fastest}.rate")
     };
     let terms = vec![
         MemoryTerm {
@@ -245,10 +260,11 @@ pub fn check(cfg: &RunConfig, limits: &Limits) -> Result<(), SimError> {
             ),
         });
     }
-    let field = if cfg.bottleneck.rate_bps > 10_000_000_000 { "bottleneck.rate" } else { "duration" };
+    let fastest = queues(cfg).into_iter().max_by_key(|q| q.1).expect("a bottleneck or links");
+    let field = if fastest.1 > 10_000_000_000 { format!("{}.rate", fastest.0) } else { "duration".to_string() };
     if p.events > limits.events as f64 {
         return Err(SimError::Invalid {
-            field: field.into(),
+            field: field.clone(),
             msg: format!(
                 "the run would take about {:.3e} events, over the limit of {:.3e} (limits.events)",
                 p.events, limits.events as f64
@@ -257,7 +273,7 @@ pub fn check(cfg: &RunConfig, limits: &Limits) -> Result<(), SimError> {
     }
     if p.wall_ns > limits.wall_ns as f64 {
         return Err(SimError::Invalid {
-            field: field.into(),
+            field: field.clone(),
             msg: format!(
                 "the run would take about {} of wall time ({:.3e} events at {:.0e} events/s), over the limit of {} (limits.wall)",
                 human_time(p.wall_ns),

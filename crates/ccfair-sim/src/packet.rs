@@ -75,7 +75,7 @@ pub struct Packet {
     word: u32,
     pub kind: Kind,
     pub ecn: Ecn,
-    /// [`F_ECE`] | [`F_CWR`] | [`F_SACK`].
+    /// [`F_ECE`] | [`F_CWR`] | [`F_SACK`] | [`F_CE_IN`].
     flags: u8,
 }
 
@@ -85,6 +85,9 @@ const F_ECE: u8 = 1;
 const F_CWR: u8 = 2;
 /// Ack: a SACK option waits in the flow's [`SackChannel`].
 const F_SACK: u8 = 4;
+/// In a topology's queue (topology.rs): the packet was CE already when it
+/// entered, so a CE mark on leaving is not this queue's.
+const F_CE_IN: u8 = 8;
 
 /// A flow's in-order channel of SACK options from its receiver to its
 /// sender, beside the ACKs that carry [`Packet::has_sack`].
@@ -208,6 +211,17 @@ impl Packet {
     #[inline]
     pub fn has_sack(&self) -> bool {
         self.flag(F_SACK)
+    }
+
+    /// Record whether the packet is CE as it enters a queue ([`Packet::marked_here`]).
+    pub(crate) fn note_ce_on_entry(&mut self) {
+        let ce = self.ecn == Ecn::Ce;
+        self.set_flag(F_CE_IN, ce);
+    }
+
+    /// The packet became CE in the queue it leaves (it was not on entry).
+    pub(crate) fn marked_here(&self) -> bool {
+        self.ecn == Ecn::Ce && !self.flag(F_CE_IN)
     }
 
     /// Ack: send `sack` (if it has blocks) through `ch` with this ACK.

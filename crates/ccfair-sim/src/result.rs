@@ -112,10 +112,67 @@ pub struct RunResult {
     pub cca_classes: Vec<String>,
     /// Flow-meter log of the queue discipline (RRMQS); empty for others.
     pub meter: MeterResult,
+    /// Per link: the topology's links in declared order; a dumbbell run has
+    /// one, named "bottleneck" (from the counters above).
+    pub links: Vec<LinkStats>,
     /// Counters for benchmarks.
     pub events: u64,
     pub data_packets: u64,
     pub wall_ns: u64,
+}
+
+/// One link's statistics. Utilisation and mean queue are over the analysis
+/// window when the run has one, else over the whole run; the counters are
+/// over the whole run.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct LinkStats {
+    pub name: String,
+    /// The link's rate; for a trace-driven link its mean rate over one period.
+    pub rate_bps: u64,
+    /// Wire bytes sent x 8 / (rate x time), over the result bins that lie
+    /// within the window (`link_utilisation`).
+    pub utilisation: f64,
+    /// Mean of the queue samples (every `sample_ns`; the packet on the link included).
+    pub mean_queue_packets: f64,
+    pub mean_queue_bytes: f64,
+    /// Packets dropped by the queue (overflow and AQM).
+    pub drops: u64,
+    /// Data packets CE-marked by the queue.
+    pub marks: u64,
+    /// Packets lost to the link's random loss.
+    pub loss_drops: u64,
+    /// Wire bytes the link finished sending.
+    pub delivered_bytes: u64,
+}
+
+/// A link's utilisation from its sent wire bytes per result bin: the bins
+/// lying wholly within the window [start, end) (if none, every bin the
+/// window touches), their bytes x 8 over rate x their time.
+pub fn link_utilisation(tx_bytes_per_bin: &[u64], bin_ns: u64, duration_ns: u64, window: (u64, u64), rate_bps: u64) -> f64 {
+    let bin_span = |b: usize| (b as u64 * bin_ns, ((b as u64 + 1) * bin_ns).min(duration_ns));
+    let within: Vec<usize> = (0..tx_bytes_per_bin.len()).filter(|&b| bin_span(b).0 >= window.0 && bin_span(b).1 <= window.1).collect();
+    let bins = if within.is_empty() {
+        (0..tx_bytes_per_bin.len()).filter(|&b| bin_span(b).0 < window.1 && bin_span(b).1 > window.0).collect()
+    } else {
+        within
+    };
+    let ns: u64 = bins.iter().map(|&b| bin_span(b).1 - bin_span(b).0).sum();
+    let bytes: u64 = bins.iter().map(|&b| tx_bytes_per_bin[b]).sum();
+    if ns == 0 || rate_bps == 0 {
+        return 0.0;
+    }
+    bytes as f64 * 8.0 * 1e9 / (rate_bps as f64 * ns as f64)
+}
+
+/// Mean of the queue samples taken within the window [start, end) (0 if none).
+pub fn mean_in_window(times: &[u64], values: impl IntoIterator<Item = f64>, window: (u64, u64)) -> f64 {
+    let (sum, n) =
+        times.iter().zip(values).filter(|(&t, _)| t >= window.0 && t < window.1).fold((0.0, 0u64), |(s, n), (_, v)| (s + v, n + 1));
+    if n == 0 {
+        0.0
+    } else {
+        sum / n as f64
+    }
 }
 
 /// RRMQS flow meter (qdisc/rrmqs.rs): one row per (window, CCA class), plus

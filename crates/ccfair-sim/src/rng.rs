@@ -22,6 +22,9 @@ pub mod stream {
     /// Host noise on a flow's data packets (sender host) and ACKs (receiver host).
     pub const HOST_SEND: u64 = 5 << 40;
     pub const HOST_ACK: u64 = 6 << 40;
+    /// A topology's link `k` (topology.rs): its random loss and its queue discipline.
+    pub const TOPO_LINK_LOSS: u64 = 7 << 40;
+    pub const TOPO_LINK_QDISC: u64 = 8 << 40;
 }
 
 /// Seed for stream `id` of a run with master `seed`.

@@ -36,7 +36,7 @@ use crate::packet::{Ecn, Kind, Packet};
 use crate::prefetch::prefetch;
 use crate::qdisc::droptail::DropTail;
 use crate::qdisc::{self, DropReason, InService, Qdisc};
-use crate::result::{try_zeroed, FlowResult, RunResult, TraceResult};
+use crate::result::{link_utilisation, mean_in_window, try_zeroed, FlowResult, LinkStats, RunResult, TraceResult};
 use crate::rng::{derive_seed, stream, stream_rng};
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderConfig};
@@ -73,45 +73,107 @@ enum Ev {
     Start(u32),
 }
 
-struct Monitor {
-    bin_ns: u64,
-    delivered: Vec<Vec<u64>>,
+pub(crate) struct Monitor {
+    pub(crate) bin_ns: u64,
+    pub(crate) delivered: Vec<Vec<u64>>,
     /// Per flow, per bin: payload bytes of data packets arriving at the receiver.
-    arrivals: Vec<Vec<u64>>,
-    link_tx: Vec<u64>,
-    drops: Vec<u64>,
-    drops_overflow: Vec<u64>,
-    drops_aqm: Vec<u64>,
-    ecn_marks: Vec<u64>,
+    pub(crate) arrivals: Vec<Vec<u64>>,
+    pub(crate) link_tx: Vec<u64>,
+    pub(crate) drops: Vec<u64>,
+    pub(crate) drops_overflow: Vec<u64>,
+    pub(crate) drops_aqm: Vec<u64>,
+    pub(crate) ecn_marks: Vec<u64>,
     /// Window sojourn sum / packets per flow.
-    flow_sojourn_sum: Vec<u64>,
-    flow_sojourn_pkts: Vec<u64>,
+    pub(crate) flow_sojourn_sum: Vec<u64>,
+    pub(crate) flow_sojourn_pkts: Vec<u64>,
     /// Sojourn histogram (window) of packets of scalable-ECN (L4S) flows only.
-    sojourn_hist_l4s: Vec<u64>,
+    pub(crate) sojourn_hist_l4s: Vec<u64>,
     /// Per flow: uses scalable ECN (its packets form the L4S class).
-    flow_l4s: Vec<bool>,
-    sojourn_hist: Vec<u64>,
-    sojourn_bin_ns: u64,
-    sojourn_sum: Vec<u64>,
-    sojourn_pkts: Vec<u64>,
-    window: (u64, u64),
+    pub(crate) flow_l4s: Vec<bool>,
+    pub(crate) sojourn_hist: Vec<u64>,
+    pub(crate) sojourn_bin_ns: u64,
+    pub(crate) sojourn_sum: Vec<u64>,
+    pub(crate) sojourn_pkts: Vec<u64>,
+    pub(crate) window: (u64, u64),
     /// Bytes delivered in order per flow so far (capped at the flow size).
-    delivered_total: Vec<u64>,
+    pub(crate) delivered_total: Vec<u64>,
     /// Flow completion time (finite flows), ns from the flow's start.
-    fct_ns: Vec<Option<u64>>,
+    pub(crate) fct_ns: Vec<Option<u64>>,
     /// Data packets lost on the access path (random, non-congestion loss).
-    random_losses: Vec<u64>,
-    queue_time: Vec<u64>,
-    queue_pkts: Vec<u32>,
-    queue_bytes: Vec<u64>,
-    trace: Option<TraceResult>,
+    pub(crate) random_losses: Vec<u64>,
+    pub(crate) queue_time: Vec<u64>,
+    pub(crate) queue_pkts: Vec<u32>,
+    pub(crate) queue_bytes: Vec<u64>,
+    pub(crate) trace: Option<TraceResult>,
 }
 
 /// Cap on sojourn histogram bins (beyond: counted in the last bin).
 const MAX_SOJOURN_BINS: usize = 1 << 20;
 
 impl Monitor {
-    fn count_drop(&mut self, flow: u32, why: DropReason) {
+    /// The per-flow and per-bin series of a run of `cfg` (`flow_l4s`: which flows use scalable ECN).
+    pub(crate) fn try_new(cfg: &RunConfig, flow_l4s: Vec<bool>) -> Result<Monitor, SimError> {
+        let n = cfg.flows.len();
+        let nbins = cfg.duration_ns.div_ceil(cfg.bin_ns) as usize;
+        let window = (cfg.window_start_ns.unwrap_or(0), cfg.window_end_ns.unwrap_or(cfg.duration_ns));
+        Ok(Monitor {
+            bin_ns: cfg.bin_ns,
+            delivered: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
+            arrivals: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
+            link_tx: try_zeroed(nbins, "bin")?,
+            drops: vec![0; n],
+            drops_overflow: vec![0; n],
+            drops_aqm: vec![0; n],
+            ecn_marks: vec![0; n],
+            flow_sojourn_sum: vec![0; n],
+            flow_sojourn_pkts: vec![0; n],
+            sojourn_hist_l4s: Vec::new(),
+            flow_l4s,
+            sojourn_hist: Vec::new(),
+            sojourn_bin_ns: cfg.sojourn_bin_ns,
+            sojourn_sum: try_zeroed(nbins, "bin")?,
+            sojourn_pkts: try_zeroed(nbins, "bin")?,
+            window,
+            delivered_total: vec![0; n],
+            fct_ns: vec![None; n],
+            random_losses: vec![0; n],
+            queue_time: Vec::new(),
+            queue_pkts: Vec::new(),
+            queue_bytes: Vec::new(),
+            trace: if cfg.trace { Some(TraceResult::default()) } else { None },
+        })
+    }
+
+    /// Packet `p` leaves the measured queue at `now` (result bin `b`): its
+    /// sojourn time per bin and, within the window, in the histograms and
+    /// its flow's sums.
+    #[inline(always)]
+    pub(crate) fn record_sojourn(&mut self, now: TimeNs, b: usize, p: &Packet) {
+        let sojourn = now - p.enqueue_ns;
+        if b < self.sojourn_sum.len() {
+            self.sojourn_sum[b] += sojourn;
+            self.sojourn_pkts[b] += 1;
+        }
+        if now >= self.window.0 && now < self.window.1 {
+            let i = ((sojourn / self.sojourn_bin_ns) as usize).min(MAX_SOJOURN_BINS - 1);
+            if i >= self.sojourn_hist.len() {
+                self.sojourn_hist.resize(i + 1, 0);
+            }
+            self.sojourn_hist[i] += 1;
+            let f = p.flow as usize;
+            self.flow_sojourn_sum[f] += sojourn;
+            self.flow_sojourn_pkts[f] += 1;
+            if self.flow_l4s[f] {
+                let h = &mut self.sojourn_hist_l4s;
+                if i >= h.len() {
+                    h.resize(i + 1, 0);
+                }
+                h[i] += 1;
+            }
+        }
+    }
+
+    pub(crate) fn count_drop(&mut self, flow: u32, why: DropReason) {
         let f = flow as usize;
         self.drops[f] += 1;
         match why {
@@ -120,7 +182,7 @@ impl Monitor {
         }
     }
 
-    fn bin(&self, t: TimeNs) -> usize {
+    pub(crate) fn bin(&self, t: TimeNs) -> usize {
         (t / self.bin_ns) as usize
     }
 }
@@ -190,7 +252,8 @@ impl Simulation {
     /// `min_shared` flows of the same delay on (`usize::MAX`: every flow has
     /// its own lines, the reference `SharedLines` are tested against).
     fn try_new_with(cfg: &RunConfig, min_shared: usize) -> Result<Simulation, SimError> {
-        let qd = qdisc::build(&cfg.bottleneck.qdisc, cfg.seed, cfg.bottleneck.rate_bps);
+        let b = cfg.bottleneck.as_ref().expect("a dumbbell run has a bottleneck");
+        let qd = qdisc::build(&b.qdisc, cfg.seed, b.rate_bps);
         Simulation::try_with_qdisc(cfg, min_shared, qd)
     }
 }
@@ -201,7 +264,8 @@ impl<Q: Qdisc> Simulation<Q> {
     /// parameter).
     fn try_with_qdisc(cfg: &RunConfig, min_shared: usize, mut qd: Q) -> Result<Simulation<Q>, SimError> {
         let n = cfg.flows.len();
-        let d_b = cfg.bottleneck.delay_ns;
+        let bn = cfg.bottleneck.as_ref().expect("a dumbbell run has a bottleneck");
+        let d_b = bn.delay_ns;
         let bottleneck_out = DelayLine::new(d_b);
         let per_flow = |f: &dyn Fn(&crate::config::FlowConfig) -> u64| cfg.flows.iter().map(f).collect::<Vec<u64>>();
         let (access_ns, reverse_ns) = (per_flow(&|f| f.rtt_ns / 2 - d_b), per_flow(&|f| f.rtt_ns - f.rtt_ns / 2));
@@ -210,96 +274,8 @@ impl<Q: Qdisc> Simulation<Q> {
         let reverse = (0..n).map(|i| DelayLine::with_jitter(reverse_ns[i], ack_jitter[i], cfg.seed, stream::HOST_ACK + i as u64)).collect();
         let access_shared = SharedLines::new(&access_ns, &host_jitter, min_shared);
         let reverse_shared = SharedLines::new(&reverse_ns, &ack_jitter, min_shared);
-        let mut senders = Vec::with_capacity(n);
-        let mut receivers = Vec::with_capacity(n);
-        let mut starts = Vec::with_capacity(n);
-        let mut flow_l4s = Vec::with_capacity(n);
-        for (i, f) in cfg.flows.iter().enumerate() {
-            if f.transport() == Transport::Dccp {
-                let ch = crate::dccp::channel();
-                let dcfg = DccpSenderConfig {
-                    flow: i as u32,
-                    mss_bytes: f.mss_bytes,
-                    wire_bytes: f.mss_bytes + HEADER_BYTES,
-                    init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or_else(|| crate::dccp::ccid2::initial_window_pkts(f.mss_bytes)),
-                    stop_ns: f.stop_ns,
-                    size_bytes: f.size_bytes,
-                };
-                senders.push(FlowSender::Dccp(DccpSender::new(dcfg, ch.clone())));
-                receivers.push(FlowReceiver::Dccp(DccpReceiver::new(i as u32, f.mss_bytes, ch)));
-                flow_l4s.push(false);
-            } else {
-                let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
-                let cca = cc::make_with(&f.cca, &f.cca_params, cca_seed).expect("validated CCA and params");
-                let ecn = resolve_ecn(f.ecn, cca.as_ref());
-                // Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once
-                // (tcp_ecn_accept_cwr); Prague's AccECN does not (tcp/receiver.rs).
-                let cwr_ack_now = cca.name() == "dctcp";
-                flow_l4s.push(ecn == EcnMode::Scalable);
-                let sender = Sender::new(
-                    SenderConfig {
-                        flow: i as u32,
-                        mss_bytes: f.mss_bytes,
-                        wire_bytes: f.mss_bytes + HEADER_BYTES,
-                        init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
-                        pacing: f.pacing,
-                        stop_ns: f.stop_ns,
-                        size_bytes: f.size_bytes,
-                        rate_cap_bps: f.rate_cap_bps,
-                        ecn,
-                        rto_min_ns: f.min_rto_ns.unwrap_or(crate::tcp::rtt::RTO_MIN_NS),
-                        gso_max_segs: f.tso_max_segs.unwrap_or(crate::tcp::sender::GSO_MAX_SEGS),
-                    },
-                    cca,
-                );
-                receivers.push(FlowReceiver::Tcp(
-                    Receiver::new(
-                        i as u32,
-                        f.mss_bytes,
-                        f.delayed_ack,
-                        f.rwnd_init_pkts,
-                        f.rwnd_max_pkts,
-                        f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
-                    )
-                    .with_sack_channel(sender.sack_channel())
-                    .with_ecn(ecn)
-                    .with_cwr_ack_now(cwr_ack_now)
-                    .with_gro(f.gro_ns, HEADER_BYTES),
-                ));
-                senders.push(FlowSender::Tcp(sender));
-            }
-            let jitter =
-                if f.start_jitter_ns > 0 { stream_rng(cfg.seed, stream::FLOW_START + i as u64).gen_range(0..f.start_jitter_ns) } else { 0 };
-            starts.push(f.start_ns + jitter);
-        }
-        let nbins = cfg.duration_ns.div_ceil(cfg.bin_ns) as usize;
-        let window = (cfg.window_start_ns.unwrap_or(0), cfg.window_end_ns.unwrap_or(cfg.duration_ns));
-        let mon = Monitor {
-            bin_ns: cfg.bin_ns,
-            delivered: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
-            arrivals: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
-            link_tx: try_zeroed(nbins, "bin")?,
-            drops: vec![0; n],
-            drops_overflow: vec![0; n],
-            drops_aqm: vec![0; n],
-            ecn_marks: vec![0; n],
-            flow_sojourn_sum: vec![0; n],
-            flow_sojourn_pkts: vec![0; n],
-            sojourn_hist_l4s: Vec::new(),
-            flow_l4s,
-            sojourn_hist: Vec::new(),
-            sojourn_bin_ns: cfg.sojourn_bin_ns,
-            sojourn_sum: try_zeroed(nbins, "bin")?,
-            sojourn_pkts: try_zeroed(nbins, "bin")?,
-            window,
-            delivered_total: vec![0; n],
-            fct_ns: vec![None; n],
-            random_losses: vec![0; n],
-            queue_time: Vec::new(),
-            queue_pkts: Vec::new(),
-            queue_bytes: Vec::new(),
-            trace: if cfg.trace { Some(TraceResult::default()) } else { None },
-        };
+        let Endpoints { senders, receivers, starts, flow_l4s } = build_endpoints(cfg);
+        let mon = Monitor::try_new(cfg, flow_l4s)?;
         let mut q = EventQueue::new();
         for (i, &s) in starts.iter().enumerate() {
             if s < cfg.duration_ns {
@@ -308,18 +284,7 @@ impl<Q: Qdisc> Simulation<Q> {
         }
         // The queue samples run in event order but outside the queue (`run`).
         let first_sample = (0, q.take_seq());
-        let mut cca_classes: Vec<String> = Vec::new();
-        let cca_class: Vec<u16> = cfg
-            .flows
-            .iter()
-            .map(|f| match cca_classes.iter().position(|c| *c == f.cca) {
-                Some(k) => k as u16,
-                None => {
-                    cca_classes.push(f.cca.clone());
-                    (cca_classes.len() - 1) as u16
-                }
-            })
-            .collect();
+        let (cca_class, cca_classes) = cca_classes(cfg);
         qd.set_classes(cca_classes.len());
         Ok(Simulation {
             q,
@@ -330,8 +295,8 @@ impl<Q: Qdisc> Simulation<Q> {
             reverse_shared,
             qdisc_drops_others: qd.drops_others_on_enqueue(),
             qdisc: qd,
-            rate_bps: cfg.bottleneck.rate_bps,
-            l2_overhead_bytes: cfg.bottleneck.l2_overhead_bytes,
+            rate_bps: bn.rate_bps,
+            l2_overhead_bytes: bn.l2_overhead_bytes,
             tx_rem: 0,
             tx_current: None,
             tx_done_at: None,
@@ -462,28 +427,7 @@ impl<Q: Qdisc> Simulation<Q> {
                 // Senders never send CE, so a CE packet leaving the queue was marked here.
                 self.mon.ecn_marks[p.flow as usize] += 1;
             }
-            let sojourn = now - p.enqueue_ns;
-            if b < self.mon.sojourn_sum.len() {
-                self.mon.sojourn_sum[b] += sojourn;
-                self.mon.sojourn_pkts[b] += 1;
-            }
-            if now >= self.mon.window.0 && now < self.mon.window.1 {
-                let i = ((sojourn / self.mon.sojourn_bin_ns) as usize).min(MAX_SOJOURN_BINS - 1);
-                if i >= self.mon.sojourn_hist.len() {
-                    self.mon.sojourn_hist.resize(i + 1, 0);
-                }
-                self.mon.sojourn_hist[i] += 1;
-                let f = p.flow as usize;
-                self.mon.flow_sojourn_sum[f] += sojourn;
-                self.mon.flow_sojourn_pkts[f] += 1;
-                if self.mon.flow_l4s[f] {
-                    let h = &mut self.mon.sojourn_hist_l4s;
-                    if i >= h.len() {
-                        h.resize(i + 1, 0);
-                    }
-                    h[i] += 1;
-                }
-            }
+            self.mon.record_sojourn(now, b, &p);
             let dt = self.tx_time_ns(p.wire_bytes);
             self.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
             if self.prefetch_flow_state {
@@ -750,46 +694,10 @@ impl<Q: Qdisc> Simulation<Q> {
 
     fn finish(mut self, wall_ns: u64) -> RunResult {
         let meter = self.qdisc.take_meter(self.duration_ns).unwrap_or_default();
-        let mut flows = Vec::with_capacity(self.senders.len());
-        let mut arrivals = std::mem::take(&mut self.mon.arrivals).into_iter();
-        for (i, (s, delivered)) in self.senders.iter().zip(self.mon.delivered).enumerate() {
-            let st = s.stats();
-            flows.push(FlowResult {
-                name: String::new(),
-                cca: s.cca_name().to_string(),
-                rtt_ns: 0,
-                start_ns: self.starts[i],
-                delivered_bytes: delivered,
-                arrival_bytes: arrivals.next().unwrap_or_default(),
-                sent_packets: st.sent_packets,
-                retransmissions: st.retransmissions,
-                losses_detected: st.losses_detected,
-                drops: self.mon.drops[i],
-                drops_overflow: self.mon.drops_overflow[i],
-                drops_aqm: self.mon.drops_aqm[i],
-                ecn_marks: self.mon.ecn_marks[i],
-                rto_count: st.rto_count,
-                min_rtt_ns: st.min_rtt_ns,
-                mean_rtt_ns: if st.rtt_samples > 0 { st.rtt_sum_ns as f64 / st.rtt_samples as f64 } else { 0.0 },
-                recoveries: st.recoveries,
-                size_bytes: self.sizes[i],
-                fct_ns: self.mon.fct_ns[i],
-                random_losses: self.mon.random_losses[i],
-                ecn: match s.ecn() {
-                    EcnMode::Off => "off",
-                    EcnMode::Classic => "classic",
-                    EcnMode::Scalable => "scalable",
-                }
-                .to_string(),
-                ecn_reductions: st.ecn_reductions,
-                sojourn_sum_ns: self.mon.flow_sojourn_sum[i],
-                sojourn_pkts: self.mon.flow_sojourn_pkts[i],
-            });
-        }
-        let (sojourn_bin, sojourn_count): (Vec<u32>, Vec<u64>) =
-            self.mon.sojourn_hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i as u32, c)).unzip();
-        let (sojourn_l4s_bin, sojourn_l4s_count): (Vec<u32>, Vec<u64>) =
-            self.mon.sojourn_hist_l4s.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i as u32, c)).unzip();
+        let flows = flow_results(&self.senders, &mut self.mon, &self.starts, &self.sizes);
+        let (sojourn_bin, sojourn_count) = sparse(&self.mon.sojourn_hist);
+        let (sojourn_l4s_bin, sojourn_l4s_count) = sparse(&self.mon.sojourn_hist_l4s);
+        let links = vec![self.bottleneck_stats(&flows)];
         RunResult {
             duration_ns: self.duration_ns,
             bin_ns: self.mon.bin_ns,
@@ -810,11 +718,169 @@ impl<Q: Qdisc> Simulation<Q> {
             trace: self.mon.trace.unwrap_or_default(),
             cca_classes: self.cca_classes,
             meter,
+            links,
             events: self.q.popped(),
             data_packets: self.data_packets,
             wall_ns,
         }
     }
+
+    /// The bottleneck as the result's one link, "bottleneck", from the run's counters.
+    fn bottleneck_stats(&self, flows: &[FlowResult]) -> LinkStats {
+        let m = &self.mon;
+        LinkStats {
+            name: "bottleneck".into(),
+            rate_bps: self.rate_bps,
+            utilisation: link_utilisation(&m.link_tx, m.bin_ns, self.duration_ns, m.window, self.rate_bps),
+            mean_queue_packets: mean_in_window(&m.queue_time, m.queue_pkts.iter().map(|&x| x as f64), m.window),
+            mean_queue_bytes: mean_in_window(&m.queue_time, m.queue_bytes.iter().map(|&x| x as f64), m.window),
+            drops: flows.iter().map(|f| f.drops).sum(),
+            marks: flows.iter().map(|f| f.ecn_marks).sum(),
+            loss_drops: 0,
+            delivered_bytes: m.link_tx.iter().sum(),
+        }
+    }
+}
+
+/// The per-flow results from the senders' statistics and the monitor's
+/// counters (the per-bin series are moved out of `mon`).
+pub(crate) fn flow_results(senders: &[FlowSender], mon: &mut Monitor, starts: &[u64], sizes: &[Option<u64>]) -> Vec<FlowResult> {
+    let mut flows = Vec::with_capacity(senders.len());
+    let mut arrivals = std::mem::take(&mut mon.arrivals).into_iter();
+    for (i, (s, delivered)) in senders.iter().zip(std::mem::take(&mut mon.delivered)).enumerate() {
+        let st = s.stats();
+        flows.push(FlowResult {
+            name: String::new(),
+            cca: s.cca_name().to_string(),
+            rtt_ns: 0,
+            start_ns: starts[i],
+            delivered_bytes: delivered,
+            arrival_bytes: arrivals.next().unwrap_or_default(),
+            sent_packets: st.sent_packets,
+            retransmissions: st.retransmissions,
+            losses_detected: st.losses_detected,
+            drops: mon.drops[i],
+            drops_overflow: mon.drops_overflow[i],
+            drops_aqm: mon.drops_aqm[i],
+            ecn_marks: mon.ecn_marks[i],
+            rto_count: st.rto_count,
+            min_rtt_ns: st.min_rtt_ns,
+            mean_rtt_ns: if st.rtt_samples > 0 { st.rtt_sum_ns as f64 / st.rtt_samples as f64 } else { 0.0 },
+            recoveries: st.recoveries,
+            size_bytes: sizes[i],
+            fct_ns: mon.fct_ns[i],
+            random_losses: mon.random_losses[i],
+            ecn: match s.ecn() {
+                EcnMode::Off => "off",
+                EcnMode::Classic => "classic",
+                EcnMode::Scalable => "scalable",
+            }
+            .to_string(),
+            ecn_reductions: st.ecn_reductions,
+            sojourn_sum_ns: mon.flow_sojourn_sum[i],
+            sojourn_pkts: mon.flow_sojourn_pkts[i],
+        });
+    }
+    flows
+}
+
+/// A histogram as (bin index, count) of its non-empty bins.
+pub(crate) fn sparse(hist: &[u64]) -> (Vec<u32>, Vec<u64>) {
+    hist.iter().enumerate().filter(|(_, &c)| c > 0).map(|(i, &c)| (i as u32, c)).unzip()
+}
+
+/// Every flow's sender and receiver, and its start time (start jitter drawn).
+pub(crate) struct Endpoints {
+    pub(crate) senders: Vec<FlowSender>,
+    pub(crate) receivers: Vec<FlowReceiver>,
+    pub(crate) starts: Vec<u64>,
+    /// Per flow: uses scalable ECN (its packets form the L4S class).
+    pub(crate) flow_l4s: Vec<bool>,
+}
+
+/// The endpoints of `cfg`'s flows (each from its own random streams).
+pub(crate) fn build_endpoints(cfg: &RunConfig) -> Endpoints {
+    let n = cfg.flows.len();
+    let mut senders = Vec::with_capacity(n);
+    let mut receivers = Vec::with_capacity(n);
+    let mut starts = Vec::with_capacity(n);
+    let mut flow_l4s = Vec::with_capacity(n);
+    for (i, f) in cfg.flows.iter().enumerate() {
+        if f.transport() == Transport::Dccp {
+            let ch = crate::dccp::channel();
+            let dcfg = DccpSenderConfig {
+                flow: i as u32,
+                mss_bytes: f.mss_bytes,
+                wire_bytes: f.mss_bytes + HEADER_BYTES,
+                init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or_else(|| crate::dccp::ccid2::initial_window_pkts(f.mss_bytes)),
+                stop_ns: f.stop_ns,
+                size_bytes: f.size_bytes,
+            };
+            senders.push(FlowSender::Dccp(DccpSender::new(dcfg, ch.clone())));
+            receivers.push(FlowReceiver::Dccp(DccpReceiver::new(i as u32, f.mss_bytes, ch)));
+            flow_l4s.push(false);
+        } else {
+            let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
+            let cca = cc::make_with(&f.cca, &f.cca_params, cca_seed).expect("validated CCA and params");
+            let ecn = resolve_ecn(f.ecn, cca.as_ref());
+            // Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once
+            // (tcp_ecn_accept_cwr); Prague's AccECN does not (tcp/receiver.rs).
+            let cwr_ack_now = cca.name() == "dctcp";
+            flow_l4s.push(ecn == EcnMode::Scalable);
+            let sender = Sender::new(
+                SenderConfig {
+                    flow: i as u32,
+                    mss_bytes: f.mss_bytes,
+                    wire_bytes: f.mss_bytes + HEADER_BYTES,
+                    init_cwnd_pkts: f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
+                    pacing: f.pacing,
+                    stop_ns: f.stop_ns,
+                    size_bytes: f.size_bytes,
+                    rate_cap_bps: f.rate_cap_bps,
+                    ecn,
+                    rto_min_ns: f.min_rto_ns.unwrap_or(crate::tcp::rtt::RTO_MIN_NS),
+                    gso_max_segs: f.tso_max_segs.unwrap_or(crate::tcp::sender::GSO_MAX_SEGS),
+                },
+                cca,
+            );
+            receivers.push(FlowReceiver::Tcp(
+                Receiver::new(
+                    i as u32,
+                    f.mss_bytes,
+                    f.delayed_ack,
+                    f.rwnd_init_pkts,
+                    f.rwnd_max_pkts,
+                    f.init_cwnd_pkts.unwrap_or(crate::config::TCP_INIT_CWND_PKTS),
+                )
+                .with_sack_channel(sender.sack_channel())
+                .with_ecn(ecn)
+                .with_cwr_ack_now(cwr_ack_now)
+                .with_gro(f.gro_ns, HEADER_BYTES),
+            ));
+            senders.push(FlowSender::Tcp(sender));
+        }
+        let jitter =
+            if f.start_jitter_ns > 0 { stream_rng(cfg.seed, stream::FLOW_START + i as u64).gen_range(0..f.start_jitter_ns) } else { 0 };
+        starts.push(f.start_ns + jitter);
+    }
+    Endpoints { senders, receivers, starts, flow_l4s }
+}
+
+/// Per flow: the index of its CCA among the run's distinct CCAs, in order of first appearance.
+pub(crate) fn cca_classes(cfg: &RunConfig) -> (Vec<u16>, Vec<String>) {
+    let mut cca_classes: Vec<String> = Vec::new();
+    let cca_class: Vec<u16> = cfg
+        .flows
+        .iter()
+        .map(|f| match cca_classes.iter().position(|c| *c == f.cca) {
+            Some(k) => k as u16,
+            None => {
+                cca_classes.push(f.cca.clone());
+                (cca_classes.len() - 1) as u16
+            }
+        })
+        .collect();
+    (cca_class, cca_classes)
 }
 
 /// A flow's ECN mode: as configured, else scalable for CCAs that need ECN
@@ -837,18 +903,26 @@ pub fn run(cfg: &RunConfig) -> RunResult {
 /// (docs/benchmarks.md). Every other discipline runs boxed. Same
 /// code, same results.
 pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
-    let mut r = match cfg.bottleneck.qdisc {
+    let Some(bn) = &cfg.bottleneck else {
+        return crate::topology::try_run(cfg);
+    };
+    let mut r = match bn.qdisc {
         QdiscConfig::Droptail { limit_packets, limit_bytes } => {
             let qd = DropTail::new(limit_packets, limit_bytes);
             Simulation::try_with_qdisc(cfg, SHARED_LINE_MIN_FLOWS, qd)?.run()
         }
         _ => Simulation::try_new(cfg)?.run(),
     };
+    name_flows(&mut r, cfg);
+    Ok(r)
+}
+
+/// Names and RTTs of the flows in `r`, from `cfg`.
+pub(crate) fn name_flows(r: &mut RunResult, cfg: &RunConfig) {
     for (f, c) in r.flows.iter_mut().zip(&cfg.flows) {
         f.name = c.name.clone();
         f.rtt_ns = c.rtt_ns;
     }
-    Ok(r)
 }
 
 #[cfg(test)]
@@ -875,8 +949,8 @@ mod tests {
     /// A 10 Mbit/s bottleneck with `qdisc` and `l2` bytes of L2 overhead, fed by hand.
     fn bottleneck(qdisc: QdiscConfig, l2: u32) -> Simulation {
         let mut c = cfg(vec![flow("reno")], 1, 1);
-        c.bottleneck.qdisc = qdisc;
-        c.bottleneck.l2_overhead_bytes = l2;
+        c.bottleneck.as_mut().unwrap().qdisc = qdisc;
+        c.bottleneck.as_mut().unwrap().l2_overhead_bytes = l2;
         Simulation::new(&c)
     }
 
@@ -945,7 +1019,7 @@ mod tests {
         // leave holes whose repair releases a burst of in-order data.
         let mut c = cfg(vec![flow("cubic"), flow("bbr")], 45, 1);
         c.flows[1].start_ns = 5_000_000_000;
-        c.bottleneck.qdisc = QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None };
+        c.bottleneck.as_mut().unwrap().qdisc = QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: None };
         let r = run(&c);
         // Payload of one bin at 10 Mbit/s: 100 ms x 10 Mbit/s x 1448/1500, plus one packet.
         let bin_cap = 10_000_000 / 8 / 10 * 1448 / 1500 + 1448;
@@ -1109,7 +1183,7 @@ mod tests {
         // every other one) is the reference: same result, field for field.
         let mut c = cfg(vec![flow("cubic"), flow("bbr")], 10, 3);
         c.flows[1].start_ns = 1_000_000_000;
-        c.bottleneck.qdisc = QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: Some(40_000) };
+        c.bottleneck.as_mut().unwrap().qdisc = QdiscConfig::Droptail { limit_packets: Some(21), limit_bytes: Some(40_000) };
         let json = |mut r: RunResult| {
             r.wall_ns = 0;
             serde_json::to_string(&r).unwrap()

@@ -26,7 +26,7 @@ fn sojourn_util(c: &RunConfig, from_s: usize) -> (f64, f64) {
     let n: u64 = r.sojourn_pkts_per_bin[b0..].iter().sum();
     let tx: u64 = r.link_tx_bytes[b0..].iter().sum();
     let secs = (r.link_tx_bytes.len() - b0) as f64 * 0.1;
-    (s as f64 / n as f64 / 1e6, tx as f64 * 8.0 / (c.bottleneck.rate_bps as f64 * secs))
+    (s as f64 / n as f64 / 1e6, tx as f64 * 8.0 / (c.bottleneck.as_ref().unwrap().rate_bps as f64 * secs))
 }
 
 #[test]
@@ -87,7 +87,7 @@ fn drops_are_split_by_reason_and_marks_counted_per_flow() {
         assert!(f.drops_aqm > 0);
         assert_eq!(f.ecn_marks, 0);
     }
-    c.bottleneck.qdisc = serde_json::from_str(r#"{"kind":"codel","limit_packets":4}"#).unwrap();
+    c.bottleneck.as_mut().expect("a dumbbell").qdisc = serde_json::from_str(r#"{"kind":"codel","limit_packets":4}"#).unwrap();
     let r = ccfair_sim::run(&c);
     assert!(r.flows.iter().any(|f| f.drops_overflow > 0));
 }

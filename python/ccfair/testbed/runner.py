@@ -259,6 +259,30 @@ def _signals_raise() -> Iterator[None]:
             signal.signal(sig, h)
 
 
+#: The simulator's result keys (raw_result.py) the testbed does not measure: the run's and each
+#: flow's. Readers take their absence as "not measured" (result.py). An HTTP flow adds its
+#: size_bytes and fct_ns (from the client). tests/test_result_keys.py checks that the testbed's
+#: raw result has every other key.
+NOT_MEASURED: dict[str, frozenset[str]] = {
+    "run": frozenset({"sojourn_l4s_bin", "sojourn_l4s_count", "cca_classes", "meter"}),
+    "flow": frozenset(
+        {
+            "arrival_bytes",
+            "drops_overflow",
+            "drops_aqm",
+            "ecn_marks",
+            "size_bytes",
+            "fct_ns",
+            "random_losses",
+            "ecn",
+            "ecn_reductions",
+            "sojourn_sum_ns",
+            "sojourn_pkts",
+        }
+    ),
+}
+
+
 class _Run:
     def __init__(self, spec: Spec, config: dict[str, Any], binary: Path, realtime: bool) -> None:
         self.spec = spec
@@ -792,7 +816,8 @@ class _Run:
         rev: list[int],
         wall_ns: int,
     ) -> dict[str, Any]:
-        """The simulator's raw result shape (crates/ccfair-py/src/lib.rs), from testbed measurements."""
+        """The simulator's raw result shape (raw_result.py) from testbed measurements: every key but
+        those in NOT_MEASURED, plus ``testbed``."""
         c = self.config
         link: dict[str, Any] = {
             k: stats[k]

@@ -38,9 +38,9 @@ fn cfg(rate_bps: u64, rtt_ms: u64, buf_bdp: f64, flows: Vec<FlowConfig>, duratio
 
 /// `c` with an AQM in place of drop-tail; the AQM's limit is the drop-tail limit.
 fn with_qdisc(mut c: RunConfig, kind: &str) -> RunConfig {
-    let (lp, _) = c.bottleneck.qdisc.limits();
+    let (lp, _) = c.bottleneck.as_ref().expect("a dumbbell").qdisc.limits();
     let json = format!(r#"{{"kind":"{kind}","limit_packets":{}}}"#, lp.unwrap());
-    c.bottleneck.qdisc = serde_json::from_str(&json).expect("qdisc json");
+    c.bottleneck.as_mut().expect("a dumbbell").qdisc = serde_json::from_str(&json).expect("qdisc json");
     c
 }
 
