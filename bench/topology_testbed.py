@@ -5,11 +5,13 @@ runs at a time; every link in ccfair-bottleneck) and appends one JSON line per r
 bench/data/topology-parking-lot-testbed.jsonl: per flow its share of the bytes delivered in
 the analysis window, its throughput and max-min share, and per link utilisation, queue and drops.
 ``compare`` runs the simulator for the same seeds and prints, per flow, the mean share on
-each backend and their difference (docs/topology.md, "Simulator and testbed").
+each backend and their difference (docs/topology.md, "Simulator and testbed"); ``sim`` runs only
+the simulator for RUNS seeds (the literature check's variants).
 ``--set`` overrides apply to both (e.g. every flow's CCA).
 
     python bench/topology_testbed.py collect --runs 3 --jobs 2
     python bench/topology_testbed.py compare
+    python bench/topology_testbed.py sim --runs 6 --set flows.0.rtt=40ms
 """
 
 from __future__ import annotations
@@ -76,9 +78,28 @@ def compare(sets: list[str]) -> None:
         print(f"{label}: link utilisation (mean over runs) " + ", ".join(f"{statistics.mean(u):.3f}" for u in zip(*util)))
 
 
+def sim_only(sets: list[str], seeds: range) -> None:
+    """The simulator alone: per flow its mean share, throughput and max-min share over ``seeds``."""
+    rows = [run(seed, "sim", sets) for seed in seeds]
+    bad = [r for r in rows if "flows" not in r]
+    if bad:
+        sys.exit(bad[0]["error"])
+    print(f"simulator, seeds {list(seeds)}, --set {sets}")
+    print("| flow | share (mean ± sd) | throughput (Mbit/s) | max-min share (mean ± sd) |")
+    print("|---|---|---|---|")
+    sd = lambda x: statistics.stdev(x) if len(x) > 1 else 0.0  # noqa: E731
+    for n in rows[0]["flows"]:
+        a = [r["flows"][n]["share"] for r in rows]
+        t = [r["flows"][n]["throughput_bps"] / 1e6 for r in rows]
+        m = [r["flows"][n]["maxmin_share"] for r in rows]
+        print(f"| {n} | {statistics.mean(a):.3f} ± {sd(a):.3f} | {statistics.mean(t):.2f} | {statistics.mean(m):.2f} ± {sd(m):.2f} |")
+    util = [[lk["utilisation"] for lk in r["links"]] for r in rows]
+    print("link utilisation (mean over runs) " + ", ".join(f"{statistics.mean(u):.3f}" for u in zip(*util)))
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("what", choices=("collect", "compare"))
+    ap.add_argument("what", choices=("collect", "compare", "sim"))
     ap.add_argument("--runs", type=int, default=3)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--first-seed", type=int, default=1)
@@ -92,6 +113,8 @@ def main() -> None:
                 f.write(json.dumps(r) + "\n")
                 f.flush()
                 print(json.dumps(r)[:300], flush=True)
+    elif a.what == "sim":
+        sim_only(a.sets, range(a.first_seed, a.first_seed + a.runs))
     else:
         compare(a.sets)
 

@@ -132,6 +132,19 @@ def simulate(config_json: str, limits_json: str | None = None, arrays: bool = Fa
         "trace": trace,
         "cca_classes": list(dict.fromkeys(f["cca"] for f in cfg["flows"])),
         "meter": {k: [] for k in METER_KEYS},
+        "links": [
+            {
+                "name": "bottleneck",
+                "rate_bps": cfg["bottleneck"]["rate_bps"],
+                "utilisation": sum(link) * 8 / (cfg["bottleneck"]["rate_bps"] * duration / 1e9),
+                "mean_queue_packets": sum(qp) / len(qp) if qp else 0.0,
+                "mean_queue_bytes": 1500 * sum(qp) / len(qp) if qp else 0.0,
+                "drops": 0,
+                "marks": 0,
+                "loss_drops": 0,
+                "delivered_bytes": sum(link),
+            }
+        ],
         "events": 1234,
         "data_packets": 1000,
         "wall_ns": 5_000_000,

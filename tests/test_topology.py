@@ -277,8 +277,7 @@ def test_the_testbed_reports_each_links_utilisation_over_the_windows_whole_bins(
         "queue_bytes": [0, 0, 0, 0],
     }
     link.update(drops=1, marks=2, loss_drops=3, delivered_bytes=4)
-    stats = {"links": [link], "queue_time_ns": [0, 10**9, 2 * 10**9, 3 * 10**9]}
-    got = r.link_stats(stats)[0]
+    got = r.link_stats([link], [0, 10**9, 2 * 10**9, 3 * 10**9])[0]
     # bins 1 and 2: 1.5 MB in 2 s at 8 Mbit/s = 0.75; samples at 1 s and 2 s: mean 3 packets
     assert got["utilisation"] == pytest.approx(0.75) and got["mean_queue_packets"] == 3
     assert (got["drops"], got["marks"], got["loss_drops"], got["delivered_bytes"]) == (1, 2, 3, 4)

@@ -83,6 +83,20 @@ RawMeter = TypedDict(
 )
 
 
+class RawLink(TypedDict):
+    """One link (result.rs ``LinkStats``): a topology's links in declared order, a dumbbell's one "bottleneck"."""
+
+    name: str
+    rate_bps: int
+    utilisation: float
+    mean_queue_packets: float
+    mean_queue_bytes: float
+    drops: int
+    marks: int
+    loss_drops: int
+    delivered_bytes: int
+
+
 class RawResult(TypedDict):
     duration_ns: int
     bin_ns: int
@@ -103,6 +117,7 @@ class RawResult(TypedDict):
     trace: RawTrace
     cca_classes: list[str]
     meter: RawMeter
+    links: list[RawLink]
     events: int
     data_packets: int
     wall_ns: int

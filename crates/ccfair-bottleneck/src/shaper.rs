@@ -81,7 +81,7 @@ pub struct Stats {
     pub flow_fwd_payload_bytes: Vec<u64>,
     /// Per sender port: data segments that arrived again (retransmissions seen on the wire).
     pub flow_retransmitted_segments: Vec<u64>,
-    /// A topology's links (empty, and absent from the file, for the dumbbell).
+    /// Per link (the dumbbell's one is "bottleneck"; empty, and absent from the file, in delay-only mode).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkStats>,
 }
@@ -325,8 +325,6 @@ pub struct Shaper {
     late_sum_ns: u128,
     /// false = delay-only mode: forward frames bypass the qdisc and the link.
     link: bool,
-    /// true = a topology: the stats file carries `links` (a dumbbell's file is as before).
-    topology: bool,
     /// The link whose series fill the run's single-queue statistics (link_tx_bytes, queue
     /// samples, sojourn): the dumbbell's one; a topology's narrowest link crossed by data.
     primary: usize,
@@ -368,7 +366,6 @@ impl Shaper {
         let mut s = Shaper::topology(&[link], vec![vec![0]; n], vec![vec![]; n], seed, fwd_delay_ns, rev_delay_ns, mon);
         // the dumbbell's queue discipline draws from the run seed itself, as it always has
         s.links[0].qdisc = qdisc::build(qdisc_cfg, seed, rate_bps);
-        s.topology = false;
         s
     }
 
@@ -410,7 +407,6 @@ impl Shaper {
             late_hist: vec![0; LATE_BUCKETS_US + 1],
             late_sum_ns: 0,
             link: true,
-            topology: true,
             primary: 0,
             stats,
         }
@@ -683,7 +679,7 @@ impl Shaper {
         t
     }
 
-    /// Close the statistics (sojourn histogram, lateness percentiles, the links of a topology).
+    /// Close the statistics (sojourn histogram, lateness percentiles, per-link statistics).
     pub fn finish(&mut self) {
         for (i, &c) in self.soj_hist.iter().enumerate() {
             if c > 0 {
@@ -691,7 +687,7 @@ impl Shaper {
                 self.stats.sojourn_count.push(c);
             }
         }
-        if self.topology {
+        if self.link {
             self.stats.links = self.links.iter_mut().map(|l| std::mem::take(&mut l.stats)).collect();
         }
         let n = self.stats.late_count;

@@ -866,7 +866,7 @@ class _Run:
             trace["flow"] += [i] * len(t["time_ns"])
             for k in t:
                 trace[k] += t[k]
-        topo_links = {"links": self.link_stats(stats)} if c.get("links") else {}
+        per_link = stats["links"] if c.get("links") else [self.dumbbell_link(stats, link)]
         return {
             "duration_ns": c["duration_ns"],
             "bin_ns": c["bin_ns"],
@@ -875,8 +875,8 @@ class _Run:
             "bottleneck_rate_bps": self.primary_rate_bps(),
             "flows": flows,
             **link,
-            **topo_links,
             "trace": trace,
+            "links": self.link_stats(per_link, stats["queue_time_ns"] if not self.kernel else link["queue_time_ns"]),
             "events": 0,
             "data_packets": stats["forwarded_fwd"],
             "wall_ns": wall_ns,
@@ -912,15 +912,31 @@ class _Run:
             return int(c["bottleneck"]["rate_bps"])
         return topology.link_rate_bps(c["links"][topology.primary_link(c)])
 
-    def link_stats(self, stats: dict[str, Any]) -> list[dict[str, Any]]:
-        """A topology's ``links`` as the simulator reports them: utilisation over the analysis
-        window's whole bins (every bin if none lies within it), mean queue over its samples."""
+    def dumbbell_link(self, stats: dict[str, Any], link: dict[str, Any]) -> dict[str, Any]:
+        """The dumbbell's one link ("bottleneck") from the run's single-queue series (the userspace
+        bottleneck's or the kernel qdisc's) and the drops per flow; marks as the bottleneck counted them."""
+        own = (stats.get("links") or [{}])[0]
+        return {
+            "name": "bottleneck",
+            "rate_bps": self.primary_rate_bps(),
+            "tx_bytes": link["link_tx_bytes"],
+            "queue_packets": link["queue_packets"],
+            "queue_bytes": link["queue_bytes"],
+            "drops": int(sum(stats["drops"])),
+            "marks": int(own.get("marks", 0)),
+            "loss_drops": 0,
+            "delivered_bytes": int(sum(link["link_tx_bytes"])),
+        }
+
+    def link_stats(self, links: list[dict[str, Any]], times: list[int]) -> list[dict[str, Any]]:
+        """``links`` as the simulator reports them (result.rs ``LinkStats``): utilisation over the
+        analysis window's whole bins (every bin it touches if none lies within it), mean queue over
+        the samples in the window."""
         c = self.config
         bin_ns, duration = c["bin_ns"], c["duration_ns"]
         ws, we = c["window_start_ns"], c["window_end_ns"]
-        times = stats["queue_time_ns"]
         out = []
-        for lk in stats["links"]:
+        for lk in links:
             nbins = len(lk["tx_bytes"])
             spans = [(b * bin_ns, min((b + 1) * bin_ns, duration)) for b in range(nbins)]
             bins = [b for b, (a, e) in enumerate(spans) if a >= ws and e <= we] or [
