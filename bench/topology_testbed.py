@@ -44,6 +44,7 @@ def run(seed: int, backend: str, sets: list[str]) -> dict:
         "flows": {f["name"]: {k: f[k] for k in ("share", "throughput_bps", "maxmin_share", "cca")} for f in s["flows"]},
         "links": s.get("links"),
         **({"load_avg_1min": s["testbed"]["load_avg_1min"]} if "testbed" in s else {}),
+        **({k: s["testbed"]["bottleneck"][k] for k in ("late_p99_us", "late_max_ns")} if "testbed" in s else {}),
     }
 
 
@@ -73,6 +74,13 @@ def compare(sets: list[str]) -> None:
             f"| {n} | {statistics.mean(a):.3f} ± {sd(a):.3f} | {statistics.mean(b):.3f} ± {sd(b):.3f} | "
             f"{statistics.mean(b) - statistics.mean(a):+.3f} | {statistics.mean(ma):.2f} / {statistics.mean(mb):.2f} |"
         )
+    loads = sorted({round(r["load_avg_1min"]) for r in tb if "load_avg_1min" in r})
+    for lo, hi in ((0, 6), (6, 100)):
+        sub = [i for i, r in enumerate(tb) if lo <= r.get("load_avg_1min", 0) < hi]
+        if sub:
+            d = statistics.mean(tb[i]["flows"][names[0]]["share"] - sim[i]["flows"][names[0]]["share"] for i in sub)
+            print(f"testbed runs at 1-min load {lo}-{hi}: {len(sub)}; {names[0]}'s share, testbed - simulator: {d:+.3f}")
+    print(f"load averages (rounded) of the testbed runs: {loads}")
     for label, rows in (("simulator", sim), ("testbed", tb)):
         util = [[lk["utilisation"] for lk in r["links"]] for r in rows]
         print(f"{label}: link utilisation (mean over runs) " + ", ".join(f"{statistics.mean(u):.3f}" for u in zip(*util)))
