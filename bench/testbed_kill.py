@@ -16,7 +16,7 @@ sessions' runs come and go, and their own kill tests leave dead runs for a while
               nothing but a pid until init reaps them, are not counted)
   files       /run/ccfair/ID.json, ID.tmp, ID/
 
-Usage (root):  .venv/bin/python bench/testbed_kill.py [--trials 20] [--seed 1]
+Usage (root):  .venv/bin/python bench/testbed_kill.py [--trials 20] [--seed 1] [--example examples/parking-lot.toml]
 Prints one table row per trial and a total line (markdown), as in docs/testbed.md.
 """
 
@@ -151,7 +151,10 @@ def main() -> int:
     ap.add_argument("--trials", type=int, default=20)
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--modes", default=",".join(MODES), help="kill modes to cycle through (group,main,setup)")
+    ap.add_argument("--example", type=Path, default=None, help="the experiment file to run (default: examples/s0-cubic-vs-bbr.toml)")
     args = ap.parse_args()
+    if args.example is not None:
+        RUN[1] = str(args.example.resolve())
     if os.geteuid() != 0:
         print("needs root", file=sys.stderr)
         return 2

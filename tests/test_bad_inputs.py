@@ -12,7 +12,8 @@ Each file's second line declares the expectation::
 the same without ``--dry-run``) instead of ``ccfair check FILE`` / ``ccfair run FILE``.
 ``setup=`` creates a file the experiment names as ``@TMP@/...`` (the test's temporary
 directory): ``fifo`` (a named pipe nobody writes), ``big`` (a 17 MiB sparse file),
-``nancsv`` / ``badcsv`` (malformed CSV). Every file is read from a copy in that directory.
+``nancsv`` / ``badcsv`` (malformed CSV), ``badtrace`` / ``backtrace`` (a malformed mahimahi trace:
+a non-integer line, timestamps going back). Every file is read from a copy in that directory.
 
 Time: the issue this corpus answers asks for every refusal within 2 s; that figure is
 measured by bench/bad_inputs.py (docs/benchmarks.md). Here a per-file watchdog of
@@ -55,6 +56,10 @@ def prepare(path: Path, tmp: Path, setup: str | None) -> Path:
         (tmp / "nan.csv").write_text("size_bytes,cdf\n1000,0.5\n2000,nan\n")
     elif setup == "badcsv":
         (tmp / "bad.csv").write_text("bytes;probability\n1000;1\n")
+    elif setup == "badtrace":
+        (tmp / "bad.trace").write_text("1\n2\n2.5\n4\n")
+    elif setup == "backtrace":
+        (tmp / "back.trace").write_text("1\n5\n3\n8\n")
     copy = tmp / path.name
     copy.write_bytes(path.read_bytes().replace(b"@TMP@", str(tmp).encode()))
     return copy

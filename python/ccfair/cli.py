@@ -230,10 +230,26 @@ def print_summary(summary: dict[str, Any], flows_table: Any, labels: list[str] |
         ("utilization", _fmt(None if summary["utilization"] is None else summary["utilization"] * 100, ".1f", " %")),
         ("queueing delay", f"mean {_fmt(q['mean'], '.2f', ' ms')}, p99 {_fmt(q['p99'], '.2f', ' ms')}"),
         ("mean queue", _fmt(summary.get("queue_packets_mean"), ".1f", " packets")),
+        *_links_lines(summary),
         _wall_line(summary),
     ]
     for label, value in lines:
         print_field(label, value)
+
+
+def _links_lines(summary: dict[str, Any]) -> list[tuple[str, str]]:
+    """One line per link of a topology run (a dumbbell's one link is the lines above)."""
+    links = summary.get("links") or []
+    if len(links) == 1 and links[0]["name"] == "bottleneck":
+        return []
+    return [
+        (
+            f"link {lk['name']}",
+            f"utilisation {_fmt(lk['utilisation'] * 100, '.1f', ' %')}, mean queue {_fmt(lk['mean_queue_packets'], '.1f')} packets, "
+            f"{lk['drops']} drops, {lk['marks']} marks" + (f", {lk['loss_drops']} random losses" if lk["loss_drops"] else ""),
+        )
+        for lk in links
+    ]
 
 
 def _wall_line(summary: dict[str, Any]) -> tuple[str, str]:
@@ -727,7 +743,7 @@ def plot(
     out: Annotated[Optional[Path], typer.Option("--out", metavar="DIR", help="Where to write the figures (default: DIR/figures).")] = None,
 ) -> None:
     """Draw one run's figures (PNG and SVG): throughput per flow, queueing delay over time, sojourn histogram, FCT CDF;
-    with trace = true also cwnd, pacing rate and RTT per flow over time."""
+    a topology's links (utilisation, queue, drops, marks); with trace = true also cwnd, pacing rate and RTT per flow over time."""
     from ccfair import plots
     from ccfair.result import Result
 
@@ -740,6 +756,8 @@ def plot(
         "queue-delay": plots.queue_delay_over_time(res),
         "sojourn-hist": plots.queue_delay_hist(res),
     }
+    if res.config.get("links"):
+        figures["links"] = plots.links_summary(res)
     if "fct_s" in res.flows and res.flows["fct_s"].notna().any():
         figures["fct-cdf"] = plots.fct_cdf(res.flows[res.flows["fct_s"].notna()], class_col="group")
     if res.trace is not None and len(res.trace):

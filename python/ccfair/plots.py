@@ -47,6 +47,7 @@ from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from ccfair import metrics
+from ccfair.topology import primary_rate_bps
 
 __all__ = [
     "cca_color",
@@ -64,6 +65,7 @@ __all__ = [
     "measured_vs_model",
     "share_vs_buffer",
     "throughput_vs_loss",
+    "links_summary",
 ]
 
 _CYCLE = [
@@ -216,7 +218,7 @@ def throughput_over_time(
     if _is_result(result_or_df):
         r = result_or_df
         df = r.throughput
-        capacity_bps = float(r.config["bottleneck"]["rate_bps"])
+        capacity_bps = float(primary_rate_bps(r.config))
         labels = metrics.flow_labels(r.flows)
         window = (r.config["window_start_ns"] / 1e9, r.config["window_end_ns"] / 1e9)
         if title is None:
@@ -299,7 +301,7 @@ def trace_over_time(result: Any, what: str, ax: Axes | None = None, *, title: st
         used[lab] = k + 1
         ax.plot(g["time_s"], g[col] / div, color=cca_color(lab), ls=_LINESTYLES[k % len(_LINESTYLES)], lw=1.0, label=f"{flow} ({lab})")
     if what == "pacing-rate":
-        ax.axhline(result.config["bottleneck"]["rate_bps"] / div, color="0.2", ls="--", lw=0.9, label="link rate")
+        ax.axhline(primary_rate_bps(result.config) / div, color="0.2", ls="--", lw=0.9, label="link rate")
     ax.set_xlabel("Time (s)")
     ax.set_ylabel(ylabel)
     ax.set_ylim(bottom=0)
@@ -321,7 +323,7 @@ def queue_delay_over_time(result_or_df: Any, ax: Axes | None = None, *, rate_bps
     fig, ax = _figure_for(ax)
     if _is_result(result_or_df):
         r = result_or_df
-        rate = float(r.config["bottleneck"]["rate_bps"])
+        rate = float(primary_rate_bps(r.config))
         q = r.queue
         ax.plot(q["time_s"], q["bytes"] * 8 / rate * 1e3, color="0.55", lw=0.6, label="backlog / rate (sampled)")
         link = r.link
@@ -808,3 +810,27 @@ def throughput_vs_loss(
         df, x, y, group=group, curves=curves, ax=ax, logx=True, logy=True,
         xlabel="random loss probability", ylabel="throughput (Mbit/s)", title=title,
     )  # fmt: skip
+
+
+def links_summary(result: Any, ax: Axes | None = None, *, title: str | None = None) -> Figure:
+    """Per link of a run (``summary["links"]``): utilisation as bars (left axis) and the mean queue in
+    packets as points (right axis), drops and marks written above each bar."""
+    fig, ax = _figure_for(ax)
+    links = result.summary.get("links") or []
+    names = [lk["name"] for lk in links]
+    x = np.arange(len(links))
+    ax.bar(x, [lk["utilisation"] for lk in links], color="#0072B2", width=0.6, label="utilisation")
+    for i, lk in enumerate(links):
+        ax.annotate(f"{lk['drops']} drops, {lk['marks']} marks", (i, lk["utilisation"]), ha="center", va="bottom", fontsize="x-small")
+    ax.set_xticks(x, names)
+    ax.set_ylim(0, 1.15)
+    ax.set_ylabel("Utilisation (analysis window)")
+    q = ax.twinx()
+    q.plot(x, [lk["mean_queue_packets"] for lk in links], "o", color="#D55E00", label="mean queue")
+    q.set_ylabel("Mean queue (packets)")
+    q.set_ylim(bottom=0)
+    ax.set_title(textwrap.fill(title if title is not None else str(result.summary.get("name")), 70))
+    handles = ax.get_legend_handles_labels()[0] + q.get_legend_handles_labels()[0]
+    ax.legend(handles, ["utilisation", "mean queue"], loc="lower right", fontsize="small", frameon=False)
+    _style(ax)
+    return fig

@@ -414,6 +414,16 @@ SUMMARY_METRICS = (
 )
 
 
+#: A topology's per-link columns (store.link_columns) shown in the summary: (key, heading, format).
+LINK_METRICS = (("utilisation", "utilisation", "{:.1%}"), ("mean_queue_packets", "mean queue", "{:.1f} pkt"), ("drops", "drops", "{:.0f}"))
+
+
+def _link_metrics(runs: pd.DataFrame) -> list[tuple[str, str, str, bool]]:
+    """The summary rows of a topology sweep's links (``link.<name>.<key>`` columns), in link order."""
+    names = list(dict.fromkeys(c.split(".")[1] for c in runs.columns if c.startswith("link.") and c.count(".") == 2))
+    return [(f"link.{n}.{k}", f"link {n} {heading}", fmt, False) for n in names for k, heading, fmt in LINK_METRICS]
+
+
 def _summary(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     """Per grid point: runs, and each metric's mean (``mean ± standard deviation`` over the
     repetitions for the fairness metrics), formatted for reading; headings in words."""
@@ -422,7 +432,7 @@ def _summary(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         keys = ["_all"]
     g = runs.groupby(keys, sort=False, dropna=False)
     out = g.size().rename("runs").to_frame()
-    for col, heading, fmt, spread in SUMMARY_METRICS:
+    for col, heading, fmt, spread in (*SUMMARY_METRICS, *_link_metrics(runs)):
         if col not in runs.columns or not runs[col].notna().any():
             continue
         mean = g[col].mean()

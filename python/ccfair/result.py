@@ -312,7 +312,7 @@ def flow_columns(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any]) -> 
 def summarize(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any], cols: dict[str, list[Any]], result: Result) -> dict[str, Any]:
     """The run's summary over the analysis window, in plain Python (pandas only for finite flows' FCTs)."""
     bin_ns = int(raw["bin_ns"])
-    rate_bps = int(raw["bottleneck_rate_bps"])
+    rate_bps = int(raw.get("bottleneck_rate_bps") or 0)  # a topology's links are in "links"
     link_tx = raw["link_tx_bytes"]
     ws, we = int(config["window_start_ns"]), int(config["window_end_ns"])
     b0, b1 = window_bins(ws, we, bin_ns, len(link_tx))
@@ -343,7 +343,7 @@ def summarize(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any], cols: 
     else:
         q0, q1 = bisect.bisect_left(q_t, ws), bisect.bisect_left(q_t, we)
     queue_pkts_mean = _isum(raw["queue_packets"], q0, q1) / (q1 - q0) if q1 > q0 else math.nan
-    util = metrics.utilization(_isum(link_tx, b0, b1), rate_bps, window_s) if window_s > 0 else math.nan
+    util = metrics.utilization(_isum(link_tx, b0, b1), rate_bps, window_s) if window_s > 0 and rate_bps > 0 else math.nan
     summary: dict[str, Any] = {
         "name": spec.name,
         "seed": int(config["seed"]),
@@ -383,9 +383,12 @@ def summarize(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any], cols: 
         "sim_wall_s": int(raw.get("wall_ns", 0)) / _NS_PER_S,
         "backend": "sim",  # the testbed backend replaces it (testbed/runner.py)
     }
+    if raw.get("links"):
+        summary["links"] = link_summaries(raw)
     if any(x is not None for x in cols["size_bytes"]):
         caps = [int(c.get("rate_cap_bps") or 0) for c in config["flows"]]
-        fct = fct_summary(result.flows, rate_bps, caps, int(config["bottleneck"].get("l2_overhead_bytes", 0)))
+        bottleneck = config.get("bottleneck") or {}
+        fct = fct_summary(result.flows, rate_bps, caps, int(bottleneck.get("l2_overhead_bytes", 0)))
         if fct:
             summary["fct"] = fct
     return summary
@@ -525,6 +528,8 @@ def fair_shares_bps(raw: Mapping[str, Any], config: dict[str, Any], window_ns: t
     """
     from ccfair.spec import HEADER_BYTES
 
+    if config.get("links"):
+        return topology_fair_shares_bps(raw, config, window_ns, step_ns)
     flows, cfg = raw["flows"], config["flows"]
     l2 = int(config["bottleneck"].get("l2_overhead_bytes", 0))
     end_run = int(raw["duration_ns"])
@@ -548,6 +553,62 @@ def fair_shares_bps(raw: Mapping[str, Any], config: dict[str, Any], window_ns: t
     else:
         rates = metrics.max_min_fair_rates(capacity_bps, window_ns, active, caps, step_ns)
     return [float(r) / w for r, w in zip(rates, wire)]
+
+
+def _active_ns(raw: dict[str, Any], config: dict[str, Any]) -> list[tuple[int, int]]:
+    """Each flow's (start, end) in ns: its actual start until it stops or completes."""
+    end_run = int(raw["duration_ns"])
+    out = []
+    for f, c in zip(raw["flows"], config["flows"]):
+        start = int(f["start_ns"])
+        end = int(c.get("stop_ns") or end_run)
+        if f.get("fct_ns") is not None:
+            end = min(end, start + int(f["fct_ns"]))
+        out.append((start, end))
+    return out
+
+
+def link_rates_bps(config: dict[str, Any]) -> list[int]:
+    """Each ``links`` entry's rate: its rate_bps, or a trace's mean rate."""
+    from ccfair.topology import trace_mean_rate_bps
+
+    return [int(lk["rate_bps"]) if lk.get("rate_bps") is not None else trace_mean_rate_bps(lk["trace_ms"]) for lk in config["links"]]
+
+
+def topology_fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tuple[int, int], step_ns: int) -> list[float]:
+    """Each flow's max-min fair share over the topology (``links``), payload bit/s: progressive filling
+    over the links of the flows' forward paths (:func:`ccfair.metrics.max_min_fair_rates_topology`), a
+    flow's payload rate costing its wire rate on each link (payload + HEADER_BYTES + that link's L2
+    overhead per segment), in every measurement bin with the flows active in it and their caps."""
+    from ccfair.spec import HEADER_BYTES
+
+    links = config["links"]
+    index = {lk["name"]: k for k, lk in enumerate(links)}
+    paths, cost, caps = [], [], []
+    for c in config["flows"]:
+        path = [index[name] for name in c["path"]]
+        mss = int(c.get("mss_bytes", 1448))
+        paths.append(path)
+        cost.append([(mss + HEADER_BYTES + int(links[k].get("l2_overhead_bytes", 0))) / mss for k in path])
+        caps.append(float(c["rate_cap_bps"]) if c.get("rate_cap_bps") else None)
+    capacities = [float(r) for r in link_rates_bps(config)]
+    return metrics.max_min_fair_rates_topology(capacities, paths, cost, window_ns, _active_ns(raw, config), caps, step_ns)
+
+
+def link_summaries(raw: dict[str, Any]) -> list[dict[str, Any]]:
+    """``links`` of the summary: per link of the run (a dumbbell's one, "bottleneck"), its rate,
+    utilisation, mean queue, drops, marks, random-loss drops and delivered bytes, as the backend measured them."""
+    keys = ("utilisation", "mean_queue_packets", "mean_queue_bytes")
+    counts = ("drops", "marks", "loss_drops", "delivered_bytes")
+    return [
+        {
+            "name": str(lk["name"]),
+            "rate_bps": int(lk["rate_bps"]),
+            **{k: _num(float(lk[k])) for k in keys},
+            **{k: int(lk[k]) for k in counts},
+        }
+        for lk in raw.get("links") or []
+    ]
 
 
 def _all_want_the_link(active: list[tuple[int, int]], caps: list[float | None], window_ns: tuple[int, int], capacity_bps: float) -> bool:
@@ -619,7 +680,7 @@ def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int], l2
 
 def meter_columns(raw: Mapping[str, Any], names: list[str], config: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
     """The RRMQS flow-meter log and the pinned flows by column (None unless the qdisc is rrmqs)."""
-    if config["bottleneck"]["qdisc"].get("kind") != "rrmqs" or "meter" not in raw:
+    if (config.get("bottleneck") or {}).get("qdisc", {}).get("kind") != "rrmqs" or "meter" not in raw:
         return None, None
     import numpy as np
 

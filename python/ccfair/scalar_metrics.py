@@ -26,6 +26,8 @@ __all__ = [
     "histogram_mean",
     "max_min_fair_shares",
     "max_min_fair_rates",
+    "max_min_fair_allocation",
+    "max_min_fair_rates_topology",
     "max_min_share",
 ]
 
@@ -225,6 +227,89 @@ def max_min_fair_rates(
     alloc = _water_fill(np.full(len(edges), float(capacity_bps)), frac * caps[None, :])
     weights = (ends - edges) / (we - ws)
     return np.asarray(weights @ alloc, dtype=float)
+
+
+def max_min_fair_allocation(
+    capacities: Sequence[float],
+    paths: Sequence[Sequence[int]],
+    demands: Sequence[float | None],
+    cost: Sequence[Sequence[float]] | None = None,
+) -> list[float]:
+    """Max-min fair rates of flows over a network of links (progressive filling).
+
+    Bertsekas and Gallager, *Data Networks* (2nd ed., 1992), section 6.5.2: every flow's
+    rate rises at the same pace from 0; a flow stops rising when it reaches its demand
+    (``demands[i]``, None or inf = unlimited) or when a link on its path (``paths[i]``,
+    indices into ``capacities``) is full; the others go on. The result is the unique
+    max-min fair allocation: no flow can get more without taking from a flow with no more.
+    ``cost[i][k]`` (default 1) is what one unit of flow i's rate uses of the k-th link of its
+    path (a payload rate's wire rate on that link). On one link with unit costs this is
+    :func:`max_min_fair_shares` (water-filling). Examples: a parking lot of two 10 Mbit/s
+    links, a long flow over both and one cross flow on each: 5 each; capacities (10, 20),
+    flows A over both, B on the first, C on the second: A 5, B 5, C 15.
+    """
+    n = len(paths)
+    demand = [math.inf if d is None else float(d) for d in demands]
+    use = [[1.0] * len(p) for p in paths] if cost is None else [list(map(float, c)) for c in cost]
+    rate = [0.0] * n
+    left = [float(c) for c in capacities]
+    frozen = [demand[i] <= 0.0 or not paths[i] for i in range(n)]
+    while not all(frozen):
+        load = [0.0] * len(left)  # what one more unit of every unfrozen flow's rate uses of each link
+        for i in range(n):
+            if not frozen[i]:
+                for link, u in zip(paths[i], use[i]):
+                    load[link] += u
+        step = min((demand[i] - rate[i] for i in range(n) if not frozen[i]), default=math.inf)
+        step = min([step] + [left[k] / load[k] for k in range(len(left)) if load[k] > 0])
+        step = max(step, 0.0)
+        for i in range(n):
+            if not frozen[i]:
+                rate[i] += step
+        for k in range(len(left)):
+            left[k] -= step * load[k]
+        full = {k for k in range(len(left)) if load[k] > 0 and left[k] <= 1e-9 * max(1.0, float(capacities[k]))}
+        for i in range(n):
+            if not frozen[i] and (rate[i] >= demand[i] or any(link in full for link in paths[i])):
+                frozen[i] = True
+    return rate
+
+
+def max_min_fair_rates_topology(
+    capacities_bps: Sequence[float],
+    paths: Sequence[Sequence[int]],
+    cost: Sequence[Sequence[float]],
+    window_ns: tuple[int, int],
+    active_ns: Sequence[tuple[int, int]],
+    caps_bps: Sequence[float | None],
+    step_ns: int,
+) -> list[float]:
+    """Each flow's mean max-min fair rate over a window in which flows come and go, on a topology.
+
+    As :func:`max_min_fair_rates` with :func:`max_min_fair_allocation` in every step of
+    ``step_ns``: a flow active for a fraction f of a step wants at most f x its cap
+    (``caps_bps[i]``, None = what its path's slowest link carries). Steps with the same demands
+    are computed once.
+    """
+    ws, we = int(window_ns[0]), int(window_ns[1])
+    n = len(paths)
+    if n == 0 or we <= ws or step_ns <= 0:
+        return [math.nan] * n
+    # an uncapped flow wants what its path can carry, as max_min_fair_rates' link rate
+    caps = [
+        min(float(capacities_bps[k]) / u for k, u in zip(p, c)) if cap is None else float(cap) for p, c, cap in zip(paths, cost, caps_bps)
+    ]
+    total = [0.0] * n
+    memo: dict[tuple[float, ...], list[float]] = {}
+    for edge in range(ws, we, int(step_ns)):
+        end = min(edge + int(step_ns), we)
+        frac = [max(0, min(end, b) - max(edge, a)) / (end - edge) for a, b in active_ns]
+        demand = tuple(f * c if f > 0 else 0.0 for f, c in zip(frac, caps))
+        if demand not in memo:
+            memo[demand] = max_min_fair_allocation(capacities_bps, paths, list(demand), cost)
+        weight = (end - edge) / (we - ws)
+        total = [t + weight * r for t, r in zip(total, memo[demand])]
+    return total
 
 
 def max_min_share(throughput: float, fair_share: float) -> float:

@@ -38,7 +38,7 @@ from pydantic import (
     model_validator,
 )
 
-from ccfair import ccas, profiles, qdiscs
+from ccfair import ccas, profiles, qdiscs, topology
 from ccfair.core_resolve import to_json
 from ccfair.errors import SpecError
 from ccfair.spec_input import apply_overrides, check_tree, load_toml, parse_override
@@ -63,6 +63,7 @@ __all__ = [
     "Spec",
     "Window",
     "Bottleneck",
+    "Link",
     "Flow",
     "DropTail",
     "QDISCS",
@@ -502,6 +503,48 @@ class Bottleneck(_Model):
     )
 
 
+#: A link name: letters, digits, '_' and '-'.
+LINK_NAME_CHARS = "[A-Za-z0-9_-]+"
+
+
+class Link(_Model):
+    """One link of a topology (``[[links]]``, docs/topology.md): a queue in front of a
+    transmitter at a constant ``rate`` or following a mahimahi ``trace``, then ``delay``."""
+
+    name: str = Field(pattern=f"^{LINK_NAME_CHARS}$")
+    rate: OptionalRate = None
+    trace: str | None = Field(None, description="mahimahi trace file (relative to the experiment file); exclusive with rate")
+    delay: Time = 0
+    buffer: BufferLimit = Buffer("bdp", Decimal(1))
+    qdisc: Qdisc = Field(default_factory=DropTail)
+    loss: Float = Field(0.0, ge=0.0, lt=1.0, description="random loss probability per packet entering the link")
+    l2_overhead: Int = Field(L2_OVERHEAD_BYTES, ge=0, le=1000, description="as bottleneck.l2_overhead")
+
+    _trace_ms: list[int] | None = PrivateAttr(default=None)
+
+    @model_validator(mode="after")
+    def _rate_or_trace(self) -> Link:
+        if (self.rate is None) == (self.trace is None):
+            got = "both" if self.rate is not None else "neither"
+            raise SpecError("rate", f"give exactly one of rate ('10Mbit') or trace (a mahimahi file), got {got}")
+        if self.trace is not None:
+            self._trace_ms = topology.read_trace(self.trace, "trace")
+        return self
+
+    @property
+    def trace_ms(self) -> list[int] | None:
+        """The trace's delivery opportunities (ms), read when the spec was validated."""
+        return self._trace_ms
+
+    @property
+    def mean_rate_bps(self) -> int:
+        """The link's rate: ``rate``, or the trace's mean rate (one MTU per opportunity over its period)."""
+        if self.rate is not None:
+            return self.rate
+        assert self._trace_ms is not None
+        return topology.trace_mean_rate_bps(self._trace_ms)
+
+
 #: Bottleneck implementations of the testbed backend (docs/testbed.md).
 TESTBED_BOTTLENECKS = ("userspace", "kernel")
 
@@ -580,6 +623,11 @@ class Flow(_Model):
     http: Annotated[str | None, PlainValidator(_optional(profiles.parse_http_version))] = None
     #: A remote URL to download (kind = "http"; testbed only).
     url: Annotated[str | None, PlainValidator(_optional(profiles.parse_url))] = None
+    #: Forward (data) path: link names of ``[[links]]`` in order (docs/topology.md); None = the
+    #: dumbbell's one bottleneck, or the only link.
+    path: list[str] | None = None
+    #: Links the flow's ACKs cross, queued behind their other traffic; None = an uncongested return line.
+    reverse_path: list[str] | None = None
 
     @model_validator(mode="before")
     @classmethod
@@ -653,7 +701,10 @@ class Spec(_Model):
     #: Host/path noise (docs/fidelity.md, "Host noise"): "host" = per-packet host
     #: delays calibrated against the testbed (HOST_NOISE), "none" = idealized hosts.
     noise: Literal["host", "none"] = "host"
-    bottleneck: Bottleneck
+    #: The dumbbell's one shared link; a file has either this or ``links``.
+    bottleneck: Bottleneck | None = None
+    #: A topology (docs/topology.md): links that flows cross in the order of their ``path``.
+    links: list[Link] = Field(default_factory=list)
     flows: list[Flow] = Field(default_factory=list)
     groups: list[Group] = Field(default_factory=list)
     testbed: Testbed = Field(default_factory=Testbed)
@@ -674,6 +725,11 @@ class Spec(_Model):
             raise SpecError("flows", "missing: at least one flow is required (add a [[flows]] or [[groups]] table)")
         self._check_names()
         self._check_window()
+        if self.links or self.bottleneck is None:
+            self._check_topology()
+            self._check_with_simulator()
+            return self
+        self._check_no_paths()
         delay = self.bottleneck.delay
         for i, f in enumerate(self.flows):
             if f.rtt < 2 * delay:
@@ -698,6 +754,80 @@ class Spec(_Model):
             raise SpecError("bottleneck.qdisc.limit", f"{limit} cannot hold one {self.packet_wire_bytes}-byte packet")
         self._check_with_simulator()
         return self
+
+    def _check_no_paths(self) -> None:
+        for i, f in enumerate(self.flows):
+            for key in ("path", "reverse_path"):
+                if getattr(f, key) is not None:
+                    raise SpecError(
+                        f"flows.{i}.{key}",
+                        f"{getattr(f, key)!r} needs [[links]]; this file has [bottleneck], whose one link every flow crosses",
+                    )
+
+    def _check_topology(self) -> None:
+        """``[[links]]`` instead of ``[bottleneck]``: names, every flow's paths and its RTT against their delays."""
+        if self.bottleneck is not None:
+            raise SpecError("links", "a file has either [bottleneck] (one link every flow crosses) or [[links]] (a topology), not both")
+        if not self.links:
+            raise SpecError("bottleneck", "required field is missing: give [bottleneck] or [[links]]")
+        names: dict[str, int] = {}
+        for j, link in enumerate(self.links):
+            if link.name in names:
+                raise SpecError(f"links.{j}.name", f"duplicate link name {link.name!r} (also links.{names[link.name]})")
+            names[link.name] = j
+        allowed = list(names)
+        if self.groups and len(self.links) > 1:
+            raise SpecError("groups", f"[[groups]] need a single link; this file has {len(self.links)} ({', '.join(allowed)})")
+        for i, f in enumerate(self.flows):
+            if f.url is not None and f.reverse_path is not None:
+                raise SpecError(
+                    f"flows.{i}.reverse_path",
+                    f"a remote download (url = {f.url!r}) has no path in the topology: its data and ACKs cross "
+                    "the remote network; allowed only on flows without url",
+                )
+            if f.path is None:
+                if len(self.links) > 1:
+                    raise SpecError(f"flows.{i}.path", f"required with several [[links]]: a list of link names ({', '.join(allowed)})")
+            else:
+                f.path = topology.check_path(f"flows.{i}.path", f.path, allowed)
+            if f.reverse_path is not None:
+                f.reverse_path = topology.check_path(f"flows.{i}.reverse_path", f.reverse_path, allowed)
+            elif f.url is not None and f.path is not None:
+                raise SpecError(
+                    f"flows.{i}.path", f"a remote download (url = {f.url!r}) has no path in the topology; allowed only on flows without url"
+                )
+            fwd, back = self.path_delays_ns(f)
+            if f.rtt < fwd + back:
+                raise SpecError(
+                    f"flows.{i}.rtt",
+                    f"{format_time(f.rtt)} is below the delays of its links ({format_time(fwd)} on path + {format_time(back)} "
+                    f"{'on reverse_path' if f.reverse_path else 'for the ACKs on the same links'}); rtt is the whole base RTT: "
+                    f"allowed >= {format_time(fwd + back)}",
+                )
+            if f.start >= self.duration:
+                raise SpecError(f"flows.{i}.start", f"must be before the end of the run (duration = {format_time(self.duration)})")
+        for j, link in enumerate(self.links):
+            for key, buf in (("buffer", link.buffer), ("qdisc.limit", getattr(link.qdisc, "limit", None))):
+                if buf is not None and buf.kind == "bytes" and buf.value < self.packet_wire_bytes:
+                    raise SpecError(f"links.{j}.{key}", f"{buf} cannot hold one {self.packet_wire_bytes}-byte packet")
+
+    def link_index(self) -> dict[str, int]:
+        """Link name -> index in ``links``."""
+        return {link.name: j for j, link in enumerate(self.links)}
+
+    def flow_path(self, f: Flow) -> list[str]:
+        """A flow's forward path: its own, or the only link (a dumbbell has no names: [])."""
+        if f.path is not None:
+            return f.path
+        return [self.links[0].name] if self.links else []
+
+    def path_delays_ns(self, f: Flow) -> tuple[int, int]:
+        """(sum of the delays on the flow's path, on its ACKs' path): without reverse_path its ACKs
+        count the path's delays again, as a line of the same length back."""
+        delay = {link.name: link.delay for link in self.links}
+        fwd = sum(delay[n] for n in self.flow_path(f))
+        back = sum(delay[n] for n in f.reverse_path) if f.reverse_path else fwd
+        return fwd, back
 
     def _check_with_simulator(self) -> None:
         """The simulator's own validation of the resolved configuration, when the file is read.
@@ -825,6 +955,7 @@ class Spec(_Model):
     @property
     def bdp_rtt_ns(self) -> int:
         """RTT used for BDP buffers: ``bottleneck.bdp_rtt`` or the flows' minimum base RTT."""
+        assert self.bottleneck is not None
         if self.bottleneck.bdp_rtt is not None:
             return self.bottleneck.bdp_rtt
         return min([f.rtt for f in self.flows] + [g.rtt for g in self.groups])
@@ -842,6 +973,10 @@ class Spec(_Model):
           hard drop threshold.
         """
         out: list[tuple[str, str]] = []
+        if self.bottleneck is None:
+            for view in self.link_views():
+                out += [(f"links.{view.index}.{f.split('.', 1)[1]}", m) for f, m in view.warnings()]
+            return out
         q = self.bottleneck.qdisc
         if q.kind == "step" and q.run_config(self)["ecn"]:
             capable = [f.ecn in ("classic", "scalable") or (f.ecn is None and ccas.needs_ecn(f.cca)) for f in self.flows]
@@ -875,6 +1010,7 @@ class Spec(_Model):
         with the packet's wire size (:attr:`packet_wire_bytes`).
         """
         b = self.bottleneck
+        assert b is not None
         if b.buffer.kind == "packets":
             return int(b.buffer.value), None
         if b.buffer.kind == "bytes":
@@ -888,13 +1024,36 @@ class Spec(_Model):
         if buf.kind == "bytes":
             return None, int(buf.value)
         b = self.bottleneck
+        assert b is not None
         return buf.limit_packets(b.rate, self.bdp_rtt_ns, self.packet_wire_bytes), None
 
     def drain_time_ns(self, limit: Buffer | None = None) -> int:
         """Time the bottleneck needs to send a full queue of ``limit`` (default ``bottleneck.buffer``)."""
+        assert self.bottleneck is not None
         pkts, nbytes = self.resolve_buffer(limit or self.bottleneck.buffer)
         total = nbytes if nbytes is not None else (pkts or 0) * self.packet_wire_bytes
         return total * 8 * 10**9 // self.bottleneck.rate
+
+    def link_views(self) -> list[_LinkView]:
+        """Each ``[[links]]`` entry as the geometry its queue discipline resolves against."""
+        return [_LinkView(self, j) for j in range(len(self.links))]
+
+    def links_run_config(self) -> list[dict[str, Any]]:
+        """``links`` of the RunConfig: each link's rate or trace, delay, resolved qdisc, overhead and loss."""
+        out = []
+        for view in self.link_views():
+            link = view.link
+            out.append(
+                {
+                    "name": link.name,
+                    **({"rate_bps": link.rate} if link.rate is not None else {"trace_ms": link.trace_ms}),
+                    "delay_ns": link.delay,
+                    "qdisc": view.qdisc_run_config(),
+                    "l2_overhead_bytes": link.l2_overhead,
+                    "loss": link.loss,
+                }
+            )
+        return out
 
     def to_run_config(self, seed: int | None = None) -> dict[str, Any]:
         """The fully-resolved ``RunConfig`` dict for the simulator (ns, bit/s, bytes, packets).
@@ -906,8 +1065,7 @@ class Spec(_Model):
         if isinstance(seed, bool) or not isinstance(seed, numbers.Integral) or not 0 <= seed < 2**64:
             raise SpecError("seed", f"must be an integer in 0..2^64-1, got {seed!r}")
         seed = int(seed)
-        qdisc = self.bottleneck.qdisc.run_config(self)
-        config = {
+        config: dict[str, Any] = {
             "duration_ns": self.duration,
             "seed": seed,
             "bin_ns": self.bin,
@@ -916,12 +1074,7 @@ class Spec(_Model):
             "window_start_ns": self.window.start,
             "window_end_ns": self.window_end_ns,
             "trace": self.trace,
-            "bottleneck": {
-                "rate_bps": self.bottleneck.rate,
-                "delay_ns": self.bottleneck.delay,
-                "qdisc": qdisc,
-                "l2_overhead_bytes": self.bottleneck.l2_overhead,
-            },
+            **self._links_or_bottleneck(),
             "flows": [
                 {
                     "name": name,
@@ -947,15 +1100,40 @@ class Spec(_Model):
                     **({"min_rto_ns": f.min_rto} if f.min_rto is not None else {}),
                     **({"tso_max_segs": 1 if f.tso is False else f.tso} if f.tso is not None and f.tso is not True else {}),
                     **({"gro_ns": f.gro} if f.gro else {}),
+                    **self._paths_of(f),
                 }
                 for _, name, f in self.expand_flows()
             ]
             + [fc for gi, g in enumerate(self.groups) for fc in expand_group(g, gi, seed, self.duration)],
         }
         noise = self.noise_fields()
+        group_path = {"path": [self.links[0].name]} if self.links else {}
+        for fc in config["flows"][len(self.expand_flows()) :]:
+            fc.update(group_path)
         for fc in config["flows"]:
             fc.update(noise)
         return config
+
+    def _links_or_bottleneck(self) -> dict[str, Any]:
+        """``bottleneck`` (a dumbbell, exactly as before topologies existed) or ``links``."""
+        if self.links:
+            return {"links": self.links_run_config()}
+        b = self.bottleneck
+        assert b is not None
+        return {
+            "bottleneck": {
+                "rate_bps": b.rate,
+                "delay_ns": b.delay,
+                "qdisc": b.qdisc.run_config(self),
+                "l2_overhead_bytes": b.l2_overhead,
+            }
+        }
+
+    def _paths_of(self, f: Flow) -> dict[str, Any]:
+        """A flow's ``path`` and ``reverse_path`` RunConfig keys (only in a topology; none for a dumbbell)."""
+        if not self.links:
+            return {}
+        return {"path": self.flow_path(f), **({"reverse_path": f.reverse_path} if f.reverse_path else {})}
 
     def noise_fields(self) -> dict[str, int]:
         """The per-flow RunConfig keys of the ``noise`` setting."""
@@ -967,6 +1145,57 @@ class Spec(_Model):
         names = [f.name or "" for _, _, f in self.expand_flows()]
         extra = len(config["flows"]) - len(names)
         return names + [fc["name"].rsplit(".", 1)[0] for fc in config["flows"][len(names) :]][:extra]
+
+
+class _LinkView:
+    """One link of a topology seen as a dumbbell's bottleneck, so that its queue discipline resolves
+    exactly as ``[bottleneck]``'s does (buffers and thresholds as BDP multiples, checks against the
+    drain time): BDP = the link's rate (a trace's mean rate) x the largest base RTT of the flows whose
+    path crosses it. Errors name ``links.N.`` instead of ``bottleneck.``."""
+
+    def __init__(self, spec: Spec, index: int) -> None:
+        self.spec = spec
+        self.index = index
+        self.link = spec.links[index]
+        self.bottleneck = Bottleneck.model_construct(
+            rate=self.link.mean_rate_bps,
+            delay=self.link.delay,
+            buffer=self.link.buffer,
+            bdp_rtt=None,
+            qdisc=self.link.qdisc,
+            l2_overhead=self.link.l2_overhead,
+        )
+        self.flows = spec.flows
+        self.groups = spec.groups
+        self.packet_wire_bytes = spec.packet_wire_bytes
+
+    @property
+    def bdp_rtt_ns(self) -> int:
+        crossing = [f.rtt for f in self.spec.flows if self.link.name in self.spec.flow_path(f)]
+        crossing += [g.rtt for g in self.spec.groups]  # groups cross the only link
+        return max(crossing) if crossing else min([f.rtt for f in self.spec.flows] + [g.rtt for g in self.spec.groups])
+
+    buffer_limits = Spec.buffer_limits
+    resolve_buffer = Spec.resolve_buffer
+    drain_time_ns = Spec.drain_time_ns
+
+    def _renamed(self, e: SpecError) -> SpecError:
+        field = e.field
+        if field == "bottleneck" or field.startswith("bottleneck."):
+            field = f"links.{self.index}" + field[len("bottleneck") :]
+        return SpecError(field, e.message.replace("bottleneck.", f"links.{self.index}."))
+
+    def qdisc_run_config(self) -> dict[str, Any]:
+        try:
+            return self.link.qdisc.run_config(self)  # type: ignore[arg-type]
+        except SpecError as e:
+            raise self._renamed(e) from None
+
+    def warnings(self) -> list[tuple[str, str]]:
+        try:
+            return Spec.warnings(self)  # type: ignore[arg-type]
+        except SpecError as e:
+            raise self._renamed(e) from None
 
 
 # --------------------------------------------------------------------------

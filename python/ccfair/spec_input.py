@@ -132,7 +132,19 @@ def load_toml(path: str | Path) -> dict[str, Any]:
     except RecursionError:  # not reached after check_nesting; never a traceback
         raise SpecError(where, f"nested too deeply; at most {MAX_DEPTH} levels") from None
     check_tree(raw)
+    rebase_traces(raw, Path(path).parent)
     return raw
+
+
+def rebase_traces(raw: dict[str, Any], base: Path) -> None:
+    """A link's relative ``trace`` path (``[[links]]``) is relative to the experiment file: made
+    absolute here, so that overrides, sweeps and stored specs read the same file."""
+    links = raw.get("links")
+    if not isinstance(links, list):
+        return
+    for link in links:
+        if isinstance(link, dict) and isinstance(link.get("trace"), str) and link["trace"] and not Path(link["trace"]).is_absolute():
+            link["trace"] = str((base / link["trace"]).resolve())
 
 
 def parse_override(item: str) -> tuple[list[str], Any]:

@@ -201,7 +201,7 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
             "order": meta["order"],
             "seed": int(meta["seed"]),
             "ccas": meta.get("ccas", ""),
-            "qdisc": json.dumps(result.config["bottleneck"]["qdisc"], sort_keys=True),
+            "qdisc": json.dumps(_qdiscs(result.config), sort_keys=True),
             "first": None if first is None else str(names[first]),
             "jfi": s["jfi"],
             "fness": fness,
@@ -217,6 +217,7 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
             "events": int(s.get("events", 0)),
         }
     )
+    row.update(link_columns(result.config, s))
     # a testbed run's host facts and quality verdict (ccfair.testbed.quality, executors._testbed_run)
     row.update(meta.get("facts") or {})
     flow_rows = []
@@ -228,6 +229,24 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
         "row": {k: _nan_to_none(v) for k, v in row.items()},
         "flows": [{k: _nan_to_none(v) for k, v in r.items()} for r in flow_rows],
     }
+
+
+#: The per-link summary values a topology run's row carries, as ``link.<name>.<key>``.
+LINK_COLUMNS = ("utilisation", "mean_queue_packets", "drops", "marks", "loss_drops")
+
+
+def _qdiscs(config: dict[str, Any]) -> Any:
+    """The run's queue discipline (a dumbbell) or each link's by name (a topology)."""
+    if config.get("links"):
+        return {lk["name"]: lk["qdisc"] for lk in config["links"]}
+    return config["bottleneck"]["qdisc"]
+
+
+def link_columns(config: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
+    """A topology run's per-link columns (``link.l1.utilisation``, ...); none for a dumbbell."""
+    if not config.get("links"):
+        return {}
+    return {f"link.{lk['name']}.{k}": lk[k] for lk in summary.get("links") or [] for k in LINK_COLUMNS}
 
 
 def _arrow_array(name: str, values: Any) -> Any:

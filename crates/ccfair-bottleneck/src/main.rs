@@ -41,7 +41,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ccfair_sim::config::QdiscConfig;
 use ccfair_sim::packet::Ecn;
 use serde::Deserialize;
-use shaper::{MonitorConfig, Out, Shaper};
+use shaper::{LinkSpec, MonitorConfig, Out, Shaper};
 
 const ETH_P_ALL: u16 = 0x0003;
 const ETH_P_IP: u16 = 0x0800;
@@ -62,8 +62,22 @@ const MTU_FRAME_BYTES: usize = 1514;
 struct Config {
     sender_ifaces: Vec<String>,
     receiver_iface: String,
+    /// The dumbbell's link (absent for a topology, `links`).
+    #[serde(default)]
     rate_bps: u64,
-    qdisc: QdiscConfig,
+    #[serde(default)]
+    qdisc: Option<QdiscConfig>,
+    /// A topology: its links, and per sender port the link indices its data frames
+    /// (`fwd_paths`) and its ACK frames (`rev_paths`, empty = the reverse delay line only) cross.
+    #[serde(default)]
+    links: Vec<LinkSpec>,
+    #[serde(default)]
+    fwd_paths: Vec<Vec<usize>>,
+    #[serde(default)]
+    rev_paths: Vec<Vec<usize>>,
+    /// The link whose series fill the single-queue statistics (a topology's narrowest link crossed by data).
+    #[serde(default)]
+    primary_link: usize,
     /// Run seed: randomised disciplines (PIE, FQ-CoDel's hash, PI2) draw from it.
     #[serde(default)]
     seed: u64,
@@ -332,6 +346,33 @@ impl Io {
     }
 }
 
+/// The dumbbell needs `rate_bps` and `qdisc`; a topology needs valid links and one forward
+/// and one reverse path of known link indices per sender port.
+fn check_topology(cfg: &Config) -> Result<(), String> {
+    let n = cfg.sender_ifaces.len();
+    if cfg.links.is_empty() {
+        if !cfg.kernel_qdisc && (cfg.rate_bps == 0 || cfg.qdisc.is_none()) {
+            return Err("rate_bps > 0 and qdisc are required without links".into());
+        }
+        return Ok(());
+    }
+    if cfg.kernel_qdisc {
+        return Err("kernel_qdisc takes no links: the kernel bottleneck is one link".into());
+    }
+    for l in &cfg.links {
+        l.check()?;
+    }
+    if cfg.fwd_paths.len() != n || cfg.rev_paths.len() != n {
+        return Err("fwd_paths and rev_paths need one entry per sender port".into());
+    }
+    for (i, p) in cfg.fwd_paths.iter().chain(cfg.rev_paths.iter()).enumerate() {
+        if p.iter().any(|&k| k >= cfg.links.len()) {
+            return Err(format!("path {i} names a link index beyond the {} links", cfg.links.len()));
+        }
+    }
+    Ok(())
+}
+
 fn main() {
     let args: Vec<String> = std::env::args().collect();
     if args.len() != 2 {
@@ -343,8 +384,11 @@ fn main() {
     if n == 0 || cfg.fwd_delay_ns.len() != n || cfg.rev_delay_ns.len() != n {
         die("sender_ifaces, fwd_delay_ns and rev_delay_ns must have the same, non-zero length".into());
     }
-    if cfg.rate_bps == 0 || cfg.bin_ns == 0 || cfg.sample_ns == 0 || cfg.sojourn_bin_ns == 0 {
-        die("rate_bps, bin_ns, sample_ns and sojourn_bin_ns must be > 0".into());
+    if cfg.bin_ns == 0 || cfg.sample_ns == 0 || cfg.sojourn_bin_ns == 0 {
+        die("bin_ns, sample_ns and sojourn_bin_ns must be > 0".into());
+    }
+    if let Err(e) = check_topology(&cfg) {
+        die(e);
     }
 
     // SAFETY: installing async-signal-safe handlers and process attributes.
@@ -379,11 +423,20 @@ fn main() {
         window_start_ns: cfg.window_start_ns,
         window_end_ns: cfg.window_end_ns,
     };
+    let topology = !cfg.links.is_empty();
     let mut shaper = if cfg.kernel_qdisc {
         Shaper::delay_only(cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon)
+    } else if topology {
+        let (fwd, rev) = (cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone());
+        let mut s = Shaper::topology(&cfg.links, cfg.fwd_paths.clone(), cfg.rev_paths.clone(), cfg.seed, fwd, rev, mon);
+        s.set_primary(cfg.primary_link);
+        s
     } else {
-        Shaper::new(cfg.rate_bps, cfg.burst_bytes, &cfg.qdisc, cfg.seed, cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon)
+        let qdisc = cfg.qdisc.as_ref().expect("checked");
+        Shaper::new(cfg.rate_bps, cfg.burst_bytes, qdisc, cfg.seed, cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon)
     };
+    // A topology's links each add their own L2 overhead to a frame's IP length.
+    let l2_overhead_bytes = if topology { 0 } else { cfg.l2_overhead_bytes };
     let mut slab = Slab { frames: Vec::new(), free: Vec::new() };
     // Sender port each forward frame came from, by slab index (kernel-qdisc drops are charged to it).
     let mut origin: Vec<usize> = Vec::new();
@@ -482,7 +535,7 @@ fn main() {
             let frames = &slab.frames;
             let info = |s: usize| {
                 let f = &frames[s];
-                (charged_bytes(f.len(), cfg.l2_overhead_bytes), ecn_of(f))
+                (charged_bytes(f.len(), l2_overhead_bytes), ecn_of(f))
             };
             let mut to_mark: Vec<usize> = Vec::new();
             shaper.poll(now, &info, &mut |s| to_mark.push(s), &mut out, &mut freed);

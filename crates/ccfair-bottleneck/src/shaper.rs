@@ -30,6 +30,7 @@ use std::collections::VecDeque;
 use ccfair_sim::config::QdiscConfig;
 use ccfair_sim::packet::{Ecn, Kind, Packet};
 use ccfair_sim::qdisc::{self, InService, Qdisc};
+use ccfair_sim::rng::{derive_seed, splitmix64, stream};
 
 /// Highest sojourn-histogram bin kept (larger sojourns land in the last bin), as the simulator.
 const MAX_SOJOURN_BINS: usize = 1 << 20;
@@ -80,25 +81,243 @@ pub struct Stats {
     pub flow_fwd_payload_bytes: Vec<u64>,
     /// Per sender port: data segments that arrived again (retransmissions seen on the wire).
     pub flow_retransmitted_segments: Vec<u64>,
+    /// Per link (the dumbbell's one is "bottleneck"; empty, and absent from the file, in delay-only mode).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub links: Vec<LinkStats>,
 }
 
 /// A frame waiting in a delay line: due time and slab index.
 type Line = VecDeque<(u64, usize)>;
 
+/// Bytes one delivery opportunity of a trace-driven link may carry (mahimahi: one MTU).
+pub const TRACE_MTU_BYTES: u32 = 1500;
+
+/// One link of the topology, as the run's configuration gives it.
+#[derive(Debug, Clone, serde::Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct LinkSpec {
+    pub name: String,
+    /// Constant rate (a token bucket of `burst_bytes`), or ...
+    #[serde(default)]
+    pub rate_bps: Option<u64>,
+    /// ... a mahimahi trace: delivery opportunities in ms, repeating with period = the last one;
+    /// each carries up to 1500 bytes of frames (IP length + `l2_overhead_bytes`), a frame that does
+    /// not fit goes on in the next opportunities and leaves with its last byte (mahimahi's LinkQueue).
+    #[serde(default)]
+    pub trace_ms: Option<Vec<u64>>,
+    /// Propagation delay after the link's transmitter.
+    #[serde(default)]
+    pub delay_ns: u64,
+    pub qdisc: QdiscConfig,
+    /// L2 bytes charged per frame on top of its IP length.
+    #[serde(default)]
+    pub l2_overhead_bytes: u32,
+    /// Random loss probability per frame entering the link.
+    #[serde(default)]
+    pub loss: f64,
+    #[serde(default = "default_burst_bytes")]
+    pub burst_bytes: u64,
+}
+
+fn default_burst_bytes() -> u64 {
+    1514
+}
+
+impl LinkSpec {
+    /// The configuration's errors, naming the link.
+    pub fn check(&self) -> Result<(), String> {
+        match (&self.rate_bps, &self.trace_ms) {
+            (Some(r), None) if *r > 0 => {}
+            (None, Some(t)) if !t.is_empty() && t.windows(2).all(|w| w[0] <= w[1]) && *t.last().unwrap() > 0 => {}
+            _ => return Err(format!("link {}: give rate_bps > 0 or a non-empty, non-decreasing trace_ms ending after 0", self.name)),
+        }
+        if !(0.0..1.0).contains(&self.loss) {
+            return Err(format!("link {}: loss must be in [0, 1), got {}", self.name, self.loss));
+        }
+        Ok(())
+    }
+
+    /// The link's rate: its rate, or the trace's mean (one MTU per opportunity over a period).
+    pub fn mean_rate_bps(&self) -> u64 {
+        match (&self.rate_bps, &self.trace_ms) {
+            (Some(r), _) => *r,
+            (None, Some(t)) => t.len() as u64 * TRACE_MTU_BYTES as u64 * 8 * 1000 / t.last().copied().unwrap_or(1).max(1),
+            _ => 1,
+        }
+    }
+}
+
+/// What one link measured (the stats file's `links`).
+#[derive(Debug, Default, serde::Serialize)]
+pub struct LinkStats {
+    pub name: String,
+    pub rate_bps: u64,
+    /// Wire bytes that finished transmission, per bin.
+    pub tx_bytes: Vec<u64>,
+    /// Backlog samples (the frame in transmission included) on the run's sample grid.
+    pub queue_packets: Vec<u32>,
+    pub queue_bytes: Vec<u64>,
+    /// Frames the queue discipline dropped, frames it marked CE, frames lost at random.
+    pub drops: u64,
+    pub marks: u64,
+    pub loss_drops: u64,
+    /// Wire bytes the link delivered over the whole run.
+    pub delivered_bytes: u64,
+}
+
+/// The transmitter of a link.
+enum Tx {
+    /// Token bucket as a virtual clock (see the header).
+    Rate { rate_bps: u64, burst_ns: u64, link_free_ns: u64, tx_rem: u128 },
+    /// mahimahi: at each opportunity up to one MTU of queued bytes leaves; unused opportunities are lost.
+    Trace { opp_ms: Vec<u64>, period_ms: u64, t0_ns: u64, cycle: u64, idx: usize, budget: u32, idle: bool },
+}
+
+impl Tx {
+    fn trace_now_ns(opp_ms: &[u64], period_ms: u64, t0_ns: u64, cycle: u64, idx: usize) -> u64 {
+        t0_ns + (cycle * period_ms + opp_ms[idx]) * 1_000_000
+    }
+
+    /// When a frame of `wire_bytes` dequeued at `now` finishes leaving the link.
+    fn end_of(&mut self, now: u64, wire_bytes: u32) -> u64 {
+        match self {
+            Tx::Rate { rate_bps, burst_ns, link_free_ns, tx_rem } => {
+                let num = wire_bytes as u128 * 8 * 1_000_000_000 + *tx_rem;
+                let r = *rate_bps as u128;
+                *tx_rem = num % r;
+                let start = (*link_free_ns).max(now.saturating_sub(*burst_ns));
+                let end = start + (num / r) as u64;
+                *link_free_ns = end;
+                end
+            }
+            Tx::Trace { opp_ms, period_ms, t0_ns, cycle, idx, budget, idle } => {
+                let at = |c: u64, i: usize| Tx::trace_now_ns(opp_ms, *period_ms, *t0_ns, c, i);
+                let next = |c: &mut u64, i: &mut usize| {
+                    *i += 1;
+                    if *i == opp_ms.len() {
+                        *i = 0;
+                        *c += 1;
+                    }
+                };
+                // After an idle spell the opportunities that passed with nothing queued are gone.
+                if *idle {
+                    while at(*cycle, *idx) < now {
+                        next(cycle, idx);
+                        *budget = TRACE_MTU_BYTES;
+                    }
+                    *idle = false;
+                }
+                // The frame's bytes use what is left of this opportunity and go on in the next
+                // ones; it leaves at the opportunity that carries its last byte (mahimahi).
+                let mut need = wire_bytes.max(1);
+                loop {
+                    if *budget == 0 {
+                        next(cycle, idx);
+                        *budget = TRACE_MTU_BYTES;
+                    }
+                    let take = need.min(*budget);
+                    *budget -= take;
+                    need -= take;
+                    if need == 0 {
+                        break;
+                    }
+                }
+                at(*cycle, *idx)
+            }
+        }
+    }
+
+    /// The queue ran empty.
+    fn went_idle(&mut self) {
+        match self {
+            Tx::Rate { tx_rem, .. } => *tx_rem = 0,
+            Tx::Trace { idle, .. } => *idle = true,
+        }
+    }
+}
+
+struct Link {
+    tx: Tx,
+    qdisc: Box<dyn Qdisc>,
+    delay_ns: u64,
+    l2_overhead_bytes: u32,
+    loss: f64,
+    loss_key: u64,
+    loss_draws: u64,
+    /// Frame on the link: (end of transmission, slab index, wire bytes).
+    on_link: Option<(u64, usize, u32)>,
+    /// Frames that left the transmitter, in propagation for `delay_ns`.
+    line: Line,
+    stats: LinkStats,
+}
+
+impl Link {
+    fn new(spec: &LinkSpec, seed: u64, index: usize, t0_ns: u64, nbins: usize) -> Link {
+        let rate_bps = spec.mean_rate_bps();
+        let tx = match &spec.trace_ms {
+            Some(t) => Tx::Trace {
+                opp_ms: t.clone(),
+                period_ms: *t.last().unwrap_or(&1),
+                t0_ns,
+                cycle: 0,
+                idx: 0,
+                budget: TRACE_MTU_BYTES,
+                idle: true,
+            },
+            None => Tx::Rate {
+                rate_bps,
+                burst_ns: (spec.burst_bytes as u128 * 8 * 1_000_000_000 / rate_bps as u128) as u64,
+                link_free_ns: 0,
+                tx_rem: 0,
+            },
+        };
+        Link {
+            tx,
+            qdisc: qdisc::build(&spec.qdisc, derive_seed(seed, stream::QDISC + index as u64), rate_bps),
+            delay_ns: spec.delay_ns,
+            l2_overhead_bytes: spec.l2_overhead_bytes,
+            loss: spec.loss,
+            loss_key: derive_seed(seed, stream::LINK_LOSS + index as u64),
+            loss_draws: 0,
+            on_link: None,
+            line: VecDeque::new(),
+            stats: LinkStats { name: spec.name.clone(), rate_bps, tx_bytes: vec![0; nbins], ..Default::default() },
+        }
+    }
+
+    /// A uniform draw in [0, 1) from the link's loss stream (SplitMix64 over a counter).
+    fn lost(&mut self) -> bool {
+        if self.loss <= 0.0 {
+            return false;
+        }
+        self.loss_draws += 1;
+        let u = (splitmix64(self.loss_key.wrapping_add(self.loss_draws)) >> 11) as f64 / (1u64 << 53) as f64;
+        u < self.loss
+    }
+}
+
+/// Where a frame is: its sender port, direction and the index of the link of its path it is on.
+#[derive(Clone, Copy, Default)]
+struct Route {
+    port: u32,
+    rev: bool,
+    hop: u32,
+}
+
 pub struct Shaper {
-    rate_bps: u64,
-    burst_ns: u64,
     fwd_delay_ns: Vec<u64>,
     rev_delay_ns: Vec<u64>,
     fwd_lines: Vec<Line>,
     rev_lines: Vec<Line>,
-    qdisc: Box<dyn Qdisc>,
+    links: Vec<Link>,
+    /// Per sender port: the links its data frames cross in order, and its ACKs (empty: the reverse delay line only).
+    fwd_paths: Vec<Vec<usize>>,
+    rev_paths: Vec<Vec<usize>>,
+    /// Per slab index: where that frame is on its path.
+    route: Vec<Route>,
+    /// ACK frames that arrived for a reverse path, to enter its first link at the next poll.
+    pending_rev: Vec<usize>,
     dropped: Vec<(Packet, ccfair_sim::qdisc::DropReason)>,
-    /// Virtual time the link finishes its current/last transmission.
-    link_free_ns: u64,
-    /// Packet on the link: (end of transmission, slab index, wire bytes).
-    on_link: Option<(u64, usize, u32)>,
-    tx_rem: u128,
     mon: MonitorConfig,
     next_sample: u64,
     soj_hist: Vec<u64>,
@@ -106,6 +325,9 @@ pub struct Shaper {
     late_sum_ns: u128,
     /// false = delay-only mode: forward frames bypass the qdisc and the link.
     link: bool,
+    /// The link whose series fill the run's single-queue statistics (link_tx_bytes, queue
+    /// samples, sojourn): the dumbbell's one; a topology's narrowest link crossed by data.
+    primary: usize,
     pub stats: Stats,
 }
 
@@ -119,10 +341,41 @@ pub enum Out {
 }
 
 impl Shaper {
+    /// The dumbbell: one link at `rate_bps` that every port's data frames cross, after the port's
+    /// forward delay; ACKs through the port's reverse delay line. `frame_info` gives charged bytes.
     pub fn new(
         rate_bps: u64,
         burst_bytes: u64,
         qdisc_cfg: &QdiscConfig,
+        seed: u64,
+        fwd_delay_ns: Vec<u64>,
+        rev_delay_ns: Vec<u64>,
+        mon: MonitorConfig,
+    ) -> Shaper {
+        let n = fwd_delay_ns.len();
+        let link = LinkSpec {
+            name: "bottleneck".into(),
+            rate_bps: Some(rate_bps),
+            trace_ms: None,
+            delay_ns: 0,
+            qdisc: qdisc_cfg.clone(),
+            l2_overhead_bytes: 0,
+            loss: 0.0,
+            burst_bytes,
+        };
+        let mut s = Shaper::topology(&[link], vec![vec![0]; n], vec![vec![]; n], seed, fwd_delay_ns, rev_delay_ns, mon);
+        // the dumbbell's queue discipline draws from the run seed itself, as it always has
+        s.links[0].qdisc = qdisc::build(qdisc_cfg, seed, rate_bps);
+        s
+    }
+
+    /// A topology: `links`, and per sender port the links its data (`fwd_paths`) and its ACKs
+    /// (`rev_paths`, empty = the reverse delay line alone) cross in order. A port's forward delay
+    /// comes before its first link, its reverse delay after its ACKs' last link.
+    pub fn topology(
+        links: &[LinkSpec],
+        fwd_paths: Vec<Vec<usize>>,
+        rev_paths: Vec<Vec<usize>>,
         seed: u64,
         fwd_delay_ns: Vec<u64>,
         rev_delay_ns: Vec<u64>,
@@ -138,25 +391,30 @@ impl Shaper {
             ..Default::default()
         };
         Shaper {
-            rate_bps,
-            burst_ns: (burst_bytes as u128 * 8 * 1_000_000_000 / rate_bps as u128) as u64,
             fwd_delay_ns,
             rev_delay_ns,
             fwd_lines: vec![VecDeque::new(); n],
             rev_lines: vec![VecDeque::new(); n],
-            qdisc: qdisc::build(qdisc_cfg, seed, rate_bps),
+            links: links.iter().enumerate().map(|(k, l)| Link::new(l, seed, k, mon.t0_ns, nbins)).collect(),
+            fwd_paths,
+            rev_paths,
+            route: Vec::new(),
+            pending_rev: Vec::new(),
             dropped: Vec::new(),
-            link_free_ns: 0,
-            on_link: None,
-            tx_rem: 0,
             next_sample: mon.t0_ns,
             mon,
             soj_hist: Vec::new(),
             late_hist: vec![0; LATE_BUCKETS_US + 1],
             late_sum_ns: 0,
             link: true,
+            primary: 0,
             stats,
         }
+    }
+
+    /// The link whose series fill the single-queue statistics.
+    pub fn set_primary(&mut self, k: usize) {
+        self.primary = k.min(self.links.len().saturating_sub(1));
     }
 
     /// Delay-only mode: forward frames leave when their delay has elapsed, with
@@ -168,27 +426,33 @@ impl Shaper {
         s
     }
 
+    fn set_route(&mut self, slab: usize, r: Route) {
+        if self.route.len() <= slab {
+            self.route.resize(slab + 1, Route::default());
+        }
+        self.route[slab] = r;
+    }
+
     /// A data frame arrived on sender port `port`.
     pub fn arrive_fwd(&mut self, now: u64, port: usize, slab: usize) {
+        self.set_route(slab, Route { port: port as u32, rev: false, hop: 0 });
         self.fwd_lines[port].push_back((now + self.fwd_delay_ns[port], slab));
     }
 
-    /// A frame from the receiver for sender port `port`.
+    /// A frame from the receiver for sender port `port`: through its ACKs' links, if any, then the reverse line.
     pub fn arrive_rev(&mut self, now: u64, port: usize, slab: usize) {
-        self.rev_lines[port].push_back((now + self.rev_delay_ns[port], slab));
+        self.set_route(slab, Route { port: port as u32, rev: true, hop: 0 });
+        if self.rev_paths[port].is_empty() {
+            self.rev_lines[port].push_back((now + self.rev_delay_ns[port], slab));
+        } else {
+            self.pending_rev.push(slab);
+        }
     }
 
     fn bin(&self, now: u64) -> Option<usize> {
         let t = now.checked_sub(self.mon.t0_ns)?;
         let b = (t / self.mon.bin_ns) as usize;
         (b < self.stats.link_tx_bytes.len()).then_some(b)
-    }
-
-    fn tx_time_ns(&mut self, wire_bytes: u32) -> u64 {
-        let num = wire_bytes as u128 * 8 * 1_000_000_000 + self.tx_rem;
-        let r = self.rate_bps as u128;
-        self.tx_rem = num % r;
-        (num / r) as u64
     }
 
     fn note_late(&mut self, due: u64, now: u64) {
@@ -199,8 +463,47 @@ impl Shaper {
         self.late_hist[((late / 1000) as usize).min(LATE_BUCKETS_US)] += 1;
     }
 
-    /// Run everything due at `now`. `wire_len(slab)` gives a frame's IP length and
-    /// ECN codepoint; `out` receives frames to transmit; `mark_ce(slab)` sets CE.
+    /// Frame `slab` enters link `k` at `now`: random loss, then the queue discipline.
+    fn enter(&mut self, k: usize, now: u64, slab: usize, frame_info: &dyn Fn(usize) -> (u32, Ecn), freed: &mut Vec<usize>) {
+        let r = self.route[slab];
+        let link = &mut self.links[k];
+        if link.lost() {
+            link.stats.loss_drops += 1;
+            freed.push(slab);
+            return;
+        }
+        let (bytes, ecn) = frame_info(slab);
+        let mut p = Packet::new(r.port, Kind::Data, bytes + link.l2_overhead_bytes);
+        p.seq = slab as u64;
+        p.ecn = ecn;
+        p.enqueue_ns = now;
+        if let Err((d, _)) = link.qdisc.enqueue(p, now) {
+            link.stats.drops += 1;
+            if !self.route[d.seq as usize].rev {
+                self.stats.drops[d.flow as usize] += 1;
+            }
+            freed.push(d.seq as usize);
+        }
+    }
+
+    /// Frame `slab` has crossed the link at hop `route.hop` of its path: on to the next link, or out.
+    fn advance(&mut self, now: u64, slab: usize, frame_info: &dyn Fn(usize) -> (u32, Ecn), out: &mut Vec<Out>, freed: &mut Vec<usize>) {
+        let mut r = self.route[slab];
+        r.hop += 1;
+        self.route[slab] = r;
+        let path = if r.rev { &self.rev_paths[r.port as usize] } else { &self.fwd_paths[r.port as usize] };
+        match path.get(r.hop as usize).copied() {
+            Some(k) => self.enter(k, now, slab, frame_info, freed),
+            None if r.rev => self.rev_lines[r.port as usize].push_back((now + self.rev_delay_ns[r.port as usize], slab)),
+            None => {
+                self.stats.forwarded_fwd += 1;
+                out.push(Out::Receiver(slab));
+            }
+        }
+    }
+
+    /// Run everything due at `now`. `frame_info(slab)` gives a frame's bytes (the link adds its
+    /// L2 overhead) and ECN codepoint; `out` receives frames to transmit; `mark_ce(slab)` sets CE.
     pub fn poll(
         &mut self,
         now: u64,
@@ -213,15 +516,31 @@ impl Shaper {
         let end = self.mon.t0_ns + self.mon.duration_ns;
         while self.next_sample <= now && self.next_sample < end {
             self.stats.queue_time_ns.push(self.next_sample - self.mon.t0_ns);
-            let on_link = InService::of(self.on_link.map(|(_, _, wire)| wire));
-            self.stats.queue_packets.push(self.qdisc.len_packets() as u32 + on_link.packets as u32);
-            self.stats.queue_bytes.push(self.qdisc.len_bytes() + on_link.bytes);
+            for (k, link) in self.links.iter_mut().enumerate() {
+                let on_link = InService::of(link.on_link.map(|(_, _, wire)| wire));
+                let pkts = link.qdisc.len_packets() as u32 + on_link.packets as u32;
+                let bytes = link.qdisc.len_bytes() + on_link.bytes;
+                if k == self.primary {
+                    self.stats.queue_packets.push(pkts);
+                    self.stats.queue_bytes.push(bytes);
+                }
+                link.stats.queue_packets.push(pkts);
+                link.stats.queue_bytes.push(bytes);
+            }
             self.next_sample += self.mon.sample_ns;
         }
-        // The link first: a frame whose transmission ended by now has left and frees
+        // ACKs that arrived since the last poll enter their first link.
+        for slab in std::mem::take(&mut self.pending_rev) {
+            let port = self.route[slab].port as usize;
+            let k = self.rev_paths[port][0];
+            self.enter(k, now, slab, frame_info, freed);
+        }
+        // The links first: a frame whose transmission ended by now has left and frees
         // its place before this poll's arrivals are admitted.
-        self.run_link(now, frame_info, mark_ce, out, freed);
-        // Forward delay lines -> qdisc.
+        for k in 0..self.links.len() {
+            self.run_link(k, now, frame_info, mark_ce, freed);
+        }
+        // Forward delay lines -> the first link of the port's path.
         for port in 0..self.fwd_lines.len() {
             while let Some((due, slab)) = pop_due(&mut self.fwd_lines[port], now) {
                 if !self.link {
@@ -230,19 +549,29 @@ impl Shaper {
                     out.push(Out::Receiver(slab));
                     continue;
                 }
-                let (wire, ecn) = frame_info(slab);
-                let mut p = Packet::new(port as u32, Kind::Data, wire);
-                p.seq = slab as u64;
-                p.ecn = ecn;
-                p.enqueue_ns = now;
-                if let Err((d, _)) = self.qdisc.enqueue(p, now) {
-                    self.stats.drops[d.flow as usize] += 1;
-                    freed.push(d.seq as usize);
+                match self.fwd_paths[port].first() {
+                    Some(&k) => self.enter(k, now, slab, frame_info, freed),
+                    None => {
+                        self.stats.forwarded_fwd += 1;
+                        out.push(Out::Receiver(slab));
+                    }
                 }
             }
         }
-        // An idle link starts on the arrivals.
-        self.run_link(now, frame_info, mark_ce, out, freed);
+        // Propagation on each link -> the next link; until nothing moves (zero-delay links in series).
+        loop {
+            let mut moved = false;
+            for k in 0..self.links.len() {
+                self.run_link(k, now, frame_info, mark_ce, freed);
+                while let Some((_, slab)) = pop_due(&mut self.links[k].line, now) {
+                    moved = true;
+                    self.advance(now, slab, frame_info, out, freed);
+                }
+            }
+            if !moved {
+                break;
+            }
+        }
         // Reverse delay lines.
         for port in 0..self.rev_lines.len() {
             while let Some((_, slab)) = pop_due(&mut self.rev_lines[port], now) {
@@ -252,61 +581,76 @@ impl Shaper {
         }
     }
 
-    /// The link at `now`: frames whose transmission has ended leave, and the
-    /// next packets of the qdisc start (each counts against its limits until it has left).
+    /// Link `k` at `now`: frames whose transmission has ended leave (into the link's
+    /// propagation line), and the next packets of the qdisc start (each counts against its
+    /// limits until it has left).
     fn run_link(
         &mut self,
+        k: usize,
         now: u64,
         frame_info: &dyn Fn(usize) -> (u32, Ecn),
         mark_ce: &mut dyn FnMut(usize),
-        out: &mut Vec<Out>,
         freed: &mut Vec<usize>,
     ) {
         loop {
-            if let Some((end_ns, slab, wire)) = self.on_link {
+            if let Some((end_ns, slab, wire)) = self.links[k].on_link {
                 if end_ns > now {
                     break;
                 }
-                self.on_link = None;
-                self.qdisc.set_in_service(InService::default());
+                self.links[k].on_link = None;
+                self.links[k].qdisc.set_in_service(InService::default());
                 self.note_late(end_ns, now);
                 if let Some(b) = self.bin(end_ns) {
-                    self.stats.link_tx_bytes[b] += wire as u64;
+                    self.links[k].stats.tx_bytes[b] += wire as u64;
+                    if k == self.primary {
+                        self.stats.link_tx_bytes[b] += wire as u64;
+                    }
                 }
-                self.stats.forwarded_fwd += 1;
-                out.push(Out::Receiver(slab));
+                let link = &mut self.links[k];
+                link.stats.delivered_bytes += wire as u64;
+                link.line.push_back((end_ns + link.delay_ns, slab));
             }
-            let p = self.qdisc.dequeue(now, &mut self.dropped);
+            let link = &mut self.links[k];
+            let p = link.qdisc.dequeue(now, &mut self.dropped);
             for (d, _) in self.dropped.drain(..) {
-                self.stats.drops[d.flow as usize] += 1;
+                link.stats.drops += 1;
+                if !self.route[d.seq as usize].rev {
+                    self.stats.drops[d.flow as usize] += 1;
+                }
                 freed.push(d.seq as usize);
             }
             let Some(p) = p else {
-                self.tx_rem = 0;
+                link.tx.went_idle();
                 break;
             };
             let (_, ecn_before) = frame_info(p.seq as usize);
             if p.ecn == Ecn::Ce && ecn_before != Ecn::Ce {
+                link.stats.marks += 1;
                 mark_ce(p.seq as usize);
             }
             let sojourn = now - p.enqueue_ns;
-            if let Some(b) = self.bin(now) {
-                self.stats.sojourn_sum_ns_per_bin[b] += sojourn;
-                self.stats.sojourn_pkts_per_bin[b] += 1;
+            let end_ns = link.tx.end_of(now, p.wire_bytes);
+            link.on_link = Some((end_ns, p.seq as usize, p.wire_bytes));
+            link.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
+            if k == self.primary {
+                self.note_sojourn(now, sojourn);
             }
-            let rel = now.saturating_sub(self.mon.t0_ns);
-            if now >= self.mon.t0_ns && rel >= self.mon.window_start_ns && rel < self.mon.window_end_ns {
-                let i = ((sojourn / self.mon.sojourn_bin_ns) as usize).min(MAX_SOJOURN_BINS - 1);
-                if i >= self.soj_hist.len() {
-                    self.soj_hist.resize(i + 1, 0);
-                }
-                self.soj_hist[i] += 1;
+        }
+    }
+
+    /// The primary link's sojourn statistics (the dumbbell's bottleneck).
+    fn note_sojourn(&mut self, now: u64, sojourn: u64) {
+        if let Some(b) = self.bin(now) {
+            self.stats.sojourn_sum_ns_per_bin[b] += sojourn;
+            self.stats.sojourn_pkts_per_bin[b] += 1;
+        }
+        let rel = now.saturating_sub(self.mon.t0_ns);
+        if now >= self.mon.t0_ns && rel >= self.mon.window_start_ns && rel < self.mon.window_end_ns {
+            let i = ((sojourn / self.mon.sojourn_bin_ns) as usize).min(MAX_SOJOURN_BINS - 1);
+            if i >= self.soj_hist.len() {
+                self.soj_hist.resize(i + 1, 0);
             }
-            let start = self.link_free_ns.max(now.saturating_sub(self.burst_ns));
-            let end_ns = start + self.tx_time_ns(p.wire_bytes);
-            self.link_free_ns = end_ns;
-            self.on_link = Some((end_ns, p.seq as usize, p.wire_bytes));
-            self.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
+            self.soj_hist[i] += 1;
         }
     }
 
@@ -317,24 +661,33 @@ impl Shaper {
         if self.next_sample < end {
             t = self.next_sample;
         }
-        for l in self.fwd_lines.iter().chain(self.rev_lines.iter()) {
+        if !self.pending_rev.is_empty() {
+            return 0;
+        }
+        let links = self.links.iter().map(|l| &l.line);
+        for l in self.fwd_lines.iter().chain(self.rev_lines.iter()).chain(links) {
             if let Some(&(due, _)) = l.front() {
                 t = t.min(due);
             }
         }
-        if let Some((end_ns, _, _)) = self.on_link {
-            t = t.min(end_ns);
+        for link in &self.links {
+            if let Some((end_ns, _, _)) = link.on_link {
+                t = t.min(end_ns);
+            }
         }
         t
     }
 
-    /// Close the statistics (sojourn histogram, lateness percentiles).
+    /// Close the statistics (sojourn histogram, lateness percentiles, per-link statistics).
     pub fn finish(&mut self) {
         for (i, &c) in self.soj_hist.iter().enumerate() {
             if c > 0 {
                 self.stats.sojourn_bin.push(i as u32);
                 self.stats.sojourn_count.push(c);
             }
+        }
+        if self.link {
+            self.stats.links = self.links.iter_mut().map(|l| std::mem::take(&mut l.stats)).collect();
         }
         let n = self.stats.late_count;
         if n > 0 {
@@ -500,5 +853,129 @@ mod tests {
         assert_eq!(out[1], Out::Receiver(1));
         s.poll(7_000_000, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
         assert_eq!(out[2], Out::Sender { port: 0, slab: 4 });
+    }
+
+    fn link(name: &str, rate_bps: u64, delay_ns: u64, limit: u64) -> LinkSpec {
+        LinkSpec {
+            name: name.into(),
+            rate_bps: Some(rate_bps),
+            trace_ms: None,
+            delay_ns,
+            qdisc: droptail(limit),
+            l2_overhead_bytes: 0,
+            loss: 0.0,
+            burst_bytes: 1500,
+        }
+    }
+
+    /// Poll at every deadline from `from_ns` until `until_ns`; the frames that left, with the time they left.
+    fn drive_from(s: &mut Shaper, from_ns: u64, until_ns: u64) -> Vec<(u64, Out)> {
+        let (mut out, mut freed, mut got) = (vec![], vec![], vec![]);
+        let mut now = from_ns;
+        while now < until_ns {
+            s.poll(now, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+            got.extend(out.drain(..).map(|o| (now, o)));
+            now = s.next_deadline();
+        }
+        got
+    }
+
+    fn drive(s: &mut Shaper, until_ns: u64) -> Vec<(u64, Out)> {
+        drive_from(s, 0, until_ns)
+    }
+
+    #[test]
+    fn a_frame_crosses_the_links_of_its_path_in_series_each_with_its_transmission_and_delay() {
+        // 1500 B: 1.2 ms at 10 Mbit/s, 0.6 ms at 20 Mbit/s (each link's token bucket holds one
+        // frame, so an idle link sends a lone frame at once, as tbf); delays 5 ms and 2 ms; access 1 ms.
+        let links = [link("a", 10_000_000, 5_000_000, 100), link("b", 20_000_000, 2_000_000, 100)];
+        let mut s = Shaper::topology(&links, vec![vec![0, 1]], vec![vec![]], 1, vec![1_000_000], vec![0], mon(1_000_000_000));
+        s.arrive_fwd(10_000_000, 0, 7);
+        s.arrive_fwd(10_000_000, 0, 8);
+        let got = drive_from(&mut s, 10_000_000, 100_000_000);
+        // the first: 10 + 1 + 5 + 2 ms; the second waits for a's 1.2 ms transmission, b's bucket refilled meanwhile
+        assert_eq!(got, vec![(18_000_000, Out::Receiver(7)), (19_200_000, Out::Receiver(8))]);
+        s.finish();
+        assert_eq!(s.stats.links.iter().map(|l| l.delivered_bytes).collect::<Vec<_>>(), vec![3000, 3000]);
+    }
+
+    #[test]
+    fn in_a_parking_lot_each_link_carries_its_rate_and_the_long_flow_is_queued_on_both() {
+        // Links a, b at 10 Mbit/s; port 0 (long) crosses both, port 1 only a, port 2 only b;
+        // every port offers 2000 frames at time 0 (more than 1 s of the links' capacity).
+        let links = [link("a", 10_000_000, 0, 5000), link("b", 10_000_000, 0, 5000)];
+        let paths = vec![vec![0, 1], vec![0], vec![1]];
+        let mut s = Shaper::topology(&links, paths, vec![vec![]; 3], 1, vec![0; 3], vec![0; 3], mon(1_000_000_000));
+        for port in 0..3 {
+            for k in 0..2000 {
+                s.arrive_fwd(0, port, port * 10_000 + k);
+            }
+        }
+        drive(&mut s, 1_000_000_000);
+        s.finish();
+        // 1 s at 10 Mbit/s is 833.3 frames of 1500 B on each link: the transmitters never idle.
+        for l in &s.stats.links {
+            assert_eq!(l.tx_bytes.iter().sum::<u64>() / 1500, 833, "link {}", l.name);
+        }
+    }
+
+    #[test]
+    fn acks_on_a_reverse_path_queue_behind_the_data_that_shares_the_link() {
+        // Port 0's data fills link r (1 Mbit/s: 12 ms per frame); port 1's ACK crosses r too.
+        let links = [link("f", 1_000_000_000, 0, 100), link("r", 1_000_000, 0, 100)];
+        let mut s =
+            Shaper::topology(&links, vec![vec![1], vec![0]], vec![vec![], vec![1]], 1, vec![0, 0], vec![0, 3_000_000], mon(1_000_000_000));
+        for k in 0..3 {
+            s.arrive_fwd(0, 0, k);
+        }
+        let (mut out, mut freed) = (vec![], vec![]);
+        s.poll(0, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+        s.arrive_rev(1, 1, 50);
+        let got = drive_from(&mut s, 1, 200_000_000);
+        // three data frames of 12 ms each go first, then the ACK (12 ms: frame_info says 1500 B), then 3 ms back.
+        let ack = got.iter().find(|(_, o)| *o == Out::Sender { port: 1, slab: 50 }).expect("the ACK leaves");
+        assert_eq!(ack.0, 4 * 12_000_000 + 3_000_000);
+    }
+
+    #[test]
+    fn a_trace_link_sends_one_mtu_per_delivery_opportunity_and_loses_those_it_cannot_use() {
+        // Opportunities at 1, 1 and 3 ms, repeating every 3 ms: 3 MTUs per 3 ms (12 Mbit/s).
+        let mut l = link("cell", 1, 0, 10_000);
+        l.rate_bps = None;
+        l.trace_ms = Some(vec![1, 1, 3]);
+        let mut s = Shaper::topology(&[l], vec![vec![0]], vec![vec![]], 1, vec![0], vec![0], mon(1_000_000_000));
+        for k in 0..299 {
+            s.arrive_fwd(0, 0, k);
+        }
+        let got = drive(&mut s, 300_000_000);
+        // the first departures: two at 1 ms, one at 3 ms, two at 4 ms
+        let times: Vec<u64> = got.iter().take(5).map(|(t, _)| *t).collect();
+        assert_eq!(times, vec![1_000_000, 1_000_000, 3_000_000, 4_000_000, 4_000_000]);
+        assert_eq!(got.len(), 299); // 99 periods of 3, and the two at 298 ms (the one at 300 ms is not before the end)
+                                    // an idle link loses its opportunities: a frame arriving at 400.5 ms leaves at 402 ms
+        s.arrive_fwd(400_500_000, 0, 5000);
+        let got = drive_from(&mut s, 400_500_000, 500_000_000);
+        let last = got.iter().find(|(_, o)| *o == Out::Receiver(5000)).unwrap();
+        assert_eq!(last.0, 402_000_000);
+    }
+
+    #[test]
+    fn random_loss_drops_about_its_probability_of_the_frames_and_depends_only_on_the_seed() {
+        let run = |seed: u64| {
+            let mut l = link("lossy", 1_000_000_000, 0, 100_000);
+            l.loss = 0.25;
+            let mut s = Shaper::topology(&[l], vec![vec![0]], vec![vec![]], seed, vec![0], vec![0], mon(1_000_000_000));
+            for k in 0..10_000 {
+                s.arrive_fwd(0, 0, k);
+            }
+            drive(&mut s, 1_000_000_000);
+            s.finish();
+            s.stats.links[0].loss_drops
+        };
+        let lost = run(3);
+        // binomial(10 000, 0.25): mean 2500, sd 43.3; within 4 sd
+        assert!((2500 - 173..=2500 + 173).contains(&lost), "{lost}");
+        assert_eq!(run(3), lost);
+        assert_ne!(run(4), lost);
     }
 }

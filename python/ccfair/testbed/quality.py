@@ -36,6 +36,11 @@ MAX_ATTEMPTS = 3
 
 def frame_time_us(config: dict[str, Any], wire_bytes: int) -> float:
     """Transmission time of one frame (``wire_bytes`` + the link's L2 overhead) at the bottleneck rate, in us."""
+    if config.get("links"):  # a topology: its primary link (the narrowest one crossed by data)
+        from ccfair.topology import link_rate_bps, primary_link
+
+        lk = config["links"][primary_link(config)]
+        return (wire_bytes + int(lk.get("l2_overhead_bytes", 0))) * 8 / link_rate_bps(lk) * 1e6
     b = config["bottleneck"]
     return (wire_bytes + int(b.get("l2_overhead_bytes", 0))) * 8 / b["rate_bps"] * 1e6
 

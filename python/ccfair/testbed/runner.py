@@ -47,7 +47,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ccfair import ccas, profiles
+from ccfair import ccas, profiles, topology
 from ccfair.errors import SimulationError, SpecError
 from ccfair.spec import Spec
 from ccfair.testbed import agent, bpfcc, httpagent, netns, tc
@@ -177,6 +177,12 @@ def check_available(spec: Spec | None = None) -> Path:
             "the userspace bottleneck is not installed; run `bash scripts/example.sh` (or `cargo build --release "
             f"-p ccfair-bottleneck` and copy target/release/ccfair-bottleneck into {sysconfig.get_path('scripts')}), "
             "or set CCFAIR_BOTTLENECK to its path"
+        )
+    if spec is not None and spec.testbed.bottleneck == "kernel" and spec.links:
+        raise SpecError(
+            "testbed.bottleneck",
+            f"'kernel' is one tc link; this file has [[links]] ({', '.join(lk.name for lk in spec.links)}); "
+            "allowed with [[links]]: 'userspace' (ccfair-bottleneck runs every link)",
         )
     if spec is not None and spec.testbed.bottleneck == "kernel":
         # Fails with a SpecError naming bottleneck.qdisc before anything is created.
@@ -348,18 +354,42 @@ class _Run:
     def agent(self, mode: str, *args: str) -> list[str]:
         return [sys.executable, str(AGENT), mode, *args]
 
+    def link_config(self, rev: list[int]) -> dict[str, Any]:
+        """The bottleneck's links: the dumbbell's one (rate, qdisc) or a topology's (``links``, each
+        port's forward and reverse paths as link indices, the primary link), with the reverse delays."""
+        c = self.config
+        if not c.get("links"):
+            b = c["bottleneck"]
+            return {
+                "rate_bps": b["rate_bps"],
+                "qdisc": b["qdisc"],
+                "burst_bytes": self.spec.packet_wire_bytes + b["l2_overhead_bytes"],  # one frame
+                "l2_overhead_bytes": b["l2_overhead_bytes"],
+                "rev_delay_ns": rev,
+            }
+        index = {lk["name"]: k for k, lk in enumerate(c["links"])}
+        delay = [int(lk["delay_ns"]) for lk in c["links"]]
+        fwd_paths = [[index[n] for n in f["path"]] for f in self.flows]
+        rev_paths = [[index[n] for n in f.get("reverse_path", [])] for f in self.flows]
+        # ACKs without a reverse path return over a line as long as their data's links (as the simulator)
+        back = [r + (sum(delay[k] for k in fp) if not rp else 0) for r, fp, rp in zip(rev, fwd_paths, rev_paths)]
+        links = [{**lk, "burst_bytes": self.spec.packet_wire_bytes + lk["l2_overhead_bytes"]} for lk in c["links"]]
+        return {
+            "links": links,
+            "fwd_paths": fwd_paths,
+            "rev_paths": rev_paths,
+            "primary_link": topology.primary_link(c),
+            "rev_delay_ns": back,
+        }
+
     def start_bottleneck(self, label: str, fwd: list[int], rev: list[int], t0: int, duration: int) -> subprocess.Popen[str]:
         c = self.config
         cfg = {
             "sender_ifaces": self.topo.if_btl,
             "receiver_iface": self.topo.if_btl_rcv,
-            "rate_bps": c["bottleneck"]["rate_bps"],
-            "qdisc": c["bottleneck"]["qdisc"],
             "seed": c["seed"],
             "fwd_delay_ns": fwd,
-            "rev_delay_ns": rev,
-            "burst_bytes": self.spec.packet_wire_bytes + c["bottleneck"]["l2_overhead_bytes"],  # one frame
-            "l2_overhead_bytes": c["bottleneck"]["l2_overhead_bytes"],
+            **self.link_config(rev),
             "t0_ns": t0,
             "duration_ns": duration,
             "bin_ns": c["bin_ns"],
@@ -842,15 +872,17 @@ class _Run:
             trace["flow"] += [i] * len(t["time_ns"])
             for k in t:
                 trace[k] += t[k]
+        per_link = stats["links"] if c.get("links") else [self.dumbbell_link(stats, link)]
         return {
             "duration_ns": c["duration_ns"],
             "bin_ns": c["bin_ns"],
             "sample_ns": c["sample_ns"],
             "sojourn_bin_ns": c["sojourn_bin_ns"],
-            "bottleneck_rate_bps": c["bottleneck"]["rate_bps"],
+            "bottleneck_rate_bps": self.primary_rate_bps(),
             "flows": flows,
             **link,
             "trace": trace,
+            "links": self.link_stats(per_link, stats["queue_time_ns"] if not self.kernel else link["queue_time_ns"]),
             "events": 0,
             "data_packets": stats["forwarded_fwd"],
             "wall_ns": wall_ns,
@@ -878,6 +910,58 @@ class _Run:
                 **({"kernel_bottleneck": self.kernel_summary()} if self.kernel else {}),
             },
         }
+
+    def primary_rate_bps(self) -> int:
+        """The rate of the link whose series are the run's single-queue statistics."""
+        c = self.config
+        if not c.get("links"):
+            return int(c["bottleneck"]["rate_bps"])
+        return topology.link_rate_bps(c["links"][topology.primary_link(c)])
+
+    def dumbbell_link(self, stats: dict[str, Any], link: dict[str, Any]) -> dict[str, Any]:
+        """The dumbbell's one link ("bottleneck") from the run's single-queue series (the userspace
+        bottleneck's or the kernel qdisc's) and the drops per flow; marks as the bottleneck counted them."""
+        own = (stats.get("links") or [{}])[0]
+        return {
+            "name": "bottleneck",
+            "rate_bps": self.primary_rate_bps(),
+            "tx_bytes": link["link_tx_bytes"],
+            "queue_packets": link["queue_packets"],
+            "queue_bytes": link["queue_bytes"],
+            "drops": int(sum(stats["drops"])),
+            "marks": int(own.get("marks", 0)),
+            "loss_drops": 0,
+            "delivered_bytes": int(sum(link["link_tx_bytes"])),
+        }
+
+    def link_stats(self, links: list[dict[str, Any]], times: list[int]) -> list[dict[str, Any]]:
+        """``links`` as the simulator reports them (result.rs ``LinkStats``): utilisation over the
+        analysis window's whole bins (every bin it touches if none lies within it), mean queue over
+        the samples in the window."""
+        c = self.config
+        bin_ns, duration = c["bin_ns"], c["duration_ns"]
+        ws, we = c["window_start_ns"], c["window_end_ns"]
+        out = []
+        for lk in links:
+            nbins = len(lk["tx_bytes"])
+            spans = [(b * bin_ns, min((b + 1) * bin_ns, duration)) for b in range(nbins)]
+            bins = [b for b, (a, e) in enumerate(spans) if a >= ws and e <= we] or [
+                b for b, (a, e) in enumerate(spans) if a < we and e > ws
+            ]
+            ns = sum(spans[b][1] - spans[b][0] for b in bins)
+            sent = sum(lk["tx_bytes"][b] for b in bins)
+            inside = [i for i, t in enumerate(times[: len(lk["queue_packets"])]) if ws <= t < we]
+            out.append(
+                {
+                    "name": lk["name"],
+                    "rate_bps": lk["rate_bps"],
+                    "utilisation": sent * 8 * 1e9 / (lk["rate_bps"] * ns) if ns and lk["rate_bps"] else 0.0,
+                    "mean_queue_packets": sum(lk["queue_packets"][i] for i in inside) / len(inside) if inside else 0.0,
+                    "mean_queue_bytes": sum(lk["queue_bytes"][i] for i in inside) / len(inside) if inside else 0.0,
+                    **{k: lk[k] for k in ("drops", "marks", "loss_drops", "delivered_bytes")},
+                }
+            )
+        return out
 
     def kernel_summary(self) -> dict[str, Any]:
         """What the kernel path did: the tc commands, netem availability, the root qdisc's counters over the run."""
