@@ -268,7 +268,7 @@ def _signals_raise() -> Iterator[None]:
 #: size_bytes and fct_ns (from the client). tests/test_result_keys.py checks that the testbed's
 #: raw result has every other key.
 NOT_MEASURED: dict[str, frozenset[str]] = {
-    "run": frozenset({"sojourn_l4s_bin", "sojourn_l4s_count", "cca_classes", "meter", "links"}),
+    "run": frozenset({"sojourn_l4s_bin", "sojourn_l4s_count", "cca_classes", "meter"}),
     "flow": frozenset(
         {
             "arrival_bytes",
