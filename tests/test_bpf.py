@@ -211,20 +211,23 @@ def test_dctcp_port_holds_the_queue_near_the_step_threshold_on_real_tcp():
 
 
 @needs_load
-def test_lp_port_yields_to_cubic_with_timestamps_without_offsets():
+def test_two_lp_ports_leave_the_link_mostly_idle_with_timestamps_without_offsets():
     """tcp_lp.c estimates the one-way delay from the peer's TSval (Kuzmanovic & Knightly,
-    INFOCOM 2003) and yields when it rises. With timestamps without per-connection offsets
-    (tcp_timestamps = 2) the port sees CUBIC's queue and leaves it most of the link. (With
-    Linux's default random offsets its smoothed delay overflows for 7/8 of connections and it
-    runs as Reno; the offset is a keyed hash of the addresses, so that case is not tested.)"""
+    INFOCOM 2003) and treats a delay above min + 15 % of (max - min) as early congestion:
+    cwnd halves, or drops to 1 within 3 RTTs of the previous indication. With timestamps
+    without per-connection offsets (tcp_timestamps = 2) two LP flows keep indicating on each
+    other's queue and use a small part of the link (the simulator's cc/lp.rs does the same,
+    docs/linux-ports.md). With Linux's default random offsets the smoothed delay overflows
+    for 7/8 of connections and LP runs as Reno; the offset is a keyed hash of the addresses,
+    so that case is not tested."""
     from ccfair import api
 
     raw = {
-        "name": "lp vs cubic",
-        "duration": "14s",
-        "window": {"start": "6s"},
+        "name": "lp vs lp",
+        "duration": "12s",
+        "window": {"start": "4s"},
         "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
-        "flows": [{"name": "A", "cca": "lp", "rtt": "50ms"}, {"name": "B", "cca": "cubic", "rtt": "50ms", "start": "1s"}],
+        "flows": [{"name": "A", "cca": "lp", "rtt": "50ms"}, {"name": "B", "cca": "lp", "rtt": "50ms", "start": "1s"}],
         "testbed": {"timestamp_offsets": "none"},
     }
     try:
@@ -233,5 +236,4 @@ def test_lp_port_yields_to_cubic_with_timestamps_without_offsets():
         pytest.skip(f"testbed unavailable: {e.message}")
     r = api.run(raw, backend="testbed")
     assert r.summary["testbed"]["receiver_tcp_timestamps"] == 2
-    shares = [f["share"] for f in r.flows.to_dict("records")]
-    assert shares[0] < 0.15, shares
+    assert r.summary["utilization"] < 0.5, r.summary["utilization"]
