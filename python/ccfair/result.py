@@ -555,7 +555,7 @@ def fair_shares_bps(raw: Mapping[str, Any], config: dict[str, Any], window_ns: t
     return [float(r) / w for r, w in zip(rates, wire)]
 
 
-def _active_ns(raw: dict[str, Any], config: dict[str, Any]) -> list[tuple[int, int]]:
+def _active_ns(raw: Mapping[str, Any], config: dict[str, Any]) -> list[tuple[int, int]]:
     """Each flow's (start, end) in ns: its actual start until it stops or completes."""
     end_run = int(raw["duration_ns"])
     out = []
@@ -575,7 +575,7 @@ def link_rates_bps(config: dict[str, Any]) -> list[int]:
     return [int(lk["rate_bps"]) if lk.get("rate_bps") is not None else trace_mean_rate_bps(lk["trace_ms"]) for lk in config["links"]]
 
 
-def topology_fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window_ns: tuple[int, int], step_ns: int) -> list[float]:
+def topology_fair_shares_bps(raw: Mapping[str, Any], config: dict[str, Any], window_ns: tuple[int, int], step_ns: int) -> list[float]:
     """Each flow's max-min fair share over the topology (``links``), payload bit/s: progressive filling
     over the links of the flows' forward paths (:func:`ccfair.metrics.max_min_fair_rates_topology`), a
     flow's payload rate costing its wire rate on each link (payload + HEADER_BYTES + that link's L2
@@ -595,7 +595,7 @@ def topology_fair_shares_bps(raw: dict[str, Any], config: dict[str, Any], window
     return metrics.max_min_fair_rates_topology(capacities, paths, cost, window_ns, _active_ns(raw, config), caps, step_ns)
 
 
-def link_summaries(raw: dict[str, Any]) -> list[dict[str, Any]]:
+def link_summaries(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
     """``links`` of the summary: per link of the run (a dumbbell's one, "bottleneck"), its rate,
     utilisation, mean queue, drops, marks, random-loss drops and delivered bytes, as the backend measured them."""
     keys = ("utilisation", "mean_queue_packets", "mean_queue_bytes")

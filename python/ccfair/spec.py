@@ -280,6 +280,7 @@ class _TargetAqm(_Aqm):
     def _check(self, spec: Spec, params: dict[str, Any]) -> None:
         drain_ns = spec.drain_time_ns(self.limit)
         target = params["target_ns"]
+        assert spec.bottleneck is not None  # a dumbbell's, or a link's view (_LinkView)
         if target >= drain_ns:
             raise SpecError(
                 "bottleneck.qdisc.target",
@@ -354,6 +355,7 @@ class _Step(_Aqm):
             raise SpecError("bottleneck.qdisc.threshold", "give exactly one of threshold ('30pkt', '10ms') or step = {k, rtt}")
         pkts: int | None
         nbytes: int | None
+        assert spec.bottleneck is not None  # a dumbbell's, or a link's view (_LinkView)
         if self.step is not None:
             step_bytes = round_half_up(Fraction(Decimal(str(self.step.k))) * spec.bottleneck.rate * self.step.rtt / (8 * 10**9))
             pkts, nbytes = None, max(1, step_bytes)
@@ -1187,13 +1189,13 @@ class _LinkView:
 
     def qdisc_run_config(self) -> dict[str, Any]:
         try:
-            return self.link.qdisc.run_config(self)  # type: ignore[arg-type]
+            return self.link.qdisc.run_config(self)  # type: ignore[arg-type]  # the link view stands in for a Spec (duck-typed)
         except SpecError as e:
             raise self._renamed(e) from None
 
     def warnings(self) -> list[tuple[str, str]]:
         try:
-            return Spec.warnings(self)  # type: ignore[arg-type]
+            return Spec.warnings(self)  # type: ignore[arg-type]  # the link view stands in for a Spec (duck-typed)
         except SpecError as e:
             raise self._renamed(e) from None
 

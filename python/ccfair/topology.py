@@ -16,6 +16,7 @@ the testbed's bottleneck receive the parsed opportunities (``trace_ms``).
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Any
 
 from ccfair.errors import SpecError
 from ccfair.spec_input import read_input_file
@@ -78,26 +79,26 @@ def check_path(field: str, path: Sequence[object], links: Sequence[str]) -> list
     return list(path)
 
 
-def link_rate_bps(link: dict[str, object]) -> int:
+def link_rate_bps(link: dict[str, Any]) -> int:
     """A RunConfig link's rate: its ``rate_bps``, or its trace's mean rate."""
     if link.get("rate_bps") is not None:
-        return int(link["rate_bps"])  # type: ignore[call-overload]
-    return trace_mean_rate_bps(link["trace_ms"])  # type: ignore[arg-type]
+        return int(link["rate_bps"])
+    return trace_mean_rate_bps(link["trace_ms"])
 
 
-def primary_link(config: dict[str, object]) -> int:
+def primary_link(config: dict[str, Any]) -> int:
     """The link whose series are a topology run's single-queue statistics (``link_tx_bytes``, queue
     samples, sojourn; ``bottleneck_rate_bps``): the narrowest link some flow's data crosses (lowest
     rate, a trace at its mean; the first declared among equals), as the simulator reports it."""
     links = config["links"]
     assert isinstance(links, list) and links
-    crossed = {name for f in config["flows"] for name in f.get("path", [])}  # type: ignore[attr-defined, union-attr]
+    crossed = {name for f in config["flows"] for name in f.get("path", [])}
     candidates = [k for k, lk in enumerate(links) if lk["name"] in crossed] or [0]
     return min(candidates, key=lambda k: (link_rate_bps(links[k]), k))
 
 
-def primary_rate_bps(config: dict[str, object]) -> int:
+def primary_rate_bps(config: dict[str, Any]) -> int:
     """The rate behind a run's single-queue series: the dumbbell's bottleneck, or a topology's primary link."""
     if config.get("links"):
-        return link_rate_bps(config["links"][primary_link(config)])  # type: ignore[index]
-    return int(config["bottleneck"]["rate_bps"])  # type: ignore[index]
+        return link_rate_bps(config["links"][primary_link(config)])
+    return int(config["bottleneck"]["rate_bps"])

@@ -153,6 +153,7 @@ def run_point(
     res = run(spec)
     wall = time.perf_counter() - t0
     fl = res.flows
+    assert spec.bottleneck is not None  # S3's cases are dumbbells
     rel = metrics.relative_throughput(fl, spec.bottleneck.rate, by="cca")
     sent = fl.groupby("cca")["sent_packets"].sum()
     marks = fl.groupby("cca")["ecn_marks"].sum() / sent
@@ -450,6 +451,7 @@ def run_task(task: dict[str, Any]) -> dict[str, Any]:
     t0 = time.perf_counter()
     res = run(spec)
     fl = res.flows.assign(cls=res.flows["name"].str.replace(r"\.\d+$", "", regex=True))
+    assert spec.bottleneck is not None  # S3's cases are dumbbells
     rel = metrics.relative_throughput(fl, spec.bottleneck.rate, by="cls")
     by = fl.groupby("cls")
     marks = by["ecn_marks"].sum() / by["sent_packets"].sum()
