@@ -12,12 +12,12 @@
 //! limit; the frames go straight to the receiver port, whose egress qdisc
 //! (tc tbf + child, configured by the runner) is the bottleneck.
 //!
-//! The link is a token bucket expressed as a virtual clock (tbf in Linux,
-//! net/sched/sch_tbf.c, and S0's "token bucket with a one-frame burst"): a
-//! packet of `wire_bytes` occupies the link for `wire_bytes*8/rate_bps`; it
-//! starts at `max(link_free_ns, now - burst_ns)`, so a late wake-up of up to
-//! one burst is caught up without losing capacity, and leaves when its
-//! transmission ends. Charged size = what `frame_info` says: main.rs gives
+//! The link is a token bucket (tbf in Linux, net/sched/sch_tbf.c, and S0's
+//! "token bucket with a one-frame burst"), the simulator's own
+//! (`ccfair_sim::token_bucket::TokenBucket`, whose header gives the rule): the
+//! head frame leaves when the bucket holds its `wire_bytes*8/rate_bps` of
+//! tokens, at once on an idle link; a late wake-up of up to one burst is caught
+//! up without losing capacity. Charged size = what `frame_info` says: main.rs gives
 //! the IP length plus the run's L2 overhead (`l2_overhead_bytes`, default 14:
 //! the Ethernet frame, 1514 for MSS 1448), as the simulator charges it.
 //! The frame on the link counts against the qdisc's limits and in the queue
@@ -31,6 +31,7 @@ use ccfair_sim::config::QdiscConfig;
 use ccfair_sim::packet::{Ecn, Kind, Packet};
 use ccfair_sim::qdisc::{self, InService, Qdisc};
 use ccfair_sim::rng::{derive_seed, splitmix64, stream};
+use ccfair_sim::token_bucket::TokenBucket;
 
 /// Highest sojourn-histogram bin kept (larger sojourns land in the last bin), as the simulator.
 const MAX_SOJOURN_BINS: usize = 1 << 20;
@@ -167,8 +168,8 @@ pub struct LinkStats {
 
 /// The transmitter of a link.
 enum Tx {
-    /// Token bucket as a virtual clock (see the header).
-    Rate { rate_bps: u64, burst_ns: u64, link_free_ns: u64, tx_rem: u128 },
+    /// Token bucket (see the header).
+    Rate(TokenBucket),
     /// mahimahi: at each opportunity up to one MTU of queued bytes leaves; unused opportunities are lost.
     Trace { opp_ms: Vec<u64>, period_ms: u64, t0_ns: u64, cycle: u64, idx: usize, budget: u32, idle: bool },
 }
@@ -178,18 +179,10 @@ impl Tx {
         t0_ns + (cycle * period_ms + opp_ms[idx]) * 1_000_000
     }
 
-    /// When a frame of `wire_bytes` dequeued at `now` finishes leaving the link.
+    /// When a frame of `wire_bytes` dequeued at `now` leaves the link (rate: when its tokens are there).
     fn end_of(&mut self, now: u64, wire_bytes: u32) -> u64 {
         match self {
-            Tx::Rate { rate_bps, burst_ns, link_free_ns, tx_rem } => {
-                let num = wire_bytes as u128 * 8 * 1_000_000_000 + *tx_rem;
-                let r = *rate_bps as u128;
-                *tx_rem = num % r;
-                let start = (*link_free_ns).max(now.saturating_sub(*burst_ns));
-                let end = start + (num / r) as u64;
-                *link_free_ns = end;
-                end
-            }
+            Tx::Rate(bucket) => bucket.release(now, wire_bytes),
             Tx::Trace { opp_ms, period_ms, t0_ns, cycle, idx, budget, idle } => {
                 let at = |c: u64, i: usize| Tx::trace_now_ns(opp_ms, *period_ms, *t0_ns, c, i);
                 let next = |c: &mut u64, i: &mut usize| {
@@ -230,7 +223,7 @@ impl Tx {
     /// The queue ran empty.
     fn went_idle(&mut self) {
         match self {
-            Tx::Rate { tx_rem, .. } => *tx_rem = 0,
+            Tx::Rate(bucket) => bucket.went_idle(),
             Tx::Trace { idle, .. } => *idle = true,
         }
     }
@@ -264,12 +257,7 @@ impl Link {
                 budget: TRACE_MTU_BYTES,
                 idle: true,
             },
-            None => Tx::Rate {
-                rate_bps,
-                burst_ns: (spec.burst_bytes as u128 * 8 * 1_000_000_000 / rate_bps as u128) as u64,
-                link_free_ns: 0,
-                tx_rem: 0,
-            },
+            None => Tx::Rate(TokenBucket::new(rate_bps, spec.burst_bytes)),
         };
         Link {
             tx,
@@ -771,7 +759,8 @@ mod tests {
     /// Drive the shaper with a saturating arrival process, waking up exactly at every deadline.
     #[test]
     fn saturated_link_sends_exactly_the_configured_rate() {
-        // 10 Mbit/s, 1500-byte packets: 1.2 ms each; 1 s carries 833.33 packets.
+        // 10 Mbit/s, 1500-byte packets: 1.2 ms each; 1 s carries 833.33 packets, and the
+        // bucket, full at the start, one more: they leave at 0, 1.2, ..., 999.6 ms.
         let mut s = loaded(1500, 1000, 900);
         let (mut out, mut freed) = (vec![], vec![]);
         let mut now = 0;
@@ -780,25 +769,28 @@ mod tests {
             now = s.next_deadline();
         }
         let sent: u64 = s.stats.link_tx_bytes.iter().sum();
-        assert_eq!(sent / 1500, 833);
-        assert_eq!(out.len(), 833);
+        assert_eq!(sent / 1500, 834);
+        assert_eq!(out.len(), 834);
         assert!(freed.is_empty());
     }
 
     #[test]
     fn a_limit_of_n_frames_holds_n_the_one_on_the_link_included() {
         // tbf + pfifo limit 4 in Linux: the frame paying for its tokens is still in the
-        // child's qlen. 10 frames at once: 4 held (1 on the link + 3 waiting), 6 dropped.
+        // child's qlen. 10 frames at once: 4 admitted, 6 dropped; the first leaves at once
+        // (the bucket holds its tokens), the second waits 1.2112 ms for its own.
         let mut s = loaded(1514, 4, 10);
         let (mut out, mut freed) = (vec![], vec![]);
         s.poll(0, &|_| (1514, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
         assert_eq!(s.stats.drops, vec![6]);
-        // 1514 B at 10 Mbit/s: the first frame leaves after 1.2112 ms; then one place is free.
-        assert_eq!(s.next_deadline(), 1_211_200);
-        s.arrive_fwd(1_211_200, 0, 10);
-        s.arrive_fwd(1_211_200, 0, 11);
-        s.poll(1_211_200, &|_| (1514, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
         assert_eq!(out, vec![Out::Receiver(0)]);
+        assert_eq!(s.next_deadline(), 1_211_200);
+        // It leaves; 2 remain (one waiting for its tokens): of 3 arrivals 2 fit, and only 2.
+        for slab in 10..13 {
+            s.arrive_fwd(1_211_200, 0, slab);
+        }
+        s.poll(1_211_200, &|_| (1514, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+        assert_eq!(out, vec![Out::Receiver(0), Out::Receiver(1)]);
         assert_eq!(s.stats.drops, vec![7]);
         // The next queue sample (10 ms grid) counts the frame on the link, as tbf's qlen does.
         let mut t = s.next_deadline();
@@ -818,7 +810,8 @@ mod tests {
     fn late_wakeups_within_one_burst_lose_no_capacity() {
         // Wake up only every 5 ms (4 packet times): the one-packet burst cannot
         // catch up fully, so the link runs below rate; with a burst of 5
-        // packets it catches up and sends the full rate.
+        // packets it catches up and sends the full rate (833 in 1 s, plus the 5
+        // of the bucket, full at the start).
         let run = |burst_bytes: u64| {
             let mut s = loaded(burst_bytes, 2000, 1000);
             let (mut out, mut freed) = (vec![], vec![]);
@@ -829,7 +822,7 @@ mod tests {
             }
             out.len()
         };
-        assert_eq!(run(7500), 833);
+        assert_eq!(run(7500), 833 + 5);
         assert!(run(1500) < 800);
     }
 
@@ -844,9 +837,7 @@ mod tests {
         s.poll(0, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
         assert_eq!(s.stats.drops, vec![0, 1]);
         assert_eq!(freed, vec![3]);
-        assert_eq!(s.next_deadline(), 12_000); // 1500 B at 1 Gbit/s
-        s.poll(12_000, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
-        assert_eq!(out, vec![Out::Receiver(2)]);
+        assert_eq!(out, vec![Out::Receiver(2)]); // the idle link's bucket holds its tokens
         assert_eq!(s.next_deadline(), 3_000_000);
         s.poll(3_000_000, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
         s.poll(3_012_000, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
@@ -913,9 +904,10 @@ mod tests {
         }
         drive(&mut s, 1_000_000_000);
         s.finish();
-        // 1 s at 10 Mbit/s is 833.3 frames of 1500 B on each link: the transmitters never idle.
+        // 1 s at 10 Mbit/s is 833.3 frames of 1500 B on each link, plus the frame of the
+        // bucket, full at the start: the transmitters never idle.
         for l in &s.stats.links {
-            assert_eq!(l.tx_bytes.iter().sum::<u64>() / 1500, 833, "link {}", l.name);
+            assert_eq!(l.tx_bytes.iter().sum::<u64>() / 1500, 834, "link {}", l.name);
         }
     }
 
@@ -932,9 +924,10 @@ mod tests {
         s.poll(0, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
         s.arrive_rev(1, 1, 50);
         let got = drive_from(&mut s, 1, 200_000_000);
-        // three data frames of 12 ms each go first, then the ACK (12 ms: frame_info says 1500 B), then 3 ms back.
+        // three data frames go first (at 0, the bucket full, then 12 ms apart), then the ACK
+        // (12 ms: frame_info says 1500 B), then 3 ms back.
         let ack = got.iter().find(|(_, o)| *o == Out::Sender { port: 1, slab: 50 }).expect("the ACK leaves");
-        assert_eq!(ack.0, 4 * 12_000_000 + 3_000_000);
+        assert_eq!(ack.0, 3 * 12_000_000 + 3_000_000);
     }
 
     #[test]

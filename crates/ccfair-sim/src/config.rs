@@ -492,6 +492,13 @@ impl RunConfig {
         Ok(())
     }
 
+    /// IP length of the run's largest data packet (largest MSS + headers): a
+    /// rate-limited link's token bucket holds one such packet's frame
+    /// (token_bucket.rs; the testbed's `burst_bytes`, spec.py `packet_wire_bytes`).
+    pub fn largest_packet_bytes(&self) -> u32 {
+        self.flows.iter().map(|f| f.mss_bytes).max().unwrap_or(MSS_DEFAULT_BYTES) + HEADER_BYTES
+    }
+
     /// Index of the link named `name`.
     pub fn link_index(&self, name: &str) -> Option<usize> {
         self.links.iter().position(|l| l.name == name)

@@ -23,6 +23,7 @@ pub mod rng;
 pub mod schema;
 pub mod sim;
 pub mod tcp;
+pub mod token_bucket;
 pub mod topology;
 
 /// Run one configuration to completion: the dumbbell (sim.rs) or, with

@@ -5,13 +5,17 @@
 //!  sender i --(access, one-way a_i)--> [qdisc | bottleneck rate R] --(d_b)--> receiver i
 //!  sender i <-------------(reverse path: d_b + a_i, uncongested)------------ receiver i
 //! ```
-//! with a_i = rtt_i / 2 - d_b, so the base RTT of flow i is rtt_i (plus
-//! serialization at the bottleneck). Access links are infinitely fast.
+//! with a_i = rtt_i / 2 - d_b, so the base RTT of flow i is rtt_i. Access
+//! links are infinitely fast.
 //!
-//! The bottleneck charges each packet its IP length plus the configured L2
-//! overhead (`bottleneck.l2_overhead_bytes`, 14 for Ethernet frames) for its
-//! serialization time, in the qdisc's byte accounting and in `link_tx_bytes`.
-//! The packet being serialized counts against the qdisc's limits and in the
+//! The bottleneck's transmitter is a token bucket one data frame deep, as
+//! Linux's tbf and the testbed's bottleneck (token_bucket.rs): the head
+//! packet leaves when its tokens are there, at once on an idle link, one
+//! frame time after the previous one on a busy link. It charges each packet
+//! its IP length plus the configured L2 overhead
+//! (`bottleneck.l2_overhead_bytes`, 14 for Ethernet frames) for its tokens,
+//! in the qdisc's byte accounting and in `link_tx_bytes`. The head packet
+//! waiting for its tokens counts against the qdisc's limits and in the
 //! queue samples, as tbf's head packet does in Linux (qdisc/mod.rs): a limit
 //! of N packets holds N, the one on the link included.
 //!
@@ -42,6 +46,7 @@ use crate::result::{link_utilisation, mean_in_window, try_zeroed, FlowResult, Li
 use crate::rng::{derive_seed, stream, stream_rng};
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderConfig};
+use crate::token_bucket::TokenBucket;
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
@@ -63,7 +68,7 @@ enum Ev {
     Reverse(u32),
     /// The head of shared reverse line `l` (`SharedLines`) reaches its sender.
     ReverseShared(u32),
-    /// The bottleneck finished serializing its current packet (kept out of
+    /// The bottleneck's head packet has its tokens and leaves (kept out of
     /// the heap: `Simulation::tx_done_at`).
     TxDone,
     Rto(u32),
@@ -208,10 +213,12 @@ pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
     qdisc_drops_others: bool,
     rate_bps: u64,
     l2_overhead_bytes: u32,
-    tx_rem: u64,
+    /// The link's transmitter (one data frame deep).
+    bucket: TokenBucket,
+    /// The head packet, waiting for its tokens.
     tx_current: Option<Packet>,
-    /// (time, sequence number) of the `TxDone` ending `tx_current`'s
-    /// transmission: the most frequent event is kept out of the heap (one
+    /// (time, sequence number) of the `TxDone` releasing `tx_current`:
+    /// the most frequent event is kept out of the heap (one
     /// sift fewer per packet) and run when it is the earliest in (time, seq)
     /// order (`next_event`).
     tx_done_at: Option<(TimeNs, u64)>,
@@ -299,7 +306,7 @@ impl<Q: Qdisc> Simulation<Q> {
             qdisc: qd,
             rate_bps: bn.rate_bps,
             l2_overhead_bytes: bn.l2_overhead_bytes,
-            tx_rem: 0,
+            bucket: TokenBucket::new(bn.rate_bps, (cfg.largest_packet_bytes() + bn.l2_overhead_bytes) as u64),
             tx_current: None,
             tx_done_at: None,
             senders,
@@ -381,24 +388,6 @@ impl<Q: Qdisc> Simulation<Q> {
         reo.sync(&mut self.q, Ev::Reo(flow));
     }
 
-    fn tx_time_ns(&mut self, wire_bytes: u32) -> u64 {
-        // Exact serialization time, carrying the sub-nanosecond remainder.
-        let num = wire_bytes as u128 * 8 * 1_000_000_000 + self.tx_rem as u128;
-        // The dividend fits in 64 bits for every real packet and rate; a
-        // 64-bit division (one instruction for quotient and remainder) is
-        // much cheaper than the two 128-bit library calls it replaces, and
-        // gives the same result.
-        let (q, rem) = match u64::try_from(num) {
-            Ok(n) => (n / self.rate_bps, n % self.rate_bps),
-            Err(_) => {
-                let r = self.rate_bps as u128;
-                ((num / r) as u64, (num % r) as u64)
-            }
-        };
-        self.tx_rem = rem;
-        q
-    }
-
     fn bottleneck_arrive(&mut self, now: TimeNs, mut p: Packet) {
         // `enqueue_ns` holds `now` already: the access line's arrival time.
         debug_assert_eq!(p.enqueue_ns, now);
@@ -417,8 +406,9 @@ impl<Q: Qdisc> Simulation<Q> {
         }
     }
 
-    /// The link is free at `now` (in result bin `b`): start serializing the
-    /// next packet, or go idle.
+    /// The link is free at `now` (in result bin `b`): the next packet waits
+    /// for its tokens (`TxDone` when they are there, `now` on an idle link),
+    /// or the link goes idle.
     fn start_tx(&mut self, now: TimeNs, b: usize) {
         let p = self.qdisc.dequeue(now, &mut self.dropped);
         for (d, why) in self.dropped.drain(..) {
@@ -430,20 +420,20 @@ impl<Q: Qdisc> Simulation<Q> {
                 self.mon.ecn_marks[p.flow as usize] += 1;
             }
             self.mon.record_sojourn(now, b, &p);
-            let dt = self.tx_time_ns(p.wire_bytes);
+            let leaves = self.bucket.release(now, p.wire_bytes);
             self.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
             if self.prefetch_flow_state {
                 // Its receiver runs when this transmission ends.
                 self.prefetch_receiver(p.flow);
             }
             self.tx_current = Some(p);
-            self.tx_done_at = Some((now + dt, self.q.take_seq()));
+            self.tx_done_at = Some((leaves, self.q.take_seq()));
         } else {
             // Idle. (A packet that follows another at once replaces it in
             // service without this call in between: only an enqueue reads
             // the packet in service, and none comes between `tx_done` and here.)
             self.qdisc.set_in_service(InService::default());
-            self.tx_rem = 0;
+            self.bucket.went_idle();
         }
     }
 
@@ -985,14 +975,53 @@ mod tests {
     #[test]
     fn a_1500_byte_packet_with_14_bytes_of_l2_overhead_takes_1514_bytes_of_link_time() {
         // 1514 B x 8 / 10 Mbit/s = 1.2112 ms; without overhead 1500 B: 1.2 ms.
+        // Two packets back to back: the second leaves one frame time after the first.
         for (l2, want_ns) in [(14, 1_211_200), (0, 1_200_000)] {
             let mut s = bottleneck(QdiscConfig::droptail(Some(4), None), l2);
             s.bottleneck_arrive(0, data_ip(0, 1500));
-            let t = next_tx_done(&mut s);
-            assert_eq!(t, want_ns);
-            s.tx_done(t);
-            assert_eq!(s.mon.link_tx[0], 1500 + l2 as u64, "the link counts frame bytes");
+            s.bottleneck_arrive(0, data_ip(0, 1500));
+            let t0 = next_tx_done(&mut s);
+            s.tx_done(t0);
+            let t1 = next_tx_done(&mut s);
+            assert_eq!(t1 - t0, want_ns);
+            s.tx_done(t1);
+            assert_eq!(s.mon.link_tx[0], 2 * (1500 + l2 as u64), "the link counts frame bytes");
         }
+    }
+
+    #[test]
+    fn a_packet_that_finds_the_bottleneck_idle_leaves_without_a_frame_time() {
+        // Linux's tbf and the testbed's bottleneck (a one-frame token bucket):
+        // a frame on an idle link has its tokens and leaves at once; the next
+        // one, behind it, a frame time later (token_bucket.rs).
+        let mut s = bottleneck(QdiscConfig::droptail(Some(4), None), 14);
+        let t = 7_000_000;
+        s.bottleneck_arrive(t, data_ip(t, 1500));
+        s.bottleneck_arrive(t, data_ip(t, 1500));
+        let first = next_tx_done(&mut s);
+        assert_eq!(first, t);
+        s.tx_done(first);
+        assert_eq!(next_tx_done(&mut s), t + 1_211_200);
+    }
+
+    #[test]
+    fn a_saturated_bottleneck_sends_at_its_rate_and_data_reaches_the_receiver_at_the_base_rtt() {
+        // Conservation over a busy period: a bulk flow keeps the queue busy and
+        // the link sends its rate, no more (plus one frame of the bucket) and no
+        // less. The first data packet crosses the idle link: its RTT is the
+        // configured one (the flow's min_rtt), not RTT + a frame time.
+        let mut c = cfg(vec![flow("cubic")], 10, 1);
+        c.flows[0].rtt_ns = 20_000_000;
+        c.flows[0].host_jitter_ns = 0;
+        c.flows[0].ack_jitter_ns = 0;
+        let r = run(&c);
+        let bin_bytes = 10_000_000 / 8 / 10 + 1514;
+        let busy: Vec<u64> = r.link_tx_bytes[20..].to_vec();
+        assert!(busy.iter().all(|&b| b <= bin_bytes), "a bin above the rate");
+        let total: u64 = busy.iter().sum();
+        let at_rate = busy.len() as u64 * 10_000_000 / 8 / 10;
+        assert!(total * 1000 >= at_rate * 995, "{total} B sent of {at_rate}");
+        assert_eq!(r.flows[0].min_rtt_ns, 20_000_000);
     }
 
     #[test]

@@ -17,8 +17,10 @@
 //! link, s - s/2 after its last reverse link.
 //!
 //! Shapers:
-//! - rate: one packet at a time, each for its exact serialization time at
-//!   the link's rate (sim.rs's arithmetic, sub-ns remainder carried);
+//! - rate: the dumbbell's token bucket one data frame deep (token_bucket.rs,
+//!   Linux's tbf): the head packet leaves when its tokens are there, at once
+//!   on an idle link, one transmission time after the previous one on a busy
+//!   link (exact, sub-ns remainder carried);
 //! - trace: mahimahi's trace-driven link (Netravali et al., "Mahimahi:
 //!   Accurate Record-and-Replay for HTTP", USENIX ATC 2015; its LinkQueue
 //!   `use_a_delivery_opportunity`): each line of the trace is a delivery
@@ -60,6 +62,7 @@ use crate::qdisc::{self, DropReason, InService, Qdisc};
 use crate::result::{link_utilisation, mean_in_window, try_zeroed, LinkStats, RunResult};
 use crate::rng::{derive_seed, stream, stream_rng};
 use crate::sim::{build_endpoints, cca_classes, flow_results, name_flows, sparse, Endpoints, Monitor};
+use crate::token_bucket::TokenBucket;
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
@@ -67,7 +70,7 @@ use rand_pcg::Pcg64Mcg;
 enum Ev {
     /// The head of flow `f`'s access line reaches its first link.
     Access(u32),
-    /// Link `k` ends a transmission (rate) or has a delivery opportunity (trace).
+    /// Link `k` releases its head packet (rate: its tokens are there) or has a delivery opportunity (trace).
     LinkDone(u32),
     /// The head of link `k`'s output line reaches the next hop.
     LinkOut(u32),
@@ -146,8 +149,8 @@ impl TraceCursor {
 }
 
 enum Shaper {
-    /// Constant rate; `rem`: the sub-ns remainder of the serialization times.
-    Rate { rate_bps: u64, rem: u64 },
+    /// Constant rate: a token bucket one data frame deep.
+    Rate(TokenBucket),
     /// Trace-driven; `left`: bytes of the packet in transit still to send.
     Trace { cursor: TraceCursor, left: u64 },
 }
@@ -199,7 +202,7 @@ impl Link {
         let mut qdisc = qdisc::build(&l.qdisc, seed, rate_bps);
         qdisc.set_classes(classes);
         let shaper = match (&l.rate_bps, &l.trace_ms) {
-            (Some(r), _) => Shaper::Rate { rate_bps: *r, rem: 0 },
+            (Some(r), _) => Shaper::Rate(TokenBucket::new(*r, (cfg.largest_packet_bytes() + l.l2_overhead_bytes) as u64)),
             (None, Some(t)) => Shaper::Trace { cursor: TraceCursor::new(t), left: 0 },
             (None, None) => unreachable!("validated: a link has a rate or a trace"),
         };
@@ -436,8 +439,8 @@ impl TopoSim {
             let l = &mut self.links[k];
             l.qdisc.set_in_service(InService::default());
             l.busy = false;
-            if let Shaper::Rate { rem, .. } = &mut l.shaper {
-                *rem = 0;
+            if let Shaper::Rate(bucket) = &mut l.shaper {
+                bucket.went_idle();
             }
             return false;
         };
@@ -453,11 +456,8 @@ impl TopoSim {
         l.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
         l.current = Some(p);
         match &mut l.shaper {
-            Shaper::Rate { rate_bps, rem } => {
-                let num = p.wire_bytes as u128 * 8 * 1_000_000_000 + *rem as u128;
-                let r = *rate_bps as u128;
-                *rem = (num % r) as u64;
-                self.q.schedule(now + (num / r) as u64, Ev::LinkDone(k as u32));
+            Shaper::Rate(bucket) => {
+                self.q.schedule(bucket.release(now, p.wire_bytes), Ev::LinkDone(k as u32));
                 l.busy = true;
             }
             Shaper::Trace { left, .. } => *left = p.wire_bytes as u64,
@@ -484,9 +484,9 @@ impl TopoSim {
         l.out.push(&mut self.q, now, p, Ev::LinkOut(k as u32));
     }
 
-    /// `LinkDone` of link `k`: the end of a transmission, or a delivery opportunity.
+    /// `LinkDone` of link `k`: its head packet leaves (rate), or a delivery opportunity (trace).
     fn link_done(&mut self, k: usize, now: TimeNs) {
-        if matches!(self.links[k].shaper, Shaper::Rate { .. }) {
+        if matches!(self.links[k].shaper, Shaper::Rate(_)) {
             self.finish_packet(k, now);
             self.start_next(k, now);
             return;
@@ -843,18 +843,28 @@ mod tests {
     }
 
     #[test]
-    fn a_two_link_path_has_the_rtt_of_its_delays_plus_serialization() {
-        // 60 ms RTT over l1 (5 ms) and l2 (10 ms): the smallest RTT sample is the
-        // handshake's, 60 ms plus the 60-byte SYN's serialization on both links.
+    fn a_two_link_path_has_the_rtt_of_its_delays_its_idle_links_adding_no_transmission_time() {
+        // 60 ms RTT over l1 (5 ms) and l2 (10 ms): the smallest RTT sample is
+        // exactly 60 ms; the handshake finds every link idle and a one-frame
+        // token bucket (Linux's tbf) lets a packet through an idle link at once.
         let f = flow("cubic", 60 * MS, &["l1", "l2"], &[]);
         let c = topo(vec![link("l1", 10_000_000, 5 * MS, 100), link("l2", 20_000_000, 10 * MS, 100)], vec![f], 2 * S);
-        let syn_ser_ns = 60 * 8 * 1000 / 10 + 60 * 8 * 1000 / 20;
-        assert_eq!(try_run(&c).unwrap().flows[0].min_rtt_ns, 60 * MS + syn_ser_ns);
-        // With a reverse path the SYN-ACK (60 bytes) is serialized on r1 too.
+        assert_eq!(try_run(&c).unwrap().flows[0].min_rtt_ns, 60 * MS);
+        // With a reverse path the SYN-ACK crosses idle r1 too.
         let mut c2 = c.clone();
         c2.links.push(link("r1", 5_000_000, 7 * MS, 100));
         c2.flows[0].reverse_path = vec!["r1".into()];
-        assert_eq!(try_run(&c2).unwrap().flows[0].min_rtt_ns, 60 * MS + syn_ser_ns + 60 * 8 * 1000 / 5);
+        assert_eq!(try_run(&c2).unwrap().flows[0].min_rtt_ns, 60 * MS);
+    }
+
+    #[test]
+    fn a_rate_link_releases_a_frame_on_an_idle_link_at_once_and_back_to_back_frames_a_frame_time_apart() {
+        // 1500-byte frames at 10 Mbit/s (1.2 ms each), the bucket one frame deep:
+        // three arriving together leave at 0, 1.2, 2.4 ms; one arriving after
+        // the link has been idle for a frame time leaves at once.
+        let c = topo(vec![link("l", 10_000_000, 0, 100)], vec![flow("reno", 10 * MS, &["l"], &[])], S);
+        let d = link_departures(&c, &[(MS, 1500), (MS, 1500), (MS, 1500), (10 * MS, 1500)]);
+        assert_eq!(d, vec![(MS, 1500), (MS + 1_200_000, 1500), (MS + 2_400_000, 1500), (10 * MS, 1500)]);
     }
 
     /// Feed `sizes` (IP bytes, flow 0's data) into link 0 of `c` at `at_ns`
