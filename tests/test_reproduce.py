@@ -96,6 +96,21 @@ def test_the_board_is_not_stale():
     )
 
 
+def test_a_digest_run_outlasts_bbrs_min_rtt_window_and_its_bbr_flow_enters_probe_rtt():
+    """BBR's min_rtt expires after 10 s without a lower sample (tcp_bbr.c `bbr_min_rtt_win_sec`); then
+    PROBE_RTT holds cwnd at 4 packets (`bbr_cwnd_min_target`). A digest run must get there, or a
+    change to that path (the min_rtt filter, PROBE_RTT) would leave the digest unchanged."""
+    pytest.importorskip("ccfair._core")
+    from ccfair.api import run
+    from ccfair.model_digest import DIGEST_RUNS
+
+    d = next(r for r in DIGEST_RUNS if r["name"] == "bbr-min-rtt-window")
+    res = run({**d, "trace": True, "sample": "10ms"})
+    tr = res.trace
+    bbr = tr[(tr["flow"] == "b") & (tr["time_s"] > 1.0 + 10.0)]
+    assert (bbr["cwnd_pkts"] <= 4).any(), "the BBR flow never entered PROBE_RTT after its 10 s min_rtt window"
+
+
 def test_s2_spec_has_the_three_classes_with_the_blogs_rtts_and_loss_ranges():
     d = s2.spec_dict("bbr", "fq_codel", seed=3, arrivals_s=60)
     spec = Spec.from_dict(d)

@@ -7,7 +7,9 @@ discipline's parameters) that moves any result of these runs makes the board
 stale until it is regenerated.
 
 The runs cover the main model paths the studies use, each a few simulated
-seconds with the defaults (host noise, TSO/GSO): CUBIC, BBRv1, Reno, paced
+seconds with the defaults (host noise, TSO/GSO), and one of 25 s, longer than
+BBR's 10 s min_rtt window, so that what happens when the window expires
+(PROBE_RTT, the min_rtt filter) moves the digest: CUBIC, BBRv1, Reno, paced
 CUBIC over drop-tail; BBRv2 / BBRv3; CoDel, FQ-CoDel, PIE, RED; DCTCP over a
 STEP marker and PI2; Prague over DualPI2; CSAQM; a CP-like HTTP profile with a
 32-segment initial window; finite flows from a Poisson group with random loss
@@ -39,6 +41,15 @@ def _f(name: str, cca: Any, rtt: str = "40ms", start: str = "0s", **kw: Any) -> 
 #: The fixed runs (experiment-file dicts).
 DIGEST_RUNS: tuple[dict[str, Any], ...] = (
     _run("cubic-bbr-droptail", "10Mbit", "droptail", [_f("a", "cubic"), _f("b", "bbr", start="1s")], buffer="0.5bdp"),
+    _run(
+        "bbr-min-rtt-window",
+        "10Mbit",
+        "droptail",
+        [_f("a", "cubic"), _f("b", "bbr", start="1s"), _f("c", "bbr3", rtt="60ms", start="2s")],
+        buffer="2bdp",
+        duration="25s",
+        window={"start": "5s", "end": "25s"},
+    ),
     _run("reno-paced-cubic", "10Mbit", "droptail", [_f("a", "reno"), _f("b", "cubic+pacing", rtt="60ms")]),
     _run("bbr2-bbr3", "20Mbit", "droptail", [_f("a", "bbr2"), _f("b", "bbr3")], buffer="2bdp"),
     _run("codel", "10Mbit", "codel", [_f("a", "cubic"), _f("b", "bbr")], buffer="2bdp"),

@@ -392,7 +392,8 @@ hash of the integer outputs of a fixed set of short simulator runs covering
 the main model paths (python/ccfair/model_digest.py: CUBIC, BBRv1-v3, Reno,
 paced CUBIC, DCTCP, Prague, CCID2; drop-tail, CoDel, FQ-CoDel, PIE, RED, STEP,
 PI2, DualPI2, CSAQM, RRMQS; a CP-like HTTP profile; Poisson finite flows with
-random loss; host noise and TSO on as by default). The full run stores it in
+random loss; host noise and TSO on as by default; one run of 25 s, past BBR's
+10 s min_rtt window, reaches PROBE_RTT). The full run stores it in
 docs/reproduction.json (`model_digest`); `tests/test_reproduce.py::
 test_the_board_is_not_stale` fails when the tree's digest differs, so a model
 change brings a re-run of the board with it.
