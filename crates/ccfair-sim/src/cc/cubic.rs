@@ -57,7 +57,8 @@
 //! with `cube_rtt_scale = bic_scale * 10 = 410` (C = 0.4004),
 //! `K = cbrt(cube_factor * (W_max - cwnd))` in 1/1024 s with
 //! `cube_factor = 2^40 / 410`. Epoch timestamps use a jiffy clock
-//! (CONFIG_HZ = 1000, 1 jiffy = 1 ms, derived from `tp.now_ns`), as Linux does;
+//! (`HZ` = 250, the reference kernel's CONFIG_HZ: 1 jiffy = 4 ms, derived
+//! from `tp.now_ns`), as Linux does;
 //! HyStart uses a microsecond clock (`tp->tcp_mstamp`).
 //!
 //! Deliberate differences from Linux (for docs/fidelity.md):
@@ -90,12 +91,13 @@ use super::{AckSample, CaEvent, CaState, CongestionControl, TcpCc};
 const BETA_SCALE: u64 = 1024;
 /// Linux `BICTCP_HZ`: the cubic clock counts 1/2^10 s.
 const BICTCP_HZ_SHIFT: u32 = 10;
-/// Kernel tick rate (CONFIG_HZ = 1000, common on servers): jiffies per second.
-const HZ: u64 = 1000;
+/// Kernel tick rate: the reference kernel's CONFIG_HZ (the testbed's Linux
+/// 6.18, /proc/config.gz: CONFIG_HZ = 250; Debian's and Ubuntu's too), jiffies per second.
+const HZ: u64 = 250;
 /// Nanoseconds per jiffy.
 const NS_PER_JIFFY: u64 = 1_000_000_000 / HZ;
 /// `bictcp_update` reruns the cubic function with unchanged cwnd only after
-/// more than `HZ / 32` jiffies (~31 ms) (Linux).
+/// more than `HZ / 32` jiffies (7 jiffies = 28 ms at HZ = 250) (Linux).
 const UPDATE_HOLD_JIFFIES: u64 = HZ / 32;
 /// Discard delay samples during the first second of an epoch (Linux: `HZ`).
 const DELAY_SAMPLE_HOLD_JIFFIES: u64 = HZ;
@@ -393,7 +395,7 @@ impl Cubic {
     }
 }
 
-/// Jiffy clock (CONFIG_HZ = 1000) from simulated time.
+/// Jiffy clock (`HZ`) from simulated time.
 fn jiffies(ns: u64) -> u64 {
     ns / NS_PER_JIFFY
 }
@@ -755,6 +757,23 @@ mod tests {
     }
 
     #[test]
+    fn the_epoch_clock_ticks_in_4_ms_jiffies_as_the_reference_kernel_with_config_hz_250() {
+        // The testbed's Linux 6.18 has CONFIG_HZ = 250: tcp_jiffies32 advances every 4 ms,
+        // and bictcp_update's hold is HZ / 32 = 7 jiffies (28 ms).
+        assert_eq!((jiffies(3_999_999), jiffies(4_000_000)), (0, 1));
+        assert_eq!(UPDATE_HOLD_JIFFIES * NS_PER_JIFFY, 28_000_000);
+        // An epoch that starts 3 ms into a jiffy starts at that jiffy.
+        let rtt = 100 * MS;
+        let mut f = Flow::new(CubicParams::default(), 100);
+        f.tp.ssthresh = 50;
+        f.ack(MS, rtt);
+        f.loss();
+        f.tp.now_ns = 1_003_000_000;
+        f.ack(0, rtt);
+        assert_eq!(f.cc.epoch_start_jiffies, Some(250));
+    }
+
+    #[test]
     fn growth_is_capped_at_one_and_a_half_per_rtt() {
         // Far past K the target is huge; cnt >= 2 caps growth at cwnd/2 per RTT.
         let rtt = 100 * MS;
@@ -764,6 +783,8 @@ mod tests {
         f.loss();
         f.round(rtt); // epoch started
         f.tp.now_ns += 60_000 * MS; // 60 s later, no idle event: target >> cwnd
+                                    // `snd_cwnd_cnt` may carry an ACK over from the previous round (tcp_cong_avoid_ai): start from 0.
+        f.tp.cwnd_cnt = 0;
         let before = f.tp.cwnd;
         f.round(rtt);
         assert_eq!(f.tp.cwnd, before + before / 2);
