@@ -36,9 +36,7 @@ def main() -> None:
     for name in args.sets or ["s0", "map"]:
         ps = load_set(name, Path(args.data))
         runs, _ = runs_by_point(ps)
-        todo += [
-            (p, select_runs(p, runs[p.id], ps.runs)) for p in ps.points if runs[p.id] and (not args.point or p.id in args.point)
-        ]
+        todo += [(p, select_runs(p, runs[p.id], ps.runs)) for p in ps.points if runs[p.id] and (not args.point or p.id in args.point)]
     jobs = [(p.raw(), r["seed"] + 1000 * k, r.get("flow_start_s")) for p, kr in todo for r in kr for k in range(args.seeds)]
     with ProcessPoolExecutor(max(1, args.jobs)) as ex:
         sims = list(ex.map(_sim_one, *zip(*jobs), chunksize=4))
