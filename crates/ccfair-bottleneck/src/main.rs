@@ -38,10 +38,10 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ccfair_sim::config::QdiscConfig;
+use ccfair_sim::config::{LinkConfig, QdiscConfig};
 use ccfair_sim::packet::Ecn;
 use serde::Deserialize;
-use shaper::{LinkSpec, MonitorConfig, Out, Shaper};
+use shaper::{MonitorConfig, Out, Shaper};
 
 const ETH_P_ALL: u16 = 0x0003;
 const ETH_P_IP: u16 = 0x0800;
@@ -70,7 +70,7 @@ struct Config {
     /// A topology: its links, and per sender port the link indices its data frames
     /// (`fwd_paths`) and its ACK frames (`rev_paths`, empty = the reverse delay line only) cross.
     #[serde(default)]
-    links: Vec<LinkSpec>,
+    links: Vec<LinkConfig>,
     #[serde(default)]
     fwd_paths: Vec<Vec<usize>>,
     #[serde(default)]
@@ -84,9 +84,13 @@ struct Config {
     /// Added one-way delay per sender port, forward (towards the receiver) and reverse.
     fwd_delay_ns: Vec<u64>,
     rev_delay_ns: Vec<u64>,
-    /// Token-bucket depth (S0: one frame).
+    /// The dumbbell's token-bucket depth (S0: one frame).
     #[serde(default = "default_burst")]
     burst_bytes: u64,
+    /// IP length of a full-size data packet: a topology's links each hold one frame in
+    /// their token bucket (this plus the link's L2 overhead).
+    #[serde(default = "default_burst")]
+    packet_bytes: u64,
     t0_ns: u64,
     duration_ns: u64,
     bin_ns: u64,
@@ -359,8 +363,8 @@ fn check_topology(cfg: &Config) -> Result<(), String> {
     if cfg.kernel_qdisc {
         return Err("kernel_qdisc takes no links: the kernel bottleneck is one link".into());
     }
-    for l in &cfg.links {
-        l.check()?;
+    for (k, l) in cfg.links.iter().enumerate() {
+        l.validate().map_err(|(field, msg)| format!("links.{k}.{field}: {msg}"))?;
     }
     if cfg.fwd_paths.len() != n || cfg.rev_paths.len() != n {
         return Err("fwd_paths and rev_paths need one entry per sender port".into());
@@ -428,7 +432,8 @@ fn main() {
         Shaper::delay_only(cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon)
     } else if topology {
         let (fwd, rev) = (cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone());
-        let mut s = Shaper::topology(&cfg.links, cfg.fwd_paths.clone(), cfg.rev_paths.clone(), cfg.seed, fwd, rev, mon);
+        let links: Vec<(LinkConfig, u64)> = cfg.links.iter().map(|l| (l.clone(), cfg.packet_bytes + l.l2_overhead_bytes as u64)).collect();
+        let mut s = Shaper::topology(&links, cfg.fwd_paths.clone(), cfg.rev_paths.clone(), cfg.seed, fwd, rev, mon);
         s.set_primary(cfg.primary_link);
         s
     } else {

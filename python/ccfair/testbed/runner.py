@@ -373,9 +373,9 @@ class _Run:
         rev_paths = [[index[n] for n in f.get("reverse_path", [])] for f in self.flows]
         # ACKs without a reverse path return over a line as long as their data's links (as the simulator)
         back = [r + (sum(delay[k] for k in fp) if not rp else 0) for r, fp, rp in zip(rev, fwd_paths, rev_paths)]
-        links = [{**lk, "burst_bytes": self.spec.packet_wire_bytes + lk["l2_overhead_bytes"]} for lk in c["links"]]
         return {
-            "links": links,
+            "links": c["links"],
+            "packet_bytes": self.spec.packet_wire_bytes,  # each link's token bucket: one frame
             "fwd_paths": fwd_paths,
             "rev_paths": rev_paths,
             "primary_link": topology.primary_link(c),
