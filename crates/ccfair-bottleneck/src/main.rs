@@ -555,15 +555,15 @@ impl Bridge {
                 continue;
             }
             if port < self.n {
-                self.from_sender(port, frame);
+                self.sender_frame(port, frame);
             } else {
-                self.from_receiver(frame);
+                self.receiver_frame(frame);
             }
         }
     }
 
     /// A frame from sender port `port`: an IPv4 frame into its forward path, anything else (ARP) on at once.
-    fn from_sender(&mut self, port: usize, frame: &[u8]) {
+    fn sender_frame(&mut self, port: usize, frame: &[u8]) {
         let now = now_ns();
         let src: [u8; 6] = frame[6..12].try_into().unwrap();
         if src[0] & 1 == 0 {
@@ -583,7 +583,7 @@ impl Bridge {
     }
 
     /// A frame from the receiver port, towards the sender port that has its destination MAC.
-    fn from_receiver(&mut self, frame: &[u8]) {
+    fn receiver_frame(&mut self, frame: &[u8]) {
         let now = now_ns();
         let dst: [u8; 6] = frame[0..6].try_into().unwrap();
         match self.macs.get(&dst) {
