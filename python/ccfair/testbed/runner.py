@@ -435,12 +435,12 @@ class _Run:
                 stdout_pipe=True,
             )
             self.wait_ready(f"{label}-listen", listener)
-        probes = []
+        probes = []  # each timed by its kernel: the handshake's RTT sample, the points a data RTT sample uses
         for i in range(n):
             if i in self.remote:  # the receiver's TCP handshake with the remote server, through the gateway
                 addr, port = self.remote[i]
-                ns, args = self.topo.ns_rcv, ["--dst", addr, "--port", str(port), "--open"]
-            else:  # the sender's handshake with the receiver, timed by the sender's kernel (the points its data RTT samples use)
+                ns, args = self.topo.ns_rcv, ["--dst", addr, "--port", str(port), "--open", "--kernel-rtt"]
+            else:  # the sender's handshake with the receiver's probe listener
                 ns, args = self.topo.ns_snd[i], ["--dst", netns.RECEIVER_IP, "--port", str(PROBE_PORT), "--open", "--kernel-rtt"]
             probes.append(self.spawn(f"{label}{i}", ns, self.agent("probe", *args, "--count", str(PROBES_PER_PATH)), stdout_pipe=True))
         bases = []
