@@ -26,13 +26,13 @@ import argparse
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, ccfair_json
+
 EXAMPLE = ROOT / "examples" / "parking-lot.toml"
 DATA = ROOT / "bench" / "data" / "topology-parking-lot-testbed-2026-11-29.jsonl"
 #: One 1514-byte frame at the example's 10 Mbit/s, ns.
@@ -41,16 +41,15 @@ FRAME_NS = 1514 * 8 * 1000 // 10
 
 def run(seed: int, backend: str, sets: list[str]) -> dict:
     with tempfile.TemporaryDirectory() as out:
-        cmd = [sys.executable, "-m", "ccfair", "run", str(EXAMPLE), "--json", "--seed", str(seed), "--backend", backend, "--out", out]
-        for s in sets:
-            cmd += ["--set", s]
-        p = subprocess.run(cmd, capture_output=True, text=True)
-        if p.returncode != 0:
-            return {"seed": seed, "backend": backend, "set": sets, "error": p.stderr.strip()[-300:]}
+        args = ["run", str(EXAMPLE), "--json", "--seed", str(seed), "--backend", backend, "--out", out]
+        for x in sets:
+            args += ["--set", x]
+        s, error = ccfair_json(args)
+        if s is None:
+            return {"seed": seed, "backend": backend, "set": sets, "error": error}
         import pandas as pd
 
         table = pd.read_parquet(Path(out) / "flows.parquet").set_index("name")
-    s = json.loads(p.stdout)
     row = {
         "seed": seed,
         "backend": backend,
