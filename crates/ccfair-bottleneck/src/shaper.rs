@@ -575,7 +575,11 @@ impl Shaper {
                 mark_ce(p.seq as usize);
             }
             let sojourn = now - p.enqueue_ns;
-            let end_ns = link.tx.end_of(now, p.wire_bytes);
+            // The virtual clock's end is the frame's place in the link's rate; a frame smaller than
+            // the burst that finds its tokens ends there before it reached the link (by up to the
+            // burst less its own transmission time). tbf sends it at once, never earlier: it leaves
+            // at the later of the two (the link's delay line then starts from there).
+            let end_ns = link.tx.end_of(now, p.wire_bytes).max(p.enqueue_ns);
             link.on_link = Some((end_ns, p.seq as usize, p.wire_bytes));
             link.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
             if k == self.primary {
@@ -844,6 +848,27 @@ mod tests {
         assert_eq!(got, vec![(18_000_000, Out::Receiver(7)), (19_200_000, Out::Receiver(8))]);
         s.finish();
         assert_eq!(s.stats.links.iter().map(|l| l.delivered_bytes).collect::<Vec<_>>(), vec![3000, 3000]);
+    }
+
+    #[test]
+    fn a_frame_smaller_than_the_burst_leaves_each_link_no_earlier_than_it_reached_it() {
+        // A 74-byte SYN through three idle 10 Mbit/s links of 10 ms (each bucket full, one
+        // 1500-byte frame): each sends it at once (tbf), so it arrives after exactly 1 + 30 ms,
+        // not (1500 - 74) B of transmission time (1.14 ms) earlier per link.
+        let links =
+            [link("a", 10_000_000, 10_000_000, 100), link("b", 10_000_000, 10_000_000, 100), link("c", 10_000_000, 10_000_000, 100)];
+        let mut s = Shaper::topology(&links, vec![vec![0, 1, 2]], vec![vec![]], 1, vec![1_000_000], vec![0], mon(1_000_000_000));
+        s.arrive_fwd(50_000_000, 0, 3);
+        let (mut out, mut freed, mut got) = (vec![], vec![], vec![]);
+        let mut now = 50_000_000;
+        while now < 200_000_000 {
+            s.poll(now, &|_| (74, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+            got.extend(out.drain(..).map(|o| (now, o)));
+            now = s.next_deadline();
+        }
+        assert_eq!(got, vec![(81_000_000, Out::Receiver(3))]);
+        s.finish();
+        assert_eq!(s.stats.late_max_ns, 0);
     }
 
     #[test]

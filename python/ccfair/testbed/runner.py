@@ -9,7 +9,8 @@ Steps (see docs/testbed.md):
    ports the flows need under the run's own kernel names (unloaded with the run, and
    by the kernel if the run dies), per-flow route metrics (initcwnd, initrwnd, quickack) and sysctls (ECN);
 3. RTT equalization as in S0: with the bottleneck adding no delay, probe each
-   sender's base RTT (TCP connect to a closed port: SYN -> RST) and pad the
+   sender's base RTT (the kernel's RTT sample of a TCP handshake with a listener on the
+   receiver, agent.py ``probe --kernel-rtt``) and pad the
    difference to the flow's configured RTT, half forward and half reverse;
 4. start the receiver and one sender per flow, wait until each reports ready,
    then choose a common time zero ``t0`` (CLOCK_MONOTONIC, shared by all
@@ -55,9 +56,9 @@ from ccfair.testbed import agent, bpfcc, httpagent, netns, tc
 
 __all__ = ["TestbedError", "TestbedUnavailable", "run", "kernel_ccas", "find_bottleneck", "check_available", "plan_ccas"]
 
-#: First TCP port of the receiver; flow i listens on BASE_PORT + i. Probes use CLOSED_PORT.
+#: First TCP port of the receiver; flow i listens on BASE_PORT + i. Probes use PROBE_PORT.
 BASE_PORT = 5201
-CLOSED_PORT = 9
+PROBE_PORT = 5200
 #: Time between every traffic agent being ready (agent.py ``--t0 stdin``) and the
 #: experiment's time zero: the bottleneck (and a kernel qdisc sampler) starts within it.
 SETUP_MARGIN_NS = 1_500_000_000
@@ -449,13 +450,22 @@ class _Run:
         (the base RTTs) or with the equalizing delays ``fwd``/``rev`` (the check, before t0)."""
         n = len(self.flows)
         btl = self.start_bottleneck(f"{label}-bottleneck", fwd or [0] * n, rev or [0] * n, _now(), _NS_PER_S)
-        probes = []
+        listener = None
+        if len(self.remote) < n:
+            listener = self.spawn(
+                f"{label}-listen",
+                self.topo.ns_rcv,
+                self.agent("listen", "--ip", netns.RECEIVER_IP, "--port", str(PROBE_PORT)),
+                stdout_pipe=True,
+            )
+            self.wait_ready(f"{label}-listen", listener)
+        probes = []  # each timed by its kernel: the handshake's RTT sample, the points a data RTT sample uses
         for i in range(n):
             if i in self.remote:  # the receiver's TCP handshake with the remote server, through the gateway
                 addr, port = self.remote[i]
-                ns, args = self.topo.ns_rcv, ["--dst", addr, "--port", str(port), "--open"]
-            else:  # the sender's SYN -> RST with the receiver's closed port
-                ns, args = self.topo.ns_snd[i], ["--dst", netns.RECEIVER_IP, "--port", str(CLOSED_PORT)]
+                ns, args = self.topo.ns_rcv, ["--dst", addr, "--port", str(port), "--open", "--kernel-rtt"]
+            else:  # the sender's handshake with the receiver's probe listener
+                ns, args = self.topo.ns_snd[i], ["--dst", netns.RECEIVER_IP, "--port", str(PROBE_PORT), "--open", "--kernel-rtt"]
             probes.append(self.spawn(f"{label}{i}", ns, self.agent("probe", *args, "--count", str(PROBES_PER_PATH)), stdout_pipe=True))
         bases = []
         for i, p in enumerate(probes):
@@ -468,6 +478,8 @@ class _Run:
                     )
                 raise TestbedError(f"RTT probe of flow {self.flows[i]['name']} failed: {self.stderr_of(f'{label}{i}')}")
             bases.append(int(out.split()[0]))
+        if listener is not None:
+            self.stop(f"{label}-listen", listener)
         self.stop(f"{label}-bottleneck", btl)
         return bases
 
