@@ -19,24 +19,22 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, ccfair_json
+
 EXAMPLE = ROOT / "examples" / "parking-lot.toml"
 OUT = ROOT / "bench" / "data" / "topology-parking-lot-testbed.jsonl"
 
 
 def run(seed: int, backend: str, sets: list[str]) -> dict:
-    cmd = [sys.executable, "-m", "ccfair", "run", str(EXAMPLE), "--json", "--seed", str(seed), "--backend", backend]
+    args = ["run", str(EXAMPLE), "--json", "--seed", str(seed), "--backend", backend]
     for s in sets:
-        cmd += ["--set", s]
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return {"seed": seed, "backend": backend, "set": sets, "error": p.stderr.strip()[-300:]}
-    s = json.loads(p.stdout)
+        args += ["--set", s]
+    s, error = ccfair_json(args)
+    if s is None:
+        return {"seed": seed, "backend": backend, "set": sets, "error": error}
     return {
         "seed": seed,
         "backend": backend,

@@ -259,7 +259,9 @@ def test_the_testbed_bottleneck_gets_link_indices_and_acks_without_reverse_path_
     # long and x1 return over a line with their links' delays (10 ms and 5 ms); x2's ACKs cross l1 instead
     assert got["rev_delay_ns"] == [1_000 + 10_000_000, 2_000 + 5_000_000, 3_000]
     assert got["primary_link"] == 0
-    assert [lk["burst_bytes"] for lk in got["links"]] == [1514, 1514]  # one frame per token bucket
+    # the RunConfig's links as they are; each token bucket holds one frame: 1500 + the link's L2 overhead
+    assert got["links"] == config["links"] and got["packet_bytes"] == 1500
+    assert [lk["l2_overhead_bytes"] for lk in got["links"]] == [14, 14]
     assert "rate_bps" not in got and "qdisc" not in got
 
 
