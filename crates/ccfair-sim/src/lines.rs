@@ -21,8 +21,6 @@ use crate::rng::stream_rng;
 use rand::Rng;
 use rand_distr::Exp1;
 use rand_pcg::Pcg64Mcg;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 pub(crate) struct DelayLine {
     delay_ns: u64,
@@ -48,14 +46,30 @@ pub(crate) struct DelayLine {
 /// (docs/benchmarks.md); the test `host_jitter_is_exponential_with_its_mean`
 /// checks the law.
 struct HostJitter {
-    mean_ns: u64,
+    /// The mean, ns, as the `f64` every draw multiplies (converted once).
+    mean_ns: f64,
     rng: Pcg64Mcg,
 }
 
+/// Below 2^63 ns a draw converts through `i64`, one instruction on x86-64
+/// (a `u64` conversion takes a compare and a second path); the same value.
+const I64_SAFE_NS: f64 = 9.0e18;
+
 impl HostJitter {
+    fn new(mean_ns: u64, rng: Pcg64Mcg) -> HostJitter {
+        HostJitter { mean_ns: mean_ns as f64, rng }
+    }
+
+    #[inline(always)]
     fn draw_ns(&mut self) -> u64 {
         let x: f64 = self.rng.sample(Exp1);
-        (self.mean_ns as f64 * x) as u64
+        let d = self.mean_ns * x;
+        // `d` >= 0 (or NaN, 0 either way): `as i64` truncates as `as u64` does.
+        if d < I64_SAFE_NS {
+            d as i64 as u64
+        } else {
+            d as u64
+        }
     }
 }
 
@@ -68,7 +82,7 @@ impl DelayLine {
     pub(crate) fn with_jitter(delay_ns: u64, mean_ns: u64, seed: u64, stream_id: u64) -> DelayLine {
         let mut l = DelayLine::new(delay_ns);
         if mean_ns > 0 {
-            l.jitter = Some(HostJitter { mean_ns, rng: stream_rng(seed, stream_id) });
+            l.jitter = Some(HostJitter::new(mean_ns, stream_rng(seed, stream_id)));
         }
         l
     }
@@ -232,12 +246,96 @@ struct NoisyFlow {
 /// No slot of a `Stage`.
 const NO_SLOT: u32 = u32::MAX;
 
+/// A flow's head in a `Stage`: its arrival, the flow's sequence number and
+/// its slot.
+#[derive(Clone, Copy)]
+struct Head {
+    at: TimeNs,
+    seq: u64,
+    slot: u32,
+}
+
+impl Head {
+    /// (arrival, seq) as one number with the same order (the flows' sequence
+    /// numbers differ, so no two heads tie).
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.at as u128) << 64) | self.seq as u128
+    }
+}
+
+/// The stage's heads, a binary min-heap on `Head::key` in a `Vec` (children
+/// of `i` at `2i + 1`, `2i + 2`), sifted as engine.rs's event queue is: the
+/// moving entry in a local, written once at its place, the earlier child
+/// chosen without a branch. A head that leaves and hands over to its flow's
+/// next packet replaces the root (one sift instead of a pop and a push).
+/// The keys are distinct, so the pop order is that of any min-heap.
+#[derive(Default)]
+struct HeadHeap {
+    h: Vec<Head>,
+}
+
+impl HeadHeap {
+    #[inline(always)]
+    fn peek(&self) -> Option<&Head> {
+        self.h.first()
+    }
+
+    #[inline(always)]
+    fn push(&mut self, e: Head) {
+        let mut i = self.h.len();
+        self.h.push(e);
+        let k = e.key();
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if k >= self.h[parent].key() {
+                break;
+            }
+            self.h[i] = self.h[parent];
+            i = parent;
+        }
+        self.h[i] = e;
+    }
+
+    /// Put `e` in the root's place and sift it down.
+    #[inline(always)]
+    fn replace_root(&mut self, e: Head) {
+        let n = self.h.len();
+        let k = e.key();
+        let mut i = 0;
+        loop {
+            let mut child = 2 * i + 1;
+            if child >= n {
+                break;
+            }
+            let right = if child + 1 < n { self.h[child + 1].key() } else { u128::MAX };
+            let left = self.h[child].key();
+            child += (right < left) as usize;
+            if left.min(right) >= k {
+                break;
+            }
+            self.h[i] = self.h[child];
+            i = child;
+        }
+        self.h[i] = e;
+    }
+
+    /// Remove the root.
+    #[inline(always)]
+    fn remove_root(&mut self) {
+        let last = self.h.pop().expect("a root");
+        if !self.h.is_empty() {
+            self.replace_root(last);
+        }
+    }
+}
+
 /// The packets of a shared line with host noise that left its FIFO
 /// (`SharedLines`).
 #[derive(Default)]
 struct Stage {
-    /// The flows' heads: (arrival, flow's seq, slot), earliest on top.
-    heap: BinaryHeap<Reverse<(TimeNs, u64, u32)>>,
+    /// The flows' heads, earliest on top.
+    heap: HeadHeap,
     /// Packets, each with the next slot of its flow's list.
     slots: Vec<(Packet, u32)>,
     free: Vec<u32>,
@@ -261,12 +359,12 @@ impl Stage {
 
     /// Arrival time of the earliest head.
     fn earliest_ns(&self) -> Option<TimeNs> {
-        self.heap.peek().map(|e| e.0 .0)
+        self.heap.peek().map(|e| e.at)
     }
 
     /// Key the line's entry in `q` by the earliest head, unless it is already.
     fn schedule<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, ev: E) {
-        if let Some(&Reverse((at, seq, _))) = self.heap.peek() {
+        if let Some(&Head { at, seq, .. }) = self.heap.peek() {
             if self.live != Some((at, seq)) {
                 q.schedule_keyed(at, seq, ev);
                 self.live = Some((at, seq));
@@ -297,7 +395,7 @@ impl Stage {
                 nf.wait_last = slot;
             } else {
                 nf.in_heap = true;
-                self.heap.push(Reverse((at, heads[f].seq, slot)));
+                self.heap.push(Head { at, seq: heads[f].seq, slot });
             }
         }
     }
@@ -317,7 +415,7 @@ impl Stage {
             return None;
         }
         self.live = None;
-        let Reverse((_, _, slot)) = self.heap.pop().expect("the live entry's packet");
+        let slot = self.heap.peek().expect("the live entry's packet").slot;
         let p = self.slots[slot as usize].0;
         self.free.push(slot);
         let f = p.flow as usize;
@@ -329,14 +427,17 @@ impl Stage {
         }
         let nf = noisy[f].as_mut().expect("a flow of a line with host noise");
         match nf.wait_first {
-            NO_SLOT => nf.in_heap = false,
+            NO_SLOT => {
+                nf.in_heap = false;
+                self.heap.remove_root();
+            }
             w => {
                 let (next_p, next) = self.slots[w as usize];
                 nf.wait_first = next;
                 if next == NO_SLOT {
                     nf.wait_last = NO_SLOT;
                 }
-                self.heap.push(Reverse((next_p.enqueue_ns, h.seq, w)));
+                self.heap.replace_root(Head { at: next_p.enqueue_ns, seq: h.seq, slot: w });
             }
         }
         Some(p)
@@ -379,7 +480,7 @@ impl SharedLines {
             };
             of_flow.push(l);
             if jitters[i] > 0 {
-                let jitter = HostJitter { mean_ns: jitters[i], rng: stream_rng(seed, stream_base + i as u64) };
+                let jitter = HostJitter::new(jitters[i], stream_rng(seed, stream_base + i as u64));
                 noisy[i] = Some(NoisyFlow { jitter, last_at: 0, in_heap: false, wait_first: NO_SLOT, wait_last: NO_SLOT });
             }
         }
@@ -394,13 +495,13 @@ impl SharedLines {
     pub(crate) fn flow_at(&self, l: u32, i: usize) -> Option<u32> {
         let sl = &self.lines[l as usize];
         let Some(st) = sl.stage.as_ref() else { return sl.line.q.get(i).map(|p| p.flow) };
-        let h = st.heap.as_slice();
-        let slot = match i {
+        let h = st.heap.h.as_slice();
+        let head = match i {
             0 => h.first(),
-            1 => h.get(1..h.len().min(3)).and_then(|c| c.iter().max()),
+            1 => h.get(1..h.len().min(3)).and_then(|c| c.iter().min_by_key(|e| e.key())),
             _ => None,
         }?;
-        Some(st.slots[slot.0 .2 as usize].0.flow)
+        Some(st.slots[head.slot as usize].0.flow)
     }
 
     /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`, whose
@@ -574,7 +675,7 @@ mod tests {
         // value 1.95 / sqrt(n).
         let mean = 200_000.0;
         let n = 400_000;
-        let mut j = HostJitter { mean_ns: mean as u64, rng: stream_rng(42, stream::HOST_SEND) };
+        let mut j = HostJitter::new(mean as u64, stream_rng(42, stream::HOST_SEND));
         let mut x: Vec<f64> = (0..n).map(|_| j.draw_ns() as f64 + 0.5).collect();
         let m = x.iter().sum::<f64>() / n as f64;
         let sd = (x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1) as f64).sqrt();
