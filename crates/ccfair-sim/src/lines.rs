@@ -51,25 +51,14 @@ struct HostJitter {
     rng: Pcg64Mcg,
 }
 
-/// Below 2^63 ns a draw converts through `i64`, one instruction on x86-64
-/// (a `u64` conversion takes a compare and a second path); the same value.
-const I64_SAFE_NS: f64 = 9.0e18;
-
 impl HostJitter {
     fn new(mean_ns: u64, rng: Pcg64Mcg) -> HostJitter {
         HostJitter { mean_ns: mean_ns as f64, rng }
     }
 
-    #[inline(always)]
     fn draw_ns(&mut self) -> u64 {
         let x: f64 = self.rng.sample(Exp1);
-        let d = self.mean_ns * x;
-        // `d` >= 0 (or NaN, 0 either way): `as i64` truncates as `as u64` does.
-        if d < I64_SAFE_NS {
-            d as i64 as u64
-        } else {
-            d as u64
-        }
+        (self.mean_ns * x) as u64
     }
 }
 
