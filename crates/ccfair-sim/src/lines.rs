@@ -16,6 +16,7 @@
 
 use crate::engine::{EventQueue, TimeNs};
 use crate::packet::Packet;
+use crate::prefetch::prefetch;
 use crate::ring::Ring;
 use crate::rng::stream_rng;
 use rand::Rng;
@@ -57,9 +58,15 @@ impl HostJitter {
     }
 
     fn draw_ns(&mut self) -> u64 {
-        let x: f64 = self.rng.sample(Exp1);
-        (self.mean_ns * x) as u64
+        draw_exp_ns(&mut self.rng, self.mean_ns)
     }
+}
+
+/// An exponential draw of mean `mean_ns` from `rng` (`HostJitter`).
+#[inline(always)]
+fn draw_exp_ns(rng: &mut Pcg64Mcg, mean_ns: f64) -> u64 {
+    let x: f64 = rng.sample(Exp1);
+    (mean_ns * x) as u64
 }
 
 impl DelayLine {
@@ -200,11 +207,12 @@ pub(crate) struct SharedLines {
     lines: Vec<SharedLine>,
     /// Per flow: index of its line in `lines`, or [`OWN_LINE`].
     pub(crate) of_flow: Vec<u32>,
-    /// Per flow: its head on its shared line.
+    /// Per flow on a shared line without host noise: its head there.
     heads: Vec<FlowHead>,
-    /// Per flow on a shared line with host noise: its noise and its packets
-    /// in the line's stage; `None` for the others.
-    noisy: Vec<Option<NoisyFlow>>,
+    /// Per flow on a shared line with host noise: its head, its noise and
+    /// its packets in the line's stage (entries of other flows unused; empty
+    /// when no line has host noise).
+    noisy: Vec<NoisyFlow>,
     /// Scratch for `arrange_front`: (round, flow's seq, index in the block).
     order: Vec<(u32, u64, u32)>,
     block: Vec<Packet>,
@@ -219,18 +227,37 @@ struct SharedLine {
     stage: Option<Box<Stage>>,
 }
 
-/// Per flow on a shared line with host noise (`SharedLines`).
+/// Per flow on a shared line with host noise (`SharedLines`): all a packet
+/// of the flow touches on its way through the line, in one cache line (the
+/// host-noise mean is the line's, `Stage::mean_ns`). With thousands of
+/// flows these are read at random; `Stage::refill` prefetches them a few
+/// packets ahead.
+#[repr(align(64))]
 struct NoisyFlow {
-    jitter: HostJitter,
+    /// The flow's host-noise stream (`HostJitter`'s).
+    rng: Pcg64Mcg,
     /// Arrival time of the flow's last packet out of the FIFO.
     last_at: TimeNs,
-    /// The flow's head is in the stage's heap.
-    in_heap: bool,
+    /// As `FlowHead`: the flow's head's sequence number and its packets in the line.
+    seq: u64,
+    pending: u32,
     /// The flow's later packets in the stage, in order: first and last slot
     /// ([`NO_SLOT`]: none).
     wait_first: u32,
     wait_last: u32,
+    /// The flow's head is in the stage's heap.
+    in_heap: bool,
 }
+
+impl NoisyFlow {
+    fn new(rng: Pcg64Mcg) -> NoisyFlow {
+        NoisyFlow { rng, last_at: 0, seq: 0, pending: 0, wait_first: NO_SLOT, wait_last: NO_SLOT, in_heap: false }
+    }
+}
+
+/// `Stage::refill` prefetches the state of the flow of the packet this many
+/// places behind the FIFO's front.
+const PREFETCH_AHEAD: usize = 4;
 
 /// No slot of a `Stage`.
 const NO_SLOT: u32 = u32::MAX;
@@ -323,6 +350,8 @@ impl HeadHeap {
 /// (`SharedLines`).
 #[derive(Default)]
 struct Stage {
+    /// The line's host-noise mean, ns.
+    mean_ns: f64,
     /// The flows' heads, earliest on top.
     heap: HeadHeap,
     /// Packets, each with the next slot of its flow's list.
@@ -363,16 +392,18 @@ impl Stage {
 
     /// Move packets from the FIFO of `line` into the stage while one may
     /// arrive no later than the earliest head (see `SharedLines`).
-    fn refill(&mut self, line: &mut DelayLine, heads: &[FlowHead], noisy: &mut [Option<NoisyFlow>]) {
+    fn refill(&mut self, line: &mut DelayLine, noisy: &mut [NoisyFlow]) {
         while let Some(front) = line.q.front() {
             if self.earliest_ns().is_some_and(|t| front.enqueue_ns > t) {
                 break;
             }
+            if let Some(ahead) = line.q.get(PREFETCH_AHEAD) {
+                prefetch(&noisy[ahead.flow as usize]);
+            }
             let mut p = line.q.pop_front().expect("the front exists");
-            let f = p.flow as usize;
-            let nf = noisy[f].as_mut().expect("a flow of a line with host noise");
+            let nf = &mut noisy[p.flow as usize];
             // As `DelayLine::with_host_noise`, in the flow's push order.
-            let at = (p.enqueue_ns + nf.jitter.draw_ns()).max(nf.last_at);
+            let at = (p.enqueue_ns + draw_exp_ns(&mut nf.rng, self.mean_ns)).max(nf.last_at);
             nf.last_at = at;
             p.enqueue_ns = at;
             let slot = self.alloc(p);
@@ -384,7 +415,7 @@ impl Stage {
                 nf.wait_last = slot;
             } else {
                 nf.in_heap = true;
-                self.heap.push(Head { at, seq: heads[f].seq, slot });
+                self.heap.push(Head { at, seq: nf.seq, slot });
             }
         }
     }
@@ -396,8 +427,7 @@ impl Stage {
         q: &mut EventQueue<E>,
         now: TimeNs,
         seq: u64,
-        heads: &mut [FlowHead],
-        noisy: &mut [Option<NoisyFlow>],
+        noisy: &mut [NoisyFlow],
     ) -> Option<Packet> {
         if self.live != Some((now, seq)) {
             q.discard_stale();
@@ -407,14 +437,12 @@ impl Stage {
         let slot = self.heap.peek().expect("the live entry's packet").slot;
         let p = self.slots[slot as usize].0;
         self.free.push(slot);
-        let f = p.flow as usize;
-        let h = &mut heads[f];
-        h.pending -= 1;
-        if h.pending > 0 {
+        let nf = &mut noisy[p.flow as usize];
+        nf.pending -= 1;
+        if nf.pending > 0 {
             // Where the flow's own line would schedule its next head.
-            h.seq = q.take_seq();
+            nf.seq = q.take_seq();
         }
-        let nf = noisy[f].as_mut().expect("a flow of a line with host noise");
         match nf.wait_first {
             NO_SLOT => {
                 nf.in_heap = false;
@@ -426,7 +454,7 @@ impl Stage {
                 if next == NO_SLOT {
                     nf.wait_last = NO_SLOT;
                 }
-                self.heap.replace_root(Head { at: next_p.enqueue_ns, seq: h.seq, slot: w });
+                self.heap.replace_root(Head { at: next_p.enqueue_ns, seq: nf.seq, slot: w });
             }
         }
         Some(p)
@@ -452,7 +480,9 @@ impl SharedLines {
         let mut line_of_key: Vec<((u64, u64), u32)> = Vec::new();
         let mut lines: Vec<SharedLine> = Vec::new();
         let mut of_flow = Vec::with_capacity(n);
-        let mut noisy: Vec<Option<NoisyFlow>> = (0..n).map(|_| None).collect();
+        let noise_shared = (0..n).any(|i| jitters[i] > 0 && delays[i] > 0 && count(key(i)) >= min_shared.max(2));
+        let mut noisy: Vec<NoisyFlow> =
+            if noise_shared { (0..n).map(|_| NoisyFlow::new(Pcg64Mcg::new(0))).collect() } else { Vec::new() };
         for i in 0..n {
             if delays[i] == 0 || count(key(i)) < min_shared.max(2) {
                 of_flow.push(OWN_LINE);
@@ -461,7 +491,7 @@ impl SharedLines {
             let l = match line_of_key.iter().find(|e| e.0 == key(i)) {
                 Some(e) => e.1,
                 None => {
-                    let stage = (jitters[i] > 0).then(Box::default);
+                    let stage = (jitters[i] > 0).then(|| Box::new(Stage { mean_ns: jitters[i] as f64, ..Stage::default() }));
                     lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX, stage });
                     line_of_key.push((key(i), lines.len() as u32 - 1));
                     lines.len() as u32 - 1
@@ -469,8 +499,7 @@ impl SharedLines {
             };
             of_flow.push(l);
             if jitters[i] > 0 {
-                let jitter = HostJitter::new(jitters[i], stream_rng(seed, stream_base + i as u64));
-                noisy[i] = Some(NoisyFlow { jitter, last_at: 0, in_heap: false, wait_first: NO_SLOT, wait_last: NO_SLOT });
+                noisy[i] = NoisyFlow::new(stream_rng(seed, stream_base + i as u64));
             }
         }
         SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], noisy, order: Vec::new(), block: Vec::new() }
@@ -499,22 +528,28 @@ impl SharedLines {
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: Packet, ev: E) {
         let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
         let at = now + line.delay_ns;
+        if let Some(st) = stage {
+            let nf = &mut self.noisy[p.flow as usize];
+            if nf.pending == 0 {
+                // Where the flow's own line would schedule its head event.
+                nf.seq = q.take_seq();
+            }
+            nf.pending += 1;
+            line.q.push_back(p);
+            line.q.back_mut().expect("just pushed").enqueue_ns = at;
+            if st.earliest_ns().is_none_or(|t| at <= t) {
+                // The packet may arrive before the line's head.
+                st.refill(line, &mut self.noisy);
+                st.schedule(q, ev);
+            }
+            return;
+        }
         let h = &mut self.heads[p.flow as usize];
         if h.pending == 0 {
             // Where the flow's own line would schedule its head event.
             h.seq = q.take_seq();
         }
         h.pending += 1;
-        if let Some(st) = stage {
-            line.q.push_back(p);
-            line.q.back_mut().expect("just pushed").enqueue_ns = at;
-            if st.earliest_ns().is_none_or(|t| at <= t) {
-                // The packet may arrive before the line's head.
-                st.refill(line, &self.heads, &mut self.noisy);
-                st.schedule(q, ev);
-            }
-            return;
-        }
         if line.q.is_empty() {
             q.schedule_keyed(at, h.seq, ev);
         }
@@ -531,8 +566,8 @@ impl SharedLines {
         let SharedLine { line, arranged_at, stage } = &mut self.lines[l as usize];
         let heads = &mut self.heads;
         if let Some(st) = stage {
-            let p = st.pop(q, now, seq, heads, &mut self.noisy)?;
-            st.refill(line, heads, &mut self.noisy);
+            let p = st.pop(q, now, seq, &mut self.noisy)?;
+            st.refill(line, &mut self.noisy);
             st.schedule(q, ev);
             return Some(p);
         }
