@@ -422,13 +422,7 @@ impl Stage {
 
     /// Take the earliest head, the event (`now`, `seq`) of the line (`None`:
     /// a stale entry, uncounted in `q`); put the flow's next packet in the heap.
-    fn pop<E: Eq + Copy>(
-        &mut self,
-        q: &mut EventQueue<E>,
-        now: TimeNs,
-        seq: u64,
-        noisy: &mut [NoisyFlow],
-    ) -> Option<Packet> {
+    fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, seq: u64, noisy: &mut [NoisyFlow]) -> Option<Packet> {
         if self.live != Some((now, seq)) {
             q.discard_stale();
             return None;
@@ -481,8 +475,7 @@ impl SharedLines {
         let mut lines: Vec<SharedLine> = Vec::new();
         let mut of_flow = Vec::with_capacity(n);
         let noise_shared = (0..n).any(|i| jitters[i] > 0 && delays[i] > 0 && count(key(i)) >= min_shared.max(2));
-        let mut noisy: Vec<NoisyFlow> =
-            if noise_shared { (0..n).map(|_| NoisyFlow::new(Pcg64Mcg::new(0))).collect() } else { Vec::new() };
+        let mut noisy: Vec<NoisyFlow> = if noise_shared { (0..n).map(|_| NoisyFlow::new(Pcg64Mcg::new(0))).collect() } else { Vec::new() };
         for i in 0..n {
             if delays[i] == 0 || count(key(i)) < min_shared.max(2) {
                 of_flow.push(OWN_LINE);
