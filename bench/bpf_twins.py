@@ -16,12 +16,10 @@ from __future__ import annotations
 import argparse
 import json
 import statistics
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, ccfair_json
+
 OUT = ROOT / "bench" / "data" / "bpf_twins.jsonl"
 EXAMPLE = ROOT / "examples" / "s0-cubic-vs-bbr.toml"
 BUFFERS = ("0.5bdp", "1bdp", "2bdp")
@@ -29,16 +27,15 @@ IMPLS = ("auto", "bpf")
 
 
 def run_one(buffer: str, impl: str, seed: int) -> dict:
-    cmd = [
-        sys.executable, "-m", "ccfair", "run", str(EXAMPLE), "--backend", "testbed", "--json", "--seed", str(seed),
+    args = [
+        "run", str(EXAMPLE), "--backend", "testbed", "--json", "--seed", str(seed),
         "--set", "flows.0.cca=reno", "--set", "flows.1.cca=cubic", "--set", f"bottleneck.buffer={buffer}",
         "--set", "duration=25s", "--set", "window.start=10s", "--set", "window.end=25s",
         "--set", f"testbed.cca_impl={impl}",
     ]  # fmt: skip
-    p = subprocess.run(cmd, capture_output=True, text=True)
-    if p.returncode != 0:
-        return {"buffer": buffer, "impl": impl, "seed": seed, "error": p.stderr.strip()[-300:]}
-    s = json.loads(p.stdout)
+    s, error = ccfair_json(args)
+    if s is None:
+        return {"buffer": buffer, "impl": impl, "seed": seed, "error": error}
     return {
         "buffer": buffer,
         "impl": impl,

@@ -36,7 +36,8 @@ import tempfile
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, session_processes
+
 sys.path.insert(0, str(ROOT / "python"))
 
 from ccfair import store  # noqa: E402
@@ -66,18 +67,6 @@ flip_order = true
 pairs = [["cubic", "bbr"], ["reno", "cubic"], ["bbr", "bbr"]]
 "bottleneck.buffer" = ["0.5bdp", "2bdp"]
 """
-
-
-def session_of(pid: int) -> int | None:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return None if fields[0] == "Z" else int(fields[3])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def session_processes(sid: int) -> list[int]:
-    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and session_of(int(p.name)) == sid]
 
 
 def newest_commit(out: Path) -> float | None:

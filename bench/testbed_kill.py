@@ -32,8 +32,8 @@ import time
 from pathlib import Path
 
 from ccfair.testbed import netns
+from common import ROOT, session_processes
 
-ROOT = Path(__file__).resolve().parent.parent
 CCFAIR = [sys.executable, "-m", "ccfair"]
 RUN = [
     "run",
@@ -50,17 +50,6 @@ RUN = [
     "flows.1.start=1s",
 ]
 MODES = ("group", "main", "setup")
-
-
-def session_of(pid: int) -> int | None:
-    try:
-        return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[3])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def session_processes(sid: int) -> set[int]:
-    return {int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and session_of(int(p.name)) == sid}
 
 
 def run_of(owner: int) -> dict | None:

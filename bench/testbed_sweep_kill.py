@@ -30,23 +30,12 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+from common import ROOT, session_of, session_processes
+
 sys.path.insert(0, str(ROOT / "python"))
 
 from ccfair import store  # noqa: E402
 from ccfair.testbed import netns  # noqa: E402
-
-
-def session_of(pid: int) -> int | None:
-    try:
-        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-        return None if fields[0] == "Z" else int(fields[3])
-    except (OSError, IndexError, ValueError):
-        return None
-
-
-def session_processes(sid: int) -> list[int]:
-    return [int(p.name) for p in Path("/proc").iterdir() if p.name.isdigit() and session_of(int(p.name)) == sid]
 
 
 def runs_of_session(sid: int) -> set[str]:

@@ -22,20 +22,14 @@ from typing import Any
 import ccfair
 import pytest
 from ccfair import Spec, ccas
+from experiments import drop_tail_10mbit
 
 LOSS_CCAS = ["bic", "highspeed", "htcp", "hybla", "illinois", "scalable", "veno", "westwood", "yeah"]
 SEEDS = range(1, 11)
 
 
 def _experiment(flows: list[dict[str, Any]], window: tuple[str, str]) -> dict[str, Any]:
-    return {
-        "name": "cca-loss",
-        "duration": "45s",
-        "window": {"start": window[0], "end": window[1]},
-        "seed": 1,
-        "bottleneck": {"rate": "10Mbit", "delay": "0ms", "buffer": "1bdp", "qdisc": "droptail"},
-        "flows": flows,
-    }
+    return drop_tail_10mbit("cca-loss", flows, window)
 
 
 def _single(cca: str) -> Any:

@@ -17,20 +17,14 @@ from typing import Any
 import ccfair
 import pytest
 from ccfair import Spec, ccas
+from experiments import drop_tail_10mbit
 
 SEEDS = range(1, 11)
 PKT_MS = 1500 * 8 / 10_000_000 * 1000  # one packet's serialization at 10 Mbit/s: 1.2 ms
 
 
 def experiment(flows: list[dict[str, Any]], window: tuple[str, str]) -> dict[str, Any]:
-    return {
-        "name": "issue-4 delay/model CCAs",
-        "duration": "45s",
-        "window": {"start": window[0], "end": window[1]},
-        "seed": 1,
-        "bottleneck": {"rate": "10Mbit", "delay": "0ms", "buffer": "1bdp", "qdisc": "droptail"},
-        "flows": flows,
-    }
+    return drop_tail_10mbit("delay- and model-based CCAs", flows, window)
 
 
 _CACHE: dict[tuple[str, ...], Any] = {}

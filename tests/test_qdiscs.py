@@ -88,6 +88,8 @@ def test_units_are_converted(s0_dict):
         ({"kind": "fq_codel", "flows": 0}, "2bdp", "bottleneck.qdisc.flows", "must be an integer in [1, 65536], got 0"),
         ({"kind": "codel", "targett": "5ms"}, "2bdp", "bottleneck.qdisc.targett", "did you mean 'target'"),
         ({"kind": "fq_codel", "limit": "100B"}, "2bdp", "bottleneck.qdisc.limit", "cannot hold"),
+        ({"kind": "droptail", "limit": "100B"}, "2bdp", "bottleneck.qdisc.limit", "cannot hold"),
+        ("droptail", "1000B", "bottleneck.buffer", "cannot hold one 1500-byte packet"),
         ("dualpi3", "2bdp", "bottleneck.qdisc.kind", "fq_codel"),
     ],
 )
@@ -96,6 +98,11 @@ def test_invalid_combinations_name_the_field(s0_dict, q, buffer, field, words):
         Spec.from_dict(with_qdisc(s0_dict, q, buffer))
     assert info.value.field == field, str(info.value)
     assert words in str(info.value)
+
+
+def test_drop_tail_takes_a_limit_of_its_own_as_every_discipline(s0_dict):
+    assert qcfg(s0_dict, {"kind": "droptail", "limit": "30pkt"}) == {"kind": "droptail", "limit_packets": 30, "limit_bytes": None}
+    assert qcfg(s0_dict, "droptail", "30pkt") == {"kind": "droptail", "limit_packets": 30, "limit_bytes": None}
 
 
 def test_registry_and_cli_listing(capsys):

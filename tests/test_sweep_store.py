@@ -97,6 +97,7 @@ def test_executors_give_identical_results(tmp_path, small_file):
     for executor, out in runs.items():
         pd.testing.assert_frame_equal(store.load_sweep(out), ref_runs)
         pd.testing.assert_frame_equal(store.load_sweep(out, "flows"), store.load_sweep(ref, "flows"))
+        pd.testing.assert_frame_equal(store.load_sweep(out, "links"), store.load_sweep(ref, "links"))
         assert _stored(out) == _stored(ref), executor
         assert (out / "runs.parquet").read_bytes() == (ref / "runs.parquet").read_bytes()
 
@@ -146,6 +147,81 @@ def test_runs_table_contents(tmp_path, small_file):
     assert r.config["seed"] == runs["seed"][0]
     tp = store.load_sweep(tmp_path / "o", "throughput", run_ids=list(runs["run_id"][:2]))
     assert list(tp["run_id"].unique()) == list(runs["run_id"][:2])
+
+
+TOPOLOGY = """
+name = "two links"
+duration = "3s"
+window = { start = "1s", end = "3s" }
+seed = 5
+
+[[links]]
+name = "l1"
+rate = "10Mbit"
+delay = "5ms"
+buffer = "1bdp"
+
+[[links]]
+name = "l2"
+rate = "20Mbit"
+delay = "5ms"
+buffer = "20pkt"
+
+[[flows]]
+name = "long"
+cca = "cubic"
+rtt = "40ms"
+path = ["l1", "l2"]
+
+[[flows]]
+name = "x2"
+cca = "reno"
+rtt = "20ms"
+path = ["l2"]
+
+[sweep]
+repetitions = 2
+"links.0.rate" = ["10Mbit", "15Mbit"]
+"""
+
+
+def test_the_links_table_holds_every_links_values_of_every_run_and_reads_back(tmp_path):
+    """Round trip: one links row per link per run, the values each run's summary reports, in link
+    order; the compacted links.parquet is that table; a dumbbell's run has its one "bottleneck" row."""
+    path = tmp_path / "topo.toml"
+    path.write_text(TOPOLOGY)
+    plan = load_sweep_file(path)
+    out = tmp_path / "o"
+    run_sweep(plan, out, executor="inprocess")
+    links = store.load_sweep(out, "links")
+    assert tuple(links.columns) == store.LINK_TABLE_COLUMNS
+    ids = [t.run_id for t in plan.tasks]
+    assert list(links["run_id"]) == [rid for rid in ids for _ in range(2)]
+    for rid, sub in links.groupby("run_id", sort=False):
+        summary = store.load_run(out, rid).summary["links"]
+        assert sub.drop(columns=["run_id", "position"]).to_dict("records") == summary
+        assert list(sub["position"]) == [0, 1]
+    rates = store.load_sweep(out).set_index("run_id")["links.0.rate"]
+    l1 = links[links["name"] == "l1"]
+    assert [int(r) for r in l1["rate_bps"]] == [{"10Mbit": 10_000_000, "15Mbit": 15_000_000}[rates[rid]] for rid in l1["run_id"]]
+    pd.testing.assert_frame_equal(pd.read_parquet(out / "links.parquet"), links)
+    # rebuilt from the batches when the cache is gone: the same table
+    (out / "links.parquet").unlink()
+    pd.testing.assert_frame_equal(store.load_sweep(out, "links"), links)
+    # the report shows the links per grid point
+    from ccfair.report import build_report
+
+    page = build_report(out)
+    assert "Links per grid point" in page and "l2" in page
+
+
+def test_a_dumbbell_sweeps_links_table_has_its_one_link_per_run(tmp_path, small_file):
+    plan = load_sweep_file(small_file)
+    run_sweep(plan, tmp_path / "o", executor="inprocess")
+    links = store.load_sweep(tmp_path / "o", "links")
+    runs = store.load_sweep(tmp_path / "o")
+    assert list(links["run_id"]) == list(runs["run_id"]) and set(links["name"]) == {"bottleneck"}
+    assert links["utilisation"].to_numpy() == pytest.approx(runs["utilization"].to_numpy(), abs=0.01)
 
 
 def test_rerun_does_nothing_and_foreign_dir_refused(tmp_path, small_file, capsys):
@@ -218,9 +294,11 @@ def test_sigkill_then_resume_stores_every_run_once(tmp_path, subprocess_env):
     killed = store.finished_runs(out)
     assert 4 <= len(killed) < total
     batches = {p: p.stat().st_mtime_ns for p in (out / "batches").iterdir() if not p.name.startswith(".")}
-    # every stored run is whole: its row and all its tables
+    # every stored run is whole: its row, its links rows (a dumbbell: one, "bottleneck") and all its tables
     rows, _ = store.read_rows(out, sorted(killed))
     assert sorted(r["run_id"] for r in rows) == sorted(killed)
+    links = store.read_tables(out, sorted(killed))["links"]
+    assert sorted((r["run_id"], r["name"]) for r in links) == sorted((rid, "bottleneck") for rid in killed)
     for rid in killed:
         r = store.load_run(out, rid)
         assert r.config["seed"] in {t.seed for t in plan.tasks}
@@ -234,6 +312,7 @@ def test_sigkill_then_resume_stores_every_run_once(tmp_path, subprocess_env):
     assert sorted(runs["run_id"]) == sorted(t.run_id for t in plan.tasks)
     assert runs["run_id"].is_unique and len(runs) == total
     assert pd.read_parquet(out / "runs.parquet")["run_id"].is_unique
+    assert sorted(pd.read_parquet(out / "links.parquet")["run_id"]) == sorted(runs["run_id"])  # one link each, once
     assert not list((out / "batches").glob(".tmp-*"))
     # batches committed before the kill were not rewritten
     assert {p: p.stat().st_mtime_ns for p in batches} == batches

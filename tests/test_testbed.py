@@ -207,6 +207,30 @@ def test_agents_wait_for_t0_on_stdin_and_time_the_flow_from_it(tmp_path):
     assert sum(delivered[:2]) == 0 and sum(delivered) > 0  # nothing before t0 + start
 
 
+def test_the_probe_takes_the_kernels_rtt_of_a_handshake_not_the_time_around_connect():
+    """``probe --open --kernel-rtt`` against ``listen``: the kernel's RTT sample of the handshake
+    (tcpi_rtt), which leaves out the system call and the process's wake-up that the time around
+    ``connect()`` includes; the listener exits 0 on SIGTERM (the runner stops it so)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    listen = subprocess.Popen(
+        [sys.executable, str(runner.AGENT), "listen", "--ip", "127.0.0.1", "--port", str(port)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert listen.stdout is not None and listen.stdout.readline().strip() == "ready"
+
+        def probe(*extra: str) -> int:
+            argv = [sys.executable, str(runner.AGENT), "probe", "--dst", "127.0.0.1", "--port", str(port), "--count", "20", "--open"]
+            return int(subprocess.run([*argv, *extra], capture_output=True, text=True, check=True).stdout)
+
+        kernel, wall = probe("--kernel-rtt"), probe()
+        assert kernel % 1000 == 0 and 0 < kernel < wall  # tcpi_rtt is in us
+    finally:
+        listen.send_signal(signal.SIGTERM)
+        assert listen.wait(5) == 0
+
+
 # ---------------------------------------------------------------- real kernel TCP
 
 

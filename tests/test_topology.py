@@ -208,24 +208,36 @@ LINKS_SUMMARY = [
 ]
 
 
-def test_a_topology_runs_row_has_each_links_utilisation_queue_drops_and_marks(parking_lot: Spec) -> None:
-    from ccfair.store import link_columns
+def test_a_runs_links_rows_carry_each_links_utilisation_queue_drops_and_marks_in_link_order() -> None:
+    from ccfair.store import LINK_TABLE_COLUMNS, link_rows
 
-    cols = link_columns(parking_lot.to_run_config(), {"links": LINKS_SUMMARY})
-    assert cols["link.l1.utilisation"] == 0.99 and cols["link.l2.marks"] == 3 and cols["link.l2.loss_drops"] == 2
-    assert link_columns({"bottleneck": {}}, {"links": LINKS_SUMMARY}) == {}  # a dumbbell's row is as before
+    rows = link_rows("r1", {"links": LINKS_SUMMARY})
+    assert [tuple(r) for r in rows] == [LINK_TABLE_COLUMNS] * 2
+    assert [(r["position"], r["name"]) for r in rows] == [(0, "l1"), (1, "l2")]
+    assert rows[0]["utilisation"] == 0.99 and rows[1]["marks"] == 3 and rows[1]["loss_drops"] == 2
+    assert link_rows("r1", {}) == []
 
 
-def test_the_report_summarises_every_link_of_a_topology_sweep() -> None:
+def test_the_report_summarises_every_link_per_grid_point() -> None:
     import pandas as pd
-    from ccfair import report
+    from ccfair import plots, report
 
-    runs = pd.DataFrame(
-        {"links.0.rate": ["10Mbit"], "link.l1.utilisation": [0.9], "link.l1.mean_queue_packets": [3.0], "link.l1.drops": [4]}
+    runs = pd.DataFrame({"run_id": ["a", "b", "c"], "links.0.rate": ["10Mbit", "10Mbit", "20Mbit"]})
+    links = pd.DataFrame.from_records(
+        [{"run_id": rid, "position": k, **lk} for rid in ("a", "b", "c") for k, lk in enumerate(LINKS_SUMMARY)]
     )
-    got = report._summary(runs, [])
-    assert got["link l1 utilisation (mean)"].tolist() == ["90.0%"]
-    assert got["link l1 drops (mean)"].tolist() == ["4"]
+    links.loc[links["run_id"] == "b", "drops"] = 33  # l1: 27 in run a, 33 in run b -> mean 30
+    got = report._links_summary(runs, links, ["links.0.rate"])
+    assert got[["links.0.rate", "link", "runs"]].values.tolist() == [
+        ["10Mbit", "l1", 2],
+        ["10Mbit", "l2", 2],
+        ["20Mbit", "l1", 1],
+        ["20Mbit", "l2", 1],
+    ]
+    assert got["utilisation (mean)"].tolist()[:2] == ["99.0%", "50.0%"]
+    assert got["drops (mean)"].tolist()[0] == "30"
+    fig = plots.links_by_point(links.assign(point=links["run_id"].map({"a": "10M", "b": "10M", "c": "20M"})), "point")
+    assert [round(p.get_height(), 2) for p in fig.axes[0].patches] == [0.99, 0.5, 0.99, 0.5]
 
 
 def test_the_primary_link_is_the_narrowest_one_crossed_by_data(parking_lot: Spec) -> None:
@@ -259,7 +271,9 @@ def test_the_testbed_bottleneck_gets_link_indices_and_acks_without_reverse_path_
     # long and x1 return over a line with their links' delays (10 ms and 5 ms); x2's ACKs cross l1 instead
     assert got["rev_delay_ns"] == [1_000 + 10_000_000, 2_000 + 5_000_000, 3_000]
     assert got["primary_link"] == 0
-    assert [lk["burst_bytes"] for lk in got["links"]] == [1514, 1514]  # one frame per token bucket
+    # the RunConfig's links as they are; each token bucket holds one frame: 1500 + the link's L2 overhead
+    assert got["links"] == config["links"] and got["packet_bytes"] == 1500
+    assert [lk["l2_overhead_bytes"] for lk in got["links"]] == [14, 14]
     assert "rate_bps" not in got and "qdisc" not in got
 
 

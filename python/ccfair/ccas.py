@@ -38,6 +38,7 @@ __all__ = [
     "Cca",
     "CcaField",
     "available",
+    "canonical_table",
     "catalogue",
     "clear_cache",
     "colour",
@@ -262,6 +263,23 @@ def parse(value: object) -> tuple[Cca, bool]:
             raise SpecError(key, str(e)) from None
     resolved_params_json(name, _params_json(params))  # validates (raises SpecError); the run's result reuses it
     return Cca(name, params, given), paced
+
+
+def canonical_table(data: Any) -> Any:
+    """A flow's or a group's table as written, its ``cca`` canonical (:func:`parse`: aliases, variants,
+    parameters); ``+pacing`` sets ``pacing`` (written ``pacing = false`` contradicts it)."""
+    if not isinstance(data, dict) or "cca" not in data:
+        return data
+    try:
+        canonical, paced = parse(data["cca"])
+    except SpecError as e:
+        raise SpecError(".".join(p for p in ("cca", e.field) if p), e.message) from None
+    data = dict(data, cca=canonical)
+    if paced:
+        if data.get("pacing") is False:
+            raise SpecError("pacing", f"false contradicts cca = {data['cca']}{PACING_SUFFIX!r}")
+        data["pacing"] = True
+    return data
 
 
 def resolved_params(name: str, params: dict[str, Any]) -> dict[str, Any]:

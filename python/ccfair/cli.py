@@ -107,6 +107,12 @@ MaxMemoryOption = Annotated[
         help="Refuse runs projected to need more memory than SIZE (e.g. 16GB; default 4GiB). Same as --set limits.memory=SIZE.",
     ),
 ]
+#: Where the runs of sweep, matrix and reproduce go (ccfair.executors).
+JobsOption = Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")]
+ExecutorOption = Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")]
+SchedulerOption = Annotated[
+    Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
+]
 FileArg = Annotated[Path, typer.Argument(metavar="FILE", help="Experiment file (TOML).", show_default=False)]
 
 
@@ -410,11 +416,9 @@ def schema_command() -> None:
 def sweep(
     file: FileArg,
     out: Annotated[Path, typer.Option("--out", metavar="DIR", help="Sweep directory (results; resumes if it exists).")],
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")] = None,
-    executor: Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")] = "pool",
-    scheduler: Annotated[
-        Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
-    ] = None,
+    jobs: JobsOption = None,
+    executor: ExecutorOption = "pool",
+    scheduler: SchedulerOption = None,
     set_: SetOption = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Expand and validate only; print the grid.")] = False,
     wait: Annotated[
@@ -456,15 +460,10 @@ def sweep(
 
 def _check_sweep_options(executor: str, jobs: int | None, scheduler: str | None, backend: str) -> None:
     """``ccfair sweep``'s option values, each refused naming the option."""
-    from ccfair.executors import EXECUTORS
+    from ccfair.executors import check_options
     from ccfair.sweep import BACKENDS
 
-    if executor not in EXECUTORS:
-        raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
-    if jobs is not None and jobs < 1:
-        raise SpecError("--jobs", f"must be >= 1, got {jobs}")
-    if scheduler and executor != "dask":
-        raise SpecError("--scheduler", "only used with --executor dask")
+    check_options(executor, jobs, scheduler)
     if backend not in BACKENDS:
         raise SpecError("--backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
 
@@ -553,11 +552,9 @@ def reproduce(
     quick: Annotated[
         bool, typer.Option("--quick", help="Fewer repetitions per claim (minutes on 2 cores); never the opposite verdict.")
     ] = False,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")] = None,
-    executor: Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")] = "pool",
-    scheduler: Annotated[
-        Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
-    ] = None,
+    jobs: JobsOption = None,
+    executor: ExecutorOption = "pool",
+    scheduler: SchedulerOption = None,
     seed: Annotated[int, typer.Option("--seed", help="Base seed every run's seed derives from (presets that take one).")] = 1,
     presets: Annotated[
         Optional[str], typer.Option("--presets", metavar="s0,s1,...", help="Run only these presets (default: all five).")
@@ -582,10 +579,9 @@ def reproduce(
     ] = None,
 ) -> None:
     """Run every study preset (S0-S4), measure every claim and judge it: reproduced / not reproduced / inconclusive."""
-    from rich.table import Table
 
     from ccfair import reproduce as rp
-    from ccfair.executors import EXECUTORS
+    from ccfair.executors import check_options
 
     if digest:
         from ccfair.model_digest import digest as model_digest
@@ -593,25 +589,9 @@ def reproduce(
         print(model_digest())
         return
     if list_:
-        listing = rp.list_json()
-        if json_out:
-            print_json(listing)
-            return
-        table = Table(
-            title=f"{listing['count']} claims: " + ", ".join(f"{k} {v}" for k, v in listing["per_study"].items()), title_justify="left"
-        )
-        for col in ("claim", "backend", "where", "rule"):
-            table.add_column(col, overflow="fold")
-        for c in listing["claims"]:
-            table.add_row(c["id"], c["backend"], c["where"], c["rule"]["text"])
-        print_table(table)
+        _print_claims(rp.list_json(), json_out)
         return
-    if executor not in EXECUTORS:
-        raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
-    if jobs is not None and jobs < 1:
-        raise SpecError("--jobs", f"must be >= 1, got {jobs}")
-    if scheduler and executor != "dask":
-        raise SpecError("--scheduler", "only used with --executor dask")
+    check_options(executor, jobs, scheduler)
     chosen: tuple[str, ...] = rp.PRESETS
     if presets is not None:
         chosen = tuple(p.strip() for p in presets.split(",") if p.strip())
@@ -646,9 +626,36 @@ def reproduce(
         board["against"] = {"file": str(against), "opposite": [{"id": i, "there": x, "here": y} for i, x, y in opposite]}
     if json_out:
         print_json(board)
-        if opposite:
-            raise typer.Exit(1)
+    else:
+        _print_board(board)
+        if other is not None:
+            for i, x, y in opposite:
+                stderr_console().print(f"opposite verdict: {i}: {x} in {against}, {y} here")
+            stderr_console().print(f"{len(opposite)} opposite verdict(s) against {against}")
+    if opposite:
+        raise typer.Exit(1)
+
+
+def _print_claims(listing: dict[str, Any], json_out: bool) -> None:
+    """``ccfair reproduce --list``: the claims registry as JSON or a table."""
+    from rich.table import Table
+
+    if json_out:
+        print_json(listing)
         return
+    per_study = ", ".join(f"{k} {v}" for k, v in listing["per_study"].items())
+    table = Table(title=f"{listing['count']} claims: {per_study}", title_justify="left")
+    for col in ("claim", "backend", "where", "rule"):
+        table.add_column(col, overflow="fold")
+    for c in listing["claims"]:
+        table.add_row(c["id"], c["backend"], c["where"], c["rule"]["text"])
+    print_table(table)
+
+
+def _print_board(board: dict[str, Any]) -> None:
+    """The board as a table (each claim's rule, estimate with its interval and verdict), the counts on stderr."""
+    from rich.table import Table
+
     table = Table(title=f"{board['command']}: {board['runs']} runs, wall {board['wall_s']:.0f} s", title_justify="left")
     for col in ("claim", "rule", "estimate [95 %]", "verdict"):
         table.add_column(col, overflow="fold")
@@ -658,12 +665,6 @@ def reproduce(
         table.add_row(r["id"], r["rule"], fig, r["verdict"] + (f" ({r['note']})" if r["note"] and r["verdict"] != "reproduced" else ""))
     print_table(table)
     stderr_console().print(", ".join(f"{k}: {v}" for k, v in sorted(board["counts"].items())))
-    if other is not None:
-        for i, x, y in opposite:
-            stderr_console().print(f"opposite verdict: {i}: {x} in {against}, {y} here")
-        stderr_console().print(f"{len(opposite)} opposite verdict(s) against {against}")
-        if opposite:
-            raise typer.Exit(1)
 
 
 @app.command()
@@ -677,11 +678,9 @@ def matrix(
         str, typer.Option("--ccas", metavar="A,B,...", help="CCAs to pair (names or aliases, '+pacing' works). Default: all.")
     ] = "all",
     repetitions: Annotated[int, typer.Option("--repetitions", "-r", help="Runs of every ordered pair.")] = 5,
-    jobs: Annotated[Optional[int], typer.Option("--jobs", "-j", help="Parallel runs (pool, local Dask). Default: CPU cores.")] = None,
-    executor: Annotated[str, typer.Option("--executor", help="inprocess, pool (local processes) or dask.")] = "pool",
-    scheduler: Annotated[
-        Optional[str], typer.Option("--scheduler", metavar="ADDRESS", help="Dask scheduler address (else a local cluster).")
-    ] = None,
+    jobs: JobsOption = None,
+    executor: ExecutorOption = "pool",
+    scheduler: SchedulerOption = None,
     set_: SetOption = None,
     dry_run: Annotated[bool, typer.Option("--dry-run", help="Write DIR/matrix.toml and print the grid only.")] = False,
 ) -> None:

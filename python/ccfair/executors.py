@@ -91,6 +91,16 @@ FORKSERVER_PARENT_ENV = "CCFAIR_FORKSERVER_PARENT"
 TESTBED_FN = "ccfair.testbed.child:run"
 
 
+def check_options(executor: str, jobs: int | None, scheduler: str | None) -> None:
+    """Where the runs go (``--executor``, ``--jobs``, ``--scheduler``), each value refused naming its option."""
+    if executor not in EXECUTORS:
+        raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
+    if jobs is not None and jobs < 1:
+        raise SpecError("--jobs", f"must be >= 1, got {jobs}")
+    if scheduler and executor != "dask":
+        raise SpecError("--scheduler", "only used with --executor dask")
+
+
 def default_jobs() -> int:
     """Number of CPU cores this process may use."""
     try:
@@ -487,14 +497,9 @@ def run_tasks(
     function, so that it pickles) each payload is one task and ``fn(payload)`` its
     outcome; ``ccfair reproduce`` passes its own (each payload carries ``run_id``).
     """
-    if executor not in _IMPL:
-        raise SpecError("--executor", f"unknown executor {executor!r}; allowed: {', '.join(EXECUTORS)}")
+    check_options(executor, jobs, scheduler)
     if jobs is None:
         jobs = default_jobs()
-    if jobs < 1:
-        raise SpecError("--jobs", f"must be >= 1, got {jobs}")
-    if scheduler and executor != "dask":
-        raise SpecError("--scheduler", "only used with --executor dask")
     if not payloads:
         return iter(())
     if testbed_fn is not None:  # tests: a stand-in for the testbed ("module:function", importable by the workers)

@@ -812,6 +812,34 @@ def throughput_vs_loss(
     )  # fmt: skip
 
 
+def links_by_point(links: pd.DataFrame, point: str, ax: Axes | None = None, *, title: str | None = None) -> Figure:
+    """A sweep's links table (``store.load_sweep(DIR, "links")`` with a ``point`` column naming each
+    run's grid point): per link, one bar per grid point of the mean utilisation over its runs (left
+    axis) and the mean queue in packets as a point on it (right axis)."""
+    fig, ax = _figure_for(ax)
+    g = links.groupby([point, "name"], sort=False)[["utilisation", "mean_queue_packets"]].mean()
+    points = list(dict.fromkeys(links[point]))
+    names = list(dict.fromkeys(links["name"]))
+    width = 0.8 / max(1, len(points))
+    q = ax.twinx()
+    for i, pt in enumerate(points):
+        x = np.arange(len(names)) + (i - (len(points) - 1) / 2) * width
+        rows = [g.loc[(pt, n)] if (pt, n) in g.index else None for n in names]
+        util = [np.nan if r is None else r["utilisation"] for r in rows]
+        colour = f"C{i % 10}"
+        ax.bar(x, util, width=width * 0.95, color=colour, alpha=0.75, label=str(pt))
+        q.plot(x, [np.nan if r is None else r["mean_queue_packets"] for r in rows], "o", color=colour, markeredgecolor="black")
+    ax.set_xticks(np.arange(len(names)), names)
+    ax.set_ylim(0, 1.15)
+    ax.set_ylabel("Utilisation (bars; mean over runs)")
+    q.set_ylabel("Mean queue (points; packets)")
+    q.set_ylim(bottom=0)
+    ax.set_title(textwrap.fill(title if title is not None else "links per grid point", 70))
+    ax.legend(loc="lower right", fontsize="x-small", frameon=False, title=point, title_fontsize="x-small")
+    _style(ax)
+    return fig
+
+
 def links_summary(result: Any, ax: Axes | None = None, *, title: str | None = None) -> Figure:
     """Per link of a run (``summary["links"]``): utilisation as bars (left axis) and the mean queue in
     packets as points (right axis), drops and marks written above each bar."""

@@ -12,7 +12,7 @@ A series is a list, or a numpy array with ``simulate(arrays=True)``.
 
 from __future__ import annotations
 
-from typing import Any, TypedDict
+from typing import Any, TypedDict, get_type_hints
 
 #: A numeric series: a list of numbers, or a one-dimensional numpy array.
 Series = Any
@@ -96,6 +96,11 @@ class RawLink(TypedDict):
     marks: int
     loss_drops: int
     delivered_bytes: int
+
+
+#: RawLink's keys in order: every per-link value a run reports (the summary's ``links``, the
+#: sweep store's links table), with its type (str, int, float).
+LINK_FIELDS: dict[str, type] = get_type_hints(RawLink)
 
 
 class RawResult(TypedDict):

@@ -355,6 +355,7 @@ def build_report(directory: str | Path) -> str:
         keys = axis_names + (["order"] if runs["order"].nunique() > 1 else []) + (["backend"] if "backend" in runs.columns else [])
         page.add('<div class="wide">' + _table(_summary(runs, keys), left=(*keys, "runs of")) + "</div>")
         _testbed_spread(page, runs, [k for k in keys if k != "backend"])
+        _links_section(page, d, meta, runs, keys)
 
     # --- failed runs
     if failed:
@@ -414,14 +415,50 @@ SUMMARY_METRICS = (
 )
 
 
-#: A topology's per-link columns (store.link_columns) shown in the summary: (key, heading, format).
-LINK_METRICS = (("utilisation", "utilisation", "{:.1%}"), ("mean_queue_packets", "mean queue", "{:.1f} pkt"), ("drops", "drops", "{:.0f}"))
+#: The links table's values shown per grid point and link: (column, heading, format).
+LINK_METRICS = (
+    ("utilisation", "utilisation", "{:.1%}"),
+    ("mean_queue_packets", "mean queue", "{:.1f} pkt"),
+    ("drops", "drops", "{:.0f}"),
+    ("marks", "marks", "{:.0f}"),
+)
 
 
-def _link_metrics(runs: pd.DataFrame) -> list[tuple[str, str, str, bool]]:
-    """The summary rows of a topology sweep's links (``link.<name>.<key>`` columns), in link order."""
-    names = list(dict.fromkeys(c.split(".")[1] for c in runs.columns if c.startswith("link.") and c.count(".") == 2))
-    return [(f"link.{n}.{k}", f"link {n} {heading}", fmt, False) for n in names for k, heading, fmt in LINK_METRICS]
+def _point_labels(runs: pd.DataFrame, keys: list[str]) -> pd.Series:
+    """Each run's grid point in words ("a = 1, b = x"; "all runs" without keys), indexed by run_id."""
+    if not keys:
+        return pd.Series("all runs", index=runs["run_id"])
+    text = runs[keys].astype(str).apply(lambda r: ", ".join(f"{k} = {v}" for k, v in zip(keys, r)), axis=1)
+    return pd.Series(text.to_numpy(), index=runs["run_id"])
+
+
+def _links_summary(runs: pd.DataFrame, links: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per grid point and link (the links table joined to the runs' grid keys): runs, and the mean
+    of each :data:`LINK_METRICS` value over the point's repetitions, formatted for reading."""
+    if not keys:
+        runs = runs.assign(_all="all runs")
+        keys = ["_all"]
+    df = links.merge(runs[["run_id", *keys]], on="run_id")
+    g = df.groupby([*keys, "name"], sort=False, dropna=False)
+    out = g.size().rename("runs").to_frame()
+    for col, heading, fmt in LINK_METRICS:
+        out[heading + " (mean)"] = [fmt.format(m) if math.isfinite(m) else "-" for m in g[col].mean()]
+    return out.reset_index().rename(columns={"_all": "runs of", "name": "link"})
+
+
+def _links_section(page: _Page, d: Path, meta: dict[str, Any], runs: pd.DataFrame, keys: list[str]) -> None:
+    """A topology sweep's links (the store's links table): a figure and the table per grid point and link."""
+    if not (meta.get("experiment") or {}).get("links"):
+        return
+    links = store.load_sweep(d, table="links")
+    if not len(links):
+        return
+    page.section("Links per grid point")
+    points = _point_labels(runs, keys)
+    fig = _try_plots("links_by_point", links.assign(point=links["run_id"].map(points)), "point")
+    if fig is not None:
+        page.figure(fig, "Per link: mean utilisation over the analysis window (bars) and mean queue (points) of each grid point's runs.")
+    page.add('<div class="wide">' + _table(_links_summary(runs, links, keys), left=(*keys, "runs of", "link")) + "</div>")
 
 
 def _summary(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
@@ -432,7 +469,7 @@ def _summary(runs: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
         keys = ["_all"]
     g = runs.groupby(keys, sort=False, dropna=False)
     out = g.size().rename("runs").to_frame()
-    for col, heading, fmt, spread in (*SUMMARY_METRICS, *_link_metrics(runs)):
+    for col, heading, fmt, spread in SUMMARY_METRICS:
         if col not in runs.columns or not runs[col].notna().any():
             continue
         mean = g[col].mean()

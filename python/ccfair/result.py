@@ -597,18 +597,12 @@ def topology_fair_shares_bps(raw: Mapping[str, Any], config: dict[str, Any], win
 
 def link_summaries(raw: Mapping[str, Any]) -> list[dict[str, Any]]:
     """``links`` of the summary: per link of the run (a dumbbell's one, "bottleneck"), its rate,
-    utilisation, mean queue, drops, marks, random-loss drops and delivered bytes, as the backend measured them."""
-    keys = ("utilisation", "mean_queue_packets", "mean_queue_bytes")
-    counts = ("drops", "marks", "loss_drops", "delivered_bytes")
-    return [
-        {
-            "name": str(lk["name"]),
-            "rate_bps": int(lk["rate_bps"]),
-            **{k: _num(float(lk[k])) for k in keys},
-            **{k: int(lk[k]) for k in counts},
-        }
-        for lk in raw.get("links") or []
-    ]
+    utilisation, mean queue, drops, marks, random-loss drops and delivered bytes, as the backend
+    measured them (the keys and types of ``raw_result.LINK_FIELDS``)."""
+    from ccfair.raw_result import LINK_FIELDS
+
+    convert: dict[type, Any] = {str: str, int: int, float: lambda x: _num(float(x))}
+    return [{k: convert[t](lk[k]) for k, t in LINK_FIELDS.items()} for lk in raw.get("links") or []]
 
 
 def _all_want_the_link(active: list[tuple[int, int]], caps: list[float | None], window_ns: tuple[int, int], capacity_bps: float) -> bool:

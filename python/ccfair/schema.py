@@ -163,7 +163,7 @@ def qdiscs_markdown() -> str:
         names = row["aliases"]
         lines.append(f"### `{row['name']}`" + (f" ({', '.join(names)})" if names else "") + "\n")
         lines.append(f"{row['source']}\n")
-        lines += _table(row["params"]) if row["params"] else ["No parameters (its limit is `bottleneck.buffer`)."]
+        lines += _table(row["params"]) if row["params"] else ["No parameters."]
         lines.append("")
     return "\n".join(lines)
 

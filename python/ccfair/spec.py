@@ -203,9 +203,13 @@ def _ms(ns: int) -> str:
 
 
 class _Qdisc(_Model):
-    """A queue discipline: ``kind`` and the parameters its declaration has (qdisc/*.rs)."""
+    """A queue discipline: ``kind``, ``limit`` (default: ``bottleneck.buffer``) and the parameters its
+    declaration has (qdisc/*.rs)."""
 
     kind: str
+    limit: OptionalBufferLimit = Field(
+        None, description="Queue limit ('100pkt', '64KB', '1bdp'); unit: packets, bytes or BDP; default: bottleneck.buffer"
+    )
 
     #: Fields of the model that are experiment-level forms, not parameters passed through.
     _OWN: typing.ClassVar[tuple[str, ...]] = ()
@@ -226,8 +230,7 @@ class _Qdisc(_Model):
 
     def _limits(self, spec: Spec) -> dict[str, Any]:
         """``limit`` (default ``bottleneck.buffer``) as the declared limit fields; packets only if it has no byte limit."""
-        limit = getattr(self, "limit", None)
-        lp, lb = spec.buffer_limits() if limit is None else spec.resolve_buffer(limit)
+        lp, lb = spec.buffer_limits() if self.limit is None else spec.resolve_buffer(self.limit)
         if "limit_bytes" not in {p["field"] for p in qdiscs.params_of(self.kind)}:
             # a byte buffer becomes whole full-size packets (Linux: PI2/DualPI2 limits are packets)
             return {"limit_packets": lp if lp is not None else max(1, int(lb or 0) // spec.packet_wire_bytes)}
@@ -244,8 +247,8 @@ class _Qdisc(_Model):
         try:
             return qdiscs.resolve(self.kind, fields)
         except SpecError as e:
-            if self.kind == "droptail" and e.field == "limit":
-                raise SpecError("bottleneck.buffer", e.message) from None
+            if e.field == "limit" and self.limit is None:
+                raise SpecError("bottleneck.buffer", e.message) from None  # the limit came from the buffer
             raise SpecError(".".join(p for p in ("bottleneck.qdisc", e.field) if p), e.message) from None
 
     def run_config(self, spec: Spec) -> dict[str, Any]:
@@ -258,23 +261,7 @@ class _Qdisc(_Model):
         return {"kind": self.kind, **params}
 
 
-class _DropTail(_Qdisc):
-    """FIFO with tail drop; its limit is ``bottleneck.buffer``."""
-
-    def _limits(self, spec: Spec) -> dict[str, Any]:
-        lp, lb = spec.buffer_limits()
-        return {"limit_packets": lp, "limit_bytes": lb}
-
-
-class _Aqm(_Qdisc):
-    """Common to the AQMs/schedulers: ``limit`` (default: ``bottleneck.buffer``)."""
-
-    limit: OptionalBufferLimit = Field(
-        None, description="Queue limit ('100pkt', '64KB', '1bdp'); unit: packets, bytes or BDP; default: bottleneck.buffer"
-    )
-
-
-class _TargetAqm(_Aqm):
+class _TargetAqm(_Qdisc):
     """An AQM with a delay target: the target must be below the buffer's drain time."""
 
     def _check(self, spec: Spec, params: dict[str, Any]) -> None:
@@ -289,7 +276,7 @@ class _TargetAqm(_Aqm):
             )
 
 
-class _Red(_Aqm):
+class _Red(_Qdisc):
     """RED's thresholds as buffers ("5pkt", "30KB", "0.1bdp"), converted by byte mode."""
 
     _OWN = ("min_th", "max_th")
@@ -337,7 +324,7 @@ def _parse_threshold(value: object) -> str:
         ) from None
 
 
-class _Step(_Aqm):
+class _Step(_Qdisc):
     """STEP's threshold: a queue length or a delay at the link rate, or S3's ``step = {k, rtt}``."""
 
     _OWN = ("threshold", "step")
@@ -377,7 +364,7 @@ class _Step(_Aqm):
             raise SpecError("bottleneck.qdisc.threshold", f"must be below the queue limit ({cap_bytes} bytes), got {th_bytes} bytes")
 
 
-class _Csaqm(_Aqm):
+class _Csaqm(_Qdisc):
     """CSAQM's delay target as a time or S3's ``step = {k, rtt}`` (K x RTT); weights per flow."""
 
     _OWN = ("target", "step")
@@ -396,9 +383,8 @@ class _Csaqm(_Aqm):
             raise SpecError("bottleneck.qdisc.weights", f"{len(params['weights'])} weights for {len(spec.flows)} flows")
 
 
-#: The experiment-level base of a kind; every other kind is a plain :class:`_Aqm`.
+#: The experiment-level base of a kind; every other kind is a plain :class:`_Qdisc`.
 _BASES: dict[str, type[_Qdisc]] = {
-    "droptail": _DropTail,
     "codel": _TargetAqm,
     "fq_codel": _TargetAqm,
     "pie": _TargetAqm,
@@ -410,7 +396,7 @@ _BASES: dict[str, type[_Qdisc]] = {
 
 def _model_for(kind: str) -> type[_Qdisc]:
     """The model of ``kind``: its base plus one field per declared parameter (written as in the file)."""
-    base = _BASES.get(kind, _Aqm)
+    base = _BASES.get(kind, _Qdisc)
     fields: dict[str, Any] = {"kind": (Literal[kind], kind)}
     for p in qdiscs.params_of(kind):
         if p["field"] in ("limit_packets", "limit_bytes") or p["name"] in base.model_fields or p["name"] in fields:
@@ -635,19 +621,7 @@ class Flow(_Model):
     @classmethod
     def _resolve_cca(cls, data: Any) -> Any:
         """Canonicalise the CCA (aliases, variants, ``+pacing``, parameters) before field validation."""
-        if not isinstance(data, dict) or "cca" not in data:
-            return data
-        try:
-            canonical, paced = ccas.parse(data["cca"])
-        except SpecError as e:
-            raise SpecError(".".join(p for p in ("cca", e.field) if p), e.message) from None
-        data = dict(data)
-        data["cca"] = canonical
-        if paced:
-            if data.get("pacing") is False:
-                raise SpecError("pacing", f"false contradicts cca = {data['cca']}{ccas.PACING_SUFFIX!r}")
-            data["pacing"] = True
-        return data
+        return ccas.canonical_table(data)
 
     @model_validator(mode="after")
     def _check(self) -> Flow:
@@ -809,7 +783,7 @@ class Spec(_Model):
             if f.start >= self.duration:
                 raise SpecError(f"flows.{i}.start", f"must be before the end of the run (duration = {format_time(self.duration)})")
         for j, link in enumerate(self.links):
-            for key, buf in (("buffer", link.buffer), ("qdisc.limit", getattr(link.qdisc, "limit", None))):
+            for key, buf in (("buffer", link.buffer), ("qdisc.limit", link.qdisc.limit)):
                 if buf is not None and buf.kind == "bytes" and buf.value < self.packet_wire_bytes:
                     raise SpecError(f"links.{j}.{key}", f"{buf} cannot hold one {self.packet_wire_bytes}-byte packet")
 

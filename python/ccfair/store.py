@@ -7,7 +7,7 @@ Layout of a sweep directory ``DIR``::
     experiment.toml       the sweep file as given (plus the --set overrides in sweep.json)
     batches/<batch_id>/   finished runs, several per directory (one worker task):
         run_ids.json          the run ids in this batch
-        rows.jsonl            per run: its runs-table row and flows-table rows
+        rows.jsonl            per run: its runs-table row, flows-table and links-table rows
         runs.jsonl            per run: summary, spec, run_config, the tables it has
         <table>.parquet       flows, throughput, link, queue, sojourn (and trace,
                               meter, pinned when a run has them) of every run of
@@ -16,6 +16,8 @@ Layout of a sweep directory ``DIR``::
                           Result.to_parquet plus row.json; still read
     runs.parquet          the runs table, one row per finished run (compacted)
     flows.parquet         the flows table, one row per flow per finished run (compacted)
+    links.parquet         the links table, one row per link per finished run (compacted;
+                          a dumbbell's one link is "bottleneck")
     failed/<run_id>.json  runs that raised (retried on the next invocation)
     .lock                 the store lock: an advisory flock held by the sweep writing
                           here, holding that process's PID (see :func:`lock`)
@@ -27,7 +29,7 @@ A run is *finished* exactly when it is listed in a ``batches/*/run_ids.json``
 in flight and never a committed run; leftover ``.tmp-*`` directories are
 removed on the next start. The parent process is the only writer and stores
 only runs not yet finished, so a run is stored at most once: there are no
-duplicated rows. ``runs.parquet``/``flows.parquet`` are caches rebuilt from
+duplicated rows. ``runs.parquet``/``flows.parquet``/``links.parquet`` are caches rebuilt from
 the batches (at the end of a sweep, and in memory by :func:`load_sweep` when
 they are missing or stale).
 
@@ -58,6 +60,8 @@ import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ccfair.raw_result import LINK_FIELDS
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -129,6 +133,11 @@ FLOW_COLUMNS = (
     "mean_rtt_ms",
     "cca_params",
 )
+#: Columns of the links table: run_id, the link's position in the run, then every per-link
+#: value a run reports (``raw_result.LINK_FIELDS``, declared by the simulator's LinkStats).
+LINK_TABLE_COLUMNS = ("run_id", "position", *LINK_FIELDS)
+#: The tables rebuilt from the batches' rows (``<name>.parquet`` caches, :func:`load_sweep`).
+ROW_TABLES = ("runs", "flows", "links")
 
 
 def _json_bytes(obj: Any) -> bytes:
@@ -170,7 +179,7 @@ def encode_result(result: Result) -> dict[str, bytes]:
 
 
 def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any]:
-    """The runs-table row and flows-table rows of one run (JSON-ready).
+    """The runs-table row, flows-table rows and links-table rows of one run (JSON-ready).
 
     ``fness`` is S0's fness(A, B) with A and B the flows the sweep calls A
     and B (entries 0 and 1 of the grid point's experiment), whichever
@@ -217,7 +226,6 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
             "events": int(s.get("events", 0)),
         }
     )
-    row.update(link_columns(result.config, s))
     # a testbed run's host facts and quality verdict (ccfair.testbed.quality, executors._testbed_run)
     row.update(meta.get("facts") or {})
     flow_rows = []
@@ -228,11 +236,16 @@ def make_row(run_id: str, meta: dict[str, Any], result: Result) -> dict[str, Any
     return {
         "row": {k: _nan_to_none(v) for k, v in row.items()},
         "flows": [{k: _nan_to_none(v) for k, v in r.items()} for r in flow_rows],
+        "links": link_rows(run_id, s),
     }
 
 
-#: The per-link summary values a topology run's row carries, as ``link.<name>.<key>``.
-LINK_COLUMNS = ("utilisation", "mean_queue_packets", "drops", "marks", "loss_drops")
+def link_rows(run_id: str, summary: dict[str, Any]) -> list[dict[str, Any]]:
+    """The links-table rows of one run: one per link of ``summary["links"]``, in the run's order."""
+    return [
+        {"run_id": run_id, "position": pos, **{k: _nan_to_none(lk[k]) for k in LINK_FIELDS}}
+        for pos, lk in enumerate(summary.get("links") or [])
+    ]
 
 
 def _qdiscs(config: dict[str, Any]) -> Any:
@@ -240,13 +253,6 @@ def _qdiscs(config: dict[str, Any]) -> Any:
     if config.get("links"):
         return {lk["name"]: lk["qdisc"] for lk in config["links"]}
     return config["bottleneck"]["qdisc"]
-
-
-def link_columns(config: dict[str, Any], summary: dict[str, Any]) -> dict[str, Any]:
-    """A topology run's per-link columns (``link.l1.utilisation``, ...); none for a dumbbell."""
-    if not config.get("links"):
-        return {}
-    return {f"link.{lk['name']}.{k}": lk[k] for lk in summary.get("links") or [] for k in LINK_COLUMNS}
 
 
 def _arrow_array(name: str, values: Any) -> Any:
@@ -591,10 +597,19 @@ def read_rows(
 
     ``parsed``: batch directory -> its rows.jsonl already parsed (:func:`parse_jsonl` of the bytes
     the caller stored there), so that file is not read again."""
+    tables = read_tables(directory, run_ids, parsed)
+    return tables["runs"], tables["flows"]
+
+
+def read_tables(
+    directory: str | Path, run_ids: list[str], parsed: dict[Path, dict[str, dict[str, Any]]] | None = None
+) -> dict[str, list[dict[str, Any]]]:
+    """The rows of every table of :data:`ROW_TABLES` of the given finished runs, in that order
+    (``parsed`` as in :func:`read_rows`). A run stored before the links table existed has no links rows."""
     d = Path(directory)
     where = _locations(d)
     batch_rows: dict[Path, dict[str, dict[str, Any]]] = dict(parsed or {})
-    runs, flows = [], []
+    out: dict[str, list[dict[str, Any]]] = {name: [] for name in ROW_TABLES}
     for rid in run_ids:
         loc = where[rid]
         if loc.parent.name == RUNS_DIR:
@@ -603,9 +618,10 @@ def read_rows(
             if loc not in batch_rows:
                 batch_rows[loc] = _jsonl(loc / "rows.jsonl")
             data = batch_rows[loc][rid]
-        runs.append(data["row"])
-        flows.extend(data["flows"])
-    return runs, flows
+        out["runs"].append(data["row"])
+        out["flows"].extend(data["flows"])
+        out["links"].extend(data.get("links", []))
+    return out
 
 
 def _ordered_ids(directory: Path) -> list[str]:
@@ -630,12 +646,17 @@ def runs_frame(rows: list[dict[str, Any]], param_columns: list[str] | None = Non
     return df.reset_index(drop=True)
 
 
-def _frames(directory: Path, parsed: dict[Path, dict[str, dict[str, Any]]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
+def _frames(directory: Path, parsed: dict[Path, dict[str, dict[str, Any]]] | None = None) -> dict[str, pd.DataFrame]:
+    """Every table of :data:`ROW_TABLES` rebuilt from the stored rows (the links table with its
+    declared columns even when no run has links)."""
     import pandas as pd
 
-    ids = _ordered_ids(directory)
-    rows, flows = read_rows(directory, ids, parsed)
-    return runs_frame(rows), pd.DataFrame.from_records(flows)
+    rows = read_tables(directory, _ordered_ids(directory), parsed)
+    return {
+        "runs": runs_frame(rows["runs"]),
+        "flows": pd.DataFrame.from_records(rows["flows"]),
+        "links": pd.DataFrame.from_records(rows["links"], columns=list(LINK_TABLE_COLUMNS)),
+    }
 
 
 def _write_parquet_atomic(df: pd.DataFrame, path: Path) -> None:
@@ -648,15 +669,16 @@ def _write_parquet_atomic(df: pd.DataFrame, path: Path) -> None:
 
 
 def compact(directory: str | Path, parsed: dict[Path, dict[str, dict[str, Any]]] | None = None) -> tuple[pd.DataFrame, pd.DataFrame]:
-    """Rebuild ``runs.parquet`` and ``flows.parquet`` from the run directories (atomically).
+    """Rebuild ``runs.parquet``, ``flows.parquet`` and ``links.parquet`` from the stored runs
+    (each atomically); returns the runs and flows tables.
 
     ``parsed`` as in :func:`read_rows`: the rows of batches the caller has just written (a sweep
     parses each batch's rows while the workers compute, so the end of a sweep reads only older batches)."""
     d = Path(directory)
-    runs, flows = _frames(d, parsed)
-    _write_parquet_atomic(runs, d / "runs.parquet")
-    _write_parquet_atomic(flows, d / "flows.parquet")
-    return runs, flows
+    frames = _frames(d, parsed)
+    for name in ROW_TABLES:
+        _write_parquet_atomic(frames[name], d / f"{name}.parquet")
+    return frames["runs"], frames["flows"]
 
 
 # --------------------------------------------------------------------------
@@ -671,13 +693,14 @@ def load_sweep(directory: str | Path, table: str = "runs", run_ids: list[str] | 
         directory: the ``--out`` directory of ``ccfair sweep``.
         table: ``"runs"`` (one row per run: run_id, the swept parameters,
             repetition, order, seed, summary metrics), ``"flows"`` (one row
-            per flow per run), or a per-run series table (``"throughput"``,
+            per flow per run), ``"links"`` (one row per link per run:
+            :data:`LINK_TABLE_COLUMNS`), or a per-run series table (``"throughput"``,
             ``"link"``, ``"queue"``, ``"sojourn"``, ``"trace"``) concatenated
             over runs with a leading ``run_id`` column.
         run_ids: restrict a series table to these runs (default: all).
 
-    The runs and flows tables come from ``runs.parquet``/``flows.parquet``
-    when those are up to date, else they are rebuilt from the run
+    The runs, flows and links tables come from ``runs.parquet``/``flows.parquet``/
+    ``links.parquet`` when those are up to date, else they are rebuilt from the run
     directories (nothing is written).
     """
     import pandas as pd
@@ -685,17 +708,16 @@ def load_sweep(directory: str | Path, table: str = "runs", run_ids: list[str] | 
     d = Path(directory)
     if not (d / RUNS_DIR).is_dir() and not (d / BATCHES_DIR).is_dir() and not (d / SWEEP_JSON).exists():
         raise FileNotFoundError(f"{d}: not a sweep directory (no {SWEEP_JSON}, {BATCHES_DIR}/ or {RUNS_DIR}/)")
-    if table in ("runs", "flows"):
+    if table in ROW_TABLES:
         cached = d / f"{table}.parquet"
         done = finished_runs(d)
         if cached.exists():
             df = pd.read_parquet(cached)
             if set(df["run_id"]) == done if len(df) else not done:
                 return df
-        runs, flows = _frames(d)
-        return runs if table == "runs" else flows
+        return _frames(d)[table]
     if table not in SERIES_TABLES:
-        raise ValueError(f"unknown table {table!r}; allowed: runs, flows, {', '.join(SERIES_TABLES)}")
+        raise ValueError(f"unknown table {table!r}; allowed: {', '.join(ROW_TABLES)}, {', '.join(SERIES_TABLES)}")
     ids = run_ids if run_ids is not None else _ordered_ids(d)
     where = _locations(d)
     by_batch: dict[Path, dict[str, pd.DataFrame]] = {}

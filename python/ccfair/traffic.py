@@ -196,16 +196,7 @@ class Group(_Model):
     @classmethod
     def _resolve_cca(cls, data: Any) -> Any:
         """Canonicalise the CCA (aliases, ``+pacing``, parameters) as for ``[[flows]]``."""
-        if not isinstance(data, dict) or "cca" not in data:
-            return data
-        try:
-            canonical, paced = ccas.parse(data["cca"])
-        except SpecError as e:
-            raise SpecError(".".join(p for p in ("cca", e.field) if p), e.message) from None
-        data = dict(data, cca=canonical)
-        if paced:
-            data["pacing"] = True
-        return data
+        return ccas.canonical_table(data)
 
     @model_validator(mode="after")
     def _check(self) -> Group:

@@ -38,10 +38,10 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use ccfair_sim::config::QdiscConfig;
+use ccfair_sim::config::{LinkConfig, QdiscConfig};
 use ccfair_sim::packet::Ecn;
 use serde::Deserialize;
-use shaper::{LinkSpec, MonitorConfig, Out, Shaper};
+use shaper::{MonitorConfig, Out, Shaper};
 
 const ETH_P_ALL: u16 = 0x0003;
 const ETH_P_IP: u16 = 0x0800;
@@ -70,7 +70,7 @@ struct Config {
     /// A topology: its links, and per sender port the link indices its data frames
     /// (`fwd_paths`) and its ACK frames (`rev_paths`, empty = the reverse delay line only) cross.
     #[serde(default)]
-    links: Vec<LinkSpec>,
+    links: Vec<LinkConfig>,
     #[serde(default)]
     fwd_paths: Vec<Vec<usize>>,
     #[serde(default)]
@@ -84,9 +84,13 @@ struct Config {
     /// Added one-way delay per sender port, forward (towards the receiver) and reverse.
     fwd_delay_ns: Vec<u64>,
     rev_delay_ns: Vec<u64>,
-    /// Token-bucket depth (S0: one frame).
+    /// The dumbbell's token-bucket depth (S0: one frame).
     #[serde(default = "default_burst")]
     burst_bytes: u64,
+    /// IP length of a full-size data packet: a topology's links each hold one frame in
+    /// their token bucket (this plus the link's L2 overhead).
+    #[serde(default = "default_burst")]
+    packet_bytes: u64,
     t0_ns: u64,
     duration_ns: u64,
     bin_ns: u64,
@@ -359,8 +363,8 @@ fn check_topology(cfg: &Config) -> Result<(), String> {
     if cfg.kernel_qdisc {
         return Err("kernel_qdisc takes no links: the kernel bottleneck is one link".into());
     }
-    for l in &cfg.links {
-        l.check()?;
+    for (k, l) in cfg.links.iter().enumerate() {
+        l.validate().map_err(|(field, msg)| format!("links.{k}.{field}: {msg}"))?;
     }
     if cfg.fwd_paths.len() != n || cfg.rev_paths.len() != n {
         return Err("fwd_paths and rev_paths need one entry per sender port".into());
@@ -378,198 +382,28 @@ fn main() {
     if args.len() != 2 {
         die("usage: ccfair-bottleneck CONFIG.json".into());
     }
-    let text = std::fs::read_to_string(&args[1]).unwrap_or_else(|e| die(format!("{}: {e}", args[1])));
-    let cfg: Config = serde_json::from_str(&text).unwrap_or_else(|e| die(format!("{}: {e}", args[1])));
+    let cfg = load_config(&args[1]).unwrap_or_else(|e| die(e));
+    set_up_process(cfg.realtime);
     let n = cfg.sender_ifaces.len();
-    if n == 0 || cfg.fwd_delay_ns.len() != n || cfg.rev_delay_ns.len() != n {
-        die("sender_ifaces, fwd_delay_ns and rev_delay_ns must have the same, non-zero length".into());
-    }
-    if cfg.bin_ns == 0 || cfg.sample_ns == 0 || cfg.sojourn_bin_ns == 0 {
-        die("bin_ns, sample_ns and sojourn_bin_ns must be > 0".into());
-    }
-    if let Err(e) = check_topology(&cfg) {
-        die(e);
-    }
-
-    // SAFETY: installing async-signal-safe handlers and process attributes.
-    unsafe {
-        let mut sa: libc::sigaction = std::mem::zeroed();
-        sa.sa_sigaction = on_signal as *const () as usize;
-        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
-        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
-        libc::prctl(libc::PR_SET_TIMERSLACK, 1);
-        if cfg.realtime {
-            let p = libc::sched_param { sched_priority: 10 };
-            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
-                eprintln!("ccfair-bottleneck: warning: {}", os_err("SCHED_FIFO"));
-            }
-        }
-    }
-
     let mut io = Io { ports: Vec::with_capacity(n + 1), tx_errors: 0 };
     for name in &cfg.sender_ifaces {
         io.ports.push(open_port(name, true).unwrap_or_else(|e| die(e)));
     }
     io.ports.push(open_port(&cfg.receiver_iface, !cfg.kernel_qdisc).unwrap_or_else(|e| die(e)));
-    let rx = n;
-
-    let mon = MonitorConfig {
-        t0_ns: cfg.t0_ns,
-        duration_ns: cfg.duration_ns,
-        bin_ns: cfg.bin_ns,
-        sample_ns: cfg.sample_ns,
-        sojourn_bin_ns: cfg.sojourn_bin_ns,
-        window_start_ns: cfg.window_start_ns,
-        window_end_ns: cfg.window_end_ns,
-    };
-    let topology = !cfg.links.is_empty();
-    let mut shaper = if cfg.kernel_qdisc {
-        Shaper::delay_only(cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon)
-    } else if topology {
-        let (fwd, rev) = (cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone());
-        let mut s = Shaper::topology(&cfg.links, cfg.fwd_paths.clone(), cfg.rev_paths.clone(), cfg.seed, fwd, rev, mon);
-        s.set_primary(cfg.primary_link);
-        s
-    } else {
-        let qdisc = cfg.qdisc.as_ref().expect("checked");
-        Shaper::new(cfg.rate_bps, cfg.burst_bytes, qdisc, cfg.seed, cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone(), mon)
-    };
-    // A topology's links each add their own L2 overhead to a frame's IP length.
-    let l2_overhead_bytes = if topology { 0 } else { cfg.l2_overhead_bytes };
-    let mut slab = Slab { frames: Vec::new(), free: Vec::new() };
-    // Sender port each forward frame came from, by slab index (kernel-qdisc drops are charged to it).
-    let mut origin: Vec<usize> = Vec::new();
-    let mut macs: HashMap<[u8; 6], usize> = HashMap::new();
+    let mut bridge = Bridge::new(&cfg, io);
     let mut buf = vec![0u8; MAX_FRAME_BYTES];
-    let mut out: Vec<Out> = Vec::new();
-    let mut freed: Vec<usize> = Vec::new();
-    let mut rx_drops = vec![0u64; n + 1];
-    // Per sender port: frames handed to the receiver port and their TCP payload bytes.
-    let mut fwd_packets = vec![0u64; n];
-    let mut fwd_payload = vec![0u64; n];
-    let mut retrans = RetransmitCounter { count: vec![0; n], ..Default::default() };
-    let mut oversize = 0u64;
-    let mut pfds: Vec<libc::pollfd> = io.ports.iter().map(|p| libc::pollfd { fd: p.fd, events: libc::POLLIN, revents: 0 }).collect();
+    let mut pfds: Vec<libc::pollfd> = bridge.io.ports.iter().map(|p| libc::pollfd { fd: p.fd, events: libc::POLLIN, revents: 0 }).collect();
 
     println!("ready");
     let _ = std::io::stdout().flush();
 
     while !STOP.load(Ordering::SeqCst) {
-        // Receive everything pending on every port.
         for port in 0..=n {
-            loop {
-                let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-                let mut flen = std::mem::size_of::<libc::sockaddr_ll>() as u32;
-                // SAFETY: buf and from are valid for writes of the given sizes.
-                let r = unsafe {
-                    libc::recvfrom(
-                        io.ports[port].fd,
-                        buf.as_mut_ptr() as *mut libc::c_void,
-                        buf.len(),
-                        libc::MSG_DONTWAIT,
-                        &mut from as *mut libc::sockaddr_ll as *mut libc::sockaddr,
-                        &mut flen,
-                    )
-                };
-                if r <= 0 {
-                    break;
-                }
-                if from.sll_pkttype == PACKET_OUTGOING {
-                    continue;
-                }
-                let frame = &buf[..r as usize];
-                if frame.len() > MTU_FRAME_BYTES {
-                    oversize += 1;
-                }
-                if frame.len() < ETH_HEADER_BYTES {
-                    continue;
-                }
-                let now = now_ns();
-                let dst: [u8; 6] = frame[0..6].try_into().unwrap();
-                if port < n {
-                    let src: [u8; 6] = frame[6..12].try_into().unwrap();
-                    if src[0] & 1 == 0 {
-                        macs.insert(src, port);
-                    }
-                    if is_ipv4(frame) {
-                        retrans.see(port, frame);
-                        let s = slab.alloc(frame);
-                        if origin.len() <= s {
-                            origin.resize(s + 1, 0);
-                        }
-                        origin[s] = port;
-                        shaper.arrive_fwd(now, port, s);
-                    } else {
-                        io.send(rx, frame);
-                    }
-                } else {
-                    match macs.get(&dst) {
-                        Some(&to) if is_ipv4(frame) => {
-                            let s = slab.alloc(frame);
-                            shaper.arrive_rev(now, to, s);
-                        }
-                        Some(&to) => io.send(to, frame),
-                        // Unknown destination (not yet learned, e.g. the SYN of a connection the
-                        // receiver opens): flooded, through every port's reverse delay line, so
-                        // that it is not faster than the frames that follow it.
-                        None if is_ipv4(frame) => {
-                            for to in 0..n {
-                                let s = slab.alloc(frame);
-                                shaper.arrive_rev(now, to, s);
-                            }
-                        }
-                        None => {
-                            for to in 0..n {
-                                io.send(to, frame);
-                            }
-                        }
-                    }
-                }
-            }
+            bridge.receive(port, &mut buf);
         }
-
-        // Everything due.
-        let now = now_ns();
-        {
-            let frames = &slab.frames;
-            let info = |s: usize| {
-                let f = &frames[s];
-                (charged_bytes(f.len(), l2_overhead_bytes), ecn_of(f))
-            };
-            let mut to_mark: Vec<usize> = Vec::new();
-            shaper.poll(now, &info, &mut |s| to_mark.push(s), &mut out, &mut freed);
-            for s in to_mark {
-                set_ce(&mut slab.frames[s]);
-            }
-        }
-        for o in out.drain(..) {
-            let s = match o {
-                Out::Receiver(s) => {
-                    match io.try_send(rx, &slab.frames[s]) {
-                        Ok(()) => {
-                            fwd_packets[origin[s]] += 1;
-                            fwd_payload[origin[s]] += tcp_payload_bytes(&slab.frames[s]);
-                        }
-                        // Kernel-qdisc mode: the egress qdisc refused the frame (a drop).
-                        Err(libc::ENOBUFS) if cfg.kernel_qdisc => shaper.stats.drops[origin[s]] += 1,
-                        Err(_) => io.tx_errors += 1,
-                    }
-                    s
-                }
-                Out::Sender { port, slab: s } => {
-                    io.send(port, &slab.frames[s]);
-                    s
-                }
-            };
-            slab.release(s);
-        }
-        for s in freed.drain(..) {
-            slab.release(s);
-        }
-
+        bridge.send_due();
         // Sleep until the next deadline or a frame arrives.
-        let deadline = shaper.next_deadline();
+        let deadline = bridge.shaper.next_deadline();
         let now = now_ns();
         let wait = deadline.saturating_sub(now).min(100_000_000);
         if deadline != u64::MAX && deadline <= now {
@@ -579,25 +413,263 @@ fn main() {
         // SAFETY: pfds is a valid array; ts lives across the call.
         unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, &ts, std::ptr::null()) };
     }
-
-    for (i, p) in io.ports.iter().enumerate() {
-        rx_drops[i] += socket_drops(p.fd);
-    }
-    shaper.finish();
-    shaper.stats.rx_socket_drops = rx_drops;
-    shaper.stats.tx_errors = io.tx_errors;
-    shaper.stats.oversize_frames = oversize;
-    shaper.stats.flow_fwd_packets = fwd_packets;
-    shaper.stats.flow_fwd_payload_bytes = fwd_payload;
-    shaper.stats.flow_retransmitted_segments = retrans.count;
-    let json = serde_json::to_string(&shaper.stats).expect("stats serialize");
+    let stats = bridge.finish();
+    let json = serde_json::to_string(&stats).expect("stats serialize");
     let tmp = format!("{}.tmp", cfg.stats_path);
     if let Err(e) = std::fs::write(&tmp, json).and_then(|_| std::fs::rename(&tmp, &cfg.stats_path)) {
         die(format!("{}: {e}", cfg.stats_path));
     }
-    for p in &io.ports {
-        // SAFETY: closing our own descriptors.
-        unsafe { libc::close(p.fd) };
+}
+
+/// The configuration file `path`, decoded and checked.
+fn load_config(path: &str) -> Result<Config, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("{path}: {e}"))?;
+    let cfg: Config = serde_json::from_str(&text).map_err(|e| format!("{path}: {e}"))?;
+    let n = cfg.sender_ifaces.len();
+    if n == 0 || cfg.fwd_delay_ns.len() != n || cfg.rev_delay_ns.len() != n {
+        return Err("sender_ifaces, fwd_delay_ns and rev_delay_ns must have the same, non-zero length".into());
+    }
+    if cfg.bin_ns == 0 || cfg.sample_ns == 0 || cfg.sojourn_bin_ns == 0 {
+        return Err("bin_ns, sample_ns and sojourn_bin_ns must be > 0".into());
+    }
+    check_topology(&cfg)?;
+    Ok(cfg)
+}
+
+/// Signal handlers (SIGTERM, SIGINT: stop), SIGTERM when the parent dies, 1 ns timer slack,
+/// SCHED_FIFO if `realtime` (a warning when refused).
+fn set_up_process(realtime: bool) {
+    // SAFETY: installing async-signal-safe handlers and process attributes.
+    unsafe {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = on_signal as *const () as usize;
+        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+        libc::sigaction(libc::SIGINT, &sa, std::ptr::null_mut());
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        libc::prctl(libc::PR_SET_TIMERSLACK, 1);
+        if realtime {
+            let p = libc::sched_param { sched_priority: 10 };
+            if libc::sched_setscheduler(0, libc::SCHED_FIFO, &p) != 0 {
+                eprintln!("ccfair-bottleneck: warning: {}", os_err("SCHED_FIFO"));
+            }
+        }
+    }
+}
+
+/// The shaper `cfg` asks for: delay only (the kernel bottleneck), a topology's links or the dumbbell's link.
+fn build_shaper(cfg: &Config) -> Shaper {
+    let mon = MonitorConfig {
+        t0_ns: cfg.t0_ns,
+        duration_ns: cfg.duration_ns,
+        bin_ns: cfg.bin_ns,
+        sample_ns: cfg.sample_ns,
+        sojourn_bin_ns: cfg.sojourn_bin_ns,
+        window_start_ns: cfg.window_start_ns,
+        window_end_ns: cfg.window_end_ns,
+    };
+    let (fwd, rev) = (cfg.fwd_delay_ns.clone(), cfg.rev_delay_ns.clone());
+    if cfg.kernel_qdisc {
+        Shaper::delay_only(fwd, rev, mon)
+    } else if !cfg.links.is_empty() {
+        let links: Vec<(LinkConfig, u64)> = cfg.links.iter().map(|l| (l.clone(), cfg.packet_bytes + l.l2_overhead_bytes as u64)).collect();
+        let mut s = Shaper::topology(&links, cfg.fwd_paths.clone(), cfg.rev_paths.clone(), cfg.seed, fwd, rev, mon);
+        s.set_primary(cfg.primary_link);
+        s
+    } else {
+        let qdisc = cfg.qdisc.as_ref().expect("checked");
+        Shaper::new(cfg.rate_bps, cfg.burst_bytes, qdisc, cfg.seed, fwd, rev, mon)
+    }
+}
+
+/// The bump in the wire: the ports, the frames in flight, the shaper, and what is counted
+/// besides the shaper's statistics.
+struct Bridge {
+    io: Io,
+    shaper: Shaper,
+    slab: Slab,
+    /// Sender ports: 0..n; the receiver port is n.
+    n: usize,
+    /// Charged on top of a frame's IP length (0 for a topology: its links each add their own).
+    l2_overhead_bytes: u32,
+    kernel_qdisc: bool,
+    /// Sender port each forward frame came from, by slab index (kernel-qdisc drops are charged to it).
+    origin: Vec<usize>,
+    macs: HashMap<[u8; 6], usize>,
+    out: Vec<Out>,
+    freed: Vec<usize>,
+    /// Per sender port: frames handed to the receiver port and their TCP payload bytes.
+    fwd_packets: Vec<u64>,
+    fwd_payload: Vec<u64>,
+    retrans: RetransmitCounter,
+    oversize: u64,
+}
+
+impl Bridge {
+    fn new(cfg: &Config, io: Io) -> Bridge {
+        let n = cfg.sender_ifaces.len();
+        Bridge {
+            io,
+            shaper: build_shaper(cfg),
+            slab: Slab { frames: Vec::new(), free: Vec::new() },
+            n,
+            l2_overhead_bytes: if cfg.links.is_empty() { cfg.l2_overhead_bytes } else { 0 },
+            kernel_qdisc: cfg.kernel_qdisc,
+            origin: Vec::new(),
+            macs: HashMap::new(),
+            out: Vec::new(),
+            freed: Vec::new(),
+            fwd_packets: vec![0; n],
+            fwd_payload: vec![0; n],
+            retrans: RetransmitCounter { count: vec![0; n], ..Default::default() },
+            oversize: 0,
+        }
+    }
+
+    /// Receive everything pending on `port` (into `buf`).
+    fn receive(&mut self, port: usize, buf: &mut [u8]) {
+        loop {
+            let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
+            let mut flen = std::mem::size_of::<libc::sockaddr_ll>() as u32;
+            // SAFETY: buf and from are valid for writes of the given sizes.
+            let r = unsafe {
+                libc::recvfrom(
+                    self.io.ports[port].fd,
+                    buf.as_mut_ptr() as *mut libc::c_void,
+                    buf.len(),
+                    libc::MSG_DONTWAIT,
+                    &mut from as *mut libc::sockaddr_ll as *mut libc::sockaddr,
+                    &mut flen,
+                )
+            };
+            if r <= 0 {
+                break;
+            }
+            if from.sll_pkttype == PACKET_OUTGOING {
+                continue;
+            }
+            let frame = &buf[..r as usize];
+            if frame.len() > MTU_FRAME_BYTES {
+                self.oversize += 1;
+            }
+            if frame.len() < ETH_HEADER_BYTES {
+                continue;
+            }
+            if port < self.n {
+                self.sender_frame(port, frame);
+            } else {
+                self.receiver_frame(frame);
+            }
+        }
+    }
+
+    /// A frame from sender port `port`: an IPv4 frame into its forward path, anything else (ARP) on at once.
+    fn sender_frame(&mut self, port: usize, frame: &[u8]) {
+        let now = now_ns();
+        let src: [u8; 6] = frame[6..12].try_into().unwrap();
+        if src[0] & 1 == 0 {
+            self.macs.insert(src, port);
+        }
+        if is_ipv4(frame) {
+            self.retrans.see(port, frame);
+            let s = self.slab.alloc(frame);
+            if self.origin.len() <= s {
+                self.origin.resize(s + 1, 0);
+            }
+            self.origin[s] = port;
+            self.shaper.arrive_fwd(now, port, s);
+        } else {
+            self.io.send(self.n, frame);
+        }
+    }
+
+    /// A frame from the receiver port, towards the sender port that has its destination MAC.
+    fn receiver_frame(&mut self, frame: &[u8]) {
+        let now = now_ns();
+        let dst: [u8; 6] = frame[0..6].try_into().unwrap();
+        match self.macs.get(&dst) {
+            Some(&to) if is_ipv4(frame) => {
+                let s = self.slab.alloc(frame);
+                self.shaper.arrive_rev(now, to, s);
+            }
+            Some(&to) => self.io.send(to, frame),
+            // Unknown destination (not yet learned, e.g. the SYN of a connection the
+            // receiver opens): flooded, through every port's reverse delay line, so
+            // that it is not faster than the frames that follow it.
+            None if is_ipv4(frame) => {
+                for to in 0..self.n {
+                    let s = self.slab.alloc(frame);
+                    self.shaper.arrive_rev(now, to, s);
+                }
+            }
+            None => {
+                for to in 0..self.n {
+                    self.io.send(to, frame);
+                }
+            }
+        }
+    }
+
+    /// Send everything due now (CE marks set as the queue discipline decided).
+    fn send_due(&mut self) {
+        let now = now_ns();
+        {
+            let frames = &self.slab.frames;
+            let l2 = self.l2_overhead_bytes;
+            let info = |s: usize| {
+                let f = &frames[s];
+                (charged_bytes(f.len(), l2), ecn_of(f))
+            };
+            let mut to_mark: Vec<usize> = Vec::new();
+            self.shaper.poll(now, &info, &mut |s| to_mark.push(s), &mut self.out, &mut self.freed);
+            for s in to_mark {
+                set_ce(&mut self.slab.frames[s]);
+            }
+        }
+        let rx = self.n;
+        let mut out = std::mem::take(&mut self.out);
+        for o in out.drain(..) {
+            let s = match o {
+                Out::Receiver(s) => {
+                    match self.io.try_send(rx, &self.slab.frames[s]) {
+                        Ok(()) => {
+                            self.fwd_packets[self.origin[s]] += 1;
+                            self.fwd_payload[self.origin[s]] += tcp_payload_bytes(&self.slab.frames[s]);
+                        }
+                        // Kernel-qdisc mode: the egress qdisc refused the frame (a drop).
+                        Err(libc::ENOBUFS) if self.kernel_qdisc => self.shaper.stats.drops[self.origin[s]] += 1,
+                        Err(_) => self.io.tx_errors += 1,
+                    }
+                    s
+                }
+                Out::Sender { port, slab: s } => {
+                    self.io.send(port, &self.slab.frames[s]);
+                    s
+                }
+            };
+            self.slab.release(s);
+        }
+        self.out = out;
+        for s in self.freed.drain(..) {
+            self.slab.release(s);
+        }
+    }
+
+    /// The statistics for the stats file (the shaper's and the counters here); the sockets closed.
+    fn finish(mut self) -> shaper::Stats {
+        let rx_drops: Vec<u64> = self.io.ports.iter().map(|p| socket_drops(p.fd)).collect();
+        self.shaper.finish();
+        let mut stats = std::mem::take(&mut self.shaper.stats);
+        stats.rx_socket_drops = rx_drops;
+        stats.tx_errors = self.io.tx_errors;
+        stats.oversize_frames = self.oversize;
+        stats.flow_fwd_packets = self.fwd_packets;
+        stats.flow_fwd_payload_bytes = self.fwd_payload;
+        stats.flow_retransmitted_segments = self.retrans.count;
+        for p in &self.io.ports {
+            // SAFETY: closing our own descriptors.
+            unsafe { libc::close(p.fd) };
+        }
+        stats
     }
 }
 

@@ -27,7 +27,7 @@
 
 use std::collections::VecDeque;
 
-use ccfair_sim::config::QdiscConfig;
+use ccfair_sim::config::{LinkConfig, QdiscConfig, TRACE_OPPORTUNITY_BYTES};
 use ccfair_sim::packet::{Ecn, Kind, Packet};
 use ccfair_sim::qdisc::{self, InService, Qdisc};
 use ccfair_sim::rng::{derive_seed, splitmix64, stream};
@@ -90,62 +90,7 @@ pub struct Stats {
 type Line = VecDeque<(u64, usize)>;
 
 /// Bytes one delivery opportunity of a trace-driven link may carry (mahimahi: one MTU).
-pub const TRACE_MTU_BYTES: u32 = 1500;
-
-/// One link of the topology, as the run's configuration gives it.
-#[derive(Debug, Clone, serde::Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct LinkSpec {
-    pub name: String,
-    /// Constant rate (a token bucket of `burst_bytes`), or ...
-    #[serde(default)]
-    pub rate_bps: Option<u64>,
-    /// ... a mahimahi trace: delivery opportunities in ms, repeating with period = the last one;
-    /// each carries up to 1500 bytes of frames (IP length + `l2_overhead_bytes`), a frame that does
-    /// not fit goes on in the next opportunities and leaves with its last byte (mahimahi's LinkQueue).
-    #[serde(default)]
-    pub trace_ms: Option<Vec<u64>>,
-    /// Propagation delay after the link's transmitter.
-    #[serde(default)]
-    pub delay_ns: u64,
-    pub qdisc: QdiscConfig,
-    /// L2 bytes charged per frame on top of its IP length.
-    #[serde(default)]
-    pub l2_overhead_bytes: u32,
-    /// Random loss probability per frame entering the link.
-    #[serde(default)]
-    pub loss: f64,
-    #[serde(default = "default_burst_bytes")]
-    pub burst_bytes: u64,
-}
-
-fn default_burst_bytes() -> u64 {
-    1514
-}
-
-impl LinkSpec {
-    /// The configuration's errors, naming the link.
-    pub fn check(&self) -> Result<(), String> {
-        match (&self.rate_bps, &self.trace_ms) {
-            (Some(r), None) if *r > 0 => {}
-            (None, Some(t)) if !t.is_empty() && t.windows(2).all(|w| w[0] <= w[1]) && *t.last().unwrap() > 0 => {}
-            _ => return Err(format!("link {}: give rate_bps > 0 or a non-empty, non-decreasing trace_ms ending after 0", self.name)),
-        }
-        if !(0.0..1.0).contains(&self.loss) {
-            return Err(format!("link {}: loss must be in [0, 1), got {}", self.name, self.loss));
-        }
-        Ok(())
-    }
-
-    /// The link's rate: its rate, or the trace's mean (one MTU per opportunity over a period).
-    pub fn mean_rate_bps(&self) -> u64 {
-        match (&self.rate_bps, &self.trace_ms) {
-            (Some(r), _) => *r,
-            (None, Some(t)) => t.len() as u64 * TRACE_MTU_BYTES as u64 * 8 * 1000 / t.last().copied().unwrap_or(1).max(1),
-            _ => 1,
-        }
-    }
-}
+const TRACE_MTU_BYTES: u32 = TRACE_OPPORTUNITY_BYTES as u32;
 
 /// What one link measured (the stats file's `links`).
 #[derive(Debug, Default, serde::Serialize)]
@@ -252,7 +197,8 @@ struct Link {
 }
 
 impl Link {
-    fn new(spec: &LinkSpec, seed: u64, index: usize, t0_ns: u64, nbins: usize) -> Link {
+    /// `spec`'s link; a constant rate is a token bucket `burst_bytes` deep.
+    fn new(spec: &LinkConfig, burst_bytes: u64, seed: u64, index: usize, t0_ns: u64, nbins: usize) -> Link {
         let rate_bps = spec.mean_rate_bps();
         let tx = match &spec.trace_ms {
             Some(t) => Tx::Trace {
@@ -266,7 +212,7 @@ impl Link {
             },
             None => Tx::Rate {
                 rate_bps,
-                burst_ns: (spec.burst_bytes as u128 * 8 * 1_000_000_000 / rate_bps as u128) as u64,
+                burst_ns: (burst_bytes as u128 * 8 * 1_000_000_000 / rate_bps as u128) as u64,
                 link_free_ns: 0,
                 tx_rem: 0,
             },
@@ -353,7 +299,7 @@ impl Shaper {
         mon: MonitorConfig,
     ) -> Shaper {
         let n = fwd_delay_ns.len();
-        let link = LinkSpec {
+        let link = LinkConfig {
             name: "bottleneck".into(),
             rate_bps: Some(rate_bps),
             trace_ms: None,
@@ -361,19 +307,19 @@ impl Shaper {
             qdisc: qdisc_cfg.clone(),
             l2_overhead_bytes: 0,
             loss: 0.0,
-            burst_bytes,
         };
-        let mut s = Shaper::topology(&[link], vec![vec![0]; n], vec![vec![]; n], seed, fwd_delay_ns, rev_delay_ns, mon);
+        let mut s = Shaper::topology(&[(link, burst_bytes)], vec![vec![0]; n], vec![vec![]; n], seed, fwd_delay_ns, rev_delay_ns, mon);
         // the dumbbell's queue discipline draws from the run seed itself, as it always has
         s.links[0].qdisc = qdisc::build(qdisc_cfg, seed, rate_bps);
         s
     }
 
-    /// A topology: `links`, and per sender port the links its data (`fwd_paths`) and its ACKs
-    /// (`rev_paths`, empty = the reverse delay line alone) cross in order. A port's forward delay
-    /// comes before its first link, its reverse delay after its ACKs' last link.
+    /// A topology: `links` (each with its token bucket's depth, bytes), and per sender port the
+    /// links its data (`fwd_paths`) and its ACKs (`rev_paths`, empty = the reverse delay line
+    /// alone) cross in order. A port's forward delay comes before its first link, its reverse
+    /// delay after its ACKs' last link.
     pub fn topology(
-        links: &[LinkSpec],
+        links: &[(LinkConfig, u64)],
         fwd_paths: Vec<Vec<usize>>,
         rev_paths: Vec<Vec<usize>>,
         seed: u64,
@@ -395,7 +341,7 @@ impl Shaper {
             rev_delay_ns,
             fwd_lines: vec![VecDeque::new(); n],
             rev_lines: vec![VecDeque::new(); n],
-            links: links.iter().enumerate().map(|(k, l)| Link::new(l, seed, k, mon.t0_ns, nbins)).collect(),
+            links: links.iter().enumerate().map(|(k, (l, burst))| Link::new(l, *burst, seed, k, mon.t0_ns, nbins)).collect(),
             fwd_paths,
             rev_paths,
             route: Vec::new(),
@@ -629,7 +575,11 @@ impl Shaper {
                 mark_ce(p.seq as usize);
             }
             let sojourn = now - p.enqueue_ns;
-            let end_ns = link.tx.end_of(now, p.wire_bytes);
+            // The virtual clock's end is the frame's place in the link's rate; a frame smaller than
+            // the burst that finds its tokens ends there before it reached the link (by up to the
+            // burst less its own transmission time). tbf sends it at once, never earlier: it leaves
+            // at the later of the two (the link's delay line then starts from there).
+            let end_ns = link.tx.end_of(now, p.wire_bytes).max(p.enqueue_ns);
             link.on_link = Some((end_ns, p.seq as usize, p.wire_bytes));
             link.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
             if k == self.primary {
@@ -855,8 +805,9 @@ mod tests {
         assert_eq!(out[2], Out::Sender { port: 0, slab: 4 });
     }
 
-    fn link(name: &str, rate_bps: u64, delay_ns: u64, limit: u64) -> LinkSpec {
-        LinkSpec {
+    /// A link of `rate_bps` and `delay_ns` with a drop-tail `limit`, its token bucket one 1500-byte frame deep.
+    fn link(name: &str, rate_bps: u64, delay_ns: u64, limit: u64) -> (LinkConfig, u64) {
+        let l = LinkConfig {
             name: name.into(),
             rate_bps: Some(rate_bps),
             trace_ms: None,
@@ -864,8 +815,8 @@ mod tests {
             qdisc: droptail(limit),
             l2_overhead_bytes: 0,
             loss: 0.0,
-            burst_bytes: 1500,
-        }
+        };
+        (l, 1500)
     }
 
     /// Poll at every deadline from `from_ns` until `until_ns`; the frames that left, with the time they left.
@@ -897,6 +848,27 @@ mod tests {
         assert_eq!(got, vec![(18_000_000, Out::Receiver(7)), (19_200_000, Out::Receiver(8))]);
         s.finish();
         assert_eq!(s.stats.links.iter().map(|l| l.delivered_bytes).collect::<Vec<_>>(), vec![3000, 3000]);
+    }
+
+    #[test]
+    fn a_frame_smaller_than_the_burst_leaves_each_link_no_earlier_than_it_reached_it() {
+        // A 74-byte SYN through three idle 10 Mbit/s links of 10 ms (each bucket full, one
+        // 1500-byte frame): each sends it at once (tbf), so it arrives after exactly 1 + 30 ms,
+        // not (1500 - 74) B of transmission time (1.14 ms) earlier per link.
+        let links =
+            [link("a", 10_000_000, 10_000_000, 100), link("b", 10_000_000, 10_000_000, 100), link("c", 10_000_000, 10_000_000, 100)];
+        let mut s = Shaper::topology(&links, vec![vec![0, 1, 2]], vec![vec![]], 1, vec![1_000_000], vec![0], mon(1_000_000_000));
+        s.arrive_fwd(50_000_000, 0, 3);
+        let (mut out, mut freed, mut got) = (vec![], vec![], vec![]);
+        let mut now = 50_000_000;
+        while now < 200_000_000 {
+            s.poll(now, &|_| (74, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+            got.extend(out.drain(..).map(|o| (now, o)));
+            now = s.next_deadline();
+        }
+        assert_eq!(got, vec![(81_000_000, Out::Receiver(3))]);
+        s.finish();
+        assert_eq!(s.stats.late_max_ns, 0);
     }
 
     #[test]
@@ -941,8 +913,8 @@ mod tests {
     fn a_trace_link_sends_one_mtu_per_delivery_opportunity_and_loses_those_it_cannot_use() {
         // Opportunities at 1, 1 and 3 ms, repeating every 3 ms: 3 MTUs per 3 ms (12 Mbit/s).
         let mut l = link("cell", 1, 0, 10_000);
-        l.rate_bps = None;
-        l.trace_ms = Some(vec![1, 1, 3]);
+        l.0.rate_bps = None;
+        l.0.trace_ms = Some(vec![1, 1, 3]);
         let mut s = Shaper::topology(&[l], vec![vec![0]], vec![vec![]], 1, vec![0], vec![0], mon(1_000_000_000));
         for k in 0..299 {
             s.arrive_fwd(0, 0, k);
@@ -963,7 +935,7 @@ mod tests {
     fn random_loss_drops_about_its_probability_of_the_frames_and_depends_only_on_the_seed() {
         let run = |seed: u64| {
             let mut l = link("lossy", 1_000_000_000, 0, 100_000);
-            l.loss = 0.25;
+            l.0.loss = 0.25;
             let mut s = Shaper::topology(&[l], vec![vec![0]], vec![vec![]], seed, vec![0], vec![0], mon(1_000_000_000));
             for k in 0..10_000 {
                 s.arrive_fwd(0, 0, k);

@@ -8,7 +8,7 @@
 //! Python int per sample, no list-to-array copy); `ccfair run` keeps lists, so it
 //! does not import numpy.
 
-use ccfair_sim::{config::RunConfig, error::SimError, limits::Limits};
+use ccfair_sim::{cc::Algorithm, config::RunConfig, error::SimError, limits::Limits};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyMemoryError, PyValueError};
 use pyo3::prelude::*;
@@ -33,7 +33,7 @@ fn to_py_err(e: SimError) -> PyErr {
     }
 }
 
-fn decode(config_json: &str, limits_json: Option<&str>) -> PyResult<RunConfig> {
+fn decode(config_json: &str, limits_json: Option<&str>) -> PyResult<(RunConfig, Vec<Algorithm>)> {
     let limits = match limits_json {
         Some(l) => Limits::from_json(l).map_err(to_py_err)?,
         None => Limits::default(),
@@ -47,8 +47,8 @@ fn decode(config_json: &str, limits_json: Option<&str>) -> PyResult<RunConfig> {
 #[pyfunction]
 #[pyo3(signature = (config_json, limits_json=None, arrays=false))]
 fn simulate<'py>(py: Python<'py>, config_json: &str, limits_json: Option<&str>, arrays: bool) -> PyResult<Bound<'py, PyDict>> {
-    let cfg = decode(config_json, limits_json)?;
-    let res = py.allow_threads(move || ccfair_sim::try_run(&cfg)).map_err(to_py_err)?;
+    let (cfg, algorithms) = decode(config_json, limits_json)?;
+    let res = py.allow_threads(move || ccfair_sim::try_run_with(&cfg, &algorithms)).map_err(to_py_err)?;
     to_py::to_python(py, &res, arrays)?.downcast_into::<PyDict>().map_err(PyErr::from)
 }
 
@@ -57,7 +57,7 @@ fn simulate<'py>(py: Python<'py>, config_json: &str, limits_json: Option<&str>, 
 #[pyfunction]
 #[pyo3(signature = (config_json, limits_json=None))]
 fn check(config_json: &str, limits_json: Option<&str>) -> PyResult<f64> {
-    decode(config_json, limits_json).map(|cfg| ccfair_sim::limits::project(&cfg).events)
+    decode(config_json, limits_json).map(|(cfg, _)| ccfair_sim::limits::project(&cfg).events)
 }
 
 /// Names of the congestion-control algorithms the simulator knows, with their sources.

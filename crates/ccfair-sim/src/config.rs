@@ -119,8 +119,8 @@ impl LinkConfig {
         }
     }
 
-    /// Reject values the simulator cannot run; the field is relative to the link.
-    fn validate(&self) -> Result<(), (String, String)> {
+    /// Reject values the simulator cannot run (also the testbed's bottleneck); the field is relative to the link.
+    pub fn validate(&self) -> Result<(), (String, String)> {
         let err = |f: &str, m: String| Err((f.to_string(), m));
         if self.name.is_empty() || !self.name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-') {
             return err("name", format!("must be a non-empty name of [A-Za-z0-9_-], got '{}'", self.name));
@@ -149,11 +149,7 @@ impl LinkConfig {
             return err("loss", format!("must be a probability in [0, 1), got {}", self.loss));
         }
         if let Err(e) = self.qdisc.validate() {
-            let field = match (&self.qdisc, e.field.as_str()) {
-                (QdiscConfig::Droptail(_), "limit") => "buffer".to_string(),
-                _ => format!("qdisc.{}", e.field),
-            };
-            return Err((field, e.msg));
+            return Err((format!("qdisc.{}", e.field), e.msg));
         }
         Ok(())
     }
@@ -374,17 +370,29 @@ impl RunConfig {
         }
     }
 
+    /// Decode and validate (the errors name the field).
     pub fn from_json(s: &str) -> Result<RunConfig, SimError> {
+        Self::resolve_json(s).map(|(cfg, _)| cfg)
+    }
+
+    /// [`RunConfig::from_json`], with each flow's algorithm as validating it gave it ([`RunConfig::resolve`]).
+    pub fn resolve_json(s: &str) -> Result<(RunConfig, Vec<crate::cc::Algorithm>), SimError> {
         let cfg: RunConfig = match serde_json::from_str(s) {
             Ok(cfg) => cfg,
             Err(e) => return Err(locate_decode_error(s).unwrap_or_else(|| SimError::Config(format!("{e}")))),
         };
-        cfg.validate()?;
-        Ok(cfg)
+        let algorithms = cfg.resolve()?;
+        Ok((cfg, algorithms))
     }
 
     /// Reject values the simulator cannot run, naming the field.
     pub fn validate(&self) -> Result<(), SimError> {
+        self.resolve().map(|_| ())
+    }
+
+    /// [`RunConfig::validate`], giving each flow's algorithm with its parameters validated
+    /// ([`crate::cc::Algorithm`]): a run builds its flows from these (`crate::try_run_with`).
+    pub fn resolve(&self) -> Result<Vec<crate::cc::Algorithm>, SimError> {
         let bad = |field: &str, msg: &str| Err(SimError::Invalid { field: field.to_string(), msg: msg.to_string() });
         if self.duration_ns == 0 {
             return bad("duration", "must be > 0");
@@ -407,17 +415,13 @@ impl RunConfig {
         if self.flows.is_empty() {
             return bad("flows", "at least one flow is required");
         }
+        let mut algorithms = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
             let field = |name: &str| format!("flows.{i}.{name}");
             if let Err((name, msg)) = check_transport(f) {
                 return Err(SimError::Invalid { field: field(name), msg });
             }
-            if crate::cc::lookup(&f.cca).is_none() {
-                return Err(SimError::Invalid { field: field("cca"), msg: crate::cc::unknown_cca(&f.cca) });
-            }
-            if let Err(e) = crate::cc::resolve(&f.cca, &f.cca_params) {
-                return Err(SimError::Invalid { field: field(&format!("cca.{}", e.field)), msg: e.msg });
-            }
+            algorithms.push(flow_algorithm(i, f)?);
             if let Some(b) = &self.bottleneck {
                 if !f.path.is_empty() || !f.reverse_path.is_empty() {
                     let name = if f.path.is_empty() { "reverse_path" } else { "path" };
@@ -473,8 +477,22 @@ impl RunConfig {
                 }
             }
         }
-        Ok(())
+        Ok(algorithms)
     }
+
+    /// Each flow's algorithm with its parameters validated (the part of [`RunConfig::resolve`]
+    /// a run needs; `crate::try_run` for configurations built in Rust).
+    pub fn algorithms(&self) -> Result<Vec<crate::cc::Algorithm>, SimError> {
+        self.flows.iter().enumerate().map(|(i, f)| flow_algorithm(i, f)).collect()
+    }
+}
+
+/// Flow `i`'s algorithm (`cca` with `cca_params`), validated; the error names the field.
+fn flow_algorithm(i: usize, f: &FlowConfig) -> Result<crate::cc::Algorithm, SimError> {
+    if crate::cc::lookup(&f.cca).is_none() {
+        return Err(SimError::Invalid { field: format!("flows.{i}.cca"), msg: crate::cc::unknown_cca(&f.cca) });
+    }
+    crate::cc::prepare(&f.cca, &f.cca_params).map_err(|e| SimError::Invalid { field: format!("flows.{i}.cca.{}", e.field), msg: e.msg })
 }
 
 impl RunConfig {
@@ -547,12 +565,7 @@ fn validate_bottleneck(b: &BottleneckConfig) -> Result<(), SimError> {
         return Err(SimError::Invalid { field: "bottleneck.rate".into(), msg: "must be > 0".into() });
     }
     if let Err(e) = b.qdisc.validate() {
-        // drop-tail's limit is the experiment file's bottleneck.buffer
-        let field = match (&b.qdisc, e.field.as_str()) {
-            (QdiscConfig::Droptail(_), "limit") => "bottleneck.buffer".to_string(),
-            _ => format!("bottleneck.qdisc.{}", e.field),
-        };
-        return Err(SimError::Invalid { field, msg: e.msg });
+        return Err(SimError::Invalid { field: format!("bottleneck.qdisc.{}", e.field), msg: e.msg });
     }
     Ok(())
 }

@@ -233,12 +233,12 @@ fn human_time(ns: f64) -> String {
     }
 }
 
-/// [`RunConfig::from_json`] (decode and validate), then [`check`] against `limits`:
-/// what the binding's `simulate` and `check` call.
-pub fn decode(json: &str, limits: &Limits) -> Result<RunConfig, SimError> {
-    let cfg = RunConfig::from_json(json)?;
+/// [`RunConfig::resolve_json`] (decode and validate, each flow's algorithm resolved
+/// once), then [`check`] against `limits`: what the binding's `simulate` and `check` call.
+pub fn decode(json: &str, limits: &Limits) -> Result<(RunConfig, Vec<crate::cc::Algorithm>), SimError> {
+    let (cfg, algorithms) = RunConfig::resolve_json(json)?;
     check(&cfg, limits)?;
-    Ok(cfg)
+    Ok((cfg, algorithms))
 }
 
 /// Refuse `cfg` when its projection exceeds `limits`; the error names the

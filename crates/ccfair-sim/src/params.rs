@@ -328,6 +328,12 @@ impl ParamError {
     }
 }
 
+#[cfg(test)]
+thread_local! {
+    /// Parameter sets validated on this thread ([`Params::from_map`] calls), for the tests that count them.
+    pub(crate) static VALIDATIONS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
 /// A declared parameter struct (implemented by [`declare_params!`]).
 pub trait Params: Default + Clone + std::fmt::Debug + Send + Sync + 'static {
     /// Every parameter, in declaration order.
@@ -341,6 +347,8 @@ pub trait Params: Default + Clone + std::fmt::Debug + Send + Sync + 'static {
 
     /// Defaults overridden by `m` (keys: field names), validated.
     fn from_map(m: &Map<String, Value>) -> Result<Self, ParamError> {
+        #[cfg(test)]
+        VALIDATIONS.with(|n| n.set(n.get() + 1));
         let spec = Self::spec();
         let mut p = Self::default();
         for (k, v) in m {

@@ -38,7 +38,7 @@ use crate::packet::{Ecn, Kind, Packet};
 use crate::prefetch::prefetch;
 use crate::qdisc::droptail::DropTail;
 use crate::qdisc::{self, DropReason, InService, Qdisc};
-use crate::result::{link_utilisation, mean_in_window, try_zeroed, FlowResult, LinkStats, RunResult, TraceResult};
+use crate::result::{link_utilisation, mean_in_window, try_zeroed, FlowResult, LinkStats, MeterResult, RunResult, TraceResult};
 use crate::rng::{derive_seed, stream, stream_rng};
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderConfig};
@@ -109,6 +109,22 @@ pub(crate) struct Monitor {
     pub(crate) trace: Option<TraceResult>,
 }
 
+/// What a run gives its result beside its monitor's series and its flows' results
+/// ([`Monitor::into_result`]; the dumbbell's and the topology's).
+pub(crate) struct RunEnd {
+    pub(crate) duration_ns: u64,
+    pub(crate) sample_ns: u64,
+    /// The rate of the link the single-queue series describe.
+    pub(crate) rate_bps: u64,
+    pub(crate) links: Vec<LinkStats>,
+    /// That link's discipline's measurement log.
+    pub(crate) meter: MeterResult,
+    pub(crate) cca_classes: Vec<String>,
+    pub(crate) events: u64,
+    pub(crate) data_packets: u64,
+    pub(crate) wall_ns: u64,
+}
+
 /// Cap on sojourn histogram bins (beyond: counted in the last bin).
 const MAX_SOJOURN_BINS: usize = 1 << 20;
 
@@ -144,6 +160,37 @@ impl Monitor {
             queue_bytes: Vec::new(),
             trace: if cfg.trace { Some(TraceResult::default()) } else { None },
         })
+    }
+
+    /// The run's result: `flows` ([`flow_results`]), this monitor's series and `end`.
+    pub(crate) fn into_result(self, flows: Vec<FlowResult>, end: RunEnd) -> RunResult {
+        let (sojourn_bin, sojourn_count) = sparse(&self.sojourn_hist);
+        let (sojourn_l4s_bin, sojourn_l4s_count) = sparse(&self.sojourn_hist_l4s);
+        RunResult {
+            duration_ns: end.duration_ns,
+            bin_ns: self.bin_ns,
+            sample_ns: end.sample_ns,
+            sojourn_bin_ns: self.sojourn_bin_ns,
+            bottleneck_rate_bps: end.rate_bps,
+            flows,
+            link_tx_bytes: self.link_tx,
+            queue_time_ns: self.queue_time,
+            queue_packets: self.queue_pkts,
+            queue_bytes: self.queue_bytes,
+            sojourn_bin,
+            sojourn_count,
+            sojourn_l4s_bin,
+            sojourn_l4s_count,
+            sojourn_sum_ns_per_bin: self.sojourn_sum,
+            sojourn_pkts_per_bin: self.sojourn_pkts,
+            trace: self.trace.unwrap_or_default(),
+            cca_classes: end.cca_classes,
+            meter: end.meter,
+            links: end.links,
+            events: end.events,
+            data_packets: end.data_packets,
+            wall_ns: end.wall_ns,
+        }
     }
 
     /// Packet `p` leaves the measured queue at `now` (result bin `b`): its
@@ -256,7 +303,7 @@ impl Simulation {
     fn try_new_with(cfg: &RunConfig, min_shared: usize) -> Result<Simulation, SimError> {
         let b = cfg.bottleneck.as_ref().expect("a dumbbell run has a bottleneck");
         let qd = qdisc::build(&b.qdisc, cfg.seed, b.rate_bps);
-        Simulation::try_with_qdisc(cfg, min_shared, qd)
+        Simulation::try_with_qdisc(cfg, &cfg.algorithms()?, min_shared, qd)
     }
 }
 
@@ -264,7 +311,7 @@ impl<Q: Qdisc> Simulation<Q> {
     /// The simulation of `cfg` with the bottleneck discipline `qd` (built
     /// from `cfg.bottleneck.qdisc`; see `try_run` for why its type is a
     /// parameter).
-    fn try_with_qdisc(cfg: &RunConfig, min_shared: usize, mut qd: Q) -> Result<Simulation<Q>, SimError> {
+    fn try_with_qdisc(cfg: &RunConfig, algorithms: &[cc::Algorithm], min_shared: usize, mut qd: Q) -> Result<Simulation<Q>, SimError> {
         let n = cfg.flows.len();
         let bn = cfg.bottleneck.as_ref().expect("a dumbbell run has a bottleneck");
         let d_b = bn.delay_ns;
@@ -276,7 +323,7 @@ impl<Q: Qdisc> Simulation<Q> {
         let reverse = (0..n).map(|i| DelayLine::with_jitter(reverse_ns[i], ack_jitter[i], cfg.seed, stream::HOST_ACK + i as u64)).collect();
         let access_shared = SharedLines::new(&access_ns, &host_jitter, cfg.seed, stream::HOST_SEND, min_shared);
         let reverse_shared = SharedLines::new(&reverse_ns, &ack_jitter, cfg.seed, stream::HOST_ACK, min_shared);
-        let Endpoints { senders, receivers, starts, flow_l4s } = build_endpoints(cfg);
+        let Endpoints { senders, receivers, starts, flow_l4s } = build_endpoints(cfg, algorithms);
         let mon = Monitor::try_new(cfg, flow_l4s)?;
         let mut q = EventQueue::new();
         for (i, &s) in starts.iter().enumerate() {
@@ -702,34 +749,10 @@ impl<Q: Qdisc> Simulation<Q> {
     fn finish(mut self, wall_ns: u64) -> RunResult {
         let meter = self.qdisc.take_meter(self.duration_ns).unwrap_or_default();
         let flows = flow_results(&self.senders, &mut self.mon, &self.starts, &self.sizes);
-        let (sojourn_bin, sojourn_count) = sparse(&self.mon.sojourn_hist);
-        let (sojourn_l4s_bin, sojourn_l4s_count) = sparse(&self.mon.sojourn_hist_l4s);
         let links = vec![self.bottleneck_stats(&flows)];
-        RunResult {
-            duration_ns: self.duration_ns,
-            bin_ns: self.mon.bin_ns,
-            sample_ns: self.sample_ns,
-            sojourn_bin_ns: self.mon.sojourn_bin_ns,
-            bottleneck_rate_bps: self.rate_bps,
-            flows,
-            link_tx_bytes: self.mon.link_tx,
-            queue_time_ns: self.mon.queue_time,
-            queue_packets: self.mon.queue_pkts,
-            queue_bytes: self.mon.queue_bytes,
-            sojourn_bin,
-            sojourn_count,
-            sojourn_l4s_bin,
-            sojourn_l4s_count,
-            sojourn_sum_ns_per_bin: self.mon.sojourn_sum,
-            sojourn_pkts_per_bin: self.mon.sojourn_pkts,
-            trace: self.mon.trace.unwrap_or_default(),
-            cca_classes: self.cca_classes,
-            meter,
-            links,
-            events: self.q.popped(),
-            data_packets: self.data_packets,
-            wall_ns,
-        }
+        let (events, data_packets) = (self.q.popped(), self.data_packets);
+        let (duration_ns, sample_ns, rate_bps, cca_classes) = (self.duration_ns, self.sample_ns, self.rate_bps, self.cca_classes);
+        self.mon.into_result(flows, RunEnd { duration_ns, sample_ns, rate_bps, links, meter, cca_classes, events, data_packets, wall_ns })
     }
 
     /// The bottleneck as the result's one link, "bottleneck", from the run's counters.
@@ -805,8 +828,9 @@ pub(crate) struct Endpoints {
     pub(crate) flow_l4s: Vec<bool>,
 }
 
-/// The endpoints of `cfg`'s flows (each from its own random streams).
-pub(crate) fn build_endpoints(cfg: &RunConfig) -> Endpoints {
+/// The endpoints of `cfg`'s flows (each from its own random streams), each TCP
+/// flow's congestion control built from its validated `algorithms` entry.
+pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> Endpoints {
     let n = cfg.flows.len();
     let mut senders = Vec::with_capacity(n);
     let mut receivers = Vec::with_capacity(n);
@@ -828,7 +852,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig) -> Endpoints {
             flow_l4s.push(false);
         } else {
             let cca_seed = derive_seed(cfg.seed, stream::FLOW_CCA + i as u64);
-            let cca = cc::make_with(&f.cca, &f.cca_params, cca_seed).expect("validated CCA and params");
+            let cca = algorithms[i].build(cca_seed).expect("a TCP flow's algorithm is a TCP congestion control");
             let ecn = resolve_ecn(f.ecn, cca.as_ref());
             let cwr_ack_now = cca.acks_cwr_at_once();
             flow_l4s.push(ecn == EcnMode::Scalable);
@@ -896,7 +920,7 @@ pub fn resolve_ecn(cfg: Option<EcnMode>, cca: &dyn cc::CongestionControl) -> Ecn
 
 /// Run one dumbbell configuration (a `bottleneck`, no `links`) to completion.
 pub fn run(cfg: &RunConfig) -> RunResult {
-    try_run(cfg).expect("allocating the run's per-bin series")
+    crate::try_run(cfg).expect("valid algorithms; allocating the run's per-bin series")
 }
 
 /// As [`run`], with an allocation failure of the run's series returned as
@@ -907,14 +931,17 @@ pub fn run(cfg: &RunConfig) -> RunResult {
 /// the event loop instead of called through the box three times per packet
 /// (docs/benchmarks.md). Every other discipline runs boxed. Same
 /// code, same results.
-pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
+pub fn try_run(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> Result<RunResult, SimError> {
     let bn = cfg.bottleneck.as_ref().expect("a dumbbell run has a bottleneck");
     let mut r = match bn.qdisc {
         QdiscConfig::Droptail(ref c) => {
             let qd = DropTail::from_config(c);
-            Simulation::try_with_qdisc(cfg, SHARED_LINE_MIN_FLOWS, qd)?.run()
+            Simulation::try_with_qdisc(cfg, algorithms, SHARED_LINE_MIN_FLOWS, qd)?.run()
         }
-        _ => Simulation::try_new(cfg)?.run(),
+        _ => {
+            let qd = qdisc::build(&bn.qdisc, cfg.seed, bn.rate_bps);
+            Simulation::try_with_qdisc(cfg, algorithms, SHARED_LINE_MIN_FLOWS, qd)?.run()
+        }
     };
     name_flows(&mut r, cfg);
     Ok(r)
@@ -1191,7 +1218,9 @@ mod tests {
         };
         let boxed = Simulation::try_new(&c).unwrap().run();
         assert!(boxed.flows.iter().all(|f| f.retransmissions > 0), "both flows lose packets at the bottleneck");
-        let own = Simulation::try_with_qdisc(&c, SHARED_LINE_MIN_FLOWS, DropTail::new(Some(21), Some(40_000))).unwrap().run();
+        let own = Simulation::try_with_qdisc(&c, &c.algorithms().unwrap(), SHARED_LINE_MIN_FLOWS, DropTail::new(Some(21), Some(40_000)))
+            .unwrap()
+            .run();
         assert_eq!(json(own), json(boxed));
     }
 

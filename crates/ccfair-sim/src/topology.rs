@@ -59,7 +59,7 @@ use crate::packet::{Kind, Packet};
 use crate::qdisc::{self, DropReason, InService, Qdisc};
 use crate::result::{link_utilisation, mean_in_window, try_zeroed, LinkStats, RunResult};
 use crate::rng::{derive_seed, stream, stream_rng};
-use crate::sim::{build_endpoints, cca_classes, flow_results, name_flows, sparse, Endpoints, Monitor};
+use crate::sim::{build_endpoints, cca_classes, flow_results, name_flows, Endpoints, Monitor, RunEnd};
 use rand::Rng;
 use rand_pcg::Pcg64Mcg;
 
@@ -269,7 +269,7 @@ fn forward(p: &Packet) -> bool {
 }
 
 impl TopoSim {
-    pub fn try_new(cfg: &RunConfig) -> Result<TopoSim, SimError> {
+    pub fn try_new(cfg: &RunConfig, algorithms: &[crate::cc::Algorithm]) -> Result<TopoSim, SimError> {
         let n = cfg.flows.len();
         let nbins = cfg.duration_ns.div_ceil(cfg.bin_ns) as usize;
         let (cca_class, cca_classes) = cca_classes(cfg);
@@ -298,7 +298,7 @@ impl TopoSim {
                 reverse.push(DelayLine::new(back_ns));
             }
         }
-        let Endpoints { senders, receivers, starts, flow_l4s } = build_endpoints(cfg);
+        let Endpoints { senders, receivers, starts, flow_l4s } = build_endpoints(cfg, algorithms);
         let mon = Monitor::try_new(cfg, flow_l4s)?;
         let mut q = EventQueue::new();
         for (i, &s) in starts.iter().enumerate() {
@@ -707,33 +707,9 @@ impl TopoSim {
         let links: Vec<LinkStats> = self.links.iter().map(|l| self.link_stats(l)).collect();
         let meter = self.links[self.primary].qdisc.take_meter(self.duration_ns).unwrap_or_default();
         let flows = flow_results(&self.senders, &mut self.mon, &self.starts, &self.sizes);
-        let (sojourn_bin, sojourn_count) = sparse(&self.mon.sojourn_hist);
-        let (sojourn_l4s_bin, sojourn_l4s_count) = sparse(&self.mon.sojourn_hist_l4s);
-        RunResult {
-            duration_ns: self.duration_ns,
-            bin_ns: self.mon.bin_ns,
-            sample_ns: self.sample_ns,
-            sojourn_bin_ns: self.mon.sojourn_bin_ns,
-            bottleneck_rate_bps: self.links[self.primary].rate_bps,
-            flows,
-            link_tx_bytes: self.mon.link_tx,
-            queue_time_ns: self.mon.queue_time,
-            queue_packets: self.mon.queue_pkts,
-            queue_bytes: self.mon.queue_bytes,
-            sojourn_bin,
-            sojourn_count,
-            sojourn_l4s_bin,
-            sojourn_l4s_count,
-            sojourn_sum_ns_per_bin: self.mon.sojourn_sum,
-            sojourn_pkts_per_bin: self.mon.sojourn_pkts,
-            trace: self.mon.trace.unwrap_or_default(),
-            cca_classes: self.cca_classes,
-            meter,
-            links,
-            events: self.q.popped(),
-            data_packets: self.data_packets,
-            wall_ns,
-        }
+        let (events, data_packets, rate_bps) = (self.q.popped(), self.data_packets, self.links[self.primary].rate_bps);
+        let (duration_ns, sample_ns, cca_classes) = (self.duration_ns, self.sample_ns, self.cca_classes);
+        self.mon.into_result(flows, RunEnd { duration_ns, sample_ns, rate_bps, links, meter, cca_classes, events, data_packets, wall_ns })
     }
 }
 
@@ -745,8 +721,8 @@ fn primary_link(cfg: &RunConfig, routes: &[Route]) -> usize {
 }
 
 /// Run a topology (`cfg.links` non-empty) to completion.
-pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
-    let mut r = TopoSim::try_new(cfg)?.run();
+pub fn try_run(cfg: &RunConfig, algorithms: &[crate::cc::Algorithm]) -> Result<RunResult, SimError> {
+    let mut r = TopoSim::try_new(cfg, algorithms)?.run();
     name_flows(&mut r, cfg);
     Ok(r)
 }
@@ -755,6 +731,7 @@ pub fn try_run(cfg: &RunConfig) -> Result<RunResult, SimError> {
 mod tests {
     use super::*;
     use crate::config::{FlowConfig, QdiscConfig};
+    use crate::try_run;
 
     const MS: u64 = 1_000_000;
     const S: u64 = 1_000_000_000;
@@ -796,7 +773,7 @@ mod tests {
 
     /// Run `c`; the simulation is kept for its link counters.
     fn run_keep(c: &RunConfig) -> TopoSim {
-        let mut s = TopoSim::try_new(c).unwrap();
+        let mut s = TopoSim::try_new(c, &c.algorithms().unwrap()).unwrap();
         s.run_events();
         s
     }
@@ -861,7 +838,7 @@ mod tests {
     /// each, run only the link, and return each packet's (time, bytes) as it
     /// leaves the link.
     fn link_departures(c: &RunConfig, arrivals: &[(TimeNs, u32)]) -> Vec<(TimeNs, u32)> {
-        let mut s = TopoSim::try_new(c).unwrap();
+        let mut s = TopoSim::try_new(c, &c.algorithms().unwrap()).unwrap();
         s.q = EventQueue::new();
         let mut out = vec![];
         let mut next = 0;
@@ -1035,9 +1012,9 @@ mod tests {
                 r.wall_ns = 0;
                 serde_json::to_value(&r).unwrap()
             };
-            let dumb = json(crate::sim::try_run(&c));
+            let dumb = json(crate::sim::try_run(&c, &c.algorithms().unwrap()));
             assert!(dumb["flows"][0]["drops"].as_u64().unwrap() > 0, "the bottleneck is congested");
-            assert_eq!(json(try_run(&as_one_link(&c))), dumb);
+            assert_eq!(json(crate::try_run(&as_one_link(&c))), dumb);
             assert_eq!(dumb["links"][0]["name"], "bottleneck");
         }
     }

@@ -45,8 +45,9 @@ from __future__ import annotations
 import math
 import random
 import statistics
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ccfair.claims.model import Claim, Measurement, Rule
 
@@ -203,6 +204,22 @@ def describe(rule: Rule) -> str:
 def _side(lo: float, hi: float, sign: int) -> str:
     a, b = (lo, hi) if sign > 0 else (-hi, -lo)
     return "reproduced" if a > 0 else "not reproduced" if b <= 0 else "inconclusive"
+
+
+def judged_json(pairs: Iterable[tuple[Claim, Measurement]]) -> dict[str, dict[str, Any]]:
+    """Each claim's figure and verdict (:func:`judge` on its measurement) by claim id, as the presets' JSON gives them."""
+    out = {}
+    for c, m in pairs:
+        j = judge(c, m)
+        out[c.id] = {
+            "figure": m.figure,
+            "verdict": j.verdict,
+            "estimate": j.estimate,
+            "interval": [j.low, j.high],
+            "runs": j.runs,
+            "note": m.note,
+        }
+    return out
 
 
 def judge(claim: Claim, m: Measurement) -> Judgement:

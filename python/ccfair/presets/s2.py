@@ -574,19 +574,7 @@ def judged(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     from ccfair.claims.s2 import CLAIMS
 
     ms = measure(results)
-    out = {}
-    for c in CLAIMS:
-        m = ms[c.id]
-        j = rules.judge(c, m)
-        out[c.id] = {
-            "figure": m.figure,
-            "verdict": j.verdict,
-            "estimate": j.estimate,
-            "interval": [j.low, j.high],
-            "runs": j.runs,
-            "note": m.note,
-        }
-    return out
+    return rules.judged_json((c, ms[c.id]) for c in CLAIMS)
 
 
 def main(argv: list[str] | None = None) -> int:

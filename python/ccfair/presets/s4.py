@@ -284,18 +284,7 @@ def judged(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
     """Each S4 claim the runs measure, with its figure and verdict (``ccfair.claims.rules.judge`` on :func:`measure`)."""
     from ccfair.claims import get, rules
 
-    out = {}
-    for cid, m in measure(results).items():
-        j = rules.judge(get(cid), m)
-        out[cid] = {
-            "figure": m.figure,
-            "verdict": j.verdict,
-            "estimate": j.estimate,
-            "interval": [j.low, j.high],
-            "runs": j.runs,
-            "note": m.note,
-        }
-    return out
+    return rules.judged_json((get(cid), m) for cid, m in measure(results).items())
 
 
 # ---------------------------------------------------------------------------

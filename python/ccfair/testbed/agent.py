@@ -1,6 +1,7 @@
 """Traffic agents of the testbed, run inside a network namespace as a plain script.
 
-    python3 agent.py probe --dst IP --port P --count N [--open]
+    python3 agent.py probe --dst IP --port P --count N [--open [--kernel-rtt]]
+    python3 agent.py listen --ip IP --port P
     python3 agent.py recv  --ip IP --ports P0,P1,.. --t0 NS|stdin --bin NS --nbins N --end NS --out FILE
                            [--rcvbuf B0,B1,..] [--ccas C0,C1,..]
     python3 agent.py send  --dst IP --port P --cca NAME [--pacing] [--mss M] --t0 NS|stdin --start NS --stop NS
@@ -18,6 +19,11 @@ is ready, so an agent that a loaded host starts slowly cannot start its flow lat
   round trip of the path; prints the minimum of ``count`` tries in ns. With ``--open``
   the port is an open one (a remote HTTP server): a completed connect (SYN, SYN-ACK)
   is the round trip; the connection is then reset (SO_LINGER 0) to leave no state.
+  ``--kernel-rtt``: the kernel's RTT sample of that handshake (``TCP_INFO`` ``tcpi_rtt``,
+  us; the first sample sets srtt, RFC 6298) instead of the time around ``connect()``,
+  which adds the system call and the process's wake-up (0.03-0.17 ms here).
+* listen: accepts and closes connections on one port: the open port of the
+  local paths' probes.
 * recv: one listening socket per flow; counts the bytes the application reads
   per ``bin`` (the simulator's delivered-bytes bins) until ``end``. A non-empty
   ``--ccas`` entry sets that listener's CCA, which its accepted connection
@@ -174,6 +180,11 @@ def netstat() -> dict[str, int]:
 
 
 def probe(a: argparse.Namespace) -> None:
+    """The path's base RTT: the minimum over ``count`` TCP connects. ``--open``: a handshake with a
+    listening port (else SYN out, RST back from a closed one), timed around ``connect()``;
+    ``--kernel-rtt`` takes the kernel's own RTT sample of the handshake instead (``TCP_INFO``
+    ``tcpi_rtt``: from the SYN's transmission to the SYN-ACK's arrival, the points every data
+    RTT sample uses), without the system call's entry and the process's wake-up."""
     best = None
     for _ in range(a.count):
         s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -182,7 +193,7 @@ def probe(a: argparse.Namespace) -> None:
         try:
             s.connect((a.dst, a.port))
             if a.open:
-                d = now_ns() - t
+                d = tcp_info(s)["rtt_us"] * 1000 if a.kernel_rtt else now_ns() - t
                 best = d if best is None else min(best, d)
                 s.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
         except ConnectionRefusedError:
@@ -197,6 +208,19 @@ def probe(a: argparse.Namespace) -> None:
     if best is None:
         sys.exit("probe: no answer from " + a.dst)
     print(best, flush=True)
+
+
+def listen(a: argparse.Namespace) -> None:
+    """Accept and close connections on ``ip:port`` (the handshakes of ``probe --open``) until SIGTERM."""
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    ls = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+    ls.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    ls.bind((a.ip, a.port))
+    ls.listen(128)
+    print("ready", flush=True)
+    while True:
+        conn, _ = ls.accept()
+        conn.close()
 
 
 def recv(a: argparse.Namespace) -> None:
@@ -318,6 +342,10 @@ def main(argv: list[str] | None = None) -> None:
     pr.add_argument("--port", type=int, required=True)
     pr.add_argument("--count", type=int, default=10)
     pr.add_argument("--open", action="store_true")
+    pr.add_argument("--kernel-rtt", action="store_true")
+    ls = sub.add_parser("listen")
+    ls.add_argument("--ip", required=True)
+    ls.add_argument("--port", type=int, required=True)
     rc = sub.add_parser("recv")
     rc.add_argument("--ip", required=True)
     rc.add_argument("--ports", required=True)
@@ -340,7 +368,7 @@ def main(argv: list[str] | None = None) -> None:
     sd.add_argument("--out", required=True)
     a = p.parse_args(argv)
     die_with_parent()
-    {"probe": probe, "recv": recv, "send": send}[a.mode](a)
+    {"probe": probe, "listen": listen, "recv": recv, "send": send}[a.mode](a)
 
 
 if __name__ == "__main__":

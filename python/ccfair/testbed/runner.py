@@ -9,7 +9,8 @@ Steps (see docs/testbed.md):
    ports the flows need under the run's own kernel names (unloaded with the run, and
    by the kernel if the run dies), per-flow route metrics (initcwnd, initrwnd, quickack) and sysctls (ECN);
 3. RTT equalization as in S0: with the bottleneck adding no delay, probe each
-   sender's base RTT (TCP connect to a closed port: SYN -> RST) and pad the
+   sender's base RTT (the kernel's RTT sample of a TCP handshake with a listener on the
+   receiver, agent.py ``probe --kernel-rtt``) and pad the
    difference to the flow's configured RTT, half forward and half reverse;
 4. start the receiver and one sender per flow, wait until each reports ready,
    then choose a common time zero ``t0`` (CLOCK_MONOTONIC, shared by all
@@ -31,6 +32,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import dataclasses
 import ipaddress
 import json
 import os
@@ -54,9 +56,9 @@ from ccfair.testbed import agent, bpfcc, httpagent, netns, tc
 
 __all__ = ["TestbedError", "TestbedUnavailable", "run", "kernel_ccas", "find_bottleneck", "check_available", "plan_ccas"]
 
-#: First TCP port of the receiver; flow i listens on BASE_PORT + i. Probes use CLOSED_PORT.
+#: First TCP port of the receiver; flow i listens on BASE_PORT + i. Probes use PROBE_PORT.
 BASE_PORT = 5201
-CLOSED_PORT = 9
+PROBE_PORT = 5200
 #: Time between every traffic agent being ready (agent.py ``--t0 stdin``) and the
 #: experiment's time zero: the bottleneck (and a kernel qdisc sampler) starts within it.
 SETUP_MARGIN_NS = 1_500_000_000
@@ -287,6 +289,29 @@ NOT_MEASURED: dict[str, frozenset[str]] = {
 }
 
 
+@dataclasses.dataclass
+class _Procs:
+    """One run's flows by kind and the processes of its experiment, as its steps start them."""
+
+    http: list[int]
+    bulk: list[int]
+    rcvbufs: list[int]
+    n_bins: int
+    jitters: list[int] = dataclasses.field(default_factory=list)
+    stops: list[int] = dataclasses.field(default_factory=list)
+    receiver: subprocess.Popen[str] | None = None
+    #: per flow: its bulk sender or its HTTP client
+    senders: dict[int, subprocess.Popen[str]] = dataclasses.field(default_factory=dict)
+    #: the agents that wait for t0 on stdin
+    waiting: list[tuple[str, subprocess.Popen[str]]] = dataclasses.field(default_factory=list)
+    servers: dict[int, subprocess.Popen[str]] = dataclasses.field(default_factory=dict)
+    bottleneck: subprocess.Popen[str] | None = None
+    qstats: subprocess.Popen[str] | None = None
+    end: int = 0
+    clients: dict[int, dict[str, Any]] = dataclasses.field(default_factory=dict)
+    sender_stats: list[dict[str, Any]] = dataclasses.field(default_factory=list)
+
+
 class _Run:
     def __init__(self, spec: Spec, config: dict[str, Any], binary: Path, realtime: bool) -> None:
         self.spec = spec
@@ -373,9 +398,9 @@ class _Run:
         rev_paths = [[index[n] for n in f.get("reverse_path", [])] for f in self.flows]
         # ACKs without a reverse path return over a line as long as their data's links (as the simulator)
         back = [r + (sum(delay[k] for k in fp) if not rp else 0) for r, fp, rp in zip(rev, fwd_paths, rev_paths)]
-        links = [{**lk, "burst_bytes": self.spec.packet_wire_bytes + lk["l2_overhead_bytes"]} for lk in c["links"]]
         return {
-            "links": links,
+            "links": c["links"],
+            "packet_bytes": self.spec.packet_wire_bytes,  # each link's token bucket: one frame
             "fwd_paths": fwd_paths,
             "rev_paths": rev_paths,
             "primary_link": topology.primary_link(c),
@@ -425,13 +450,22 @@ class _Run:
         (the base RTTs) or with the equalizing delays ``fwd``/``rev`` (the check, before t0)."""
         n = len(self.flows)
         btl = self.start_bottleneck(f"{label}-bottleneck", fwd or [0] * n, rev or [0] * n, _now(), _NS_PER_S)
-        probes = []
+        listener = None
+        if len(self.remote) < n:
+            listener = self.spawn(
+                f"{label}-listen",
+                self.topo.ns_rcv,
+                self.agent("listen", "--ip", netns.RECEIVER_IP, "--port", str(PROBE_PORT)),
+                stdout_pipe=True,
+            )
+            self.wait_ready(f"{label}-listen", listener)
+        probes = []  # each timed by its kernel: the handshake's RTT sample, the points a data RTT sample uses
         for i in range(n):
             if i in self.remote:  # the receiver's TCP handshake with the remote server, through the gateway
                 addr, port = self.remote[i]
-                ns, args = self.topo.ns_rcv, ["--dst", addr, "--port", str(port), "--open"]
-            else:  # the sender's SYN -> RST with the receiver's closed port
-                ns, args = self.topo.ns_snd[i], ["--dst", netns.RECEIVER_IP, "--port", str(CLOSED_PORT)]
+                ns, args = self.topo.ns_rcv, ["--dst", addr, "--port", str(port), "--open", "--kernel-rtt"]
+            else:  # the sender's handshake with the receiver's probe listener
+                ns, args = self.topo.ns_snd[i], ["--dst", netns.RECEIVER_IP, "--port", str(PROBE_PORT), "--open", "--kernel-rtt"]
             probes.append(self.spawn(f"{label}{i}", ns, self.agent("probe", *args, "--count", str(PROBES_PER_PATH)), stdout_pipe=True))
         bases = []
         for i, p in enumerate(probes):
@@ -444,16 +478,25 @@ class _Run:
                     )
                 raise TestbedError(f"RTT probe of flow {self.flows[i]['name']} failed: {self.stderr_of(f'{label}{i}')}")
             bases.append(int(out.split()[0]))
+        if listener is not None:
+            self.stop(f"{label}-listen", listener)
         self.stop(f"{label}-bottleneck", btl)
         return bases
 
     def execute(self) -> dict[str, Any]:
-        c = self.config
-        topo = self.topo
-        duration = c["duration_ns"]
-        bin_ns = c["bin_ns"]
-        n_bins = -(-duration // bin_ns)
         wall0 = time.perf_counter_ns()
+        bases, fwd, rev, path_rtts = self.set_up_network()
+        procs = self.start_agents()
+        self.start_experiment(procs, fwd, rev)
+        self.wait_for_end(procs)
+        raw = self.collect(procs, bases, fwd, rev, time.perf_counter_ns() - wall0)
+        self.report(raw, procs, path_rtts)
+        return raw
+
+    def set_up_network(self) -> tuple[list[int], list[int], list[int], list[int]]:
+        """Namespaces, ports, the kernel bottleneck's qdiscs, each flow's stack; then the base RTTs
+        as probed, the per-port delays that equalize them (forward, reverse) and the RTTs they give."""
+        topo = self.topo
         topo.create()
         self.load_ports()
         if self.kernel:
@@ -473,141 +516,164 @@ class _Run:
         self.applied["flows"] = [self.readback(i) for i in range(len(self.flows))]
         bases = self.probe_base_rtts()
         fwd, rev = self.equalize(bases)
-        path_rtts = self.probe_base_rtts(fwd, rev, label="check")
+        return bases, fwd, rev, self.probe_base_rtts(fwd, rev, label="check")
 
-        http = [i for i, fs in enumerate(self.fspecs) if fs.kind == "http"]
-        bulk = [i for i, fs in enumerate(self.fspecs) if fs.kind != "http"]
-        rcvbufs = [self.rcvbuf(f) for f in self.flows]
-        # The receiver and the bulk senders start first and wait for t0 on stdin; t0 is
-        # chosen only when every one of them is ready, so a slowly starting agent on a loaded
-        # host delays the experiment instead of starting its flow late.
-        waiting: list[tuple[str, subprocess.Popen[str]]] = []
-        receiver = None
-        if bulk:
-            receiver = self.spawn(
-                "receiver",
-                topo.ns_rcv,
-                self.agent(
-                    "recv",
-                    "--ip", netns.RECEIVER_IP,
-                    "--ports", ",".join(str(BASE_PORT + i) for i in bulk),
-                    "--rcvbuf", ",".join(str(rcvbufs[i]) for i in bulk),
-                    "--ccas", ",".join(self.receiver_cca(i) for i in bulk),
-                    "--t0", "stdin",
-                    "--bin", str(bin_ns),
-                    "--nbins", str(n_bins),
-                    "--end", str(duration),
-                    "--out", str(topo.dir / "receiver.json"),
-                ),
-                stdout_pipe=True,
-                stdin_pipe=True,
-            )  # fmt: skip
-            waiting.append(("receiver", receiver))
+    def start_agents(self) -> _Procs:
+        """The receiver and the bulk senders, started and ready, waiting for t0 on stdin."""
+        c = self.config
+        duration = c["duration_ns"]
+        procs = _Procs(
+            http=[i for i, fs in enumerate(self.fspecs) if fs.kind == "http"],
+            bulk=[i for i, fs in enumerate(self.fspecs) if fs.kind != "http"],
+            rcvbufs=[self.rcvbuf(f) for f in self.flows],
+            n_bins=-(-duration // c["bin_ns"]),
+        )
         rng = random.Random(f"ccfair-testbed/{c['seed']}")
-        jitters = [rng.randrange(f["start_jitter_ns"]) if f["start_jitter_ns"] > 0 else 0 for f in self.flows]
-        stops = [f["stop_ns"] if f.get("stop_ns") is not None else duration for f in self.flows]
-        senders = {}
-        for i in bulk:
-            f = self.flows[i]
-            args = [
-                "--dst", netns.RECEIVER_IP,
-                "--port", str(BASE_PORT + i),
-                "--cca", self.kernel_cca[i],
-                "--t0", "stdin",
-                "--start", str(f["start_ns"] + jitters[i]),
-                "--stop", str(stops[i]),
-                "--end", str(duration),
-                "--sample", str(c["sample_ns"]),
-                "--out", str(topo.dir / f"sender{i}.json"),
-            ]  # fmt: skip
-            if f["pacing"]:
-                args.append("--pacing")
-            if f["mss_bytes"] != 1448:
-                args += ["--mss", str(f["mss_bytes"] + 12)]  # TCP_MAXSEG counts the timestamp option
-            if c.get("trace"):
-                args.append("--trace")
-            senders[i] = self.spawn(f"sender{i}", topo.ns_snd[i], self.agent("send", *args), stdout_pipe=True, stdin_pipe=True)
-            waiting.append((f"sender{i}", senders[i]))
-        for label, p in waiting:
+        procs.jitters = [rng.randrange(f["start_jitter_ns"]) if f["start_jitter_ns"] > 0 else 0 for f in self.flows]
+        procs.stops = [f["stop_ns"] if f.get("stop_ns") is not None else duration for f in self.flows]
+        if procs.bulk:
+            procs.receiver = self.spawn_receiver(procs)
+            procs.waiting.append(("receiver", procs.receiver))
+        for i in procs.bulk:
+            procs.senders[i] = self.spawn_sender(i, procs)
+            procs.waiting.append((f"sender{i}", procs.senders[i]))
+        # t0 is chosen only when every agent is ready, so a slowly starting agent on a loaded
+        # host delays the experiment instead of starting its flow late.
+        for label, p in procs.waiting:
             self.wait_ready(label, p, timeout_s=AGENT_READY_TIMEOUT_S)
-        t0 = _now() + SETUP_MARGIN_NS + (HTTP_SETUP_NS if http else 0)
-        end = t0 + duration
-        servers = {i: self.start_server(i, t0, end) for i in http if i not in self.remote}
-        btl = self.start_bottleneck("bottleneck", fwd, rev, t0, duration)
-        qstats = None
+        return procs
+
+    def spawn_receiver(self, procs: _Procs) -> subprocess.Popen[str]:
+        c, bulk = self.config, procs.bulk
+        return self.spawn(
+            "receiver",
+            self.topo.ns_rcv,
+            self.agent(
+                "recv",
+                "--ip", netns.RECEIVER_IP,
+                "--ports", ",".join(str(BASE_PORT + i) for i in bulk),
+                "--rcvbuf", ",".join(str(procs.rcvbufs[i]) for i in bulk),
+                "--ccas", ",".join(self.receiver_cca(i) for i in bulk),
+                "--t0", "stdin",
+                "--bin", str(c["bin_ns"]),
+                "--nbins", str(procs.n_bins),
+                "--end", str(c["duration_ns"]),
+                "--out", str(self.topo.dir / "receiver.json"),
+            ),
+            stdout_pipe=True,
+            stdin_pipe=True,
+        )  # fmt: skip
+
+    def spawn_sender(self, i: int, procs: _Procs) -> subprocess.Popen[str]:
+        c, f = self.config, self.flows[i]
+        args = [
+            "--dst", netns.RECEIVER_IP,
+            "--port", str(BASE_PORT + i),
+            "--cca", self.kernel_cca[i],
+            "--t0", "stdin",
+            "--start", str(f["start_ns"] + procs.jitters[i]),
+            "--stop", str(procs.stops[i]),
+            "--end", str(c["duration_ns"]),
+            "--sample", str(c["sample_ns"]),
+            "--out", str(self.topo.dir / f"sender{i}.json"),
+        ]  # fmt: skip
+        if f["pacing"]:
+            args.append("--pacing")
+        if f["mss_bytes"] != 1448:
+            args += ["--mss", str(f["mss_bytes"] + 12)]  # TCP_MAXSEG counts the timestamp option
+        if c.get("trace"):
+            args.append("--trace")
+        return self.spawn(f"sender{i}", self.topo.ns_snd[i], self.agent("send", *args), stdout_pipe=True, stdin_pipe=True)
+
+    def start_experiment(self, procs: _Procs, fwd: list[int], rev: list[int]) -> None:
+        """Choose t0; start the HTTP servers, the bottleneck and the qdisc sampler; release the
+        waiting agents; start the HTTP clients."""
+        c, topo = self.config, self.topo
+        duration = c["duration_ns"]
+        t0 = _now() + SETUP_MARGIN_NS + (HTTP_SETUP_NS if procs.http else 0)
+        procs.end = t0 + duration
+        procs.servers = {i: self.start_server(i, t0, procs.end) for i in procs.http if i not in self.remote}
+        procs.bottleneck = self.start_bottleneck("bottleneck", fwd, rev, t0, duration)
         if self.kernel:
-            qstats = self.spawn(
+            procs.qstats = self.spawn(
                 "qstats",
                 topo.ns_btl,
                 [
                     sys.executable, str(QSTATS), "--dev", topo.if_btl_rcv, "--handle", hex(tc.ROOT_HANDLE_ID), "--t0", str(t0),
-                    "--duration", str(duration), "--sample", str(c["sample_ns"]), "--bin", str(bin_ns),
+                    "--duration", str(duration), "--sample", str(c["sample_ns"]), "--bin", str(c["bin_ns"]),
                     "--out", str(topo.dir / "qstats.json"),
                 ],
                 stdout_pipe=True,
             )  # fmt: skip
-            self.wait_ready("qstats", qstats)
-        for label, p in waiting:
+            self.wait_ready("qstats", procs.qstats)
+        for label, p in procs.waiting:
             self.release(label, p, t0)
-        for i in http:
-            senders[i] = self.start_client(i, t0, self.flows[i]["start_ns"] + jitters[i], stops[i], end, n_bins, rcvbufs[i])
+        for i in procs.http:
+            start = self.flows[i]["start_ns"] + procs.jitters[i]
+            procs.senders[i] = self.start_client(i, t0, start, procs.stops[i], procs.end, procs.n_bins, procs.rcvbufs[i])
 
-        deadline_s = (end - _now() + HTTP_DRAIN_NS) / 1e9 + 15
-        for i, p in senders.items():
-            what = "HTTP client" if i in http else "sender"
-            label = f"client{i}" if i in http else f"sender{i}"
-            try:
-                p.wait(timeout=max(1.0, deadline_s))
-            except subprocess.TimeoutExpired:
-                raise TestbedError(f"{what} of flow {self.flows[i]['name']} did not finish") from None
-            if p.returncode != 0:
-                raise TestbedError(f"{what} of flow {self.flows[i]['name']} failed: {self.stderr_of(label)}")
-        if receiver is not None:
-            try:
-                receiver.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                raise TestbedError("the receiver did not finish") from None
-            if receiver.returncode != 0:
-                raise TestbedError(f"the receiver failed: {self.stderr_of('receiver')}")
-        for i, p in servers.items():
+    def wait_for_end(self, procs: _Procs) -> None:
+        """Every sender and client, then the receiver finish; the servers and the bottleneck are
+        stopped; the qdisc sampler finishes (its samples kept)."""
+        deadline_s = (procs.end - _now() + HTTP_DRAIN_NS) / 1e9 + 15
+        for i, p in procs.senders.items():
+            what, label = ("HTTP client", f"client{i}") if i in procs.http else ("sender", f"sender{i}")
+            self.wait_done(p, label, f"{what} of flow {self.flows[i]['name']}", max(1.0, deadline_s))
+        if procs.receiver is not None:
+            self.wait_done(procs.receiver, "receiver", "the receiver", 15)
+        for i, p in procs.servers.items():
             self.stop(f"server{i}", p)
-        self.stop("bottleneck", btl)
-        if qstats is not None:
-            try:
-                qstats.wait(timeout=15)
-            except subprocess.TimeoutExpired:
-                raise TestbedError("the qdisc sampler did not finish") from None
-            if qstats.returncode != 0:
-                raise TestbedError(f"the qdisc sampler failed: {self.stderr_of('qstats')}")
-            self.kernel_info["qstats"] = json.loads((topo.dir / "qstats.json").read_text())
+        assert procs.bottleneck is not None  # started by start_experiment
+        self.stop("bottleneck", procs.bottleneck)
+        if procs.qstats is not None:
+            self.wait_done(procs.qstats, "qstats", "the qdisc sampler", 15)
+            self.kernel_info["qstats"] = json.loads((self.topo.dir / "qstats.json").read_text())
 
-        stats = json.loads((topo.dir / "bottleneck.json").read_text())
-        recv = json.loads((topo.dir / "receiver.json").read_text()) if receiver is not None else {"delivered_bytes": []}
-        delivered = dict(zip(bulk, recv["delivered_bytes"]))
-        snd, clients = [], {}
+    def wait_done(self, p: subprocess.Popen[str], label: str, what: str, timeout_s: float) -> None:
+        """Wait for ``p`` (``what`` in errors) to exit 0."""
+        try:
+            p.wait(timeout=timeout_s)
+        except subprocess.TimeoutExpired:
+            raise TestbedError(f"{what} did not finish") from None
+        if p.returncode != 0:
+            raise TestbedError(f"{what} failed: {self.stderr_of(label)}")
+
+    def collect(self, procs: _Procs, bases: list[int], fwd: list[int], rev: list[int], wall_ns: int) -> dict[str, Any]:
+        """The raw result from the files the bottleneck and the agents wrote."""
+        d = self.topo.dir
+        stats = json.loads((d / "bottleneck.json").read_text())
+        recv = json.loads((d / "receiver.json").read_text()) if procs.receiver is not None else {"delivered_bytes": []}
+        delivered = dict(zip(procs.bulk, recv["delivered_bytes"]))
+        snd = []
         for i in range(len(self.flows)):
-            if i in http:
-                clients[i] = json.loads((topo.dir / f"client{i}.json").read_text())
-                delivered[i] = clients[i]["delivered_bytes"]
-                snd.append(self.http_sender_stats(i, clients[i], stats))
+            if i in procs.http:
+                procs.clients[i] = json.loads((d / f"client{i}.json").read_text())
+                delivered[i] = procs.clients[i]["delivered_bytes"]
+                snd.append(self.http_sender_stats(i, procs.clients[i], stats))
             else:
-                snd.append(json.loads((topo.dir / f"sender{i}.json").read_text()))
+                snd.append(json.loads((d / f"sender{i}.json").read_text()))
         recv = {"delivered_bytes": [delivered[i] for i in range(len(self.flows))]}
-        raw = self.raw(stats, recv, snd, bases, fwd, rev, time.perf_counter_ns() - wall0)
-        raw["testbed"]["flows"] = self.flow_report(bases, fwd, rev, snd, clients, stats)
-        for entry, measured, applied in zip(raw["testbed"]["flows"], path_rtts, self.applied["flows"]):
+        raw = self.raw(stats, recv, snd, bases, fwd, rev, wall_ns)
+        raw["testbed"]["flows"] = self.flow_report(bases, fwd, rev, snd, procs.clients, stats)
+        procs.sender_stats = snd
+        return raw
+
+    def report(self, raw: dict[str, Any], procs: _Procs, path_rtts: list[int]) -> None:
+        """What the run applied and measured besides the result: per flow its path's RTT and its
+        stack settings, the receiver's settings, the CCAs; the HTTP flows' sizes and FCTs."""
+        tb = raw["testbed"]
+        for entry, measured, applied in zip(tb["flows"], path_rtts, self.applied["flows"]):
             entry["path_min_rtt_ms"] = measured / 1e6
             entry["applied"] = applied
-        raw["testbed"]["receiver_tcp_rmem"] = self.applied["receiver_tcp_rmem"]
-        raw["testbed"]["receiver_tcp_timestamps"] = self.applied["receiver_tcp_timestamps"]
-        raw["testbed"]["ccas"] = self.cca_report()
-        for i in servers:  # the connection's own socket options, read in the server process
-            s = snd[i]
+        tb["receiver_tcp_rmem"] = self.applied["receiver_tcp_rmem"]
+        tb["receiver_tcp_timestamps"] = self.applied["receiver_tcp_timestamps"]
+        tb["ccas"] = self.cca_report()
+        for i in procs.servers:  # the connection's own socket options, read in the server process
+            s = procs.sender_stats[i]
             self.applied["flows"][i].update(server_cca=s.get("cca"), server_pacing=s.get("max_pacing_rate") == agent.PACING_UNCAPPED)
-        for i, cl in clients.items():
+        for i, cl in procs.clients.items():
             raw["flows"][i]["size_bytes"] = self.flows[i].get("size_bytes")
             raw["flows"][i]["fct_ns"] = cl["fct_ns"]
-        return raw
 
     # ------------------------------------------------------------ CCAs
 

@@ -171,16 +171,8 @@ impl CongestionControl for Bic {
         self.reset();
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpCc, mut acked: u32) {
-        if !tp.is_cwnd_limited {
-            return;
-        }
-        if tp.in_slow_start() {
-            acked = tp.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+    fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
+        let Some(acked) = tp.after_slow_start(acked) else { return };
         self.update(tp.cwnd, jiffies(tp.now_ns));
         tp.cong_avoid_ai(self.cnt, acked);
     }

@@ -186,6 +186,21 @@ impl TcpCc {
         self.cwnd < self.ssthresh
     }
 
+    /// The opening of Linux's loss-based `cong_avoid` hooks (`tcp_reno_cong_avoid`): no growth
+    /// unless the window limits the sender (`tcp_is_cwnd_limited`), then slow start below
+    /// ssthresh. The ACKed segments left for congestion avoidance; None: nothing more to do.
+    #[inline]
+    pub fn after_slow_start(&mut self, acked: u32) -> Option<u32> {
+        if !self.is_cwnd_limited {
+            return None;
+        }
+        if !self.in_slow_start() {
+            return Some(acked);
+        }
+        let left = self.slow_start(acked);
+        (left > 0).then_some(left)
+    }
+
     /// Linux `tcp_slow_start`: grow cwnd by `acked`, but not past ssthresh;
     /// returns the ACKed packets left over for congestion avoidance.
     pub fn slow_start(&mut self, acked: u32) -> u32 {
@@ -394,10 +409,8 @@ pub struct Entry {
     pub aliases: &'static [&'static str],
     pub variants: &'static [Variant],
     pub spec: fn() -> Vec<ParamSpec>,
-    /// Every parameter, validated: defaults overridden by the given fields.
-    pub resolve: ResolveFn,
-    /// None: not a TCP congestion control (DCCP's CCID 2, run by dccp/).
-    pub build: Option<BuildFn>,
+    /// The given fields over the defaults, validated: an [`Algorithm`].
+    pub prepare: PrepareFn,
     /// Its colour in figures (`#rrggbb`; None: one drawn from its name), and that of its
     /// paced flows when they differ (plots.py).
     pub colour: Option<&'static str>,
@@ -416,29 +429,81 @@ impl Entry {
     }
 }
 
-/// Parameters (field names, simulator units) -> every parameter, validated.
-pub type ResolveFn = fn(&Map<String, Value>) -> Result<Map<String, Value>, ParamError>;
-/// Parameters and a seed -> a fresh instance.
-pub type BuildFn = fn(&Map<String, Value>, u64) -> Result<Box<dyn CongestionControl>, ParamError>;
+/// Parameters (field names, simulator units) -> the algorithm with every parameter validated.
+pub type PrepareFn = fn(&Map<String, Value>) -> Result<Algorithm, ParamError>;
 
-fn resolve_with<C: Cca>(m: &Map<String, Value>) -> Result<Map<String, Value>, ParamError> {
-    C::Params::from_map(m).map(|p| p.to_map())
+/// An algorithm with its parameters validated (typed, [`crate::params::Params`]): it builds
+/// instances and lists the parameters it runs with without checking them again. The only way
+/// to one is [`prepare`] (a registry entry's `prepare`), so a run validates each flow's
+/// parameters once (`RunConfig::resolve`) and builds its flows from the result.
+pub struct Algorithm(Box<dyn Prepared>);
+
+/// The typed parameters of one algorithm behind [`Algorithm`].
+trait Prepared: Send + Sync {
+    /// A fresh instance; None: not a TCP congestion control (DCCP's CCID 2, run by dccp/).
+    fn build(&self, seed: u64) -> Option<Box<dyn CongestionControl>>;
+    fn to_map(&self) -> Map<String, Value>;
 }
 
-fn build_with<C: Cca>(m: &Map<String, Value>, seed: u64) -> Result<Box<dyn CongestionControl>, ParamError> {
-    C::Params::from_map(m).map(|p| C::build(&p, seed))
+/// A TCP congestion control `C` with its parameters.
+struct Tcp<C: Cca>(C::Params, std::marker::PhantomData<fn() -> C>);
+
+impl<C: Cca + 'static> Prepared for Tcp<C> {
+    fn build(&self, seed: u64) -> Option<Box<dyn CongestionControl>> {
+        Some(C::build(&self.0, seed))
+    }
+    fn to_map(&self) -> Map<String, Value> {
+        self.0.to_map()
+    }
+}
+
+/// An entry that is not a TCP congestion control, with its parameters (none).
+struct NotTcp(crate::params::NoParams);
+
+impl Prepared for NotTcp {
+    fn build(&self, _seed: u64) -> Option<Box<dyn CongestionControl>> {
+        None
+    }
+    fn to_map(&self) -> Map<String, Value> {
+        self.0.to_map()
+    }
+}
+
+impl Algorithm {
+    /// A fresh instance (`seed`: the algorithm's own random choices); None for DCCP's CCID 2.
+    pub fn build(&self, seed: u64) -> Option<Box<dyn CongestionControl>> {
+        self.0.build(seed)
+    }
+
+    /// Every parameter it runs with, by field name (simulator units).
+    pub fn resolved(&self) -> Map<String, Value> {
+        self.0.to_map()
+    }
+}
+
+impl std::fmt::Debug for Algorithm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Algorithm({:?})", self.resolved())
+    }
+}
+
+fn prepare_tcp<C: Cca + 'static>(m: &Map<String, Value>) -> Result<Algorithm, ParamError> {
+    C::Params::from_map(m).map(|p| Algorithm(Box::new(Tcp::<C>(p, std::marker::PhantomData))))
+}
+
+fn prepare_not_tcp(m: &Map<String, Value>) -> Result<Algorithm, ParamError> {
+    crate::params::NoParams::from_map(m).map(|p| Algorithm(Box::new(NotTcp(p))))
 }
 
 /// The registry entry of a TCP congestion control, with its alternative spellings.
-pub const fn tcp<C: Cca>(aliases: &'static [&'static str]) -> Entry {
+pub const fn tcp<C: Cca + 'static>(aliases: &'static [&'static str]) -> Entry {
     Entry {
         name: C::NAME,
         source: C::SOURCE,
         aliases,
         variants: C::VARIANTS,
         spec: C::Params::spec,
-        resolve: resolve_with::<C>,
-        build: Some(build_with::<C>),
+        prepare: prepare_tcp::<C>,
         colour: None,
         paced_colour: None,
     }
@@ -475,8 +540,7 @@ pub static REGISTRY: &[Entry] = &[
         aliases: &["dccp", "ccid-2", "dccp-ccid2"],
         variants: &[],
         spec: crate::params::NoParams::spec,
-        resolve: resolve_no_params,
-        build: None,
+        prepare: prepare_not_tcp,
         colour: Some("#9467bd"),
         paced_colour: None,
     },
@@ -484,10 +548,6 @@ pub static REGISTRY: &[Entry] = &[
 
 /// The name that selects DCCP with CCID 2 (run by dccp/, not a TCP congestion control).
 pub const CCID2_NAME: &str = "ccid2";
-
-fn resolve_no_params(m: &Map<String, Value>) -> Result<Map<String, Value>, ParamError> {
-    crate::params::NoParams::from_map(m).map(|p| p.to_map())
-}
 
 /// The entry and (if `name` is a variant) the variant that `name` selects.
 /// `name` is canonical, a variant or an alias (exact, lower case).
@@ -516,10 +576,15 @@ fn merged(variant: Option<&Variant>, params: &Map<String, Value>) -> Map<String,
     m
 }
 
+/// Algorithm `name` with every parameter it runs with (defaults, variant, then `params`), validated.
+pub fn prepare(name: &str, params: &Map<String, Value>) -> Result<Algorithm, ParamError> {
+    let (e, v) = lookup(name).ok_or_else(|| ParamError::new("name", unknown_cca(name)))?;
+    (e.prepare)(&merged(v, params))
+}
+
 /// Every parameter `name` runs with (defaults, variant, then `params`), validated.
 pub fn resolve(name: &str, params: &Map<String, Value>) -> Result<Map<String, Value>, ParamError> {
-    let (e, v) = lookup(name).ok_or_else(|| ParamError::new("name", unknown_cca(name)))?;
-    (e.resolve)(&merged(v, params))
+    prepare(name, params).map(|a| a.resolved())
 }
 
 /// "unknown CCA 'x'; allowed: ..." for error messages.
@@ -552,9 +617,7 @@ pub fn make(name: &str, seed: u64) -> Option<Box<dyn CongestionControl>> {
 /// random choices (e.g. BBR's initial gain-cycle phase); it is derived from the
 /// run seed and the flow index, so runs stay deterministic.
 pub fn make_with(name: &str, params: &Map<String, Value>, seed: u64) -> Result<Box<dyn CongestionControl>, ParamError> {
-    let (e, v) = lookup(name).ok_or_else(|| ParamError::new("name", unknown_cca(name)))?;
-    let build = e.build.ok_or_else(|| ParamError::new("name", format!("'{name}' is not a TCP congestion control")))?;
-    build(&merged(v, params), seed)
+    prepare(name, params)?.build(seed).ok_or_else(|| ParamError::new("name", format!("'{name}' is not a TCP congestion control")))
 }
 
 /// The registry as JSON (for `_core.schema()`): per algorithm its name, source,
@@ -566,7 +629,7 @@ pub fn schema_json() -> Value {
 
 /// One registry entry as JSON (see [`schema_json`]).
 pub fn entry_json(e: &Entry) -> Value {
-    let built = |v: Option<&Variant>| e.build.and_then(|b| b(&merged(v, &Map::new()), 0).ok());
+    let built = |v: Option<&Variant>| (e.prepare)(&merged(v, &Map::new())).ok().and_then(|a| a.build(0));
     let needs_ecn = |v: Option<&Variant>| built(v).is_some_and(|c| c.needs_ecn());
     let needs_pacing = |v: Option<&Variant>| built(v).is_some_and(|c| c.needs_pacing());
     let variants: Vec<Value> = e
@@ -582,7 +645,7 @@ pub fn entry_json(e: &Entry) -> Value {
         "source": e.source,
         "aliases": e.aliases,
         "variants": variants,
-        "transport": if e.build.is_some() { "tcp" } else { "dccp" },
+        "transport": if built(None).is_some() { "tcp" } else { "dccp" },
         "needs_ecn": needs_ecn(None),
         "needs_pacing": needs_pacing(None),
         "colour": e.colour,
@@ -609,18 +672,20 @@ mod registry_tests {
     #[test]
     fn every_registered_algorithm_resolves_its_defaults_and_builds_under_its_name() {
         for e in REGISTRY {
-            let resolved = (e.resolve)(&Map::new()).unwrap();
+            let prepared = (e.prepare)(&Map::new()).unwrap();
+            let resolved = prepared.resolved();
             let spec = (e.spec)();
             assert_eq!(resolved.len(), spec.len(), "{}", e.name);
             for p in &spec {
                 assert_eq!(resolved[p.field], p.default, "{}.{}", e.name, p.name);
                 assert!(!p.doc.is_empty(), "{}.{} needs a doc line", e.name, p.name);
             }
-            if let Some(build) = e.build {
-                assert_eq!(build(&Map::new(), 1).unwrap().name(), e.name);
+            let tcp = prepared.build(1);
+            if let Some(cc) = &tcp {
+                assert_eq!(cc.name(), e.name);
             }
             for v in e.variants {
-                assert!(make(v.name, 1).is_some() || e.build.is_none(), "{}", v.name);
+                assert!(make(v.name, 1).is_some() || tcp.is_none(), "{}", v.name);
             }
         }
     }
@@ -710,12 +775,12 @@ mod registry_tests {
     fn a_toy_algorithm_needs_one_declaration_and_one_registry_line() {
         let entry = tcp::<toy::Toy>(&["toy-tcp"]).colour("#123456");
         let given = json!({"beta": 0.25});
-        let mut cc = (entry.build.unwrap())(given.as_object().unwrap(), 1).unwrap();
+        let mut cc = (entry.prepare)(given.as_object().unwrap()).unwrap().build(1).unwrap();
         let tp = TcpCc::new(1448, 1500, 100);
         assert_eq!(cc.ssthresh(&tp), 25);
-        assert_eq!((entry.resolve)(&Map::new()).unwrap()["beta"], json!(0.5));
+        assert_eq!((entry.prepare)(&Map::new()).unwrap().resolved()["beta"], json!(0.5));
         let bad = json!({"beta": 2});
-        assert_eq!((entry.resolve)(bad.as_object().unwrap()).unwrap_err().field, "beta");
+        assert_eq!((entry.prepare)(bad.as_object().unwrap()).unwrap_err().field, "beta");
         assert_eq!((entry.spec)()[0].doc, "Multiplicative decrease factor.");
         // what Python, the schema and the figures learn from the same line (`_core.schema()`)
         let j = entry_json(&entry);
@@ -737,8 +802,7 @@ mod registry_tests {
         assert_eq!(entry(CCID2_NAME)["transport"], json!("dccp"));
         let acks_cwr: Vec<&str> = REGISTRY
             .iter()
-            .filter_map(|e| e.build)
-            .map(|b| b(&Map::new(), 0).unwrap())
+            .filter_map(|e| (e.prepare)(&Map::new()).unwrap().build(0))
             .filter(|c| c.acks_cwr_at_once())
             .map(|c| c.name())
             .collect();

@@ -261,16 +261,11 @@ impl CongestionControl for Nv {
     }
 
     /// Linux `tcpnv_cong_avoid`.
-    fn cong_avoid(&mut self, tp: &mut TcpCc, mut acked: u32) {
-        if !tp.is_cwnd_limited || !self.allow_cwnd_growth {
+    fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
+        if !self.allow_cwnd_growth {
             return;
         }
-        if tp.in_slow_start() {
-            acked = tp.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+        let Some(acked) = tp.after_slow_start(acked) else { return };
         let cnt = if self.cwnd_growth_factor < 0 {
             tp.cwnd << (-self.cwnd_growth_factor) as u32
         } else {

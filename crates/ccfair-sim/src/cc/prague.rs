@@ -107,16 +107,8 @@ impl CongestionControl for Prague {
         (tp.cwnd - cut).max(MIN_SSTHRESH_PKTS)
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpCc, mut acked: u32) {
-        if !tp.is_cwnd_limited {
-            return;
-        }
-        if tp.in_slow_start() {
-            acked = tp.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+    fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
+        let Some(acked) = tp.after_slow_start(acked) else { return };
         // cwnd += ai / cwnd per ACKed segment, ai = segments per RTT.
         let ai = self.ai_per_rtt_fp(tp.srtt_ns);
         if ai == FP_ONE {

@@ -16,16 +16,8 @@ use super::{CongestionControl, TcpCc};
 pub const MIN_SSTHRESH_PKTS: u32 = 2;
 
 /// Linux `tcp_reno_cong_avoid`, shared as the default growth of the trait.
-pub fn reno_cong_avoid(tp: &mut TcpCc, mut acked: u32) {
-    if !tp.is_cwnd_limited {
-        return;
-    }
-    if tp.in_slow_start() {
-        acked = tp.slow_start(acked);
-        if acked == 0 {
-            return;
-        }
-    }
+pub fn reno_cong_avoid(tp: &mut TcpCc, acked: u32) {
+    let Some(acked) = tp.after_slow_start(acked) else { return };
     let w = tp.cwnd;
     tp.cong_avoid_ai(w, acked);
 }

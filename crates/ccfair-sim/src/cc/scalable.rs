@@ -44,16 +44,8 @@ impl CongestionControl for Scalable {
         "scalable"
     }
 
-    fn cong_avoid(&mut self, tp: &mut TcpCc, mut acked: u32) {
-        if !tp.is_cwnd_limited {
-            return;
-        }
-        if tp.in_slow_start() {
-            acked = tp.slow_start(acked);
-            if acked == 0 {
-                return;
-            }
-        }
+    fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
+        let Some(acked) = tp.after_slow_start(acked) else { return };
         let w = tp.cwnd.min(self.params.ai_cnt_pkts);
         tp.cong_avoid_ai(w, acked);
     }

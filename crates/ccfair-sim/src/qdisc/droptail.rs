@@ -13,7 +13,7 @@ use crate::packet::Packet;
 pub const SOURCE: &str = "FIFO with tail drop: Linux sch_fifo (pfifo / bfifo)";
 
 crate::declare_params! {
-    /// Drop-tail's limits (experiment files: bottleneck.buffer); either may be unset (unbounded).
+    /// Drop-tail's limits (experiment files: bottleneck.buffer or qdisc.limit); either may be unset (unbounded).
     pub struct DroptailConfig {
         /// Limit, packets.
         limit_packets: Option<u64> = None, Range::at_least(1.0);
