@@ -101,6 +101,15 @@ def trace(path: str) -> None:
     print("TSval-TSecr at cwnd 1 (ms: count):", at_one.most_common(6))
     print("cwnd (value: ACKs):", collections.Counter(r["cwnd"] for r in acks).most_common(6))
     print("remote_hz min/max:", min(r["rhz"] for r in acks if r["rhz"]), max(r["rhz"] for r in acks))
+    # remote_hz above TCP_TS_HZ = 1000 makes LP_RESOL / remote_hz zero: the owd sample is
+    # 2^32 - TSecr and sowd overflows (docs/linux-ports.md, "TCP-LP").
+    for prev, r in zip(acks, acks[1:]):
+        if (r["rhz"] > 1000) != (prev["rhz"] > 1000):
+            print(
+                f"t={r['now'] - t0} ms: remote_hz {prev['rhz']} -> {r['rhz']} on TSval +{r['tsval'] - prev['tsval']} ms, "
+                f"TSecr +{r['tsecr'] - prev['tsecr']} ms (cwnd {r['cwnd']}, sowd {r['sowd']}); indications after: "
+                f"{sum(1 for x in acks if x['now'] > r['now'] and not x['flag'] & 8)}"
+            )
 
 
 if __name__ == "__main__":

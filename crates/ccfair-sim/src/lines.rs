@@ -16,13 +16,12 @@
 
 use crate::engine::{EventQueue, TimeNs};
 use crate::packet::Packet;
+use crate::prefetch::prefetch;
 use crate::ring::Ring;
 use crate::rng::stream_rng;
 use rand::Rng;
 use rand_distr::Exp1;
 use rand_pcg::Pcg64Mcg;
-use std::cmp::Reverse;
-use std::collections::BinaryHeap;
 
 pub(crate) struct DelayLine {
     delay_ns: u64,
@@ -48,15 +47,26 @@ pub(crate) struct DelayLine {
 /// (docs/benchmarks.md); the test `host_jitter_is_exponential_with_its_mean`
 /// checks the law.
 struct HostJitter {
-    mean_ns: u64,
+    /// The mean, ns, as the `f64` every draw multiplies (converted once).
+    mean_ns: f64,
     rng: Pcg64Mcg,
 }
 
 impl HostJitter {
-    fn draw_ns(&mut self) -> u64 {
-        let x: f64 = self.rng.sample(Exp1);
-        (self.mean_ns as f64 * x) as u64
+    fn new(mean_ns: u64, rng: Pcg64Mcg) -> HostJitter {
+        HostJitter { mean_ns: mean_ns as f64, rng }
     }
+
+    fn draw_ns(&mut self) -> u64 {
+        draw_exp_ns(&mut self.rng, self.mean_ns)
+    }
+}
+
+/// An exponential draw of mean `mean_ns` from `rng` (`HostJitter`).
+#[inline(always)]
+fn draw_exp_ns(rng: &mut Pcg64Mcg, mean_ns: f64) -> u64 {
+    let x: f64 = rng.sample(Exp1);
+    (mean_ns * x) as u64
 }
 
 impl DelayLine {
@@ -68,7 +78,7 @@ impl DelayLine {
     pub(crate) fn with_jitter(delay_ns: u64, mean_ns: u64, seed: u64, stream_id: u64) -> DelayLine {
         let mut l = DelayLine::new(delay_ns);
         if mean_ns > 0 {
-            l.jitter = Some(HostJitter { mean_ns, rng: stream_rng(seed, stream_id) });
+            l.jitter = Some(HostJitter::new(mean_ns, stream_rng(seed, stream_id)));
         }
         l
     }
@@ -197,11 +207,12 @@ pub(crate) struct SharedLines {
     lines: Vec<SharedLine>,
     /// Per flow: index of its line in `lines`, or [`OWN_LINE`].
     pub(crate) of_flow: Vec<u32>,
-    /// Per flow: its head on its shared line.
+    /// Per flow on a shared line without host noise: its head there.
     heads: Vec<FlowHead>,
-    /// Per flow on a shared line with host noise: its noise and its packets
-    /// in the line's stage; `None` for the others.
-    noisy: Vec<Option<NoisyFlow>>,
+    /// Per flow on a shared line with host noise: its head, its noise and
+    /// its packets in the line's stage (entries of other flows unused; empty
+    /// when no line has host noise).
+    noisy: Vec<NoisyFlow>,
     /// Scratch for `arrange_front`: (round, flow's seq, index in the block).
     order: Vec<(u32, u64, u32)>,
     block: Vec<Packet>,
@@ -216,28 +227,133 @@ struct SharedLine {
     stage: Option<Box<Stage>>,
 }
 
-/// Per flow on a shared line with host noise (`SharedLines`).
+/// Per flow on a shared line with host noise (`SharedLines`): all a packet
+/// of the flow touches on its way through the line, in one cache line (the
+/// host-noise mean is the line's, `Stage::mean_ns`). With thousands of
+/// flows these are read at random; `Stage::refill` prefetches them a few
+/// packets ahead.
+#[repr(align(64))]
 struct NoisyFlow {
-    jitter: HostJitter,
+    /// The flow's host-noise stream (`HostJitter`'s).
+    rng: Pcg64Mcg,
     /// Arrival time of the flow's last packet out of the FIFO.
     last_at: TimeNs,
-    /// The flow's head is in the stage's heap.
-    in_heap: bool,
+    /// As `FlowHead`: the flow's head's sequence number and its packets in the line.
+    seq: u64,
+    pending: u32,
     /// The flow's later packets in the stage, in order: first and last slot
     /// ([`NO_SLOT`]: none).
     wait_first: u32,
     wait_last: u32,
+    /// The flow's head is in the stage's heap.
+    in_heap: bool,
 }
+
+impl NoisyFlow {
+    fn new(rng: Pcg64Mcg) -> NoisyFlow {
+        NoisyFlow { rng, last_at: 0, seq: 0, pending: 0, wait_first: NO_SLOT, wait_last: NO_SLOT, in_heap: false }
+    }
+}
+
+/// `Stage::refill` prefetches the state of the flow of the packet this many
+/// places behind the FIFO's front.
+const PREFETCH_AHEAD: usize = 4;
 
 /// No slot of a `Stage`.
 const NO_SLOT: u32 = u32::MAX;
+
+/// A flow's head in a `Stage`: its arrival, the flow's sequence number and
+/// its slot.
+#[derive(Clone, Copy)]
+struct Head {
+    at: TimeNs,
+    seq: u64,
+    slot: u32,
+}
+
+impl Head {
+    /// (arrival, seq) as one number with the same order (the flows' sequence
+    /// numbers differ, so no two heads tie).
+    #[inline(always)]
+    fn key(&self) -> u128 {
+        ((self.at as u128) << 64) | self.seq as u128
+    }
+}
+
+/// The stage's heads, a binary min-heap on `Head::key` in a `Vec` (children
+/// of `i` at `2i + 1`, `2i + 2`), sifted as engine.rs's event queue is: the
+/// moving entry in a local, written once at its place, the earlier child
+/// chosen without a branch. A head that leaves and hands over to its flow's
+/// next packet replaces the root (one sift instead of a pop and a push).
+/// The keys are distinct, so the pop order is that of any min-heap.
+#[derive(Default)]
+struct HeadHeap {
+    h: Vec<Head>,
+}
+
+impl HeadHeap {
+    #[inline(always)]
+    fn peek(&self) -> Option<&Head> {
+        self.h.first()
+    }
+
+    #[inline(always)]
+    fn push(&mut self, e: Head) {
+        let mut i = self.h.len();
+        self.h.push(e);
+        let k = e.key();
+        while i > 0 {
+            let parent = (i - 1) / 2;
+            if k >= self.h[parent].key() {
+                break;
+            }
+            self.h[i] = self.h[parent];
+            i = parent;
+        }
+        self.h[i] = e;
+    }
+
+    /// Put `e` in the root's place and sift it down.
+    #[inline(always)]
+    fn replace_root(&mut self, e: Head) {
+        let n = self.h.len();
+        let k = e.key();
+        let mut i = 0;
+        loop {
+            let mut child = 2 * i + 1;
+            if child >= n {
+                break;
+            }
+            let right = if child + 1 < n { self.h[child + 1].key() } else { u128::MAX };
+            let left = self.h[child].key();
+            child += (right < left) as usize;
+            if left.min(right) >= k {
+                break;
+            }
+            self.h[i] = self.h[child];
+            i = child;
+        }
+        self.h[i] = e;
+    }
+
+    /// Remove the root.
+    #[inline(always)]
+    fn remove_root(&mut self) {
+        let last = self.h.pop().expect("a root");
+        if !self.h.is_empty() {
+            self.replace_root(last);
+        }
+    }
+}
 
 /// The packets of a shared line with host noise that left its FIFO
 /// (`SharedLines`).
 #[derive(Default)]
 struct Stage {
-    /// The flows' heads: (arrival, flow's seq, slot), earliest on top.
-    heap: BinaryHeap<Reverse<(TimeNs, u64, u32)>>,
+    /// The line's host-noise mean, ns.
+    mean_ns: f64,
+    /// The flows' heads, earliest on top.
+    heap: HeadHeap,
     /// Packets, each with the next slot of its flow's list.
     slots: Vec<(Packet, u32)>,
     free: Vec<u32>,
@@ -261,12 +377,12 @@ impl Stage {
 
     /// Arrival time of the earliest head.
     fn earliest_ns(&self) -> Option<TimeNs> {
-        self.heap.peek().map(|e| e.0 .0)
+        self.heap.peek().map(|e| e.at)
     }
 
     /// Key the line's entry in `q` by the earliest head, unless it is already.
     fn schedule<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, ev: E) {
-        if let Some(&Reverse((at, seq, _))) = self.heap.peek() {
+        if let Some(&Head { at, seq, .. }) = self.heap.peek() {
             if self.live != Some((at, seq)) {
                 q.schedule_keyed(at, seq, ev);
                 self.live = Some((at, seq));
@@ -276,16 +392,18 @@ impl Stage {
 
     /// Move packets from the FIFO of `line` into the stage while one may
     /// arrive no later than the earliest head (see `SharedLines`).
-    fn refill(&mut self, line: &mut DelayLine, heads: &[FlowHead], noisy: &mut [Option<NoisyFlow>]) {
+    fn refill(&mut self, line: &mut DelayLine, noisy: &mut [NoisyFlow]) {
         while let Some(front) = line.q.front() {
             if self.earliest_ns().is_some_and(|t| front.enqueue_ns > t) {
                 break;
             }
+            if let Some(ahead) = line.q.get(PREFETCH_AHEAD) {
+                prefetch(&noisy[ahead.flow as usize]);
+            }
             let mut p = line.q.pop_front().expect("the front exists");
-            let f = p.flow as usize;
-            let nf = noisy[f].as_mut().expect("a flow of a line with host noise");
+            let nf = &mut noisy[p.flow as usize];
             // As `DelayLine::with_host_noise`, in the flow's push order.
-            let at = (p.enqueue_ns + nf.jitter.draw_ns()).max(nf.last_at);
+            let at = (p.enqueue_ns + draw_exp_ns(&mut nf.rng, self.mean_ns)).max(nf.last_at);
             nf.last_at = at;
             p.enqueue_ns = at;
             let slot = self.alloc(p);
@@ -297,46 +415,40 @@ impl Stage {
                 nf.wait_last = slot;
             } else {
                 nf.in_heap = true;
-                self.heap.push(Reverse((at, heads[f].seq, slot)));
+                self.heap.push(Head { at, seq: nf.seq, slot });
             }
         }
     }
 
     /// Take the earliest head, the event (`now`, `seq`) of the line (`None`:
     /// a stale entry, uncounted in `q`); put the flow's next packet in the heap.
-    fn pop<E: Eq + Copy>(
-        &mut self,
-        q: &mut EventQueue<E>,
-        now: TimeNs,
-        seq: u64,
-        heads: &mut [FlowHead],
-        noisy: &mut [Option<NoisyFlow>],
-    ) -> Option<Packet> {
+    fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, seq: u64, noisy: &mut [NoisyFlow]) -> Option<Packet> {
         if self.live != Some((now, seq)) {
             q.discard_stale();
             return None;
         }
         self.live = None;
-        let Reverse((_, _, slot)) = self.heap.pop().expect("the live entry's packet");
+        let slot = self.heap.peek().expect("the live entry's packet").slot;
         let p = self.slots[slot as usize].0;
         self.free.push(slot);
-        let f = p.flow as usize;
-        let h = &mut heads[f];
-        h.pending -= 1;
-        if h.pending > 0 {
+        let nf = &mut noisy[p.flow as usize];
+        nf.pending -= 1;
+        if nf.pending > 0 {
             // Where the flow's own line would schedule its next head.
-            h.seq = q.take_seq();
+            nf.seq = q.take_seq();
         }
-        let nf = noisy[f].as_mut().expect("a flow of a line with host noise");
         match nf.wait_first {
-            NO_SLOT => nf.in_heap = false,
+            NO_SLOT => {
+                nf.in_heap = false;
+                self.heap.remove_root();
+            }
             w => {
                 let (next_p, next) = self.slots[w as usize];
                 nf.wait_first = next;
                 if next == NO_SLOT {
                     nf.wait_last = NO_SLOT;
                 }
-                self.heap.push(Reverse((next_p.enqueue_ns, h.seq, w)));
+                self.heap.replace_root(Head { at: next_p.enqueue_ns, seq: nf.seq, slot: w });
             }
         }
         Some(p)
@@ -362,7 +474,8 @@ impl SharedLines {
         let mut line_of_key: Vec<((u64, u64), u32)> = Vec::new();
         let mut lines: Vec<SharedLine> = Vec::new();
         let mut of_flow = Vec::with_capacity(n);
-        let mut noisy: Vec<Option<NoisyFlow>> = (0..n).map(|_| None).collect();
+        let noise_shared = (0..n).any(|i| jitters[i] > 0 && delays[i] > 0 && count(key(i)) >= min_shared.max(2));
+        let mut noisy: Vec<NoisyFlow> = if noise_shared { (0..n).map(|_| NoisyFlow::new(Pcg64Mcg::new(0))).collect() } else { Vec::new() };
         for i in 0..n {
             if delays[i] == 0 || count(key(i)) < min_shared.max(2) {
                 of_flow.push(OWN_LINE);
@@ -371,7 +484,7 @@ impl SharedLines {
             let l = match line_of_key.iter().find(|e| e.0 == key(i)) {
                 Some(e) => e.1,
                 None => {
-                    let stage = (jitters[i] > 0).then(Box::default);
+                    let stage = (jitters[i] > 0).then(|| Box::new(Stage { mean_ns: jitters[i] as f64, ..Stage::default() }));
                     lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX, stage });
                     line_of_key.push((key(i), lines.len() as u32 - 1));
                     lines.len() as u32 - 1
@@ -379,8 +492,7 @@ impl SharedLines {
             };
             of_flow.push(l);
             if jitters[i] > 0 {
-                let jitter = HostJitter { mean_ns: jitters[i], rng: stream_rng(seed, stream_base + i as u64) };
-                noisy[i] = Some(NoisyFlow { jitter, last_at: 0, in_heap: false, wait_first: NO_SLOT, wait_last: NO_SLOT });
+                noisy[i] = NoisyFlow::new(stream_rng(seed, stream_base + i as u64));
             }
         }
         SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], noisy, order: Vec::new(), block: Vec::new() }
@@ -394,13 +506,13 @@ impl SharedLines {
     pub(crate) fn flow_at(&self, l: u32, i: usize) -> Option<u32> {
         let sl = &self.lines[l as usize];
         let Some(st) = sl.stage.as_ref() else { return sl.line.q.get(i).map(|p| p.flow) };
-        let h = st.heap.as_slice();
-        let slot = match i {
+        let h = st.heap.h.as_slice();
+        let head = match i {
             0 => h.first(),
-            1 => h.get(1..h.len().min(3)).and_then(|c| c.iter().max()),
+            1 => h.get(1..h.len().min(3)).and_then(|c| c.iter().min_by_key(|e| e.key())),
             _ => None,
         }?;
-        Some(st.slots[slot.0 .2 as usize].0.flow)
+        Some(st.slots[head.slot as usize].0.flow)
     }
 
     /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`, whose
@@ -409,22 +521,28 @@ impl SharedLines {
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: Packet, ev: E) {
         let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
         let at = now + line.delay_ns;
+        if let Some(st) = stage {
+            let nf = &mut self.noisy[p.flow as usize];
+            if nf.pending == 0 {
+                // Where the flow's own line would schedule its head event.
+                nf.seq = q.take_seq();
+            }
+            nf.pending += 1;
+            line.q.push_back(p);
+            line.q.back_mut().expect("just pushed").enqueue_ns = at;
+            if st.earliest_ns().is_none_or(|t| at <= t) {
+                // The packet may arrive before the line's head.
+                st.refill(line, &mut self.noisy);
+                st.schedule(q, ev);
+            }
+            return;
+        }
         let h = &mut self.heads[p.flow as usize];
         if h.pending == 0 {
             // Where the flow's own line would schedule its head event.
             h.seq = q.take_seq();
         }
         h.pending += 1;
-        if let Some(st) = stage {
-            line.q.push_back(p);
-            line.q.back_mut().expect("just pushed").enqueue_ns = at;
-            if st.earliest_ns().is_none_or(|t| at <= t) {
-                // The packet may arrive before the line's head.
-                st.refill(line, &self.heads, &mut self.noisy);
-                st.schedule(q, ev);
-            }
-            return;
-        }
         if line.q.is_empty() {
             q.schedule_keyed(at, h.seq, ev);
         }
@@ -441,8 +559,8 @@ impl SharedLines {
         let SharedLine { line, arranged_at, stage } = &mut self.lines[l as usize];
         let heads = &mut self.heads;
         if let Some(st) = stage {
-            let p = st.pop(q, now, seq, heads, &mut self.noisy)?;
-            st.refill(line, heads, &mut self.noisy);
+            let p = st.pop(q, now, seq, &mut self.noisy)?;
+            st.refill(line, &mut self.noisy);
             st.schedule(q, ev);
             return Some(p);
         }
@@ -574,7 +692,7 @@ mod tests {
         // value 1.95 / sqrt(n).
         let mean = 200_000.0;
         let n = 400_000;
-        let mut j = HostJitter { mean_ns: mean as u64, rng: stream_rng(42, stream::HOST_SEND) };
+        let mut j = HostJitter::new(mean as u64, stream_rng(42, stream::HOST_SEND));
         let mut x: Vec<f64> = (0..n).map(|_| j.draw_ns() as f64 + 0.5).collect();
         let m = x.iter().sum::<f64>() / n as f64;
         let sd = (x.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (n - 1) as f64).sqrt();

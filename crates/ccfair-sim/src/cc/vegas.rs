@@ -15,7 +15,10 @@
 //!   - fewer than 3 RTT samples in a round -> Reno growth for that round
 //!     (delayed ACKs make the samples unreliable);
 //!   - Vegas runs only in the Open state; in Recovery/Loss it is disabled and
-//!     Reno's halving applies (`tcp_reno_ssthresh`); it is re-enabled on TX start.
+//!     Reno's halving applies (`tcp_reno_ssthresh`);
+//!   - a send with nothing in flight (CA_EVENT_TX_START: after idle, and after
+//!     an RTO, when every outstanding segment is marked lost) re-initialises
+//!     Vegas, baseRTT included (`tcp_vegas_cwnd_event` -> `tcp_vegas_init`).
 //!
 //! Sources: L. Brakmo, L. Peterson, "TCP Vegas: End to End Congestion
 //! Avoidance on a Global Internet", IEEE JSAC 13(8), 1995; Linux 6.18
@@ -161,9 +164,12 @@ impl CongestionControl for Vegas {
         }
     }
 
+    /// Linux `tcp_vegas_cwnd_event`: a send with nothing in flight (after idle
+    /// or an RTO: `tcp_event_data_sent`'s CA_EVENT_TX_START) or a restart
+    /// re-runs `tcp_vegas_init`, which forgets baseRTT too.
     fn cwnd_event(&mut self, tp: &mut TcpCc, ev: CaEvent) {
         if matches!(ev, CaEvent::CwndRestart | CaEvent::TxStart) {
-            self.enable(tp);
+            self.init(tp);
         }
     }
 
@@ -336,6 +342,21 @@ mod tests {
         round(&mut v, &mut t, rtt_for_queue(40, GAMMA_PKTS), 5);
         assert_eq!(t.cwnd, 41, "slow start: +acked");
         assert!(t.in_slow_start());
+    }
+
+    #[test]
+    fn a_send_with_nothing_in_flight_forgets_base_rtt_as_tcp_vegas_init() {
+        // tcp_vegas_cwnd_event calls tcp_vegas_init on CA_EVENT_TX_START (sent by
+        // tcp_event_data_sent when tcp_packets_in_flight is 0: after idle or an
+        // RTO): the next round's RTT becomes the base, queue included.
+        let (mut v, mut t) = ca_state();
+        assert_eq!(v.base_rtt_ns(), BASE_NS);
+        v.cwnd_event(&mut t, CaEvent::TxStart);
+        assert_eq!(v.base_rtt_ns(), u64::MAX);
+        let queued_rtt = rtt_for_queue(20, 10);
+        round(&mut v, &mut t, queued_rtt, 5);
+        assert_eq!(v.base_rtt_ns(), queued_rtt);
+        assert_eq!(t.cwnd, 21, "diff 0 against the new base: grow");
     }
 
     #[test]

@@ -315,11 +315,23 @@ struct AckAcc {
     /// Option, so that a new accumulator per ACK writes one tag instead of
     /// zeroing the snapshot, and rate_gen reads it in place.
     rate: Option<RateAcc>,
+    /// RTT of the oldest cumulatively ACKed, never retransmitted segment.
+    seq_rtt: Option<u64>,
     /// RTT of the newest delivered, never retransmitted segment.
     ca_rtt: Option<u64>,
     /// RTT of the newest newly SACKed, never retransmitted segment.
     sack_rtt: Option<u64>,
     flags: AckFlags,
+}
+
+/// What an ACK delivered, as the phases after `account_ack` read it.
+struct AckDelivery {
+    /// Segments newly ACKed, SACKed or D-SACKed.
+    newly_delivered: u32,
+    /// The ACK echoes congestion (ECE on an ECN-capable connection).
+    ece: bool,
+    /// The CCA's RTT sample of the ACK, ns (-1: none).
+    rtt_ns: i64,
 }
 
 /// Per-ACK bookkeeping of tcp_rate.c `tcp_rate_skb_delivered`.
@@ -924,10 +936,16 @@ impl Sender {
 
     // -------------------------------------------------------------------- ACK
 
-    /// Process an ACK (Linux `tcp_ack`).
+    /// Process an ACK (Linux `tcp_ack`), in its phases: the header
+    /// (`read_ack_header`), the cumulative ACK (`clean_acked`), the SACK
+    /// blocks (`sacktag`), delivery accounting and the CCA's per-ACK hooks
+    /// (`account_ack`), the recovery state machine (`recover_on_ack`), the
+    /// congestion window (`control_cwnd_on_ack`), the timers
+    /// (`rearm_on_ack`), then sending.
     ///
     /// Not inlined: inlined, this large function made the simulator's
-    /// dispatch loop about 3 % slower (docs/benchmarks.md).
+    /// dispatch loop about 3 % slower (docs/benchmarks.md). Its phases are
+    /// inlined into it.
     #[inline(never)]
     pub fn on_ack(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) {
         self.tp.now_ns = now;
@@ -938,22 +956,42 @@ impl Sender {
             (ConnState::Established, Kind::Ack) => {}
             _ => return,
         }
-        self.rwnd = p.rwnd();
-        self.ts_recent = p.ts_val;
-        self.tp.rcv_tsval_ns = p.ts_val;
-        self.tp.rcv_tsecr_ns = p.ts_ecr;
+        self.read_ack_header(p);
         let prior_in_flight = self.in_flight();
         let prior_una = self.tp.snd_una;
         let mut acc = AckAcc::default();
         acc.flags.ts_ecr = p.ts_ecr;
-        let mut seq_rtt: Option<u64> = None; // oldest cumulatively ACKed, never retransmitted
+        self.clean_acked(now, p.ack(), &mut acc);
+        // SACK blocks, D-SACK first (tcp_sacktag_write_queue).
+        if !sack.is_empty() {
+            self.sacktag(now, &sack, p.ack(), prior_una, &mut acc);
+        }
+        let d = self.account_ack(now, p, &acc, prior_in_flight);
+        let newly_lost = self.recover_on_ack(now, &acc.flags, d.ece);
+        self.control_cwnd_on_ack(now, &acc, &d, newly_lost, prior_in_flight);
+        self.rearm_on_ack(now, p.ack(), &acc.flags);
+        self.try_send(now, out);
+    }
 
-        // Cumulative ACK (tcp_clean_rtx_queue).
+    /// The ACK's receive window and timestamps.
+    #[inline(always)]
+    fn read_ack_header(&mut self, p: &Packet) {
+        self.rwnd = p.rwnd();
+        self.ts_recent = p.ts_val;
+        self.tp.rcv_tsval_ns = p.ts_val;
+        self.tp.rcv_tsecr_ns = p.ts_ecr;
+    }
+
+    /// The cumulative ACK `ack_no` (tcp_clean_rtx_queue): frees the segments
+    /// below it, counting their deliveries, rate and RACK state and RTTs
+    /// into `acc`.
+    #[inline(always)]
+    fn clean_acked(&mut self, now: TimeNs, ack_no: u64, acc: &mut AckAcc) {
+        let prior_una = self.tp.snd_una;
         let in_loss = self.tp.ca_state == CaState::Loss;
-        let ack_no = p.ack();
         let ack = ack_no.min(self.tp.snd_nxt);
         if ack > self.tp.snd_una && !self.general_ack_path() {
-            self.clean_plain_acked(now, (ack - self.tp.snd_una) as usize, in_loss, &mut acc, &mut seq_rtt);
+            self.clean_plain_acked(now, (ack - self.tp.snd_una) as usize, in_loss, acc);
         }
         // The general case (what clean_plain_acked left: all or nothing).
         while self.tp.snd_una < ack {
@@ -974,7 +1012,7 @@ impl Sender {
                 self.rack_advance(now, &seg, seq);
                 if seg.flags & F_EVER_RETRANS == 0 {
                     let r = now - seg.sent_ns;
-                    seq_rtt.get_or_insert(r);
+                    acc.seq_rtt.get_or_insert(r);
                     acc.ca_rtt = Some(r);
                     // FLAG_ORIG_SACK_ACKED (read only in Loss, by F-RTO).
                     acc.flags.orig_sack_acked |= in_loss && seq < self.high_seq;
@@ -993,17 +1031,15 @@ impl Sender {
         // Only the front is trimmed (retransmissions sit later in send order);
         // RACK's walk skips any other entry below snd_una, as before.
         self.tsorted.trim_below(self.tp.snd_una);
-        // SACK blocks, D-SACK first (tcp_sacktag_write_queue).
-        if !sack.is_empty() {
-            self.sacktag(now, &sack, ack_no, prior_una, &mut acc);
-        }
+    }
+
+    /// What the ACK delivered (D-SACKed segments included), ECE, the RTT
+    /// sample, and the CCA's per-ACK hooks (`in_ack_event`, `pkts_acked`).
+    #[inline(always)]
+    fn account_ack(&mut self, now: TimeNs, p: &Packet, acc: &AckAcc, prior_in_flight: u32) -> AckDelivery {
         // tcp_dsack_seen: a D-SACKed (spurious) retransmission was delivered.
         let newly_delivered = acc.newly_delivered + acc.flags.dsack_segs;
-        let ca_rtt = acc.ca_rtt;
-        let sack_rtt = acc.sack_rtt;
-        let flags = &acc.flags;
-        let una_advanced = flags.una_advanced;
-        if una_advanced {
+        if acc.flags.una_advanced {
             // tcp_ack: FLAG_SND_UNA_ADVANCED clears icsk_retransmits (and the backoff).
             self.backoff = 0;
             self.retransmits = 0;
@@ -1019,29 +1055,41 @@ impl Sender {
             self.stats.ece_acks += 1;
             self.tp.delivered_ce += newly_ce as u64;
         }
-        if let Some(r) = seq_rtt.or(sack_rtt) {
+        if let Some(r) = acc.seq_rtt.or(acc.sack_rtt) {
             self.rtt_sample(now, r);
         }
         self.tp.in_flight = self.in_flight();
-        let ack_sample = AckSample { pkts_acked: acc.newly_delivered, rtt_ns: ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
+        let ack_sample =
+            AckSample { pkts_acked: acc.newly_delivered, rtt_ns: acc.ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
         self.cc.in_ack_event(&mut self.tp, ece);
         if acc.newly_delivered > 0 {
             self.tp.sacked_out = self.sacked_out;
             self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered);
             self.cc.pkts_acked(&mut self.tp, &ack_sample);
         }
+        AckDelivery { newly_delivered, ece, rtt_ns: ack_sample.rtt_ns }
+    }
 
+    /// The recovery state machine, for an ACK that is dubious
+    /// (tcp_ack_is_dubious: an ACK in Open that only advances snd_una skips
+    /// it, and RACK, as in Linux). Returns the segments newly marked lost.
+    #[inline(always)]
+    fn recover_on_ack(&mut self, now: TimeNs, flags: &AckFlags, ece: bool) -> u32 {
         let lost_before = self.tp.lost;
-        // tcp_ack_is_dubious: an ACK in Open that only advances snd_una skips
-        // the recovery state machine (and RACK), as in Linux.
-        if !una_advanced || flags.data_sacked || flags.dsacking || ece || self.tp.ca_state != CaState::Open {
+        if !flags.una_advanced || flags.data_sacked || flags.dsacking || ece || self.tp.ca_state != CaState::Open {
             self.fastretrans_alert(now, flags, ece);
         }
-        let newly_lost = (self.tp.lost - lost_before) as u32;
+        (self.tp.lost - lost_before) as u32
+    }
 
+    /// The rate sample and the congestion window: the CCA's `cong_control`,
+    /// else PRR in Recovery / CWR or `cong_avoid`, and the pacing rate.
+    #[inline(always)]
+    fn control_cwnd_on_ack(&mut self, now: TimeNs, acc: &AckAcc, d: &AckDelivery, newly_lost: u32, prior_in_flight: u32) {
+        let (newly_delivered, una_advanced) = (d.newly_delivered, acc.flags.una_advanced);
         let mut rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, acc.rate.as_ref());
-        rs.rtt_ns = ack_sample.rtt_ns;
-        rs.is_ece = ece;
+        rs.rtt_ns = d.rtt_ns;
+        rs.is_ece = d.ece;
         self.tp.in_flight = self.in_flight();
         // Linux keeps tp->is_cwnd_limited current for every CCA (BBRv2's
         // inflight_hi growth reads it in cong_control).
@@ -1068,17 +1116,21 @@ impl Sender {
             self.update_pacing_rate();
         }
         self.tp.cwnd = self.tp.cwnd.max(1);
+    }
 
-        self.process_tlp_ack(p.ack(), flags);
+    /// The tail loss probe's ACK, then the probe or RTO timer
+    /// (tcp_set_xmit_timer), or none with nothing in flight.
+    #[inline(always)]
+    fn rearm_on_ack(&mut self, now: TimeNs, ack_no: u64, flags: &AckFlags) {
+        self.process_tlp_ack(ack_no, flags);
         if self.packets_out == 0 {
             self.rto_timer.disarm();
             self.tlp_armed = false;
-        } else if una_advanced && !self.schedule_loss_probe(now, true) {
+        } else if flags.una_advanced && !self.schedule_loss_probe(now, true) {
             // tcp_set_xmit_timer: the probe if it may be sent, else the RTO.
             self.tlp_armed = false;
             self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
         }
-        self.try_send(now, out);
     }
 
     /// Tests run the same ACKs with and without `clean_plain_acked`.
@@ -1102,7 +1154,7 @@ impl Sender {
     /// recently sent segment, and the RTTs of the first and the last. Frees
     /// them all, or changes nothing (the general loop then frees them).
     #[inline]
-    fn clean_plain_acked(&mut self, now: TimeNs, n: usize, in_loss: bool, acc: &mut AckAcc, seq_rtt: &mut Option<u64>) {
+    fn clean_plain_acked(&mut self, now: TimeNs, n: usize, in_loss: bool, acc: &mut AckAcc) {
         let una = self.tp.snd_una;
         let (mut flags, mut rate_i, mut rate_delivered) = (0u8, 0usize, 0u64);
         let (mut rack_xmit_ns, mut rack_end_seq) = (self.rack_xmit_ns, self.rack_end_seq);
@@ -1125,7 +1177,7 @@ impl Sender {
         if (rack_xmit_ns, rack_end_seq) != (self.rack_xmit_ns, self.rack_end_seq) {
             (self.rack_xmit_ns, self.rack_end_seq, self.rack_rtt_ns) = (rack_xmit_ns, rack_end_seq, now - rack_xmit_ns);
         }
-        *seq_rtt = Some(now - self.segs[0].sent_ns);
+        acc.seq_rtt = Some(now - self.segs[0].sent_ns);
         acc.ca_rtt = Some(now - self.segs[n - 1].sent_ns);
         acc.flags.orig_sack_acked |= in_loss && una < self.high_seq;
         acc.newly_delivered += n as u32;
