@@ -28,6 +28,7 @@ from typing import Any
 
 from ccfair.fidelity.compare import _point_entry, _side, _totals
 from ccfair.fidelity.points import load_set, runs_by_point, select_runs
+from common import fidelity_outliers
 
 
 def _sim(raw: dict[str, Any], seed: int, starts_s: list[float] | None) -> dict[str, Any]:
@@ -123,10 +124,7 @@ def main() -> None:
         k += len(kr)
         points.append(_point_entry(p, kr, kern, sim))
     out = _totals(points, {})
-    util_out = sum(1 for q in points if abs(q["sim_utilisation"] - q["kernel_utilisation"]) > 0.01)
-    queue_out = sum(
-        1 for q in points if q["kernel_queue_packets"] > 0 and abs(q["sim_queue_packets"] / q["kernel_queue_packets"] - 1) > 0.1
-    )
+    util_out, queue_out = fidelity_outliers(points)
     print(
         f"{len(points)} points: mean |diff| {out['mean_abs']:.4f}, worst {out['worst_abs']:.3f} ({out['worst_point']}), "
         f"spread ok {out['spread_ok_fraction']:.2f}, utilisation out by > 0.01 at {util_out}, queue out by > 10 % at {queue_out}; "

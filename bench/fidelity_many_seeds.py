@@ -21,6 +21,7 @@ from pathlib import Path
 
 from ccfair.fidelity.compare import _point_entry, _side, _sim_one, _totals
 from ccfair.fidelity.points import load_set, runs_by_point, select_runs
+from common import fidelity_outliers
 
 
 def main() -> None:
@@ -48,10 +49,7 @@ def main() -> None:
         i += n
         points.append(_point_entry(p, kr, kern, sim))
     out = _totals(points, {})
-    util_out = sum(1 for q in points if abs(q["sim_utilisation"] - q["kernel_utilisation"]) > 0.01)
-    queue_out = sum(
-        1 for q in points if q["kernel_queue_packets"] > 0 and abs(q["sim_queue_packets"] / q["kernel_queue_packets"] - 1) > 0.1
-    )
+    util_out, queue_out = fidelity_outliers(points)
     print(
         f"{len(points)} points, {args.seeds} simulator seeds per kernel run: mean |diff| {out['mean_abs']:.4f}, "
         f"worst {out['worst_abs']:.3f} ({out['worst_point']}), utilisation out by > 0.01 at {util_out}, "
