@@ -114,6 +114,26 @@ pub(crate) struct Monitor {
     pub(crate) trace: Option<TraceResult>,
 }
 
+impl Monitor {
+    /// One trace sample (`trace = true`) of every flow that has started: cwnd, in flight,
+    /// srtt, pacing rate and ssthresh at `now`.
+    pub(crate) fn trace_flows(&mut self, now: TimeNs, senders: &[FlowSender], starts: &[u64]) {
+        let Some(t) = self.trace.as_mut() else { return };
+        for (i, s) in senders.iter().enumerate() {
+            if now < starts[i] {
+                continue;
+            }
+            t.flow.push(i as u32);
+            t.time_ns.push(now);
+            t.cwnd_pkts.push(s.cwnd_pkts());
+            t.inflight_pkts.push(s.in_flight());
+            t.srtt_ns.push(s.srtt_ns());
+            t.pacing_rate_bps.push(s.pacing_rate_bps());
+            t.ssthresh_pkts.push(s.ssthresh_pkts());
+        }
+    }
+}
+
 /// What a run gives its result beside its monitor's series and its flows' results
 /// ([`Monitor::into_result`]; the dumbbell's and the topology's).
 pub(crate) struct RunEnd {
@@ -557,20 +577,7 @@ impl<Q: Qdisc> Simulation<Q> {
         let on_link = InService::of(self.tx_current.as_ref().map(|p| p.wire_bytes));
         self.mon.queue_pkts.push(self.qdisc.len_packets() as u32 + on_link.packets as u32);
         self.mon.queue_bytes.push(self.qdisc.len_bytes() + on_link.bytes);
-        if let Some(t) = self.mon.trace.as_mut() {
-            for (i, s) in self.senders.iter().enumerate() {
-                if now < self.starts[i] {
-                    continue;
-                }
-                t.flow.push(i as u32);
-                t.time_ns.push(now);
-                t.cwnd_pkts.push(s.cwnd_pkts());
-                t.inflight_pkts.push(s.in_flight());
-                t.srtt_ns.push(s.srtt_ns());
-                t.pacing_rate_bps.push(s.pacing_rate_bps());
-                t.ssthresh_pkts.push(s.ssthresh_pkts());
-            }
-        }
+        self.mon.trace_flows(now, &self.senders, &self.starts);
         let next = now + self.sample_ns;
         self.next_sample = (next < self.duration_ns).then(|| (next, self.q.take_seq()));
     }

@@ -581,20 +581,7 @@ impl TopoSim {
                 self.mon.queue_bytes.push(s.bytes);
             }
         }
-        if let Some(t) = self.mon.trace.as_mut() {
-            for (i, s) in self.senders.iter().enumerate() {
-                if now < self.starts[i] {
-                    continue;
-                }
-                t.flow.push(i as u32);
-                t.time_ns.push(now);
-                t.cwnd_pkts.push(s.cwnd_pkts());
-                t.inflight_pkts.push(s.in_flight());
-                t.srtt_ns.push(s.srtt_ns());
-                t.pacing_rate_bps.push(s.pacing_rate_bps());
-                t.ssthresh_pkts.push(s.ssthresh_pkts());
-            }
-        }
+        self.mon.trace_flows(now, &self.senders, &self.starts);
         let next = now + self.sample_ns;
         if next < self.duration_ns {
             self.q.schedule(next, Ev::Sample);
