@@ -6,11 +6,24 @@ import json
 import shutil
 import statistics
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ccfair.cli import main
 from ccfair.fidelity import collect as collect_mod
-from ccfair.fidelity.points import append_run, gate_failures, load_set, read_runs, repair_tail, runs_by_point, select_runs, spec_sha
+from ccfair.fidelity.points import (
+    UTILISATION_TOLERANCE,
+    append_run,
+    frame_time_s,
+    gate_failures,
+    load_set,
+    read_runs,
+    repair_tail,
+    runs_by_point,
+    select_runs,
+    spec_sha,
+    stall_limit_s,
+)
 from ccfair.spec import Spec
 
 FIXTURE = Path(__file__).parent / "data" / "fidelity"
@@ -174,6 +187,29 @@ def test_a_run_passes_the_gate_only_with_its_host_facts_within_the_testbed_limit
     assert gate_failures(spec, loaded) == ["host load 12.5 per CPU > 10"]
     late = {**good, "host": {**good["host"], "bottleneck_late_p99_us": 1300}}
     assert gate_failures(spec, late)[0].startswith("bottleneck late p99 1300 us > 1 frame time (1211 us)")
+
+
+def test_a_run_whose_bottleneck_stalled_for_more_than_a_tenth_of_the_utilisation_tolerance_fails_the_gate(tmp_path: Path) -> None:
+    """A stall of s on a backlogged link loses s minus the one-frame token bucket of service: the
+    longest stall that keeps the lost service within UTILISATION_TOLERANCE / 10 of the window."""
+    ps = load_set("tiny", _tiny(tmp_path))
+    point = ps.points[0]
+    spec = point.spec()  # window 3-8 s, 10 Mbit/s: a 1514-byte frame is 1211.2 us
+    assert frame_time_s(spec) == pytest.approx(1514 * 8 / 10e6)
+    limit = stall_limit_s(spec)
+    window_s = 5.0
+    assert (limit - frame_time_s(spec)) / window_s == pytest.approx(UTILISATION_TOLERANCE / 10)
+    assert limit == pytest.approx(6.2112e-3)
+    rec = dict(read_runs(ps.kernel_path)[1])
+    good = {**rec, "flow_start_s": [0.01, 1.2], "host": {**rec["host"], "cpus": 2}}
+
+    def stalled(ns: int | None) -> dict[str, Any]:
+        return {**good, "host": {**good["host"], "bottleneck_late_max_ns": ns}}
+
+    assert gate_failures(spec, stalled(6_211_000)) == []
+    assert gate_failures(spec, stalled(6_212_000)) == ["bottleneck stalled 6.2 ms > 6.2 ms"]
+    assert gate_failures(spec, stalled(40_000_000)) == ["bottleneck stalled 40.0 ms > 6.2 ms"]
+    assert gate_failures(spec, stalled(None)) == ["no host facts"]
 
 
 def test_a_point_uses_its_gated_runs_when_it_has_enough_else_all(tmp_path: Path) -> None:
