@@ -231,3 +231,25 @@ def test_gated_collect_adds_new_seeds_until_enough_runs_pass(tmp_path: Path) -> 
         ("reno/cubic", 3),
         ("reno/cubic", 4),
     ]
+
+
+def test_the_simulators_spread_is_the_mean_range_of_sets_of_as_many_runs_as_the_kernel_has() -> None:
+    """The range grows with the sample: K simulator runs per kernel run form K sets of n runs
+    (run-major order), and the spread is their mean range, not the range of all K n runs."""
+    from ccfair.fidelity.compare import mean_range
+
+    runs = [0.1, 0.5, 0.2, 0.5, 0.4, 0.5]  # kernel runs 1-3, two simulator seeds each
+    assert mean_range(runs, 2) == pytest.approx((0.3 + 0.0) / 2)
+    assert mean_range(runs, 1) == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="do not form 4 equal sets"):
+        mean_range(runs, 4)
+
+
+def test_outside_counts_points_beyond_the_utilisation_and_queue_tolerances() -> None:
+    from ccfair.fidelity.compare import outside
+
+    def pt(i: str, ku: float, su: float, kq: float, sq: float) -> dict[str, Any]:
+        return {"id": i, "kernel_utilisation": ku, "sim_utilisation": su, "kernel_queue_packets": kq, "sim_queue_packets": sq}
+
+    pts = [pt("a", 0.985, 1.0, 10.0, 10.5), pt("b", 0.995, 1.0, 10.0, 11.5), pt("c", 0.99, 0.99, 0.0, 3.0)]
+    assert outside(pts) == (["a"], ["b"])
