@@ -253,3 +253,38 @@ def test_outside_counts_points_beyond_the_utilisation_and_queue_tolerances() -> 
 
     pts = [pt("a", 0.985, 1.0, 10.0, 10.5), pt("b", 0.995, 1.0, 10.0, 11.5), pt("c", 0.99, 0.99, 0.0, 3.0)]
     assert outside(pts) == (["a"], ["b"])
+
+
+def _little_queue_packets(summary: dict[str, Any], frame_s: float) -> float:
+    """Little's law on the bottleneck: frames per second x time each spends there (its wait, then one
+    frame time on the link; a saturated link, so every frame takes its frame time)."""
+    frames_per_s = summary["utilization"] / frame_s
+    return frames_per_s * (summary["queue_delay_ms"]["mean"] / 1e3 + frame_s)
+
+
+def test_the_sampled_mean_queue_is_littles_time_average_on_both_sides_even_with_the_rtt_a_multiple_of_the_sample_interval(
+    tmp_path: Path,
+) -> None:
+    """The comparison's mean queue (samples every `sample`, 10 ms) against Little's law from the
+    per-packet sojourn times, which samples nothing: a grid locked to the RTT (10 ms) would bias it."""
+    import ccfair
+    from ccfair.fidelity.points import frame_time_s
+
+    ps = load_set("tiny", _tiny(tmp_path))
+    for rec in read_runs(ps.kernel_path):  # the testbed's runs
+        spec = next(p for p in ps.points if p.id == rec["point"]).spec()
+        s = rec["summary"]
+        assert s["queue_packets_mean"] == pytest.approx(_little_queue_packets(s, frame_time_s(spec)), rel=0.03)
+    spec = Spec.from_dict(
+        {
+            **ps.points[1].raw(),
+            "bottleneck": {"rate": "10Mbit", "buffer": "2bdp"},
+            "flows": [
+                {"name": "A", "cca": "reno", "rtt": "10ms", "start": "0s"},
+                {"name": "B", "cca": "reno", "rtt": "10ms", "start": "1s"},
+            ],
+        }
+    )
+    s = ccfair.run(spec, seed=1).summary
+    assert s["utilization"] > 0.99
+    assert s["queue_packets_mean"] == pytest.approx(_little_queue_packets(s, frame_time_s(spec)), rel=0.03)
