@@ -342,7 +342,7 @@ impl super::Cca for Htcp {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{ack_each, tp};
 
     const MS: u64 = 1_000_000;
 
@@ -443,10 +443,7 @@ mod tests {
         h.init(&mut t);
         t.cwnd = 40;
         t.ssthresh = 20;
-        for _ in 0..41 {
-            h.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 41);
+        assert_eq!(ack_each(&mut h, &mut t, 41), 41);
     }
 
     #[test]

@@ -174,7 +174,7 @@ impl super::Cca for Hybla {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{ack_each, tp};
 
     const MS: u64 = 1_000_000;
 
@@ -210,9 +210,7 @@ mod tests {
         let (mut h, mut t) = started(100);
         t.cwnd = 100;
         t.ssthresh = 50;
-        for _ in 0..100 {
-            h.cong_avoid(&mut t, 1);
-        }
+        ack_each(&mut h, &mut t, 100);
         // Continuous law dw/dack = 16/w: w = sqrt(100^2 + 2 * 16 * 100) = 115.3;
         // the 1/128 floor of rho^2 / cwnd costs about one packet.
         assert!((114..=115).contains(&t.cwnd), "cwnd {}", t.cwnd);
@@ -221,10 +219,7 @@ mod tests {
         let (mut h, mut t) = started(25);
         t.cwnd = 100;
         t.ssthresh = 50;
-        for _ in 0..127 {
-            h.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 100);
+        assert_eq!(ack_each(&mut h, &mut t, 127), 100);
         h.cong_avoid(&mut t, 1);
         assert_eq!(t.cwnd, 101);
     }
@@ -237,9 +232,7 @@ mod tests {
         assert_eq!(t.cwnd, 25);
         let (mut h, mut t) = started(60); // rho 2.375: 2^2.375 - 1 = 4.19 per ACK
         t.cwnd = 10;
-        for _ in 0..10 {
-            h.cong_avoid(&mut t, 1);
-        }
+        ack_each(&mut h, &mut t, 10);
         assert!((51..=52).contains(&t.cwnd), "cwnd {}", t.cwnd);
         // Clamped at ssthresh.
         let (mut h, mut t) = started(100);
@@ -255,10 +248,7 @@ mod tests {
         t.cwnd = 100;
         t.ssthresh = 50;
         h.set_state(&mut t, CaState::Recovery);
-        for _ in 0..100 {
-            h.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 101);
+        assert_eq!(ack_each(&mut h, &mut t, 100), 101);
         assert_eq!(h.ssthresh(&t), 50);
         h.set_state(&mut t, CaState::Open);
         t.srtt_ns = 50 * MS;

@@ -662,6 +662,19 @@ pub(crate) mod testutil {
     pub fn tp() -> TcpCc {
         TcpCc::new(1448, 1500, 10)
     }
+
+    /// The same at a given window and slow-start threshold.
+    pub fn tp_at(cwnd: u32, ssthresh: u32) -> TcpCc {
+        TcpCc { cwnd, ssthresh, ..tp() }
+    }
+
+    /// `n` ACKs of one packet each through `cc.cong_avoid`; the window after them.
+    pub fn ack_each(cc: &mut (impl CongestionControl + ?Sized), t: &mut TcpCc, n: u32) -> u32 {
+        for _ in 0..n {
+            cc.cong_avoid(t, 1);
+        }
+        t.cwnd
+    }
 }
 
 #[cfg(test)]

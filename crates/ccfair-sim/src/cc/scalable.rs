@@ -77,38 +77,25 @@ impl super::Cca for Scalable {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{ack_each, tp, tp_at};
 
     #[test]
     fn large_window_grows_one_per_hundred_acked_packets() {
         // Kelly 2003: a = 0.01 per ACK, independent of cwnd.
-        let mut t = tp();
-        t.cwnd = 1000;
-        t.ssthresh = 500;
+        let mut t = tp_at(1000, 500);
         let mut s = Scalable::default();
-        for _ in 0..99 {
-            s.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 1000);
+        assert_eq!(ack_each(&mut s, &mut t, 99), 1000);
         s.cong_avoid(&mut t, 1);
         assert_eq!(t.cwnd, 1001);
         // One RTT's worth of ACKs (cwnd packets) adds 1 %: +10.
-        for _ in 0..1001 {
-            s.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 1011);
+        assert_eq!(ack_each(&mut s, &mut t, 1001), 1011);
     }
 
     #[test]
     fn small_window_grows_like_reno() {
-        let mut t = tp();
-        t.cwnd = 50;
-        t.ssthresh = 10;
+        let mut t = tp_at(50, 10);
         let mut s = Scalable::default();
-        for _ in 0..49 {
-            s.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 50);
+        assert_eq!(ack_each(&mut s, &mut t, 49), 50);
         s.cong_avoid(&mut t, 1);
         assert_eq!(t.cwnd, 51);
     }
@@ -126,9 +113,7 @@ mod tests {
 
     #[test]
     fn slow_start_leftover_goes_to_avoidance_and_app_limited_does_not_grow() {
-        let mut t = tp();
-        t.cwnd = 198;
-        t.ssthresh = 200;
+        let mut t = tp_at(198, 200);
         let mut s = Scalable::default();
         s.cong_avoid(&mut t, 4);
         assert_eq!((t.cwnd, t.cwnd_cnt), (200, 2));
@@ -141,13 +126,9 @@ mod tests {
     fn larger_ai_count_grows_slower_and_larger_md_shift_cuts_less() {
         // a = 1/ai_cnt: with ai_cnt = 200 one window of 1000 ACKs adds +5, not +10.
         let grow = |ai_cnt_pkts: u32| {
-            let mut t = tp();
-            t.cwnd = 1000;
-            t.ssthresh = 500;
+            let mut t = tp_at(1000, 500);
             let mut s = Scalable::with_params(ScalableConfig { ai_cnt_pkts, ..ScalableConfig::default() });
-            for _ in 0..1000 {
-                s.cong_avoid(&mut t, 1);
-            }
+            ack_each(&mut s, &mut t, 1000);
             t.cwnd
         };
         assert_eq!(grow(100), 1010);

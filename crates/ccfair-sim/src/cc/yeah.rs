@@ -254,7 +254,7 @@ impl super::Cca for Yeah {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{tp, tp_at};
 
     const MS: i64 = 1_000_000;
 
@@ -274,9 +274,7 @@ mod tests {
     }
 
     fn flow(cwnd: u32) -> (Yeah, TcpCc) {
-        let mut t = tp();
-        t.cwnd = cwnd;
-        t.ssthresh = 2;
+        let mut t = tp_at(cwnd, 2);
         let mut y = Yeah::new();
         y.init(&mut t);
         (y, t)
@@ -343,9 +341,7 @@ mod tests {
     fn larger_phy_leaves_fast_mode_at_a_smaller_delay_and_smaller_delta_cuts_more() {
         // +5 ms over a 50 ms base: <= 50/8 (fast with phy 8), > 50/16 (slow with phy 16).
         let fast_after = |phy: u32| {
-            let mut t = tp();
-            t.cwnd = 200;
-            t.ssthresh = 2;
+            let mut t = tp_at(200, 2);
             let mut y = Yeah::with_params(YeahConfig { phy, ..YeahConfig::default() });
             y.init(&mut t);
             round(&mut y, &mut t, 50);
