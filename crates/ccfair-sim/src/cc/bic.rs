@@ -220,21 +220,14 @@ crate::declare_params! {
         /// RTTs from W_max - B to W_max (Linux `smooth_part`).
         smooth_part: u32 = 20, Range::at_least(1.0);
     }
-}
-
-impl super::Cca for Bic {
-    type Params = BicConfig;
-    const NAME: &'static str = "bic";
-    const SOURCE: &'static str = "BIC: Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c";
-    fn build(p: &BicConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Bic::with_params(BicParams {
-            fast_convergence: p.fast_convergence,
-            max_increment_pkts: p.max_increment_pkts,
-            low_window_pkts: p.low_window_pkts,
-            beta: (p.beta * 1024.0).round() as u32,
-            smooth_part: p.smooth_part,
-        }))
-    }
+    cca Bic = "bic", "BIC: Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c";
+    build = |p, _seed| Bic::with_params(BicParams {
+        fast_convergence: p.fast_convergence,
+        max_increment_pkts: p.max_increment_pkts,
+        low_window_pkts: p.low_window_pkts,
+        beta: (p.beta * 1024.0).round() as u32,
+        smooth_part: p.smooth_part,
+    });
 }
 
 #[cfg(test)]

@@ -281,16 +281,8 @@ crate::declare_params! {
         /// Send windows below this many packets use no delay window (module LOW_WINDOW: 38).
         low_window_pkts: u32 = LOW_WINDOW_PKTS, Range::at_least(0.0);
     }
-}
-
-impl super::Cca for Ctcp {
-    type Params = CtcpConfig;
-    const NAME: &'static str = "ctcp";
-    const SOURCE: &'static str =
-        "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30); Caltech Linux module tcp_compound.c 1.3 (min-RTT rounds, low window 38, gamma tuning 5-30)";
-    fn build(p: &CtcpConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Ctcp::with_params(p.clone()))
-    }
+    cca Ctcp = "ctcp", "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30); Caltech Linux module tcp_compound.c 1.3 (min-RTT rounds, low window 38, gamma tuning 5-30)";
+    build = |p, _seed| Ctcp::with_params(p.clone());
 }
 
 #[cfg(test)]

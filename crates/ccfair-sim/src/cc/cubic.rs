@@ -540,25 +540,18 @@ crate::declare_params! {
         /// Initial ssthresh; 0 = infinite (Linux `initial_ssthresh`; used only without HyStart).
         initial_ssthresh_pkts: u32 = 0, Range::Any;
     }
-}
-
-impl super::Cca for Cubic {
-    type Params = CubicConfig;
-    const NAME: &'static str = "cubic";
-    const SOURCE: &'static str = "CUBIC: RFC 9438; Linux net/ipv4/tcp_cubic.c with HyStart";
-    fn build(p: &CubicConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Cubic::with_params(CubicParams {
-            fast_convergence: p.fast_convergence,
-            beta: (p.beta * 1024.0).round() as u32,
-            initial_ssthresh: p.initial_ssthresh_pkts,
-            bic_scale: (p.c * 102.4).round() as u32,
-            tcp_friendliness: p.tcp_friendliness,
-            hystart: p.hystart,
-            hystart_detect: p.hystart_detect,
-            hystart_low_window: p.hystart_low_window_pkts,
-            hystart_ack_delta_us: p.hystart_ack_delta_ns / 1_000,
-        }))
-    }
+    cca Cubic = "cubic", "CUBIC: RFC 9438; Linux net/ipv4/tcp_cubic.c with HyStart";
+    build = |p, _seed| Cubic::with_params(CubicParams {
+        fast_convergence: p.fast_convergence,
+        beta: (p.beta * 1024.0).round() as u32,
+        initial_ssthresh: p.initial_ssthresh_pkts,
+        bic_scale: (p.c * 102.4).round() as u32,
+        tcp_friendliness: p.tcp_friendliness,
+        hystart: p.hystart,
+        hystart_detect: p.hystart_detect,
+        hystart_low_window: p.hystart_low_window_pkts,
+        hystart_ack_delta_us: p.hystart_ack_delta_ns / 1_000,
+    });
 }
 
 #[cfg(test)]

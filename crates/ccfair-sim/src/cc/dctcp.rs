@@ -167,17 +167,12 @@ crate::declare_params! {
         /// Set alpha to 1 on entering Loss (RTO), the pre-5.1 Linux option `dctcp_clamp_alpha_on_loss`.
         clamp_alpha_on_loss: bool = false, Range::Any;
     }
-}
-
-impl super::Cca for Dctcp {
-    type Params = DctcpConfig;
-    const NAME: &'static str = "dctcp";
-    const SOURCE: &'static str = "DCTCP: RFC 8257; Linux net/ipv4/tcp_dctcp.c (g = 1/16, halve on loss as Linux >= 5.1)";
-    fn build(p: &DctcpConfig, _seed: u64) -> Box<dyn CongestionControl> {
+    cca Dctcp = "dctcp", "DCTCP: RFC 8257; Linux net/ipv4/tcp_dctcp.c (g = 1/16, halve on loss as Linux >= 5.1)";
+    build = |p, _seed| {
         let mut d = Dctcp::new().with_clamp_alpha_on_loss(p.clamp_alpha_on_loss);
         d.shift_g = p.shift_g;
-        Box::new(d)
-    }
+        d
+    };
 }
 
 #[cfg(test)]

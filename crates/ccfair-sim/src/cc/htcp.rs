@@ -328,15 +328,8 @@ crate::declare_params! {
         /// Adapt the backoff to throughput changes (Linux `use_bandwidth_switch`).
         use_bandwidth_switch: bool = true, Range::Any;
     }
-}
-
-impl super::Cca for Htcp {
-    type Params = HtcpConfig;
-    const NAME: &'static str = "htcp";
-    const SOURCE: &'static str = "H-TCP: Leith & Shorten, PFLDnet 2004; Linux net/ipv4/tcp_htcp.c";
-    fn build(p: &HtcpConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Htcp::with_params(HtcpParams { use_rtt_scaling: p.use_rtt_scaling, use_bandwidth_switch: p.use_bandwidth_switch }))
-    }
+    cca Htcp = "htcp", "H-TCP: Leith & Shorten, PFLDnet 2004; Linux net/ipv4/tcp_htcp.c";
+    build = |p, _seed| Htcp::with_params(HtcpParams { use_rtt_scaling: p.use_rtt_scaling, use_bandwidth_switch: p.use_bandwidth_switch });
 }
 
 #[cfg(test)]

@@ -158,17 +158,12 @@ crate::declare_params! {
         /// Reference RTT RTT0 the flow's growth is equalised to (Linux `rtt0` = 25 ms; whole milliseconds).
         rtt0_ns: u64 = RTT0_MS * 1_000_000, Range::at_least(1_000_000.0);
     }
-}
-
-impl super::Cca for Hybla {
-    type Params = HyblaConfig;
-    const NAME: &'static str = "hybla";
-    const SOURCE: &'static str = "Hybla: Caini & Firrincieli, IJSCN 2004; Linux net/ipv4/tcp_hybla.c";
-    fn build(p: &HyblaConfig, _seed: u64) -> Box<dyn CongestionControl> {
+    cca Hybla = "hybla", "Hybla: Caini & Firrincieli, IJSCN 2004; Linux net/ipv4/tcp_hybla.c";
+    build = |p, _seed| {
         let mut h = Hybla::new();
         h.rtt0_ms = p.rtt0_ns / 1_000_000;
-        Box::new(h)
-    }
+        h
+    };
 }
 
 #[cfg(test)]

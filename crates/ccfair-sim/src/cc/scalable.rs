@@ -63,15 +63,8 @@ crate::declare_params! {
         /// Loss cuts cwnd by b = 1/2^md_shift (Linux `TCP_SCALABLE_MD_SCALE`).
         md_shift: u32 = MD_SHIFT, Range::closed(1.0, 16.0);
     }
-}
-
-impl super::Cca for Scalable {
-    type Params = ScalableConfig;
-    const NAME: &'static str = "scalable";
-    const SOURCE: &'static str = "Scalable TCP: Kelly, CCR 2003; Linux net/ipv4/tcp_scalable.c";
-    fn build(p: &ScalableConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Scalable::with_params(p.clone()))
-    }
+    cca Scalable = "scalable", "Scalable TCP: Kelly, CCR 2003; Linux net/ipv4/tcp_scalable.c";
+    build = |p, _seed| Scalable::with_params(p.clone());
 }
 
 #[cfg(test)]

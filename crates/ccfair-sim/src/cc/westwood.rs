@@ -199,15 +199,8 @@ crate::declare_params! {
         /// Shortest bandwidth-sampling interval: a sample spans max(RTT, this) (Linux `TCP_WESTWOOD_RTT_MIN` = HZ/20 = 50 ms; whole ms).
         rtt_min_win_ns: u64 = RTT_MIN_WIN_JIFFIES * (1_000_000_000 / HZ), Range::closed(1_000_000.0, 10_000_000_000.0);
     }
-}
-
-impl super::Cca for Westwood {
-    type Params = WestwoodConfig;
-    const NAME: &'static str = "westwood";
-    const SOURCE: &'static str = "Westwood+: Mascolo et al. 2001, Grieco & Mascolo 2004; Linux net/ipv4/tcp_westwood.c";
-    fn build(p: &WestwoodConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Westwood::with_params(p))
-    }
+    cca Westwood = "westwood", "Westwood+: Mascolo et al. 2001, Grieco & Mascolo 2004; Linux net/ipv4/tcp_westwood.c";
+    build = |p, _seed| Westwood::with_params(p);
 }
 
 #[cfg(test)]

@@ -240,15 +240,8 @@ crate::declare_params! {
         /// Fast RTTs after which the Reno-window estimate resets (Linux `TCP_YEAH_ZETA`).
         zeta: u32 = ZETA_RTTS, Range::Any;
     }
-}
-
-impl super::Cca for Yeah {
-    type Params = YeahConfig;
-    const NAME: &'static str = "yeah";
-    const SOURCE: &'static str = "YeAH-TCP: Baiocchi, Castellani, Vacirca, PFLDnet 2007; Linux net/ipv4/tcp_yeah.c";
-    fn build(p: &YeahConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Yeah::with_params(p.clone()))
-    }
+    cca Yeah = "yeah", "YeAH-TCP: Baiocchi, Castellani, Vacirca, PFLDnet 2007; Linux net/ipv4/tcp_yeah.c";
+    build = |p, _seed| Yeah::with_params(p.clone());
 }
 
 #[cfg(test)]
