@@ -85,21 +85,13 @@ pub struct Bic {
     delayed_ack: u32,
 }
 
-impl Default for Bic {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+default_is!(Bic = Bic::with_params(BicParams::default()));
 
 fn jiffies(ns: u64) -> u64 {
     ns / (1_000_000_000 / HZ)
 }
 
 impl Bic {
-    pub fn new() -> Bic {
-        Self::with_params(BicParams::default())
-    }
-
     pub fn with_params(params: BicParams) -> Bic {
         let mut b = Bic { params, cnt: 0, last_max_cwnd: 0, last_cwnd: 0, last_time_jiffies: 0, delayed_ack: 0 };
         b.reset();
@@ -236,7 +228,7 @@ mod tests {
     use crate::cc::testutil::tp;
 
     fn with_wmax(w_max: u32) -> Bic {
-        let mut b = Bic::new();
+        let mut b = Bic::default();
         b.last_max_cwnd = w_max;
         b
     }
@@ -301,7 +293,7 @@ mod tests {
 
     #[test]
     fn loss_sets_wmax_with_fast_convergence_and_cuts_to_beta() {
-        let mut b = Bic::new();
+        let mut b = Bic::default();
         let mut t = tp();
         t.cwnd = 1000;
         assert_eq!(b.ssthresh(&t), 799); // 1000 * 819 / 1024
@@ -316,7 +308,7 @@ mod tests {
     #[test]
     fn window_climbs_towards_wmax_in_a_binary_search() {
         // Simulate rounds of cwnd ACKs (1 packet each) after a loss at 1000.
-        let mut b = Bic::new();
+        let mut b = Bic::default();
         let mut t = tp();
         t.cwnd = 1000;
         t.ssthresh = b.ssthresh(&t);

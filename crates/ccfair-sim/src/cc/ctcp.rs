@@ -87,17 +87,9 @@ pub struct Ctcp {
     diff_reno: Option<f64>,
 }
 
-impl Default for Ctcp {
-    fn default() -> Self {
-        Ctcp::new()
-    }
-}
+default_is!(Ctcp = Ctcp::with_params(CtcpConfig::default()));
 
 impl Ctcp {
-    pub fn new() -> Ctcp {
-        Ctcp::with_params(CtcpConfig::default())
-    }
-
     pub fn with_params(p: CtcpConfig) -> Ctcp {
         let gamma = f64::from(p.gamma_pkts);
         Ctcp {
@@ -315,7 +307,7 @@ mod tests {
 
     /// Congestion avoidance with send window `win`, the last round having sent `win` packets.
     fn ca(win: u32) -> (Ctcp, TcpCc) {
-        let mut c = Ctcp::new();
+        let mut c = Ctcp::default();
         let mut t = tp();
         t.snd_una = 1_000 - win as u64;
         t.snd_nxt = 1_000;

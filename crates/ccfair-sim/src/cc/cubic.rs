@@ -211,18 +211,10 @@ pub struct Cubic {
     curr_rtt_us: u32,
 }
 
-impl Default for Cubic {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+default_is!(Cubic = Cubic::with_params(CubicParams::default()));
 
 impl Cubic {
     /// CUBIC with Linux's default parameters.
-    pub fn new() -> Cubic {
-        Self::with_params(CubicParams::default())
-    }
-
     pub fn with_params(params: CubicParams) -> Cubic {
         let beta = u64::from(params.beta.clamp(1, 1023));
         let bic_scale = u64::from(params.bic_scale.max(1));
@@ -619,7 +611,7 @@ mod tests {
 
     #[test]
     fn linux_constants() {
-        let c = Cubic::new();
+        let c = Cubic::default();
         assert_eq!(c.beta_scale, 15);
         assert_eq!(c.cube_rtt_scale, 410);
         assert_eq!(c.cube_factor, (1u64 << 40) / 410);
@@ -636,7 +628,7 @@ mod tests {
 
     #[test]
     fn ssthresh_is_717_over_1024_of_cwnd_with_floor_two() {
-        let mut c = Cubic::new();
+        let mut c = Cubic::default();
         let mut t = tp();
         t.cwnd = 100;
         assert_eq!(c.ssthresh(&t), 70); // 100 * 717 / 1024 = 70.02
@@ -693,7 +685,7 @@ mod tests {
     #[test]
     fn fast_convergence_lowers_wmax_for_loss_below_previous_wmax() {
         // RFC 9438 §4.7: W_max = cwnd * (1 + beta) / 2 if cwnd < previous W_max.
-        let mut c = Cubic::new();
+        let mut c = Cubic::default();
         let mut t = tp();
         t.cwnd = 100;
         c.ssthresh(&t);

@@ -95,11 +95,7 @@ pub struct Htcp {
     lasttime_j: u64,
 }
 
-impl Default for Htcp {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+default_is!(Htcp = Htcp::with_params(HtcpParams::default()));
 
 fn jiffies(ns: u64) -> u64 {
     ns / (1_000_000_000 / HZ)
@@ -111,10 +107,6 @@ fn between(seq1: u32, seq2: u32, seq3: u32) -> bool {
 }
 
 impl Htcp {
-    pub fn new() -> Htcp {
-        Self::with_params(HtcpParams::default())
-    }
-
     pub fn with_params(params: HtcpParams) -> Htcp {
         Htcp {
             params,
@@ -432,7 +424,7 @@ mod tests {
     fn low_speed_regime_grows_like_reno_with_beta_half() {
         // delta < 1 s, beta 0.5: alpha = 2 * 0.5 * 1 = 1 packet per cwnd ACKs.
         let mut t = tp();
-        let mut h = Htcp::new();
+        let mut h = Htcp::default();
         h.init(&mut t);
         t.cwnd = 40;
         t.ssthresh = 20;
@@ -452,7 +444,7 @@ mod tests {
 
     #[test]
     fn rtt_max_grows_only_in_open_and_by_at_most_20ms() {
-        let mut h = Htcp::new();
+        let mut h = Htcp::default();
         h.measure_rtt(50, CaState::Open);
         assert_eq!((h.min_rtt_j, h.max_rtt_j), (50, 50));
         h.measure_rtt(90, CaState::Open); // jump of 40 ms: ignored
@@ -466,7 +458,7 @@ mod tests {
     #[test]
     fn delta_restarts_when_recovery_ends() {
         let mut t = tp();
-        let mut h = Htcp::new();
+        let mut h = Htcp::default();
         h.init(&mut t);
         t.now_ns = 5_000 * MS;
         h.set_state(&mut t, CaState::Recovery);

@@ -24,6 +24,17 @@
 //!
 //! Windows are in packets (segments) as in Linux (`tp->snd_cwnd`).
 
+/// `impl Default for Algo` as `expr`: an algorithm at its parameters' defaults.
+macro_rules! default_is {
+    ($algo:ident = $e:expr) => {
+        impl Default for $algo {
+            fn default() -> Self {
+                $e
+            }
+        }
+    };
+}
+
 pub mod bbr;
 pub mod bbr2;
 pub mod bbr3;

@@ -67,11 +67,7 @@ pub struct Westwood {
     reset_rtt_min: bool,
 }
 
-impl Default for Westwood {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+default_is!(Westwood = Westwood::with_params(&WestwoodConfig::default()));
 
 fn jiffies(ns: u64) -> u64 {
     ns / (1_000_000_000 / HZ)
@@ -82,10 +78,6 @@ fn filter(a: u64, b: u64) -> u64 {
 }
 
 impl Westwood {
-    pub fn new() -> Westwood {
-        Westwood::with_params(&WestwoodConfig::default())
-    }
-
     pub fn with_params(p: &WestwoodConfig) -> Westwood {
         Westwood {
             rtt_min_win_j: jiffies(p.rtt_min_win_ns),
@@ -155,7 +147,7 @@ impl CongestionControl for Westwood {
     }
 
     fn init(&mut self, tp: &mut TcpCc) {
-        *self = Westwood { rtt_min_win_j: self.rtt_min_win_j, ..Westwood::new() };
+        *self = Westwood { rtt_min_win_j: self.rtt_min_win_j, ..Westwood::default() };
         self.rtt_win_sx_j = jiffies(tp.now_ns);
         self.counted_delivered = tp.delivered;
     }
@@ -224,7 +216,7 @@ mod tests {
     fn estimate_converges_to_the_delivery_rate() {
         // One 1448-byte packet per 1.2 ms = 1.207 MB/s (9.65 Mbit/s payload).
         let mut t = tp();
-        let mut w = Westwood::new();
+        let mut w = Westwood::default();
         w.init(&mut t);
         feed(&mut w, &mut t, 1_200_000, 3_000 * MS, 50 * MS);
         let want = 1448.0 / 1.2e-3;
@@ -235,7 +227,7 @@ mod tests {
     #[test]
     fn ssthresh_after_recovery_is_bwe_times_rtt_min_over_mss() {
         let mut t = tp();
-        let mut w = Westwood::new();
+        let mut w = Westwood::default();
         w.init(&mut t);
         feed(&mut w, &mut t, 1_200_000, 3_000 * MS, 50 * MS);
         // Queueing raises the RTT to 80 ms, RTT_min stays 50 ms.
@@ -252,7 +244,7 @@ mod tests {
     #[test]
     fn rto_sets_ssthresh_only_and_restarts_rtt_min() {
         let mut t = tp();
-        let mut w = Westwood::new();
+        let mut w = Westwood::default();
         w.init(&mut t);
         feed(&mut w, &mut t, 1_200_000, 3_000 * MS, 50 * MS);
         feed(&mut w, &mut t, 1_200_000, 10 * MS, 90 * MS);
@@ -269,7 +261,7 @@ mod tests {
     #[test]
     fn no_estimate_gives_the_two_packet_floor() {
         let t = tp();
-        assert_eq!(Westwood::new().bw_rttmin(&t), 2);
+        assert_eq!(Westwood::default().bw_rttmin(&t), 2);
     }
 
     #[test]

@@ -79,17 +79,9 @@ pub struct Yeah {
     params: YeahConfig,
 }
 
-impl Default for Yeah {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+default_is!(Yeah = Yeah::with_params(YeahConfig::default()));
 
 impl Yeah {
-    pub fn new() -> Yeah {
-        Yeah::with_params(YeahConfig::default())
-    }
-
     pub fn with_params(params: YeahConfig) -> Yeah {
         Yeah {
             beg_snd_nxt: 0,
@@ -268,7 +260,7 @@ mod tests {
 
     fn flow(cwnd: u32) -> (Yeah, TcpCc) {
         let mut t = tp_at(cwnd, 2);
-        let mut y = Yeah::new();
+        let mut y = Yeah::default();
         y.init(&mut t);
         (y, t)
     }
@@ -317,7 +309,7 @@ mod tests {
     #[test]
     fn loss_cuts_by_queue_between_an_eighth_and_a_half() {
         let mut t = tp();
-        let mut y = Yeah::new();
+        let mut y = Yeah::default();
         t.cwnd = 400;
         y.last_q = 10; // small queue: cut cwnd/8
         assert_eq!(y.ssthresh(&t), 350);
