@@ -285,6 +285,8 @@ def judged(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 # ---------------------------------------------------------------------------
 
 MBIT = 1e6
+#: The high-speed TCPs of S4's comparisons.
+HIGH_SPEED = ("bic", "cubic", "ctcp")
 
 
 def _seeds(results: list[dict[str, Any]], kind: str, a: str, b: str | None, rtt: int) -> dict[int, dict[str, Any]]:
@@ -396,6 +398,13 @@ NOTES = {
 
 def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
     """Per claim of ccfair.claims.s4, the quantity's value in each run (or group of runs); no verdicts."""
+    out = {**_measure_alone_and_self(results), **_measure_against_ccid2(results), **_measure_order(results)}
+    out.update(measure_many(results))
+    return {f"S4.{k}": dataclasses.replace(m, note=m.note or NOTES.get(k, "")) for k, m in out.items()}
+
+
+def _measure_alone_and_self(results: list[dict[str, Any]]) -> dict[str, Measurement]:
+    """Same-CCA pairs (Tables III, IV) and single flows (Figures 3(a)-7(a))."""
     out: dict[str, Measurement] = {}
     for c in CCAS:
         v = _per_seed(results, c, c, lambda rs: statistics.fmean(r["j"] for r in rs.values()))
@@ -426,6 +435,12 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
         v,
         f"CCID2 alone {_mean([r['tput'][0] for r in a25.values()]) / MBIT:.1f} Mbit/s at 25 ms, {_mean([r['tput'][0] for r in a200.values()]) / MBIT:.1f} at 200 ms",
     )
+    return out
+
+
+def _measure_against_ccid2(results: list[dict[str, Any]]) -> dict[str, Measurement]:
+    """CCID2 first against each TCP (Tables V, VI; NRU)."""
+    out: dict[str, Measurement] = {}
     for t in TCPS:
         v = _per_seed(results, "ccid2", t, lambda rs: statistics.fmean(r["j"] for r in rs.values()))
         out[f"ccid2-j-{t}"] = _m(v, "J " + _per_rtt(results, "ccid2", t, lambda r: r["j"]))
@@ -449,7 +464,7 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
         "Mbit/s CCID2 " + tput_fig("ccid2", "reno"),
         NOTES["newreno-slightly-higher"],
     )
-    hs = ("bic", "cubic", "ctcp")
+    hs = HIGH_SPEED
     out["highspeed-below-0.8"] = _m(
         [0.8 - x for t in hs for x in _pairs_values(results, "ccid2", t, (50, 100, 200), lambda r: r["j"])],
         "; ".join(f"{LABEL[t]} J " + _per_rtt(results, "ccid2", t, lambda r: r["j"]) for t in hs),
@@ -492,6 +507,12 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
         f"CCID2 {pair_tput(results, 'ccid2', 'bic', 100)[0] / MBIT:.1f} Mbit/s against BIC, {ref / MBIT:.1f} against CCID2 (100 ms)",
         NOTES["bic-100-third"],
     )
+    return out
+
+
+def _measure_order(results: list[dict[str, Any]]) -> dict[str, Measurement]:
+    """The TCP first against CCID2 (Tables IX, X) next to CCID2 first."""
+    out: dict[str, Measurement] = {}
     for rtt in (50, 100, 200):
         first_tcp = [x for t in ("bic", "cubic") for x in _pairs_values(results, t, "ccid2", (rtt,), lambda r: r["j"])]
         first_ccid2 = [x for t in ("bic", "cubic") for x in _pairs_values(results, "ccid2", t, (rtt,), lambda r: r["j"])]
@@ -504,13 +525,13 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
     )
     out["tcp-first-distinction"] = _m(
         [
-            statistics.pstdev([pair_j(results, t, "ccid2", rtt) for t in hs])
-            - statistics.pstdev([pair_j(results, "ccid2", t, rtt) for t in hs])
+            statistics.pstdev([pair_j(results, t, "ccid2", rtt) for t in HIGH_SPEED])
+            - statistics.pstdev([pair_j(results, "ccid2", t, rtt) for t in HIGH_SPEED])
             for rtt in RTTS_MS
         ],
         "std of the three J, TCP first / CCID2 first: "
         + ", ".join(
-            f"{statistics.pstdev([pair_j(results, t, 'ccid2', rtt) for t in hs]):.2f}/{statistics.pstdev([pair_j(results, 'ccid2', t, rtt) for t in hs]):.2f}"
+            f"{statistics.pstdev([pair_j(results, t, 'ccid2', rtt) for t in HIGH_SPEED]):.2f}/{statistics.pstdev([pair_j(results, 'ccid2', t, rtt) for t in HIGH_SPEED]):.2f}"
             for rtt in RTTS_MS
         )
         + " at 25/50/100/200 ms",
@@ -527,8 +548,7 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
         [x for t in ("bic", "cubic") for x in _pairs_values(results, t, "ccid2", (100, 200), _share1)],
         "; ".join(f"{LABEL[t]} first, its share " + _per_rtt(results, t, "ccid2", _share1) for t in ("bic", "cubic")),
     )
-    out.update(measure_many(results))
-    return {f"S4.{k}": dataclasses.replace(m, note=m.note or NOTES.get(k, "")) for k, m in out.items()}
+    return out
 
 
 def measure_many(results: list[dict[str, Any]]) -> dict[str, Measurement]:
