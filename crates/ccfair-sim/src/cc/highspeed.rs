@@ -87,11 +87,7 @@ impl CongestionControl for HighSpeed {
     }
 
     fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
-        if !tp.is_cwnd_limited {
-            return;
-        }
-        if tp.in_slow_start() {
-            tp.slow_start(acked);
+        if !tp.past_slow_start(acked) {
             return;
         }
         self.update_row(tp.cwnd);

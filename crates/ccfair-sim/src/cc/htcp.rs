@@ -232,11 +232,7 @@ impl CongestionControl for Htcp {
     }
 
     fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
-        if !tp.is_cwnd_limited {
-            return;
-        }
-        if tp.in_slow_start() {
-            tp.slow_start(acked);
+        if !tp.past_slow_start(acked) {
             return;
         }
         if (u64::from(tp.cwnd_cnt) * u64::from(self.alpha)) >> 7 >= u64::from(tp.cwnd) {

@@ -212,6 +212,20 @@ impl TcpCc {
         (left > 0).then_some(left)
     }
 
+    /// The same opening as tcp_highspeed.c and tcp_htcp.c write it: slow start takes the whole
+    /// ACK (no leftover carried into congestion avoidance). True: congestion avoidance follows.
+    #[inline]
+    pub fn past_slow_start(&mut self, acked: u32) -> bool {
+        if !self.is_cwnd_limited {
+            return false;
+        }
+        if self.in_slow_start() {
+            self.slow_start(acked);
+            return false;
+        }
+        true
+    }
+
     /// Linux `tcp_slow_start`: grow cwnd by `acked`, but not past ssthresh;
     /// returns the ACKed packets left over for congestion avoidance.
     pub fn slow_start(&mut self, acked: u32) -> u32 {
