@@ -783,6 +783,8 @@ mod registry_tests {
                 /// Multiplicative decrease factor.
                 beta: f64 = 0.5, Range::open(0.0, 1.0);
             }
+            cca Toy = "toy", "a test";
+            build = |p, _seed| Toy(p.beta);
         }
 
         pub struct Toy(f64);
@@ -796,15 +798,6 @@ mod registry_tests {
             }
             fn needs_pacing(&self) -> bool {
                 true
-            }
-        }
-
-        impl Cca for Toy {
-            type Params = ToyConfig;
-            const NAME: &'static str = "toy";
-            const SOURCE: &'static str = "a test";
-            fn build(p: &ToyConfig, _seed: u64) -> Box<dyn CongestionControl> {
-                Box::new(Toy(p.beta))
             }
         }
     }
