@@ -613,25 +613,19 @@ def figures(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     return figs
 
 
+def _per_rtt_table(title: str, first: str) -> list[str]:
+    """A Markdown table's title and header: a column ``first``, then one per RTT of RTTS_MS."""
+    return [title, "", f"| {first} | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |", "|---|" + "---|" * len(RTTS_MS)]
+
+
 def tables(results: list[dict[str, Any]]) -> str:
     """The preset's tables as Markdown, published values in brackets."""
-    lines = [
-        "Same-CCA pairs (Table III): mean J(t) [published]",
-        "",
-        "| CCA | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |",
-        "|---|" + "---|" * 4,
-    ]
+    lines = _per_rtt_table("Same-CCA pairs (Table III): mean J(t) [published]", "CCA")
     for c in CCAS:
         lines.append(
             f"| {LABEL[c]} | " + " | ".join(f"{pair_j(results, c, c, r):.2f} [{TABLE_III[c][i]:.2f}]" for i, r in enumerate(RTTS_MS)) + " |"
         )
-    lines += [
-        "",
-        "Same-CCA pairs (Table IV): mean throughput flow 1 / flow 2, Mbit/s",
-        "",
-        "| CCA | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |",
-        "|---|" + "---|" * 4,
-    ]
+    lines += ["", *_per_rtt_table("Same-CCA pairs (Table IV): mean throughput flow 1 / flow 2, Mbit/s", "CCA")]
     for c in CCAS:
         lines.append(
             f"| {LABEL[c]} | "
@@ -648,13 +642,7 @@ def tables(results: list[dict[str, Any]]) -> str:
                 f"| {LABEL[t]} | {r} | {pair_j(results, 'ccid2', t, r):.2f} [{TABLE_V[t][i]:.2f}] | {tp[0] / 1e6:.0f} / {tp[1] / 1e6:.0f} "
                 f"| <{n['U_N-']:.1f}, {n['U_N']:.1f}, {n['U_N+']:.1f}> | {n['case']} |"
             )
-    lines += [
-        "",
-        "TCP first (Table IX): J [published where S4 prints it]",
-        "",
-        "| TCP | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |",
-        "|---|" + "---|" * 4,
-    ]
+    lines += ["", *_per_rtt_table("TCP first (Table IX): J [published where S4 prints it]", "TCP")]
     for t in TCPS:
         pub = PUB_TCP_FIRST_J.get(t)
         lines.append(
