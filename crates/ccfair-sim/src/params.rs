@@ -428,9 +428,8 @@ pub fn spec_json<P: Params>() -> Value {
 /// ```
 ///
 /// An optional `check = path;` after the fields names a `fn(&Self) ->
-/// Result<(), ParamError>` for constraints across fields. An optional
-/// `cca Algo = "name", "source"; build = |p, seed| expr;` last makes the struct the
-/// parameters of the congestion control `Algo` (`impl cc::Cca`; `expr` builds one).
+/// Result<(), ParamError>` for constraints across fields. (`cc::declare_cca!` is this
+/// macro plus the congestion control's `impl cc::Cca`.)
 #[macro_export]
 macro_rules! declare_params {
     (
@@ -439,8 +438,6 @@ macro_rules! declare_params {
             $( $(#[doc = $doc:literal])+ $field:ident : $ty:ty = $default:expr , $range:expr ; )*
         }
         $(check = $check:path;)?
-        $(cca $cca:ident = $cca_name:literal, $source:literal;
-          build = |$p:ident, $seed:ident| $build:expr;)?
     ) => {
         $(#[$meta])*
         #[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -482,17 +479,6 @@ macro_rules! declare_params {
                 Ok(())
             }
         }
-
-        $(
-        impl $crate::cc::Cca for $cca {
-            type Params = $name;
-            const NAME: &'static str = $cca_name;
-            const SOURCE: &'static str = $source;
-            fn build($p: &$name, $seed: u64) -> Box<dyn $crate::cc::CongestionControl> {
-                Box::new($build)
-            }
-        }
-        )?
     };
 }
 

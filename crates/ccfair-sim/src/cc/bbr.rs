@@ -1115,7 +1115,7 @@ impl CongestionControl for Bbr {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// BBRv1's gains (Linux `tcp_bbr.c` constants; a gain g is used as round(g x 256), BBR_UNIT = 256).
     pub struct BbrConfig {
         /// STARTUP pacing and cwnd gain, and DRAIN's cwnd gain (Linux `bbr_high_gain` = 739/256 = 2/ln 2).

@@ -1283,7 +1283,7 @@ impl CongestionControl for Bbr2 {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// BBRv2's ECN parameters (defaults: the lab setting, ECN logic on at every RTT; Linux v2alpha: off, 5 ms).
     pub struct Bbr2Config {
         /// Use the ECN logic at all (`bbr_ecn_enable`).

@@ -198,7 +198,7 @@ impl CongestionControl for Bic {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// BIC's parameters: Linux `tcp_bic` module parameters, defaults = Linux's.
     pub struct BicConfig {
         /// Multiplicative decrease factor (Linux `beta` = 819/1024; used as round(beta x 1024)).

@@ -90,7 +90,7 @@ enum State {
     Backoff,
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// CDG's parameters: Linux `tcp_cdg` module parameters, defaults = Linux's.
     pub struct CdgConfig {
         /// Rounds in the gradient window, a power of two <= 256 (Linux `window`).

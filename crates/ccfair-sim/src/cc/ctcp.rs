@@ -253,7 +253,7 @@ impl CongestionControl for Ctcp {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// CTCP's parameters: the paper's constants (Tan et al. 2006, section III) and the Linux module's (Caltech tcp_compound.c 1.3), defaults = theirs.
     pub struct CtcpConfig {
         /// dwnd increase factor alpha: win grows by alpha x win^k per RTT without queueing (paper: 1/8).

@@ -510,7 +510,7 @@ impl CongestionControl for Cubic {
     // undo_cwnd: Linux uses tcp_reno_undo_cwnd, the trait default.
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// CUBIC's parameters: Linux `tcp_cubic` module parameters, defaults = Linux's.
     pub struct CubicConfig {
         /// Multiplicative decrease factor beta_cubic (Linux `beta` = 717/1024; used as round(beta x 1024)).

@@ -159,7 +159,7 @@ impl CongestionControl for Dctcp {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// DCTCP's parameters: Linux `tcp_dctcp` module parameters, defaults = Linux's.
     pub struct DctcpConfig {
         /// EWMA gain g = 1 / 2^shift_g (Linux `dctcp_shift_g` = 4, RFC 8257 g = 1/16).

@@ -308,7 +308,7 @@ impl CongestionControl for Htcp {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// H-TCP's parameters: Linux `tcp_htcp` module parameters, defaults = Linux's.
     pub struct HtcpConfig {
         /// Scale the increase by the RTT (Linux `use_rtt_scaling`).

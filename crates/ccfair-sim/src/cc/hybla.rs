@@ -152,7 +152,7 @@ impl CongestionControl for Hybla {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// Hybla's parameters: Linux `tcp_hybla` module parameters, defaults = Linux's.
     pub struct HyblaConfig {
         /// Reference RTT RTT0 the flow's growth is equalised to (Linux `rtt0` = 25 ms; whole milliseconds).

@@ -24,6 +24,35 @@
 //!
 //! Windows are in packets (segments) as in Linux (`tp->snd_cwnd`).
 
+/// [`declare_params!`](crate::declare_params) for a congestion control: the parameter struct,
+/// then `cca Algo = "name", "source"; build = |p, seed| expr;` writes `impl Cca for Algo`
+/// (`expr` builds one from the parameters `p` and the flow's `seed`).
+#[macro_export]
+macro_rules! declare_cca {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $($fields:tt)* }
+        $(check = $check:path;)?
+        cca $cca:ident = $cca_name:literal, $source:literal;
+        build = |$p:ident, $seed:ident| $build:expr;
+    ) => {
+        $crate::declare_params! {
+            $(#[$meta])*
+            pub struct $name { $($fields)* }
+            $(check = $check;)?
+        }
+
+        impl $crate::cc::Cca for $cca {
+            type Params = $name;
+            const NAME: &'static str = $cca_name;
+            const SOURCE: &'static str = $source;
+            fn build($p: &$name, $seed: u64) -> Box<dyn $crate::cc::CongestionControl> {
+                Box::new($build)
+            }
+        }
+    };
+}
+
 /// `impl Default for Algo` as `expr`: an algorithm at its parameters' defaults.
 macro_rules! default_is {
     ($algo:ident = $e:expr) => {
@@ -777,7 +806,7 @@ mod registry_tests {
     mod toy {
         use super::super::*;
 
-        crate::declare_params! {
+        crate::declare_cca! {
             /// Toy: Reno with another decrease factor.
             pub struct ToyConfig {
                 /// Multiplicative decrease factor.

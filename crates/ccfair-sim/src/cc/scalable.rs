@@ -55,7 +55,7 @@ impl CongestionControl for Scalable {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// Scalable TCP's parameters: Linux `tcp_scalable` constants, defaults = Linux's.
     pub struct ScalableConfig {
         /// ACKed packets per +1 cwnd once cwnd >= this, a = 1/ai_cnt (Linux `TCP_SCALABLE_AI_CNT`).

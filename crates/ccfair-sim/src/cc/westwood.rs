@@ -185,7 +185,7 @@ impl CongestionControl for Westwood {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// Westwood+'s parameters: Linux `tcp_westwood.c` constants (not module parameters there), defaults = Linux's.
     pub struct WestwoodConfig {
         /// Shortest bandwidth-sampling interval: a sample spans max(RTT, this) (Linux `TCP_WESTWOOD_RTT_MIN` = HZ/20 = 50 ms; whole ms).

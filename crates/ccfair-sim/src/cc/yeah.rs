@@ -214,7 +214,7 @@ impl CongestionControl for Yeah {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// YeAH's parameters: Linux `tcp_yeah` module parameters, defaults = Linux's.
     pub struct YeahConfig {
         /// Most packets this flow may queue and stay in fast mode (Linux `TCP_YEAH_ALPHA`).
