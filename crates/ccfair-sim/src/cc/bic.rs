@@ -228,9 +228,7 @@ mod tests {
     use crate::cc::testutil::tp;
 
     fn with_wmax(w_max: u32) -> Bic {
-        let mut b = Bic::default();
-        b.last_max_cwnd = w_max;
-        b
+        Bic { last_max_cwnd: w_max, ..Bic::default() }
     }
 
     /// Packets added per RTT (cwnd ACKed packets) for the raw increment rule.
