@@ -178,7 +178,7 @@ crate::declare_cca! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{started, tp};
 
     /// One window: `n` packets delivered, `ce` of them with CE, then snd_una passes next_seq.
     fn window(d: &mut Dctcp, t: &mut TcpCc, n: u64, ce: u64) {
@@ -191,9 +191,7 @@ mod tests {
 
     #[test]
     fn alpha_ewma_with_g_one_sixteenth() {
-        let mut t = tp();
-        let mut d = Dctcp::new();
-        d.init(&mut t);
+        let (mut d, mut t) = started::<Dctcp>();
         assert_eq!(d.alpha, 1024, "alpha starts at 1");
         // No marks: alpha <- alpha (1 - 1/16): 1024 -> 960 -> 900.
         window(&mut d, &mut t, 100, 0);
@@ -218,9 +216,7 @@ mod tests {
 
     #[test]
     fn alpha_updates_only_once_per_window() {
-        let mut t = tp();
-        let mut d = Dctcp::new();
-        d.init(&mut t);
+        let (mut d, mut t) = started::<Dctcp>();
         t.snd_nxt = 100;
         window(&mut d, &mut t, 10, 0); // snd_una 100 >= next_seq 0: update, next_seq = 110
         assert_eq!(d.alpha, 960);
@@ -247,9 +243,7 @@ mod tests {
 
     #[test]
     fn loss_halves_whatever_alpha() {
-        let mut t = tp();
-        let mut d = Dctcp::new();
-        d.init(&mut t);
+        let (mut d, mut t) = started::<Dctcp>();
         d.alpha = 64;
         t.cwnd = 80;
         // The sender computes ssthresh (the small alpha cut), then enters Recovery:

@@ -323,7 +323,7 @@ crate::declare_cca! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::{ack_each, tp};
+    use crate::cc::testutil::{ack_each, started, tp};
 
     const MS: u64 = 1_000_000;
 
@@ -419,9 +419,7 @@ mod tests {
     #[test]
     fn low_speed_regime_grows_like_reno_with_beta_half() {
         // delta < 1 s, beta 0.5: alpha = 2 * 0.5 * 1 = 1 packet per cwnd ACKs.
-        let mut t = tp();
-        let mut h = Htcp::default();
-        h.init(&mut t);
+        let (mut h, mut t) = started::<Htcp>();
         t.cwnd = 40;
         t.ssthresh = 20;
         assert_eq!(ack_each(&mut h, &mut t, 41), 41);
@@ -453,9 +451,7 @@ mod tests {
 
     #[test]
     fn delta_restarts_when_recovery_ends() {
-        let mut t = tp();
-        let mut h = Htcp::default();
-        h.init(&mut t);
+        let (mut h, mut t) = started::<Htcp>();
         t.now_ns = 5_000 * MS;
         h.set_state(&mut t, CaState::Recovery);
         assert_eq!(h.last_cong_j, 5_000);

@@ -722,6 +722,13 @@ pub(crate) mod testutil {
         TcpCc { cwnd, ssthresh, ..tp() }
     }
 
+    /// A fresh `C` after its `init` on a fresh connection state.
+    pub fn started<C: CongestionControl + Default>() -> (C, TcpCc) {
+        let (mut c, mut t) = (C::default(), tp());
+        c.init(&mut t);
+        (c, t)
+    }
+
     /// `n` ACKs of one packet each through `cc.cong_avoid`; the window after them.
     pub fn ack_each(cc: &mut (impl CongestionControl + ?Sized), t: &mut TcpCc, n: u32) -> u32 {
         for _ in 0..n {

@@ -198,7 +198,7 @@ crate::declare_cca! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{started, tp};
 
     const MS: u64 = 1_000_000;
 
@@ -215,9 +215,7 @@ mod tests {
     #[test]
     fn estimate_converges_to_the_delivery_rate() {
         // One 1448-byte packet per 1.2 ms = 1.207 MB/s (9.65 Mbit/s payload).
-        let mut t = tp();
-        let mut w = Westwood::default();
-        w.init(&mut t);
+        let (mut w, mut t) = started::<Westwood>();
         feed(&mut w, &mut t, 1_200_000, 3_000 * MS, 50 * MS);
         let want = 1448.0 / 1.2e-3;
         let got = w.bwe_bytes_per_s() as f64;
@@ -226,9 +224,7 @@ mod tests {
 
     #[test]
     fn ssthresh_after_recovery_is_bwe_times_rtt_min_over_mss() {
-        let mut t = tp();
-        let mut w = Westwood::default();
-        w.init(&mut t);
+        let (mut w, mut t) = started::<Westwood>();
         feed(&mut w, &mut t, 1_200_000, 3_000 * MS, 50 * MS);
         // Queueing raises the RTT to 80 ms, RTT_min stays 50 ms.
         feed(&mut w, &mut t, 1_200_000, 1_000 * MS, 80 * MS);
@@ -243,9 +239,7 @@ mod tests {
 
     #[test]
     fn rto_sets_ssthresh_only_and_restarts_rtt_min() {
-        let mut t = tp();
-        let mut w = Westwood::default();
-        w.init(&mut t);
+        let (mut w, mut t) = started::<Westwood>();
         feed(&mut w, &mut t, 1_200_000, 3_000 * MS, 50 * MS);
         feed(&mut w, &mut t, 1_200_000, 10 * MS, 90 * MS);
         assert_eq!(w.rtt_min_j, 50);
