@@ -172,8 +172,7 @@ mod tests {
         // +1 each time the count (8 per ACK) reaches cwnd: 1000 + ... + 1007
         // = 8028 = 8 x 1003.5 -> the 8th increment comes with ACK 1004.
         assert_eq!(ack_each(&mut h, &mut t, 1003), 1007);
-        h.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 1008);
+        assert_eq!(ack_each(&mut h, &mut t, 1), 1008);
         // At or below W_low it is Reno: +1 per cwnd ACKs.
         let mut t = tp_at(30, 10);
         let mut h = HighSpeed::new();

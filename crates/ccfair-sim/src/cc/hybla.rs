@@ -215,16 +215,14 @@ mod tests {
         t.cwnd = 100;
         t.ssthresh = 50;
         assert_eq!(ack_each(&mut h, &mut t, 127), 100);
-        h.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 101);
+        assert_eq!(ack_each(&mut h, &mut t, 1), 101);
     }
 
     #[test]
     fn slow_start_adds_two_to_the_rho_minus_one_per_ack() {
         let (mut h, mut t) = started(100); // rho 4: +15 per ACK
         t.cwnd = 10;
-        h.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 25);
+        assert_eq!(ack_each(&mut h, &mut t, 1), 25);
         let (mut h, mut t) = started(60); // rho 2.375: 2^2.375 - 1 = 4.19 per ACK
         t.cwnd = 10;
         ack_each(&mut h, &mut t, 10);
@@ -233,8 +231,7 @@ mod tests {
         let (mut h, mut t) = started(100);
         t.cwnd = 10;
         t.ssthresh = 12;
-        h.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 12);
+        assert_eq!(ack_each(&mut h, &mut t, 1), 12);
     }
 
     #[test]

@@ -314,8 +314,7 @@ mod tests {
     fn growth_limited_to_flightsize_plus_allowed_increase() {
         let (mut l, mut t) = at_delay(20, 0);
         t.in_flight = 5; // application-limited: flightsize after this ACK
-        l.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 20, "cwnd does not grow past flight + 1 when it is already above");
+        assert_eq!(ack_each(&mut l, &mut t, 1), 20, "cwnd does not grow past flight + 1 when it is already above");
     }
 
     #[test]

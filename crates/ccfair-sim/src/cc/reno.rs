@@ -72,8 +72,7 @@ mod tests {
         let mut t = tp_at(20, 10);
         let mut r = Reno;
         assert_eq!(ack_each(&mut r, &mut t, 19), 20);
-        r.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 21);
+        assert_eq!(ack_each(&mut r, &mut t, 1), 21);
     }
 
     #[test]
