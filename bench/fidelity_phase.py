@@ -1,10 +1,11 @@
 """Loss synchronisation at a drop-tail bottleneck: when each flow reduces its window, on both sides.
 
     python3 bench/fidelity_phase.py --point "reno/reno 10M 10ms 1bdp" [--set map] [--seeds 1,2]
-        [--noise-scale 1,3,5,10] [--kernel-trace DIR ...]
+        [--noise-scale 1,3,5,10] [--only send|ack] [--kernel-trace DIR ...]
 
 Per simulator run (the point with `trace = true`, TCP state every 5 ms; each `--noise-scale`
-multiplies both host-noise means, spec.py HOST_NOISE, a what-if on the simulator only) and per
+multiplies both host-noise means, spec.py HOST_NOISE, or with `--only` the sender's or the
+ACKs' one, a what-if on the simulator only) and per
 kernel trace (a `testbed` directory written by `bench/fidelity_trace.py --testbed --sample 5ms
 --out DIR`): utilisation, mean queue, the fraction of queue samples with the link idle, the
 window reductions per flow (a sample whose cwnd is below the previous one that was not itself
@@ -63,6 +64,7 @@ def main() -> None:
     ap.add_argument("--data", default="data/fidelity")
     ap.add_argument("--seeds", default="1,2")
     ap.add_argument("--noise-scale", default="1")
+    ap.add_argument("--only", choices=["send", "ack"], help="scale only the sender's or only the ACKs' noise")
     ap.add_argument("--kernel-trace", action="append", default=[])
     args = ap.parse_args()
     from ccfair.api import simulate
@@ -74,11 +76,12 @@ def main() -> None:
     for scale in (float(x) for x in args.noise_scale.split(",")):
         for seed in (int(x) for x in args.seeds.split(",")):
             config = spec.to_run_config(seed)
+            keys = {"send": ("host_jitter_ns",), "ack": ("ack_jitter_ns",)}.get(args.only, ("host_jitter_ns", "ack_jitter_ns"))
             for fc in config["flows"]:
-                for key in ("host_jitter_ns", "ack_jitter_ns"):
+                for key in keys:
                     fc[key] = round(fc[key] * scale)
             res = Result.from_raw(spec, config, simulate(config, spec))
-            describe(f"sim noise x{scale:g} seed {seed}", res.summary, res.trace, res.queue, w0, w1)
+            describe(f"sim noise x{scale:g}{' ' + args.only if args.only else ''} seed {seed}", res.summary, res.trace, res.queue, w0, w1)
     for d in args.kernel_trace:
         p = Path(d)
         summary = pd.read_json(p / "summary.json", typ="series").to_dict()
