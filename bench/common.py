@@ -45,3 +45,20 @@ def fidelity_outliers(points: list[dict[str, Any]]) -> tuple[int, int]:
 
     util_out, queue_out = outside(points)
     return len(util_out), len(queue_out)
+
+
+def scaled_host_noise(scale: float, only: str | None = None) -> dict[str, int]:
+    """The per-flow RunConfig keys of ``noise = "host"`` (spec.py HOST_NOISE) with both means, or
+    with ``only`` = "send" / "ack" the sender's / the ACKs' one, times ``scale``: a what-if on the
+    simulator only."""
+    from ccfair.spec import HOST_NOISE
+
+    keys = {"send": ("host_jitter_ns",), "ack": ("ack_jitter_ns",)}.get(only or "", tuple(HOST_NOISE))
+    return {k: round(v * scale) if k in keys else v for k, v in HOST_NOISE.items()}
+
+
+def use_host_noise(noise: dict[str, int]) -> None:
+    """Make ``noise = "host"`` mean ``noise`` in this process (a pool's initializer)."""
+    from ccfair.spec import HOST_NOISE
+
+    HOST_NOISE.update(noise)

@@ -1,6 +1,7 @@
 """The fidelity map with the simulator's expectation: K simulator seeds per kernel run.
 
     python3 bench/fidelity_many_seeds.py [--set s0 --set map] [--seeds K] [--jobs N] [--out FILE.json]
+        [--noise-scale X [--only send|ack]]
 
 `ccfair fidelity` runs the simulator once per counted kernel run (same seed, same measured
 flow starts), so each side's mean is over three draws at a map point; at loss-based pairs a
@@ -9,7 +10,9 @@ mean of three simulator draws moves by 0.04-0.08 of the link between two equally
 script runs K seeds per kernel run (seed s, s + 1000, ..., each with that run's measured
 starts) and reports the same totals with the simulator side's mean over 3K runs: what remains
 is the kernel side's draw and the model's bias. Run it from a tree with the model to measure
-(its `ccfair` on the path): the figures of two trees are comparable.
+(its `ccfair` on the path): the figures of two trees are comparable. `--noise-scale X` multiplies
+the host-noise means (spec.py HOST_NOISE; with `--only` the sender's or the ACKs' one): a
+what-if on the simulator side.
 """
 
 from __future__ import annotations
@@ -21,7 +24,7 @@ from pathlib import Path
 
 from ccfair.fidelity.compare import _point_entry, _side, _sim_one, _totals
 from ccfair.fidelity.points import load_set, runs_by_point, select_runs
-from common import fidelity_outliers
+from common import fidelity_outliers, scaled_host_noise, use_host_noise
 
 
 def main() -> None:
@@ -32,6 +35,8 @@ def main() -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--point", action="append", help="only these point ids")
     ap.add_argument("--out")
+    ap.add_argument("--noise-scale", type=float, default=1.0, help="host-noise means times this")
+    ap.add_argument("--only", choices=["send", "ack"], help="scale only the sender's or only the ACKs' noise")
     args = ap.parse_args()
     todo = []
     for name in args.sets or ["s0", "map"]:
@@ -39,7 +44,8 @@ def main() -> None:
         runs, _ = runs_by_point(ps)
         todo += [(p, select_runs(p, runs[p.id], ps.runs)) for p in ps.points if runs[p.id] and (not args.point or p.id in args.point)]
     jobs = [(p.raw(), r["seed"] + 1000 * k, r.get("flow_start_s")) for p, kr in todo for r in kr for k in range(args.seeds)]
-    with ProcessPoolExecutor(max(1, args.jobs)) as ex:
+    noise = scaled_host_noise(args.noise_scale, args.only)
+    with ProcessPoolExecutor(max(1, args.jobs), initializer=use_host_noise, initargs=(noise,)) as ex:
         sims = list(ex.map(_sim_one, *zip(*jobs), chunksize=4))
     points, i = [], 0
     for p, kr in todo:
@@ -51,9 +57,10 @@ def main() -> None:
     out = _totals(points, {})
     util_out, queue_out = fidelity_outliers(points)
     print(
-        f"{len(points)} points, {args.seeds} simulator seeds per kernel run: mean |diff| {out['mean_abs']:.4f}, "
+        f"{len(points)} points, {args.seeds} simulator seeds per kernel run, host noise {noise}: mean |diff| {out['mean_abs']:.4f}, "
         f"worst {out['worst_abs']:.3f} ({out['worst_point']}), utilisation out by > 0.01 at {util_out}, "
-        f"queue out by > 10 % at {queue_out}; " + ", ".join(f"{s} {v['mean_abs']:.4f}" for s, v in out["sets"].items())
+        f"queue out by > 10 % at {queue_out}, spread ok at {out['spread_ok_fraction']:.3f}; "
+        + ", ".join(f"{s} {v['mean_abs']:.4f}" for s, v in out["sets"].items())
     )
     if args.out:
         Path(args.out).write_text(json.dumps(out, indent=1))

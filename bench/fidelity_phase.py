@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 from ccfair.fidelity.points import load_set
+from common import scaled_host_noise
 
 #: Two reductions count as together when this close, s (about one RTT at 10 ms).
 TOGETHER_S = 0.010
@@ -76,10 +77,8 @@ def main() -> None:
     for scale in (float(x) for x in args.noise_scale.split(",")):
         for seed in (int(x) for x in args.seeds.split(",")):
             config = spec.to_run_config(seed)
-            keys = {"send": ("host_jitter_ns",), "ack": ("ack_jitter_ns",)}.get(args.only, ("host_jitter_ns", "ack_jitter_ns"))
             for fc in config["flows"]:
-                for key in keys:
-                    fc[key] = round(fc[key] * scale)
+                fc.update(scaled_host_noise(scale, args.only))
             res = Result.from_raw(spec, config, simulate(config, spec))
             describe(f"sim noise x{scale:g}{' ' + args.only if args.only else ''} seed {seed}", res.summary, res.trace, res.queue, w0, w1)
     for d in args.kernel_trace:
