@@ -82,17 +82,22 @@ enum Ev {
 
 pub(crate) struct Monitor {
     pub(crate) bin_ns: u64,
-    pub(crate) delivered: Vec<Vec<u64>>,
-    /// Per flow, per bin: payload bytes of data packets arriving at the receiver.
-    pub(crate) arrivals: Vec<Vec<u64>>,
+    /// Per bin and flow (index `bin * flows + flow`: the current bin's
+    /// counters of all flows lie together): [payload bytes delivered in
+    /// order, payload bytes of data packets arriving at the receiver]
+    /// (`add_delivered`, `add_arrival`; `flow_series` gives a flow's series).
+    flow_bins: Vec<[u64; 2]>,
+    flows: usize,
+    /// Per flow: what every packet of the flow updates, together (`FlowTally`).
+    tally: Vec<FlowTally>,
+    /// The result bin last asked for (`bin`): its index and its start time.
+    bin_idx: usize,
+    bin_start_ns: TimeNs,
     pub(crate) link_tx: Vec<u64>,
     pub(crate) drops: Vec<u64>,
     pub(crate) drops_overflow: Vec<u64>,
     pub(crate) drops_aqm: Vec<u64>,
     pub(crate) ecn_marks: Vec<u64>,
-    /// Window sojourn sum / packets per flow.
-    pub(crate) flow_sojourn_sum: Vec<u64>,
-    pub(crate) flow_sojourn_pkts: Vec<u64>,
     /// Sojourn histogram (window) of packets of scalable-ECN (L4S) flows only.
     pub(crate) sojourn_hist_l4s: Vec<u64>,
     /// Per flow: uses scalable ECN (its packets form the L4S class).
@@ -102,8 +107,6 @@ pub(crate) struct Monitor {
     pub(crate) sojourn_sum: Vec<u64>,
     pub(crate) sojourn_pkts: Vec<u64>,
     pub(crate) window: (u64, u64),
-    /// Bytes delivered in order per flow so far (capped at the flow size).
-    pub(crate) delivered_total: Vec<u64>,
     /// Flow completion time (finite flows), ns from the flow's start.
     pub(crate) fct_ns: Vec<Option<u64>>,
     /// Data packets lost on the access path (random, non-congestion loss).
@@ -112,6 +115,20 @@ pub(crate) struct Monitor {
     pub(crate) queue_pkts: Vec<u32>,
     pub(crate) queue_bytes: Vec<u64>,
     pub(crate) trace: Option<TraceResult>,
+}
+
+/// A flow's counters that its packets update (`Monitor::tally`): 32 bytes,
+/// two flows per cache line; the rarer counters (drops, marks, completion
+/// time) are in the monitor's per-flow vectors.
+#[derive(Debug, Clone, Copy)]
+struct FlowTally {
+    /// Bytes delivered in order so far (capped at `size_bytes`).
+    delivered_bytes: u64,
+    /// The flow's size (`u64::MAX`: bulk).
+    size_bytes: u64,
+    /// Sojourn sum and packets of the flow's packets in the window.
+    sojourn_sum_ns: u64,
+    sojourn_pkts: u64,
 }
 
 impl Monitor {
@@ -159,17 +176,24 @@ impl Monitor {
         let n = cfg.flows.len();
         let nbins = cfg.duration_ns.div_ceil(cfg.bin_ns) as usize;
         let window = (cfg.window_start_ns.unwrap_or(0), cfg.window_end_ns.unwrap_or(cfg.duration_ns));
+        let tally = |f: &crate::config::FlowConfig| FlowTally {
+            delivered_bytes: 0,
+            size_bytes: f.size_bytes.unwrap_or(u64::MAX),
+            sojourn_sum_ns: 0,
+            sojourn_pkts: 0,
+        };
         Ok(Monitor {
             bin_ns: cfg.bin_ns,
-            delivered: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
-            arrivals: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
+            flow_bins: try_zeroed(nbins.saturating_mul(n), "bin")?,
+            flows: n,
+            tally: cfg.flows.iter().map(tally).collect(),
+            bin_idx: 0,
+            bin_start_ns: 0,
             link_tx: try_zeroed(nbins, "bin")?,
             drops: vec![0; n],
             drops_overflow: vec![0; n],
             drops_aqm: vec![0; n],
             ecn_marks: vec![0; n],
-            flow_sojourn_sum: vec![0; n],
-            flow_sojourn_pkts: vec![0; n],
             sojourn_hist_l4s: Vec::new(),
             flow_l4s,
             sojourn_hist: Vec::new(),
@@ -177,7 +201,6 @@ impl Monitor {
             sojourn_sum: try_zeroed(nbins, "bin")?,
             sojourn_pkts: try_zeroed(nbins, "bin")?,
             window,
-            delivered_total: vec![0; n],
             fct_ns: vec![None; n],
             random_losses: vec![0; n],
             queue_time: Vec::new(),
@@ -235,8 +258,9 @@ impl Monitor {
             }
             self.sojourn_hist[i] += 1;
             let f = p.flow as usize;
-            self.flow_sojourn_sum[f] += sojourn;
-            self.flow_sojourn_pkts[f] += 1;
+            let t = &mut self.tally[f];
+            t.sojourn_sum_ns += sojourn;
+            t.sojourn_pkts += 1;
             if self.flow_l4s[f] {
                 let h = &mut self.sojourn_hist_l4s;
                 if i >= h.len() {
@@ -256,8 +280,43 @@ impl Monitor {
         }
     }
 
-    pub(crate) fn bin(&self, t: TimeNs) -> usize {
-        (t / self.bin_ns) as usize
+    /// The result bin of time `t` (the division only when `t` left the
+    /// bin last asked for).
+    #[inline(always)]
+    pub(crate) fn bin(&mut self, t: TimeNs) -> usize {
+        if t.wrapping_sub(self.bin_start_ns) >= self.bin_ns {
+            self.bin_idx = (t / self.bin_ns) as usize;
+            self.bin_start_ns = self.bin_idx as u64 * self.bin_ns;
+        }
+        self.bin_idx
+    }
+
+    /// A data packet of flow `f` with `bytes` of payload reaches its receiver in bin `b`.
+    #[inline(always)]
+    pub(crate) fn add_arrival(&mut self, f: usize, b: usize, bytes: u64) {
+        if let Some(x) = self.flow_bins.get_mut(b * self.flows + f) {
+            x[1] += bytes;
+        }
+    }
+
+    /// Flow `f` delivered `bytes` more in order in bin `b` (capped at its
+    /// size); true when that completes the flow (first time its size is reached).
+    #[inline(always)]
+    pub(crate) fn add_delivered(&mut self, f: usize, b: usize, bytes: u64) -> bool {
+        let t = &mut self.tally[f];
+        let before = t.delivered_bytes;
+        let after = (before + bytes).min(t.size_bytes);
+        t.delivered_bytes = after;
+        let completes = after == t.size_bytes && self.fct_ns[f].is_none();
+        if let Some(x) = self.flow_bins.get_mut(b * self.flows + f) {
+            x[0] += after - before;
+        }
+        completes
+    }
+
+    /// Flow `f`'s per-bin series: (bytes delivered in order, bytes arrived).
+    fn flow_series(&self, f: usize) -> (Vec<u64>, Vec<u64>) {
+        self.flow_bins.iter().skip(f).step_by(self.flows.max(1)).map(|x| (x[0], x[1])).unzip()
     }
 }
 
@@ -473,7 +532,8 @@ impl<Q: Qdisc> Simulation<Q> {
             }
         }
         if self.tx_current.is_none() {
-            self.start_tx(now, self.mon.bin(now));
+            let b = self.mon.bin(now);
+            self.start_tx(now, b);
         }
     }
 
@@ -561,18 +621,9 @@ impl<Q: Qdisc> Simulation<Q> {
     fn account_delivery(&mut self, f: u32, segs: u64, now: TimeNs, b: usize) {
         let i = f as usize;
         let mss = self.receivers[i].mss_bytes() as u64;
-        let before = self.mon.delivered_total[i];
-        let mut after = before + segs * mss;
-        if let Some(size) = self.sizes[i] {
-            after = after.min(size);
-            if after == size && self.mon.fct_ns[i].is_none() {
-                self.mon.fct_ns[i] = Some(now - self.starts[i]);
-                self.qdisc.flow_finished(f, now);
-            }
-        }
-        self.mon.delivered_total[i] = after;
-        if b < self.mon.delivered[i].len() {
-            self.mon.delivered[i][b] += after - before;
+        if self.mon.add_delivered(i, b, segs * mss) {
+            self.mon.fct_ns[i] = Some(now - self.starts[i]);
+            self.qdisc.flow_finished(f, now);
         }
     }
 
@@ -611,9 +662,8 @@ impl<Q: Qdisc> Simulation<Q> {
     fn deliver(&mut self, now: TimeNs, b: usize, p: Packet) {
         let f = p.flow;
         if p.kind == Kind::Data {
-            if let Some(x) = self.mon.arrivals[f as usize].get_mut(b) {
-                *x += self.receivers[f as usize].mss_bytes() as u64;
-            }
+            let mss = self.receivers[f as usize].mss_bytes() as u64;
+            self.mon.add_arrival(f as usize, b, mss);
         }
         let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
         if n > 0 {
@@ -647,7 +697,8 @@ impl<Q: Qdisc> Simulation<Q> {
             }
             Ev::Delivered => {
                 let p = self.bottleneck_out.pop(&mut self.q, now, ev);
-                self.deliver(now, self.mon.bin(now), p);
+                let b = self.mon.bin(now);
+                self.deliver(now, b, p);
             }
             Ev::Reverse(f) => {
                 let p = self.reverse[f as usize].pop(&mut self.q, now, ev);
@@ -696,7 +747,8 @@ impl<Q: Qdisc> Simulation<Q> {
                 if r.gro_timer().is_some_and(|t| t.on_pop(now, &mut self.q, Ev::Gro(f)) == TimerPop::Fire) {
                     let n = r.on_gro_timer(now, &mut self.out);
                     if n > 0 {
-                        self.account_delivery(f, n, now, self.mon.bin(now));
+                        let b = self.mon.bin(now);
+                        self.account_delivery(f, n, now, b);
                     }
                     self.flush_receiver_out(f, now);
                 }
@@ -713,6 +765,31 @@ impl<Q: Qdisc> Simulation<Q> {
     /// event of a shared line (`shared_next`), whichever comes first; the
     /// clock advances to it.
     fn next_event(&mut self) -> Option<(TimeNs, u64, Ev)> {
+        if self.any_shared {
+            return self.next_event_shared();
+        }
+        let heap = self.q.peek_key();
+        match self.tx_done_at {
+            Some(tx) if heap.is_none_or(|h| tx < h) => {
+                if tx.0 >= self.duration_ns {
+                    return None;
+                }
+                self.tx_done_at = None;
+                self.q.advance_outside(tx.0);
+                Some((tx.0, tx.1, Ev::TxDone))
+            }
+            _ => {
+                if heap?.0 >= self.duration_ns {
+                    return None;
+                }
+                self.q.pop_keyed()
+            }
+        }
+    }
+
+    /// `next_event` with shared lines.
+    #[inline(always)]
+    fn next_event_shared(&mut self) -> Option<(TimeNs, u64, Ev)> {
         let heap = self.q.peek_key();
         let (mut key, mut ev) = (heap, None);
         if let Some(tx) = self.tx_done_at {
@@ -720,11 +797,9 @@ impl<Q: Qdisc> Simulation<Q> {
                 (key, ev) = (Some(tx), Some(Ev::TxDone));
             }
         }
-        if self.any_shared {
-            if let Some((t, s, e)) = self.shared_next() {
-                if key.is_none_or(|k| (t, s) < k) {
-                    (key, ev) = (Some((t, s)), Some(e));
-                }
+        if let Some((t, s, e)) = self.shared_next() {
+            if key.is_none_or(|k| (t, s) < k) {
+                (key, ev) = (Some((t, s)), Some(e));
             }
         }
         let (t, s) = key?;
@@ -744,7 +819,7 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     /// The earlier of the shared lines' next events (`SharedLines::next`),
-    /// as (time, seq, event). (Out of line: runs with shared lines only.)
+    /// as (time, seq, event). (Out of line: the few-flow loop stays small.)
     #[inline(never)]
     fn shared_next(&self) -> Option<(TimeNs, u64, Ev)> {
         let a = self.access_shared.next().map(|(t, s, l)| (t, s, Ev::AccessShared(l)));
@@ -805,8 +880,8 @@ impl<Q: Qdisc> Simulation<Q> {
 /// counters (the per-bin series are moved out of `mon`).
 pub(crate) fn flow_results(senders: &[FlowSender], mon: &mut Monitor, starts: &[u64], sizes: &[Option<u64>]) -> Vec<FlowResult> {
     let mut flows = Vec::with_capacity(senders.len());
-    let mut arrivals = std::mem::take(&mut mon.arrivals).into_iter();
-    for (i, (s, delivered)) in senders.iter().zip(std::mem::take(&mut mon.delivered)).enumerate() {
+    for (i, s) in senders.iter().enumerate() {
+        let (delivered, arrivals) = mon.flow_series(i);
         let st = s.stats();
         flows.push(FlowResult {
             name: String::new(),
@@ -814,7 +889,7 @@ pub(crate) fn flow_results(senders: &[FlowSender], mon: &mut Monitor, starts: &[
             rtt_ns: 0,
             start_ns: starts[i],
             delivered_bytes: delivered,
-            arrival_bytes: arrivals.next().unwrap_or_default(),
+            arrival_bytes: arrivals,
             sent_packets: st.sent_packets,
             retransmissions: st.retransmissions,
             losses_detected: st.losses_detected,
@@ -836,10 +911,11 @@ pub(crate) fn flow_results(senders: &[FlowSender], mon: &mut Monitor, starts: &[
             }
             .to_string(),
             ecn_reductions: st.ecn_reductions,
-            sojourn_sum_ns: mon.flow_sojourn_sum[i],
-            sojourn_pkts: mon.flow_sojourn_pkts[i],
+            sojourn_sum_ns: mon.tally[i].sojourn_sum_ns,
+            sojourn_pkts: mon.tally[i].sojourn_pkts,
         });
     }
+    mon.flow_bins = Vec::new();
     flows
 }
 
