@@ -82,12 +82,14 @@ enum Ev {
 
 pub(crate) struct Monitor {
     pub(crate) bin_ns: u64,
-    /// Per bin and flow (index `bin * flows + flow`: the current bin's
-    /// counters of all flows lie together): [payload bytes delivered in
-    /// order, payload bytes of data packets arriving at the receiver]
-    /// (`add_delivered`, `add_arrival`; `flow_series` gives a flow's series).
-    flow_bins: Vec<[u64; 2]>,
-    flows: usize,
+    /// Per flow, per bin: payload bytes delivered in order.
+    pub(crate) delivered: Vec<Vec<u64>>,
+    /// Per flow, per bin: payload bytes of data packets arriving at the receiver.
+    pub(crate) arrivals: Vec<Vec<u64>>,
+    /// Per flow: [delivered, arrived] of the current bin (`bin_idx`), all
+    /// flows' together; added to `delivered` and `arrivals` when the bin
+    /// ends (`bin`) and at the end of the run (`flush_bin`).
+    bin_counts: Vec<[u64; 2]>,
     /// Per flow: what every packet of the flow updates, together (`FlowTally`).
     tally: Vec<FlowTally>,
     /// The result bin last asked for (`bin`): its index and its start time.
@@ -184,8 +186,9 @@ impl Monitor {
         };
         Ok(Monitor {
             bin_ns: cfg.bin_ns,
-            flow_bins: try_zeroed(nbins.saturating_mul(n), "bin")?,
-            flows: n,
+            delivered: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
+            arrivals: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
+            bin_counts: vec![[0; 2]; n],
             tally: cfg.flows.iter().map(tally).collect(),
             bin_idx: 0,
             bin_start_ns: 0,
@@ -281,22 +284,56 @@ impl Monitor {
     }
 
     /// The result bin of time `t` (the division only when `t` left the
-    /// bin last asked for).
+    /// bin last asked for, whose counts then go to the flows' series).
     #[inline(always)]
     pub(crate) fn bin(&mut self, t: TimeNs) -> usize {
         if t.wrapping_sub(self.bin_start_ns) >= self.bin_ns {
-            self.bin_idx = (t / self.bin_ns) as usize;
-            self.bin_start_ns = self.bin_idx as u64 * self.bin_ns;
+            self.next_bin(t);
         }
         self.bin_idx
+    }
+
+    #[inline(never)]
+    fn next_bin(&mut self, t: TimeNs) {
+        self.flush_bin();
+        self.bin_idx = (t / self.bin_ns) as usize;
+        self.bin_start_ns = self.bin_idx as u64 * self.bin_ns;
+    }
+
+    /// Add the current bin's counts to the flows' series (beyond the last
+    /// bin: dropped, as every count there) and clear them.
+    pub(crate) fn flush_bin(&mut self) {
+        let b = self.bin_idx;
+        for (f, c) in self.bin_counts.iter_mut().enumerate() {
+            if *c != [0, 0] {
+                if let Some(x) = self.delivered[f].get_mut(b) {
+                    *x += c[0];
+                }
+                if let Some(x) = self.arrivals[f].get_mut(b) {
+                    *x += c[1];
+                }
+                *c = [0, 0];
+            }
+        }
+    }
+
+    /// Count `x` of flow `f` in bin `b` (`k`: 0 delivered, 1 arrived).
+    #[inline(always)]
+    fn count(&mut self, f: usize, b: usize, k: usize, x: u64) {
+        if b == self.bin_idx {
+            self.bin_counts[f][k] += x;
+        } else {
+            let series = if k == 0 { &mut self.delivered[f] } else { &mut self.arrivals[f] };
+            if let Some(v) = series.get_mut(b) {
+                *v += x;
+            }
+        }
     }
 
     /// A data packet of flow `f` with `bytes` of payload reaches its receiver in bin `b`.
     #[inline(always)]
     pub(crate) fn add_arrival(&mut self, f: usize, b: usize, bytes: u64) {
-        if let Some(x) = self.flow_bins.get_mut(b * self.flows + f) {
-            x[1] += bytes;
-        }
+        self.count(f, b, 1, bytes);
     }
 
     /// Flow `f` delivered `bytes` more in order in bin `b` (capped at its
@@ -308,15 +345,8 @@ impl Monitor {
         let after = (before + bytes).min(t.size_bytes);
         t.delivered_bytes = after;
         let completes = after == t.size_bytes && self.fct_ns[f].is_none();
-        if let Some(x) = self.flow_bins.get_mut(b * self.flows + f) {
-            x[0] += after - before;
-        }
+        self.count(f, b, 0, after - before);
         completes
-    }
-
-    /// Flow `f`'s per-bin series: (bytes delivered in order, bytes arrived).
-    fn flow_series(&self, f: usize) -> (Vec<u64>, Vec<u64>) {
-        self.flow_bins.iter().skip(f).step_by(self.flows.max(1)).map(|x| (x[0], x[1])).unzip()
     }
 }
 
@@ -880,8 +910,9 @@ impl<Q: Qdisc> Simulation<Q> {
 /// counters (the per-bin series are moved out of `mon`).
 pub(crate) fn flow_results(senders: &[FlowSender], mon: &mut Monitor, starts: &[u64], sizes: &[Option<u64>]) -> Vec<FlowResult> {
     let mut flows = Vec::with_capacity(senders.len());
-    for (i, s) in senders.iter().enumerate() {
-        let (delivered, arrivals) = mon.flow_series(i);
+    mon.flush_bin();
+    let mut arrivals = std::mem::take(&mut mon.arrivals).into_iter();
+    for (i, (s, delivered)) in senders.iter().zip(std::mem::take(&mut mon.delivered)).enumerate() {
         let st = s.stats();
         flows.push(FlowResult {
             name: String::new(),
@@ -889,7 +920,7 @@ pub(crate) fn flow_results(senders: &[FlowSender], mon: &mut Monitor, starts: &[
             rtt_ns: 0,
             start_ns: starts[i],
             delivered_bytes: delivered,
-            arrival_bytes: arrivals,
+            arrival_bytes: arrivals.next().unwrap_or_default(),
             sent_packets: st.sent_packets,
             retransmissions: st.retransmissions,
             losses_detected: st.losses_detected,
@@ -915,7 +946,6 @@ pub(crate) fn flow_results(senders: &[FlowSender], mon: &mut Monitor, starts: &[
             sojourn_pkts: mon.tally[i].sojourn_pkts,
         });
     }
-    mon.flow_bins = Vec::new();
     flows
 }
 
