@@ -19,8 +19,8 @@
 //! in docs/benchmarks.md, "Event queue"): the queue holds O(flows) entries
 //! (delay lines put only their head in it, timers are lazy), ~9 on average
 //! in the S0 base case, ~40 with 10 flows, ~5500 with 2000 flows on per-flow
-//! lines (up to 4000 of them line heads, which lines.rs's shared lines replace
-//! by two). A radix
+//! lines (up to 4000 of them line heads, which lines.rs's shared lines keep
+//! out of the heap altogether). A radix
 //! heap (Ahuja, Mehlhorn, Orlin, Tarjan, J. ACM 37(2), 1990; O(1) insert,
 //! exact here because time never goes back) was 5 % faster at 2000 flows
 //! but 8 % slower at 10 flows and no faster on S0; an unordered array with
