@@ -224,7 +224,7 @@ pub struct FlowConfig {
     /// CCID 2 RFC 4341 §5, `dccp::ccid2::initial_window_pkts`).
     #[serde(default)]
     pub init_cwnd_pkts: Option<u32>,
-    /// Delayed ACKs (every second full segment, 40 ms timer, quick-ACK at start).
+    /// Delayed ACKs (every second full segment, 40 ms timer, quick-ACK at start and while the window opens).
     #[serde(default = "default_true")]
     pub delayed_ack: bool,
     /// Host noise, sender side: mean of an exponential extra delay per data

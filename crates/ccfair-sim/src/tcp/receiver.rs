@@ -22,11 +22,35 @@
 //!   (a segment below rcv_nxt also enters quick-ACK mode,
 //!   `tcp_enter_quickack_mode(sk, TCP_MAX_QUICKACKS)`); the D-SACK is sent
 //!   once (`tcp_options_write` clears `rx_opt.dsack`).
-//! - Receive window: starts at `rwnd_init` segments and grows like Linux's
-//!   receive-buffer auto-tuning (`tcp_rcv_space_adjust`): once per receiver
-//!   RTT estimate (timestamps, `tcp_rcv_rtt_measure_ts`), if the application
-//!   read `copied` segments, more than before, the window becomes at least
-//!   2*copied + 16 plus twice the growth term; capped at `rwnd_max`.
+//! - Quick ACKs while the window opens (Linux `tcp_grow_window`, called by
+//!   `tcp_event_data_recv` for in-order data and by `tcp_data_queue_ofo`):
+//!   while `rcv_ssthresh` is below the window clamp, each data segment raises
+//!   it by 2 segments (`2 * advmss`) and sets `icsk_ack.quick |= 1`, so that
+//!   segment is ACKed at once; every ACK of scheduled data takes one from
+//!   `quick` (`tcp_dec_quickack_mode`). `rcv_ssthresh` starts at the initial
+//!   window, the clamp at `tcp_win_from_space(sk_rcvbuf)`: a receive buffer of
+//!   twice the initial window (the default `scaling_ratio` of 1/2 gives the
+//!   initial window) times the ratio the first segment measures
+//!   (`tcp_measure_rcv_mss`: payload / truesize, `RCV_SCALING_RATIO`), i.e.
+//!   1.25 x the initial window; auto-tuning moves the clamp with `sk_rcvbuf`
+//!   (`tcp_rcvbuf_grow`). In slow start the clamp grows once per receiver RTT
+//!   by about twice the data of the last RTT, and `rcv_ssthresh` follows it
+//!   at 2 segments per segment: the receiver ACKs every segment for the first
+//!   half of each round after the clamp first grows (HyStart's ACK train sees
+//!   ACKs one frame apart), every second one otherwise.
+//! - Receive window: starts at `rwnd_init` segments and grows like Linux
+//!   6.18's receive-buffer auto-tuning (`tcp_rcv_space_adjust`,
+//!   `tcp_rcvbuf_grow` since commits 65c5287892e9 and aa251c84636c): once per
+//!   receiver RTT estimate, if the application read `copied` segments, more
+//!   than the last time (`space`), the window becomes at least
+//!   `2 * copied + 4 * copied * (copied - space) / space` (plus what is held
+//!   out of order); capped at `rwnd_max`. The receiver RTT
+//!   (`tcp_rcv_rtt_measure_ts`, `tcp_rcv_rtt_update` since commit
+//!   b879dcb1aeec): one sample per new TSecr, in whole 1 ms timestamp ticks
+//!   (a zero sample is skipped); a sample below the estimate replaces it, a
+//!   larger one moves it by 1/8. So in slow start the estimate falls back to
+//!   the base RTT with the first segment of each flight (which met no queue)
+//!   and the measurement falls on that segment.
 //! - ECN echo (`EcnMode`):
 //!   - classic (RFC 3168 6.1.3, Linux tcp_ecn_check_ce / tcp_ecn_accept_cwr):
 //!     a CE arrival sets "demand CWR" (entering quick-ACK for 2 segments if it
@@ -62,6 +86,16 @@ use crate::packet::{sack_channel, Ecn, Kind, Packet, SackChannel, SackOpt};
 pub const DELACK_NS: u64 = 40_000_000;
 /// Linux TCP_MAX_QUICKACKS.
 pub const MAX_QUICKACKS: u32 = 16;
+/// Linux `tp->scaling_ratio` of the reference receiver, in 1/256
+/// (`TCP_RMEM_TO_WIN_SCALE`): `(len << 8) / truesize` of a 1448-byte segment
+/// (`tcp_measure_rcv_mss`). Measured on the testbed's Linux 6.18 receiver:
+/// its window clamp before auto-tuning is 353 x 1024 bytes for a 579 200-byte
+/// buffer (2 x 200 segments), 160/256 (docs/fidelity.md, "The receiver's quick ACKs").
+pub const RCV_SCALING_RATIO: u64 = 160;
+/// Linux `TCP_DEFAULT_SCALING_RATIO` (1/256): the initial window is half the buffer.
+pub const DEFAULT_SCALING_RATIO: u64 = 128;
+/// `tcp_grow_window`'s step per data segment: `2 * advmss`, in segments.
+pub const RCV_SSTHRESH_STEP_SEGS: u32 = 2;
 /// Linux TCP_NUM_SACKS: SACK blocks the receiver remembers (`selective_acks`).
 pub const NUM_SACKS: usize = 4;
 /// Linux `gro_max_size` default (GRO_LEGACY_MAX_SIZE): a GRO skb stays below 64 KB.
@@ -88,11 +122,16 @@ pub struct Receiver {
     quick: u32,
     rwnd: u32,
     rwnd_max: Option<u32>,
+    /// Linux `rcv_ssthresh` and `window_clamp`, segments (`tcp_grow_window`).
+    rcv_ssthresh: u32,
+    window_clamp: u32,
     // Auto-tuning state (tp->rcvq_space).
     space: u64,
     space_seq: u64,
     space_time: u64,
     rcv_rtt_ns: u64,
+    /// The TSecr tick of the last receiver RTT sample (`rcv_rtt_last_tsecr`).
+    rtt_tsecr_tick: u64,
     ts_recent: u64,
     established: bool,
     ecn: EcnMode,
@@ -130,10 +169,13 @@ impl Receiver {
             quick: (rwnd_init / 2).min(MAX_QUICKACKS),
             rwnd: rwnd_init,
             rwnd_max,
+            rcv_ssthresh: rwnd_init,
+            window_clamp: initial_window_clamp(rwnd_init, rwnd_max),
             space: init_cwnd as u64,
             space_seq: 0,
             space_time: 0,
             rcv_rtt_ns: 0,
+            rtt_tsecr_tick: u64::MAX,
             ts_recent: 0,
             established: false,
             ecn: EcnMode::Off,
@@ -279,10 +321,8 @@ impl Receiver {
         self.measure_rtt(now, p);
         self.rcv_nxt += segs;
         self.unacked += segs as u32;
+        self.grow_window(segs);
         if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 {
-            if self.quick > 0 {
-                self.quick -= 1;
-            }
             let a = self.ack_packet(now, false);
             self.push_ack(out, a);
         } else if !self.delack_timer.is_armed() {
@@ -295,14 +335,34 @@ impl Receiver {
         segs
     }
 
+    /// Linux `tcp_grow_window` for an skb of `segs` segments: below the
+    /// clamp, `rcv_ssthresh` grows by 2 segments per segment (at most to the
+    /// clamp) and the skb is ACKed at once (`icsk_ack.quick |= 1`).
+    #[inline(always)]
+    fn grow_window(&mut self, segs: u64) {
+        if self.rcv_ssthresh < self.window_clamp {
+            let step = RCV_SSTHRESH_STEP_SEGS as u64 * segs;
+            self.rcv_ssthresh = (self.rcv_ssthresh as u64 + step).min(self.window_clamp as u64) as u32;
+            self.quick |= 1;
+        }
+    }
+
     /// Timestamps of an arriving data segment: TSval to echo, and Linux
-    /// `tcp_rcv_rtt_measure_ts`: the RTT from our ACK's timestamp echoed back.
+    /// `tcp_rcv_rtt_measure_ts` / `tcp_rcv_rtt_update`: the RTT from our ACK's
+    /// timestamp echoed back, in whole timestamp ticks, once per TSecr; a
+    /// lower sample replaces the estimate, a higher one moves it by 1/8.
     #[inline(always)]
     fn measure_rtt(&mut self, now: TimeNs, p: &Packet) {
         self.ts_recent = p.ts_val;
-        if p.ts_ecr != 0 {
-            let sample = now.saturating_sub(p.ts_ecr).max(1);
-            self.rcv_rtt_ns = if self.rcv_rtt_ns == 0 { sample } else { (7 * self.rcv_rtt_ns + sample) / 8 };
+        let tick = p.ts_ecr / TS_TICK_NS;
+        if p.ts_ecr != 0 && tick != self.rtt_tsecr_tick {
+            self.rtt_tsecr_tick = tick;
+            let ticks = (now / TS_TICK_NS).saturating_sub(tick);
+            if ticks > 0 {
+                let sample = ticks * TS_TICK_NS;
+                let old = self.rcv_rtt_ns;
+                self.rcv_rtt_ns = if old == 0 || sample < old { sample } else { old - old / 8 + sample / 8 };
+            }
         }
     }
 
@@ -317,6 +377,9 @@ impl Receiver {
         let seq = p.seq;
         let had_ooo = !self.ooo.is_empty();
         let mut delivered = 0;
+        if seq >= self.rcv_nxt && !self.holds(seq) {
+            self.grow_window(segs); // tcp_event_data_recv, tcp_data_queue_ofo
+        }
         if seq == self.rcv_nxt {
             self.rcv_nxt += segs;
             delivered = segs;
@@ -333,9 +396,6 @@ impl Receiver {
             }
             self.unacked += segs as u32;
             if had_ooo || !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || ack_now {
-                if self.quick > 0 && !had_ooo {
-                    self.quick -= 1;
-                }
                 self.send_ack(now, out);
             } else if !self.delack_timer.is_armed() {
                 self.delack_timer.arm(now + DELACK_NS);
@@ -346,9 +406,18 @@ impl Receiver {
             self.send_ack(now, out);
         } else {
             self.on_duplicate(seq);
+            // tcp_send_dupack: no ACK was scheduled, so tcp_dec_quickack_mode counts none.
+            let quick = self.quick;
             self.send_ack(now, out);
+            self.quick = quick;
         }
         delivered
+    }
+
+    /// Out-of-order segment `seq` is already held.
+    fn holds(&self, seq: u64) -> bool {
+        let i = self.ooo.partition_point(|&(_, e)| e <= seq);
+        i < self.ooo.len() && self.ooo[i].0 <= seq
     }
 
     /// `tcp_data_queue_ofo`: hold the segment (a copy already held is a
@@ -528,10 +597,12 @@ impl Receiver {
         a
     }
 
-    /// Send ACK `a`: nothing is left to acknowledge, the delayed ACK is off.
+    /// Send ACK `a`: nothing is left to acknowledge, the delayed ACK is off,
+    /// one quick ACK is used (`tcp_event_ack_sent` -> `tcp_dec_quickack_mode`).
     #[inline(always)]
     fn push_ack(&mut self, out: &mut Vec<Packet>, a: Packet) {
         out.push(a);
+        self.quick = self.quick.saturating_sub(1);
         self.unacked = 0;
         self.delack_timer.disarm();
     }
@@ -565,17 +636,33 @@ impl Receiver {
     fn rcv_space_measure(&mut self, now: TimeNs, ret: u64) -> u64 {
         let copied = self.rcv_nxt - self.space_seq;
         if copied > self.space {
-            let mut rcvwin = 2 * copied + 16;
-            let grow = rcvwin * (copied - self.space) / self.space.max(1);
-            rcvwin += 2 * grow;
+            // DRS is one RTT late: twice the last RTT's data, plus twice the growth in slow start.
+            let mut rcvwin = 2 * copied;
+            rcvwin += 2 * (rcvwin * (copied - self.space) / self.space.max(1));
+            if let Some(&(_, end)) = self.ooo.last() {
+                rcvwin += end - self.rcv_nxt;
+            }
             let cap = self.rwnd_max.map_or(u32::MAX as u64 / 2, |m| m as u64);
-            self.rwnd = self.rwnd.max(rcvwin.min(cap) as u32);
+            let win = rcvwin.min(cap) as u32;
+            self.rwnd = self.rwnd.max(win);
+            // `window_clamp` follows the grown `sk_rcvbuf` (tcp_win_from_space(tcp_space_from_win(rcvwin))).
+            self.window_clamp = self.window_clamp.max(win);
             self.space = copied;
         }
         self.space_seq = self.rcv_nxt;
         self.space_time = now;
         ret
     }
+}
+
+/// The window clamp once the first full segment has set `scaling_ratio`
+/// (`tcp_measure_rcv_mss` -> `tcp_set_window_clamp(tcp_win_from_space(sk_rcvbuf))`)
+/// for a receive buffer that holds the initial window at the default ratio,
+/// segments; never above `rwnd_max`.
+fn initial_window_clamp(rwnd_init: u32, rwnd_max: Option<u32>) -> u32 {
+    let buffer = rwnd_init as u64 * 256 / DEFAULT_SCALING_RATIO;
+    let clamp = (buffer * RCV_SCALING_RATIO / 256) as u32;
+    rwnd_max.map_or(clamp, |m| clamp.min(m)).max(rwnd_init)
 }
 
 /// Linux `tcp_sack_extend`: grow `sp` by [start, end) if they overlap or touch.
@@ -598,9 +685,11 @@ mod tests {
         p
     }
 
+    /// A receiver past its start: quick-ACK mode over, the window fully open.
     fn rx() -> Receiver {
         let mut r = Receiver::new(0, 1448, true, 200, None, 10);
         r.quick = 0;
+        r.rcv_ssthresh = r.window_clamp;
         r
     }
 
@@ -676,14 +765,114 @@ mod tests {
     }
 
     #[test]
-    fn quickack_at_start_acks_each_of_the_first_16_segments() {
+    fn quick_acks_each_segment_while_rcv_ssthresh_grows_to_the_clamp_then_sixteen_more() {
+        // Linux: the first data segment enters quick-ACK mode for min(rcv_wnd /
+        // (2 rcv_mss), 16) ACKs (tcp_event_data_recv -> tcp_incr_quickack);
+        // tcp_grow_window raises rcv_ssthresh from the initial window (200) by 2
+        // per segment towards the clamp (2 x 200 segments of buffer x 160/256 =
+        // 250) and sets icsk_ack.quick |= 1, and each ACK takes one
+        // (tcp_dec_quickack_mode). So quick stays at 16-17 while the window
+        // grows (segments 0..=24), then 16 more segments are ACKed at once
+        // (25..=40), then every second one. (The testbed's 6.18 receiver ACKed
+        // segments 0..=41 one by one at this window: docs/fidelity.md.)
         let mut r = Receiver::new(0, 1448, true, 200, None, 10);
+        assert_eq!((r.rcv_ssthresh, r.window_clamp, r.quick), (200, 250, 16));
         let mut out = vec![];
-        for s in 0..20 {
+        for s in 0..50 {
             r.on_packet(s, &data(s), &mut out);
+            if s <= 40 {
+                assert_eq!(out.len() as u64, s + 1, "segment {s} ACKed at once");
+            }
         }
-        // 16 immediate ACKs, then every second segment: 2 more for segments 16..20.
-        assert_eq!(out.len(), 18);
+        assert_eq!(r.rcv_ssthresh, 250);
+        assert_eq!(out.len(), 41 + 4, "segments 41..50: every second one");
+    }
+
+    /// Feed flights of `sizes` segments one `rtt_ns` apart, 100 us between
+    /// segments, every segment echoing a timestamp `rtt_ns` old; returns per
+    /// flight the number of segments each ACK covered, in order.
+    fn flights(r: &mut Receiver, sizes: &[u64], rtt_ns: u64) -> Vec<Vec<u64>> {
+        let (mut seq, mut acked) = (0, 0);
+        let mut per_flight = vec![];
+        for (k, &n) in sizes.iter().enumerate() {
+            let mut out = vec![];
+            for i in 0..n {
+                let now = (k as u64 + 2) * rtt_ns + i * 100_000;
+                if r.delack_timer.deadline.is_some_and(|d| d <= now) {
+                    r.on_delack_timer(now, &mut out);
+                }
+                let mut p = data(seq);
+                p.ts_ecr = now - rtt_ns;
+                r.on_packet(now, &p, &mut out);
+                seq += 1;
+            }
+            per_flight.push(out.iter().map(|a| a.ack() - std::mem::replace(&mut acked, a.ack())).collect());
+        }
+        per_flight
+    }
+
+    #[test]
+    fn auto_tuning_grows_the_window_to_twice_the_data_plus_twice_its_growth_as_linux_6_18() {
+        // tcp_rcv_space_adjust -> tcp_rcvbuf_grow (6.18: commits 65c5287892e9,
+        // aa251c84636c): once per receiver RTT, with copied > space,
+        // rcvwin = 2 copied + 2 x (2 copied) (copied - space) / space, and
+        // window_clamp follows sk_rcvbuf. Slow-start flights of 10, 20, 40, 80:
+        // measured at the first segment of each flight, copied = the previous
+        // flight. 40 after 20: 80 + 160 = 240, below the clamp of 250 (without
+        // the 16-segment cushion of older kernels: 288); 80 after 40: 480.
+        let run = |sizes: &[u64]| {
+            let mut r = Receiver::new(0, 1448, true, 200, None, 10);
+            flights(&mut r, sizes, 100_000_000);
+            (r.space, r.window_clamp)
+        };
+        assert_eq!(run(&[10, 20, 40, 80]), (40, 250));
+        assert_eq!(run(&[10, 20, 40, 80, 1]), (80, 480));
+    }
+
+    #[test]
+    fn quick_acks_each_segment_while_rcv_ssthresh_follows_a_clamp_raised_by_auto_tuning() {
+        // tcp_grow_window after tcp_rcvbuf_grow moved window_clamp from 250 to
+        // 480 at the first segment of a 160-segment flight: from the next one,
+        // each segment raises rcv_ssthresh by 2 and is ACKed at once, 115 of
+        // them (230 / 2; the first ACK also covers the measuring segment,
+        // whose ACK was delayed); then every second segment again.
+        let mut r = Receiver::new(0, 1448, true, 200, None, 10);
+        let acks = flights(&mut r, &[10, 20, 40, 80, 160], 100_000_000);
+        let last = &acks[4];
+        assert_eq!(last[0], 2, "{last:?}");
+        let singles = last[1..].iter().take_while(|&&k| k == 1).count();
+        assert_eq!(singles, 114, "{last:?}");
+        assert!(last.iter().rev().take(20).all(|&k| k == 2), "then delayed ACKs: {last:?}");
+        assert_eq!(r.rcv_ssthresh, 480);
+    }
+
+    #[test]
+    fn receiver_rtt_latches_a_lower_sample_and_smooths_a_higher_one_once_per_tsecr() {
+        // tcp_rcv_rtt_measure_ts: one sample per new TSecr (rcv_rtt_last_tsecr),
+        // in 1 ms timestamp ticks, zero samples skipped; tcp_rcv_rtt_update
+        // (commit b879dcb1aeec, 6.16): a lower sample replaces the estimate, a
+        // higher one moves it by 1/8.
+        let mut r = rx();
+        let seg = |now: u64, ecr: u64| {
+            let mut p = data(0);
+            p.ts_ecr = ecr;
+            (now, p)
+        };
+        let (now, p) = seg(300_000_000, 200_000_000);
+        r.measure_rtt(now, &p);
+        assert_eq!(r.rcv_rtt_ns, 100_000_000);
+        let (now, p) = seg(380_000_000, 200_000_000);
+        r.measure_rtt(now, &p);
+        assert_eq!(r.rcv_rtt_ns, 100_000_000, "same TSecr: no second sample");
+        let (now, p) = seg(381_500_000, 201_400_000);
+        r.measure_rtt(now, &p);
+        assert_eq!(r.rcv_rtt_ns, 100_000_000 - 12_500_000 + 180_000_000 / 8, "ticks 381 - 201 = 180 ms, smoothed");
+        let (now, p) = seg(400_000_000, 310_000_000);
+        r.measure_rtt(now, &p);
+        assert_eq!(r.rcv_rtt_ns, 90_000_000, "a lower sample is taken as it is");
+        let (now, p) = seg(400_900_000, 400_100_000);
+        r.measure_rtt(now, &p);
+        assert_eq!(r.rcv_rtt_ns, 90_000_000, "a zero-tick sample is skipped");
     }
 
     #[test]

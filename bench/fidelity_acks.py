@@ -1,0 +1,139 @@
+"""The Linux receiver's ACKs at one fidelity point: which segments it ACKs at once, which in pairs.
+
+    sudo python3 bench/fidelity_acks.py --set map --point "cubic/bbr 10M 200ms 8bdp" --seed 4 [--until 2.0]
+        [--out FILE.csv] [--flow 0]
+    python3 bench/fidelity_acks.py --read FILE.csv [--until 2.0] [--flow 0]
+
+Runs the point on the testbed (root) with `trace = true` and, in the run's receiver namespace,
+an AF_PACKET capture of every TCP header (arrival of data, departure of ACKs; this script
+re-run with --sniff). It then prints, for the flow's first `--until` seconds after its SYN
+reached the receiver, the runs of ACKs that covered one segment and of ACKs that covered
+two, with the advertised window (in units of 2^wscale bytes) at each end, and the flows'
+slow-start exit from the kernel's trace. The capture costs the host some CPU (one Python
+process reading every frame).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import socket
+import struct
+import subprocess
+import sys
+import threading
+import time
+from pathlib import Path
+
+COLUMNS = "t_ns,pkttype,sport,dport,seq,ack,flags,win,len"
+
+
+def sniff(out: str, dur: float) -> None:
+    """Write one CSV row per TCP packet seen in this namespace for `dur` seconds."""
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.ntohs(0x0003))
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, 64 << 20)
+    s.settimeout(0.5)
+    end = time.monotonic() + dur
+    with open(out, "w", buffering=1) as f:  # line-buffered: the run's end kills this process
+        f.write(COLUMNS + "\n")
+        while time.monotonic() < end:
+            try:
+                data, addr = s.recvfrom(128)
+            except socket.timeout:
+                continue
+            if len(data) < 54 or data[12:14] != b"\x08\x00" or data[23] != 6:
+                continue
+            ihl = (data[14] & 15) * 4
+            tot = struct.unpack("!H", data[16:18])[0]
+            sport, dport, seq, ack, off, flags, win = struct.unpack("!HHIIBBH", data[14 + ihl : 30 + ihl])
+            f.write(f"{time.monotonic_ns()},{addr[2]},{sport},{dport},{seq},{ack},{flags},{win},{tot - ihl - (off >> 4) * 4}\n")
+
+
+def run_id_of_owner(pid: int) -> str | None:
+    """The testbed run whose state file names `pid` as its owner."""
+    for f in Path("/run/ccfair").glob("*.json"):
+        try:
+            st = json.loads(f.read_text())
+        except (OSError, ValueError):
+            continue
+        if st.get("owner", [None])[0] == pid:
+            return st["id"]
+    return None
+
+
+def capture(point, seed: int, out: str, dur: float) -> object:
+    """Run `point` on the testbed with a capture in its receiver namespace; returns the result."""
+    import ccfair
+
+    spec = point.spec().with_overrides(["trace=true", "sample=10ms"])
+    box: dict = {}
+    t = threading.Thread(target=lambda: box.update(res=ccfair.run(spec, seed=seed, backend="testbed")))
+    t.start()
+    ns = None
+    while t.is_alive() and ns is None:
+        rid = run_id_of_owner(os.getpid())
+        if rid and subprocess.run(["ip", "netns", "exec", f"ccf-{rid}-r", "true"], capture_output=True).returncode == 0:
+            ns = f"ccf-{rid}-r"
+        time.sleep(0.05)
+    if ns is None:
+        raise SystemExit("the run ended before its receiver namespace appeared")
+    sn = subprocess.Popen(["ip", "netns", "exec", ns, sys.executable, __file__, "--sniff", out, str(dur)])
+    t.join()
+    sn.wait()
+    return box["res"]
+
+
+def runs(path: str, flow: int, until: float) -> None:
+    """Print the runs of one-segment and two-segment ACKs of the `flow`-th connection."""
+    import pandas as pd
+
+    d = pd.read_csv(path)
+    data = d[(d.pkttype == 0) & (d.len > 0)]
+    port = data.groupby("sport").t_ns.min().sort_values().index[flow]
+    syn = d[(d.sport == port) & ((d["flags"] & 2) > 0)].t_ns.min()
+    seq0 = data[data.sport == port].seq.min()
+    acks = d[(d.pkttype == 4) & (d.dport == port) & (d.len == 0) & ((d["flags"] & 2) == 0)]
+    t = ((acks.t_ns - syn) / 1e9).to_numpy()
+    segs = ((acks.ack - seq0) / 1448).round().astype(int).to_numpy()
+    inc = [segs[0]] + [b - a for a, b in zip(segs[:-1], segs[1:])]
+    win = acks.win.to_numpy()
+    print(f"flow {flow} (port {port}): t from its SYN at the receiver; per run: ACKs x segments each, window")
+    i, n = 0, int((t < until).sum())
+    while i < n:
+        j = i
+        while j + 1 < n and min(inc[j + 1], 3) == min(inc[i], 3):
+            j += 1
+        print(f"  {t[i]:7.3f}-{t[j]:7.3f} s  {j - i + 1:4d} ACKs x {inc[i] if inc[i] < 3 else '3+'}  window {win[i]} -> {win[j]}")
+        i = j + 1
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--set", dest="set_name", default="map")
+    ap.add_argument("--point")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--data", default="data/fidelity")
+    ap.add_argument("--until", type=float, default=2.0)
+    ap.add_argument("--flow", type=int, default=0)
+    ap.add_argument("--out", default="acks.csv")
+    ap.add_argument("--read")
+    ap.add_argument("--sniff", nargs=2, metavar=("OUT", "SECONDS"))
+    args = ap.parse_args()
+    if args.sniff:
+        sniff(args.sniff[0], float(args.sniff[1]))
+        return
+    if not args.read:
+        from ccfair.fidelity.points import load_set
+
+        point = next(p for p in load_set(args.set_name, Path(args.data)).points if p.id == args.point)
+        res = capture(point, args.seed, args.out, point.spec().duration / 1e9 + 30)
+        for name, g in res.trace.groupby("flow", sort=False):  # type: ignore[attr-defined]
+            fin = g[(g.cwnd_pkts > 0) & (g.ssthresh_pkts < 2**30)]
+            if len(fin):
+                print(f"flow {name}: slow start left at cwnd {fin.cwnd_pkts.iloc[0]} at {fin.time_s.iloc[0]:.2f} s")
+    runs(args.read or args.out, args.flow, args.until)
+
+
+if __name__ == "__main__":
+    main()
