@@ -43,7 +43,7 @@ from ccfair.core_resolve import to_json
 from ccfair.errors import SpecError
 from ccfair.spec_input import apply_overrides, check_tree, load_toml, parse_override
 from ccfair.strict import U32, Bool, Float, Int
-from ccfair.traffic import MAX_GROUP_FLOWS, Group, expand_group
+from ccfair.traffic import MAX_GROUP_FLOWS, CcaTable, Group, expand_group
 from ccfair.units import (
     U64_MAX,
     Buffer,
@@ -569,7 +569,7 @@ class Limits(_Model):
         return {k: v for k, v in out.items() if v is not None}
 
 
-class Flow(_Model):
+class Flow(CcaTable):
     """One bulk flow, or ``count`` identical flows (named ``name.0`` .. ``name.N-1``)."""
 
     name: str | None = None
@@ -616,12 +616,6 @@ class Flow(_Model):
     path: list[str] | None = None
     #: Links the flow's ACKs cross, queued behind their other traffic; None = an uncongested return line.
     reverse_path: list[str] | None = None
-
-    @model_validator(mode="before")
-    @classmethod
-    def _resolve_cca(cls, data: Any) -> Any:
-        """Canonicalise the CCA (aliases, variants, ``+pacing``, parameters) before field validation."""
-        return ccas.canonical_table(data)
 
     @model_validator(mode="after")
     def _check(self) -> Flow:

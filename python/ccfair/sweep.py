@@ -539,6 +539,19 @@ def check_size(axes: list[Axis], reps: int, flip: bool) -> None:
     raise SpecError(field, f"{sizes} = {total:.3g} runs; at most {MAX_SWEEP_RUNS} per sweep (split it into several sweeps)")
 
 
+@dataclass(frozen=True)
+class _Point:
+    """One validated grid point in one start order (repetitions only change the seed)."""
+
+    point: dict[str, Any]
+    order: str
+    experiment: dict[str, Any]
+    spec: Spec
+    labels: list[str]
+    flow_a: str | None
+    flow_b: str | None
+
+
 def plan_sweep(data: dict[str, Any], name: str | None = None, backend: str = "sim") -> SweepPlan:
     """Validate and expand a raw sweep file (a dict with a ``sweep`` table) into a :class:`SweepPlan`.
 
@@ -550,6 +563,30 @@ def plan_sweep(data: dict[str, Any], name: str | None = None, backend: str = "si
     if backend not in BACKENDS:
         raise SpecError("--backend", f"unknown backend {backend!r}; allowed: {', '.join(BACKENDS)}")
     backends = ("sim", "testbed") if backend == "both" else (backend,)
+    base, sweep = _split_sweep_file(data, name)
+    base_spec = Spec.from_dict(base)  # the base experiment must be valid on its own
+    reps, flip, seeds = _settings(sweep)
+    axes = _axes_from(sweep, base)
+    if flip and len(base.get("flows") or []) < 2:
+        raise SpecError("sweep.flip_order", "needs at least two [[flows]] entries to exchange")
+    check_size(axes, reps, flip)
+    points = _validated_points(base, axes, ORDERS if flip else ORDERS[:1], backends)
+    return SweepPlan(
+        name=base_spec.name,
+        base=base,
+        sweep=sweep,
+        axes=axes,
+        repetitions=reps,
+        flip_order=flip,
+        seeds=seeds,
+        base_seed=base_spec.seed,
+        tasks=_tasks(points, reps, seeds, base_spec.seed, backends, show_backend=backend != "sim"),
+        backend=backend,
+    )
+
+
+def _split_sweep_file(data: dict[str, Any], name: str | None) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The base experiment (a copy; ``name`` as its default name) and the ``[sweep]`` table."""
     if not isinstance(data, dict):
         raise SpecError("", "a sweep file must be a table of keys")
     data = copy.deepcopy(data)
@@ -560,17 +597,12 @@ def plan_sweep(data: dict[str, Any], name: str | None = None, backend: str = "si
         raise SpecError("sweep", f"expected a table, got {sweep!r}")
     if name is not None:
         data.setdefault("name", name)
-    base = data
-    base_spec = Spec.from_dict(base)  # the base experiment must be valid on its own
-    reps, flip, seeds = _settings(sweep)
-    axes = _axes_from(sweep, base)
-    if flip and len(base.get("flows") or []) < 2:
-        raise SpecError("sweep.flip_order", "needs at least two [[flows]] entries to exchange")
-    check_size(axes, reps, flip)
+    return data, sweep
 
-    orders = ORDERS if flip else ORDERS[:1]
-    # Validate every grid point (and flipped variant) once; repetitions only change the seed.
-    points: list[tuple[dict[str, Any], str, dict[str, Any], Spec, list[str], str | None, str | None]] = []
+
+def _validated_points(base: dict[str, Any], axes: list[Axis], orders: tuple[str, ...], backends: tuple[str, ...]) -> list[_Point]:
+    """Every grid point in every start order, each validated once for every backend."""
+    points: list[_Point] = []
     for combo in itertools.product(*(a.values for a in axes)):
         point = {a.name: a.label(v) for a, v in zip(axes, combo)}
         raw = copy.deepcopy(base)
@@ -594,61 +626,54 @@ def plan_sweep(data: dict[str, Any], name: str | None = None, backend: str = "si
                     profiles.check_backend(ospec, b)  # a setting a backend cannot apply: refused before any run
             except SpecError as e:
                 raise _point_error(e, point, order) from None
-            points.append((point, order, exp_raw, ospec, labels, flow_a, flow_b))
+            points.append(_Point(point, order, exp_raw, ospec, labels, flow_a, flow_b))
+    return points
 
+
+def _tasks(points: list[_Point], reps: int, seeds: str, base_seed: int, backends: tuple[str, ...], *, show_backend: bool) -> list[RunTask]:
+    """The runs: every point per repetition and backend, seeds derived; two points giving one run are refused."""
     tasks: list[RunTask] = []
     seen: dict[str, RunTask] = {}
     costs: list[float] = []  # per point: repetitions differ only in the seed
     for rep in range(reps):
-        for k, (point, order, exp_raw, ospec, labels, flow_a, flow_b) in enumerate(points):
+        for k, p in enumerate(points):
             if seeds == "common":
-                seed = derive_seed(base_spec.seed, None, None, rep)
+                seed = derive_seed(base_seed, None, None, rep)
             else:
-                seed = derive_seed(base_spec.seed, point, order, rep)
-            config = ospec.to_run_config(seed)
+                seed = derive_seed(base_seed, p.point, p.order, rep)
+            config = p.spec.to_run_config(seed)
             if rep == 0:
-                costs.append(_check_resources(config, ospec, point, order))
+                costs.append(_check_resources(config, p.spec, p.point, p.order))
             config_json = _canonical(config)
             for b in backends:
                 rid = run_id_of(config, config_json, b)
                 task = RunTask(
                     index=len(tasks),
                     run_id=rid,
-                    params=dict(point),
+                    params=dict(p.point),
                     repetition=rep,
-                    order=order,
+                    order=p.order,
                     seed=seed,
-                    experiment=exp_raw,
+                    experiment=p.experiment,
                     config=config,
-                    flow_a=flow_a,
-                    flow_b=flow_b,
-                    ccas=labels,
+                    flow_a=p.flow_a,
+                    flow_b=p.flow_b,
+                    ccas=p.labels,
                     cost=costs[k],
                     config_json=config_json,
                     backend=b,
-                    show_backend=backend != "sim",
+                    show_backend=show_backend,
                 )
                 if rid in seen:
                     other = seen[rid]
                     raise SpecError(
                         "sweep",
                         f"grid points {other.params} ({other.order}, repetition {other.repetition}) and "
-                        f"{point} ({order}, repetition {rep}) resolve to the same run; remove the duplicate value",
+                        f"{p.point} ({p.order}, repetition {rep}) resolve to the same run; remove the duplicate value",
                     )
                 seen[rid] = task
                 tasks.append(task)
-    return SweepPlan(
-        name=base_spec.name,
-        base=base,
-        sweep=sweep,
-        axes=axes,
-        repetitions=reps,
-        flip_order=flip,
-        seeds=seeds,
-        base_seed=base_spec.seed,
-        tasks=tasks,
-        backend=backend,
-    )
+    return tasks
 
 
 def load_sweep_file(path: str | Path, overrides: list[str] | None = None, backend: str = "sim") -> SweepPlan:

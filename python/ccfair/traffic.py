@@ -67,6 +67,16 @@ class _Model(BaseModel):
     model_config = ConfigDict(extra="forbid", defer_build=True)  # validators built on first use (spec._Model)
 
 
+class CcaTable(_Model):
+    """A table with a ``cca`` (``[[flows]]``, ``[[groups]]``): the CCA is canonicalised (aliases,
+    variants, ``+pacing``, parameters) before the fields are validated."""
+
+    @model_validator(mode="before")
+    @classmethod
+    def _resolve_cca(cls, data: Any) -> Any:
+        return ccas.canonical_table(data)
+
+
 class SizeDist(_Model):
     """An object-size distribution (see the module docstring)."""
 
@@ -174,7 +184,7 @@ class RateDist(_Model):
         return np.maximum(1, np.rint(rng.uniform(_given(self.min), _given(self.max), n))).astype(np.int64)
 
 
-class Group(_Model):
+class Group(CcaTable):
     """A class of finite flows arriving as a Poisson process (``[[groups]]``)."""
 
     name: str
@@ -191,12 +201,6 @@ class Group(_Model):
     init_cwnd: U32 = Field(10, ge=1)
     rwnd: U32 = Field(200, ge=1)
     delayed_ack: Bool = True
-
-    @model_validator(mode="before")
-    @classmethod
-    def _resolve_cca(cls, data: Any) -> Any:
-        """Canonicalise the CCA (aliases, ``+pacing``, parameters) as for ``[[flows]]``."""
-        return ccas.canonical_table(data)
 
     @model_validator(mode="after")
     def _check(self) -> Group:

@@ -136,16 +136,19 @@ def parse_rate(value: object) -> int:
     unit = written.lower()
     if re.fullmatch(r"[kKMGT]?i?B(ps|/s)?|[kKMGT]?i?[bB]ytes?(ps|/s)?", written):
         raise ValueError(f"rates are in bits per second, e.g. '10Mbit' or '10Mbps'; got {value!r}")
-    if unit == "":
-        mult = 1
-    elif unit in _RATE_UNITS:
-        mult = _RATE_UNITS[unit]
-    else:
-        raise ValueError(f"unknown rate unit {unit!r}; expected {RATE_FORMS}")
-    bps = round_half_up(number * mult)
+    bps = round_half_up(number * _multiplier(unit, _RATE_UNITS, "rate", RATE_FORMS))
     if bps <= 0:
         raise ValueError(f"must be > 0, got {value!r}")
     return _in_range(bps, value, "bit/s")
+
+
+def _multiplier(unit: str, units: dict[str, int], what: str, forms: str) -> int:
+    """The base units in one ``unit`` (none written: 1); an unknown one names the accepted forms."""
+    if unit == "":
+        return 1
+    if unit not in units:
+        raise ValueError(f"unknown {what} unit {unit!r}; expected {forms}")
+    return units[unit]
 
 
 def parse_time(value: object) -> int:
@@ -175,12 +178,7 @@ def parse_size(value: object) -> int:
     """
     number, unit = _split(value, SIZE_FORMS)
     unit = unit.lower()
-    if unit == "":
-        mult = 1
-    elif unit in _SIZE_UNITS:
-        mult = _SIZE_UNITS[unit]
-    else:
-        raise ValueError(f"unknown size unit {unit!r}; expected {SIZE_FORMS}")
+    mult = _multiplier(unit, _SIZE_UNITS, "size", SIZE_FORMS)
     if number < 0:
         raise ValueError(f"must be >= 0, got {value!r}")
     return _in_range(round_half_up(number * mult), value, "bytes")

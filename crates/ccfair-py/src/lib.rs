@@ -76,22 +76,23 @@ fn schema() -> String {
 /// (an object of field values in simulator units), as JSON; SimValueError((field, message)) if invalid.
 #[pyfunction]
 fn resolve_cca(name: &str, params_json: &str) -> PyResult<String> {
-    let params: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(params_json).map_err(|e| SimConfigError::new_err(format!("{e}")))?;
-    ccfair_sim::cc::resolve(name, &params)
-        .map(|m| serde_json::Value::Object(m).to_string())
-        .map_err(|e| SimValueError::new_err((e.field, e.msg)))
+    resolved_json(params_json, |params| ccfair_sim::cc::resolve(name, params))
 }
 
 /// Every parameter queue discipline `kind` runs with, given `params_json` (field
 /// values in simulator units), as JSON; SimValueError((field, message)) if invalid.
 #[pyfunction]
 fn resolve_qdisc(kind: &str, params_json: &str) -> PyResult<String> {
-    let params: serde_json::Map<String, serde_json::Value> =
-        serde_json::from_str(params_json).map_err(|e| SimConfigError::new_err(format!("{e}")))?;
-    ccfair_sim::qdisc::resolve(kind, &params)
-        .map(|m| serde_json::Value::Object(m).to_string())
-        .map_err(|e| SimValueError::new_err((e.field, e.msg)))
+    resolved_json(params_json, |params| ccfair_sim::qdisc::resolve(kind, params))
+}
+
+type JsonMap = serde_json::Map<String, serde_json::Value>;
+
+/// `params_json` parsed, resolved by `resolve` (a registry's), back to JSON; its error as
+/// SimValueError((field, message)), malformed JSON as SimConfigError.
+fn resolved_json(params_json: &str, resolve: impl FnOnce(&JsonMap) -> Result<JsonMap, ccfair_sim::params::ParamError>) -> PyResult<String> {
+    let params: JsonMap = serde_json::from_str(params_json).map_err(|e| SimConfigError::new_err(format!("{e}")))?;
+    resolve(&params).map(|m| serde_json::Value::Object(m).to_string()).map_err(|e| SimValueError::new_err((e.field, e.msg)))
 }
 
 /// Validate a serialized `RunConfig` without running it (the checks `simulate` makes first).

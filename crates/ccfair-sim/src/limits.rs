@@ -296,6 +296,14 @@ mod tests {
         RunConfig::dumbbell(rate_bps, QdiscConfig::droptail(Some(21), None), flows, duration_ns)
     }
 
+    /// The field and message of `check`'s refusal of `cfg` (a panic if it accepts it).
+    fn refusal(cfg: &RunConfig, limits: &Limits) -> (String, String) {
+        match check(cfg, limits) {
+            Err(SimError::Invalid { field, msg }) => (field, msg),
+            other => panic!("expected a refusal, got {other:?}"),
+        }
+    }
+
     #[test]
     fn s0_base_case_is_within_the_default_limits() {
         assert!(check(&s0(10_000_000, 45_000_000_000), &Limits::default()).is_ok());
@@ -303,42 +311,30 @@ mod tests {
 
     #[test]
     fn absurd_rate_is_refused_naming_the_rate() {
-        match check(&s0(1_000_000_000_000_000, 45_000_000_000), &Limits::default()) {
-            Err(SimError::Invalid { field, msg }) => {
-                assert_eq!(field, "bottleneck.rate");
-                assert!(msg.contains("packets in flight"), "{msg}");
-            }
-            other => panic!("expected a refusal, got {other:?}"),
-        }
+        let (field, msg) = refusal(&s0(1_000_000_000_000_000, 45_000_000_000), &Limits::default());
+        assert_eq!(field, "bottleneck.rate");
+        assert!(msg.contains("packets in flight"), "{msg}");
     }
 
     #[test]
     fn absurd_rtt_is_refused_naming_the_flows_rtt() {
         let mut cfg = s0(10_000_000, 45_000_000_000);
         cfg.flows[1].rtt_ns = 100_000 * 3600 * 1_000_000_000; // "100000h"
-        match check(&cfg, &Limits::default()) {
-            Err(SimError::Invalid { field, .. }) => assert_eq!(field, "flows.1.rtt"),
-            other => panic!("expected a refusal, got {other:?}"),
-        }
+        assert_eq!(refusal(&cfg, &Limits::default()).0, "flows.1.rtt");
     }
 
     #[test]
     fn million_hour_run_is_refused_naming_the_duration() {
         let cfg = s0(10_000_000, 1_000_000 * 3600 * 1_000_000_000);
-        match check(&cfg, &Limits::default()) {
-            Err(SimError::Invalid { field, .. }) => assert_eq!(field, "duration"),
-            other => panic!("expected a refusal, got {other:?}"),
-        }
+        assert_eq!(refusal(&cfg, &Limits::default()).0, "duration");
     }
 
     #[test]
     fn raising_the_memory_limit_moves_the_refusal_to_wall_time() {
         let cfg = s0(10_000_000, 1_000_000 * 3600 * 1_000_000_000);
         let big = Limits { memory_bytes: u64::MAX, ..Limits::default() };
-        match check(&cfg, &big) {
-            Err(SimError::Invalid { msg, .. }) => assert!(msg.contains("events"), "{msg}"),
-            other => panic!("expected a refusal, got {other:?}"),
-        }
+        let msg = refusal(&cfg, &big).1;
+        assert!(msg.contains("events"), "{msg}");
         let none = Limits { memory_bytes: u64::MAX, events: u64::MAX, wall_ns: u64::MAX };
         assert!(check(&cfg, &none).is_ok());
     }

@@ -428,7 +428,8 @@ pub fn spec_json<P: Params>() -> Value {
 /// ```
 ///
 /// An optional `check = path;` after the fields names a `fn(&Self) ->
-/// Result<(), ParamError>` for constraints across fields.
+/// Result<(), ParamError>` for constraints across fields. (`cc::declare_cca!` is this
+/// macro plus the congestion control's `impl cc::Cca`.)
 #[macro_export]
 macro_rules! declare_params {
     (

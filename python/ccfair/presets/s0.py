@@ -866,62 +866,13 @@ def _floats(text: str, field: str) -> list[float]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="ccfair preset s0", description=__doc__.split("\n\n")[0])
-    ap.add_argument("--backend", default="sim", help="sim (default) or testbed (real Linux TCP, root; 45 s per run)")
-    ap.add_argument("--quick", action="store_true", help=f"{BASE[0]}, {BASE[1]} ms only, 5 repetitions")
-    ap.add_argument("--scenarios", default=",".join(SCENARIOS), help="lab, lab-cp, cp-cp")
-    ap.add_argument("--rates", default=",".join(RATES))
-    ap.add_argument("--rtts", default=",".join(str(r) for r in RTTS_MS), help="base RTTs, ms")
-    ap.add_argument("--buffers", default=",".join(f"{b:g}" for b in BUFFERS_BDP), help="buffer sizes, x BDP (e.g. 0.5,2,8)")
-    ap.add_argument("--qdiscs", default=",".join(QDISCS))
-    ap.add_argument("--reps", type=int, default=None, help=f"repetitions per setting and order (default {REPETITIONS}; --quick: 5)")
-    ap.add_argument("--seed", type=int, default=1, help="base seed; every run's seed derives from it")
-    ap.add_argument("--jobs", type=int, default=1, help="parallel processes (simulator)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object (claims, distributions, runs) instead of tables")
-    ap.add_argument(
-        "--bbr3",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="also run every lab BBR flow's run with BBRv3 (the extra 'with BBRv3' column; default on)",
-    )
-    ap.add_argument("--out", default=None, help="directory for runs.csv, distributions.csv, claims.json and the figures")
-    a = ap.parse_args(argv)
-    if a.backend not in BACKENDS:
-        raise SpecError("--backend", f"unknown {a.backend!r}; allowed: {', '.join(BACKENDS)}")
-    scenarios = _list(a.scenarios, SCENARIOS, "--scenarios")
-    qdiscs = _list(a.qdiscs, QDISCS, "--qdiscs")
-    if a.quick:
-        rates, rtts, reps = [BASE[0]], [float(BASE[1])], 5 if a.reps is None else a.reps
-    else:
-        rates = [x.strip() for x in a.rates.split(",") if x.strip()]
-        for r in rates:
-            try:
-                parse_rate(r)
-            except ValueError as e:
-                raise SpecError("--rates", str(e)) from None
-        rtts, reps = _floats(a.rtts, "--rtts"), REPETITIONS if a.reps is None else a.reps
-    if reps < 1:
-        raise SpecError("--reps", f"must be >= 1, got {reps}")
-    if a.jobs < 1:
-        raise SpecError("--jobs", f"must be >= 1, got {a.jobs}")
-    buffers = _floats(a.buffers, "--buffers")
+    a = _parser().parse_args(argv)
+    scenarios, qdiscs, rates, rtts, buffers, reps = _settings(a)
     points = grid(scenarios, rates, rtts, buffers, qdiscs, reps)
     t0 = time.perf_counter()
     twins = [t for t in map(bbr3_twin, points) if t is not None] if a.bbr3 else []
     total = len(points) + len(twins)  # the BBRv3 twins are runs too: the count ends at the total
-    done, last_line = [0], [-LINE_EVERY_S]
-
-    def progress(n: int) -> None:
-        done[0] = min(total, done[0] + n)
-        if a.json:
-            return
-        if sys.stderr.isatty():
-            sys.stderr.write(f"\r{done[0]}/{total} runs")
-        elif time.perf_counter() - last_line[0] >= LINE_EVERY_S or done[0] == total:  # a log: a line now and then
-            last_line[0] = time.perf_counter()
-            sys.stderr.write(f"{done[0]}/{total} runs, {time.perf_counter() - t0:.0f} s\n")
-            sys.stderr.flush()
-
+    progress = _progress(total, t0, quiet=a.json)
     rows = run_grid(points, a.seed, a.backend, a.jobs, progress)
     rows3 = run_grid(twins, a.seed, a.backend, a.jobs, progress) if twins else []
     wall = time.perf_counter() - t0
@@ -959,10 +910,83 @@ def main(argv: list[str] | None = None) -> int:
         }
         sys.stdout.write(json.dumps(_clean(obj), allow_nan=False) + "\n")
         return 0
+    _print_text(a.backend, reps, wall, rows, rows3, outcomes, table)
+    return 0
+
+
+def _parser() -> argparse.ArgumentParser:
+    ap = argparse.ArgumentParser(prog="ccfair preset s0", description=__doc__.split("\n\n")[0])
+    ap.add_argument("--backend", default="sim", help="sim (default) or testbed (real Linux TCP, root; 45 s per run)")
+    ap.add_argument("--quick", action="store_true", help=f"{BASE[0]}, {BASE[1]} ms only, 5 repetitions")
+    ap.add_argument("--scenarios", default=",".join(SCENARIOS), help="lab, lab-cp, cp-cp")
+    ap.add_argument("--rates", default=",".join(RATES))
+    ap.add_argument("--rtts", default=",".join(str(r) for r in RTTS_MS), help="base RTTs, ms")
+    ap.add_argument("--buffers", default=",".join(f"{b:g}" for b in BUFFERS_BDP), help="buffer sizes, x BDP (e.g. 0.5,2,8)")
+    ap.add_argument("--qdiscs", default=",".join(QDISCS))
+    ap.add_argument("--reps", type=int, default=None, help=f"repetitions per setting and order (default {REPETITIONS}; --quick: 5)")
+    ap.add_argument("--seed", type=int, default=1, help="base seed; every run's seed derives from it")
+    ap.add_argument("--jobs", type=int, default=1, help="parallel processes (simulator)")
+    ap.add_argument("--json", action="store_true", help="print one JSON object (claims, distributions, runs) instead of tables")
+    ap.add_argument(
+        "--bbr3",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run every lab BBR flow's run with BBRv3 (the extra 'with BBRv3' column; default on)",
+    )
+    ap.add_argument("--out", default=None, help="directory for runs.csv, distributions.csv, claims.json and the figures")
+    return ap
+
+
+def _settings(a: argparse.Namespace) -> tuple[list[str], list[str], list[str], list[float], list[float], int]:
+    """The grid's axes and repetitions from the options, each checked (SpecError naming the option)."""
+    if a.backend not in BACKENDS:
+        raise SpecError("--backend", f"unknown {a.backend!r}; allowed: {', '.join(BACKENDS)}")
+    scenarios = _list(a.scenarios, SCENARIOS, "--scenarios")
+    qdiscs = _list(a.qdiscs, QDISCS, "--qdiscs")
+    if a.quick:
+        rates, rtts, reps = [BASE[0]], [float(BASE[1])], 5 if a.reps is None else a.reps
+    else:
+        rates = [x.strip() for x in a.rates.split(",") if x.strip()]
+        for r in rates:
+            try:
+                parse_rate(r)
+            except ValueError as e:
+                raise SpecError("--rates", str(e)) from None
+        rtts, reps = _floats(a.rtts, "--rtts"), REPETITIONS if a.reps is None else a.reps
+    if reps < 1:
+        raise SpecError("--reps", f"must be >= 1, got {reps}")
+    if a.jobs < 1:
+        raise SpecError("--jobs", f"must be >= 1, got {a.jobs}")
+    buffers = _floats(a.buffers, "--buffers")
+    return scenarios, qdiscs, rates, rtts, buffers, reps
+
+
+def _progress(total: int, t0: float, *, quiet: bool) -> Callable[[int], None]:
+    """A callback counting finished runs: a line on a terminal, a line now and then in a log."""
+    done, last_line = [0], [-LINE_EVERY_S]
+
+    def progress(n: int) -> None:
+        done[0] = min(total, done[0] + n)
+        if quiet:
+            return
+        if sys.stderr.isatty():
+            sys.stderr.write(f"\r{done[0]}/{total} runs")
+        elif time.perf_counter() - last_line[0] >= LINE_EVERY_S or done[0] == total:  # a log: a line now and then
+            last_line[0] = time.perf_counter()
+            sys.stderr.write(f"{done[0]}/{total} runs, {time.perf_counter() - t0:.0f} s\n")
+            sys.stderr.flush()
+
+    return progress
+
+
+def _print_text(
+    backend: str, reps: int, wall: float, rows: list[Row], rows3: list[Row], outcomes: list[dict[str, Any]], table: list[dict[str, Any]]
+) -> None:
+    """The claims, the BBRv3 column and the distributions as tables on stdout."""
     if sys.stderr.isatty():
         sys.stderr.write("\n")
     print(
-        f"S0 preset: {len(rows) + len(rows3)} runs ({len(rows3)} of them BBRv3 twins) on the {a.backend} backend, {reps} repetitions per setting and start order, wall time {wall:.1f} s"
+        f"S0 preset: {len(rows) + len(rows3)} runs ({len(rows3)} of them BBRv3 twins) on the {backend} backend, {reps} repetitions per setting and start order, wall time {wall:.1f} s"
     )
     print("Fairness measure: S0's fness(A, B) over the 35 s window (-1: A takes all, +1: B takes all)\n")
     print_claims(outcomes)
@@ -975,7 +999,6 @@ def main(argv: list[str] | None = None) -> int:
             setting = f"{t['rate']}, {t['rtt_ms']:g} ms, {t['buffer_bdp']:g} BDP, {t['qdisc']}"
             print(f"| {setting} | {t['order']} | {t['bbr_share_median']:.2f} | {v3} |")
     print_distributions(table)
-    return 0
 
 
 def _clean(x: Any) -> Any:

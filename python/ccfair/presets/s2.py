@@ -310,6 +310,20 @@ def _std(xs: list[float]) -> float:
     return statistics.stdev(xs) if len(xs) > 1 else math.nan
 
 
+def _over_seeds(xs: tuple[float, ...], f: Any = lambda x: f"{x:+.3f}") -> str:
+    """The mean of per-seed values as ``f`` writes it, and how many seeds."""
+    return f"{f(sum(xs) / len(xs))} over {len(xs)} seeds" if xs else "no runs"
+
+
+def _as_percent(x: float) -> str:
+    return f"{x:+.1f} %"
+
+
+def _as_factor(x: float) -> str:
+    """A log ratio as a factor."""
+    return f"x{math.exp(x):.2f}"
+
+
 def measure(results: list[dict[str, Any]]) -> dict[str, Any]:
     """S2's quantities per claim (ccfair.claims.s2), one value per seed (drop-tail A/B on the same arrivals)."""
     from ccfair.claims.model import Measurement
@@ -343,74 +357,80 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Any]:
         )
         return lambda c, b: big(c, b) - small(c, b)
 
-    def fmt(xs: tuple[float, ...], f: Any = lambda x: f"{x:+.3f}") -> str:
-        return f"{f(sum(xs) / len(xs))} over {len(xs)} seeds" if xs else "no runs"
-
-    def pct(x: float) -> str:
-        return f"{x:+.1f} %"
-
-    def times(x: float) -> str:
-        return f"x{math.exp(x):.2f}"
-
     out: dict[str, Measurement] = {}
     xs = ab(lambda c, b: (_mean(_tput(_flows_of(b, ("client",), ("3MB",)))) / _mean(_tput(_flows_of(c, ("client",), ("3MB",)))) - 1) * 100)
-    out["S2.client-gain"] = Measurement(xs, figure=f"client 3 MB mean throughput BBR vs CUBIC {fmt(xs, pct)}")
+    out["S2.client-gain"] = Measurement(xs, figure=f"client 3 MB mean throughput BBR vs CUBIC {_over_seeds(xs, _as_percent)}")
     xs = ab(lambda c, b: _ln(_pct(_tput(_flows_of(b, ("client",), ("3MB",))), 5), _pct(_tput(_flows_of(c, ("client",), ("3MB",))), 5)))
-    out["S2.client-p5"] = Measurement(xs, figure=f"client 3 MB 5th-percentile throughput BBR/CUBIC {fmt(xs, times)}")
+    out["S2.client-p5"] = Measurement(xs, figure=f"client 3 MB 5th-percentile throughput BBR/CUBIC {_over_seeds(xs, _as_factor)}")
     xs = ab(ln_fct(("client",), ("3MB", "mix", "tiny")))
-    out["S2.client-fct"] = Measurement(xs, figure=f"client mean FCT CUBIC/BBR (all sizes) {fmt(xs, times)}")
+    out["S2.client-fct"] = Measurement(xs, figure=f"client mean FCT CUBIC/BBR (all sizes) {_over_seeds(xs, _as_factor)}")
     xs = ab(ln_tput(("client",), mid))
-    out["S2.wireline-tput"] = Measurement(xs, figure=f"client 3 MB throughput BBR/CUBIC at {mid:.0e} loss {fmt(xs, times)}")
+    out["S2.wireline-tput"] = Measurement(xs, figure=f"client 3 MB throughput BBR/CUBIC at {mid:.0e} loss {_over_seeds(xs, _as_factor)}")
     xs = ab(ln_fct(("client",), ("3MB", "mix", "tiny"), mid))
-    out["S2.wireline-fct"] = Measurement(xs, figure=f"client mean FCT CUBIC/BBR at {mid:.0e} loss {fmt(xs, times)}")
+    out["S2.wireline-fct"] = Measurement(xs, figure=f"client mean FCT CUBIC/BBR at {mid:.0e} loss {_over_seeds(xs, _as_factor)}")
     xs = ab(lambda c, b: _ln(_std(_fct(_flows_of(c, ("client",), ("3MB",), mid))), _std(_fct(_flows_of(b, ("client",), ("3MB",), mid)))))
-    out["S2.wireline-jitter"] = Measurement(xs, figure=f"client 3 MB FCT std CUBIC/BBR at {mid:.0e} loss {fmt(xs, times)}")
+    out["S2.wireline-jitter"] = Measurement(xs, figure=f"client 3 MB FCT std CUBIC/BBR at {mid:.0e} loss {_over_seeds(xs, _as_factor)}")
     xs = ab(size_benefit(mid))
-    out["S2.wireline-large-benefit"] = Measurement(xs, figure=f"ln FCT ratio >= 1 MB minus < 100 KB at {mid:.0e} loss {fmt(xs)}")
+    out["S2.wireline-large-benefit"] = Measurement(xs, figure=f"ln FCT ratio >= 1 MB minus < 100 KB at {mid:.0e} loss {_over_seeds(xs)}")
     hi_, lo_ = ab(ln_tput(("client",), high)), ab(ln_tput(("client",), low))
     out["S2.gain-grows-with-loss"] = Measurement(
         ab(lambda c, b: ln_tput(("client",), high)(c, b) - ln_tput(("client",), low)(c, b)),
-        figure=f"client 3 MB throughput BBR/CUBIC {fmt(lo_, times)} at {low:.0e} loss, {fmt(hi_, times)} at {high:.0e}",
+        figure=f"client 3 MB throughput BBR/CUBIC {_over_seeds(lo_, _as_factor)} at {low:.0e} loss, {_over_seeds(hi_, _as_factor)} at {high:.0e}",
     )
-    out["S2.retransmits-high"] = Measurement(hi_, figure=f"client 3 MB throughput BBR/CUBIC at {high:.0e} loss {fmt(hi_, times)}")
-    out["S2.retransmits-low"] = Measurement(lo_, figure=f"client 3 MB throughput BBR/CUBIC at {low:.0e} loss {fmt(lo_, times)}")
+    out["S2.retransmits-high"] = Measurement(
+        hi_, figure=f"client 3 MB throughput BBR/CUBIC at {high:.0e} loss {_over_seeds(hi_, _as_factor)}"
+    )
+    out["S2.retransmits-low"] = Measurement(
+        lo_, figure=f"client 3 MB throughput BBR/CUBIC at {low:.0e} loss {_over_seeds(lo_, _as_factor)}"
+    )
     xs = ab(size_benefit(high))
-    out["S2.large-objects"] = Measurement(xs, figure=f"ln FCT ratio CUBIC/BBR >= 1 MB minus < 100 KB at {high:.0e} loss {fmt(xs)}")
+    out["S2.large-objects"] = Measurement(xs, figure=f"ln FCT ratio CUBIC/BBR >= 1 MB minus < 100 KB at {high:.0e} loss {_over_seeds(xs)}")
     xs = ab(ln_fct(("client",), ("3MB",)))
-    out["S2.lab-client-fct"] = Measurement(xs, figure=f"client 3 MB mean FCT CUBIC/BBR {fmt(xs, times)}")
+    out["S2.lab-client-fct"] = Measurement(xs, figure=f"client 3 MB mean FCT CUBIC/BBR {_over_seeds(xs, _as_factor)}")
     xs = ab(lambda c, b: math.exp(ln_fct(("client",), ("mix",), hi=SMALL_MAX_BYTES)(c, b)))
-    out["S2.lab-small-marginal"] = Measurement(xs, figure=f"client < 100 KB mean FCT CUBIC/BBR {fmt(xs, lambda x: f'x{x:.2f}')}")
+    out["S2.lab-small-marginal"] = Measurement(xs, figure=f"client < 100 KB mean FCT CUBIC/BBR {_over_seeds(xs, lambda x: f'x{x:.2f}')}")
     xs = ab(lambda c, b: -ln_fct(("pop",), ("3MB",))(c, b))
-    out["S2.lab-pop-fct"] = Measurement(xs, figure=f"PoP-to-PoP 3 MB mean FCT BBR/CUBIC {fmt(xs, times)}")
+    out["S2.lab-pop-fct"] = Measurement(xs, figure=f"PoP-to-PoP 3 MB mean FCT BBR/CUBIC {_over_seeds(xs, _as_factor)}")
     xs = ab(ln_tput(("pop", "intra")))
-    out["S2.low-rtt-regression"] = Measurement(xs, figure=f"PoP-to-PoP + intra-PoP 3 MB throughput BBR/CUBIC {fmt(xs, times)}")
+    out["S2.low-rtt-regression"] = Measurement(xs, figure=f"PoP-to-PoP + intra-PoP 3 MB throughput BBR/CUBIC {_over_seeds(xs, _as_factor)}")
     ys = tuple(math.exp(x) for x in xs)
     pop, intra = ab(ln_tput(("pop",))), ab(ln_tput(("intra",)))
     out["S2.low-rtt-halved"] = Measurement(
-        ys, figure=f"BBR/CUBIC {fmt(ys, lambda x: f'x{x:.2f}')} (PoP-to-PoP {fmt(pop, times)}, intra-PoP {fmt(intra, times)})"
+        ys,
+        figure=f"BBR/CUBIC {_over_seeds(ys, lambda x: f'x{x:.2f}')} (PoP-to-PoP {_over_seeds(pop, _as_factor)}, intra-PoP {_over_seeds(intra, _as_factor)})",
     )
-    out["S2.intra-suffers"] = Measurement(intra, figure=f"intra-PoP 3 MB throughput BBR/CUBIC {fmt(intra, times)}")
+    out["S2.intra-suffers"] = Measurement(intra, figure=f"intra-PoP 3 MB throughput BBR/CUBIC {_over_seeds(intra, _as_factor)}")
     xs = ab(
         lambda c, b: _median(_fct(_flows_of(b, ("pop", "intra"), ("tiny",)))) / _median(_fct(_flows_of(c, ("pop", "intra"), ("tiny",))))
     )
     out["S2.tiny-similar"] = Measurement(
-        xs, figure=f"PoP-to-PoP + intra-PoP < 0.5 KB median FCT BBR/CUBIC {fmt(xs, lambda x: f'x{x:.2f}')}"
+        xs, figure=f"PoP-to-PoP + intra-PoP < 0.5 KB median FCT BBR/CUBIC {_over_seeds(xs, lambda x: f'x{x:.2f}')}"
     )
 
+    side, means = _measure_side(results)
+    out.update(side)
+    return _with_notes(out, [mix[k] for k in sorted(mix) if k[1] in seeds], means)
+
+
+def _measure_side(results: list[dict[str, Any]]) -> tuple[dict[str, Any], list[float]]:
+    """The side experiments' claims (BBR's RTT bias, the buffer extremes) and BBR's mean share per RTT."""
+    from ccfair.claims.model import Measurement
+
+    out: dict[str, Measurement] = {}
     side = [r for r in results if r["task"].get("kind", "mix") != "mix"]
     rtt = [r["shares"] for r in side if r["task"]["kind"] == "rtt"]
     names = [f"bbr{r}" for r in RTT_BIAS_MS]
     xs = tuple(min(sh[a] - sh[b] for a, b in itertools.pairwise(names)) for sh in rtt)
     means = [sum(sh[n] for sh in rtt) / len(rtt) for n in names] if rtt else []
     out["S2.bbr-rtt-bias"] = Measurement(
-        xs, figure="BBR shares " + " / ".join(f"{r} ms {m:.2f}" for r, m in zip(RTT_BIAS_MS, means)) + f"; smallest step {fmt(xs)}"
+        xs, figure="BBR shares " + " / ".join(f"{r} ms {m:.2f}" for r, m in zip(RTT_BIAS_MS, means)) + f"; smallest step {_over_seeds(xs)}"
     )
     for cid, buf, cca in (("S2.large-buffer-cubic", "large", "cubic"), ("S2.small-buffer-bbr", "small", "bbr")):
         xs = tuple(r["shares"][cca] - 0.5 for r in side if r["task"]["kind"] == "buffer" and r["task"]["buffer"] == buf)
         out[cid] = Measurement(
-            xs, figure=f"{cca.upper() if cca == 'bbr' else 'CUBIC'} share at {BUFFERS_BDP[buf]:g} BDP minus 0.5 {fmt(xs)}"
+            xs, figure=f"{cca.upper() if cca == 'bbr' else 'CUBIC'} share at {BUFFERS_BDP[buf]:g} BDP minus 0.5 {_over_seeds(xs)}"
         )
-    return _with_notes(out, [mix[k] for k in sorted(mix) if k[1] in seeds], means)
+    return out, means
 
 
 #: Wire time of one full-size packet at the lab's 50 Mbit/s (ms).

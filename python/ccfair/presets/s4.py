@@ -46,16 +46,24 @@ import time
 from typing import Any
 
 from ccfair.claims.model import Measurement
-from ccfair.claims.s4 import GOOD_J, RTTS_14_NRU, TABLE_VII_UN, TABLE_VIII
+from ccfair.claims.s4 import (
+    GOOD_J,
+    LABEL,
+    RTTS_14,
+    RTTS_14_NRU,
+    RTTS_MS,
+    TABLE_III,
+    TABLE_IX,
+    TABLE_V,
+    TABLE_VII_UN,
+    TABLE_VIII,
+)
 
 #: The TCP variants S4 pits against CCID2, and all five CCAs.
 TCPS = ("reno", "bic", "cubic", "ctcp")
 CCAS = (*TCPS, "ccid2")
-LABEL = {"reno": "NewReno", "bic": "BIC", "cubic": "CUBIC", "ctcp": "Compound", "ccid2": "CCID2"}
-RTTS_MS = (25, 50, 100, 200)
 #: The 14 variants of the ns-2 TCP-Linux suite (S4 [23]), one per flow, in start order.
 CCAS_14 = ("reno", "bic", "cubic", "highspeed", "htcp", "hybla", "illinois", "lp", "scalable", "vegas", "veno", "westwood", "yeah", "ctcp")
-RTTS_14 = (25, 50, 75, 100, 125, 150, 175, 200)
 RTTS_14_QUICK = (25, 50, 100, 200)
 #: Runs per pair setting (S4: five); in --quick.
 SEEDS = 5
@@ -73,24 +81,9 @@ START_JITTER = "100ms"
 #: 14-flow J with both sizes.
 MSS_14_BYTES = 1000
 
-#: Published (S4): Table III (J, same CCA), Table V (J, CCID2 first), Table IX
-#: (J, TCP first; only the rows the text keeps), Tables VII/VIII (14 flows).
-PUB_SELF_J = {
-    "reno": (0.93, 0.94, 0.93, 0.93),
-    "bic": (0.91, 0.91, 0.89, 0.92),
-    "cubic": (0.90, 0.90, 0.90, 0.90),
-    "ctcp": (0.97, 0.95, 0.93, 0.90),
-    "ccid2": (0.96, 0.95, 0.97, 0.91),
-}
-PUB_CCID2_FIRST_J = {
-    "reno": (0.94, 0.96, 0.94, 0.91),
-    "bic": (0.94, 0.80, 0.67, 0.78),
-    "cubic": (0.94, 0.80, 0.69, 0.85),
-    "ctcp": (0.93, 0.85, 0.69, 0.85),
-}
-PUB_TCP_FIRST_J = {"bic": (0.92, 0.93, 0.85, 0.53), "cubic": (0.93, 0.93, 0.83, 0.60)}
-PUB_14_J = dict(zip(RTTS_14, (0.51, 0.30, 0.25, 0.24, 0.22, 0.20, 0.20, 0.19)))
-PUB_14_UN = dict(zip(RTTS_14, (-10.51, -11.70, -12.28, -12.97, -15.57, -16.98, -17.74, -18.47)))
+#: Published (S4), declared in ccfair.claims.s4: Table III (J, same CCA), Table V (J, CCID2
+#: first), Tables VII/VIII (14 flows); Table IX (J, TCP first) only in the rows the text keeps.
+PUB_TCP_FIRST_J = {t: TABLE_IX[t] for t in ("bic", "cubic")}
 
 
 def pair_spec(a: str, b: str, rtt_ms: int, seed: int, *, duration_s: int = 300) -> dict[str, Any]:
@@ -292,6 +285,8 @@ def judged(results: list[dict[str, Any]]) -> dict[str, dict[str, Any]]:
 # ---------------------------------------------------------------------------
 
 MBIT = 1e6
+#: The high-speed TCPs of S4's comparisons.
+HIGH_SPEED = ("bic", "cubic", "ctcp")
 
 
 def _seeds(results: list[dict[str, Any]], kind: str, a: str, b: str | None, rtt: int) -> dict[int, dict[str, Any]]:
@@ -403,6 +398,13 @@ NOTES = {
 
 def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
     """Per claim of ccfair.claims.s4, the quantity's value in each run (or group of runs); no verdicts."""
+    out = {**_measure_alone_and_self(results), **_measure_against_ccid2(results), **_measure_order(results)}
+    out.update(measure_many(results))
+    return {f"S4.{k}": dataclasses.replace(m, note=m.note or NOTES.get(k, "")) for k, m in out.items()}
+
+
+def _measure_alone_and_self(results: list[dict[str, Any]]) -> dict[str, Measurement]:
+    """Same-CCA pairs (Tables III, IV) and single flows (Figures 3(a)-7(a))."""
     out: dict[str, Measurement] = {}
     for c in CCAS:
         v = _per_seed(results, c, c, lambda rs: statistics.fmean(r["j"] for r in rs.values()))
@@ -433,6 +435,12 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
         v,
         f"CCID2 alone {_mean([r['tput'][0] for r in a25.values()]) / MBIT:.1f} Mbit/s at 25 ms, {_mean([r['tput'][0] for r in a200.values()]) / MBIT:.1f} at 200 ms",
     )
+    return out
+
+
+def _measure_against_ccid2(results: list[dict[str, Any]]) -> dict[str, Measurement]:
+    """CCID2 first against each TCP (Tables V, VI; NRU)."""
+    out: dict[str, Measurement] = {}
     for t in TCPS:
         v = _per_seed(results, "ccid2", t, lambda rs: statistics.fmean(r["j"] for r in rs.values()))
         out[f"ccid2-j-{t}"] = _m(v, "J " + _per_rtt(results, "ccid2", t, lambda r: r["j"]))
@@ -456,7 +464,7 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
         "Mbit/s CCID2 " + tput_fig("ccid2", "reno"),
         NOTES["newreno-slightly-higher"],
     )
-    hs = ("bic", "cubic", "ctcp")
+    hs = HIGH_SPEED
     out["highspeed-below-0.8"] = _m(
         [0.8 - x for t in hs for x in _pairs_values(results, "ccid2", t, (50, 100, 200), lambda r: r["j"])],
         "; ".join(f"{LABEL[t]} J " + _per_rtt(results, "ccid2", t, lambda r: r["j"]) for t in hs),
@@ -499,6 +507,12 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
         f"CCID2 {pair_tput(results, 'ccid2', 'bic', 100)[0] / MBIT:.1f} Mbit/s against BIC, {ref / MBIT:.1f} against CCID2 (100 ms)",
         NOTES["bic-100-third"],
     )
+    return out
+
+
+def _measure_order(results: list[dict[str, Any]]) -> dict[str, Measurement]:
+    """The TCP first against CCID2 (Tables IX, X) next to CCID2 first."""
+    out: dict[str, Measurement] = {}
     for rtt in (50, 100, 200):
         first_tcp = [x for t in ("bic", "cubic") for x in _pairs_values(results, t, "ccid2", (rtt,), lambda r: r["j"])]
         first_ccid2 = [x for t in ("bic", "cubic") for x in _pairs_values(results, "ccid2", t, (rtt,), lambda r: r["j"])]
@@ -511,13 +525,13 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
     )
     out["tcp-first-distinction"] = _m(
         [
-            statistics.pstdev([pair_j(results, t, "ccid2", rtt) for t in hs])
-            - statistics.pstdev([pair_j(results, "ccid2", t, rtt) for t in hs])
+            statistics.pstdev([pair_j(results, t, "ccid2", rtt) for t in HIGH_SPEED])
+            - statistics.pstdev([pair_j(results, "ccid2", t, rtt) for t in HIGH_SPEED])
             for rtt in RTTS_MS
         ],
         "std of the three J, TCP first / CCID2 first: "
         + ", ".join(
-            f"{statistics.pstdev([pair_j(results, t, 'ccid2', rtt) for t in hs]):.2f}/{statistics.pstdev([pair_j(results, 'ccid2', t, rtt) for t in hs]):.2f}"
+            f"{statistics.pstdev([pair_j(results, t, 'ccid2', rtt) for t in HIGH_SPEED]):.2f}/{statistics.pstdev([pair_j(results, 'ccid2', t, rtt) for t in HIGH_SPEED]):.2f}"
             for rtt in RTTS_MS
         )
         + " at 25/50/100/200 ms",
@@ -534,8 +548,7 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
         [x for t in ("bic", "cubic") for x in _pairs_values(results, t, "ccid2", (100, 200), _share1)],
         "; ".join(f"{LABEL[t]} first, its share " + _per_rtt(results, t, "ccid2", _share1) for t in ("bic", "cubic")),
     )
-    out.update(measure_many(results))
-    return {f"S4.{k}": dataclasses.replace(m, note=m.note or NOTES.get(k, "")) for k, m in out.items()}
+    return out
 
 
 def measure_many(results: list[dict[str, Any]]) -> dict[str, Measurement]:
@@ -594,33 +607,25 @@ def figures(results: list[dict[str, Any]]) -> list[tuple[str, Any]]:
     if many:
         df = pd.DataFrame(
             [{"pair": "ccfair", "rtt_ms": r, "jfi": v["j"]} for r, v in many.items()]
-            + [{"pair": "published (ns-2)", "rtt_ms": r, "jfi": v} for r, v in PUB_14_J.items()]
+            + [{"pair": "published (ns-2)", "rtt_ms": r, "jfi": v} for r, v in TABLE_VIII.items()]
         )
         figs.append(("S4: 14 flows, 14 CCAs: J vs RTT (Table VIII, Figure 13b)", plots.jfi_nru_vs_rtt(df, nru_cols=())))
     return figs
 
 
+def _per_rtt_table(title: str, first: str) -> list[str]:
+    """A Markdown table's title and header: a column ``first``, then one per RTT of RTTS_MS."""
+    return [title, "", f"| {first} | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |", "|---|" + "---|" * len(RTTS_MS)]
+
+
 def tables(results: list[dict[str, Any]]) -> str:
     """The preset's tables as Markdown, published values in brackets."""
-    lines = [
-        "Same-CCA pairs (Table III): mean J(t) [published]",
-        "",
-        "| CCA | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |",
-        "|---|" + "---|" * 4,
-    ]
+    lines = _per_rtt_table("Same-CCA pairs (Table III): mean J(t) [published]", "CCA")
     for c in CCAS:
         lines.append(
-            f"| {LABEL[c]} | "
-            + " | ".join(f"{pair_j(results, c, c, r):.2f} [{PUB_SELF_J[c][i]:.2f}]" for i, r in enumerate(RTTS_MS))
-            + " |"
+            f"| {LABEL[c]} | " + " | ".join(f"{pair_j(results, c, c, r):.2f} [{TABLE_III[c][i]:.2f}]" for i, r in enumerate(RTTS_MS)) + " |"
         )
-    lines += [
-        "",
-        "Same-CCA pairs (Table IV): mean throughput flow 1 / flow 2, Mbit/s",
-        "",
-        "| CCA | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |",
-        "|---|" + "---|" * 4,
-    ]
+    lines += ["", *_per_rtt_table("Same-CCA pairs (Table IV): mean throughput flow 1 / flow 2, Mbit/s", "CCA")]
     for c in CCAS:
         lines.append(
             f"| {LABEL[c]} | "
@@ -634,16 +639,10 @@ def tables(results: list[dict[str, Any]]) -> str:
             n = pair_nru(results, "ccid2", t, r)
             tp = pair_tput(results, "ccid2", t, r)
             lines.append(
-                f"| {LABEL[t]} | {r} | {pair_j(results, 'ccid2', t, r):.2f} [{PUB_CCID2_FIRST_J[t][i]:.2f}] | {tp[0] / 1e6:.0f} / {tp[1] / 1e6:.0f} "
+                f"| {LABEL[t]} | {r} | {pair_j(results, 'ccid2', t, r):.2f} [{TABLE_V[t][i]:.2f}] | {tp[0] / 1e6:.0f} / {tp[1] / 1e6:.0f} "
                 f"| <{n['U_N-']:.1f}, {n['U_N']:.1f}, {n['U_N+']:.1f}> | {n['case']} |"
             )
-    lines += [
-        "",
-        "TCP first (Table IX): J [published where S4 prints it]",
-        "",
-        "| TCP | " + " | ".join(f"{r} ms" for r in RTTS_MS) + " |",
-        "|---|" + "---|" * 4,
-    ]
+    lines += ["", *_per_rtt_table("TCP first (Table IX): J [published where S4 prints it]", "TCP")]
     for t in TCPS:
         pub = PUB_TCP_FIRST_J.get(t)
         lines.append(
@@ -656,8 +655,8 @@ def tables(results: list[dict[str, Any]]) -> str:
         lines += ["", "14 flows, 14 CCAs (Tables VII, VIII): mean J(t) [published], J of mean throughputs, U_N dB [published]", ""]
         lines += ["| RTT ms | J | J of means | U_N | case |", "|---|---|---|---|---|"]
         for r, v in many.items():
-            un = f"{v['U_N']:.1f} [{PUB_14_UN[r]:.1f}]" if "U_N" in v else "-"
-            lines.append(f"| {r} | {v['j']:.2f} [{PUB_14_J[r]:.2f}] | {v['j_means']:.2f} | {un} | {v.get('case', '-')} |")
+            un = f"{v['U_N']:.1f} [{TABLE_VII_UN[r]:.1f}]" if "U_N" in v else "-"
+            lines.append(f"| {r} | {v['j']:.2f} [{TABLE_VIII[r]:.2f}] | {v['j_means']:.2f} | {un} | {v.get('case', '-')} |")
     else:
         lines += ["", "14-flow simulation not run: cc 'lp' (TCP-LP) is not in this simulator build."]
     return "\n".join(lines)
@@ -722,7 +721,7 @@ def json_summary(results: list[dict[str, Any]], claims: dict[str, dict[str, Any]
             row["nru"] = {"U_N": num(n["U_N"]), "U_N+": num(n["U_N+"]), "U_N-": num(n["U_N-"]), "case": n["case"]}
         pairs.append(row)
     many = {
-        str(k): {"j": num(v["j"]), "j_means": num(v["j_means"]), "U_N": num(v.get("U_N", math.nan)), "published_j": PUB_14_J[k]}
+        str(k): {"j": num(v["j"]), "j_means": num(v["j_means"]), "U_N": num(v.get("U_N", math.nan)), "published_j": TABLE_VIII[k]}
         for k, v in many_results(results).items()
     }
     return {

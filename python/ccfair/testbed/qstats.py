@@ -3,8 +3,8 @@
     python3 qstats.py --dev IFNAME --handle 0x10000 --t0 NS --duration NS --sample NS --bin NS --out FILE
 
 Run inside the bottleneck namespace (``ip netns exec``). Standard library only
-and no ``ccfair`` import, like agent.py. Every ``sample`` from ``t0`` it reads
-the qdisc's ``qlen`` and ``backlog`` (the queue-length series); at every
+and no ``ccfair`` import but agent.py beside it (its clock and wait), like httpagent.py.
+Every ``sample`` from ``t0`` it reads the qdisc's ``qlen`` and ``backlog`` (the queue-length series); at every
 ``bin`` boundary its cumulative sent bytes (the per-bin link bytes are the
 differences). With ``stab overhead -14`` on the root tbf (see tc.py) bytes and
 backlog are IP lengths, as the simulator counts them. Sent bytes are counted
@@ -28,7 +28,12 @@ import signal
 import socket
 import struct
 import sys
-import time
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING or __package__:  # imported (tests)
+    from . import agent
+else:  # run as a script: agent.py is beside it on sys.path[0]
+    import agent
 
 NETLINK_ROUTE = 0
 RTM_NEWQDISC = 36
@@ -44,10 +49,6 @@ NLA_TYPE_MASK = 0x3FFF
 NLMSG_HDR = struct.Struct("=IHHII")
 TCMSG = struct.Struct("=BxxxiIII")
 PR_SET_PDEATHSIG = 1
-
-
-def now_ns() -> int:
-    return time.clock_gettime_ns(time.CLOCK_MONOTONIC)
 
 
 def _attrs(buf: bytes, off: int, end: int) -> dict[int, bytes]:
@@ -105,14 +106,6 @@ class QdiscReader:
                 off += (length + 3) & ~3
 
 
-def sleep_until(t_ns: int) -> None:
-    while True:
-        d = t_ns - now_ns()
-        if d <= 0:
-            return
-        time.sleep(min(d, 50_000_000) / 1e9)
-
-
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(prog="qstats.py")
     p.add_argument("--dev", required=True)
@@ -138,8 +131,8 @@ def main(argv: list[str] | None = None) -> None:
     late_max = 0
     st = first
     for t in times:
-        sleep_until(a.t0 + t)
-        late_max = max(late_max, now_ns() - a.t0 - t)
+        agent.sleep_until(a.t0 + t)
+        late_max = max(late_max, agent.now_ns() - a.t0 - t)
         st = reader.read()
         if t in sample_set:
             out["queue_time_ns"].append(t)

@@ -1115,7 +1115,7 @@ impl CongestionControl for Bbr {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// BBRv1's gains (Linux `tcp_bbr.c` constants; a gain g is used as round(g x 256), BBR_UNIT = 256).
     pub struct BbrConfig {
         /// STARTUP pacing and cwnd gain, and DRAIN's cwnd gain (Linux `bbr_high_gain` = 739/256 = 2/ln 2).
@@ -1129,13 +1129,8 @@ crate::declare_params! {
         /// PROBE_BW draining pacing gain, second phase of the cycle (Linux 3/4).
         probe_down_gain: f64 = PACING_GAIN_CYCLE[1] as f64 / 256.0, Range::open_closed(0.0, 64.0);
     }
-}
-
-impl super::Cca for Bbr {
-    type Params = BbrConfig;
-    const NAME: &'static str = "bbr";
-    const SOURCE: &'static str = "BBRv1: draft-cardwell-iccrg-bbr-congestion-control-00; Linux net/ipv4/tcp_bbr.c";
-    fn build(p: &BbrConfig, seed: u64) -> Box<dyn CongestionControl> {
+    cca Bbr = "bbr", "BBRv1: draft-cardwell-iccrg-bbr-congestion-control-00; Linux net/ipv4/tcp_bbr.c";
+    build = |p, seed| {
         let gain = |g: f64| (g * f64::from(BBR_UNIT)).round() as u32;
         let mut b = Bbr::new(seed);
         b.high_gain = gain(p.high_gain);
@@ -1145,8 +1140,8 @@ impl super::Cca for Bbr {
         b.probe_down_gain = gain(p.probe_down_gain);
         b.pacing_gain = b.high_gain;
         b.cwnd_gain = b.high_gain;
-        Box::new(b)
-    }
+        b
+    };
 }
 
 #[cfg(test)]

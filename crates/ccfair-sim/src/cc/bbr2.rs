@@ -1283,7 +1283,7 @@ impl CongestionControl for Bbr2 {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// BBRv2's ECN parameters (defaults: the lab setting, ECN logic on at every RTT; Linux v2alpha: off, 5 ms).
     pub struct Bbr2Config {
         /// Use the ECN logic at all (`bbr_ecn_enable`).
@@ -1291,16 +1291,8 @@ crate::declare_params! {
         /// Use ECN only if min_rtt <= this; 0 = at any RTT (`bbr_ecn_max_rtt_us`; whole microseconds).
         ecn_max_rtt_ns: u64 = 0, Range::Any;
     }
-}
-
-impl super::Cca for Bbr2 {
-    type Params = Bbr2Config;
-    const NAME: &'static str = "bbr2";
-    const SOURCE: &'static str =
-        "BBRv2: Linux v2alpha net/ipv4/tcp_bbr2.c (google/bbr); draft-cardwell-iccrg-bbr-congestion-control-02; ECN logic on";
-    fn build(p: &Bbr2Config, seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Bbr2::with_params(seed, Bbr2Params { ecn_enable: p.ecn_enable, ecn_max_rtt_us: p.ecn_max_rtt_ns / 1_000 }))
-    }
+    cca Bbr2 = "bbr2", "BBRv2: Linux v2alpha net/ipv4/tcp_bbr2.c (google/bbr); draft-cardwell-iccrg-bbr-congestion-control-02; ECN logic on";
+    build = |p, seed| Bbr2::with_params(seed, Bbr2Params { ecn_enable: p.ecn_enable, ecn_max_rtt_us: p.ecn_max_rtt_ns / 1_000 });
 }
 
 /// Test fixtures shared by the BBRv2 and BBRv3 tests (one machine, two profiles).

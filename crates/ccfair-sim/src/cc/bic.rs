@@ -85,21 +85,13 @@ pub struct Bic {
     delayed_ack: u32,
 }
 
-impl Default for Bic {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+default_is!(Bic = Bic::with_params(BicParams::default()));
 
 fn jiffies(ns: u64) -> u64 {
     ns / (1_000_000_000 / HZ)
 }
 
 impl Bic {
-    pub fn new() -> Bic {
-        Self::with_params(BicParams::default())
-    }
-
     pub fn with_params(params: BicParams) -> Bic {
         let mut b = Bic { params, cnt: 0, last_max_cwnd: 0, last_cwnd: 0, last_time_jiffies: 0, delayed_ack: 0 };
         b.reset();
@@ -206,7 +198,7 @@ impl CongestionControl for Bic {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// BIC's parameters: Linux `tcp_bic` module parameters, defaults = Linux's.
     pub struct BicConfig {
         /// Multiplicative decrease factor (Linux `beta` = 819/1024; used as round(beta x 1024)).
@@ -220,21 +212,14 @@ crate::declare_params! {
         /// RTTs from W_max - B to W_max (Linux `smooth_part`).
         smooth_part: u32 = 20, Range::at_least(1.0);
     }
-}
-
-impl super::Cca for Bic {
-    type Params = BicConfig;
-    const NAME: &'static str = "bic";
-    const SOURCE: &'static str = "BIC: Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c";
-    fn build(p: &BicConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Bic::with_params(BicParams {
-            fast_convergence: p.fast_convergence,
-            max_increment_pkts: p.max_increment_pkts,
-            low_window_pkts: p.low_window_pkts,
-            beta: (p.beta * 1024.0).round() as u32,
-            smooth_part: p.smooth_part,
-        }))
-    }
+    cca Bic = "bic", "BIC: Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c";
+    build = |p, _seed| Bic::with_params(BicParams {
+        fast_convergence: p.fast_convergence,
+        max_increment_pkts: p.max_increment_pkts,
+        low_window_pkts: p.low_window_pkts,
+        beta: (p.beta * 1024.0).round() as u32,
+        smooth_part: p.smooth_part,
+    });
 }
 
 #[cfg(test)]
@@ -243,9 +228,7 @@ mod tests {
     use crate::cc::testutil::tp;
 
     fn with_wmax(w_max: u32) -> Bic {
-        let mut b = Bic::new();
-        b.last_max_cwnd = w_max;
-        b
+        Bic { last_max_cwnd: w_max, ..Bic::default() }
     }
 
     /// Packets added per RTT (cwnd ACKed packets) for the raw increment rule.
@@ -308,7 +291,7 @@ mod tests {
 
     #[test]
     fn loss_sets_wmax_with_fast_convergence_and_cuts_to_beta() {
-        let mut b = Bic::new();
+        let mut b = Bic::default();
         let mut t = tp();
         t.cwnd = 1000;
         assert_eq!(b.ssthresh(&t), 799); // 1000 * 819 / 1024
@@ -323,7 +306,7 @@ mod tests {
     #[test]
     fn window_climbs_towards_wmax_in_a_binary_search() {
         // Simulate rounds of cwnd ACKs (1 packet each) after a loss at 1000.
-        let mut b = Bic::new();
+        let mut b = Bic::default();
         let mut t = tp();
         t.cwnd = 1000;
         t.ssthresh = b.ssthresh(&t);

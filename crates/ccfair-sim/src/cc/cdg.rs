@@ -90,7 +90,7 @@ enum State {
     Backoff,
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// CDG's parameters: Linux `tcp_cdg` module parameters, defaults = Linux's.
     pub struct CdgConfig {
         /// Rounds in the gradient window, a power of two <= 256 (Linux `window`).
@@ -109,6 +109,8 @@ crate::declare_params! {
         use_tolerance: bool = false, Range::Any;
     }
     check = check_cdg;
+    cca Cdg = "cdg", "CDG: Hayes & Armitage, IFIP Networking 2011; Linux net/ipv4/tcp_cdg.c (window 8, beta 0.7071, factor 42)";
+    build = |p, seed| Cdg::new(p, seed);
 }
 
 fn check_cdg(p: &CdgConfig) -> Result<(), crate::params::ParamError> {
@@ -392,15 +394,6 @@ impl CongestionControl for Cdg {
             }
             _ => {}
         }
-    }
-}
-
-impl super::Cca for Cdg {
-    type Params = CdgConfig;
-    const NAME: &'static str = "cdg";
-    const SOURCE: &'static str = "CDG: Hayes & Armitage, IFIP Networking 2011; Linux net/ipv4/tcp_cdg.c (window 8, beta 0.7071, factor 42)";
-    fn build(p: &CdgConfig, seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Cdg::new(p, seed))
     }
 }
 

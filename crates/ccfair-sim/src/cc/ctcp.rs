@@ -87,17 +87,9 @@ pub struct Ctcp {
     diff_reno: Option<f64>,
 }
 
-impl Default for Ctcp {
-    fn default() -> Self {
-        Ctcp::new()
-    }
-}
+default_is!(Ctcp = Ctcp::with_params(CtcpConfig::default()));
 
 impl Ctcp {
-    pub fn new() -> Ctcp {
-        Ctcp::with_params(CtcpConfig::default())
-    }
-
     pub fn with_params(p: CtcpConfig) -> Ctcp {
         let gamma = f64::from(p.gamma_pkts);
         Ctcp {
@@ -261,7 +253,7 @@ impl CongestionControl for Ctcp {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// CTCP's parameters: the paper's constants (Tan et al. 2006, section III) and the Linux module's (Caltech tcp_compound.c 1.3), defaults = theirs.
     pub struct CtcpConfig {
         /// dwnd increase factor alpha: win grows by alpha x win^k per RTT without queueing (paper: 1/8).
@@ -281,16 +273,8 @@ crate::declare_params! {
         /// Send windows below this many packets use no delay window (module LOW_WINDOW: 38).
         low_window_pkts: u32 = LOW_WINDOW_PKTS, Range::at_least(0.0);
     }
-}
-
-impl super::Cca for Ctcp {
-    type Params = CtcpConfig;
-    const NAME: &'static str = "ctcp";
-    const SOURCE: &'static str =
-        "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30); Caltech Linux module tcp_compound.c 1.3 (min-RTT rounds, low window 38, gamma tuning 5-30)";
-    fn build(p: &CtcpConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Ctcp::with_params(p.clone()))
-    }
+    cca Ctcp = "ctcp", "Compound TCP: Tan et al., IEEE INFOCOM 2006 (alpha 1/8, beta 1/2, k 0.75, gamma 30); Caltech Linux module tcp_compound.c 1.3 (min-RTT rounds, low window 38, gamma tuning 5-30)";
+    build = |p, _seed| Ctcp::with_params(p.clone());
 }
 
 #[cfg(test)]
@@ -323,7 +307,7 @@ mod tests {
 
     /// Congestion avoidance with send window `win`, the last round having sent `win` packets.
     fn ca(win: u32) -> (Ctcp, TcpCc) {
-        let mut c = Ctcp::new();
+        let mut c = Ctcp::default();
         let mut t = tp();
         t.snd_una = 1_000 - win as u64;
         t.snd_nxt = 1_000;

@@ -211,18 +211,10 @@ pub struct Cubic {
     curr_rtt_us: u32,
 }
 
-impl Default for Cubic {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+default_is!(Cubic = Cubic::with_params(CubicParams::default()));
 
 impl Cubic {
     /// CUBIC with Linux's default parameters.
-    pub fn new() -> Cubic {
-        Self::with_params(CubicParams::default())
-    }
-
     pub fn with_params(params: CubicParams) -> Cubic {
         let beta = u64::from(params.beta.clamp(1, 1023));
         let bic_scale = u64::from(params.bic_scale.max(1));
@@ -518,7 +510,7 @@ impl CongestionControl for Cubic {
     // undo_cwnd: Linux uses tcp_reno_undo_cwnd, the trait default.
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// CUBIC's parameters: Linux `tcp_cubic` module parameters, defaults = Linux's.
     pub struct CubicConfig {
         /// Multiplicative decrease factor beta_cubic (Linux `beta` = 717/1024; used as round(beta x 1024)).
@@ -540,25 +532,18 @@ crate::declare_params! {
         /// Initial ssthresh; 0 = infinite (Linux `initial_ssthresh`; used only without HyStart).
         initial_ssthresh_pkts: u32 = 0, Range::Any;
     }
-}
-
-impl super::Cca for Cubic {
-    type Params = CubicConfig;
-    const NAME: &'static str = "cubic";
-    const SOURCE: &'static str = "CUBIC: RFC 9438; Linux net/ipv4/tcp_cubic.c with HyStart";
-    fn build(p: &CubicConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Cubic::with_params(CubicParams {
-            fast_convergence: p.fast_convergence,
-            beta: (p.beta * 1024.0).round() as u32,
-            initial_ssthresh: p.initial_ssthresh_pkts,
-            bic_scale: (p.c * 102.4).round() as u32,
-            tcp_friendliness: p.tcp_friendliness,
-            hystart: p.hystart,
-            hystart_detect: p.hystart_detect,
-            hystart_low_window: p.hystart_low_window_pkts,
-            hystart_ack_delta_us: p.hystart_ack_delta_ns / 1_000,
-        }))
-    }
+    cca Cubic = "cubic", "CUBIC: RFC 9438; Linux net/ipv4/tcp_cubic.c with HyStart";
+    build = |p, _seed| Cubic::with_params(CubicParams {
+        fast_convergence: p.fast_convergence,
+        beta: (p.beta * 1024.0).round() as u32,
+        initial_ssthresh: p.initial_ssthresh_pkts,
+        bic_scale: (p.c * 102.4).round() as u32,
+        tcp_friendliness: p.tcp_friendliness,
+        hystart: p.hystart,
+        hystart_detect: p.hystart_detect,
+        hystart_low_window: p.hystart_low_window_pkts,
+        hystart_ack_delta_us: p.hystart_ack_delta_ns / 1_000,
+    });
 }
 
 #[cfg(test)]
@@ -626,7 +611,7 @@ mod tests {
 
     #[test]
     fn linux_constants() {
-        let c = Cubic::new();
+        let c = Cubic::default();
         assert_eq!(c.beta_scale, 15);
         assert_eq!(c.cube_rtt_scale, 410);
         assert_eq!(c.cube_factor, (1u64 << 40) / 410);
@@ -643,7 +628,7 @@ mod tests {
 
     #[test]
     fn ssthresh_is_717_over_1024_of_cwnd_with_floor_two() {
-        let mut c = Cubic::new();
+        let mut c = Cubic::default();
         let mut t = tp();
         t.cwnd = 100;
         assert_eq!(c.ssthresh(&t), 70); // 100 * 717 / 1024 = 70.02
@@ -700,7 +685,7 @@ mod tests {
     #[test]
     fn fast_convergence_lowers_wmax_for_loss_below_previous_wmax() {
         // RFC 9438 §4.7: W_max = cwnd * (1 + beta) / 2 if cwnd < previous W_max.
-        let mut c = Cubic::new();
+        let mut c = Cubic::default();
         let mut t = tp();
         t.cwnd = 100;
         c.ssthresh(&t);

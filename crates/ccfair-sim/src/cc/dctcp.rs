@@ -159,7 +159,7 @@ impl CongestionControl for Dctcp {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// DCTCP's parameters: Linux `tcp_dctcp` module parameters, defaults = Linux's.
     pub struct DctcpConfig {
         /// EWMA gain g = 1 / 2^shift_g (Linux `dctcp_shift_g` = 4, RFC 8257 g = 1/16).
@@ -167,23 +167,18 @@ crate::declare_params! {
         /// Set alpha to 1 on entering Loss (RTO), the pre-5.1 Linux option `dctcp_clamp_alpha_on_loss`.
         clamp_alpha_on_loss: bool = false, Range::Any;
     }
-}
-
-impl super::Cca for Dctcp {
-    type Params = DctcpConfig;
-    const NAME: &'static str = "dctcp";
-    const SOURCE: &'static str = "DCTCP: RFC 8257; Linux net/ipv4/tcp_dctcp.c (g = 1/16, halve on loss as Linux >= 5.1)";
-    fn build(p: &DctcpConfig, _seed: u64) -> Box<dyn CongestionControl> {
+    cca Dctcp = "dctcp", "DCTCP: RFC 8257; Linux net/ipv4/tcp_dctcp.c (g = 1/16, halve on loss as Linux >= 5.1)";
+    build = |p, _seed| {
         let mut d = Dctcp::new().with_clamp_alpha_on_loss(p.clamp_alpha_on_loss);
         d.shift_g = p.shift_g;
-        Box::new(d)
-    }
+        d
+    };
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{started, tp};
 
     /// One window: `n` packets delivered, `ce` of them with CE, then snd_una passes next_seq.
     fn window(d: &mut Dctcp, t: &mut TcpCc, n: u64, ce: u64) {
@@ -196,9 +191,7 @@ mod tests {
 
     #[test]
     fn alpha_ewma_with_g_one_sixteenth() {
-        let mut t = tp();
-        let mut d = Dctcp::new();
-        d.init(&mut t);
+        let (mut d, mut t) = started::<Dctcp>();
         assert_eq!(d.alpha, 1024, "alpha starts at 1");
         // No marks: alpha <- alpha (1 - 1/16): 1024 -> 960 -> 900.
         window(&mut d, &mut t, 100, 0);
@@ -223,9 +216,7 @@ mod tests {
 
     #[test]
     fn alpha_updates_only_once_per_window() {
-        let mut t = tp();
-        let mut d = Dctcp::new();
-        d.init(&mut t);
+        let (mut d, mut t) = started::<Dctcp>();
         t.snd_nxt = 100;
         window(&mut d, &mut t, 10, 0); // snd_una 100 >= next_seq 0: update, next_seq = 110
         assert_eq!(d.alpha, 960);
@@ -252,9 +243,7 @@ mod tests {
 
     #[test]
     fn loss_halves_whatever_alpha() {
-        let mut t = tp();
-        let mut d = Dctcp::new();
-        d.init(&mut t);
+        let (mut d, mut t) = started::<Dctcp>();
         d.alpha = 64;
         t.cwnd = 80;
         // The sender computes ssthresh (the small alpha cut), then enters Recovery:

@@ -87,11 +87,7 @@ impl CongestionControl for HighSpeed {
     }
 
     fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
-        if !tp.is_cwnd_limited {
-            return;
-        }
-        if tp.in_slow_start() {
-            tp.slow_start(acked);
+        if !tp.past_slow_start(acked) {
             return;
         }
         self.update_row(tp.cwnd);
@@ -122,7 +118,7 @@ impl super::Cca for HighSpeed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{ack_each, tp, tp_at};
 
     /// RFC 3649 section 5: b(w) with W_low = 38, W_high = 83000, b_high = 0.1.
     fn rfc_b(w: f64) -> f64 {
@@ -171,27 +167,16 @@ mod tests {
     #[test]
     fn congestion_avoidance_adds_a_of_w_per_window_of_acks() {
         // cwnd 1000 is in row 7 (851 < w <= 1058): a = 8 per cwnd ACKs.
-        let mut t = tp();
-        t.cwnd = 1000;
-        t.ssthresh = 500;
+        let mut t = tp_at(1000, 500);
         let mut h = HighSpeed::new();
         // +1 each time the count (8 per ACK) reaches cwnd: 1000 + ... + 1007
         // = 8028 = 8 x 1003.5 -> the 8th increment comes with ACK 1004.
-        for _ in 0..1003 {
-            h.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 1007);
-        h.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 1008);
+        assert_eq!(ack_each(&mut h, &mut t, 1003), 1007);
+        assert_eq!(ack_each(&mut h, &mut t, 1), 1008);
         // At or below W_low it is Reno: +1 per cwnd ACKs.
-        let mut t = tp();
-        t.cwnd = 30;
-        t.ssthresh = 10;
+        let mut t = tp_at(30, 10);
         let mut h = HighSpeed::new();
-        for _ in 0..30 {
-            h.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 31);
+        assert_eq!(ack_each(&mut h, &mut t, 30), 31);
     }
 
     #[test]

@@ -95,11 +95,7 @@ pub struct Htcp {
     lasttime_j: u64,
 }
 
-impl Default for Htcp {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+default_is!(Htcp = Htcp::with_params(HtcpParams::default()));
 
 fn jiffies(ns: u64) -> u64 {
     ns / (1_000_000_000 / HZ)
@@ -111,10 +107,6 @@ fn between(seq1: u32, seq2: u32, seq3: u32) -> bool {
 }
 
 impl Htcp {
-    pub fn new() -> Htcp {
-        Self::with_params(HtcpParams::default())
-    }
-
     pub fn with_params(params: HtcpParams) -> Htcp {
         Htcp {
             params,
@@ -240,11 +232,7 @@ impl CongestionControl for Htcp {
     }
 
     fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
-        if !tp.is_cwnd_limited {
-            return;
-        }
-        if tp.in_slow_start() {
-            tp.slow_start(acked);
+        if !tp.past_slow_start(acked) {
             return;
         }
         if (u64::from(tp.cwnd_cnt) * u64::from(self.alpha)) >> 7 >= u64::from(tp.cwnd) {
@@ -320,7 +308,7 @@ impl CongestionControl for Htcp {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// H-TCP's parameters: Linux `tcp_htcp` module parameters, defaults = Linux's.
     pub struct HtcpConfig {
         /// Scale the increase by the RTT (Linux `use_rtt_scaling`).
@@ -328,21 +316,14 @@ crate::declare_params! {
         /// Adapt the backoff to throughput changes (Linux `use_bandwidth_switch`).
         use_bandwidth_switch: bool = true, Range::Any;
     }
-}
-
-impl super::Cca for Htcp {
-    type Params = HtcpConfig;
-    const NAME: &'static str = "htcp";
-    const SOURCE: &'static str = "H-TCP: Leith & Shorten, PFLDnet 2004; Linux net/ipv4/tcp_htcp.c";
-    fn build(p: &HtcpConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Htcp::with_params(HtcpParams { use_rtt_scaling: p.use_rtt_scaling, use_bandwidth_switch: p.use_bandwidth_switch }))
-    }
+    cca Htcp = "htcp", "H-TCP: Leith & Shorten, PFLDnet 2004; Linux net/ipv4/tcp_htcp.c";
+    build = |p, _seed| Htcp::with_params(HtcpParams { use_rtt_scaling: p.use_rtt_scaling, use_bandwidth_switch: p.use_bandwidth_switch });
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{ack_each, started, tp};
 
     const MS: u64 = 1_000_000;
 
@@ -438,15 +419,10 @@ mod tests {
     #[test]
     fn low_speed_regime_grows_like_reno_with_beta_half() {
         // delta < 1 s, beta 0.5: alpha = 2 * 0.5 * 1 = 1 packet per cwnd ACKs.
-        let mut t = tp();
-        let mut h = Htcp::new();
-        h.init(&mut t);
+        let (mut h, mut t) = started::<Htcp>();
         t.cwnd = 40;
         t.ssthresh = 20;
-        for _ in 0..41 {
-            h.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 41);
+        assert_eq!(ack_each(&mut h, &mut t, 41), 41);
     }
 
     #[test]
@@ -462,7 +438,7 @@ mod tests {
 
     #[test]
     fn rtt_max_grows_only_in_open_and_by_at_most_20ms() {
-        let mut h = Htcp::new();
+        let mut h = Htcp::default();
         h.measure_rtt(50, CaState::Open);
         assert_eq!((h.min_rtt_j, h.max_rtt_j), (50, 50));
         h.measure_rtt(90, CaState::Open); // jump of 40 ms: ignored
@@ -475,9 +451,7 @@ mod tests {
 
     #[test]
     fn delta_restarts_when_recovery_ends() {
-        let mut t = tp();
-        let mut h = Htcp::new();
-        h.init(&mut t);
+        let (mut h, mut t) = started::<Htcp>();
         t.now_ns = 5_000 * MS;
         h.set_state(&mut t, CaState::Recovery);
         assert_eq!(h.last_cong_j, 5_000);

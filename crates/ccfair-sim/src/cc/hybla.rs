@@ -152,29 +152,24 @@ impl CongestionControl for Hybla {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// Hybla's parameters: Linux `tcp_hybla` module parameters, defaults = Linux's.
     pub struct HyblaConfig {
         /// Reference RTT RTT0 the flow's growth is equalised to (Linux `rtt0` = 25 ms; whole milliseconds).
         rtt0_ns: u64 = RTT0_MS * 1_000_000, Range::at_least(1_000_000.0);
     }
-}
-
-impl super::Cca for Hybla {
-    type Params = HyblaConfig;
-    const NAME: &'static str = "hybla";
-    const SOURCE: &'static str = "Hybla: Caini & Firrincieli, IJSCN 2004; Linux net/ipv4/tcp_hybla.c";
-    fn build(p: &HyblaConfig, _seed: u64) -> Box<dyn CongestionControl> {
+    cca Hybla = "hybla", "Hybla: Caini & Firrincieli, IJSCN 2004; Linux net/ipv4/tcp_hybla.c";
+    build = |p, _seed| {
         let mut h = Hybla::new();
         h.rtt0_ms = p.rtt0_ns / 1_000_000;
-        Box::new(h)
-    }
+        h
+    };
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{ack_each, tp};
 
     const MS: u64 = 1_000_000;
 
@@ -210,9 +205,7 @@ mod tests {
         let (mut h, mut t) = started(100);
         t.cwnd = 100;
         t.ssthresh = 50;
-        for _ in 0..100 {
-            h.cong_avoid(&mut t, 1);
-        }
+        ack_each(&mut h, &mut t, 100);
         // Continuous law dw/dack = 16/w: w = sqrt(100^2 + 2 * 16 * 100) = 115.3;
         // the 1/128 floor of rho^2 / cwnd costs about one packet.
         assert!((114..=115).contains(&t.cwnd), "cwnd {}", t.cwnd);
@@ -221,32 +214,24 @@ mod tests {
         let (mut h, mut t) = started(25);
         t.cwnd = 100;
         t.ssthresh = 50;
-        for _ in 0..127 {
-            h.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 100);
-        h.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 101);
+        assert_eq!(ack_each(&mut h, &mut t, 127), 100);
+        assert_eq!(ack_each(&mut h, &mut t, 1), 101);
     }
 
     #[test]
     fn slow_start_adds_two_to_the_rho_minus_one_per_ack() {
         let (mut h, mut t) = started(100); // rho 4: +15 per ACK
         t.cwnd = 10;
-        h.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 25);
+        assert_eq!(ack_each(&mut h, &mut t, 1), 25);
         let (mut h, mut t) = started(60); // rho 2.375: 2^2.375 - 1 = 4.19 per ACK
         t.cwnd = 10;
-        for _ in 0..10 {
-            h.cong_avoid(&mut t, 1);
-        }
+        ack_each(&mut h, &mut t, 10);
         assert!((51..=52).contains(&t.cwnd), "cwnd {}", t.cwnd);
         // Clamped at ssthresh.
         let (mut h, mut t) = started(100);
         t.cwnd = 10;
         t.ssthresh = 12;
-        h.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 12);
+        assert_eq!(ack_each(&mut h, &mut t, 1), 12);
     }
 
     #[test]
@@ -255,10 +240,7 @@ mod tests {
         t.cwnd = 100;
         t.ssthresh = 50;
         h.set_state(&mut t, CaState::Recovery);
-        for _ in 0..100 {
-            h.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 101);
+        assert_eq!(ack_each(&mut h, &mut t, 100), 101);
         assert_eq!(h.ssthresh(&t), 50);
         h.set_state(&mut t, CaState::Open);
         t.srtt_ns = 50 * MS;

@@ -207,7 +207,7 @@ impl super::Cca for Ledbat {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{ack_each, tp, tp_at};
 
     const OWD_NS: u64 = 25_000_000;
 
@@ -248,9 +248,7 @@ mod tests {
         let (mut l, mut t) = at_delay(20, 0);
         t.in_flight = 40; // not flight-limited
         let before = bytes(&l, &t);
-        for _ in 0..20 {
-            l.cong_avoid(&mut t, 1);
-        }
+        ack_each(&mut l, &mut t, 20);
         let grown = bytes(&l, &t) - before;
         let mss = t.mss as i64;
         assert!((grown - mss).abs() <= mss / 20, "grew {grown} bytes, want ~{mss}");
@@ -280,9 +278,7 @@ mod tests {
             let (mut l, mut t) = at_delay(50, qd);
             t.in_flight = 100;
             let b = bytes(&l, &t);
-            for _ in 0..10 {
-                l.cong_avoid(&mut t, 1);
-            }
+            ack_each(&mut l, &mut t, 10);
             bytes(&l, &t) - b
         };
         assert!(change(TARGET_NS - 10_000_000) > 0, "below target: grow");
@@ -295,9 +291,7 @@ mod tests {
     #[test]
     fn smaller_target_reacts_to_smaller_delay() {
         let mut l = Ledbat::with_target(TARGET_25MS_NS);
-        let mut t = tp();
-        t.cwnd = 50;
-        t.ssthresh = 49;
+        let mut t = tp_at(50, 49);
         t.in_flight = 50;
         l.add_delay_sample(0, OWD_NS);
         for _ in 0..CURRENT_FILTER {
@@ -320,8 +314,7 @@ mod tests {
     fn growth_limited_to_flightsize_plus_allowed_increase() {
         let (mut l, mut t) = at_delay(20, 0);
         t.in_flight = 5; // application-limited: flightsize after this ACK
-        l.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 20, "cwnd does not grow past flight + 1 when it is already above");
+        assert_eq!(ack_each(&mut l, &mut t, 1), 20, "cwnd does not grow past flight + 1 when it is already above");
     }
 
     #[test]

@@ -24,6 +24,46 @@
 //!
 //! Windows are in packets (segments) as in Linux (`tp->snd_cwnd`).
 
+/// [`declare_params!`](crate::declare_params) for a congestion control: the parameter struct,
+/// then `cca Algo = "name", "source"; build = |p, seed| expr;` writes `impl Cca for Algo`
+/// (`expr` builds one from the parameters `p` and the flow's `seed`).
+#[macro_export]
+macro_rules! declare_cca {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $($fields:tt)* }
+        $(check = $check:path;)?
+        cca $cca:ident = $cca_name:literal, $source:literal;
+        build = |$p:ident, $seed:ident| $build:expr;
+    ) => {
+        $crate::declare_params! {
+            $(#[$meta])*
+            pub struct $name { $($fields)* }
+            $(check = $check;)?
+        }
+
+        impl $crate::cc::Cca for $cca {
+            type Params = $name;
+            const NAME: &'static str = $cca_name;
+            const SOURCE: &'static str = $source;
+            fn build($p: &$name, $seed: u64) -> Box<dyn $crate::cc::CongestionControl> {
+                Box::new($build)
+            }
+        }
+    };
+}
+
+/// `impl Default for Algo` as `expr`: an algorithm at its parameters' defaults.
+macro_rules! default_is {
+    ($algo:ident = $e:expr) => {
+        impl Default for $algo {
+            fn default() -> Self {
+                $e
+            }
+        }
+    };
+}
+
 pub mod bbr;
 pub mod bbr2;
 pub mod bbr3;
@@ -199,6 +239,20 @@ impl TcpCc {
         }
         let left = self.slow_start(acked);
         (left > 0).then_some(left)
+    }
+
+    /// The same opening as tcp_highspeed.c and tcp_htcp.c write it: slow start takes the whole
+    /// ACK (no leftover carried into congestion avoidance). True: congestion avoidance follows.
+    #[inline]
+    pub fn past_slow_start(&mut self, acked: u32) -> bool {
+        if !self.is_cwnd_limited {
+            return false;
+        }
+        if self.in_slow_start() {
+            self.slow_start(acked);
+            return false;
+        }
+        true
     }
 
     /// Linux `tcp_slow_start`: grow cwnd by `acked`, but not past ssthresh;
@@ -662,6 +716,26 @@ pub(crate) mod testutil {
     pub fn tp() -> TcpCc {
         TcpCc::new(1448, 1500, 10)
     }
+
+    /// The same at a given window and slow-start threshold.
+    pub fn tp_at(cwnd: u32, ssthresh: u32) -> TcpCc {
+        TcpCc { cwnd, ssthresh, ..tp() }
+    }
+
+    /// A fresh `C` after its `init` on a fresh connection state.
+    pub fn started<C: CongestionControl + Default>() -> (C, TcpCc) {
+        let (mut c, mut t) = (C::default(), tp());
+        c.init(&mut t);
+        (c, t)
+    }
+
+    /// `n` ACKs of one packet each through `cc.cong_avoid`; the window after them.
+    pub fn ack_each(cc: &mut (impl CongestionControl + ?Sized), t: &mut TcpCc, n: u32) -> u32 {
+        for _ in 0..n {
+            cc.cong_avoid(t, 1);
+        }
+        t.cwnd
+    }
 }
 
 #[cfg(test)]
@@ -739,12 +813,14 @@ mod registry_tests {
     mod toy {
         use super::super::*;
 
-        crate::declare_params! {
+        crate::declare_cca! {
             /// Toy: Reno with another decrease factor.
             pub struct ToyConfig {
                 /// Multiplicative decrease factor.
                 beta: f64 = 0.5, Range::open(0.0, 1.0);
             }
+            cca Toy = "toy", "a test";
+            build = |p, _seed| Toy(p.beta);
         }
 
         pub struct Toy(f64);
@@ -758,15 +834,6 @@ mod registry_tests {
             }
             fn needs_pacing(&self) -> bool {
                 true
-            }
-        }
-
-        impl Cca for Toy {
-            type Params = ToyConfig;
-            const NAME: &'static str = "toy";
-            const SOURCE: &'static str = "a test";
-            fn build(p: &ToyConfig, _seed: u64) -> Box<dyn CongestionControl> {
-                Box::new(Toy(p.beta))
             }
         }
     }

@@ -180,19 +180,15 @@ impl super::Cca for Prague {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{ack_each, tp, tp_at};
 
     /// cwnd after `rtts` rounds of congestion avoidance, one ACK per segment.
     fn grow(p: &mut Prague, srtt_ns: u64, rtts: u32) -> u32 {
-        let mut t = tp();
-        t.cwnd = 100;
-        t.ssthresh = 50;
+        let mut t = tp_at(100, 50);
         t.srtt_ns = srtt_ns;
         for _ in 0..rtts {
             let w = t.cwnd;
-            for _ in 0..w {
-                p.cong_avoid(&mut t, 1);
-            }
+            ack_each(p, &mut t, w);
         }
         t.cwnd
     }

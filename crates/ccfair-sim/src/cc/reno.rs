@@ -48,24 +48,19 @@ impl super::Cca for Reno {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{ack_each, tp, tp_at};
 
     #[test]
     fn slow_start_doubles_per_window_of_acks() {
         let mut t = tp();
         let mut r = Reno;
         // One ACK per packet of a 10-packet window: cwnd 10 -> 20 (RFC 5681 / ABC L=1 per ACK).
-        for _ in 0..10 {
-            r.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 20);
+        assert_eq!(ack_each(&mut r, &mut t, 10), 20);
     }
 
     #[test]
     fn slow_start_stops_at_ssthresh_and_leftover_goes_to_ca() {
-        let mut t = tp();
-        t.cwnd = 18;
-        t.ssthresh = 20;
+        let mut t = tp_at(18, 20);
         let mut r = Reno;
         r.cong_avoid(&mut t, 4); // 2 used to reach 20, 2 left for CA
         assert_eq!(t.cwnd, 20);
@@ -74,16 +69,10 @@ mod tests {
 
     #[test]
     fn congestion_avoidance_adds_one_per_window() {
-        let mut t = tp();
-        t.cwnd = 20;
-        t.ssthresh = 10;
+        let mut t = tp_at(20, 10);
         let mut r = Reno;
-        for _ in 0..19 {
-            r.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 20);
-        r.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 21);
+        assert_eq!(ack_each(&mut r, &mut t, 19), 20);
+        assert_eq!(ack_each(&mut r, &mut t, 1), 21);
     }
 
     #[test]

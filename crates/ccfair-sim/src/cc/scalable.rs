@@ -55,7 +55,7 @@ impl CongestionControl for Scalable {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// Scalable TCP's parameters: Linux `tcp_scalable` constants, defaults = Linux's.
     pub struct ScalableConfig {
         /// ACKed packets per +1 cwnd once cwnd >= this, a = 1/ai_cnt (Linux `TCP_SCALABLE_AI_CNT`).
@@ -63,54 +63,32 @@ crate::declare_params! {
         /// Loss cuts cwnd by b = 1/2^md_shift (Linux `TCP_SCALABLE_MD_SCALE`).
         md_shift: u32 = MD_SHIFT, Range::closed(1.0, 16.0);
     }
-}
-
-impl super::Cca for Scalable {
-    type Params = ScalableConfig;
-    const NAME: &'static str = "scalable";
-    const SOURCE: &'static str = "Scalable TCP: Kelly, CCR 2003; Linux net/ipv4/tcp_scalable.c";
-    fn build(p: &ScalableConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Scalable::with_params(p.clone()))
-    }
+    cca Scalable = "scalable", "Scalable TCP: Kelly, CCR 2003; Linux net/ipv4/tcp_scalable.c";
+    build = |p, _seed| Scalable::with_params(p.clone());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{ack_each, tp, tp_at};
 
     #[test]
     fn large_window_grows_one_per_hundred_acked_packets() {
         // Kelly 2003: a = 0.01 per ACK, independent of cwnd.
-        let mut t = tp();
-        t.cwnd = 1000;
-        t.ssthresh = 500;
+        let mut t = tp_at(1000, 500);
         let mut s = Scalable::default();
-        for _ in 0..99 {
-            s.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 1000);
-        s.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 1001);
+        assert_eq!(ack_each(&mut s, &mut t, 99), 1000);
+        assert_eq!(ack_each(&mut s, &mut t, 1), 1001);
         // One RTT's worth of ACKs (cwnd packets) adds 1 %: +10.
-        for _ in 0..1001 {
-            s.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 1011);
+        assert_eq!(ack_each(&mut s, &mut t, 1001), 1011);
     }
 
     #[test]
     fn small_window_grows_like_reno() {
-        let mut t = tp();
-        t.cwnd = 50;
-        t.ssthresh = 10;
+        let mut t = tp_at(50, 10);
         let mut s = Scalable::default();
-        for _ in 0..49 {
-            s.cong_avoid(&mut t, 1);
-        }
-        assert_eq!(t.cwnd, 50);
-        s.cong_avoid(&mut t, 1);
-        assert_eq!(t.cwnd, 51);
+        assert_eq!(ack_each(&mut s, &mut t, 49), 50);
+        assert_eq!(ack_each(&mut s, &mut t, 1), 51);
     }
 
     #[test]
@@ -126,9 +104,7 @@ mod tests {
 
     #[test]
     fn slow_start_leftover_goes_to_avoidance_and_app_limited_does_not_grow() {
-        let mut t = tp();
-        t.cwnd = 198;
-        t.ssthresh = 200;
+        let mut t = tp_at(198, 200);
         let mut s = Scalable::default();
         s.cong_avoid(&mut t, 4);
         assert_eq!((t.cwnd, t.cwnd_cnt), (200, 2));
@@ -141,13 +117,9 @@ mod tests {
     fn larger_ai_count_grows_slower_and_larger_md_shift_cuts_less() {
         // a = 1/ai_cnt: with ai_cnt = 200 one window of 1000 ACKs adds +5, not +10.
         let grow = |ai_cnt_pkts: u32| {
-            let mut t = tp();
-            t.cwnd = 1000;
-            t.ssthresh = 500;
+            let mut t = tp_at(1000, 500);
             let mut s = Scalable::with_params(ScalableConfig { ai_cnt_pkts, ..ScalableConfig::default() });
-            for _ in 0..1000 {
-                s.cong_avoid(&mut t, 1);
-            }
+            ack_each(&mut s, &mut t, 1000);
             t.cwnd
         };
         assert_eq!(grow(100), 1010);

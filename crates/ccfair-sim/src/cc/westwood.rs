@@ -67,11 +67,7 @@ pub struct Westwood {
     reset_rtt_min: bool,
 }
 
-impl Default for Westwood {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+default_is!(Westwood = Westwood::with_params(&WestwoodConfig::default()));
 
 fn jiffies(ns: u64) -> u64 {
     ns / (1_000_000_000 / HZ)
@@ -82,10 +78,6 @@ fn filter(a: u64, b: u64) -> u64 {
 }
 
 impl Westwood {
-    pub fn new() -> Westwood {
-        Westwood::with_params(&WestwoodConfig::default())
-    }
-
     pub fn with_params(p: &WestwoodConfig) -> Westwood {
         Westwood {
             rtt_min_win_j: jiffies(p.rtt_min_win_ns),
@@ -155,7 +147,7 @@ impl CongestionControl for Westwood {
     }
 
     fn init(&mut self, tp: &mut TcpCc) {
-        *self = Westwood { rtt_min_win_j: self.rtt_min_win_j, ..Westwood::new() };
+        *self = Westwood { rtt_min_win_j: self.rtt_min_win_j, ..Westwood::default() };
         self.rtt_win_sx_j = jiffies(tp.now_ns);
         self.counted_delivered = tp.delivered;
     }
@@ -193,27 +185,20 @@ impl CongestionControl for Westwood {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// Westwood+'s parameters: Linux `tcp_westwood.c` constants (not module parameters there), defaults = Linux's.
     pub struct WestwoodConfig {
         /// Shortest bandwidth-sampling interval: a sample spans max(RTT, this) (Linux `TCP_WESTWOOD_RTT_MIN` = HZ/20 = 50 ms; whole ms).
         rtt_min_win_ns: u64 = RTT_MIN_WIN_JIFFIES * (1_000_000_000 / HZ), Range::closed(1_000_000.0, 10_000_000_000.0);
     }
-}
-
-impl super::Cca for Westwood {
-    type Params = WestwoodConfig;
-    const NAME: &'static str = "westwood";
-    const SOURCE: &'static str = "Westwood+: Mascolo et al. 2001, Grieco & Mascolo 2004; Linux net/ipv4/tcp_westwood.c";
-    fn build(p: &WestwoodConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Westwood::with_params(p))
-    }
+    cca Westwood = "westwood", "Westwood+: Mascolo et al. 2001, Grieco & Mascolo 2004; Linux net/ipv4/tcp_westwood.c";
+    build = |p, _seed| Westwood::with_params(p);
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{started, tp};
 
     const MS: u64 = 1_000_000;
 
@@ -230,9 +215,7 @@ mod tests {
     #[test]
     fn estimate_converges_to_the_delivery_rate() {
         // One 1448-byte packet per 1.2 ms = 1.207 MB/s (9.65 Mbit/s payload).
-        let mut t = tp();
-        let mut w = Westwood::new();
-        w.init(&mut t);
+        let (mut w, mut t) = started::<Westwood>();
         feed(&mut w, &mut t, 1_200_000, 3_000 * MS, 50 * MS);
         let want = 1448.0 / 1.2e-3;
         let got = w.bwe_bytes_per_s() as f64;
@@ -241,9 +224,7 @@ mod tests {
 
     #[test]
     fn ssthresh_after_recovery_is_bwe_times_rtt_min_over_mss() {
-        let mut t = tp();
-        let mut w = Westwood::new();
-        w.init(&mut t);
+        let (mut w, mut t) = started::<Westwood>();
         feed(&mut w, &mut t, 1_200_000, 3_000 * MS, 50 * MS);
         // Queueing raises the RTT to 80 ms, RTT_min stays 50 ms.
         feed(&mut w, &mut t, 1_200_000, 1_000 * MS, 80 * MS);
@@ -258,9 +239,7 @@ mod tests {
 
     #[test]
     fn rto_sets_ssthresh_only_and_restarts_rtt_min() {
-        let mut t = tp();
-        let mut w = Westwood::new();
-        w.init(&mut t);
+        let (mut w, mut t) = started::<Westwood>();
         feed(&mut w, &mut t, 1_200_000, 3_000 * MS, 50 * MS);
         feed(&mut w, &mut t, 1_200_000, 10 * MS, 90 * MS);
         assert_eq!(w.rtt_min_j, 50);
@@ -276,7 +255,7 @@ mod tests {
     #[test]
     fn no_estimate_gives_the_two_packet_floor() {
         let t = tp();
-        assert_eq!(Westwood::new().bw_rttmin(&t), 2);
+        assert_eq!(Westwood::default().bw_rttmin(&t), 2);
     }
 
     #[test]

@@ -79,17 +79,9 @@ pub struct Yeah {
     params: YeahConfig,
 }
 
-impl Default for Yeah {
-    fn default() -> Self {
-        Self::new()
-    }
-}
+default_is!(Yeah = Yeah::with_params(YeahConfig::default()));
 
 impl Yeah {
-    pub fn new() -> Yeah {
-        Yeah::with_params(YeahConfig::default())
-    }
-
     pub fn with_params(params: YeahConfig) -> Yeah {
         Yeah {
             beg_snd_nxt: 0,
@@ -222,7 +214,7 @@ impl CongestionControl for Yeah {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// YeAH's parameters: Linux `tcp_yeah` module parameters, defaults = Linux's.
     pub struct YeahConfig {
         /// Most packets this flow may queue and stay in fast mode (Linux `TCP_YEAH_ALPHA`).
@@ -240,21 +232,14 @@ crate::declare_params! {
         /// Fast RTTs after which the Reno-window estimate resets (Linux `TCP_YEAH_ZETA`).
         zeta: u32 = ZETA_RTTS, Range::Any;
     }
-}
-
-impl super::Cca for Yeah {
-    type Params = YeahConfig;
-    const NAME: &'static str = "yeah";
-    const SOURCE: &'static str = "YeAH-TCP: Baiocchi, Castellani, Vacirca, PFLDnet 2007; Linux net/ipv4/tcp_yeah.c";
-    fn build(p: &YeahConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Yeah::with_params(p.clone()))
-    }
+    cca Yeah = "yeah", "YeAH-TCP: Baiocchi, Castellani, Vacirca, PFLDnet 2007; Linux net/ipv4/tcp_yeah.c";
+    build = |p, _seed| Yeah::with_params(p.clone());
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::tp;
+    use crate::cc::testutil::{tp, tp_at};
 
     const MS: i64 = 1_000_000;
 
@@ -274,10 +259,8 @@ mod tests {
     }
 
     fn flow(cwnd: u32) -> (Yeah, TcpCc) {
-        let mut t = tp();
-        t.cwnd = cwnd;
-        t.ssthresh = 2;
-        let mut y = Yeah::new();
+        let mut t = tp_at(cwnd, 2);
+        let mut y = Yeah::default();
         y.init(&mut t);
         (y, t)
     }
@@ -326,7 +309,7 @@ mod tests {
     #[test]
     fn loss_cuts_by_queue_between_an_eighth_and_a_half() {
         let mut t = tp();
-        let mut y = Yeah::new();
+        let mut y = Yeah::default();
         t.cwnd = 400;
         y.last_q = 10; // small queue: cut cwnd/8
         assert_eq!(y.ssthresh(&t), 350);
@@ -343,9 +326,7 @@ mod tests {
     fn larger_phy_leaves_fast_mode_at_a_smaller_delay_and_smaller_delta_cuts_more() {
         // +5 ms over a 50 ms base: <= 50/8 (fast with phy 8), > 50/16 (slow with phy 16).
         let fast_after = |phy: u32| {
-            let mut t = tp();
-            t.cwnd = 200;
-            t.ssthresh = 2;
+            let mut t = tp_at(200, 2);
             let mut y = Yeah::with_params(YeahConfig { phy, ..YeahConfig::default() });
             y.init(&mut t);
             round(&mut y, &mut t, 50);

@@ -45,11 +45,7 @@ impl Qdisc for DropTail {
         Ok(())
     }
 
-    fn dequeue(&mut self, _now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
-        self.fifo.pop()
-    }
-
-    super::fifo::fifo_backlog!(fifo);
+    super::fifo::fifo_backlog!(fifo, dequeue);
 }
 
 #[cfg(test)]

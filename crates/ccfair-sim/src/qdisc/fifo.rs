@@ -70,7 +70,8 @@ impl Fifo {
 }
 
 /// The [`Qdisc`](super::Qdisc) methods of a discipline whose whole backlog is the [`Fifo`] in its
-/// field `$f` (drop-tail, STEP, RED, CSAQM): `len_packets`, `len_bytes` and `set_in_service`.
+/// field `$f` (drop-tail, STEP, RED, CSAQM): `len_packets`, `len_bytes` and `set_in_service`;
+/// `fifo_backlog!(f, dequeue)` also `dequeue` as the FIFO's head (drop-tail, STEP).
 macro_rules! fifo_backlog {
     ($f:ident) => {
         fn len_packets(&self) -> usize {
@@ -84,6 +85,17 @@ macro_rules! fifo_backlog {
         fn set_in_service(&mut self, s: $crate::qdisc::InService) {
             self.$f.set_in_service(s);
         }
+    };
+    ($f:ident, dequeue) => {
+        fn dequeue(
+            &mut self,
+            _now: $crate::engine::TimeNs,
+            _dropped: &mut Vec<($crate::packet::Packet, $crate::qdisc::DropReason)>,
+        ) -> Option<$crate::packet::Packet> {
+            self.$f.pop()
+        }
+
+        $crate::qdisc::fifo::fifo_backlog!($f);
     };
 }
 pub(crate) use fifo_backlog;

@@ -446,10 +446,7 @@ mod toy_registry_tests {
                 self.fifo.push(pkt);
                 Ok(())
             }
-            fn dequeue(&mut self, _now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
-                self.fifo.pop()
-            }
-            crate::qdisc::fifo::fifo_backlog!(fifo);
+            crate::qdisc::fifo::fifo_backlog!(fifo, dequeue);
         }
     }
 

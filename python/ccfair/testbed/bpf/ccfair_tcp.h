@@ -194,4 +194,33 @@ extern u32 tcp_reno_undo_cwnd(struct sock *sk) __ksym;
 extern u32 tcp_slow_start(struct tcp_sock *tp, u32 acked) __ksym;
 extern void tcp_cong_avoid_ai(struct tcp_sock *tp, u32 w, u32 acked) __ksym;
 
+/*
+ * The two pieces most ports repeat from their module line by line, written once:
+ *
+ *   CCF_RENO_UNDO_CWND(fn)   a program fn that is the module's `.undo_cwnd = tcp_reno_undo_cwnd`
+ *                            (a struct_ops member must be a BPF program, not the kfunc itself).
+ *   ccf_cong_avoid_open()    the opening of tcp_reno_cong_avoid that a module's cong_avoid
+ *                            starts with: nothing while cwnd is not the limit; in slow start,
+ *                            tcp_slow_start() first. False when nothing is left to do (not
+ *                            cwnd-limited, or slow start took every ACKed segment); otherwise
+ *                            *acked is what is left for congestion avoidance.
+ */
+#define CCF_RENO_UNDO_CWND(fn)                                                                     \
+	SEC("struct_ops/" #fn)                                                                     \
+	u32 BPF_PROG(fn, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
+
+static __always_inline bool ccf_cong_avoid_open(struct sock *sk, u32 *acked)
+{
+	struct tcp_sock *tp = tcp_sk(sk);
+
+	if (!tcp_is_cwnd_limited(sk))
+		return false;
+	if (tcp_in_slow_start(tp)) {
+		*acked = tcp_slow_start(tp, *acked);
+		if (!*acked)
+			return false;
+	}
+	return true;
+}
+
 #endif /* CCFAIR_TCP_H */

@@ -408,11 +408,7 @@ __u32 BPF_PROG(ccf_cdg_ssthresh, struct sock *sk)
 	return cdg_ssthresh(sk);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(ccf_cdg_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
+CCF_RENO_UNDO_CWND(ccf_cdg_undo_cwnd)
 
 SEC("struct_ops")
 void BPF_PROG(ccf_cdg_set_state, struct sock *sk, __u8 new_state)

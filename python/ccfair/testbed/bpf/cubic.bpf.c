@@ -278,13 +278,8 @@ void BPF_PROG(cubictcp_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 	struct tcp_sock *tp = tcp_sk(sk);
 	struct ccf_bictcp *ca = inet_csk_ca(sk);
 
-	if (!tcp_is_cwnd_limited(sk))
+	if (!ccf_cong_avoid_open(sk, &acked))
 		return;
-	if (tcp_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
 	bictcp_update(ca, tcp_snd_cwnd(tp), acked);
 	tcp_cong_avoid_ai(tp, ca->cnt, acked);
 }
@@ -402,8 +397,7 @@ void BPF_PROG(cubictcp_acked, struct sock *sk, const struct ack_sample *sample)
 		hystart_update(sk, delay);
 }
 
-SEC("struct_ops/cubictcp_undo_cwnd")
-u32 BPF_PROG(cubictcp_undo_cwnd, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
+CCF_RENO_UNDO_CWND(cubictcp_undo_cwnd)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops cubic_ops = {

@@ -167,8 +167,7 @@ u32 BPF_PROG(hstcp_ssthresh, struct sock *sk)
 	return max(tcp_snd_cwnd(tp) - ((tcp_snd_cwnd(tp) * md) >> 8), 2U);
 }
 
-SEC("struct_ops/hstcp_undo_cwnd")
-u32 BPF_PROG(hstcp_undo_cwnd, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
+CCF_RENO_UNDO_CWND(hstcp_undo_cwnd)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops highspeed_ops = {

@@ -157,8 +157,7 @@ void BPF_PROG(hybla_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 SEC("struct_ops/hybla_ssthresh")
 u32 BPF_PROG(hybla_ssthresh, struct sock *sk) { return tcp_reno_ssthresh(sk); }
 
-SEC("struct_ops/hybla_undo_cwnd")
-u32 BPF_PROG(hybla_undo_cwnd, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
+CCF_RENO_UNDO_CWND(hybla_undo_cwnd)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops hybla_ops = {

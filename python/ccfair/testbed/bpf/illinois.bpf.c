@@ -214,11 +214,7 @@ __u32 BPF_PROG(ccf_illinois_ssthresh, struct sock *sk)
 	return max(tp->snd_cwnd - decr, 2U);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(ccf_illinois_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
+CCF_RENO_UNDO_CWND(ccf_illinois_undo_cwnd)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops ccf_illinois = {

@@ -42,8 +42,7 @@ void BPF_PROG(lp_init, struct sock *sk)
 SEC("struct_ops/lp_ssthresh")
 __u32 BPF_PROG(lp_ssthresh, struct sock *sk) { return tcp_reno_ssthresh(sk); }
 
-SEC("struct_ops/lp_undo_cwnd")
-__u32 BPF_PROG(lp_undo_cwnd, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
+CCF_RENO_UNDO_CWND(lp_undo_cwnd)
 
 SEC("struct_ops/lp_cong_avoid")
 void BPF_PROG(lp_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)

@@ -331,11 +331,7 @@ void BPF_PROG(ccf_nv_acked, struct sock *sk, const struct ack_sample *sample)
 		tcpnv_decide(sk, ca, bytes_acked);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(ccf_nv_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
+CCF_RENO_UNDO_CWND(ccf_nv_undo_cwnd)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops ccf_nv = {

@@ -21,14 +21,9 @@ void BPF_PROG(reno_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 
-	if (!tcp_is_cwnd_limited(sk))
+	/* Not cwnd-limited: nothing; in "safe" area, increase (slow start). */
+	if (!ccf_cong_avoid_open(sk, &acked))
 		return;
-	/* In "safe" area, increase. */
-	if (tcp_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
 	/* In dangerous area, increase slowly. */
 	tcp_cong_avoid_ai(tp, tcp_snd_cwnd(tp), acked);
 }

@@ -22,13 +22,8 @@ void BPF_PROG(scalable_cong_avoid, struct sock *sk, u32 ack, u32 acked)
 {
 	struct tcp_sock *tp = tcp_sk(sk);
 
-	if (!tcp_is_cwnd_limited(sk))
+	if (!ccf_cong_avoid_open(sk, &acked))
 		return;
-	if (tcp_in_slow_start(tp)) {
-		acked = tcp_slow_start(tp, acked);
-		if (!acked)
-			return;
-	}
 	tcp_cong_avoid_ai(tp, min(tcp_snd_cwnd(tp), TCP_SCALABLE_AI_CNT), acked);
 }
 
@@ -40,8 +35,7 @@ u32 BPF_PROG(scalable_ssthresh, struct sock *sk)
 	return max(tcp_snd_cwnd(tp) - (tcp_snd_cwnd(tp) >> TCP_SCALABLE_MD_SCALE), 2U);
 }
 
-SEC("struct_ops/scalable_undo_cwnd")
-u32 BPF_PROG(scalable_undo_cwnd, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
+CCF_RENO_UNDO_CWND(scalable_undo_cwnd)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops scalable_ops = {

@@ -110,11 +110,7 @@ __u32 BPF_PROG(ccf_vegas_ssthresh, struct sock *sk)
 	return tcp_reno_ssthresh(sk);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(ccf_vegas_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
+CCF_RENO_UNDO_CWND(ccf_vegas_undo_cwnd)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops ccf_vegas = {

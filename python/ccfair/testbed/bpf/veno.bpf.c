@@ -194,8 +194,7 @@ u32 BPF_PROG(tcp_veno_ssthresh, struct sock *sk)
 		return max(tcp_snd_cwnd(tp) >> 1U, 2U);
 }
 
-SEC("struct_ops/tcp_veno_undo_cwnd")
-u32 BPF_PROG(tcp_veno_undo_cwnd, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
+CCF_RENO_UNDO_CWND(tcp_veno_undo_cwnd)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops veno_ops = {

@@ -212,8 +212,7 @@ u32 BPF_PROG(tcp_westwood_ssthresh, struct sock *sk) { return tcp_reno_ssthresh(
 SEC("struct_ops/tcp_westwood_cong_avoid")
 void BPF_PROG(tcp_westwood_cong_avoid, struct sock *sk, u32 ack, u32 acked) { tcp_reno_cong_avoid(sk, ack, acked); }
 
-SEC("struct_ops/tcp_westwood_undo_cwnd")
-u32 BPF_PROG(tcp_westwood_undo_cwnd, struct sock *sk) { return tcp_reno_undo_cwnd(sk); }
+CCF_RENO_UNDO_CWND(tcp_westwood_undo_cwnd)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops westwood_ops = {

@@ -155,11 +155,7 @@ __u32 BPF_PROG(ccf_yeah_ssthresh, struct sock *sk)
 	return max((int)(tp->snd_cwnd - reduction), 2);
 }
 
-SEC("struct_ops")
-__u32 BPF_PROG(ccf_yeah_undo_cwnd, struct sock *sk)
-{
-	return tcp_reno_undo_cwnd(sk);
-}
+CCF_RENO_UNDO_CWND(ccf_yeah_undo_cwnd)
 
 SEC(".struct_ops")
 struct tcp_congestion_ops ccf_yeah = {
