@@ -39,10 +39,9 @@ def session_processes(sid: int) -> set[int]:
 
 
 def fidelity_outliers(points: list[dict[str, Any]]) -> tuple[int, int]:
-    """Points of a fidelity comparison where the two sides disagree: utilisation off by more
-    than 0.01 of the link, and mean queue off by more than 10 %."""
-    util_out = sum(1 for q in points if abs(q["sim_utilisation"] - q["kernel_utilisation"]) > 0.01)
-    queue_out = sum(
-        1 for q in points if q["kernel_queue_packets"] > 0 and abs(q["sim_queue_packets"] / q["kernel_queue_packets"] - 1) > 0.1
-    )
-    return util_out, queue_out
+    """Points of a fidelity comparison where the two sides disagree on utilisation and on mean
+    queue (the criteria of ccfair.fidelity.compare.outside)."""
+    from ccfair.fidelity.compare import outside
+
+    util_out, queue_out = outside(points)
+    return len(util_out), len(queue_out)

@@ -6,11 +6,24 @@ import json
 import shutil
 import statistics
 from pathlib import Path
+from typing import Any
 
 import pytest
 from ccfair.cli import main
 from ccfair.fidelity import collect as collect_mod
-from ccfair.fidelity.points import append_run, gate_failures, load_set, read_runs, repair_tail, runs_by_point, select_runs, spec_sha
+from ccfair.fidelity.points import (
+    UTILISATION_TOLERANCE,
+    append_run,
+    frame_time_s,
+    gate_failures,
+    load_set,
+    read_runs,
+    repair_tail,
+    runs_by_point,
+    select_runs,
+    spec_sha,
+    stall_limit_s,
+)
 from ccfair.spec import Spec
 
 FIXTURE = Path(__file__).parent / "data" / "fidelity"
@@ -176,6 +189,29 @@ def test_a_run_passes_the_gate_only_with_its_host_facts_within_the_testbed_limit
     assert gate_failures(spec, late)[0].startswith("bottleneck late p99 1300 us > 1 frame time (1211 us)")
 
 
+def test_a_run_whose_bottleneck_stalled_for_more_than_a_tenth_of_the_utilisation_tolerance_fails_the_gate(tmp_path: Path) -> None:
+    """A stall of s on a backlogged link loses s minus the one-frame token bucket of service: the
+    longest stall that keeps the lost service within UTILISATION_TOLERANCE / 10 of the window."""
+    ps = load_set("tiny", _tiny(tmp_path))
+    point = ps.points[0]
+    spec = point.spec()  # window 3-8 s, 10 Mbit/s: a 1514-byte frame is 1211.2 us
+    assert frame_time_s(spec) == pytest.approx(1514 * 8 / 10e6)
+    limit = stall_limit_s(spec)
+    window_s = 5.0
+    assert (limit - frame_time_s(spec)) / window_s == pytest.approx(UTILISATION_TOLERANCE / 10)
+    assert limit == pytest.approx(6.2112e-3)
+    rec = dict(read_runs(ps.kernel_path)[1])
+    good = {**rec, "flow_start_s": [0.01, 1.2], "host": {**rec["host"], "cpus": 2}}
+
+    def stalled(ns: int | None) -> dict[str, Any]:
+        return {**good, "host": {**good["host"], "bottleneck_late_max_ns": ns}}
+
+    assert gate_failures(spec, stalled(6_211_000)) == []
+    assert gate_failures(spec, stalled(6_212_000)) == ["bottleneck stalled 6.2 ms > 6.2 ms"]
+    assert gate_failures(spec, stalled(40_000_000)) == ["bottleneck stalled 40.0 ms > 6.2 ms"]
+    assert gate_failures(spec, stalled(None)) == ["no host facts"]
+
+
 def test_a_point_uses_its_gated_runs_when_it_has_enough_else_all(tmp_path: Path) -> None:
     ps = load_set("tiny", _tiny(tmp_path))
     point = ps.points[0]
@@ -195,3 +231,60 @@ def test_gated_collect_adds_new_seeds_until_enough_runs_pass(tmp_path: Path) -> 
         ("reno/cubic", 3),
         ("reno/cubic", 4),
     ]
+
+
+def test_the_simulators_spread_is_the_mean_range_of_sets_of_as_many_runs_as_the_kernel_has() -> None:
+    """The range grows with the sample: K simulator runs per kernel run form K sets of n runs
+    (run-major order), and the spread is their mean range, not the range of all K n runs."""
+    from ccfair.fidelity.compare import mean_range
+
+    runs = [0.1, 0.5, 0.2, 0.5, 0.4, 0.5]  # kernel runs 1-3, two simulator seeds each
+    assert mean_range(runs, 2) == pytest.approx((0.3 + 0.0) / 2)
+    assert mean_range(runs, 1) == pytest.approx(0.4)
+    with pytest.raises(ValueError, match="do not form 4 equal sets"):
+        mean_range(runs, 4)
+
+
+def test_outside_counts_points_beyond_the_utilisation_and_queue_tolerances() -> None:
+    from ccfair.fidelity.compare import outside
+
+    def pt(i: str, ku: float, su: float, kq: float, sq: float) -> dict[str, Any]:
+        return {"id": i, "kernel_utilisation": ku, "sim_utilisation": su, "kernel_queue_packets": kq, "sim_queue_packets": sq}
+
+    pts = [pt("a", 0.985, 1.0, 10.0, 10.5), pt("b", 0.995, 1.0, 10.0, 11.5), pt("c", 0.99, 0.99, 0.0, 3.0)]
+    assert outside(pts) == (["a"], ["b"])
+
+
+def _little_queue_packets(summary: dict[str, Any], frame_s: float) -> float:
+    """Little's law on the bottleneck: frames per second x time each spends there (its wait, then one
+    frame time on the link; a saturated link, so every frame takes its frame time)."""
+    frames_per_s = summary["utilization"] / frame_s
+    return frames_per_s * (summary["queue_delay_ms"]["mean"] / 1e3 + frame_s)
+
+
+def test_the_sampled_mean_queue_is_littles_time_average_on_both_sides_even_with_the_rtt_a_multiple_of_the_sample_interval(
+    tmp_path: Path,
+) -> None:
+    """The comparison's mean queue (samples every `sample`, 10 ms) against Little's law from the
+    per-packet sojourn times, which samples nothing: a grid locked to the RTT (10 ms) would bias it."""
+    import ccfair
+    from ccfair.fidelity.points import frame_time_s
+
+    ps = load_set("tiny", _tiny(tmp_path))
+    for rec in read_runs(ps.kernel_path):  # the testbed's runs
+        spec = next(p for p in ps.points if p.id == rec["point"]).spec()
+        s = rec["summary"]
+        assert s["queue_packets_mean"] == pytest.approx(_little_queue_packets(s, frame_time_s(spec)), rel=0.03)
+    spec = Spec.from_dict(
+        {
+            **ps.points[1].raw(),
+            "bottleneck": {"rate": "10Mbit", "buffer": "2bdp"},
+            "flows": [
+                {"name": "A", "cca": "reno", "rtt": "10ms", "start": "0s"},
+                {"name": "B", "cca": "reno", "rtt": "10ms", "start": "1s"},
+            ],
+        }
+    )
+    s = ccfair.run(spec, seed=1).summary
+    assert s["utilization"] > 0.99
+    assert s["queue_packets_mean"] == pytest.approx(_little_queue_packets(s, frame_time_s(spec)), rel=0.03)

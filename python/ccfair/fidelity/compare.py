@@ -5,8 +5,14 @@ runs the point's experiment with seeds 1..n, n = the kernel's run count, and
 both sides give flow B's share (the second [[flows]] entry, all its flows),
 utilisation and the mean queue in packets over the window. Per point: the
 kernel's mean and range beside the simulator's, ``diff`` = sim mean - kernel
-mean, and the spread ratio (sim range / kernel range; issue criterion: within
+mean, and the spread ratio (sim range / kernel range; criterion: within
 [1/2, 2]). Over all points: mean and worst |diff|.
+
+The spread compares like with like: the range of a sample grows with its size, so the
+simulator's range is always over as many runs as the kernel's. With K simulator runs per
+kernel run (bench/fidelity_many_seeds.py) the simulator gives K sets of n runs and its
+spread is their mean range (:func:`mean_range`): the expected range of n runs, with the
+simulator's own sampling noise averaged out.
 """
 
 from __future__ import annotations
@@ -16,7 +22,17 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ccfair.fidelity.points import Point, PointSet, group_shares, load_set, runs_by_point, select_runs, set_names
+from ccfair.fidelity.points import (
+    QUEUE_TOLERANCE_REL,
+    UTILISATION_TOLERANCE,
+    Point,
+    PointSet,
+    group_shares,
+    load_set,
+    runs_by_point,
+    select_runs,
+    set_names,
+)
 
 #: Spread criterion: the simulator's run-to-run range of B's share within [1/SPREAD_FACTOR, SPREAD_FACTOR] of the kernel's.
 SPREAD_FACTOR = 2.0
@@ -107,9 +123,17 @@ def compare(sets: list[PointSet], jobs: int = 1, measured_starts: bool = True) -
     return _totals(points, stale)
 
 
+def mean_range(values: list[float], sets: int) -> float:
+    """Mean range of ``sets`` interleaved sets of runs: set k is ``values[k::sets]`` (runs ordered
+    kernel run by kernel run, ``sets`` simulator runs each). ``sets = 1``: the range of all."""
+    if sets < 1 or len(values) % sets:
+        raise ValueError(f"{len(values)} runs do not form {sets} equal sets")
+    return statistics.fmean(max(values[k::sets]) - min(values[k::sets]) for k in range(sets))
+
+
 def _point_entry(p: Point, kr: list[dict[str, Any]], kern: dict[str, Any], sim: dict[str, Any]) -> dict[str, Any]:
     kr_range = kern["share_b_range"][1] - kern["share_b_range"][0]
-    sim_range = sim["share_b_range"][1] - sim["share_b_range"][0]
+    sim_range = mean_range(sim["share_b_runs"], len(sim["share_b_runs"]) // len(kr))
     ratio = sim_range / kr_range if kr_range > 0 else (1.0 if sim_range == 0 else float("inf"))
     return {
         **describe(p),
@@ -132,6 +156,18 @@ def _point_entry(p: Point, kr: list[dict[str, Any]], kern: dict[str, Any], sim: 
     }
 
 
+def outside(points: list[dict[str, Any]]) -> tuple[list[str], list[str]]:
+    """The points whose utilisation differs by more than UTILISATION_TOLERANCE of the link, and those
+    whose mean queue differs by more than QUEUE_TOLERANCE_REL of the kernel's (ids)."""
+    util = [p["id"] for p in points if abs(p["sim_utilisation"] - p["kernel_utilisation"]) > UTILISATION_TOLERANCE]
+    queue = [
+        p["id"]
+        for p in points
+        if p["kernel_queue_packets"] > 0 and abs(p["sim_queue_packets"] / p["kernel_queue_packets"] - 1) > QUEUE_TOLERANCE_REL
+    ]
+    return util, queue
+
+
 def _totals(points: list[dict[str, Any]], stale: dict[str, int]) -> dict[str, Any]:
     diffs = [abs(p["diff"]) for p in points]
     worst = max(points, key=lambda p: abs(p["diff"])) if points else None
@@ -141,8 +177,11 @@ def _totals(points: list[dict[str, Any]], stale: dict[str, int]) -> dict[str, An
     qrel = [
         abs(p["sim_queue_packets"] - p["kernel_queue_packets"]) / p["kernel_queue_packets"] for p in points if p["kernel_queue_packets"] > 0
     ]
+    util_out, queue_out = outside(points)
     return {
         "points": points,
+        "utilisation_outside": util_out,
+        "queue_outside": queue_out,
         "mean_abs": statistics.fmean(diffs) if diffs else None,
         "worst_abs": max(diffs) if diffs else None,
         "worst_point": worst["id"] if worst else None,

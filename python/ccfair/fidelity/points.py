@@ -23,10 +23,11 @@ A line belongs to a point while its ``spec_sha`` matches the point's spec now
 
 Which runs give a point's kernel figure (``select_runs``), the same rule for every
 point: its runs that pass the quality gate (``gate_failures``: the testbed campaigns'
-limits of :mod:`ccfair.testbed.quality` on bottleneck lateness and host load, plus
-every flow started at most ``FLOW_START_LATE_MAX_S`` after its start time, as
-recorded) when there are at least the set's ``runs`` of them; otherwise all its runs.
-A run without a recorded fact fails that part of the gate.
+limits of :mod:`ccfair.testbed.quality` on bottleneck lateness and host load, the
+bottleneck's longest stall at most ``stall_limit_s``, and every flow started at most
+``FLOW_START_LATE_MAX_S`` after its start time, as recorded) when there are at least
+the set's ``runs`` of them; otherwise all its runs. A run without a recorded fact fails
+that part of the gate.
 """
 
 from __future__ import annotations
@@ -233,6 +234,40 @@ def runs_by_point(ps: PointSet) -> tuple[dict[str, list[dict[str, Any]]], int]:
 #: Latest start of a flow after its experiment start time, for a run to pass the gate, s.
 FLOW_START_LATE_MAX_S = 0.5
 
+#: The comparison's utilisation criterion: at every point the simulator's utilisation
+#: within this (a fraction of the link) of the kernel's.
+UTILISATION_TOLERANCE = 0.01
+#: The comparison's mean-queue criterion: the simulator's mean queue within this fraction of the kernel's.
+QUEUE_TOLERANCE_REL = 0.10
+#: Tolerance over the largest error of the reference a run that counts may carry: the
+#: metrologists' rule of ten (a reference ten times finer than the tolerance it checks).
+REFERENCE_ACCURACY_RATIO = 10
+
+
+def frame_time_s(spec: Any) -> float:
+    """One data frame (IP packet + L2 overhead) at the bottleneck rate, s: the depth of the
+    bottleneck's token bucket (ccfair-bottleneck ``burst_bytes``, one frame, as S0's tbf)."""
+    return (spec.packet_wire_bytes + spec.bottleneck.l2_overhead) * 8 / spec.bottleneck.rate
+
+
+def stall_limit_s(spec: Any) -> float:
+    """The longest bottleneck stall a run of experiment ``spec`` may have to count, s.
+
+    Mechanism: while the bottleneck process does not run (a stall of ``s``: the lateness of the
+    frame whose transmission it ends late, ``bottleneck_late_max_ns`` the longest), its link sends
+    nothing; its token bucket, one frame deep (:func:`frame_time_s`, ``T_f``), makes up at most
+    one frame time afterwards. On a backlogged link the stall costs ``s - T_f`` of service, and
+    the run's utilisation over its window ``W`` falls by ``(s - T_f) / W`` at least (more when the
+    frames held back overflow the queue afterwards, or when the run stalls more than once).
+    For the kernel's utilisation to carry at most a tenth of the comparison's tolerance
+    (:data:`UTILISATION_TOLERANCE` / :data:`REFERENCE_ACCURACY_RATIO` = 0.001):
+    ``s <= 0.001 W + T_f``; at S0's timing (W = 35 s) and 10 Mbit/s, 35 ms + 1.21 ms.
+    The stored facts give only the longest stall, so this is a necessary condition (a run over
+    it certainly carries more), not a sufficient one.
+    """
+    window_s = (spec.window_end_ns - spec.window.start) / 1e9
+    return UTILISATION_TOLERANCE / REFERENCE_ACCURACY_RATIO * window_s + frame_time_s(spec)
+
 
 def gate_failures(spec: Any, rec: dict[str, Any]) -> list[str]:
     """What a stored kernel run of the point with experiment ``spec`` exceeds of the quality
@@ -244,11 +279,15 @@ def gate_failures(spec: Any, rec: dict[str, Any]) -> list[str]:
     cpus = h.get("cpus") or os.cpu_count() or 1
     facts = {
         "late_p99_us": h.get("bottleneck_late_p99_us"),
-        "frame_time_us": (spec.packet_wire_bytes + spec.bottleneck.l2_overhead) * 8 / spec.bottleneck.rate * 1e6,
+        "frame_time_us": frame_time_s(spec) * 1e6,
         "load_per_cpu": None if load is None else load / cpus,
     }
     out = quality.over_limits(facts)
-    if facts["late_p99_us"] is None or load is None:
+    late_max_ns = h.get("bottleneck_late_max_ns")
+    limit_s = stall_limit_s(spec)
+    if late_max_ns is not None and late_max_ns / 1e9 > limit_s:
+        out.append(f"bottleneck stalled {late_max_ns / 1e6:.1f} ms > {limit_s * 1e3:.1f} ms")
+    if facts["late_p99_us"] is None or late_max_ns is None or load is None:
         out.append("no host facts")
     starts = rec.get("flow_start_s")
     if starts is None:
