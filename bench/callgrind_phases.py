@@ -26,7 +26,7 @@ REPO = Path(__file__).resolve().parent.parent
 #: (phase, function-name pattern), first match wins.
 PHASES: list[tuple[str, str]] = [
     ("delay lines and host noise", r"lines::|prefetch_next_sender|prefetch_receiver"),
-    ("event queue and loop (dispatch inlined)", r"engine::|sim::try_run|Simulation<Q>::run\b|next_event"),
+    ("event queue and loop (dispatch inlined)", r"engine::|sim::try_run|Simulation<Q>::run\b|next_event|shared_next"),
     ("bottleneck queue and link", r"start_tx|bottleneck_arrive|tx_done|qdisc::|access_arrive"),
     ("receiver (data in, ACKs out)", r"receiver::|Simulation<Q>::deliver|flush_receiver_out"),
     ("sender: ACK processing, SACK, RACK, recovery", r"on_ack|scoreboard|recovery|tsorted|sacktag|rack_"),

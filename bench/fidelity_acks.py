@@ -11,6 +11,14 @@ reached the receiver, the runs of ACKs that covered one segment and of ACKs that
 two, with the advertised window (in units of 2^wscale bytes) at each end, and the flows'
 slow-start exit from the kernel's trace. The capture costs the host some CPU (one Python
 process reading every frame).
+
+With `--push-after S` it prints instead, per connection and from S seconds after the first
+packet on: the share of data segments that carry PSH, how often the first segment after an
+ACK is ACKed at once (before the next segment, within 2 ms) with and without PSH, and the
+ACKs that cover one segment by whether that segment carried PSH, sent at once or later (the
+delayed-ACK timer), with the later ones' median delay after it (Linux 6.6+, commit 4720852ed9af: a full-sized PSH segment sets ICSK_ACK_PUSHED in
+`tcp_measure_rcv_mss`, and `__tcp_cleanup_rbuf` ACKs when the application's read empties the
+receive queue; docs/linux-ports.md "The receiver's ACK after a PSH segment").
 """
 
 from __future__ import annotations
@@ -108,6 +116,45 @@ def runs(path: str, flow: int, until: float) -> None:
         i = j + 1
 
 
+def push_summary(path: str, after_s: float) -> None:
+    """Print, per connection, the receiver's immediate ACKs after segments with and without PSH."""
+    import numpy as np
+    import pandas as pd
+
+    d = pd.read_csv(path)
+    data = d[(d.pkttype == 0) & (d.len > 0)]
+    for port in data.sport.unique():
+        seg = data[data.sport == port]
+        acks = d[(d.pkttype == 4) & (d.dport == port) & (d.len == 0) & ((d["flags"] & 2) == 0)]
+        ev = pd.concat([seg.assign(k=0), acks.assign(k=1)]).sort_values("t_ns", kind="stable")
+        ev = ev[ev.t_ns >= ev.t_ns.min() + after_s * 1e9]
+        kind, flags, t, ack = (ev[c].to_numpy() for c in ("k", "flags", "t_ns", "ack"))
+        first = {False: [0, 0], True: [0, 0]}  # PSH -> [segments, ACKed at once]
+        single = {False: [], True: []}  # PSH -> delays (ms) of ACKs that cover one segment
+        unacked, last, last_ack = 0, None, None
+        for i in range(len(ev)):
+            if kind[i] == 1:
+                if last is not None and last_ack is not None and round(((ack[i] - last_ack) % 2**32) / 1448) == 1:
+                    single[bool(flags[last] & 8)].append((t[i] - t[last]) / 1e6)
+                last_ack, unacked = ack[i], 0
+                continue
+            if unacked == 0 and i + 1 < len(ev):
+                f = first[bool(flags[i] & 8)]
+                f[0] += 1
+                f[1] += int(kind[i + 1] == 1 and t[i + 1] - t[i] < 2e6)
+            unacked, last = unacked + 1, i
+        nseg, psh = int((kind == 0).sum()), int(((kind == 0) & ((flags & 8) > 0)).sum())
+        print(f"port {port}: {nseg} data segments, {psh} with PSH ({psh / max(nseg, 1):.2f}); {int((kind == 1).sum())} ACKs")
+        for p in (True, False):
+            n, now = first[p]
+            late = [x for x in single[p] if x >= 2.0]
+            med = f"{np.median(late):.1f} ms" if late else "-"
+            print(
+                f"  PSH {'yes' if p else 'no '}: first segment after an ACK {n}, ACKed at once {now / max(n, 1):.3f}; "
+                f"one-segment ACKs at once (< 2 ms) {len(single[p]) - len(late)}, later {len(late)} (median {med} after the segment)"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--set", dest="set_name", default="map")
@@ -119,7 +166,11 @@ def main() -> None:
     ap.add_argument("--out", default="acks.csv")
     ap.add_argument("--read")
     ap.add_argument("--sniff", nargs=2, metavar=("OUT", "SECONDS"))
+    ap.add_argument("--push-after", type=float, help="PSH summary of --read FILE from this many seconds on")
     args = ap.parse_args()
+    if args.read and args.push_after is not None:
+        push_summary(args.read, args.push_after)
+        return
     if args.sniff:
         sniff(args.sniff[0], float(args.sniff[1]))
         return

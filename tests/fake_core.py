@@ -45,7 +45,7 @@ def schema() -> str:
     return json.dumps(
         {
             "ccas": [{"name": n, "source": s, "aliases": ALIASES.get(n, []), "needs_pacing": n == "bbr", **entry} for n, s in ccas()],
-            "qdiscs": [{"kind": "droptail", "source": "fake fifo", "aliases": [], "params": []}],
+            "qdiscs": [{"kind": "droptail", "source": "fake fifo", "aliases": [], "params": [], "meter": False, "needs_ecn_flows": False}],
         }
     )
 

@@ -221,26 +221,6 @@ def test_unknown_cca_names_the_field_and_lists_ccas(s0_dict):
         assert name in e.message
 
 
-@pytest.mark.parametrize("rate", ["-10Mbit", "0Mbit", 0, -1])
-def test_non_positive_rate(s0_dict, rate):
-    e = spec_error(modified(s0_dict, "bottleneck.rate", rate))
-    assert e.field == "bottleneck.rate"
-    assert "> 0" in e.message
-
-
-@pytest.mark.parametrize("buf", ["0pkt", "0bdp", "0KB", "0B"])
-def test_buffer_of_zero(s0_dict, buf):
-    e = spec_error(modified(s0_dict, "bottleneck.buffer", buf))
-    assert e.field == "bottleneck.buffer"
-    assert "> 0" in e.message
-
-
-def test_buffer_smaller_than_a_packet(s0_dict):
-    e = spec_error(modified(s0_dict, "bottleneck.buffer", "1000B"))
-    assert e.field == "bottleneck.buffer"
-    assert "1500" in e.message
-
-
 @pytest.mark.parametrize(
     ("path", "field"),
     [
@@ -308,12 +288,6 @@ def test_defaulted_window_end_blames_duration(s0_dict):
     assert "bin" in e.message
 
 
-def test_unknown_qdisc(s0_dict):
-    e = spec_error(modified(s0_dict, "bottleneck.qdisc", "codel2000"))
-    assert e.field == "bottleneck.qdisc.kind"
-    assert "droptail" in e.message
-
-
 @pytest.mark.parametrize(
     ("path", "value", "field", "text"),
     [
@@ -337,6 +311,10 @@ def test_unknown_qdisc(s0_dict):
         ("flows", [], "flows", "at least one"),
         ("flows", "A", "flows", "list"),
         ("bottleneck", "10Mbit", "bottleneck", "table"),
+        *[("bottleneck.rate", rate, "bottleneck.rate", "> 0") for rate in ("-10Mbit", "0Mbit", 0, -1)],
+        *[("bottleneck.buffer", buf, "bottleneck.buffer", "> 0") for buf in ("0pkt", "0bdp", "0KB", "0B")],
+        ("bottleneck.buffer", "1000B", "bottleneck.buffer", "1500"),  # smaller than a packet
+        ("bottleneck.qdisc", "codel2000", "bottleneck.qdisc.kind", "droptail"),  # unknown kind: the kinds listed
     ],
 )
 def test_field_errors(s0_dict, path, value, field, text):

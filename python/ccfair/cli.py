@@ -592,12 +592,7 @@ def reproduce(
         _print_claims(rp.list_json(), json_out)
         return
     check_options(executor, jobs, scheduler)
-    chosen: tuple[str, ...] = rp.PRESETS
-    if presets is not None:
-        chosen = tuple(p.strip() for p in presets.split(",") if p.strip())
-        bad = [p for p in chosen if p not in rp.PRESETS]
-        if bad or not chosen:
-            raise SpecError("--presets", f"unknown preset {bad[0] if bad else presets!r}; allowed: {', '.join(rp.PRESETS)}")
+    chosen = _chosen_presets(presets, rp.PRESETS)
     if write_docs and (quick or seed != 1):
         raise SpecError("--write-docs", "writes the full board only: drop --quick and --seed")
 
@@ -605,13 +600,7 @@ def reproduce(
         if not json_out and (done == total or done % 100 == 0):
             stderr_console().print(f"runs {done}/{total}")
 
-    other = None
-    if against is not None:
-        try:
-            other = json.loads(against.read_text(encoding="utf-8"))
-            other["claims"]
-        except (OSError, ValueError, KeyError, TypeError) as e:
-            raise SpecError("--against", f"not a board JSON file ({against}): {e}") from None
+    other = _board_against(against)
     rep = rp.reproduce(quick=quick, executor=executor, jobs=jobs, scheduler=scheduler, presets=chosen, progress=progress, seed=seed)
     if html_out:
         rp.write_html(rep, html_out)
@@ -634,6 +623,29 @@ def reproduce(
             stderr_console().print(f"{len(opposite)} opposite verdict(s) against {against}")
     if opposite:
         raise typer.Exit(1)
+
+
+def _chosen_presets(presets: str | None, known: tuple[str, ...]) -> tuple[str, ...]:
+    """``--presets s0,s1``: the presets named (every one of ``known`` when not given), each checked."""
+    if presets is None:
+        return known
+    chosen = tuple(p.strip() for p in presets.split(",") if p.strip())
+    bad = [p for p in chosen if p not in known]
+    if bad or not chosen:
+        raise SpecError("--presets", f"unknown preset {bad[0] if bad else presets!r}; allowed: {', '.join(known)}")
+    return chosen
+
+
+def _board_against(against: Path | None) -> dict[str, Any] | None:
+    """``--against FILE``: the board JSON read from FILE (None when not given)."""
+    if against is None:
+        return None
+    try:
+        other = json.loads(against.read_text(encoding="utf-8"))
+        other["claims"]
+    except (OSError, ValueError, KeyError, TypeError) as e:
+        raise SpecError("--against", f"not a board JSON file ({against}): {e}") from None
+    return other
 
 
 def _print_claims(listing: dict[str, Any], json_out: bool) -> None:

@@ -18,7 +18,7 @@ from typing import Any
 from ccfair import ccas
 from ccfair.core_resolve import resolved_json
 
-__all__ = ["aliases", "entry", "kinds", "params_of", "resolve", "to_field"]
+__all__ = ["aliases", "entry", "has_meter", "kinds", "needs_ecn_flows", "params_of", "resolve", "to_field"]
 
 #: The discipline assumed when the simulator is not built: drop-tail only.
 _FALLBACK = [
@@ -27,6 +27,8 @@ _FALLBACK = [
         "source": "FIFO with tail drop",
         "aliases": [],
         "params": [],
+        "meter": False,
+        "needs_ecn_flows": False,
     }
 ]
 
@@ -47,6 +49,17 @@ def entry(kind: str) -> dict[str, Any]:
 def aliases() -> dict[str, str]:
     """Other spellings -> kind."""
     return {a: k for k, e in _entries().items() for a in e["aliases"]}
+
+
+def has_meter(kind: str | None) -> bool:
+    """The discipline keeps a flow-meter log (Rust ``Capabilities::meter``: RRMQS); false for no or an unknown kind."""
+    return bool(_entries().get(kind or "", {}).get("meter", False))
+
+
+def needs_ecn_flows(kind: str) -> bool:
+    """With its ``ecn`` on, the discipline marks ECN-capable packets at a shallow threshold and drops the
+    others there (Rust ``Capabilities::needs_ecn_flows``: STEP): without an ECN-capable flow, a hard drop threshold."""
+    return bool(_entries()[kind].get("needs_ecn_flows", False))
 
 
 def params_of(kind: str) -> list[dict[str, Any]]:

@@ -311,8 +311,7 @@ def build_report(directory: str | Path) -> str:
     d = Path(directory)
     meta = json.loads((d / store.SWEEP_JSON).read_text())
     runs = store.load_sweep(d)
-    axes = meta.get("axes", [])
-    axis_names = [a["name"] for a in axes if a["name"] in runs.columns]
+    axis_names = [a["name"] for a in meta.get("axes", []) if a["name"] in runs.columns]
     failed_dir = d / store.FAILED_DIR
     failed = sorted(failed_dir.glob("*.json")) if failed_dir.is_dir() else []
 
@@ -327,10 +326,36 @@ def build_report(directory: str | Path) -> str:
         status += " (incomplete: re-run `ccfair sweep` with the same file and --out to finish it)"
     page.add(f"<p>{_esc(status)}. Directory: <code>{_esc(d.resolve())}</code>.</p>")
     page.contents_here()
+    _sweep_section(page, meta, n_planned)
 
-    # --- sweep description
+    page.section("Figures")
+    if len(runs):
+        _figures(page, runs, axis_names, d)
+    else:
+        page.add('<p class="note">No run is stored yet.</p>')
+    if len(runs):
+        page.section("Summary per grid point")
+        keys = axis_names + (["order"] if runs["order"].nunique() > 1 else []) + (["backend"] if "backend" in runs.columns else [])
+        page.add('<div class="wide">' + _table(_summary(runs, keys), left=(*keys, "runs of")) + "</div>")
+        _testbed_spread(page, runs, [k for k in keys if k != "backend"])
+        _links_section(page, d, meta, runs, keys)
+    if failed:
+        _failed_section(page, failed)
+    _experiment_section(page, d, meta)
+    _runs_section(page, runs, axis_names)
+    page.section("Versions")
+    page.add(_kv_table(sorted((meta.get("versions") or {}).items())))
+
+    return (
+        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
+        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>\n" + page.html() + "\n</body></html>\n"
+    )
+
+
+def _sweep_section(page: _Page, meta: dict[str, Any], n_planned: int) -> None:
+    """The sweep's description: its axes and settings."""
     page.section("Sweep")
-    axis_rows = [(a["name"], ", ".join(str(v) for v in a["values"])) for a in axes]
+    axis_rows = [(a["name"], ", ".join(str(v) for v in a["values"])) for a in meta.get("axes", [])]
     settings = [
         ("grid points", meta.get("n_points")),
         ("repetitions", meta.get("repetitions")),
@@ -342,33 +367,21 @@ def build_report(directory: str | Path) -> str:
     ]
     page.add(_kv_table(axis_rows + settings))
 
-    # --- figures
-    page.section("Figures")
-    if len(runs):
-        _figures(page, runs, axis_names, d)
-    else:
-        page.add('<p class="note">No run is stored yet.</p>')
 
-    # --- per-point summary
-    if len(runs):
-        page.section("Summary per grid point")
-        keys = axis_names + (["order"] if runs["order"].nunique() > 1 else []) + (["backend"] if "backend" in runs.columns else [])
-        page.add('<div class="wide">' + _table(_summary(runs, keys), left=(*keys, "runs of")) + "</div>")
-        _testbed_spread(page, runs, [k for k in keys if k != "backend"])
-        _links_section(page, d, meta, runs, keys)
-
-    # --- failed runs
-    if failed:
-        page.section("Failed runs")
-        fail_rows = [json.loads(p.read_text()) for p in failed]
-        page.add(
-            _table(
-                pd.DataFrame({"run_id": [f["run_id"] for f in fail_rows], "error": [f["error"].splitlines()[0] for f in fail_rows]}),
-                left=("run_id", "error"),
-            )
+def _failed_section(page: _Page, failed: list[Path]) -> None:
+    """The failed runs: run id and the first line of the error."""
+    page.section("Failed runs")
+    fail_rows = [json.loads(p.read_text()) for p in failed]
+    page.add(
+        _table(
+            pd.DataFrame({"run_id": [f["run_id"] for f in fail_rows], "error": [f["error"].splitlines()[0] for f in fail_rows]}),
+            left=("run_id", "error"),
         )
+    )
 
-    # --- experiment
+
+def _experiment_section(page: _Page, d: Path, meta: dict[str, Any]) -> None:
+    """The sweep file as given and the base experiment after overrides."""
     page.section("Experiment")
     source = d / "experiment.toml"
     if source.exists():
@@ -377,7 +390,9 @@ def build_report(directory: str | Path) -> str:
     page.add("<p>The base experiment after <code>--set</code> overrides (JSON):</p>")
     page.add(f"<pre>{_esc(json.dumps(meta.get('experiment', {}), indent=2))}</pre>")
 
-    # --- runs with seeds
+
+def _runs_section(page: _Page, runs: Any, axis_names: list[str]) -> None:
+    """Every run (up to MAX_RUN_ROWS) with its parameters, seed and metrics."""
     page.section("Runs")
     shown = runs.head(MAX_RUN_ROWS)
     if len(runs) > MAX_RUN_ROWS:
@@ -386,15 +401,6 @@ def build_report(directory: str | Path) -> str:
         "<details><summary>run id, parameters, repetition, order, seed and metrics of every run</summary>"
         + _table(shown, left=("run_id", *axis_names, "order", "ccas", "first"))
         + "</details>"
-    )
-
-    # --- versions
-    page.section("Versions")
-    page.add(_kv_table(sorted((meta.get("versions") or {}).items())))
-
-    return (
-        '<!DOCTYPE html>\n<html lang="en"><head><meta charset="utf-8">'
-        f"<title>{_esc(title)}</title><style>{_CSS}</style></head><body>\n" + page.html() + "\n</body></html>\n"
     )
 
 

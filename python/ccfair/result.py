@@ -326,58 +326,20 @@ def summarize(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any], cols: 
     mean_delay_ms = _isum(raw["sojourn_sum_ns_per_bin"], b0, b1) / w_pkts / _NS_PER_MS if w_pkts else math.nan
     soj_bin_ms = int(raw["sojourn_bin_ns"]) / _NS_PER_MS
     p99_ms = metrics.histogram_percentile(raw["sojourn_bin"], raw["sojourn_count"], soj_bin_ms, 99)  # lists or arrays
-    l4s = dict(zip(map(int, _as_list(raw.get("sojourn_l4s_bin", []))), map(int, _as_list(raw.get("sojourn_l4s_count", [])))))
-    hist_bins = _as_list(raw["sojourn_bin"]) if l4s else []
-    l4s_counts = [l4s.get(int(b), 0) for b in hist_bins] if l4s else []  # (no scalable-ECN packets: none counted)
-    l4s_pkts = sum(l4s_counts)
-    l4s_delay = None
-    if l4s_pkts:
-        l4s_sum = sum(int(f["sojourn_sum_ns"]) for f in raw["flows"] if f.get("ecn") == "scalable")
-        l4s_delay = {
-            "mean": _num(l4s_sum / l4s_pkts / _NS_PER_MS),
-            "p99": _num(metrics.histogram_percentile(hist_bins, l4s_counts, soj_bin_ms, 99)),
-        }
-    q_t = raw["queue_time_ns"]  # sample times, increasing
-    if hasattr(q_t, "searchsorted"):
-        q0, q1 = (int(i) for i in q_t.searchsorted([ws, we], side="left"))
-    else:
-        q0, q1 = bisect.bisect_left(q_t, ws), bisect.bisect_left(q_t, we)
-    queue_pkts_mean = _isum(raw["queue_packets"], q0, q1) / (q1 - q0) if q1 > q0 else math.nan
     util = metrics.utilization(_isum(link_tx, b0, b1), rate_bps, window_s) if window_s > 0 and rate_bps > 0 else math.nan
     summary: dict[str, Any] = {
         "name": spec.name,
         "seed": int(config["seed"]),
         "duration_s": int(raw["duration_ns"]) / _NS_PER_S,
         "window_s": {"start": b0 * bin_ns / _NS_PER_S, "end": b1 * bin_ns / _NS_PER_S},
-        "flows": [
-            {
-                "name": names[i],
-                "cca": cols["cca"][i],
-                "pacing": cols["pacing"][i],
-                "rtt_ms": float(cols["rtt_ms"][i]),
-                "throughput_bps": _num(float(cols["throughput_bps"][i])),
-                "share": _num(float(cols["share"][i])),
-                "fair_share_bps": _num(float(cols["fair_share_bps"][i])),
-                "maxmin_share": _num(float(cols["maxmin_share"][i])),
-                "bytes": window_bytes[i],
-                "retransmissions": int(cols["retransmissions"][i]),
-                "ecn": str(cols["ecn"][i]),
-                "ecn_marks": int(cols["ecn_marks"][i]),
-                # the keys the testbed reports per flow (its values replace these there)
-                "kind": kinds[i],
-                "target_rtt_ms": float(cols["rtt_ms"][i]),
-                "path_min_rtt_ms": float(cols["rtt_ms"][i]),  # the simulated path's propagation RTT, exactly
-                "min_rtt_ms": float(cols["min_rtt_ms"][i]),
-            }
-            for i in range(len(names))
-        ],
+        "flows": _flow_summaries(cols, kinds),
         "jfi": _num(metrics.jain(window_bytes)) if names else None,
         "fness": _num(metrics.fness(window_bytes[0], window_bytes[1])) if len(names) == 2 else None,
         "maxmin_share_min": _num(min(maxmin)) if maxmin else None,
         "utilization": _num(util),
         "queue_delay_ms": {"mean": _num(mean_delay_ms), "p99": _num(p99_ms)},
-        "queue_delay_l4s_ms": l4s_delay,
-        "queue_packets_mean": _num(queue_pkts_mean),
+        "queue_delay_l4s_ms": _l4s_delay(raw, soj_bin_ms),
+        "queue_packets_mean": _num(_queue_packets_mean(raw, ws, we)),
         "data_packets": int(raw.get("data_packets", 0)),
         "events": int(raw.get("events", 0)),
         "sim_wall_s": int(raw.get("wall_ns", 0)) / _NS_PER_S,
@@ -392,6 +354,57 @@ def summarize(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any], cols: 
         if fct:
             summary["fct"] = fct
     return summary
+
+
+def _flow_summaries(cols: dict[str, list[Any]], kinds: Sequence[str]) -> list[dict[str, Any]]:
+    """Each flow's entry of the summary, from the flows table's columns."""
+    return [
+        {
+            "name": cols["name"][i],
+            "cca": cols["cca"][i],
+            "pacing": cols["pacing"][i],
+            "rtt_ms": float(cols["rtt_ms"][i]),
+            "throughput_bps": _num(float(cols["throughput_bps"][i])),
+            "share": _num(float(cols["share"][i])),
+            "fair_share_bps": _num(float(cols["fair_share_bps"][i])),
+            "maxmin_share": _num(float(cols["maxmin_share"][i])),
+            "bytes": cols["bytes"][i],
+            "retransmissions": int(cols["retransmissions"][i]),
+            "ecn": str(cols["ecn"][i]),
+            "ecn_marks": int(cols["ecn_marks"][i]),
+            # the keys the testbed reports per flow (its values replace these there)
+            "kind": kinds[i],
+            "target_rtt_ms": float(cols["rtt_ms"][i]),
+            "path_min_rtt_ms": float(cols["rtt_ms"][i]),  # the simulated path's propagation RTT, exactly
+            "min_rtt_ms": float(cols["min_rtt_ms"][i]),
+        }
+        for i in range(len(cols["name"]))
+    ]
+
+
+def _l4s_delay(raw: Mapping[str, Any], soj_bin_ms: float) -> dict[str, Any] | None:
+    """The scalable-ECN packets' queueing delay (mean, p99 ms); None when there are none."""
+    l4s = dict(zip(map(int, _as_list(raw.get("sojourn_l4s_bin", []))), map(int, _as_list(raw.get("sojourn_l4s_count", [])))))
+    hist_bins = _as_list(raw["sojourn_bin"]) if l4s else []
+    l4s_counts = [l4s.get(int(b), 0) for b in hist_bins] if l4s else []  # (no scalable-ECN packets: none counted)
+    l4s_pkts = sum(l4s_counts)
+    if not l4s_pkts:
+        return None
+    l4s_sum = sum(int(f["sojourn_sum_ns"]) for f in raw["flows"] if f.get("ecn") == "scalable")
+    return {
+        "mean": _num(l4s_sum / l4s_pkts / _NS_PER_MS),
+        "p99": _num(metrics.histogram_percentile(hist_bins, l4s_counts, soj_bin_ms, 99)),
+    }
+
+
+def _queue_packets_mean(raw: Mapping[str, Any], ws: int, we: int) -> float:
+    """The mean of the queue samples (packets) taken in the window [ws, we) ns."""
+    q_t = raw["queue_time_ns"]  # sample times, increasing
+    if hasattr(q_t, "searchsorted"):
+        q0, q1 = (int(i) for i in q_t.searchsorted([ws, we], side="left"))
+    else:
+        q0, q1 = bisect.bisect_left(q_t, ws), bisect.bisect_left(q_t, we)
+    return _isum(raw["queue_packets"], q0, q1) / (q1 - q0) if q1 > q0 else math.nan
 
 
 # Integer columns that may be absent per row (an open-ended flow has no size); a run holds them as
@@ -437,17 +450,28 @@ def table_columns(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any], co
     """
     import numpy as np
 
-    bin_ns = int(raw["bin_ns"])
-    bin_s = bin_ns / _NS_PER_S
-    rate_bps = int(raw["bottleneck_rate_bps"])
-    link_tx = np.asarray(raw["link_tx_bytes"], dtype=np.int64)
-    n_bins = len(link_tx)
-    times_s = np.arange(n_bins, dtype=np.int64) * bin_ns / _NS_PER_S
-
     flows: dict[str, Any] = dict(cols)
     flows["bytes"] = np.asarray(cols["bytes"], dtype=np.int64)
-
     names = cols["name"]
+    queue = {
+        "time_s": np.asarray(raw["queue_time_ns"], dtype=np.int64) / _NS_PER_S,
+        "packets": np.asarray(raw["queue_packets"], dtype=np.int64),
+        "bytes": np.asarray(raw["queue_bytes"], dtype=np.int64),
+    }
+    trace = _trace_columns(raw, names) if config.get("trace") else None
+    meter, pinned = meter_columns(raw, names, config)
+    return {
+        "flows": flows, "throughput": _throughput_columns(raw, names), "link": _link_columns(raw), "queue": queue,
+        "sojourn": _sojourn_columns(raw), "trace": trace, "meter": meter, "pinned": pinned,
+    }  # fmt: skip
+
+
+def _throughput_columns(raw: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
+    """The throughput table: each flow's bins, delivered and wire-arrival bytes."""
+    import numpy as np
+
+    bin_ns = int(raw["bin_ns"])
+    bin_s = bin_ns / _NS_PER_S
     delivered = [np.asarray(f["delivered_bytes"], dtype=np.int64) for f in raw["flows"]]
     per_flow_bins = [len(d) for d in delivered]
     all_bytes = np.concatenate(delivered) if delivered else np.zeros(0, dtype=np.int64)
@@ -458,7 +482,7 @@ def table_columns(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any], co
         for f, n in zip(raw["flows"], per_flow_bins)
     ]
     all_arrivals = np.concatenate(arrivals) if arrivals else np.zeros(0)
-    throughput = {
+    return {
         "flow": np.repeat(np.asarray(names, dtype=object), per_flow_bins),
         "time_s": np.concatenate([np.arange(n, dtype=np.int64) * bin_ns / _NS_PER_S for n in per_flow_bins]) if delivered else np.zeros(0),
         "bytes": all_bytes,
@@ -467,55 +491,62 @@ def table_columns(spec: Spec, config: dict[str, Any], raw: Mapping[str, Any], co
         "arrival_throughput_bps": all_arrivals * 8 / bin_s,
     }
 
+
+def _link_columns(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The link table: the bottleneck's bytes sent, utilization and mean queueing delay per bin."""
+    import numpy as np
+
+    bin_ns = int(raw["bin_ns"])
+    bin_s = bin_ns / _NS_PER_S
+    rate_bps = int(raw["bottleneck_rate_bps"])
+    link_tx = np.asarray(raw["link_tx_bytes"], dtype=np.int64)
+    n_bins = len(link_tx)
     soj_sum = _fit(raw["sojourn_sum_ns_per_bin"], n_bins)
     soj_pkts = _fit(raw["sojourn_pkts_per_bin"], n_bins)
     per_bin_delay = np.full(n_bins, np.nan)
     has = soj_pkts > 0
     per_bin_delay[has] = soj_sum[has] / soj_pkts[has] / _NS_PER_MS
-    link = {
-        "time_s": times_s,
+    return {
+        "time_s": np.arange(n_bins, dtype=np.int64) * bin_ns / _NS_PER_S,
         "tx_bytes": link_tx,
         "utilization": link_tx * 8 / (rate_bps * bin_s),
         "sojourn_packets": soj_pkts,
         "queue_delay_ms": per_bin_delay,
     }
 
-    queue = {
-        "time_s": np.asarray(raw["queue_time_ns"], dtype=np.int64) / _NS_PER_S,
-        "packets": np.asarray(raw["queue_packets"], dtype=np.int64),
-        "bytes": np.asarray(raw["queue_bytes"], dtype=np.int64),
-    }
+
+def _sojourn_columns(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The sojourn histogram by bin, with the scalable-ECN packets' counts."""
+    import numpy as np
 
     soj_bin_ns = int(raw["sojourn_bin_ns"])
     order = np.argsort(np.asarray(raw["sojourn_bin"], dtype=np.int64), kind="stable")
     hist_bins = np.asarray(raw["sojourn_bin"], dtype=np.int64)[order]
     hist_counts = np.asarray(raw["sojourn_count"], dtype=np.int64)[order]
     l4s = dict(zip((int(b) for b in raw.get("sojourn_l4s_bin", [])), (int(c) for c in raw.get("sojourn_l4s_count", []))))
-    sojourn = {
+    return {
         "bin_start_ms": hist_bins * soj_bin_ns / _NS_PER_MS,
         "bin_end_ms": (hist_bins + 1) * soj_bin_ns / _NS_PER_MS,
         "count": hist_counts,
         "count_l4s": np.asarray([l4s.get(int(b), 0) for b in hist_bins] if l4s else np.zeros(len(hist_bins)), dtype=np.int64),
     }
 
-    trace = None
-    if config.get("trace"):
-        t = raw["trace"]
-        idx = np.asarray(t["flow"], dtype=np.int64)
-        trace = {
-            "flow": np.asarray(names, dtype=object)[idx] if len(idx) else np.zeros(0, dtype=object),
-            "time_s": np.asarray(t["time_ns"], dtype=np.int64) / _NS_PER_S,
-            "cwnd_pkts": np.asarray(t["cwnd_pkts"], dtype=np.int64),
-            "inflight_pkts": np.asarray(t["inflight_pkts"], dtype=np.int64),
-            "srtt_ms": np.asarray(t["srtt_ns"], dtype=np.int64) / _NS_PER_MS,
-            "pacing_rate_bps": np.asarray(t["pacing_rate_bps"], dtype=np.int64),
-            "ssthresh_pkts": np.asarray(t["ssthresh_pkts"], dtype=np.int64),
-        }
-    meter, pinned = meter_columns(raw, names, config)
+
+def _trace_columns(raw: Mapping[str, Any], names: list[str]) -> dict[str, Any]:
+    """The per-flow trace (``trace = true``): cwnd, inflight, srtt, pacing rate, ssthresh."""
+    import numpy as np
+
+    t = raw["trace"]
+    idx = np.asarray(t["flow"], dtype=np.int64)
     return {
-        "flows": flows, "throughput": throughput, "link": link, "queue": queue,
-        "sojourn": sojourn, "trace": trace, "meter": meter, "pinned": pinned,
-    }  # fmt: skip
+        "flow": np.asarray(names, dtype=object)[idx] if len(idx) else np.zeros(0, dtype=object),
+        "time_s": np.asarray(t["time_ns"], dtype=np.int64) / _NS_PER_S,
+        "cwnd_pkts": np.asarray(t["cwnd_pkts"], dtype=np.int64),
+        "inflight_pkts": np.asarray(t["inflight_pkts"], dtype=np.int64),
+        "srtt_ms": np.asarray(t["srtt_ns"], dtype=np.int64) / _NS_PER_MS,
+        "pacing_rate_bps": np.asarray(t["pacing_rate_bps"], dtype=np.int64),
+        "ssthresh_pkts": np.asarray(t["ssthresh_pkts"], dtype=np.int64),
+    }
 
 
 def fair_shares_bps(raw: Mapping[str, Any], config: dict[str, Any], window_ns: tuple[int, int], step_ns: int) -> list[float]:
@@ -673,8 +704,10 @@ def fct_summary(flows: pd.DataFrame, rate_bps: int, rate_caps_bps: list[int], l2
 
 
 def meter_columns(raw: Mapping[str, Any], names: list[str], config: dict[str, Any]) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-    """The RRMQS flow-meter log and the pinned flows by column (None unless the qdisc is rrmqs)."""
-    if (config.get("bottleneck") or {}).get("qdisc", {}).get("kind") != "rrmqs" or "meter" not in raw:
+    """The flow-meter log and the pinned flows by column (None unless the qdisc keeps a meter, ``qdiscs.has_meter``: RRMQS)."""
+    from ccfair import qdiscs
+
+    if not qdiscs.has_meter((config.get("bottleneck") or {}).get("qdisc", {}).get("kind")) or "meter" not in raw:
         return None, None
     import numpy as np
 

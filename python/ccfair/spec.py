@@ -938,9 +938,9 @@ class Spec(_Model):
     def warnings(self) -> list[tuple[str, str]]:
         """Legal but probably unintended settings, as ``(field, message)``.
 
-        - A marking AQM whose marks no flow can read: STEP marks ECN-capable
-          packets and drops the others, so with no ECN-capable flow it is a
-          hard drop threshold.
+        - A marking AQM whose marks no flow can read: a discipline that needs
+          ECN flows (``qdiscs.needs_ecn_flows``: STEP) marks ECN-capable packets
+          and drops the others, so with no ECN-capable flow it is a hard drop threshold.
         """
         out: list[tuple[str, str]] = []
         if self.bottleneck is None:
@@ -948,14 +948,14 @@ class Spec(_Model):
                 out += [(f"links.{view.index}.{f.split('.', 1)[1]}", m) for f, m in view.warnings()]
             return out
         q = self.bottleneck.qdisc
-        if q.kind == "step" and q.run_config(self)["ecn"]:
+        if qdiscs.needs_ecn_flows(q.kind) and q.run_config(self)["ecn"]:
             capable = [f.ecn in ("classic", "scalable") or (f.ecn is None and ccas.needs_ecn(f.cca)) for f in self.flows]
             capable += [ccas.needs_ecn(g.cca) for g in self.groups]
             if not any(capable):
                 out.append(
                     (
                         "bottleneck.qdisc",
-                        'STEP marks ECN-capable packets, but no flow is ECN-capable (set ecn = "classic" or '
+                        f'{q.kind.upper()} marks ECN-capable packets, but no flow is ECN-capable (set ecn = "classic" or '
                         '"scalable" on a flow, or use an ECN-based CCA such as dctcp): every packet above the '
                         "threshold is dropped instead",
                     )

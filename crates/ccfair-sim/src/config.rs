@@ -417,65 +417,14 @@ impl RunConfig {
         }
         let mut algorithms = Vec::with_capacity(self.flows.len());
         for (i, f) in self.flows.iter().enumerate() {
-            let field = |name: &str| format!("flows.{i}.{name}");
-            if let Err((name, msg)) = check_transport(f) {
-                return Err(SimError::Invalid { field: field(name), msg });
-            }
+            let invalid = |(name, msg): (&str, String)| SimError::Invalid { field: format!("flows.{i}.{name}"), msg };
+            check_transport(f).map_err(invalid)?;
             algorithms.push(flow_algorithm(i, f)?);
-            if let Some(b) = &self.bottleneck {
-                if !f.path.is_empty() || !f.reverse_path.is_empty() {
-                    let name = if f.path.is_empty() { "reverse_path" } else { "path" };
-                    return Err(SimError::Invalid { field: field(name), msg: "a path needs links (the run has a bottleneck)".into() });
-                }
-                if f.rtt_ns < 2 * b.delay_ns {
-                    return Err(SimError::Invalid {
-                        field: field("rtt"),
-                        msg: format!("must be at least twice the bottleneck delay ({} ns), got {} ns", 2 * b.delay_ns, f.rtt_ns),
-                    });
-                }
-            } else {
-                self.validate_paths(i, f)?;
+            match &self.bottleneck {
+                Some(b) => check_dumbbell_flow(b, f).map_err(invalid)?,
+                None => self.validate_paths(i, f)?,
             }
-            if f.rtt_ns == 0 {
-                return Err(SimError::Invalid { field: field("rtt"), msg: "must be > 0".into() });
-            }
-            if !MSS_RANGE_BYTES.contains(&f.mss_bytes) {
-                let (lo, hi) = (MSS_RANGE_BYTES.start(), MSS_RANGE_BYTES.end());
-                return Err(SimError::Invalid { field: field("mss"), msg: format!("must be in {lo}..={hi} bytes, got {}", f.mss_bytes) });
-            }
-            if let Some(w) = f.init_cwnd_pkts.filter(|&w| w < MIN_WINDOW_PKTS) {
-                return Err(SimError::Invalid { field: field("init_cwnd"), msg: format!("must be >= {MIN_WINDOW_PKTS} packet, got {w}") });
-            }
-            if f.rwnd_init_pkts < MIN_WINDOW_PKTS {
-                let w = f.rwnd_init_pkts;
-                return Err(SimError::Invalid { field: field("rwnd"), msg: format!("must be >= {MIN_WINDOW_PKTS} packet, got {w}") });
-            }
-            if !LOSS_RANGE.contains(&f.loss) {
-                return Err(SimError::Invalid { field: field("loss"), msg: format!("must be a probability in [0, 1), got {}", f.loss) });
-            }
-            if f.size_bytes == Some(0) {
-                return Err(SimError::Invalid { field: field("size"), msg: "must be > 0 bytes, got 0".into() });
-            }
-            if f.tso_max_segs == Some(0) {
-                return Err(SimError::Invalid {
-                    field: field("tso"),
-                    msg: "must be true (autosizing), false (off) or a segment count >= 1, got 0".into(),
-                });
-            }
-            if f.min_rto_ns == Some(0) {
-                return Err(SimError::Invalid { field: field("min_rto"), msg: "must be > 0".into() });
-            }
-            if f.rate_cap_bps == Some(0) {
-                return Err(SimError::Invalid { field: field("rate_cap"), msg: "must be > 0 bit/s, got 0".into() });
-            }
-            if let Some(stop) = f.stop_ns {
-                if stop <= f.start_ns {
-                    return Err(SimError::Invalid {
-                        field: field("stop"),
-                        msg: format!("must be after start ({} ns), got {} ns", f.start_ns, stop),
-                    });
-                }
-            }
+            check_flow_settings(f).map_err(invalid)?;
         }
         Ok(algorithms)
     }
@@ -589,6 +538,54 @@ fn locate_decode_error(s: &str) -> Option<SimError> {
         let e = crate::qdisc::resolve(kind.as_str()?, &q).err()?;
         Some(SimError::Invalid { field: format!("{at}.qdisc.{}", e.field), msg: e.msg })
     })
+}
+
+/// A dumbbell flow: no path, and an RTT that covers the bottleneck's delay both ways.
+fn check_dumbbell_flow(b: &BottleneckConfig, f: &FlowConfig) -> Result<(), (&'static str, String)> {
+    if !f.path.is_empty() || !f.reverse_path.is_empty() {
+        let name = if f.path.is_empty() { "reverse_path" } else { "path" };
+        return Err((name, "a path needs links (the run has a bottleneck)".into()));
+    }
+    if f.rtt_ns < 2 * b.delay_ns {
+        return Err(("rtt", format!("must be at least twice the bottleneck delay ({} ns), got {} ns", 2 * b.delay_ns, f.rtt_ns)));
+    }
+    Ok(())
+}
+
+/// A flow's own settings against their bounds: (field, message) of the first one out.
+fn check_flow_settings(f: &FlowConfig) -> Result<(), (&'static str, String)> {
+    if f.rtt_ns == 0 {
+        return Err(("rtt", "must be > 0".into()));
+    }
+    if !MSS_RANGE_BYTES.contains(&f.mss_bytes) {
+        let (lo, hi) = (MSS_RANGE_BYTES.start(), MSS_RANGE_BYTES.end());
+        return Err(("mss", format!("must be in {lo}..={hi} bytes, got {}", f.mss_bytes)));
+    }
+    if let Some(w) = f.init_cwnd_pkts.filter(|&w| w < MIN_WINDOW_PKTS) {
+        return Err(("init_cwnd", format!("must be >= {MIN_WINDOW_PKTS} packet, got {w}")));
+    }
+    if f.rwnd_init_pkts < MIN_WINDOW_PKTS {
+        return Err(("rwnd", format!("must be >= {MIN_WINDOW_PKTS} packet, got {}", f.rwnd_init_pkts)));
+    }
+    if !LOSS_RANGE.contains(&f.loss) {
+        return Err(("loss", format!("must be a probability in [0, 1), got {}", f.loss)));
+    }
+    if f.size_bytes == Some(0) {
+        return Err(("size", "must be > 0 bytes, got 0".into()));
+    }
+    if f.tso_max_segs == Some(0) {
+        return Err(("tso", "must be true (autosizing), false (off) or a segment count >= 1, got 0".into()));
+    }
+    if f.min_rto_ns == Some(0) {
+        return Err(("min_rto", "must be > 0".into()));
+    }
+    if f.rate_cap_bps == Some(0) {
+        return Err(("rate_cap", "must be > 0 bit/s, got 0".into()));
+    }
+    match f.stop_ns {
+        Some(stop) if stop <= f.start_ns => Err(("stop", format!("must be after start ({} ns), got {} ns", f.start_ns, stop))),
+        _ => Ok(()),
+    }
 }
 
 /// DCCP flows: CCID 2 is the only DCCP congestion control, and the TCP-only

@@ -19,8 +19,8 @@
 //! in docs/benchmarks.md, "Event queue"): the queue holds O(flows) entries
 //! (delay lines put only their head in it, timers are lazy), ~9 on average
 //! in the S0 base case, ~40 with 10 flows, ~5500 with 2000 flows on per-flow
-//! lines (up to 4000 of them line heads, which lines.rs's shared lines replace
-//! by two). A radix
+//! lines (up to 4000 of them line heads, which lines.rs's shared lines keep
+//! out of the heap altogether). A radix
 //! heap (Ahuja, Mehlhorn, Orlin, Tarjan, J. ACM 37(2), 1990; O(1) insert,
 //! exact here because time never goes back) was 5 % faster at 2000 flows
 //! but 8 % slower at 10 flows and no faster on S0; an unordered array with
@@ -37,10 +37,11 @@
 //! [`EventQueue::advance_outside`] when it comes first).
 //!
 //! A shared delay line (lines.rs `SharedLines`) stands for many flows' lines
-//! with one entry: it takes each flow's sequence number with
-//! [`EventQueue::take_seq`] where the flow's own line would have scheduled,
-//! and schedules its head with that number ([`EventQueue::schedule_keyed`]),
-//! so that the pop order is the per-flow lines' order.
+//! with one next event kept outside the heap: it takes each flow's sequence
+//! number with [`EventQueue::take_seq`] where the flow's own line would have
+//! scheduled, keys its head with that number, and runs through
+//! [`EventQueue::advance_outside`] when it comes first, so that the pop
+//! order is the per-flow lines' order.
 //!
 //! Timers use lazy cancellation ([`Timer`]): re-arming a timer later than its
 //! pending heap entry costs nothing; the entry re-schedules itself when it
@@ -109,16 +110,6 @@ impl<E: Eq + Copy> EventQueue<E> {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         self.seq += 1;
         self.insert(Entry { time, seq: self.seq, ev });
-    }
-
-    /// Schedule `ev` with a sequence number taken before with
-    /// [`EventQueue::take_seq`] (consumes none): a shared delay line (lines.rs
-    /// `SharedLines`) keeps one entry for several flows, keyed as the earliest of
-    /// the entries the flows' own lines would have.
-    pub fn schedule_keyed(&mut self, time: TimeNs, seq: u64, ev: E) {
-        assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
-        debug_assert!(seq <= self.seq, "sequence number {seq} not taken yet");
-        self.insert(Entry { time, seq, ev });
     }
 
     /// Put `entry` into the heap (into the consumed root's place if there is one).
@@ -225,13 +216,6 @@ impl<E: Eq + Copy> EventQueue<E> {
         } else {
             at(0)
         }
-    }
-
-    /// Uncount the event just popped: its owner found it stale (a shared
-    /// line with host noise that scheduled its head again earlier, lines.rs
-    /// `SharedLines`), so it is not processed.
-    pub fn discard_stale(&mut self) {
-        self.popped -= 1;
     }
 
     /// Count an event that was handled without going through the queue
@@ -343,19 +327,6 @@ mod tests {
         q.schedule(10, 'd');
         let order: Vec<char> = std::iter::from_fn(|| q.pop().map(|(_, e)| e)).collect();
         assert_eq!(order, vec!['b', 'a', 'c', 'd']);
-    }
-
-    #[test]
-    fn a_keyed_entry_runs_in_the_place_of_its_taken_sequence_number() {
-        // A number taken first and used last orders as if scheduled first.
-        let mut q = EventQueue::new();
-        let early = q.take_seq();
-        q.schedule(10, 'b');
-        q.schedule(10, 'c');
-        q.schedule_keyed(10, early, 'a');
-        q.schedule(5, 'z');
-        let order: Vec<(u64, u64, char)> = std::iter::from_fn(|| q.pop_keyed()).collect();
-        assert_eq!(order, vec![(5, 4, 'z'), (10, 1, 'a'), (10, 2, 'b'), (10, 3, 'c')]);
     }
 
     #[test]

@@ -159,8 +159,9 @@ pub(crate) const OWN_LINE: u32 = u32::MAX;
 ///
 /// Flows whose line in this direction has the same delay (> 0) and the same
 /// host-noise mean, at least [`SHARED_LINE_MIN_FLOWS`] of them, share one
-/// line: one FIFO and one heap entry, instead of a ring buffer and a heap
-/// entry per flow. Pushes and pops then walk one buffer sequentially instead
+/// line: one FIFO and one next event, kept outside the event heap (the
+/// simulation compares it with the heap's root, as it does its end of
+/// transmission), instead of a ring buffer and a heap entry per flow. Pushes and pops then walk one buffer sequentially instead
 /// of touching a cold line of one of thousands of buffers (docs/benchmarks.md,
 /// "shared delay lines"). Other flows keep their own line
 /// (`Simulation::access`, `Simulation::reverse`).
@@ -170,10 +171,10 @@ pub(crate) const OWN_LINE: u32 = u32::MAX;
 /// scheduled: at the push if X's line was empty, else at the pop of X's
 /// previous packet; the heap orders by (time, seq). Here `heads[X]` counts
 /// X's packets in the shared line and takes X's sequence number at the same
-/// two moments ([`EventQueue::take_seq`]), and the line's single heap entry
-/// is keyed (arrival of its head, head's flow's seq)
-/// ([`EventQueue::schedule_keyed`]). The head is the earliest of the flows'
-/// heads in (time, seq) order.
+/// two moments ([`EventQueue::take_seq`]), and the line's next event is
+/// keyed (arrival of its head, head's flow's seq) (`SharedLines::next`,
+/// run through [`EventQueue::advance_outside`] when it is the earliest). The
+/// head is the earliest of the flows' heads in (time, seq) order.
 ///
 /// Without host noise the FIFO is sorted by arrival time (the delay is
 /// constant and time only goes forward). Packets of different flows pushed
@@ -200,9 +201,8 @@ pub(crate) const OWN_LINE: u32 = u32::MAX;
 /// that leaves hands the flow's new sequence number to its successor. The
 /// stage holds about (packet rate x mean noise) packets (~80 at 10 Gbit/s
 /// and 100 us), so its heap stays in the cache. A push whose packet may
-/// arrive before the line's scheduled head (a delay shorter than the head's
-/// noise) schedules the line again; the older entry is then stale and is
-/// dropped when it pops (`pop` gives `None`, not counted as an event).
+/// arrive before the line's next head (a delay shorter than the head's
+/// noise) re-keys the line's next event.
 pub(crate) struct SharedLines {
     lines: Vec<SharedLine>,
     /// Per flow: index of its line in `lines`, or [`OWN_LINE`].
@@ -216,6 +216,8 @@ pub(crate) struct SharedLines {
     /// Scratch for `arrange_front`: (round, flow's seq, index in the block).
     order: Vec<(u32, u64, u32)>,
     block: Vec<Packet>,
+    /// (time, seq, line) of the earliest of the lines' next events.
+    next: Option<(TimeNs, u64, u32)>,
 }
 
 struct SharedLine {
@@ -225,6 +227,9 @@ struct SharedLine {
     arranged_at: TimeNs,
     /// With host noise: the packets out of the FIFO (see `SharedLines`).
     stage: Option<Box<Stage>>,
+    /// (time, seq) of the line's next event: its head's arrival and the
+    /// sequence number of the head's flow.
+    next: Option<(TimeNs, u64)>,
 }
 
 /// Per flow on a shared line with host noise (`SharedLines`): all a packet
@@ -357,8 +362,6 @@ struct Stage {
     /// Packets, each with the next slot of its flow's list.
     slots: Vec<(Packet, u32)>,
     free: Vec<u32>,
-    /// (time, seq) of the line's live entry in the event queue.
-    live: Option<(TimeNs, u64)>,
 }
 
 impl Stage {
@@ -380,14 +383,9 @@ impl Stage {
         self.heap.peek().map(|e| e.at)
     }
 
-    /// Key the line's entry in `q` by the earliest head, unless it is already.
-    fn schedule<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, ev: E) {
-        if let Some(&Head { at, seq, .. }) = self.heap.peek() {
-            if self.live != Some((at, seq)) {
-                q.schedule_keyed(at, seq, ev);
-                self.live = Some((at, seq));
-            }
-        }
+    /// (arrival, seq) of the earliest head: the line's next event.
+    fn next_key(&self) -> Option<(TimeNs, u64)> {
+        self.heap.peek().map(|h| (h.at, h.seq))
     }
 
     /// Move packets from the FIFO of `line` into the stage while one may
@@ -420,15 +418,10 @@ impl Stage {
         }
     }
 
-    /// Take the earliest head, the event (`now`, `seq`) of the line (`None`:
-    /// a stale entry, uncounted in `q`); put the flow's next packet in the heap.
-    fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, seq: u64, noisy: &mut [NoisyFlow]) -> Option<Packet> {
-        if self.live != Some((now, seq)) {
-            q.discard_stale();
-            return None;
-        }
-        self.live = None;
-        let slot = self.heap.peek().expect("the live entry's packet").slot;
+    /// Take the earliest head, the line's event, which arrives now; put the
+    /// flow's next packet in the heap.
+    fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, noisy: &mut [NoisyFlow]) -> Packet {
+        let slot = self.heap.peek().expect("the line's event's packet").slot;
         let p = self.slots[slot as usize].0;
         self.free.push(slot);
         let nf = &mut noisy[p.flow as usize];
@@ -451,7 +444,7 @@ impl Stage {
                 self.heap.replace_root(Head { at: next_p.enqueue_ns, seq: nf.seq, slot: w });
             }
         }
-        Some(p)
+        p
     }
 }
 
@@ -485,7 +478,7 @@ impl SharedLines {
                 Some(e) => e.1,
                 None => {
                     let stage = (jitters[i] > 0).then(|| Box::new(Stage { mean_ns: jitters[i] as f64, ..Stage::default() }));
-                    lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX, stage });
+                    lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX, stage, next: None });
                     line_of_key.push((key(i), lines.len() as u32 - 1));
                     lines.len() as u32 - 1
                 }
@@ -495,7 +488,31 @@ impl SharedLines {
                 noisy[i] = NoisyFlow::new(stream_rng(seed, stream_base + i as u64));
             }
         }
-        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], noisy, order: Vec::new(), block: Vec::new() }
+        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], noisy, order: Vec::new(), block: Vec::new(), next: None }
+    }
+
+    /// Whether any flow is on one of these lines.
+    pub(crate) fn any(&self) -> bool {
+        !self.lines.is_empty()
+    }
+
+    /// (time, seq, line) of the next event of these lines, the earliest of
+    /// their heads' (`None`: every line is empty). The event is the line's
+    /// `pop`, run when no event in the queue comes before it.
+    #[inline(always)]
+    pub(crate) fn next(&self) -> Option<(TimeNs, u64, u32)> {
+        self.next
+    }
+
+    /// Line `l`'s next event is now `key`; `next` follows.
+    #[inline(always)]
+    fn set_next(&mut self, l: u32, key: Option<(TimeNs, u64)>) {
+        self.lines[l as usize].next = key;
+        if self.lines.len() == 1 {
+            self.next = key.map(|(t, s)| (t, s, l));
+        } else {
+            self.next = earliest_line(&self.lines);
+        }
     }
 
     /// Flow of the packet `i` places behind the front of shared line `l`
@@ -515,10 +532,10 @@ impl SharedLines {
         Some(st.slots[head.slot as usize].0.flow)
     }
 
-    /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`, whose
-    /// event is `ev`. (Out of line, as `pop`: the per-flow lines' callers stay small.)
+    /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`.
+    /// (Out of line, as `pop`: the per-flow lines' callers stay small.)
     #[inline(never)]
-    pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: Packet, ev: E) {
+    pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: Packet) {
         let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
         let at = now + line.delay_ns;
         if let Some(st) = stage {
@@ -533,7 +550,8 @@ impl SharedLines {
             if st.earliest_ns().is_none_or(|t| at <= t) {
                 // The packet may arrive before the line's head.
                 st.refill(line, &mut self.noisy);
-                st.schedule(q, ev);
+                let key = st.next_key();
+                self.set_next(l, key);
             }
             return;
         }
@@ -543,26 +561,28 @@ impl SharedLines {
             h.seq = q.take_seq();
         }
         h.pending += 1;
-        if line.q.is_empty() {
-            q.schedule_keyed(at, h.seq, ev);
-        }
+        let was_empty = line.q.is_empty();
         line.q.push_back(p);
         line.q.back_mut().expect("just pushed").enqueue_ns = at;
+        if was_empty {
+            let seq = h.seq;
+            self.set_next(l, Some((at, seq)));
+        }
     }
 
-    /// Take the head of shared line `l` (event `ev`), which arrives now, the
-    /// event's sequence number being `seq`; schedule the line's next head.
-    /// `None`: the event was a stale entry of a line with host noise (see
-    /// `SharedLines`), which does not count as an event.
+    /// Take the head of shared line `l`, which arrives now (the line's next
+    /// event, `next`); key the line's next event by its next head.
     #[inline(never)]
-    pub(crate) fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, seq: u64, l: u32, ev: E) -> Option<Packet> {
-        let SharedLine { line, arranged_at, stage } = &mut self.lines[l as usize];
+    pub(crate) fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32) -> Packet {
+        debug_assert_eq!(self.lines[l as usize].next.map(|k| k.0), Some(now), "the line's next event is now");
+        let SharedLine { line, arranged_at, stage, .. } = &mut self.lines[l as usize];
         let heads = &mut self.heads;
         if let Some(st) = stage {
-            let p = st.pop(q, now, seq, &mut self.noisy)?;
+            let p = st.pop(q, &mut self.noisy);
             st.refill(line, &mut self.noisy);
-            st.schedule(q, ev);
-            return Some(p);
+            let key = st.next_key();
+            self.set_next(l, key);
+            return p;
         }
         let front = line.q.front().expect("line event with empty line");
         debug_assert_eq!(front.enqueue_ns, now);
@@ -580,7 +600,10 @@ impl SharedLines {
             // Where the flow's own line would schedule its next head.
             h.seq = q.take_seq();
         }
-        let Some(next) = line.q.front() else { return Some(p) };
+        let Some(next) = line.q.front() else {
+            self.set_next(l, None);
+            return p;
+        };
         let (at, flow) = (next.enqueue_ns, next.flow);
         let seq = if at == *arranged_at {
             heads[flow as usize].seq
@@ -592,9 +615,14 @@ impl SharedLines {
         } else {
             front_block_seq(line, arranged_at, heads, now, &mut self.order, &mut self.block)
         };
-        q.schedule_keyed(at, seq, ev);
-        Some(p)
+        self.set_next(l, Some((at, seq)));
+        p
     }
+}
+
+/// (time, seq, line) of the earliest next event of `lines`.
+fn earliest_line(lines: &[SharedLine]) -> Option<(TimeNs, u64, u32)> {
+    (0..lines.len() as u32).filter_map(|l| lines[l as usize].next.map(|(t, s)| (t, s, l))).min()
 }
 
 /// Whether the tie block at the front of `q` (arrival time `at`, its first

@@ -326,6 +326,15 @@ impl ParamError {
     pub fn new(field: impl Into<String>, msg: impl Into<String>) -> ParamError {
         ParamError { field: field.into(), msg: msg.into() }
     }
+
+    /// The cross-field order check `field <= other`: an error naming `field` when its `value`
+    /// is above `other`'s `bound` ("must be <= other (bound), got value").
+    pub fn at_most<T: PartialOrd + std::fmt::Display>(field: &str, value: T, other: &str, bound: T) -> Result<(), ParamError> {
+        if value > bound {
+            return Err(ParamError::new(field, format!("must be <= {other} ({bound}), got {value}")));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]

@@ -538,9 +538,8 @@ impl TopoSim {
         let f = p.flow;
         let b = self.mon.bin(now);
         if p.kind == Kind::Data {
-            if let Some(x) = self.mon.arrivals[f as usize].get_mut(b) {
-                *x += self.receivers[f as usize].mss_bytes() as u64;
-            }
+            let mss = self.receivers[f as usize].mss_bytes() as u64;
+            self.mon.add_arrival(f as usize, b, mss);
         }
         let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
         if n > 0 {
@@ -553,20 +552,11 @@ impl TopoSim {
     fn account_delivery(&mut self, f: u32, segs: u64, now: TimeNs, b: usize) {
         let i = f as usize;
         let mss = self.receivers[i].mss_bytes() as u64;
-        let before = self.mon.delivered_total[i];
-        let mut after = before + segs * mss;
-        if let Some(size) = self.sizes[i] {
-            after = after.min(size);
-            if after == size && self.mon.fct_ns[i].is_none() {
-                self.mon.fct_ns[i] = Some(now - self.starts[i]);
-                for &k in &self.routes[i].fwd {
-                    self.links[k as usize].qdisc.flow_finished(f, now);
-                }
+        if self.mon.add_delivered(i, b, segs * mss) {
+            self.mon.fct_ns[i] = Some(now - self.starts[i]);
+            for &k in &self.routes[i].fwd {
+                self.links[k as usize].qdisc.flow_finished(f, now);
             }
-        }
-        self.mon.delivered_total[i] = after;
-        if b < self.mon.delivered[i].len() {
-            self.mon.delivered[i][b] += after - before;
         }
     }
 

@@ -429,6 +429,17 @@ def _table2(rows: list[Row], field: str, cca: str, buf: float) -> Measurement:
 
 
 def _measures(rows: list[Row]) -> dict[str, Callable[[], Measurement]]:
+    """Each simulator claim's measurement by claim id, in the claims' order."""
+    return {
+        **_measures_lab(rows),
+        **_measures_cp_vs_cp(rows),
+        **_measures_aqm(rows),
+        "S0.buffer-inverts": lambda: _m(_tw(_sel(rows, "cubic", "cdn-iw32"), "cubic"), _tw(_sel(rows, "cubic", "cdn-iw32", 2.0), "cubic")),
+    }
+
+
+def _measures_lab(rows: list[Row]) -> dict[str, Callable[[], Measurement]]:
+    """The claims on the lab CCAs: among themselves and against the CP-like profiles."""
     S, A1, B1 = _sel, ORDERS[0], ORDERS[1]
     cc, bb, pp = S(rows, "cubic", "cubic"), S(rows, "bbr", "bbr"), S(rows, _P, _P)
     return {
@@ -489,6 +500,13 @@ def _measures(rows: list[Row]) -> dict[str, Callable[[], Measurement]]:
         "S0.50mbit-akamaia-like-akamaie": lambda: _m(
             _tw(S(rows, "cubic", "cdn-iw32", rate="50Mbit"), "cdn-iw32"), _tw(S(rows, "cubic", "cdn-iw16", rate="50Mbit"), "cdn-iw16")
         ),
+    }
+
+
+def _measures_cp_vs_cp(rows: list[Row]) -> dict[str, Callable[[], Measurement]]:
+    """The claims on the CP-like profiles against each other."""
+    S, A1, B1 = _sel, ORDERS[0], ORDERS[1]
+    return {
         "S0.cps-fairer-large-buffer": lambda: _m(_abs(_many(rows, _LAB_CP, buf=2.0)), _abs(_many(rows, _LAB_CP))),
         "S0.cp-akamaie-vs-bbr-cps-small": lambda: _m(_tw(S(rows, "cdn-iw16", "cp-bbr"), "cp-bbr")),
         "S0.cp-akamaia-first-small": lambda: _m(
@@ -511,6 +529,13 @@ def _measures(rows: list[Row]) -> dict[str, Callable[[], Measurement]]:
             ],
         ),
         "S0.cp-fairer-large-buffer": lambda: _m(_abs(_many(rows, _CP_CP, buf=2.0)), _abs(_many(rows, _CP_CP))),
+    }
+
+
+def _measures_aqm(rows: list[Row]) -> dict[str, Callable[[], Measurement]]:
+    """The claims on CoDel and FQ-CoDel at 2 BDP."""
+    S, A1 = _sel, ORDERS[0]
+    return {
         "S0.codel-bbr-cps-fair": lambda: _m(_abs(S(rows, "cp-bbr", "cp-bbr", 2.0, "codel"))),
         "S0.codel-akamaie-first": lambda: _m(_tw(S(rows, "cdn-iw16", "cp-bbr", 2.0, "codel", order=A1), "cdn-iw16")),
         "S0.codel-intra": lambda: _m(_abs(S(rows, "cp-bbr", "cp-bbr", 2.0, "codel")), _abs(S(rows, "cp-bbr", "cp-bbr", 2.0))),
@@ -524,7 +549,6 @@ def _measures(rows: list[Row]) -> dict[str, Callable[[], Measurement]]:
         "S0.fq-codel-akamaie-slight": lambda: _m(
             _tw(_many(rows, [("cdn-iw16", "cdn-iw32"), ("cdn-iw16", "cp-bbr")], buf=2.0, qdisc="fq_codel"), "cdn-iw16")
         ),
-        "S0.buffer-inverts": lambda: _m(_tw(S(rows, "cubic", "cdn-iw32"), "cubic"), _tw(S(rows, "cubic", "cdn-iw32", 2.0), "cubic")),
     }
 
 

@@ -325,21 +325,12 @@ def register(app: typer.Typer) -> None:
         """S1: J_measure, J_real, accuracy and J with feedback, next to the published values."""
         from rich.table import Table
 
-        from ccfair.errors import SpecError
         from ccfair.output import print_json, print_table
 
         queues = list(QUEUES) if "all" in queue else queue
         fbs = list(FEEDBACKS) if "all" in feedback else [{"on": "s1"}.get(f, f) for f in feedback]
-        for q in queues:
-            if q not in QUEUES:
-                raise SpecError("--queue", f"unknown queue setting {q!r}; allowed: {', '.join(QUEUES)}, all")
-        for f in fbs:
-            if f not in FEEDBACKS:
-                raise SpecError("--feedback", f"unknown feedback {f!r}; allowed: on, {', '.join(FEEDBACKS)}, all")
-        if tcp not in TCP_DEFAULTS:
-            raise SpecError("--tcp", f"unknown TCP defaults {tcp!r}; allowed: {', '.join(TCP_DEFAULTS)}")
+        _check_command_choices(queues, fbs, tcp)
         scen = "bounded" if bounded else "unbounded"
-        pub = PUBLISHED[scen]
         seed_list = list(range(seed, seed + max(1, seeds)))
         span = f"seed {seed}" if len(seed_list) == 1 else f"seeds {seed_list[0]}-{seed_list[-1]}: mean (min-max)"
         table = Table(
@@ -347,51 +338,74 @@ def register(app: typer.Typer) -> None:
             "S1's quantities: J_measure, J_real, accuracy (min/max of the two). ccfair's additions: J_flow and its accuracy vs J_real.",
             title_justify="left",
         )
-        for col in (
-            "queue",
-            "feedback",
-            "J_measure (S1)",
-            "J_real (S1)",
-            "accuracy (S1)",
-            "J_flow (ccfair)",
-            "acc. J_flow (ccfair)",
-            "completed",
-            "wall s / run",
-        ):
+        for col in _COMMAND_COLUMNS:
             table.add_column(col)
         for q in queues:
-            qi = list(QUEUES).index(q)
             for fb in fbs:
                 runs = [run_one(q, bounded, fb, sd, tcp=tcp) for sd in seed_list]
                 if json_out:
                     for r in runs:
                         print_json({k: v for k, v in r.items() if not k.startswith("per_cca")})
                     continue
-
-                def stat(key: str, runs: list[dict[str, Any]] = runs) -> str:
-                    xs = [r[key] for r in runs]
-                    if len(xs) == 1:
-                        return f"{xs[0]:.3f}"
-                    return f"{sum(xs) / len(xs):.3f} ({min(xs):.3f}-{max(xs):.3f})"
-
-                if fb == "off":
-                    pm, pr = f" [{pub['j_measure'][qi]:.3f}]", f" [{pub['j_real'][qi]:.3f}]"
-                    pa = f" [{pub['accuracy'][qi]:.3f}]" if "accuracy" in pub else ""
-                else:
-                    pm, pr, pa = f" [{pub['j_feedback'][qi]:.3f} with S1 feedback]", "", ""
-                table.add_row(
-                    q,
-                    fb,
-                    f"{stat('j_measure')}{pm}",
-                    f"{stat('j_real')}{pr}",
-                    f"{stat('accuracy')}{pa}",
-                    stat("j_flow"),
-                    stat("accuracy_flow"),
-                    f"{sum(r['completed'] for r in runs)}/{sum(r['flows'] for r in runs)}",
-                    f"{sum(r['wall_s'] for r in runs) / len(runs):.1f}",
-                )
+                table.add_row(*_command_row(q, fb, runs, PUBLISHED[scen]))
         if not json_out:
             print_table(table)
+
+
+#: The columns of ``ccfair preset s1``'s table.
+_COMMAND_COLUMNS = (
+    "queue",
+    "feedback",
+    "J_measure (S1)",
+    "J_real (S1)",
+    "accuracy (S1)",
+    "J_flow (ccfair)",
+    "acc. J_flow (ccfair)",
+    "completed",
+    "wall s / run",
+)
+
+
+def _check_command_choices(queues: list[str], fbs: list[str], tcp: str) -> None:
+    """``--queue``, ``--feedback`` and ``--tcp`` against the allowed values (SpecError naming the option)."""
+    from ccfair.errors import SpecError
+
+    for q in queues:
+        if q not in QUEUES:
+            raise SpecError("--queue", f"unknown queue setting {q!r}; allowed: {', '.join(QUEUES)}, all")
+    for f in fbs:
+        if f not in FEEDBACKS:
+            raise SpecError("--feedback", f"unknown feedback {f!r}; allowed: on, {', '.join(FEEDBACKS)}, all")
+    if tcp not in TCP_DEFAULTS:
+        raise SpecError("--tcp", f"unknown TCP defaults {tcp!r}; allowed: {', '.join(TCP_DEFAULTS)}")
+
+
+def _command_row(q: str, fb: str, runs: list[dict[str, Any]], pub: dict[str, Any]) -> list[str]:
+    """One row of ``ccfair preset s1``'s table: the seeds' mean (and range) with the published value in brackets."""
+    qi = list(QUEUES).index(q)
+
+    def stat(key: str) -> str:
+        xs = [r[key] for r in runs]
+        if len(xs) == 1:
+            return f"{xs[0]:.3f}"
+        return f"{sum(xs) / len(xs):.3f} ({min(xs):.3f}-{max(xs):.3f})"
+
+    if fb == "off":
+        pm, pr = f" [{pub['j_measure'][qi]:.3f}]", f" [{pub['j_real'][qi]:.3f}]"
+        pa = f" [{pub['accuracy'][qi]:.3f}]" if "accuracy" in pub else ""
+    else:
+        pm, pr, pa = f" [{pub['j_feedback'][qi]:.3f} with S1 feedback]", "", ""
+    return [
+        q,
+        fb,
+        f"{stat('j_measure')}{pm}",
+        f"{stat('j_real')}{pr}",
+        f"{stat('accuracy')}{pa}",
+        stat("j_flow"),
+        stat("accuracy_flow"),
+        f"{sum(r['completed'] for r in runs)}/{sum(r['flows'] for r in runs)}",
+        f"{sum(r['wall_s'] for r in runs) / len(runs):.1f}",
+    ]
 
 
 # ---------------------------------------------------------------------------
@@ -450,64 +464,95 @@ def _jain(xs: list[float]) -> float:
     return sum(xs) ** 2 / (len(xs) * sum(x * x for x in xs)) if xs and any(xs) else math.nan
 
 
-def measure(results: list[dict[str, Any]]) -> dict[str, Any]:
-    """S1's quantities per claim (ccfair.claims.s1), one value per seed; no verdicts (ccfair.claims.rules)."""
-    from ccfair.claims.model import Measurement
+class _Seeds:
+    """S1's runs by (bounded, queue, feedback, seed), for quantities with one value per seed."""
 
-    runs = {(r["bounded"], r["queue"], r["feedback"], r["seed"]): r for r in results}
-    seeds = sorted({r["seed"] for r in results})
-    qs = list(QUEUES)
+    def __init__(self, results: list[dict[str, Any]]) -> None:
+        self.runs = {(r["bounded"], r["queue"], r["feedback"], r["seed"]): r for r in results}
+        self.seeds = sorted({r["seed"] for r in results})
 
-    def per_seed(f: Any, *keys: tuple[bool, str, str]) -> tuple[float, ...]:
+    def per_seed(self, f: Any, *keys: tuple[bool, str, str]) -> tuple[float, ...]:
         """f(run, ...) for each seed that has every run named by ``keys`` and a finite value."""
         out = []
-        for s in seeds:
-            rs = [runs.get((b, q, fb, s)) for b, q, fb in keys]
+        for s in self.seeds:
+            rs = [self.runs.get((b, q, fb, s)) for b, q, fb in keys]
             if all(rs):
                 v = f(*rs)
                 if _finite(v):
                     out.append(float(v))
         return tuple(out)
 
-    def fmt(xs: tuple[float, ...]) -> str:
-        return f"{sum(xs) / len(xs):.3f} over {len(xs)} seeds" if xs else "no runs"
+    def over_queues(self, key: str, b: bool, fb: str, agg: Any) -> tuple[float, ...]:
+        """agg of ``key`` over the three queue settings, per seed."""
+        return self.per_seed(lambda *rs: agg([r[key] for r in rs]), *[(b, q, fb) for q in QUEUES])
+
+
+def _fmt(xs: tuple[float, ...]) -> str:
+    return f"{sum(xs) / len(xs):.3f} over {len(xs)} seeds" if xs else "no runs"
+
+
+def _mean(xs: list[float]) -> float:
+    return sum(xs) / len(xs)
+
+
+def measure(results: list[dict[str, Any]]) -> dict[str, Any]:
+    """S1's quantities per claim (ccfair.claims.s1), one value per seed; no verdicts (ccfair.claims.rules)."""
+    S = _Seeds(results)
+    out = {**_measure_tables(S), **_measure_findings(S), **_measure_indices(S)}
+    return _with_notes(out, results)
+
+
+def _measure_tables(S: _Seeds) -> dict[str, Any]:
+    """S1's Tables 43-46: J_measure, J_real, accuracy per queue, and J_real with S1's feedback."""
+    from ccfair.claims.model import Measurement
 
     out: dict[str, Measurement] = {}
     for table, b in (("43", False), ("44", True)):
         for key, label in (("j_measure", "j-measure"), ("j_real", "j-real"), ("accuracy", "accuracy")):
-            for q in qs:
-                xs = per_seed(lambda r, k=key: r[k], (b, q, "off"))
-                out[f"S1.t{table}-{label}-{q}"] = Measurement(xs, figure=f"{key} {fmt(xs)}")
+            for q in QUEUES:
+                xs = S.per_seed(lambda r, k=key: r[k], (b, q, "off"))
+                out[f"S1.t{table}-{label}-{q}"] = Measurement(xs, figure=f"{key} {_fmt(xs)}")
     for table, b in (("45", False), ("46", True)):
-        for q in qs:
-            xs = per_seed(lambda r: r["j_real"], (b, q, "s1"))
-            out[f"S1.t{table}-j-feedback-{q}"] = Measurement(xs, figure=f"J_real with S1's feedback {fmt(xs)}")
+        for q in QUEUES:
+            xs = S.per_seed(lambda r: r["j_real"], (b, q, "s1"))
+            out[f"S1.t{table}-j-feedback-{q}"] = Measurement(xs, figure=f"J_real with S1's feedback {_fmt(xs)}")
+    return out
 
-    def over_queues(key: str, b: bool, fb: str, agg: Any) -> tuple[float, ...]:
-        return per_seed(lambda *rs: agg([r[key] for r in rs]), *[(b, q, fb) for q in qs])
 
-    def mean(xs: list[float]) -> float:
-        return sum(xs) / len(xs)
+def _measure_findings(S: _Seeds) -> dict[str, Any]:
+    """S1's findings on the meter's accuracy and on what the feedback gives."""
+    from ccfair.claims.model import Measurement
 
-    acc_min = over_queues("accuracy", False, "off", min)
-    out["S1.accuracy-above-90"] = Measurement(tuple(x - 0.90 for x in acc_min), figure=f"lowest accuracy over queues {fmt(acc_min)}")
-    for q in qs:
-        xs = per_seed(lambda r: r["j_measure"] - r["j_real"], (False, q, "off"))
-        out[f"S1.meter-sign-{q}"] = Measurement(xs, figure=f"J_measure - J_real {fmt(xs)}")
-    xs = per_seed(lambda a, c: a["j_real"] - c["j_real"], (False, "small", "off"), (False, "large", "off"))
-    out["S1.j-falls"] = Measurement(xs, figure=f"J_real(small) - J_real(large) {fmt(xs)}")
-    acc_u, acc_b = over_queues("accuracy", False, "off", mean), over_queues("accuracy", True, "off", mean)
-    out["S1.bounded-accuracy-lower"] = Measurement(acc_u, minus=acc_b, figure=f"mean accuracy unbounded {fmt(acc_u)}, bounded {fmt(acc_b)}")
-    fb_min = over_queues("j_real", False, "s1", min)
-    out["S1.feedback-above-99"] = Measurement(tuple(x - 0.99 for x in fb_min), figure=f"lowest J with feedback over queues {fmt(fb_min)}")
-    for cid, b in (("S1.feedback-improves", False), ("S1.bounded-feedback-improves", True)):
-        keys = [(b, q, fb) for q in qs for fb in ("s1", "off")]
-        xs = per_seed(lambda *rs: mean([rs[i]["j_real"] - rs[i + 1]["j_real"] for i in range(0, len(rs), 2)]), *keys)
-        out[cid] = Measurement(xs, figure=f"J_real with - without S1's feedback {fmt(xs)}")
-    fb_u, fb_b = over_queues("j_real", False, "s1", mean), over_queues("j_real", True, "s1", mean)
-    out["S1.bounded-feedback-lower"] = Measurement(
-        fb_u, minus=fb_b, figure=f"mean J with feedback unbounded {fmt(fb_u)}, bounded {fmt(fb_b)}"
+    out: dict[str, Measurement] = {}
+    acc_min = S.over_queues("accuracy", False, "off", min)
+    out["S1.accuracy-above-90"] = Measurement(tuple(x - 0.90 for x in acc_min), figure=f"lowest accuracy over queues {_fmt(acc_min)}")
+    for q in QUEUES:
+        xs = S.per_seed(lambda r: r["j_measure"] - r["j_real"], (False, q, "off"))
+        out[f"S1.meter-sign-{q}"] = Measurement(xs, figure=f"J_measure - J_real {_fmt(xs)}")
+    xs = S.per_seed(lambda a, c: a["j_real"] - c["j_real"], (False, "small", "off"), (False, "large", "off"))
+    out["S1.j-falls"] = Measurement(xs, figure=f"J_real(small) - J_real(large) {_fmt(xs)}")
+    acc_u, acc_b = S.over_queues("accuracy", False, "off", _mean), S.over_queues("accuracy", True, "off", _mean)
+    out["S1.bounded-accuracy-lower"] = Measurement(
+        acc_u, minus=acc_b, figure=f"mean accuracy unbounded {_fmt(acc_u)}, bounded {_fmt(acc_b)}"
     )
+    fb_min = S.over_queues("j_real", False, "s1", min)
+    out["S1.feedback-above-99"] = Measurement(tuple(x - 0.99 for x in fb_min), figure=f"lowest J with feedback over queues {_fmt(fb_min)}")
+    for cid, b in (("S1.feedback-improves", False), ("S1.bounded-feedback-improves", True)):
+        keys = [(b, q, fb) for q in QUEUES for fb in ("s1", "off")]
+        xs = S.per_seed(lambda *rs: _mean([rs[i]["j_real"] - rs[i + 1]["j_real"] for i in range(0, len(rs), 2)]), *keys)
+        out[cid] = Measurement(xs, figure=f"J_real with - without S1's feedback {_fmt(xs)}")
+    fb_u, fb_b = S.over_queues("j_real", False, "s1", _mean), S.over_queues("j_real", True, "s1", _mean)
+    out["S1.bounded-feedback-lower"] = Measurement(
+        fb_u, minus=fb_b, figure=f"mean J with feedback unbounded {_fmt(fb_u)}, bounded {_fmt(fb_b)}"
+    )
+    return out
+
+
+def _measure_indices(S: _Seeds) -> dict[str, Any]:
+    """S1's findings on the per-CCA indices: the meter's against the real ones, BIC, Vegas, RRMQS's V'."""
+    from ccfair.claims.model import Measurement
+
+    out: dict[str, Measurement] = {}
 
     def corr(*rs: dict[str, Any]) -> float:
         return _index_correlation(
@@ -517,26 +562,26 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Any]:
             }
         )
 
-    c_u = per_seed(corr, *[(False, q, "off") for q in qs])
-    c_b = per_seed(corr, *[(True, q, "off") for q in qs])
-    out["S1.index-agreement"] = Measurement(c_u, figure=f"correlation of ln I_measure, ln I_real {fmt(c_u)}")
-    out["S1.index-agreement-bounded-lower"] = Measurement(c_u, minus=c_b, figure=f"correlation unbounded {fmt(c_u)}, bounded {fmt(c_b)}")
+    c_u = S.per_seed(corr, *[(False, q, "off") for q in QUEUES])
+    c_b = S.per_seed(corr, *[(True, q, "off") for q in QUEUES])
+    out["S1.index-agreement"] = Measurement(c_u, figure=f"correlation of ln I_measure, ln I_real {_fmt(c_u)}")
+    out["S1.index-agreement-bounded-lower"] = Measurement(c_u, minus=c_b, figure=f"correlation unbounded {_fmt(c_u)}, bounded {_fmt(c_b)}")
 
     def ln_index(r: dict[str, Any], cca: str) -> float:
         i = r["per_cca_real"].get(cca, math.nan)
         return math.log(i) if _finite(i) and i > 0 else math.nan
 
-    bic = per_seed(lambda *rs: mean([ln_index(r, "bic") for r in rs]), *[(False, q, "off") for q in qs])
+    bic = S.per_seed(lambda *rs: _mean([ln_index(r, "bic") for r in rs]), *[(False, q, "off") for q in QUEUES])
     out["S1.index-bic-above-fair"] = Measurement(
-        bic, figure=f"mean ln I_real(BIC) {fmt(bic)} (I = {math.exp(sum(bic) / len(bic)) if bic else math.nan:.2f})"
+        bic, figure=f"mean ln I_real(BIC) {_fmt(bic)} (I = {math.exp(sum(bic) / len(bic)) if bic else math.nan:.2f})"
     )
-    veg = per_seed(lambda r: ln_index(r, "vegas"), (False, "large", "off"))
+    veg = S.per_seed(lambda r: ln_index(r, "vegas"), (False, "large", "off"))
     out["S1.vegas-harmed-large-buffer"] = Measurement(
-        veg, figure=f"ln I_real(Vegas), large queue {fmt(veg)} (I = {math.exp(sum(veg) / len(veg)) if veg else math.nan:.2f})"
+        veg, figure=f"ln I_real(Vegas), large queue {_fmt(veg)} (I = {math.exp(sum(veg) / len(veg)) if veg else math.nan:.2f})"
     )
-    jp = per_seed(lambda *rs: mean([_jain(list(r["per_cca_v_prime"].values())) for r in rs]), *[(False, q, "off") for q in qs])
-    out["S1.rrmqs-fair"] = Measurement(jp, figure=f"Jain's index of V' over the CCAs {fmt(jp)}")
-    return _with_notes(out, results)
+    jp = S.per_seed(lambda *rs: _mean([_jain(list(r["per_cca_v_prime"].values())) for r in rs]), *[(False, q, "off") for q in QUEUES])
+    out["S1.rrmqs-fair"] = Measurement(jp, figure=f"Jain's index of V' over the CCAs {_fmt(jp)}")
+    return out
 
 
 def _per_cca_mean(results: list[dict[str, Any]], key: str, bounded: bool, feedback: str, queues: tuple[str, ...]) -> dict[str, float]:

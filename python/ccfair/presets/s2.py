@@ -334,47 +334,62 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Any]:
         if r["task"].get("kind", "mix") == "mix" and r["task"]["qdisc"] == "droptail"
     }
     seeds = sorted({s for c, s in mix if (("cubic", s) in mix and ("bbr", s) in mix)})
-    low, mid, high = CLIENT_LOSS
 
     def ab(f: Any) -> tuple[float, ...]:
         """f(cubic run, bbr run) per seed, finite values only."""
         xs = [f(mix[("cubic", s)], mix[("bbr", s)]) for s in seeds]
         return tuple(float(x) for x in xs if math.isfinite(x))
 
-    def ln_tput(classes: tuple[str, ...], loss: float | None = None) -> Any:
-        return lambda c, b: _ln(_mean(_tput(_flows_of(b, classes, ("3MB",), loss))), _mean(_tput(_flows_of(c, classes, ("3MB",), loss))))
+    out: dict[str, Measurement] = {**_measure_client(ab), **_measure_pop(ab)}
+    side, means = _measure_side(results)
+    out.update(side)
+    return _with_notes(out, [mix[k] for k in sorted(mix) if k[1] in seeds], means)
 
-    def ln_fct(classes: tuple[str, ...], kinds: tuple[str, ...], loss: float | None = None, lo: float = 0, hi: float = math.inf) -> Any:
-        """ln(mean FCT CUBIC / mean FCT BBR): > 0 when BBR's flows finish sooner."""
-        return lambda c, b: _ln(
-            _mean(_fct(_flows_of(c, classes, kinds, loss), lo, hi)), _mean(_fct(_flows_of(b, classes, kinds, loss), lo, hi))
-        )
 
-    def size_benefit(loss: float) -> Any:
-        big, small = (
-            ln_fct(("client",), ("3MB", "mix"), loss, lo=LARGE_MIN_BYTES),
-            ln_fct(("client",), ("mix", "tiny"), loss, hi=SMALL_MAX_BYTES),
-        )
-        return lambda c, b: big(c, b) - small(c, b)
+def _ln_tput(classes: tuple[str, ...], loss: float | None = None) -> Any:
+    """ln(mean 3 MB throughput BBR / CUBIC) of the flows of ``classes`` (at client loss ``loss``)."""
+    return lambda c, b: _ln(_mean(_tput(_flows_of(b, classes, ("3MB",), loss))), _mean(_tput(_flows_of(c, classes, ("3MB",), loss))))
 
+
+def _ln_fct(classes: tuple[str, ...], kinds: tuple[str, ...], loss: float | None = None, lo: float = 0, hi: float = math.inf) -> Any:
+    """ln(mean FCT CUBIC / mean FCT BBR): > 0 when BBR's flows finish sooner."""
+    return lambda c, b: _ln(
+        _mean(_fct(_flows_of(c, classes, kinds, loss), lo, hi)), _mean(_fct(_flows_of(b, classes, kinds, loss), lo, hi))
+    )
+
+
+def _size_benefit(loss: float) -> Any:
+    """ln FCT ratio CUBIC/BBR of the client's large objects minus that of its small ones."""
+    big, small = (
+        _ln_fct(("client",), ("3MB", "mix"), loss, lo=LARGE_MIN_BYTES),
+        _ln_fct(("client",), ("mix", "tiny"), loss, hi=SMALL_MAX_BYTES),
+    )
+    return lambda c, b: big(c, b) - small(c, b)
+
+
+def _measure_client(ab: Any) -> dict[str, Any]:
+    """The claims on the client traffic class: throughput, FCT, and their growth with loss."""
+    from ccfair.claims.model import Measurement
+
+    low, mid, high = CLIENT_LOSS
     out: dict[str, Measurement] = {}
     xs = ab(lambda c, b: (_mean(_tput(_flows_of(b, ("client",), ("3MB",)))) / _mean(_tput(_flows_of(c, ("client",), ("3MB",)))) - 1) * 100)
     out["S2.client-gain"] = Measurement(xs, figure=f"client 3 MB mean throughput BBR vs CUBIC {_over_seeds(xs, _as_percent)}")
     xs = ab(lambda c, b: _ln(_pct(_tput(_flows_of(b, ("client",), ("3MB",))), 5), _pct(_tput(_flows_of(c, ("client",), ("3MB",))), 5)))
     out["S2.client-p5"] = Measurement(xs, figure=f"client 3 MB 5th-percentile throughput BBR/CUBIC {_over_seeds(xs, _as_factor)}")
-    xs = ab(ln_fct(("client",), ("3MB", "mix", "tiny")))
+    xs = ab(_ln_fct(("client",), ("3MB", "mix", "tiny")))
     out["S2.client-fct"] = Measurement(xs, figure=f"client mean FCT CUBIC/BBR (all sizes) {_over_seeds(xs, _as_factor)}")
-    xs = ab(ln_tput(("client",), mid))
+    xs = ab(_ln_tput(("client",), mid))
     out["S2.wireline-tput"] = Measurement(xs, figure=f"client 3 MB throughput BBR/CUBIC at {mid:.0e} loss {_over_seeds(xs, _as_factor)}")
-    xs = ab(ln_fct(("client",), ("3MB", "mix", "tiny"), mid))
+    xs = ab(_ln_fct(("client",), ("3MB", "mix", "tiny"), mid))
     out["S2.wireline-fct"] = Measurement(xs, figure=f"client mean FCT CUBIC/BBR at {mid:.0e} loss {_over_seeds(xs, _as_factor)}")
     xs = ab(lambda c, b: _ln(_std(_fct(_flows_of(c, ("client",), ("3MB",), mid))), _std(_fct(_flows_of(b, ("client",), ("3MB",), mid)))))
     out["S2.wireline-jitter"] = Measurement(xs, figure=f"client 3 MB FCT std CUBIC/BBR at {mid:.0e} loss {_over_seeds(xs, _as_factor)}")
-    xs = ab(size_benefit(mid))
+    xs = ab(_size_benefit(mid))
     out["S2.wireline-large-benefit"] = Measurement(xs, figure=f"ln FCT ratio >= 1 MB minus < 100 KB at {mid:.0e} loss {_over_seeds(xs)}")
-    hi_, lo_ = ab(ln_tput(("client",), high)), ab(ln_tput(("client",), low))
+    hi_, lo_ = ab(_ln_tput(("client",), high)), ab(_ln_tput(("client",), low))
     out["S2.gain-grows-with-loss"] = Measurement(
-        ab(lambda c, b: ln_tput(("client",), high)(c, b) - ln_tput(("client",), low)(c, b)),
+        ab(lambda c, b: _ln_tput(("client",), high)(c, b) - _ln_tput(("client",), low)(c, b)),
         figure=f"client 3 MB throughput BBR/CUBIC {_over_seeds(lo_, _as_factor)} at {low:.0e} loss, {_over_seeds(hi_, _as_factor)} at {high:.0e}",
     )
     out["S2.retransmits-high"] = Measurement(
@@ -383,18 +398,26 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Any]:
     out["S2.retransmits-low"] = Measurement(
         lo_, figure=f"client 3 MB throughput BBR/CUBIC at {low:.0e} loss {_over_seeds(lo_, _as_factor)}"
     )
-    xs = ab(size_benefit(high))
+    xs = ab(_size_benefit(high))
     out["S2.large-objects"] = Measurement(xs, figure=f"ln FCT ratio CUBIC/BBR >= 1 MB minus < 100 KB at {high:.0e} loss {_over_seeds(xs)}")
-    xs = ab(ln_fct(("client",), ("3MB",)))
+    xs = ab(_ln_fct(("client",), ("3MB",)))
     out["S2.lab-client-fct"] = Measurement(xs, figure=f"client 3 MB mean FCT CUBIC/BBR {_over_seeds(xs, _as_factor)}")
-    xs = ab(lambda c, b: math.exp(ln_fct(("client",), ("mix",), hi=SMALL_MAX_BYTES)(c, b)))
+    xs = ab(lambda c, b: math.exp(_ln_fct(("client",), ("mix",), hi=SMALL_MAX_BYTES)(c, b)))
     out["S2.lab-small-marginal"] = Measurement(xs, figure=f"client < 100 KB mean FCT CUBIC/BBR {_over_seeds(xs, lambda x: f'x{x:.2f}')}")
-    xs = ab(lambda c, b: -ln_fct(("pop",), ("3MB",))(c, b))
+    return out
+
+
+def _measure_pop(ab: Any) -> dict[str, Any]:
+    """The claims on the PoP-to-PoP and intra-PoP classes (low RTT)."""
+    from ccfair.claims.model import Measurement
+
+    out: dict[str, Measurement] = {}
+    xs = ab(lambda c, b: -_ln_fct(("pop",), ("3MB",))(c, b))
     out["S2.lab-pop-fct"] = Measurement(xs, figure=f"PoP-to-PoP 3 MB mean FCT BBR/CUBIC {_over_seeds(xs, _as_factor)}")
-    xs = ab(ln_tput(("pop", "intra")))
+    xs = ab(_ln_tput(("pop", "intra")))
     out["S2.low-rtt-regression"] = Measurement(xs, figure=f"PoP-to-PoP + intra-PoP 3 MB throughput BBR/CUBIC {_over_seeds(xs, _as_factor)}")
     ys = tuple(math.exp(x) for x in xs)
-    pop, intra = ab(ln_tput(("pop",))), ab(ln_tput(("intra",)))
+    pop, intra = ab(_ln_tput(("pop",))), ab(_ln_tput(("intra",)))
     out["S2.low-rtt-halved"] = Measurement(
         ys,
         figure=f"BBR/CUBIC {_over_seeds(ys, lambda x: f'x{x:.2f}')} (PoP-to-PoP {_over_seeds(pop, _as_factor)}, intra-PoP {_over_seeds(intra, _as_factor)})",
@@ -406,10 +429,7 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Any]:
     out["S2.tiny-similar"] = Measurement(
         xs, figure=f"PoP-to-PoP + intra-PoP < 0.5 KB median FCT BBR/CUBIC {_over_seeds(xs, lambda x: f'x{x:.2f}')}"
     )
-
-    side, means = _measure_side(results)
-    out.update(side)
-    return _with_notes(out, [mix[k] for k in sorted(mix) if k[1] in seeds], means)
+    return out
 
 
 def _measure_side(results: list[dict[str, Any]]) -> tuple[dict[str, Any], list[float]]:

@@ -532,8 +532,38 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
     def m(cid: str, values: list[float], figure: str) -> None:
         out[f"S3.{cid}"] = Measurement(tuple(values), figure=figure, note=NOTES.get(cid, ""))
 
-    mono = {c: [R.get(c, q, n, k) for q in AQMS for n in MONO_NS for k in MONO_KS] for c in ("dctcp", "bbr2")}
-    dct = [r for r in mono["dctcp"] if r]
+    _measure_mono_dctcp(R, m)
+    _measure_mono_bbr(R, m)
+    _measure_multi(R, m)
+    _measure_multi_rtt(R, m)
+    v = _pairs(
+        [
+            (R.get("bbr2", q, n, k, buffer="small"), R.get("dctcp", q, n, k, buffer="small"))
+            for q in AQMS
+            for n in MONO_NS
+            for k in SMALL_KS
+        ],
+        lambda a, b: a["util"] - b["util"],
+    )
+    m(
+        "bbr-small-buffer",
+        v,
+        _fig(
+            [r["util"] for q in AQMS for n in MONO_NS for k in SMALL_KS if (r := R.get("bbr2", q, n, k, buffer="small"))],
+            "BBRv2 small-buffer utilization",
+        ),
+    )
+    return out
+
+
+def _mono(R: _Runs, mix: str) -> list[dict[str, Any] | None]:
+    """The one-CCA runs of ``mix`` at every AQM, N and K of the 5 ms long-buffer grid (None where missing)."""
+    return [R.get(mix, q, n, k) for q in AQMS for n in MONO_NS for k in MONO_KS]
+
+
+def _measure_mono_dctcp(R: _Runs, m: Any) -> None:
+    """The claims on DCTCP alone: fairness, utilization, delay, small buffers, 50 ms."""
+    dct = [r for r in _mono(R, "dctcp") if r]
     m("mono-dctcp-fair", [r["jfi"] - GOOD_JFI for r in dct], _fig([r["jfi"] for r in dct], "JFI"))
     v = _pairs([(R.get("dctcp", q, n, 1.0), R.get("dctcp", q, n, 0.05)) for q in AQMS for n in MONO_NS], lambda a, b: a["util"] - b["util"])
     m("mono-dctcp-util-small-target", v, _fig([r["util"] for r in dct if r["task"]["k"] == 0.05], "utilization at K = 0.05"))
@@ -571,9 +601,14 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
     )
     cs = [b["jfi"] for q, _, _, b in p50 if q == "csaqm"]
     m("mono-dctcp-50ms-csaqm", [x - GOOD_JFI for x in cs], _fig(cs, "CSAQM JFI at 50 ms"))
-    v = _pairs(list(zip(mono["bbr2"], mono["dctcp"])), lambda a, b: a["util"] - b["util"])
-    m("mono-bbr-util", v, _fig([r["util"] for r in mono["bbr2"] if r], "BBRv2 utilization"))
-    bb = [r for r in mono["bbr2"] if r]
+
+
+def _measure_mono_bbr(R: _Runs, m: Any) -> None:
+    """The claims on BBRv2 alone: utilization against DCTCP's, fairness, and at 50 ms."""
+    mono_bbr = _mono(R, "bbr2")
+    v = _pairs(list(zip(mono_bbr, _mono(R, "dctcp"))), lambda a, b: a["util"] - b["util"])
+    m("mono-bbr-util", v, _fig([r["util"] for r in mono_bbr if r], "BBRv2 utilization"))
+    bb = [r for r in mono_bbr if r]
     m("mono-bbr-fair", [r["jfi"] - GOOD_JFI for r in bb], _fig([r["jfi"] for r in bb], "BBRv2 JFI"))
     v = _pairs(
         [(R.get("bbr2", "step", n, 0.05, rtt=50), R.get("bbr2", "step", n, 1.0, rtt=50)) for n in MONO_NS], lambda a, b: a["jfi"] - b["jfi"]
@@ -602,26 +637,6 @@ def measure(results: list[dict[str, Any]]) -> dict[str, Measurement]:
     )
     kept = [r["delay_rel"] for q in ("step", "csaqm") for n in MONO_NS for k in (0.05, 1.0) if (r := R.get("bbr2", q, n, k, rtt=50))]
     m("mono-bbr-50ms-delay-kept", [1 - x for x in kept], _fig(kept, "STEP/CSAQM mean delay / D"))
-    _measure_multi(R, m)
-    _measure_multi_rtt(R, m)
-    v = _pairs(
-        [
-            (R.get("bbr2", q, n, k, buffer="small"), R.get("dctcp", q, n, k, buffer="small"))
-            for q in AQMS
-            for n in MONO_NS
-            for k in SMALL_KS
-        ],
-        lambda a, b: a["util"] - b["util"],
-    )
-    m(
-        "bbr-small-buffer",
-        v,
-        _fig(
-            [r["util"] for q in AQMS for n in MONO_NS for k in SMALL_KS if (r := R.get("bbr2", q, n, k, buffer="small"))],
-            "BBRv2 small-buffer utilization",
-        ),
-    )
-    return out
 
 
 def _get(R: _Runs, mix: str, q: str, n: int, k: float, rtt: int, field: str) -> float:
@@ -635,12 +650,24 @@ def _mean_of(R: _Runs, mix: str, q: str, field: str, rtt: int = 5) -> float:
 
 
 def _measure_multi(R: _Runs, m: Any) -> None:
+    """The claims on BBRv2 and DCTCP sharing the 5 ms bottleneck (and at 50 ms)."""
     ns = R.ns("multi")
     multi_all = [(q, n, k, R.get("multi", q, n, k)) for q in AQMS for n in ns for k in MULTI_KS]
     pts_m = [(q, n, k, r) for q, n, k, r in multi_all if r]
+    _measure_multi_shares(R, m, ns, pts_m)
+    _measure_multi_csaqm(R, m, ns, pts_m)
+
+
+def _of(pts_m: list[tuple[str, int, float, dict[str, Any]]], q: str) -> list[dict[str, Any]]:
+    """The runs of AQM ``q`` among ``pts_m`` ((AQM, N, K, run))."""
+    return [r for qq, _, _, r in pts_m if qq == q]
+
+
+def _measure_multi_shares(R: _Runs, m: Any, ns: list[int], pts_m: list[tuple[str, int, float, dict[str, Any]]]) -> None:
+    """Utilization, fairness and which CCA each AQM favours, over N and K."""
 
     def of(q: str) -> list[dict[str, Any]]:
-        return [r for qq, _, _, r in pts_m if qq == q]
+        return _of(pts_m, q)
 
     m(
         "multi-util",
@@ -673,7 +700,11 @@ def _measure_multi(R: _Runs, m: Any) -> None:
     k2 = [r for n in ns for r in R.seeds("multi", "pi2", n, 2.0)]
     ratios = [r["rel"]["dctcp"] / r["rel"]["bbr2"] for r in k2 if r["rel"]["bbr2"] > 0]
     m("pi2-k2-ratio", ratios, _fig(ratios, "PI2 K = 2 DCTCP:BBRv2"))
-    cs = of("csaqm")
+
+
+def _measure_multi_csaqm(R: _Runs, m: Any, ns: list[int], pts_m: list[tuple[str, int, float, dict[str, Any]]]) -> None:
+    """CSAQM against STEP and PI2: fairness, marks per CCA, K and RTT sensitivity."""
+    cs = _of(pts_m, "csaqm")
     m("csaqm-good", [r["jfi"] - GOOD_JFI for r in cs], _fig([r["jfi"] for r in cs], "CSAQM JFI"))
     v = [
         R.at("multi", "csaqm", n, k)["jfi"] - max(R.at("multi", "step", n, k)["jfi"], R.at("multi", "pi2", n, k)["jfi"])
@@ -687,7 +718,7 @@ def _measure_multi(R: _Runs, m: Any) -> None:
         mb, md = max(r["marks"].get("bbr2", 0.0), 1e-6), max(r["marks"].get("dctcp", 0.0), 1e-6)
         return abs(math.log(mb / md))
 
-    pi = of("pi2")
+    pi = _of(pts_m, "pi2")
     mr = [r["marks"]["bbr2"] / r["marks"]["dctcp"] for r in pi if r["marks"].get("dctcp", 0) > 0]
     m("pi2-marks-equal", mr, _fig(mr, "PI2 mark ratio BBRv2/DCTCP"))
     v = _pairs(
@@ -721,6 +752,14 @@ def _measure_multi(R: _Runs, m: Any) -> None:
 
 
 def _measure_multi_rtt(R: _Runs, m: Any) -> None:
+    """The claims on flows of one CCA in two RTT classes (5 and 50 ms), then on the 2-2-8-8 mix."""
+    _measure_two_rtt_classes(R, m)
+    _measure_mix_rtt(R, m)
+
+
+def _measure_two_rtt_classes(R: _Runs, m: Any) -> None:
+    """DCTCP's and BBRv2's 50 ms class against their 5 ms class."""
+
     def rr(r: dict[str, Any]) -> float:
         return r["rel"]["50ms"] / r["rel"]["5ms"] if r["rel"].get("5ms") else math.nan
 
@@ -771,6 +810,10 @@ def _measure_multi_rtt(R: _Runs, m: Any) -> None:
     m("rtt-bbr-50-grows-with-k", v, _fig(v, "gap(K = 10) - gap(K = 0.5)"))
     cj = [r["jfi"] for k in (0.17, 0.5) if (r := R.get("mrtt-bbr2", "csaqm", 20, k))]
     m("rtt-bbr-csaqm", [x - GOOD_JFI for x in cj], _fig(cj, "CSAQM BBRv2 multi-RTT JFI (K < 1)"))
+
+
+def _measure_mix_rtt(R: _Runs, m: Any) -> None:
+    """The 2-2-8-8 mix of DCTCP and BBRv2 at 5 and 50 ms, long and small buffers."""
     mx = {(q, k, b): r for q in AQMS for k in MIX_RTT_KS for b in ("long", "small") if (r := R.get("mix-rtt", q, 20, k, buffer=b))}
     sp = [r for (q, _, b), r in mx.items() if q != "csaqm" and b == "long"]
     m("mix-rtt-unfair", [REASONABLE_JFI - r["jfi"] for r in sp], _fig([r["jfi"] for r in sp], "STEP/PI2 2-2-8-8 JFI"))

@@ -891,6 +891,27 @@ class _Run:
         """The simulator's raw result shape (raw_result.py) from testbed measurements: every key but
         those in NOT_MEASURED, plus ``testbed``."""
         c = self.config
+        link = self.link_series(stats)
+        flows, trace = self.flows_and_trace(stats, recv, snd)
+        per_link = stats["links"] if c.get("links") else [self.dumbbell_link(stats, link)]
+        return {
+            "duration_ns": c["duration_ns"],
+            "bin_ns": c["bin_ns"],
+            "sample_ns": c["sample_ns"],
+            "sojourn_bin_ns": c["sojourn_bin_ns"],
+            "bottleneck_rate_bps": self.primary_rate_bps(),
+            "flows": flows,
+            **link,
+            "trace": trace,
+            "links": self.link_stats(per_link, stats["queue_time_ns"] if not self.kernel else link["queue_time_ns"]),
+            "events": 0,
+            "data_packets": stats["forwarded_fwd"],
+            "wall_ns": wall_ns,
+            "testbed": self.testbed_facts(stats, bases, fwd, rev),
+        }
+
+    def link_series(self, stats: dict[str, Any]) -> dict[str, Any]:
+        """The run's single-queue series: the userspace bottleneck's, or the kernel qdisc's counters."""
         link: dict[str, Any] = {
             k: stats[k]
             for k in (
@@ -910,6 +931,12 @@ class _Run:
             q = self.kernel_info["qstats"]
             link = {k: q[k] for k in ("link_tx_bytes", "queue_time_ns", "queue_packets", "queue_bytes")}
             link.update(sojourn_bin=[], sojourn_count=[], sojourn_sum_ns_per_bin=[], sojourn_pkts_per_bin=[])
+        return link
+
+    def flows_and_trace(
+        self, stats: dict[str, Any], recv: dict[str, Any], snd: list[dict[str, Any]]
+    ) -> tuple[list[dict[str, Any]], dict[str, list[int]]]:
+        """Each flow's raw entry from the receiver's and its sender's measurements, and the senders' traces."""
         flows = []
         trace: dict[str, list[int]] = {
             k: [] for k in ("flow", "time_ns", "cwnd_pkts", "inflight_pkts", "srtt_ns", "pacing_rate_bps", "ssthresh_pkts")
@@ -938,43 +965,32 @@ class _Run:
             trace["flow"] += [i] * len(t["time_ns"])
             for k in t:
                 trace[k] += t[k]
-        per_link = stats["links"] if c.get("links") else [self.dumbbell_link(stats, link)]
+        return flows, trace
+
+    def testbed_facts(self, stats: dict[str, Any], bases: list[int], fwd: list[int], rev: list[int]) -> dict[str, Any]:
+        """The raw result's ``testbed`` entry: the host, the delays set and the bottleneck's own counters."""
         return {
-            "duration_ns": c["duration_ns"],
-            "bin_ns": c["bin_ns"],
-            "sample_ns": c["sample_ns"],
-            "sojourn_bin_ns": c["sojourn_bin_ns"],
-            "bottleneck_rate_bps": self.primary_rate_bps(),
-            "flows": flows,
-            **link,
-            "trace": trace,
-            "links": self.link_stats(per_link, stats["queue_time_ns"] if not self.kernel else link["queue_time_ns"]),
-            "events": 0,
-            "data_packets": stats["forwarded_fwd"],
-            "wall_ns": wall_ns,
-            "testbed": {
-                "run_id": self.topo.id,
-                "kernel": os.uname().release,
-                "load_avg_1min": os.getloadavg()[0],
-                "base_rtt_ms": [b / 1e6 for b in bases],
-                "added_delay_ms": {"forward": [x / 1e6 for x in fwd], "reverse": [x / 1e6 for x in rev]},
-                "bottleneck": {
-                    k: stats[k]
-                    for k in (
-                        "late_count",
-                        "late_p50_us",
-                        "late_p99_us",
-                        "late_max_ns",
-                        "late_mean_ns",
-                        "rx_socket_drops",
-                        "tx_errors",
-                        "oversize_frames",
-                        "forwarded_rev",
-                    )
-                },
-                "bottleneck_path": "kernel" if self.kernel else "userspace",
-                **({"kernel_bottleneck": self.kernel_summary()} if self.kernel else {}),
+            "run_id": self.topo.id,
+            "kernel": os.uname().release,
+            "load_avg_1min": os.getloadavg()[0],
+            "base_rtt_ms": [b / 1e6 for b in bases],
+            "added_delay_ms": {"forward": [x / 1e6 for x in fwd], "reverse": [x / 1e6 for x in rev]},
+            "bottleneck": {
+                k: stats[k]
+                for k in (
+                    "late_count",
+                    "late_p50_us",
+                    "late_p99_us",
+                    "late_max_ns",
+                    "late_mean_ns",
+                    "rx_socket_drops",
+                    "tx_errors",
+                    "oversize_frames",
+                    "forwarded_rev",
+                )
             },
+            "bottleneck_path": "kernel" if self.kernel else "userspace",
+            **({"kernel_bottleneck": self.kernel_summary()} if self.kernel else {}),
         }
 
     def primary_rate_bps(self) -> int:

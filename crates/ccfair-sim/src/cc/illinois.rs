@@ -261,7 +261,7 @@ impl CongestionControl for Illinois {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// Illinois's parameters: Linux `tcp_illinois` module parameters and constants, defaults = Linux's.
     pub struct IllinoisConfig {
         /// Smallest increase at the largest queueing delay, packets per RTT (Linux `ALPHA_MIN` = 38/128; used in 1/128).
@@ -278,25 +278,13 @@ crate::declare_params! {
         theta: u32 = THETA_RTTS, Range::Any;
     }
     check = check_illinois;
+    cca Illinois = "illinois", "TCP-Illinois: Liu, Basar, Srikant, Perf. Eval. 2008; Linux net/ipv4/tcp_illinois.c";
+    build = |p, _seed| Illinois::with_params(p);
 }
 
 fn check_illinois(p: &IllinoisConfig) -> Result<(), crate::params::ParamError> {
-    if p.alpha_min > p.alpha_max {
-        return Err(crate::params::ParamError::new("alpha_min", format!("must be <= alpha_max ({}), got {}", p.alpha_max, p.alpha_min)));
-    }
-    if p.beta_min > p.beta_max {
-        return Err(crate::params::ParamError::new("beta_min", format!("must be <= beta_max ({}), got {}", p.beta_max, p.beta_min)));
-    }
-    Ok(())
-}
-
-impl super::Cca for Illinois {
-    type Params = IllinoisConfig;
-    const NAME: &'static str = "illinois";
-    const SOURCE: &'static str = "TCP-Illinois: Liu, Basar, Srikant, Perf. Eval. 2008; Linux net/ipv4/tcp_illinois.c";
-    fn build(p: &IllinoisConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Illinois::with_params(p))
-    }
+    crate::params::ParamError::at_most("alpha_min", p.alpha_min, "alpha_max", p.alpha_max)?;
+    crate::params::ParamError::at_most("beta_min", p.beta_min, "beta_max", p.beta_max)
 }
 
 #[cfg(test)]

@@ -115,7 +115,7 @@ pub struct NvStats {
     pub min_rtt_resets: u64,
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// NV's parameters: Linux `tcp_nv` module parameters, defaults = Linux's.
     pub struct NvConfig {
         /// Packets a flow may keep queued before NV decreases (Linux `nv_pad`).
@@ -125,6 +125,8 @@ crate::declare_params! {
         /// NV never decreases cwnd below this without loss (Linux `nv_min_cwnd`).
         min_cwnd_pkts: u64 = 2, Range::closed(1.0, 1000.0);
     }
+    cca Nv = "nv", "TCP-NV: Brakmo 2016; Linux net/ipv4/tcp_nv.c (pad 10 packets, reset period 5 s)";
+    build = |p, seed| Nv::new(p, seed);
 }
 
 impl Nv {
@@ -338,15 +340,6 @@ impl CongestionControl for Nv {
         if self.rtt_start_seq < tp.snd_una {
             self.decide(tp, bytes_acked);
         }
-    }
-}
-
-impl super::Cca for Nv {
-    type Params = NvConfig;
-    const NAME: &'static str = "nv";
-    const SOURCE: &'static str = "TCP-NV: Brakmo 2016; Linux net/ipv4/tcp_nv.c (pad 10 packets, reset period 5 s)";
-    fn build(p: &NvConfig, seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Nv::new(p, seed))
     }
 }
 

@@ -194,7 +194,7 @@ impl CongestionControl for Vegas {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// Vegas's parameters: Linux `tcp_vegas` module parameters, defaults = Linux's.
     pub struct VegasConfig {
         /// Grow cwnd while fewer than alpha packets are queued (Linux `alpha`).
@@ -205,24 +205,16 @@ crate::declare_params! {
         gamma_pkts: u64 = GAMMA_PKTS, Range::Any;
     }
     check = check_vegas;
+    cca Vegas = "vegas", "Vegas: Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c (alpha 2, beta 4, gamma 1)";
+    build = |p, _seed| {
+        let mut v = Vegas::new();
+        (v.alpha_pkts, v.beta_pkts, v.gamma_pkts) = (p.alpha_pkts, p.beta_pkts, p.gamma_pkts);
+        v
+    };
 }
 
 fn check_vegas(p: &VegasConfig) -> Result<(), crate::params::ParamError> {
-    if p.alpha_pkts > p.beta_pkts {
-        return Err(crate::params::ParamError::new("alpha", format!("must be <= beta ({}), got {}", p.beta_pkts, p.alpha_pkts)));
-    }
-    Ok(())
-}
-
-impl super::Cca for Vegas {
-    type Params = VegasConfig;
-    const NAME: &'static str = "vegas";
-    const SOURCE: &'static str = "Vegas: Brakmo & Peterson, IEEE JSAC 1995; Linux net/ipv4/tcp_vegas.c (alpha 2, beta 4, gamma 1)";
-    fn build(p: &VegasConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        let mut v = Vegas::new();
-        (v.alpha_pkts, v.beta_pkts, v.gamma_pkts) = (p.alpha_pkts, p.beta_pkts, p.gamma_pkts);
-        Box::new(v)
-    }
+    crate::params::ParamError::at_most("alpha", p.alpha_pkts, "beta", p.beta_pkts)
 }
 
 #[cfg(test)]

@@ -174,21 +174,14 @@ impl CongestionControl for Veno {
     }
 }
 
-crate::declare_params! {
+crate::declare_cca! {
     /// Veno's parameters: Linux `tcp_veno` module parameter, default = Linux's.
     pub struct VenoConfig {
         /// Backlog N at or above which a loss is congestive (Linux `beta` = 3 << V_PARAM_SHIFT; used in half-packets).
         beta_pkts: f64 = BETA_PKTS, Range::closed(0.0, 1_000_000.0);
     }
-}
-
-impl super::Cca for Veno {
-    type Params = VenoConfig;
-    const NAME: &'static str = "veno";
-    const SOURCE: &'static str = "Veno: Fu & Liew, IEEE JSAC 2003; Linux net/ipv4/tcp_veno.c";
-    fn build(p: &VenoConfig, _seed: u64) -> Box<dyn CongestionControl> {
-        Box::new(Veno::with_params(p))
-    }
+    cca Veno = "veno", "Veno: Fu & Liew, IEEE JSAC 2003; Linux net/ipv4/tcp_veno.c";
+    build = |p, _seed| Veno::with_params(p);
 }
 
 #[cfg(test)]

@@ -133,13 +133,27 @@ pub fn mark_ce(p: &mut Packet) -> bool {
     }
 }
 
+/// What the rest of ccfair needs to know of a discipline, never asked by its name:
+/// declared on its registry line (`, caps { meter }`), absent ones false.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Capabilities {
+    /// It keeps a flow-meter log ([`Qdisc::take_meter`] gives one; RRMQS): the result
+    /// carries its `meter` tables (`every_discipline_has_a_meter_exactly_when_it_declares_one`).
+    pub meter: bool,
+    /// With its `ecn` on it marks ECN-capable packets above a shallow threshold and drops
+    /// every other packet there (STEP, DCTCP's step marking): with no ECN-capable flow it is a
+    /// hard drop threshold, which the experiment file warns about.
+    pub needs_ecn_flows: bool,
+}
+
 /// The queue-discipline registry: one line per discipline (its `kind`, its
-/// declared config in its own file, accepted aliases, and how to build it from
-/// the config `c`, the run `seed` and the link `rate` in bit/s). From it come
-/// [`QdiscConfig`] (the `bottleneck.qdisc` of a RunConfig), [`build`],
-/// [`QdiscConfig::validate`] and [`schema_json`].
+/// declared config in its own file, accepted aliases, how to build it from
+/// the config `c`, the run `seed` and the link `rate` in bit/s, and its
+/// [`Capabilities`] if any). From it come [`QdiscConfig`] (the `bottleneck.qdisc`
+/// of a RunConfig), [`build`], [`QdiscConfig::validate`] and [`schema_json`].
 macro_rules! registry {
-    ($( $variant:ident($module:ident :: $cfg:ident) = $kind:literal, [$($alias:literal),*], |$c:ident, $seed:ident, $rate:ident| $build:expr; )*) => {
+    ($( $variant:ident($module:ident :: $cfg:ident) = $kind:literal, [$($alias:literal),*], |$c:ident, $seed:ident, $rate:ident| $build:expr
+        $(, caps { $($cap:ident),* })?; )*) => {
         /// Queue discipline at the bottleneck, tagged by `kind`.
         #[derive(Debug, Clone, Serialize, Deserialize)]
         #[serde(tag = "kind", deny_unknown_fields)]
@@ -185,10 +199,12 @@ macro_rules! registry {
             }
         }
 
-        /// Every discipline: (kind, source, aliases, parameters).
-        pub fn registry() -> Vec<(&'static str, &'static str, &'static [&'static str], Vec<ParamSpec>)> {
+        /// Every discipline: (kind, source, aliases, parameters, capabilities).
+        #[allow(clippy::needless_update)]
+        pub fn registry() -> Vec<(&'static str, &'static str, &'static [&'static str], Vec<ParamSpec>, Capabilities)> {
             vec![
-                $( ($kind, $module::SOURCE, &[$($alias),*], $module::$cfg::spec()), )*
+                $( ($kind, $module::SOURCE, &[$($alias),*], $module::$cfg::spec(),
+                    Capabilities { $($($cap: true,)*)? ..Capabilities::default() }), )*
             ]
         }
     };
@@ -198,7 +214,7 @@ registry! {
     Droptail(droptail::DroptailConfig) = "droptail", ["drop-tail", "drop_tail", "taildrop", "tail-drop", "fifo", "pfifo", "bfifo"],
         |c, seed, rate| droptail::DropTail::from_config(c);
     Red(red::RedConfig) = "red", [], |c, seed, rate| red::Red::new(c, seed, rate);
-    Step(step::StepConfig) = "step", [], |c, seed, rate| step::Step::new(c);
+    Step(step::StepConfig) = "step", [], |c, seed, rate| step::Step::new(c), caps { needs_ecn_flows };
     Codel(codel::CodelConfig) = "codel", [], |c, seed, rate| codel::Codel::new(c);
     FqCodel(fq_codel::FqCodelConfig) = "fq_codel", ["fq-codel", "fqcodel"], |c, seed, rate| fq_codel::FqCodel::new(c, seed);
     Pie(pie::PieConfig) = "pie", [], |c, seed, rate| pie::Pie::new(c, seed);
@@ -206,7 +222,7 @@ registry! {
     Pi2(pi2::Pi2Config) = "pi2", [], |c, seed, rate| pi2::Pi2::from_config(c, qdisc_seed(seed));
     DualPi2(dualpi2::DualPi2Config) = "dualpi2", ["dual-pi2", "dualq"], |c, seed, rate| dualpi2::DualPi2::from_config(c, qdisc_seed(seed));
     Csaqm(csaqm::CsaqmConfig) = "csaqm", ["ppv", "cs-aqm"], |c, seed, rate| csaqm::Csaqm::new(c, qdisc_seed(seed), rate);
-    Rrmqs(rrmqs::RrmqsConfig) = "rrmqs", [], |c, seed, rate| rrmqs::Rrmqs::new(c, qdisc_seed(seed));
+    Rrmqs(rrmqs::RrmqsConfig) = "rrmqs", [], |c, seed, rate| rrmqs::Rrmqs::new(c, qdisc_seed(seed)), caps { meter };
 }
 
 /// The seed of a discipline's own random stream (`rng::stream::QDISC`).
@@ -227,14 +243,15 @@ impl QdiscConfig {
     }
 }
 
-/// Every discipline as JSON (for `_core.schema()`): kind, source, aliases, parameters.
+/// Every discipline as JSON (for `_core.schema()`): kind, source, aliases, parameters, capabilities.
 pub fn schema_json() -> Value {
     Value::Array(
         registry()
             .into_iter()
-            .map(|(kind, source, aliases, spec)| {
+            .map(|(kind, source, aliases, spec, caps)| {
                 serde_json::json!({"kind": kind, "source": source, "aliases": aliases,
-                    "params": spec.iter().map(ParamSpec::to_json).collect::<Vec<_>>()})
+                    "params": spec.iter().map(ParamSpec::to_json).collect::<Vec<_>>(),
+                    "meter": caps.meter, "needs_ecn_flows": caps.needs_ecn_flows})
             })
             .collect(),
     )
@@ -273,6 +290,47 @@ mod conservation_tests {
         let tested: Vec<String> = all().iter().map(kind_of).collect();
         for (kind, ..) in registry() {
             assert!(tested.iter().any(|t| t == kind), "{kind} has no case in the every-discipline tests");
+        }
+    }
+
+    fn caps_of(cfg: &QdiscConfig) -> Capabilities {
+        let kind = kind_of(cfg);
+        registry().into_iter().find(|r| r.0 == kind).map(|r| r.4).unwrap()
+    }
+
+    #[test]
+    fn every_discipline_has_a_meter_exactly_when_it_declares_one() {
+        for cfg in all() {
+            let mut q = build(&cfg, 7, 10_000_000);
+            q.set_classes(2);
+            assert_eq!(q.take_meter(1_000_000_000).is_some(), caps_of(&cfg).meter, "{cfg:?}");
+        }
+    }
+
+    #[test]
+    fn a_discipline_needing_ecn_flows_marks_them_where_it_drops_the_others() {
+        let arrivals = |cfg: &QdiscConfig, ecn: Ecn| {
+            let mut q = build(cfg, 7, 10_000_000);
+            let mut admitted = 0;
+            for i in 0..30u32 {
+                let mut p = Packet::new(i % 3, Kind::Data, 1514);
+                p.ecn = ecn;
+                admitted += q.enqueue(p, 0).is_ok() as u32;
+            }
+            let mut marked = 0;
+            while let Some(p) = q.dequeue(0, &mut vec![]) {
+                marked += (p.ecn == Ecn::Ce) as u32;
+            }
+            (admitted, marked)
+        };
+        let with_ecn = all().into_iter().filter(|c| c.to_map().get("ecn") == Some(&Value::Bool(true)));
+        let declaring: Vec<QdiscConfig> = with_ecn.filter(|c| caps_of(c).needs_ecn_flows).collect();
+        assert!(!declaring.is_empty());
+        for cfg in declaring {
+            let (ect_admitted, ect_marked) = arrivals(&cfg, Ecn::Ect1);
+            let (not_ect_admitted, _) = arrivals(&cfg, Ecn::NotEct);
+            assert!(ect_admitted == 30 && ect_marked > 0, "{cfg:?}: ECN-capable packets marked, not dropped");
+            assert!(not_ect_admitted < 30, "{cfg:?}: the others dropped at the same threshold");
         }
     }
 

@@ -179,10 +179,7 @@ crate::declare_params! {
 }
 
 fn check_rrmqs(c: &RrmqsConfig) -> Result<(), crate::params::ParamError> {
-    if c.low > c.high {
-        return Err(crate::params::ParamError::new("low", format!("must be <= high ({}), got {}", c.high, c.low)));
-    }
-    Ok(())
+    crate::params::ParamError::at_most("low", c.low, "high", c.high)
 }
 
 /// A Bloom filter counting distinct keys: `insert` is true when the key was
