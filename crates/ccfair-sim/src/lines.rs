@@ -267,13 +267,15 @@ const PREFETCH_AHEAD: usize = 4;
 /// No slot of a `Stage`.
 const NO_SLOT: u32 = u32::MAX;
 
-/// A flow's head in a `Stage`: its arrival, the flow's sequence number and
-/// its slot.
+/// A flow's head in a `Stage`: its arrival, the flow's sequence number,
+/// its slot and its flow (in what would be padding: `Stage::pop` reads the
+/// flow's state without waiting for the slot).
 #[derive(Clone, Copy)]
 struct Head {
     at: TimeNs,
     seq: u64,
     slot: u32,
+    flow: u32,
 }
 
 impl Head {
@@ -388,6 +390,13 @@ impl Stage {
         self.heap.peek().map(|h| (h.at, h.seq))
     }
 
+    /// Whether `refill` would move the FIFO's front (checked inline, before
+    /// the call).
+    #[inline(always)]
+    fn refills(&self, line: &DelayLine) -> bool {
+        line.q.front().is_some_and(|f| self.earliest_ns().is_none_or(|t| f.enqueue_ns <= t))
+    }
+
     /// Move packets from the FIFO of `line` into the stage while one may
     /// arrive no later than the earliest head (see `SharedLines`).
     fn refill(&mut self, line: &mut DelayLine, noisy: &mut [NoisyFlow]) {
@@ -413,7 +422,7 @@ impl Stage {
                 nf.wait_last = slot;
             } else {
                 nf.in_heap = true;
-                self.heap.push(Head { at, seq: nf.seq, slot });
+                self.heap.push(Head { at, seq: nf.seq, slot, flow: p.flow });
             }
         }
     }
@@ -421,10 +430,10 @@ impl Stage {
     /// Take the earliest head, the line's event, which arrives now; put the
     /// flow's next packet in the heap.
     fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, noisy: &mut [NoisyFlow]) -> Packet {
-        let slot = self.heap.peek().expect("the line's event's packet").slot;
+        let Head { slot, flow, .. } = *self.heap.peek().expect("the line's event's packet");
         let p = self.slots[slot as usize].0;
         self.free.push(slot);
-        let nf = &mut noisy[p.flow as usize];
+        let nf = &mut noisy[flow as usize];
         nf.pending -= 1;
         if nf.pending > 0 {
             // Where the flow's own line would schedule its next head.
@@ -441,7 +450,7 @@ impl Stage {
                 if next == NO_SLOT {
                     nf.wait_last = NO_SLOT;
                 }
-                self.heap.replace_root(Head { at: next_p.enqueue_ns, seq: nf.seq, slot: w });
+                self.heap.replace_root(Head { at: next_p.enqueue_ns, seq: nf.seq, slot: w, flow });
             }
         }
         p
@@ -529,7 +538,7 @@ impl SharedLines {
             1 => h.get(1..h.len().min(3)).and_then(|c| c.iter().min_by_key(|e| e.key())),
             _ => None,
         }?;
-        Some(st.slots[head.slot as usize].0.flow)
+        Some(head.flow)
     }
 
     /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`.
@@ -579,7 +588,9 @@ impl SharedLines {
         let heads = &mut self.heads;
         if let Some(st) = stage {
             let p = st.pop(q, &mut self.noisy);
-            st.refill(line, &mut self.noisy);
+            if st.refills(line) {
+                st.refill(line, &mut self.noisy);
+            }
             let key = st.next_key();
             self.set_next(l, key);
             return p;
