@@ -16,6 +16,11 @@ TCA_STATS2 with TCA_STATS_BASIC (struct gnet_stats_basic: u64 bytes, u32
 packets) and TCA_STATS_QUEUE (struct gnet_stats_queue: qlen, backlog, drops,
 requeues, overlimits), linux/gen_stats.h. One dump costs tens of
 microseconds, unlike forking ``tc -s -j`` every sample.
+
+The run's counters (``start``, ``end``) span the bottleneck's whole life, as its
+per-flow drop charges do: ``start`` is read before ``ready``, ``end`` once stdin
+closes (the runner closes it after stopping the bottleneck, which may still
+forward, and so be refused, after the last sample).
 """
 
 from __future__ import annotations
@@ -140,6 +145,8 @@ def main(argv: list[str] | None = None) -> None:
             out["queue_bytes"].append(st["backlog"])
         if t in bound_set:
             sent_at.append(st["bytes"])
+    sys.stdin.read()  # until the runner has stopped the bottleneck (or died: EOF either way)
+    st = reader.read()
     result = {
         **out,
         "link_tx_bytes": [sent_at[j + 1] - sent_at[j] for j in range(n_bins)],

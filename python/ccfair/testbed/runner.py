@@ -604,6 +604,7 @@ class _Run:
                     "--out", str(topo.dir / "qstats.json"),
                 ],
                 stdout_pipe=True,
+                stdin_pipe=True,
             )  # fmt: skip
             self.wait_ready("qstats", procs.qstats)
         for label, p in procs.waiting:
@@ -626,6 +627,8 @@ class _Run:
         assert procs.bottleneck is not None  # started by start_experiment
         self.stop("bottleneck", procs.bottleneck)
         if procs.qstats is not None:
+            assert procs.qstats.stdin is not None
+            procs.qstats.stdin.close()  # its final counters, now that nothing reaches the qdisc
             self.wait_done(procs.qstats, "qstats", "the qdisc sampler", 15)
             self.kernel_info["qstats"] = json.loads((self.topo.dir / "qstats.json").read_text())
 
