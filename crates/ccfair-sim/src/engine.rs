@@ -58,17 +58,60 @@ struct Entry<E> {
     ev: E,
 }
 
-impl<E> Entry<E> {
-    /// Runs before `other`: earlier time, or same time and scheduled earlier.
-    fn before(&self, other: &Self) -> bool {
-        (self.time, self.seq) < (other.time, other.seq)
-    }
-
-    /// (time, seq) as one number with the same order.
+impl<E: Copy> Keyed for Entry<E> {
+    /// (time, seq) as one number with the same order: earlier time, or the
+    /// same time and scheduled earlier.
     #[inline(always)]
     fn key(&self) -> u128 {
         ((self.time as u128) << 64) | self.seq as u128
     }
+}
+
+/// An entry of a binary min-heap in a slice (children of `i` at `2i + 1`,
+/// `2i + 2`), ordered by one number. The event queue and lines.rs's stage of
+/// flow heads share the sifts below.
+pub(crate) trait Keyed: Copy {
+    fn key(&self) -> u128;
+}
+
+/// Put `e` into the hole at `i` of `h` and move it up to its place. (Inlined
+/// so that `e` stays in registers: see the module comment.)
+#[inline(always)]
+pub(crate) fn sift_up<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
+    let k = e.key();
+    while i > 0 {
+        let parent = (i - 1) / 2;
+        if k >= h[parent].key() {
+            break;
+        }
+        h[i] = h[parent];
+        i = parent;
+    }
+    h[i] = e;
+}
+
+/// Put `e` into the hole at `i` of `h` and move it down to its place.
+#[inline(always)]
+pub(crate) fn sift_down<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
+    let n = h.len();
+    let k = e.key();
+    loop {
+        let mut child = 2 * i + 1;
+        if child >= n {
+            break;
+        }
+        // Branch-free choice of the earlier child (an unpredictable
+        // branch here cost more than the extra key computation).
+        let right = if child + 1 < n { h[child + 1].key() } else { u128::MAX };
+        let left = h[child].key();
+        child += (right < left) as usize;
+        if left.min(right) >= k {
+            break;
+        }
+        h[i] = h[child];
+        i = child;
+    }
+    h[i] = e;
 }
 
 pub struct EventQueue<E> {
@@ -118,50 +161,13 @@ impl<E: Eq + Copy> EventQueue<E> {
         if self.root_consumed {
             // Overwrite the consumed root.
             self.root_consumed = false;
-            self.sift_down(0, entry);
+            sift_down(&mut self.heap, 0, entry);
         } else {
             // Grow by one slot (a hole at the end) and sift the entry up from it.
             let hole = self.heap.len();
             self.heap.push(entry);
-            self.sift_up(hole, entry);
+            sift_up(&mut self.heap, hole, entry);
         }
-    }
-
-    /// Put `e` into the hole at `i` and move it up to its place. (Inlined so
-    /// that `e` stays in registers: see the module comment.)
-    #[inline(always)]
-    fn sift_up(&mut self, mut i: usize, e: Entry<E>) {
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if !e.before(&self.heap[parent]) {
-                break;
-            }
-            self.heap[i] = self.heap[parent];
-            i = parent;
-        }
-        self.heap[i] = e;
-    }
-
-    /// Put `e` into the hole at `i` and move it down to its place.
-    #[inline(always)]
-    fn sift_down(&mut self, mut i: usize, e: Entry<E>) {
-        let n = self.heap.len();
-        loop {
-            let mut child = 2 * i + 1;
-            if child >= n {
-                break;
-            }
-            // Branch-free choice of the earlier child (an unpredictable
-            // branch here cost more than the extra key computation).
-            let right = if child + 1 < n { self.heap[child + 1].key() } else { u128::MAX };
-            child += (right < self.heap[child].key()) as usize;
-            if !self.heap[child].before(&e) {
-                break;
-            }
-            self.heap[i] = self.heap[child];
-            i = child;
-        }
-        self.heap[i] = e;
     }
 
     /// Remove the consumed root, if any. (The test inline, the removal out
@@ -178,7 +184,7 @@ impl<E: Eq + Copy> EventQueue<E> {
         self.root_consumed = false;
         let last = self.heap.pop().expect("consumed root exists");
         if !self.heap.is_empty() {
-            self.sift_down(0, last);
+            sift_down(&mut self.heap, 0, last);
         }
     }
 

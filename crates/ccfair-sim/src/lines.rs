@@ -14,7 +14,7 @@
 //! The lines are generic over the simulation's event type `E`: a line only
 //! schedules its own head event.
 
-use crate::engine::{EventQueue, TimeNs};
+use crate::engine::{sift_down, sift_up, EventQueue, Keyed, TimeNs};
 use crate::packet::Packet;
 use crate::prefetch::prefetch;
 use crate::ring::Ring;
@@ -278,7 +278,7 @@ struct Head {
     flow: u32,
 }
 
-impl Head {
+impl Keyed for Head {
     /// (arrival, seq) as one number with the same order (the flows' sequence
     /// numbers differ, so no two heads tie).
     #[inline(always)]
@@ -288,10 +288,10 @@ impl Head {
 }
 
 /// The stage's heads, a binary min-heap on `Head::key` in a `Vec` (children
-/// of `i` at `2i + 1`, `2i + 2`), sifted as engine.rs's event queue is: the
-/// moving entry in a local, written once at its place, the earlier child
-/// chosen without a branch. A head that leaves and hands over to its flow's
-/// next packet replaces the root (one sift instead of a pop and a push).
+/// of `i` at `2i + 1`, `2i + 2`), sifted by engine.rs's `sift_up` and
+/// `sift_down`, as the event queue is. A head that leaves and hands over to
+/// its flow's next packet replaces the root (one sift instead of a pop and a
+/// push).
 /// The keys are distinct, so the pop order is that of any min-heap.
 #[derive(Default)]
 struct HeadHeap {
@@ -306,41 +306,15 @@ impl HeadHeap {
 
     #[inline(always)]
     fn push(&mut self, e: Head) {
-        let mut i = self.h.len();
+        let hole = self.h.len();
         self.h.push(e);
-        let k = e.key();
-        while i > 0 {
-            let parent = (i - 1) / 2;
-            if k >= self.h[parent].key() {
-                break;
-            }
-            self.h[i] = self.h[parent];
-            i = parent;
-        }
-        self.h[i] = e;
+        sift_up(&mut self.h, hole, e);
     }
 
     /// Put `e` in the root's place and sift it down.
     #[inline(always)]
     fn replace_root(&mut self, e: Head) {
-        let n = self.h.len();
-        let k = e.key();
-        let mut i = 0;
-        loop {
-            let mut child = 2 * i + 1;
-            if child >= n {
-                break;
-            }
-            let right = if child + 1 < n { self.h[child + 1].key() } else { u128::MAX };
-            let left = self.h[child].key();
-            child += (right < left) as usize;
-            if left.min(right) >= k {
-                break;
-            }
-            self.h[i] = self.h[child];
-            i = child;
-        }
-        self.h[i] = e;
+        sift_down(&mut self.h, 0, e);
     }
 
     /// Remove the root.
