@@ -3,10 +3,22 @@
 //! - In-order data advances `rcv_nxt` and is delivered to the application
 //!   immediately (the reader is never the bottleneck).
 //! - Delayed ACKs (RFC 1122 4.2.3.2, RFC 5681 4.2, Linux `__tcp_ack_snd_check`):
-//!   ACK every second full segment, otherwise after the delayed-ACK timer
-//!   (40 ms = Linux TCP_DELACK_MIN / TCP_ATO_MIN). Quick-ACK mode at the start
-//!   of the connection: the first min(rwnd / 2, 16) segments are ACKed at once
-//!   (Linux `tcp_enter_quickack_mode`, TCP_MAX_QUICKACKS = 16).
+//!   ACK every second full segment, otherwise after the delayed-ACK timer.
+//!   Its timeout `ato` adapts as Linux's: it starts at TCP_ATO_MIN = 40 ms;
+//!   each in-order data skb (`tcp_event_data_recv`, gap m since the last)
+//!   sets it to ato / 2 + 20 ms if m <= 20 ms, to min(ato / 2 + m, RTO) if
+//!   m < ato, and enters quick-ACK mode if m exceeds the receiver's RTO; a
+//!   timer that fires doubles it, at most to the RTO
+//!   (`tcp_delack_timer_handler`); the timer is set to ato, above 40 ms
+//!   bounded by the receiver's smoothed RTT (at least 40 ms) and by
+//!   TCP_DELACK_MAX = 200 ms (`tcp_send_delayed_ack`). The receiver's RTT is
+//!   the handshake's (SYN-ACK to the first data segment here, to the
+//!   handshake's last ACK in Linux, `tcp_synack_rtt_meas`); a receiver that
+//!   sends no data has no other sample, and its RTO is srtt + max(2 srtt,
+//!   200 ms) (`tcp_rtt_estimator`'s first sample, `__tcp_set_rto`).
+//!   Quick-ACK mode at the start of the connection: the first
+//!   min(rwnd / 2, 16) segments are ACKed at once (Linux
+//!   `tcp_enter_quickack_mode`, TCP_MAX_QUICKACKS = 16).
 //! - Out-of-order data is ACKed at once; a segment that fills a hole is ACKed
 //!   at once (RFC 5681 4.2).
 //! - An in-order full-sized segment with PSH is ACKed at once (Linux 6.6+,
@@ -94,6 +106,12 @@ use crate::packet::{sack_channel, Ecn, Kind, Packet, SackChannel, SackOpt};
 
 /// Linux TCP_DELACK_MIN (HZ/25).
 pub const DELACK_NS: u64 = 40_000_000;
+/// Linux TCP_DELACK_MAX (HZ/5, `icsk_delack_max`): the longest delayed-ACK timeout.
+pub const DELACK_MAX_NS: u64 = 200_000_000;
+/// Linux HZ/2: `tcp_send_delayed_ack`'s bound on `ato` before the RTT's.
+const ATO_BOUND_NS: u64 = 500_000_000;
+/// Linux TCP_RTO_MIN: the receiver's RTO floor (`tcp_rto_min_us`).
+const RTO_MIN_NS: u64 = 200_000_000;
 /// Linux TCP_MAX_QUICKACKS.
 pub const MAX_QUICKACKS: u32 = 16;
 /// Linux `tp->scaling_ratio` of the reference receiver, in 1/256
@@ -130,6 +148,13 @@ pub struct Receiver {
     /// Full segments received since the last ACK.
     unacked: u32,
     quick: u32,
+    /// Delayed-ACK timeout (`icsk_ack.ato`), the last in-order data arrival
+    /// (`lrcvtime`), the SYN-ACK's send time and the receiver's RTT from the
+    /// handshake (0 = none yet).
+    ato_ns: u64,
+    lrcv_ns: Option<u64>,
+    synack_ns: u64,
+    srtt_ns: u64,
     rwnd: u32,
     rwnd_max: Option<u32>,
     /// Linux `rcv_ssthresh` and `window_clamp`, segments (`tcp_grow_window`).
@@ -177,6 +202,10 @@ impl Receiver {
             dsack: None,
             unacked: 0,
             quick: (rwnd_init / 2).min(MAX_QUICKACKS),
+            ato_ns: DELACK_NS,
+            lrcv_ns: None,
+            synack_ns: 0,
+            srtt_ns: 0,
             rwnd: rwnd_init,
             rwnd_max,
             rcv_ssthresh: rwnd_init,
@@ -260,6 +289,7 @@ impl Receiver {
     fn on_syn(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         self.established = true;
         self.space_time = now;
+        self.synack_ns = now;
         let mut a = Packet::new(self.flow, Kind::SynAck, ACK_WIRE_BYTES + 8);
         a.set_rwnd(self.rwnd);
         a.ts_val = now;
@@ -338,18 +368,66 @@ impl Receiver {
         self.measure_rtt(now, p);
         self.rcv_nxt += segs;
         self.unacked += segs as u32;
+        self.event_data_recv(now);
         self.grow_window(segs);
         if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || p.psh() {
             let a = self.ack_packet(now, false);
             self.push_ack(out, a);
         } else if !self.delack_timer.is_armed() {
-            self.delack_timer.arm(now + DELACK_NS);
+            self.delack_timer.arm(now + self.delack_timeout_ns());
         }
         if self.rcv_space_due(now) {
             // A tail call: `segs` comes back, not kept across the call.
             return self.rcv_space_measure(now, segs);
         }
         segs
+    }
+
+    /// Linux `tcp_event_data_recv`'s delayed-ACK part for in-order data at
+    /// `now`: the receiver's RTT from the handshake at the first segment,
+    /// then `ato` from the gap since the last in-order arrival.
+    #[inline(always)]
+    fn event_data_recv(&mut self, now: TimeNs) {
+        if let Some(lrcv) = self.lrcv_ns {
+            let m = now - lrcv;
+            if m <= DELACK_NS / 2 {
+                self.ato_ns = self.ato_ns / 2 + DELACK_NS / 2;
+            } else if m < self.ato_ns {
+                self.ato_ns = (self.ato_ns / 2 + m).min(self.rto_ns());
+            } else if m > self.rto_ns() {
+                self.incr_quickack();
+            }
+        } else {
+            self.srtt_ns = now.saturating_sub(self.synack_ns).max(1);
+        }
+        self.lrcv_ns = Some(now);
+    }
+
+    /// The receiver's RTO from its one RTT sample (`tcp_rtt_estimator`:
+    /// rttvar = max(2 srtt, TCP_RTO_MIN); `__tcp_set_rto`: srtt + rttvar).
+    fn rto_ns(&self) -> u64 {
+        self.srtt_ns + (2 * self.srtt_ns).max(RTO_MIN_NS)
+    }
+
+    /// Linux `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`: quick ACKs for half
+    /// the window in segments (at least 2, at most 16).
+    #[cold]
+    fn incr_quickack(&mut self) {
+        let quickacks = (self.rwnd / 2).clamp(2, MAX_QUICKACKS);
+        self.quick = self.quick.max(quickacks);
+    }
+
+    /// Linux `tcp_send_delayed_ack`: the timer's delay, `ato`; above
+    /// TCP_ATO_MIN at most the receiver's RTT (at least TCP_DELACK_MIN)
+    /// and HZ/2; never above `icsk_delack_max` (TCP_DELACK_MAX).
+    #[inline(always)]
+    fn delack_timeout_ns(&self) -> u64 {
+        let mut ato = self.ato_ns;
+        if ato > DELACK_NS {
+            let rtt_bound = if self.srtt_ns != 0 { self.srtt_ns.max(DELACK_NS) } else { ATO_BOUND_NS };
+            ato = ato.min(rtt_bound.min(ATO_BOUND_NS));
+        }
+        ato.min(DELACK_MAX_NS)
     }
 
     /// Linux `tcp_grow_window` for an skb of `segs` segments: below the
@@ -412,10 +490,11 @@ impl Receiver {
                 self.sack_remove();
             }
             self.unacked += segs as u32;
+            self.event_data_recv(now);
             if had_ooo || !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || ack_now || p.psh() {
                 self.send_ack(now, out);
             } else if !self.delack_timer.is_armed() {
-                self.delack_timer.arm(now + DELACK_NS);
+                self.delack_timer.arm(now + self.delack_timeout_ns());
             }
             self.rcv_space_adjust(now);
         } else if seq > self.rcv_nxt {
@@ -624,8 +703,11 @@ impl Receiver {
         self.delack_timer.disarm();
     }
 
+    /// Linux `tcp_delack_timer_handler`: a delayed ACK was due; "Delayed
+    /// ACK missed: inflate ATO" (twice, at most the RTO), then the ACK.
     pub fn on_delack_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
         if self.unacked > 0 {
+            self.ato_ns = (2 * self.ato_ns).min(self.rto_ns());
             self.send_ack(now, out);
         }
     }
@@ -815,6 +897,77 @@ mod tests {
         assert_eq!(gro_acks(50_000, 10, 100, psh_at_2_and_6).iter().map(|a| a.0).collect::<Vec<_>>(), vec![3, 7, 10]);
         // A lone PSH segment goes up at once, and is ACKed at once.
         assert_eq!(gro_acks(50_000, 1, 100, pushed), vec![(1, false)]);
+    }
+
+    /// A receiver past its start whose SYN-ACK left at 0 and whose first
+    /// data segment arrives at `srtt_ns` (the handshake's RTT).
+    fn rx_with_rtt(srtt_ns: u64, out: &mut Vec<Packet>) -> Receiver {
+        let mut r = rx();
+        r.on_packet(0, &Packet::new(0, Kind::Syn, 60), out);
+        r.on_packet(srtt_ns, &data(0), out);
+        r.on_delack_timer(srtt_ns + DELACK_NS, out);
+        out.clear();
+        r
+    }
+
+    #[test]
+    fn a_missed_delayed_ack_inflates_ato_bounded_by_the_receivers_rtt_as_linux() {
+        // tcp_delack_timer_handler doubles ato (40 -> 80 ms, at most the RTO
+        // = 50 + 200 ms); tcp_send_delayed_ack bounds the timeout by the
+        // receiver's srtt (50 ms) while ato > 40 ms. Segments 1 ms apart
+        // halve the excess (tcp_event_data_recv: ato / 2 + 20 ms) after the
+        // first one, 41 ms after the last (ato / 2 + m = 81 ms).
+        let mut out = vec![];
+        let mut r = rx_with_rtt(50_000_000, &mut out);
+        assert_eq!(r.ato_ns, 80_000_000);
+        let ms = 1_000_000;
+        let mut timers = vec![];
+        for (k, seq) in (1..6).enumerate() {
+            let t = 91 * ms + k as u64 * ms;
+            r.on_packet(t, &data(seq), &mut out);
+            timers.push((r.ato_ns, r.delack_timer.deadline.map(|d| d - t)));
+        }
+        let want = [
+            (81_000_000, Some(50 * ms)),
+            (60_500_000, None),
+            (50_250_000, Some(50 * ms)),
+            (45_125_000, None),
+            (42_562_500, Some(42_562_500)),
+        ];
+        assert_eq!(timers, want);
+        // At a 20 ms receiver RTT the bound is TCP_DELACK_MIN (40 ms).
+        let mut r = rx_with_rtt(20_000_000, &mut out);
+        r.on_packet(61 * ms, &data(1), &mut out);
+        assert_eq!(r.delack_timer.deadline, Some(61 * ms + DELACK_NS));
+    }
+
+    #[test]
+    fn sparse_segments_grow_ato_by_their_gap_and_a_gap_beyond_the_rto_quick_acks() {
+        // m < ato: ato = ato / 2 + m (30 ms gaps: 40 -> 50 -> 55 -> 57.5 -> 58.75 ms),
+        // the timer at min(ato, srtt = 100 ms). A lone segment after a gap
+        // longer than the receiver's RTO (100 + 200 ms) enters quick-ACK
+        // mode (tcp_incr_quickack); after a shorter one it waits.
+        let mut out = vec![];
+        let mut r = rx_with_rtt(100_000_000, &mut out);
+        r.ato_ns = DELACK_NS;
+        let mut t = 200_000_000;
+        for seq in 1..6 {
+            r.on_packet(t, &data(seq), &mut out);
+            t += 30_000_000;
+        }
+        assert_eq!((r.ato_ns, r.delack_timer.deadline), (58_750_000, Some(t - 30_000_000 + 58_750_000)));
+        r.on_delack_timer(r.delack_timer.deadline.unwrap(), &mut out);
+        out.clear();
+        for (gap, seq, acked_at_once) in [(290_000_000, 6, false), (301_000_000, 7, true)] {
+            r.quick = 0;
+            r.unacked = 0;
+            r.delack_timer.disarm();
+            t += gap;
+            r.lrcv_ns = Some(t - gap);
+            r.on_packet(t, &data(seq), &mut out);
+            assert_eq!(!out.is_empty(), acked_at_once, "gap {gap} ns");
+            out.clear();
+        }
     }
 
     #[test]
