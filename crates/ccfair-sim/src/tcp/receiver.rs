@@ -64,7 +64,10 @@
 //!   receiver RTT estimate, if the application read `copied` segments, more
 //!   than the last time (`space`), the window becomes at least
 //!   `2 * copied + 4 * copied * (copied - space) / space` (plus what is held
-//!   out of order); capped at `rwnd_max`. The receiver RTT
+//!   out of order); capped at `rwnd_max`. The window offered in an ACK is
+//!   that, at most `rcv_ssthresh` (`__tcp_select_window`), and never less
+//!   than the last offer still allows (`tcp_select_window`: the right edge
+//!   never moves left), so slow start's flight follows `rcv_ssthresh`. The receiver RTT
 //!   (`tcp_rcv_rtt_measure_ts`, `tcp_rcv_rtt_update` since commit
 //!   b879dcb1aeec): one sample per new TSecr, in whole 1 ms timestamp ticks
 //!   (a zero sample is skipped); a sample below the estimate replaces it, a
@@ -160,6 +163,8 @@ pub struct Receiver {
     /// Linux `rcv_ssthresh` and `window_clamp`, segments (`tcp_grow_window`).
     rcv_ssthresh: u32,
     window_clamp: u32,
+    /// The right edge of the last window offered, segments (`rcv_wup + rcv_wnd`).
+    right_edge: u64,
     // Auto-tuning state (tp->rcvq_space).
     space: u64,
     space_seq: u64,
@@ -210,6 +215,7 @@ impl Receiver {
             rwnd_max,
             rcv_ssthresh: rwnd_init,
             window_clamp: initial_window_clamp(rwnd_init, rwnd_max),
+            right_edge: 0,
             space: init_cwnd as u64,
             space_seq: 0,
             space_time: 0,
@@ -683,14 +689,26 @@ impl Receiver {
 
     /// The cumulative ACK: window, timestamps, ECE as given, no SACK option.
     #[inline(always)]
-    fn ack_packet(&self, now: TimeNs, ece: bool) -> Packet {
+    fn ack_packet(&mut self, now: TimeNs, ece: bool) -> Packet {
         let mut a = Packet::new(self.flow, Kind::Ack, ACK_WIRE_BYTES);
         a.set_ack(self.rcv_nxt);
-        a.set_rwnd(self.rwnd);
+        a.set_rwnd(self.select_window());
         a.ts_val = now;
         a.ts_ecr = self.ts_recent;
         a.set_ece(ece);
         a
+    }
+
+    /// Linux `tcp_select_window`: the window offered is the free space (the
+    /// auto-tuned window here: the reader keeps the queue empty) capped at
+    /// `rcv_ssthresh` (`__tcp_select_window`), but never less than what the
+    /// last offer still allows (the right edge never moves left).
+    #[inline(always)]
+    fn select_window(&mut self) -> u32 {
+        let offered = self.rwnd.min(self.rcv_ssthresh) as u64;
+        let win = offered.max(self.right_edge.saturating_sub(self.rcv_nxt));
+        self.right_edge = self.rcv_nxt + win;
+        win as u32
     }
 
     /// Send ACK `a`: nothing is left to acknowledge, the delayed ACK is off,
@@ -850,6 +868,27 @@ mod tests {
         assert_eq!(got_f, 400);
         assert!(out_f.iter().any(|a| a.has_sack()), "the holes were SACKed");
         assert!(fast.rwnd() > 10, "the window grew");
+    }
+
+    #[test]
+    fn the_offered_window_is_capped_at_rcv_ssthresh_and_never_shrinks() {
+        // __tcp_select_window caps the window at rcv_ssthresh, which
+        // tcp_grow_window raises by 2 segments per segment below the clamp;
+        // tcp_select_window never moves the right edge left.
+        let mut r = Receiver::new(0, 1448, false, 10, None, 10);
+        r.quick = 0;
+        (r.rwnd, r.window_clamp) = (100, 100); // as auto-tuning raises them
+        let mut out = vec![];
+        for seq in 0..5 {
+            r.on_packet(seq + 1, &data(seq), &mut out);
+        }
+        assert_eq!(out.iter().map(|a| (a.ack(), a.rwnd())).collect::<Vec<_>>(), vec![(1, 12), (2, 14), (3, 16), (4, 18), (5, 20)]);
+        // A lower rcv_ssthresh (memory pressure in Linux) keeps the last right edge: 5 + 20.
+        r.rcv_ssthresh = 4;
+        r.window_clamp = 4;
+        out.clear();
+        r.on_packet(10, &data(5), &mut out);
+        assert_eq!((out[0].ack(), out[0].rwnd()), (6, 19));
     }
 
     #[test]
