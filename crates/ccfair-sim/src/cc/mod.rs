@@ -350,7 +350,10 @@ impl CeWindow {
 /// ACK facts for `pkts_acked` (Linux `struct ack_sample`).
 #[derive(Debug, Clone, Copy, Default)]
 pub struct AckSample {
-    /// Packets newly acked (cumulatively or by SACK).
+    /// Packets the cumulative ACK removed from the retransmission queue,
+    /// SACKed earlier or not (Linux `tcp_clean_rtx_queue`'s `pkts_acked`);
+    /// 0 for an ACK that only SACKs or repeats. `pkts_acked` is called on
+    /// every ACK.
     pub pkts_acked: u32,
     /// RTT sample of this ACK, ns; negative = none (e.g. only retransmissions acked).
     pub rtt_ns: i64,

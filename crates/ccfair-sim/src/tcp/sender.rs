@@ -996,7 +996,7 @@ impl Sender {
         if !sack.is_empty() {
             self.sacktag(now, &sack, p.ack(), prior_una, &mut acc);
         }
-        let d = self.account_ack(now, p, &acc, prior_in_flight);
+        let d = self.account_ack(now, p, &acc, prior_in_flight, prior_una);
         let newly_lost = self.recover_on_ack(now, &acc.flags, d.ece);
         self.control_cwnd_on_ack(now, &acc, &d, newly_lost, prior_in_flight);
         self.rearm_on_ack(now, p.ack(), &acc.flags);
@@ -1066,7 +1066,7 @@ impl Sender {
     /// What the ACK delivered (D-SACKed segments included), ECE, the RTT
     /// sample, and the CCA's per-ACK hooks (`in_ack_event`, `pkts_acked`).
     #[inline(always)]
-    fn account_ack(&mut self, now: TimeNs, p: &Packet, acc: &AckAcc, prior_in_flight: u32) -> AckDelivery {
+    fn account_ack(&mut self, now: TimeNs, p: &Packet, acc: &AckAcc, prior_in_flight: u32, prior_una: u64) -> AckDelivery {
         // tcp_dsack_seen: a D-SACKed (spurious) retransmission was delivered.
         let newly_delivered = acc.newly_delivered + acc.flags.dsack_segs;
         if acc.flags.una_advanced {
@@ -1089,14 +1089,14 @@ impl Sender {
             self.rtt_sample(now, r);
         }
         self.tp.in_flight = self.in_flight();
-        let ack_sample =
-            AckSample { pkts_acked: acc.newly_delivered, rtt_ns: acc.ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
+        // tcp_clean_rtx_queue: `pkts_acked` on every ACK, with the packets
+        // the cumulative ACK removes (SACKed earlier or not) and ca_rtt_us.
+        let cum_acked = (self.tp.snd_una - prior_una) as u32;
+        let ack_sample = AckSample { pkts_acked: cum_acked, rtt_ns: acc.ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
         self.cc.in_ack_event(&mut self.tp, ece);
-        if acc.newly_delivered > 0 {
-            self.tp.sacked_out = self.sacked_out;
-            self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered);
-            self.cc.pkts_acked(&mut self.tp, &ack_sample);
-        }
+        self.tp.sacked_out = self.sacked_out;
+        self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered);
+        self.cc.pkts_acked(&mut self.tp, &ack_sample);
         AckDelivery { newly_delivered, ece, rtt_ns: ack_sample.rtt_ns }
     }
 

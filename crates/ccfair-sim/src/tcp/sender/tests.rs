@@ -650,6 +650,37 @@ fn rate_sample_carries_tx_in_flight_and_losses_since_send() {
     assert_eq!(last.losses, 1);
 }
 
+/// A CCA that records the `pkts_acked` samples the sender gives it.
+#[derive(Clone, Default)]
+struct AckedRecorder(std::sync::Arc<std::sync::Mutex<Vec<(u32, bool)>>>);
+
+impl CongestionControl for AckedRecorder {
+    fn name(&self) -> &'static str {
+        "acked-recorder"
+    }
+    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+        (tp.cwnd / 2).max(2)
+    }
+    fn pkts_acked(&mut self, _tp: &mut TcpCc, sample: &AckSample) {
+        self.0.lock().unwrap().push((sample.pkts_acked, sample.rtt_ns >= 0));
+    }
+}
+
+#[test]
+fn pkts_acked_counts_what_the_cumulative_ack_removes_on_every_ack_as_tcp_clean_rtx_queue() {
+    // Linux tcp_clean_rtx_queue calls pkts_acked on every ACK with the
+    // packets the cumulative ACK takes off the retransmission queue, SACKed
+    // earlier or not, and ca_rtt_us (the newest (S)ACKed packet's RTT).
+    let rec = AckedRecorder::default();
+    let (mut s, _) = handshake(sender_cfg(EcnMode::Off), Box::new(rec.clone()));
+    let mut out = vec![];
+    s.on_ack(2 * RTT, &plain_ack(2), &mut out); // 0-1 ACKed
+    s.on_ack(2 * RTT, &ack_to(&s, 2, 3), &mut out); // 3 SACKed: nothing removed
+    s.on_ack(2 * RTT, &ack_to(&s, 2, 3), &mut out); // a repeat: nothing new
+    s.on_ack(2 * RTT, &plain_ack(5), &mut out); // 2-4 removed, 3 SACKed before
+    assert_eq!(*rec.0.lock().unwrap(), vec![(2, true), (0, true), (0, false), (3, true)]);
+}
+
 #[test]
 fn tso_segs_is_one_ms_of_pacing_rate_clamped_to_min_segs_and_a_64k_gso_packet() {
     // Linux tcp_tso_autosize: clamp(rate >> sk_pacing_shift / mss,
