@@ -3,16 +3,7 @@
 from decimal import Decimal
 
 import pytest
-from ccfair.units import (
-    Buffer,
-    format_rate,
-    format_size,
-    format_time,
-    parse_buffer,
-    parse_rate,
-    parse_size,
-    parse_time,
-)
+from ccfair.units import Buffer, format_rate, format_size, format_time, parse_buffer, parse_rate, parse_size, parse_time
 
 
 @pytest.mark.parametrize(
