@@ -1274,13 +1274,7 @@ impl CongestionControl for Bbr2 {
         self.prior_cwnd
     }
 
-    fn needs_pacing(&self) -> bool {
-        true
-    }
-
-    fn sets_pacing_rate(&self) -> bool {
-        true
-    }
+    needs!(pacing, own_pacing_rate);
 }
 
 crate::declare_cca! {

@@ -149,14 +149,8 @@ impl CongestionControl for Dctcp {
         tp.cwnd.max(self.loss_cwnd)
     }
 
-    fn needs_ecn(&self) -> bool {
-        true
-    }
-
-    /// Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once (`tcp_ecn_accept_cwr`).
-    fn acks_cwr_at_once(&self) -> bool {
-        true
-    }
+    // Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once (`tcp_ecn_accept_cwr`).
+    needs!(ecn, cwr_acked_at_once);
 }
 
 crate::declare_cca! {

@@ -64,6 +64,18 @@ macro_rules! default_is {
     };
 }
 
+/// Inside an `impl CongestionControl`: what the algorithm needs of the sender, each hook
+/// named returning true (the others keep the trait's `false`): `ecn` (`needs_ecn`),
+/// `pacing` (`needs_pacing`), `cwr_acked_at_once` (`acks_cwr_at_once`),
+/// `own_pacing_rate` (`sets_pacing_rate`). `needs!(ecn, pacing);`
+macro_rules! needs {
+    ($($what:ident),+) => { $(needs!(@ $what);)+ };
+    (@ecn) => { fn needs_ecn(&self) -> bool { true } };
+    (@pacing) => { fn needs_pacing(&self) -> bool { true } };
+    (@cwr_acked_at_once) => { fn acks_cwr_at_once(&self) -> bool { true } };
+    (@own_pacing_rate) => { fn sets_pacing_rate(&self) -> bool { true } };
+}
+
 pub mod bbr;
 pub mod bbr2;
 pub mod bbr3;
@@ -832,9 +844,7 @@ mod registry_tests {
             fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
                 ((f64::from(tp.cwnd) * self.0) as u32).max(2)
             }
-            fn needs_pacing(&self) -> bool {
-                true
-            }
+            needs!(pacing);
         }
     }
 

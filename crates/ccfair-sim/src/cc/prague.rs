@@ -144,13 +144,7 @@ impl CongestionControl for Prague {
         tp.cwnd.max(self.loss_cwnd)
     }
 
-    fn needs_ecn(&self) -> bool {
-        true
-    }
-
-    fn needs_pacing(&self) -> bool {
-        true
-    }
+    needs!(ecn, pacing);
 }
 
 crate::declare_params! {

@@ -49,7 +49,7 @@ use std::collections::VecDeque;
 use super::fifo::Fifo;
 use super::pi2::{PiController, DEFAULT_ALPHA_HZ, DEFAULT_BETA_HZ, DEFAULT_COUPLING, DEFAULT_TUPDATE_NS, MIN_BACKLOG_BYTES};
 use super::ppv::{PpvMarker, PV_MAX};
-use super::{mark_ce, DropReason, Qdisc};
+use super::{mark_or_drop, DropReason, Qdisc};
 use crate::engine::TimeNs;
 use crate::packet::Packet;
 use serde::{Deserialize, Serialize};
@@ -235,16 +235,9 @@ impl Qdisc for Csaqm {
         let pi_idle = self.pi.is_some() && self.fifo.bytes() < MIN_BACKLOG_BYTES;
         if pkt.pv() < self.ctv && !pi_idle {
             let overload = self.c.drop_above.is_some_and(|m| self.fifo.bytes() as f64 > m * self.target_bytes);
-            if self.c.ecn && !overload && mark_ce(&mut pkt) {
-                self.stats.marks += 1;
-            } else {
-                self.stats.aqm_drops += 1;
-                return Err((pkt, DropReason::Aqm));
-            }
+            pkt = mark_or_drop(pkt, self.c.ecn && !overload, &mut self.stats.marks, &mut self.stats.aqm_drops)?;
         }
-        pkt.enqueue_ns = now;
-        self.fifo.push(pkt);
-        Ok(())
+        self.fifo.enqueue_at(pkt, now)
     }
 
     fn dequeue(&mut self, now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
