@@ -748,6 +748,13 @@ pub(crate) mod testutil {
         }
         t.cwnd
     }
+
+    /// From `cwnd` and `ssthresh`, runs of one-packet ACKs (`runs`: how many in each) through
+    /// `cc.cong_avoid`; the window after each run.
+    pub fn cwnds_after(mut cc: impl CongestionControl, cwnd: u32, ssthresh: u32, runs: &[u32]) -> Vec<u32> {
+        let mut t = tp_at(cwnd, ssthresh);
+        runs.iter().map(|&n| ack_each(&mut cc, &mut t, n)).collect()
+    }
 }
 
 #[cfg(test)]
