@@ -15,6 +15,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def table_header(*columns: str) -> None:
+    """Print the head of a Markdown table: the column names and the rule under them."""
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
 def ccfair_json(args: list[str]) -> tuple[dict[str, Any] | None, str]:
     """``python -m ccfair ARGS`` (a command given ``--json``): (its output, "") or, when it
     fails, (None, the end of its stderr)."""
