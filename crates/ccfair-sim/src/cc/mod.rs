@@ -370,6 +370,11 @@ pub struct AckSample {
     pub in_flight: u32,
 }
 
+/// Linux's jiffies at time `ns` with a kernel tick rate of `hz` per second (CONFIG_HZ).
+pub(crate) const fn jiffies(ns: u64, hz: u64) -> u64 {
+    ns / (1_000_000_000 / hz)
+}
+
 /// One congestion-control algorithm. Only `name` and `ssthresh` are required;
 /// every other hook has Linux's default (no-op / Reno-like) behaviour.
 pub trait CongestionControl: Send {
