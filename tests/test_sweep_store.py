@@ -135,40 +135,23 @@ def test_runs_table_contents(tmp_path, small_file):
     assert list(tp["run_id"].unique()) == list(runs["run_id"][:2])
 
 
-TOPOLOGY = """
-name = "two links"
-duration = "3s"
-window = { start = "1s", end = "3s" }
-seed = 5
-
-[[links]]
-name = "l1"
-rate = "10Mbit"
-delay = "5ms"
-buffer = "1bdp"
-
-[[links]]
-name = "l2"
-rate = "20Mbit"
-delay = "5ms"
-buffer = "20pkt"
-
-[[flows]]
-name = "long"
-cca = "cubic"
-rtt = "40ms"
-path = ["l1", "l2"]
-
-[[flows]]
-name = "x2"
-cca = "reno"
-rtt = "20ms"
-path = ["l2"]
-
-[sweep]
-repetitions = 2
-"links.0.rate" = ["10Mbit", "15Mbit"]
-"""
+TOPOLOGY = to_toml(
+    {
+        "name": "two links",
+        "duration": "3s",
+        "window": {"start": "1s", "end": "3s"},
+        "seed": 5,
+        "links": [
+            {"name": "l1", "rate": "10Mbit", "delay": "5ms", "buffer": "1bdp"},
+            {"name": "l2", "rate": "20Mbit", "delay": "5ms", "buffer": "20pkt"},
+        ],
+        "flows": [
+            {"name": "long", "cca": "cubic", "rtt": "40ms", "path": ["l1", "l2"]},
+            {"name": "x2", "cca": "reno", "rtt": "20ms", "path": ["l2"]},
+        ],
+        "sweep": {"repetitions": 2, "links.0.rate": ["10Mbit", "15Mbit"]},
+    }
+)
 
 
 def test_the_links_table_holds_every_links_values_of_every_run_and_reads_back(tmp_path):
