@@ -49,7 +49,7 @@ pub enum Kind {
 ///   [`Packet::has_sack`] (the reverse path is FIFO and lossless, so the
 ///   sender takes the options in order, as DCCP's Ack Vectors, dccp/mod.rs);
 ///   an ACK without blocks (the common case) carries nothing more;
-/// - ECE (ACK), CWR (data) and the SACK mark are bits of one flags byte.
+/// - ECE (ACK), CWR and PSH (data) and the SACK mark are bits of one flags byte.
 ///
 /// The direction-specific accessors check in debug builds that a packet of
 /// the other direction never uses them.
@@ -75,7 +75,7 @@ pub struct Packet {
     word: u32,
     pub kind: Kind,
     pub ecn: Ecn,
-    /// [`F_ECE`] | [`F_CWR`] | [`F_SACK`] | [`F_CE_IN`].
+    /// [`F_ECE`] | [`F_CWR`] | [`F_SACK`] | [`F_CE_IN`] | [`F_PSH`].
     flags: u8,
 }
 
@@ -88,6 +88,9 @@ const F_SACK: u8 = 4;
 /// In a topology's queue (topology.rs): the packet was CE already when it
 /// entered, so a CE mark on leaving is not this queue's.
 const F_CE_IN: u8 = 8;
+/// Data: PSH, on the last segment of a multi-segment skb (tcp/sender.rs,
+/// Linux `__tcp_transmit_skb`); the receiver ACKs it at once (tcp/receiver.rs).
+const F_PSH: u8 = 16;
 
 /// A flow's in-order channel of SACK options from its receiver to its
 /// sender, beside the ACKs that carry [`Packet::has_sack`].
@@ -205,6 +208,17 @@ impl Packet {
     #[inline]
     pub fn set_cwr(&mut self, on: bool) {
         self.set_flag(F_CWR, on);
+    }
+
+    /// Data: PSH.
+    #[inline]
+    pub fn psh(&self) -> bool {
+        self.flag(F_PSH)
+    }
+
+    #[inline]
+    pub fn set_psh(&mut self, on: bool) {
+        self.set_flag(F_PSH, on);
     }
 
     /// Ack: its SACK option waits in the flow's [`SackChannel`].
@@ -330,8 +344,9 @@ mod tests {
         d.set_pv(4095);
         d.set_cca_class(u16::MAX);
         d.set_cwr(true);
+        d.set_psh(true);
         d.set_pv(17);
-        assert_eq!((d.seq, d.pv(), d.cca_class(), d.cwr(), d.ece()), (9, 17, u16::MAX, true, false));
+        assert_eq!((d.seq, d.pv(), d.cca_class(), d.cwr(), d.psh(), d.ece()), (9, 17, u16::MAX, true, true, false));
         assert_eq!(std::mem::size_of::<Packet>(), 48);
     }
 

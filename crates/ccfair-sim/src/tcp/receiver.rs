@@ -9,6 +9,14 @@
 //!   (Linux `tcp_enter_quickack_mode`, TCP_MAX_QUICKACKS = 16).
 //! - Out-of-order data is ACKed at once; a segment that fills a hole is ACKed
 //!   at once (RFC 5681 4.2).
+//! - An in-order full-sized segment with PSH is ACKed at once (Linux 6.6+,
+//!   commit 4720852ed9af: `tcp_measure_rcv_mss` sets ICSK_ACK_PUSHED for it,
+//!   and `__tcp_cleanup_rbuf` sends the scheduled ACK when the application's
+//!   read empties the receive queue, which the instant reader here always
+//!   does). The sender sets PSH on the last segment of each skb of more
+//!   than one segment (tcp/sender.rs), so such a segment that arrives as
+//!   the only one unACKed is ACKed alone, and its skb's other segments in
+//!   pairs as before.
 //! - SACK blocks (RFC 2018 section 4, Linux `tcp_sack_new_ofo_skb`,
 //!   `tcp_sack_extend`, `tcp_sack_maybe_coalesce`, `tcp_sack_remove`): the
 //!   receiver remembers up to 4 blocks (TCP_NUM_SACKS); the block holding the
@@ -77,6 +85,8 @@
 //!   handles the merged skb as one: it carries more than one MSS, so
 //!   `__tcp_ack_snd_check` ACKs it at once: one (stretch) ACK per GRO batch.
 //!   Out-of-order segments are not coalesced (they are ACKed one by one).
+//!   A segment with PSH flushes the held skb it joins (`tcp_gro_receive`
+//!   ORs PSH into the held header and flushes), or goes up alone.
 
 use crate::config::{EcnMode, ACK_WIRE_BYTES};
 use crate::engine::{TimeNs, Timer};
@@ -273,11 +283,18 @@ impl Receiver {
                 && tick(p.ts_ecr) == tick(head.ts_ecr);
             if merges {
                 self.gro_segs += 1;
+                if p.psh() {
+                    // tcp_gro_receive: the held skb takes the PSH and is flushed.
+                    if let Some(h) = self.gro_head.as_mut() {
+                        h.set_psh(true);
+                    }
+                    return self.gro_flush(now, out);
+                }
                 return 0;
             }
             delivered = self.gro_flush(now, out);
         }
-        if p.seq == self.rcv_nxt && self.ooo.is_empty() {
+        if p.seq == self.rcv_nxt && self.ooo.is_empty() && !p.psh() {
             self.gro_head = Some(*p);
             self.gro_segs = 1;
             self.gro_timer.arm(now + self.gro_ns);
@@ -322,7 +339,7 @@ impl Receiver {
         self.rcv_nxt += segs;
         self.unacked += segs as u32;
         self.grow_window(segs);
-        if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 {
+        if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || p.psh() {
             let a = self.ack_packet(now, false);
             self.push_ack(out, a);
         } else if !self.delack_timer.is_armed() {
@@ -395,7 +412,7 @@ impl Receiver {
                 self.sack_remove();
             }
             self.unacked += segs as u32;
-            if had_ooo || !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || ack_now {
+            if had_ooo || !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || ack_now || p.psh() {
                 self.send_ack(now, out);
             } else if !self.delack_timer.is_armed() {
                 self.delack_timer.arm(now + DELACK_NS);
@@ -762,6 +779,42 @@ mod tests {
         r.on_delack_timer(1000 + 40_000_000, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].ack(), 1);
+    }
+
+    fn pushed(seq: u64) -> Packet {
+        let mut p = data(seq);
+        p.set_psh(true);
+        p
+    }
+
+    #[test]
+    fn a_full_sized_psh_segment_is_acked_alone_at_once_as_linux_6_6() {
+        // tcp_measure_rcv_mss (6.6+, commit 4720852ed9af) sets ICSK_ACK_PUSHED
+        // for a full-sized PSH segment; the application's read then empties
+        // the receive queue and __tcp_cleanup_rbuf sends the scheduled ACK.
+        // Without PSH the lone segment waits for the delayed-ACK timer; with
+        // PSH on the second of a pair nothing changes (ACKed as a pair).
+        for general in [false, true] {
+            let mut r = if general { rx().with_ecn(EcnMode::Classic) } else { rx() };
+            let mut out = vec![];
+            r.on_packet(0, &data(0), &mut out);
+            assert!(out.is_empty() && r.delack_timer.is_armed());
+            r.on_packet(10, &pushed(1), &mut out);
+            r.on_packet(20, &pushed(2), &mut out);
+            r.on_packet(30, &data(3), &mut out);
+            r.on_packet(40, &pushed(4), &mut out);
+            assert_eq!(out.iter().map(|a| a.ack()).collect::<Vec<_>>(), vec![2, 3, 5], "ECN path {general}");
+        }
+    }
+
+    #[test]
+    fn gro_flushes_the_held_skb_at_a_psh_segment() {
+        // tcp_gro_receive: a PSH segment merges into the held skb, ORs its
+        // PSH into it and flushes it; the next segment starts a new skb.
+        let psh_at_2_and_6 = |k| if k == 2 || k == 6 { pushed(k) } else { data(k) };
+        assert_eq!(gro_acks(50_000, 10, 100, psh_at_2_and_6).iter().map(|a| a.0).collect::<Vec<_>>(), vec![3, 7, 10]);
+        // A lone PSH segment goes up at once, and is ACKed at once.
+        assert_eq!(gro_acks(50_000, 1, 100, pushed), vec![(1, false)]);
     }
 
     #[test]

@@ -42,6 +42,12 @@
 //!   `tcp_update_pacing_rate`: 200 % (slow start) or 120 % (congestion
 //!   avoidance) of cwnd x mss / srtt.
 //! - Receiver window: never send beyond snd_una + rwnd.
+//! - PSH (Linux `__tcp_transmit_skb`, commit 051ba67447de "tcp: force a PSH
+//!   flag on TSO packets"): an skb of new data of more than one segment
+//!   (`tcp_skb_pcount(skb) > 1`) carries PSH, which GSO leaves on its last
+//!   segment (`tcp_gso_segment`); a one-segment skb carries none. The
+//!   application's pushes (`tcp_push` at the end of each write,
+//!   `forced_push`) are not modelled: the application never ends a write.
 //! - ECN (RFC 3168, Linux tcp_ecn_send / tcp_enter_cwr): new data is ECT(0)
 //!   (classic) or ECT(1) (scalable); classic retransmissions are Not-ECT (as
 //!   Linux for CCAs without TCP_CONG_NEEDS_ECN). An ACK with ECE in Open state
@@ -365,6 +371,20 @@ impl RateAcc {
     }
 }
 
+/// The skb of new data that the last `skb_segs` packets of `out` form is
+/// complete: with more than one segment its last one carries PSH (Linux
+/// `__tcp_transmit_skb`: `if (tcp_skb_pcount(skb) > 1) tcb->tcp_flags |=
+/// TCPHDR_PSH`, kept on the last segment by `tcp_gso_segment`).
+#[inline(always)]
+fn end_skb(out: &mut [Packet], skb_segs: &mut u32) {
+    if *skb_segs > 1 {
+        if let Some(p) = out.last_mut() {
+            p.set_psh(true);
+        }
+    }
+    *skb_segs = 0;
+}
+
 impl Sender {
     pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Sender {
         let mut tp = TcpCc::new(cfg.mss_bytes, cfg.wire_bytes, cfg.init_cwnd_pkts);
@@ -583,6 +603,8 @@ impl Sender {
         let mut sent_any = false;
         let mut cwnd_limited = false;
         let mut burst_quota = 0u32;
+        // Segments of the skb of new data being sent (`tcp_skb_pcount`).
+        let mut skb_segs = 0u32;
         loop {
             if self.in_flight() >= self.tp.cwnd {
                 cwnd_limited = true;
@@ -607,6 +629,7 @@ impl Sender {
                     break;
                 }
                 burst_quota = self.tso_segs();
+                end_skb(out, &mut skb_segs);
             } else if !self.tp.pacing && burst_quota == 0 && rtx.is_none() {
                 match self.unpaced_skb_segs(now) {
                     Ok(segs) => burst_quota = segs,
@@ -615,11 +638,18 @@ impl Sender {
                         break;
                     }
                 }
+                end_skb(out, &mut skb_segs);
+            }
+            if rtx.is_some() {
+                // A retransmission is an skb of its own.
+                end_skb(out, &mut skb_segs);
             }
             burst_quota = burst_quota.saturating_sub(1);
             self.transmit(now, rtx, false, out);
+            skb_segs += rtx.is_none() as u32;
             sent_any = true;
         }
+        end_skb(out, &mut skb_segs);
         if frto_new && self.tp.snd_nxt <= self.high_seq {
             self.frto = false;
             return self.try_send(now, out);

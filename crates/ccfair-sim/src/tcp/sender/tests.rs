@@ -432,6 +432,36 @@ fn unpaced_tso_bursts_follow_tcp_tso_autosize_of_tcp_update_pacing_rate() {
     assert!(ack_clocked_bursts(1, 4000, 10_000, 50).iter().all(|&b| b == 2));
 }
 
+fn pushed_seqs(out: &[Packet]) -> Vec<u64> {
+    out.iter().filter(|p| p.psh()).map(|p| p.seq).collect()
+}
+
+#[test]
+fn psh_marks_the_last_segment_of_each_skb_of_more_than_one_segment() {
+    // Linux __tcp_transmit_skb: "Force a PSH flag on all (GSO) packets ...
+    // we do not force the PSH flag for non GSO packets": tcp_skb_pcount(skb)
+    // > 1 sets PSH, which tcp_gso_segment keeps on the last segment only.
+    // The initial window goes as skbs of tcp_tso_autosize's 2-segment minimum.
+    let (mut s, first) = established();
+    assert_eq!(pushed_seqs(&first), vec![1, 3, 5, 7, 9]);
+    // Congestion avoidance: an ACK of 2 releases one 2-segment skb; an ACK
+    // of 1 (cwnd unchanged) a one-segment skb, which carries no PSH.
+    s.tp.ssthresh = 10;
+    let mut out = vec![];
+    s.on_ack(2 * RTT, &plain_ack(2), &mut out);
+    assert_eq!((seqs(&out), pushed_seqs(&out)), (vec![10, 11], vec![11]));
+    out.clear();
+    s.on_ack(2 * RTT + 2_000_000, &plain_ack(3), &mut out); // > 1 ms: tcp_tso_should_defer sends
+    assert_eq!((seqs(&out), pushed_seqs(&out)), (vec![12], vec![]));
+    // A retransmission is a one-segment skb of its own.
+    out.clear();
+    s.on_rto(2 * RTT + 2 * RTT, &mut out);
+    assert!(!out.is_empty() && out.iter().all(|p| !p.psh()));
+    // TSO/GSO off: every skb is one segment, none carries PSH.
+    let (_, first) = handshake(SenderConfig { gso_max_segs: 1, ..sender_cfg(EcnMode::Off) }, Box::new(Reno));
+    assert_eq!((first.len(), pushed_seqs(&first)), (10, vec![]));
+}
+
 #[test]
 fn unpaced_tso_defers_at_most_one_millisecond_after_the_last_send() {
     // tcp_tso_should_defer: "allowing defer only if the last write was
