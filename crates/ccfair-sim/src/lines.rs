@@ -125,7 +125,29 @@ fn draw_exp_ns(rng: &mut Pcg64Mcg, mean_ns: f64, layers: &ExpLayers) -> u64 {
     let u = f64::from_bits((bits >> 12) | (1023u64 << 52)) - (1.0 - f64::EPSILON / 2.0);
     let x = u * layers.x[i];
     let x = if x < layers.x[i + 1] { x } else { exp1_again(rng, saved) };
-    (mean_ns * x) as u64
+    to_ns(mean_ns * x)
+}
+
+/// `v as u64` for `v` >= 0 (a mean times an `Exp1` value): below 2^63 one
+/// conversion instruction, where the saturating cast's checks and its
+/// unsigned conversion take a dozen (the cast out of line, so that the
+/// compiler does not compute both and select).
+#[inline(always)]
+fn to_ns(v: f64) -> u64 {
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if (0.0..TWO_POW_63).contains(&v) {
+        // SAFETY: `v` is finite and its integer part is in [0, 2^63): it fits
+        // an i64, as `to_int_unchecked` requires; the value is `v as u64`'s.
+        unsafe { v.to_int_unchecked::<i64>() as u64 }
+    } else {
+        saturating_ns(v)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn saturating_ns(v: f64) -> u64 {
+    v as u64
 }
 
 /// `Exp1` from the state `saved` (a draw outside `draw_exp_ns`'s fast path).
