@@ -193,11 +193,10 @@ impl DelayLine {
     }
 
     /// Arrival time `at` plus a host-noise draw, after the previous arrival.
-    /// Out of line, so that `push` holds only the path without host noise
-    /// (S0 base 0.988 CPU time with the same instructions (+0.2 %),
-    /// grid configs with host noise 1.000-1.008; an effect of code placement,
-    /// docs/benchmarks.md).
-    #[inline(never)]
+    /// Inline in `push`: with the draw's rare path out of line (`exp1_again`)
+    /// it is a few dozen instructions, less than the call's own cost
+    /// (docs/benchmarks.md).
+    #[inline(always)]
     fn with_host_noise(&mut self, at: TimeNs) -> TimeNs {
         let j = self.jitter.as_mut().expect("a line with host noise");
         let at = (at + j.draw_ns()).max(self.last_at);
