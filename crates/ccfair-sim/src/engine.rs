@@ -91,6 +91,8 @@ pub(crate) fn sift_up<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
 }
 
 /// Put `e` into the hole at `i` of `h` and move it down to its place.
+/// (Bottom-up, down to a leaf and then up, ran more instructions here: a
+/// root put back mostly belongs near the top; docs/benchmarks.md.)
 #[inline(always)]
 pub(crate) fn sift_down<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
     let n = h.len();
