@@ -17,6 +17,7 @@ import argparse
 
 import ccfair
 from ccfair.spec import Spec
+from common import table_header
 
 
 def spec(n: int, qdisc: str) -> dict:
@@ -36,8 +37,7 @@ def main() -> None:
     ap.add_argument("--seeds", default="1,2,3")
     ap.add_argument("--backends", default="sim,testbed")
     a = ap.parse_args()
-    print("| qdisc | flows | backend | seed | mean sojourn (ms) | mean queue (pkts) | utilization | JFI | retransmissions |")
-    print("|---|---|---|---|---|---|---|---|---|")
+    table_header("qdisc", "flows", "backend", "seed", "mean sojourn (ms)", "mean queue (pkts)", "utilization", "JFI", "retransmissions")
     for qdisc in a.qdiscs.split(","):
         for n in (int(x) for x in a.flows.split(",")):
             for backend in a.backends.split(","):

@@ -16,6 +16,7 @@ import argparse
 
 import ccfair
 from ccfair import Spec
+from common import table_header
 
 CCAS = ["reno", "cubic", "bic", "highspeed", "htcp", "hybla", "illinois", "scalable", "veno", "westwood", "yeah"]
 
@@ -25,8 +26,7 @@ def main() -> None:
     ap.add_argument("--rates", default="10Mbit,100Mbit")
     ap.add_argument("--rtt", default="50ms")
     args = ap.parse_args()
-    print("| rate | CCA | utilization 20-60 s | recoveries | retransmissions | mean RTT (ms) |")
-    print("|---|---|---|---|---|---|")
+    table_header("rate", "CCA", "utilization 20-60 s", "recoveries", "retransmissions", "mean RTT (ms)")
     for rate in args.rates.split(","):
         for cca in CCAS:
             d = {

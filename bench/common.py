@@ -15,6 +15,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 
 
+def table_header(*columns: str) -> None:
+    """Print the head of a Markdown table: the column names and the rule under them."""
+    print("| " + " | ".join(columns) + " |")
+    print("|" + "---|" * len(columns))
+
+
 def ccfair_json(args: list[str]) -> tuple[dict[str, Any] | None, str]:
     """``python -m ccfair ARGS`` (a command given ``--json``): (its output, "") or, when it
     fails, (None, the end of its stderr)."""
@@ -45,6 +51,49 @@ def fidelity_outliers(points: list[dict[str, Any]]) -> tuple[int, int]:
 
     util_out, queue_out = outside(points)
     return len(util_out), len(queue_out)
+
+
+def fidelity_todo(sets: list[str] | None, data: Path, only: list[str] | None = None) -> list[tuple[Any, list[dict[str, Any]]]]:
+    """The fidelity points of ``sets`` (default s0 and map) that have kernel runs, each with the
+    runs that give its figure (ccfair.fidelity.points.select_runs); ``only``: these point ids."""
+    from ccfair.fidelity.points import load_set, runs_by_point, select_runs
+
+    todo = []
+    for name in sets or ["s0", "map"]:
+        ps = load_set(name, data)
+        runs, _ = runs_by_point(ps)
+        todo += [(p, select_runs(p, runs[p.id], ps.runs)) for p in ps.points if runs[p.id] and (not only or p.id in only)]
+    return todo
+
+
+def fidelity_points(todo: list[tuple[Any, list[dict[str, Any]]]], sims: list[dict[str, Any]], per_run: int) -> list[dict[str, Any]]:
+    """ccfair.fidelity.compare's entry of each point of ``todo``, its kernel runs next to ``sims``:
+    ``per_run`` simulator summaries per kernel run, in ``todo``'s order."""
+    from ccfair.fidelity.compare import _point_entry, _side
+
+    points, i = [], 0
+    for p, kr in todo:
+        spec, n = p.spec(), len(kr) * per_run
+        kern, sim = _side(spec, [r["summary"] for r in kr]), _side(spec, sims[i : i + n])
+        i += n
+        points.append(_point_entry(p, kr, kern, sim))
+    return points
+
+
+def print_fidelity_totals(points: list[dict[str, Any]], what: str, path: str | None) -> None:
+    """One line of ccfair.fidelity.compare's totals over ``points`` (``what`` after the point
+    count), and the totals as JSON into ``path`` if given."""
+    from ccfair.fidelity.compare import _totals
+
+    out = _totals(points, {})
+    util_out, queue_out = fidelity_outliers(points)
+    print(
+        f"{len(points)} points{what}: mean |diff| {out['mean_abs']:.4f}, worst {out['worst_abs']:.3f} ({out['worst_point']}), "
+        f"spread ok {out['spread_ok_fraction']:.3f}, utilisation out by > 0.01 at {util_out}, queue out by > 10 % at {queue_out}; "
+        + ", ".join(f"{s} {v['mean_abs']:.4f}" for s, v in out["sets"].items())
+    )
+    if path:
+        Path(path).write_text(json.dumps(out, indent=1))
 
 
 def scaled_host_noise(scale: float, only: str | None = None) -> dict[str, int]:

@@ -21,14 +21,12 @@ min_rtt (seeded by the handshake). Output: the same totals as `ccfair fidelity -
 from __future__ import annotations
 
 import argparse
-import json
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ccfair.fidelity.compare import _point_entry, _side, _totals
-from ccfair.fidelity.points import load_set, runs_by_point, select_runs
-from common import fidelity_outliers
+from ccfair.fidelity.points import load_set, runs_by_point
+from common import fidelity_points, fidelity_todo, print_fidelity_totals
 
 
 def _sim(raw: dict[str, Any], seed: int, starts_s: list[float] | None) -> dict[str, Any]:
@@ -109,29 +107,11 @@ def main() -> None:
         return kernel_min_rtt(Path(args.data))
     if args.point:
         return one_point(Path(args.data), args.point, args.seeds)
-    todo = []
-    for name in args.sets or ["s0", "map"]:
-        ps = load_set(name, Path(args.data))
-        runs, _ = runs_by_point(ps)
-        todo += [(p, select_runs(p, runs[p.id], ps.runs)) for p in ps.points if runs[p.id]]
+    todo = fidelity_todo(args.sets, Path(args.data))
     jobs = [(p.raw(), r["seed"], r.get("flow_start_s")) for p, kr in todo for r in kr]
     with ProcessPoolExecutor(max(1, args.jobs)) as ex:
         sims = list(ex.map(_sim, *zip(*jobs)))
-    points, k = [], 0
-    for p, kr in todo:
-        spec = p.spec()
-        kern, sim = _side(spec, [r["summary"] for r in kr]), _side(spec, sims[k : k + len(kr)])
-        k += len(kr)
-        points.append(_point_entry(p, kr, kern, sim))
-    out = _totals(points, {})
-    util_out, queue_out = fidelity_outliers(points)
-    print(
-        f"{len(points)} points: mean |diff| {out['mean_abs']:.4f}, worst {out['worst_abs']:.3f} ({out['worst_point']}), "
-        f"spread ok {out['spread_ok_fraction']:.2f}, utilisation out by > 0.01 at {util_out}, queue out by > 10 % at {queue_out}; "
-        + ", ".join(f"{s} {v['mean_abs']:.4f}" for s, v in out["sets"].items())
-    )
-    if args.out:
-        Path(args.out).write_text(json.dumps(out, indent=1))
+    print_fidelity_totals(fidelity_points(todo, sims, 1), "", args.out)
 
 
 if __name__ == "__main__":

@@ -18,13 +18,11 @@ what-if on the simulator side.
 from __future__ import annotations
 
 import argparse
-import json
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from ccfair.fidelity.compare import _point_entry, _side, _sim_one, _totals
-from ccfair.fidelity.points import load_set, runs_by_point, select_runs
-from common import fidelity_outliers, scaled_host_noise, use_host_noise
+from ccfair.fidelity.compare import _sim_one
+from common import fidelity_points, fidelity_todo, print_fidelity_totals, scaled_host_noise, use_host_noise
 
 
 def main() -> None:
@@ -38,32 +36,13 @@ def main() -> None:
     ap.add_argument("--noise-scale", type=float, default=1.0, help="host-noise means times this")
     ap.add_argument("--only", choices=["send", "ack"], help="scale only the sender's or only the ACKs' noise")
     args = ap.parse_args()
-    todo = []
-    for name in args.sets or ["s0", "map"]:
-        ps = load_set(name, Path(args.data))
-        runs, _ = runs_by_point(ps)
-        todo += [(p, select_runs(p, runs[p.id], ps.runs)) for p in ps.points if runs[p.id] and (not args.point or p.id in args.point)]
+    todo = fidelity_todo(args.sets, Path(args.data), args.point)
     jobs = [(p.raw(), r["seed"] + 1000 * k, r.get("flow_start_s")) for p, kr in todo for r in kr for k in range(args.seeds)]
     noise = scaled_host_noise(args.noise_scale, args.only)
     with ProcessPoolExecutor(max(1, args.jobs), initializer=use_host_noise, initargs=(noise,)) as ex:
         sims = list(ex.map(_sim_one, *zip(*jobs), chunksize=4))
-    points, i = [], 0
-    for p, kr in todo:
-        spec = p.spec()
-        n = len(kr) * args.seeds
-        kern, sim = _side(spec, [r["summary"] for r in kr]), _side(spec, sims[i : i + n])
-        i += n
-        points.append(_point_entry(p, kr, kern, sim))
-    out = _totals(points, {})
-    util_out, queue_out = fidelity_outliers(points)
-    print(
-        f"{len(points)} points, {args.seeds} simulator seeds per kernel run, host noise {noise}: mean |diff| {out['mean_abs']:.4f}, "
-        f"worst {out['worst_abs']:.3f} ({out['worst_point']}), utilisation out by > 0.01 at {util_out}, "
-        f"queue out by > 10 % at {queue_out}, spread ok at {out['spread_ok_fraction']:.3f}; "
-        + ", ".join(f"{s} {v['mean_abs']:.4f}" for s, v in out["sets"].items())
-    )
-    if args.out:
-        Path(args.out).write_text(json.dumps(out, indent=1))
+    points = fidelity_points(todo, sims, args.seeds)
+    print_fidelity_totals(points, f", {args.seeds} simulator seeds per kernel run, host noise {noise}", args.out)
 
 
 if __name__ == "__main__":

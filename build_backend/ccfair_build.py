@@ -23,6 +23,7 @@ reads it from its checkout when asked.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -53,19 +54,13 @@ def _say(text: str) -> None:
 
 
 def _git_commit() -> str | None:
-    """The checkout's commit (``+dirty`` when tracked files differ), or None outside a git checkout."""
-    if shutil.which("git") is None:
-        return None
-    try:
-        head = subprocess.run(["git", "-C", str(ROOT), "rev-parse", "HEAD"], capture_output=True, text=True, timeout=10)
-        if head.returncode != 0:
-            return None
-        dirty = subprocess.run(
-            ["git", "-C", str(ROOT), "status", "--porcelain", "--untracked-files=no"], capture_output=True, text=True, timeout=30
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    return head.stdout.strip() + ("+dirty" if dirty.stdout.strip() else "")
+    """The checkout's commit: ``checkout_commit`` of ccfair/provenance.py, loaded from its file (the
+    package being built is not importable here)."""
+    spec = importlib.util.spec_from_file_location("ccfair_provenance", ROOT / "python" / "ccfair" / "provenance.py")
+    assert spec is not None and spec.loader is not None
+    provenance = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(provenance)
+    return provenance.checkout_commit(ROOT)
 
 
 def _write_build_info() -> None:

@@ -20,8 +20,10 @@ import pytest
 from ccfair import store
 from ccfair.api import check_resources
 from ccfair.errors import SpecError
+from ccfair.matrix import to_toml
 from ccfair.spec import Spec
 from ccfair.sweep import load_sweep_file, run_sweep
+from experiments import cubic_then_bbr
 
 CORPUS = Path(__file__).resolve().parent / "bad_inputs"
 
@@ -139,21 +141,7 @@ def test_missing_key_with_near_miss_spelling_suggests_it(s0_dict):
 
 
 def _sweep_text(sweep: str) -> str:
-    return textwrap.dedent(
-        """
-        duration = "3s"
-        window = { start = "1s", end = "3s" }
-        [bottleneck]
-        rate = "10Mbit"
-        [[flows]]
-        cca = "cubic"
-        rtt = "20ms"
-        [[flows]]
-        cca = "bbr"
-        rtt = "20ms"
-        [sweep]
-        """
-    ) + textwrap.dedent(sweep)
+    return to_toml(cubic_then_bbr("sweep", "3s", ("1s", "3s"), 1)) + "\n[sweep]\n" + textwrap.dedent(sweep)
 
 
 def test_misspelt_sweep_setting_is_not_an_axis(tmp_path):

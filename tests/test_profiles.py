@@ -28,6 +28,20 @@ def spec(**changes: object) -> Spec:
     return Spec.from_dict(d)
 
 
+def with_second_flow(**keys: object) -> dict:
+    """BASE with these keys set on its second flow (the profile's)."""
+    d = copy.deepcopy(BASE)
+    d["flows"][1].update(keys)
+    return d
+
+
+def refusal(d: dict) -> SpecError:
+    """The error reading ``d`` as an experiment raises."""
+    with pytest.raises(SpecError) as e:
+        Spec.from_dict(d)
+    return e.value
+
+
 def flow_config(s: Spec, i: int) -> dict:
     return s.to_run_config()["flows"][i]
 
@@ -68,12 +82,9 @@ def test_flows_without_min_rto_keep_their_run_config_unchanged() -> None:
 
 
 def test_unknown_profile_names_the_flow_field() -> None:
-    d = copy.deepcopy(BASE)
-    d["flows"][1]["profile"] = "cpp"
-    with pytest.raises(SpecError) as e:
-        Spec.from_dict(d)
-    assert e.value.field == "flows.1.profile"
-    assert "'cpp'" in e.value.message and "did you mean 'cp'" in e.value.message
+    e = refusal(with_second_flow(profile="cpp"))
+    assert e.field == "flows.1.profile"
+    assert "'cpp'" in e.message and "did you mean 'cp'" in e.message
 
 
 def test_unknown_profile_field_is_rejected_with_a_hint() -> None:
@@ -147,40 +158,24 @@ def test_gro_is_a_simulator_window_and_refused_by_the_testbed() -> None:
 
 
 def test_url_is_refused_by_the_simulator() -> None:
-    d = copy.deepcopy(BASE)
-    d["flows"][1].update(kind="http", url="https://cp.example/big")
     with pytest.raises(SpecError) as e:
-        ccfair.run(d)
+        ccfair.run(with_second_flow(kind="http", url="https://cp.example/big"))
     assert e.value.field == "flows.1.url"
 
 
 def test_http_keys_belong_to_http_flows() -> None:
-    d = copy.deepcopy(BASE)
-    d["flows"][1]["http"] = "2"
-    with pytest.raises(SpecError) as e:
-        Spec.from_dict(d)
-    assert e.value.field == "flows.1.http"
+    assert refusal(with_second_flow(http="2")).field == "flows.1.http"
 
 
 @pytest.mark.parametrize(("given", "canonical"), [("2", "2"), (2, "2"), ("h2", "2"), (1.1, "1.1"), ("HTTP/1.1", "1.1")])
 def test_http_versions(given: object, canonical: str) -> None:
-    d = copy.deepcopy(BASE)
-    d["flows"][1].update(kind="http", http=given)
-    assert Spec.from_dict(d).flows[1].http == canonical
+    assert Spec.from_dict(with_second_flow(kind="http", http=given)).flows[1].http == canonical
 
 
 def test_http_defaults_to_http2_and_bad_values_name_the_field() -> None:
-    d = copy.deepcopy(BASE)
-    d["flows"][1]["kind"] = "http"
-    assert Spec.from_dict(d).flows[1].http == "2"
-    d["flows"][1]["http"] = "3"
-    with pytest.raises(SpecError) as e:
-        Spec.from_dict(d)
-    assert e.value.field == "flows.1.http"
-    d["flows"][1].update(http="2", url="ftp://x")
-    with pytest.raises(SpecError) as e:
-        Spec.from_dict(d)
-    assert e.value.field == "flows.1.url"
+    assert Spec.from_dict(with_second_flow(kind="http")).flows[1].http == "2"
+    assert refusal(with_second_flow(kind="http", http="3")).field == "flows.1.http"
+    assert refusal(with_second_flow(kind="http", http="2", url="ftp://x")).field == "flows.1.url"
 
 
 def test_the_simulator_runs_an_http_flow_as_the_servers_tcp_download() -> None:

@@ -21,6 +21,7 @@ from ccfair import (
 from ccfair.cli import main
 from ccfair.report import build_report
 from ccfair.sweep import plan_sweep, run_sweep
+from experiments import cubic_then_bbr
 
 CHROMIUM_FLAGS = [
     "--headless",
@@ -45,23 +46,8 @@ window.addEventListener('load', function () {
 @pytest.fixture(scope="module")
 def sweep_dir(tmp_path_factory) -> Path:
     ccas.clear_cache()
-    data = {
-        "name": "report-test",
-        "duration": "4s",
-        "window": {"start": "2s", "end": "4s"},
-        "seed": 5,
-        "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
-        "flows": [
-            {"cca": "cubic", "rtt": "20ms", "start_jitter": "20ms"},
-            {"cca": "bbr", "rtt": "20ms", "start": "1s", "start_jitter": "20ms"},
-        ],
-        "sweep": {
-            "repetitions": 2,
-            "flip_order": True,
-            "pairs": [["cubic", "bbr"], ["reno", "reno"]],
-            "bottleneck.buffer": ["0.5bdp", "2bdp"],
-        },
-    }
+    sweep = {"repetitions": 2, "flip_order": True, "pairs": [["cubic", "bbr"], ["reno", "reno"]], "bottleneck.buffer": ["0.5bdp", "2bdp"]}
+    data = cubic_then_bbr("report-test", "4s", ("2s", "4s"), 5, jitter="20ms", sweep=sweep)
     out = tmp_path_factory.mktemp("report") / "sweep"
     run_sweep(plan_sweep(data), out, executor="inprocess", source="# report test\n")
     return out

@@ -6,6 +6,7 @@ acceptance-size figures are in docs/benchmarks.md.
 
 from __future__ import annotations
 
+import copy
 import os
 import signal
 import subprocess
@@ -20,35 +21,20 @@ from ccfair import (
     store,
 )
 from ccfair.cli import main
+from ccfair.matrix import to_toml
 from ccfair.sweep import load_sweep_file, run_sweep
+from experiments import cubic_then_bbr
 
-SMALL = """
-name = "small"
-duration = "4s"
-window = { start = "2s", end = "4s" }
-seed = 11
-
-[bottleneck]
-rate = "10Mbit"
-buffer = "1bdp"
-
-[[flows]]
-cca = "cubic"
-rtt = "20ms"
-start_jitter = "50ms"
-
-[[flows]]
-cca = "bbr"
-rtt = "20ms"
-start = "1s"
-start_jitter = "50ms"
-
-[sweep]
-repetitions = 2
-flip_order = true
-pairs = [["cubic", "bbr"], ["reno", "cubic+pacing"]]
-"bottleneck.buffer" = ["0.5bdp", "2bdp"]
-"""
+SMALL_SWEEP = {
+    "repetitions": 2,
+    "flip_order": True,
+    "pairs": [["cubic", "bbr"], ["reno", "cubic+pacing"]],
+    "bottleneck.buffer": ["0.5bdp", "2bdp"],
+}
+SMALL_RAW = cubic_then_bbr("small", "4s", ("2s", "4s"), 11, jitter="50ms")
+SMALL = to_toml({**SMALL_RAW, "sweep": SMALL_SWEEP})
+#: SMALL, 8 s long, 6 repetitions.
+LONGER = to_toml({**SMALL_RAW, "duration": "8s", "sweep": {**SMALL_SWEEP, "repetitions": 6}})
 
 
 @pytest.fixture
@@ -149,40 +135,23 @@ def test_runs_table_contents(tmp_path, small_file):
     assert list(tp["run_id"].unique()) == list(runs["run_id"][:2])
 
 
-TOPOLOGY = """
-name = "two links"
-duration = "3s"
-window = { start = "1s", end = "3s" }
-seed = 5
-
-[[links]]
-name = "l1"
-rate = "10Mbit"
-delay = "5ms"
-buffer = "1bdp"
-
-[[links]]
-name = "l2"
-rate = "20Mbit"
-delay = "5ms"
-buffer = "20pkt"
-
-[[flows]]
-name = "long"
-cca = "cubic"
-rtt = "40ms"
-path = ["l1", "l2"]
-
-[[flows]]
-name = "x2"
-cca = "reno"
-rtt = "20ms"
-path = ["l2"]
-
-[sweep]
-repetitions = 2
-"links.0.rate" = ["10Mbit", "15Mbit"]
-"""
+TOPOLOGY = to_toml(
+    {
+        "name": "two links",
+        "duration": "3s",
+        "window": {"start": "1s", "end": "3s"},
+        "seed": 5,
+        "links": [
+            {"name": "l1", "rate": "10Mbit", "delay": "5ms", "buffer": "1bdp"},
+            {"name": "l2", "rate": "20Mbit", "delay": "5ms", "buffer": "20pkt"},
+        ],
+        "flows": [
+            {"name": "long", "cca": "cubic", "rtt": "40ms", "path": ["l1", "l2"]},
+            {"name": "x2", "cca": "reno", "rtt": "20ms", "path": ["l2"]},
+        ],
+        "sweep": {"repetitions": 2, "links.0.rate": ["10Mbit", "15Mbit"]},
+    }
+)
 
 
 def test_the_links_table_holds_every_links_values_of_every_run_and_reads_back(tmp_path):
@@ -267,7 +236,7 @@ def test_failed_run_is_recorded_and_retried(tmp_path, small_file, monkeypatch):
 
 def test_sigkill_then_resume_stores_every_run_once(tmp_path, subprocess_env):
     """Acceptance: kill a running sweep (the whole process group, SIGKILL) and re-run it."""
-    text = SMALL.replace('duration = "4s"', 'duration = "8s"').replace("repetitions = 2", "repetitions = 6")
+    text = LONGER
     path = tmp_path / "kill.toml"
     path.write_text(text)
     out = tmp_path / "o"
@@ -332,13 +301,11 @@ def test_sigkill_then_resume_stores_every_run_once(tmp_path, subprocess_env):
 def test_array_output_gives_the_same_result_as_lists(changes):
     """``simulate(arrays=True)`` (numpy arrays owning the engine's vectors, what sweep workers use)
     and the default lists give the same summary and the same tables, value for value and dtype."""
-    import tomllib
-
     from ccfair.api import simulate
     from ccfair.result import Result
     from ccfair.spec import Spec
 
-    raw = tomllib.loads(SMALL.split("[sweep]")[0])
+    raw = copy.deepcopy(SMALL_RAW)
     raw.update(changes)
     spec = Spec.from_dict(raw)
     config = spec.to_run_config(spec.seed)
@@ -409,13 +376,11 @@ def test_a_stored_batch_reads_back_as_the_runs_tables(tmp_path, changes):
     no stored Arrow schema) read back, run by run, exactly as each run's own pandas tables:
     same columns, dtypes (flows.size_bytes nullable Int64, as in a Result) and values (floats bit
     for bit, NaN included)."""
-    import tomllib
-
     from ccfair.api import simulate
     from ccfair.result import Result
     from ccfair.spec import Spec
 
-    raw = tomllib.loads(SMALL.split("[sweep]")[0])
+    raw = copy.deepcopy(SMALL_RAW)
     raw.update(changes)
     items = []
     for seed in (1, 2):
@@ -465,7 +430,7 @@ def test_killing_the_main_process_leaves_no_worker_fork_server_or_tracker(tmp_pa
     the workers running. The sweep runs in its own session; after its main process is signalled
     (it alone) every process of that session must be gone (the workers watch the main process,
     the fork server has a parent-death signal, the tracker exits when its pipe closes)."""
-    text = SMALL.replace('duration = "4s"', 'duration = "8s"').replace("repetitions = 2", "repetitions = 6")
+    text = LONGER
     path = tmp_path / "s.toml"
     path.write_text(text)
     out = tmp_path / "o"

@@ -10,34 +10,14 @@ import pytest
 from ccfair import store
 from ccfair.errors import SpecError
 from ccfair.executors import TESTBED_RESOURCE
+from ccfair.matrix import to_toml
 from ccfair.sweep import load_sweep_file, run_sweep
+from experiments import cubic_then_bbr
 
 FAKE = "fake_testbed:run"
 
-GRID = """
-name = "tb"
-duration = "3s"
-window = { start = "1s", end = "3s" }
-seed = 3
-
-[bottleneck]
-rate = "10Mbit"
-buffer = "1bdp"
-
-[[flows]]
-cca = "cubic"
-rtt = "20ms"
-
-[[flows]]
-cca = "bbr"
-rtt = "20ms"
-start = "0.5s"
-
-[sweep]
-repetitions = 3
-pairs = [["cubic", "bbr"], ["reno", "cubic"]]
-"bottleneck.buffer" = ["0.5bdp", "2bdp"]
-"""
+GRID_SWEEP = {"repetitions": 3, "pairs": [["cubic", "bbr"], ["reno", "cubic"]], "bottleneck.buffer": ["0.5bdp", "2bdp"]}
+GRID = to_toml(cubic_then_bbr("tb", "3s", ("1s", "3s"), 3, bbr_start="0.5s", sweep=GRID_SWEEP))
 
 
 @pytest.fixture

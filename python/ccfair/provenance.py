@@ -22,8 +22,10 @@ __all__ = ["git_commit", "version_line", "versions"]
 _PACKAGE = Path(__file__).resolve().parent
 
 
-def _from_checkout() -> str | None:
-    repo = _PACKAGE.parents[1]  # python/ccfair -> the repository root
+def checkout_commit(repo: Path) -> str | None:
+    """The commit of the git checkout ``repo`` (``+dirty`` when tracked files differ), or None when
+    it is not one or git is missing (also the build backend's answer for a wheel, which loads
+    this file: build_backend/ccfair_build.py)."""
     if not (repo / ".git").exists() or shutil.which("git") is None:
         return None
     try:
@@ -48,7 +50,7 @@ def _from_build() -> str | None:
 @lru_cache(maxsize=1)
 def git_commit() -> str | None:
     """The git commit of the running code (``+dirty`` if modified), or None when unknown."""
-    return _from_checkout() or _from_build()
+    return checkout_commit(_PACKAGE.parents[1]) or _from_build()  # python/ccfair -> the repository root
 
 
 def version_line() -> str:

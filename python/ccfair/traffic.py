@@ -25,28 +25,13 @@ import csv
 import io
 from typing import TYPE_CHECKING, Annotated, Any, Literal, TypeVar
 
-from pydantic import (
-    BaseModel,
-    BeforeValidator,
-    ConfigDict,
-    Field,
-    PlainSerializer,
-    PlainValidator,
-    model_validator,
-)
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, PlainValidator, model_validator
 
 from ccfair import ccas
 from ccfair.errors import SpecError
 from ccfair.spec_input import read_input_file
 from ccfair.strict import U32, Bool, Float, Int
-from ccfair.units import (
-    format_rate,
-    format_size,
-    format_time,
-    parse_rate,
-    parse_size,
-    parse_time,
-)
+from ccfair.units import format_rate, format_size, format_time, parse_rate, parse_size, parse_time
 
 if TYPE_CHECKING:
     import numpy as np

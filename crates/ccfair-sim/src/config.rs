@@ -19,13 +19,13 @@ pub struct RunConfig {
     /// Master seed; every random stream of the run is derived from it.
     pub seed: u64,
     /// Width of the per-flow delivered-bytes bins.
-    #[serde(default = "default_bin_ns")]
+    #[serde(default = "u64_is::<BIN_DEFAULT_NS>")]
     pub bin_ns: u64,
     /// Interval of the queue-length samples and of the optional cwnd/RTT trace.
-    #[serde(default = "default_sample_ns")]
+    #[serde(default = "u64_is::<SAMPLE_DEFAULT_NS>")]
     pub sample_ns: u64,
     /// Width of the sojourn-time histogram bins.
-    #[serde(default = "default_sojourn_bin_ns")]
+    #[serde(default = "u64_is::<SOJOURN_BIN_DEFAULT_NS>")]
     pub sojourn_bin_ns: u64,
     /// Analysis window: the sojourn histogram counts only packets leaving the
     /// queue in [window_start_ns, window_end_ns). None = whole run.
@@ -47,14 +47,24 @@ pub struct RunConfig {
     pub flows: Vec<FlowConfig>,
 }
 
-fn default_bin_ns() -> u64 {
-    100_000_000
+/// Result bins when a run sets none (`bin_ns`), ns.
+pub const BIN_DEFAULT_NS: u64 = 100_000_000;
+/// Queue samples' period when a run sets none (`sample_ns`), ns.
+pub const SAMPLE_DEFAULT_NS: u64 = 10_000_000;
+/// Sojourn-time histogram bins when a run sets none (`sojourn_bin_ns`), ns.
+pub const SOJOURN_BIN_DEFAULT_NS: u64 = 100_000;
+
+/// A serde default that is a constant: `#[serde(default = "u64_is::<NAME>")]`.
+pub(crate) const fn u64_is<const V: u64>() -> u64 {
+    V
 }
-fn default_sample_ns() -> u64 {
-    10_000_000
+/// The same for a `u32`.
+pub(crate) const fn u32_is<const V: u32>() -> u32 {
+    V
 }
-fn default_sojourn_bin_ns() -> u64 {
-    100_000
+/// The same for a `bool`.
+pub(crate) const fn bool_is<const V: bool>() -> bool {
+    V
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -211,10 +221,10 @@ pub struct FlowConfig {
     #[serde(default)]
     pub stop_ns: Option<u64>,
     /// TCP payload per segment.
-    #[serde(default = "default_mss")]
+    #[serde(default = "u32_is::<MSS_DEFAULT_BYTES>")]
     pub mss_bytes: u32,
     /// Initial advertised receive window, in segments (S0: 200).
-    #[serde(default = "default_rwnd_init")]
+    #[serde(default = "u32_is::<RWND_INIT_DEFAULT_PKTS>")]
     pub rwnd_init_pkts: u32,
     /// Upper bound of the (auto-tuned) receive window, in segments (None = unbounded).
     #[serde(default)]
@@ -225,7 +235,7 @@ pub struct FlowConfig {
     #[serde(default)]
     pub init_cwnd_pkts: Option<u32>,
     /// Delayed ACKs (every second full segment, 40 ms timer, quick-ACK at start and while the window opens).
-    #[serde(default = "default_true")]
+    #[serde(default = "bool_is::<true>")]
     pub delayed_ack: bool,
     /// Host noise, sender side: mean of an exponential extra delay per data
     /// packet between TCP and the wire (scheduling, softirq, qdisc), FIFO;
@@ -319,16 +329,6 @@ pub const TCP_INIT_CWND_PKTS: u32 = 10;
 /// The access-path loss probabilities a flow may set.
 pub const LOSS_RANGE: std::ops::Range<f64> = 0.0..1.0;
 
-fn default_mss() -> u32 {
-    MSS_DEFAULT_BYTES
-}
-fn default_rwnd_init() -> u32 {
-    RWND_INIT_DEFAULT_PKTS
-}
-fn default_true() -> bool {
-    true
-}
-
 /// The flow settings' defaults and bounds by the experiment file's names (`schema::json`'s
 /// "flow"), from the constants above and `FlowConfig`'s serde defaults: Python's flow and
 /// group models, the JSON Schema and docs/experiment-file.md are checked against it
@@ -358,9 +358,9 @@ impl RunConfig {
         RunConfig {
             duration_ns,
             seed: 1,
-            bin_ns: default_bin_ns(),
-            sample_ns: default_sample_ns(),
-            sojourn_bin_ns: default_sojourn_bin_ns(),
+            bin_ns: BIN_DEFAULT_NS,
+            sample_ns: SAMPLE_DEFAULT_NS,
+            sojourn_bin_ns: SOJOURN_BIN_DEFAULT_NS,
             window_start_ns: None,
             window_end_ns: None,
             trace: false,

@@ -5,7 +5,7 @@
 use crate::config::EcnMode;
 use crate::dccp::receiver::DccpReceiver;
 use crate::dccp::sender::DccpSender;
-use crate::engine::{TimeNs, Timer};
+use crate::engine::{EventQueue, TimeNs, Timer, TimerPop};
 use crate::packet::Packet;
 use crate::prefetch::prefetch;
 use crate::tcp::receiver::Receiver;
@@ -26,6 +26,14 @@ pub enum FlowReceiver {
     Dccp(DccpReceiver),
 }
 
+/// A sender's timers: retransmission, pacing, RACK reordering.
+#[derive(Debug, Clone, Copy)]
+pub enum SenderTimer {
+    Rto,
+    Pace,
+    Reo,
+}
+
 macro_rules! both {
     ($self:expr, $s:ident => $e:expr) => {
         match $self {
@@ -36,6 +44,27 @@ macro_rules! both {
 }
 
 impl FlowSender {
+    /// The popped entry `ev` of timer `t`: when it fires (its deadline did not move), its
+    /// handler, which sends into `out`; whether it fired.
+    #[inline]
+    pub fn on_timer_pop<E: Eq + Copy>(&mut self, t: SenderTimer, now: TimeNs, q: &mut EventQueue<E>, ev: E, out: &mut Vec<Packet>) -> bool {
+        let (rto, pace, reo) = self.timers();
+        let timer = match t {
+            SenderTimer::Rto => rto,
+            SenderTimer::Pace => pace,
+            SenderTimer::Reo => reo,
+        };
+        if timer.on_pop(now, q, ev) != TimerPop::Fire {
+            return false;
+        }
+        match t {
+            SenderTimer::Rto => self.on_rto(now, out),
+            SenderTimer::Pace => self.on_pace_timer(now, out),
+            SenderTimer::Reo => self.on_reo_timer(now, out),
+        }
+        true
+    }
+
     /// Prefetch the sender's state (`prefetch.rs`): the whole enum, variant
     /// unseen, as matching on it would load the tag, a demand miss.
     pub(crate) fn prefetch(&self) {

@@ -91,21 +91,28 @@ pub(crate) fn sift_up<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
 }
 
 /// Put `e` into the hole at `i` of `h` and move it down to its place.
+/// (Bottom-up, down to a leaf and then up, ran more instructions here: a
+/// root put back mostly belongs near the top; docs/benchmarks.md.)
 #[inline(always)]
 pub(crate) fn sift_down<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
     let n = h.len();
     let k = e.key();
     loop {
-        let mut child = 2 * i + 1;
-        if child >= n {
+        let left = 2 * i + 1;
+        let right = left + 1;
+        if right >= n {
+            // At most one child: the last level's edge.
+            if left < n && h[left].key() < k {
+                h[i] = h[left];
+                i = left;
+            }
             break;
         }
         // Branch-free choice of the earlier child (an unpredictable
         // branch here cost more than the extra key computation).
-        let right = if child + 1 < n { h[child + 1].key() } else { u128::MAX };
-        let left = h[child].key();
-        child += (right < left) as usize;
-        if left.min(right) >= k {
+        let (lk, rk) = (h[left].key(), h[right].key());
+        let child = left + (rk < lk) as usize;
+        if lk.min(rk) >= k {
             break;
         }
         h[i] = h[child];

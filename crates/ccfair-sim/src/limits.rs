@@ -33,7 +33,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::{QdiscConfig, RunConfig, HEADER_BYTES};
+use crate::config::{u64_is, QdiscConfig, RunConfig, HEADER_BYTES};
 use crate::error::SimError;
 
 /// Bytes one element of a per-bin or per-sample series costs from the engine
@@ -59,21 +59,12 @@ pub const DEFAULT_WALL_NS: u64 = 4 * 3600 * 1_000_000_000;
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Limits {
-    #[serde(default = "d_memory")]
+    #[serde(default = "u64_is::<DEFAULT_MEMORY_BYTES>")]
     pub memory_bytes: u64,
-    #[serde(default = "d_events")]
+    #[serde(default = "u64_is::<DEFAULT_EVENTS>")]
     pub events: u64,
-    #[serde(default = "d_wall")]
+    #[serde(default = "u64_is::<DEFAULT_WALL_NS>")]
     pub wall_ns: u64,
-}
-fn d_memory() -> u64 {
-    DEFAULT_MEMORY_BYTES
-}
-fn d_events() -> u64 {
-    DEFAULT_EVENTS
-}
-fn d_wall() -> u64 {
-    DEFAULT_WALL_NS
 }
 
 impl Default for Limits {

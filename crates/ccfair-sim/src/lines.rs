@@ -19,7 +19,7 @@ use crate::packet::Packet;
 use crate::prefetch::prefetch;
 use crate::ring::Ring;
 use crate::rng::stream_rng;
-use rand::Rng;
+use rand::{Rng, RngCore};
 use rand_distr::Exp1;
 use rand_pcg::Pcg64Mcg;
 
@@ -40,33 +40,122 @@ pub(crate) struct DelayLine {
 ///
 /// The draw is `rand_distr::Exp1`, the ziggurat method (Marsaglia, Tsang,
 /// "The Ziggurat Method for Generating Random Variables", J. Stat. Softw.
-/// 5(8), 2000): one 64-bit draw and a table lookup in ~99 % of the cases,
-/// instead of a logarithm per packet (the inverse transform -mean x ln(U)
-/// used before cost ~6 % of an S0 run). Same law, different draws: results
-/// with host noise changed bits when this was introduced
-/// (docs/benchmarks.md); the test `host_jitter_is_exponential_with_its_mean`
-/// checks the law.
+/// 5(8), 2000): one 64-bit draw and a table lookup in about 97 % of the
+/// cases, instead of a logarithm per packet (the inverse transform
+/// -mean x ln(U) costs ~6 % of an S0 run). That common case runs inline
+/// (`draw_exp_ns`, the same values and words as `Exp1`); the test
+/// `host_jitter_is_exponential_with_its_mean` checks the law.
 struct HostJitter {
     /// The mean, ns, as the `f64` every draw multiplies (converted once).
     mean_ns: f64,
     rng: Pcg64Mcg,
+    /// `Exp1`'s layers for the draw's fast path (`ExpLayers`).
+    layers: &'static ExpLayers,
 }
 
 impl HostJitter {
     fn new(mean_ns: u64, rng: Pcg64Mcg) -> HostJitter {
-        HostJitter { mean_ns: mean_ns as f64, rng }
+        HostJitter { mean_ns: mean_ns as f64, rng, layers: ExpLayers::get() }
     }
 
     fn draw_ns(&mut self) -> u64 {
-        draw_exp_ns(&mut self.rng, self.mean_ns)
+        draw_exp_ns(&mut self.rng, self.mean_ns, self.layers)
     }
 }
 
-/// An exponential draw of mean `mean_ns` from `rng` (`HostJitter`).
+/// The widths of `rand_distr::Exp1`'s ziggurat layers, `x[i]` for layer
+/// `i` (its table `ZIG_EXP_X`, which the crate keeps private), read back
+/// from `Exp1` itself: a generator whose next 64 bits are `i` (fraction 0)
+/// makes `Exp1` return `2^-53 x[i]` at once (u = 2^-53, exactly), so
+/// `x[i]` is that draw times 2^53 (a power of two: exact). That works for
+/// layers 0 to 254, whose next layer is wider than 0; `x[255]` and
+/// `x[256]` are set to 0, so that draws in layers 254 and 255 take
+/// `Exp1` itself (`draw_exp_ns`).
+pub(crate) struct ExpLayers {
+    x: [f64; 257],
+}
+
+/// A generator that yields one given 64-bit word, once (`ExpLayers::read`).
+struct OneWord(Option<u64>);
+
+impl rand::RngCore for OneWord {
+    fn next_u32(&mut self) -> u32 {
+        self.next_u64() as u32
+    }
+    fn next_u64(&mut self) -> u64 {
+        self.0.take().expect("Exp1 reads one word on its fast path")
+    }
+    fn fill_bytes(&mut self, _: &mut [u8]) {
+        unreachable!("Exp1 reads words")
+    }
+    fn try_fill_bytes(&mut self, _: &mut [u8]) -> Result<(), rand::Error> {
+        unreachable!("Exp1 reads words")
+    }
+}
+
+impl ExpLayers {
+    fn get() -> &'static ExpLayers {
+        static LAYERS: std::sync::OnceLock<ExpLayers> = std::sync::OnceLock::new();
+        LAYERS.get_or_init(ExpLayers::read)
+    }
+
+    fn read() -> ExpLayers {
+        let mut x = [0.0; 257];
+        for (i, xi) in x.iter_mut().enumerate().take(255) {
+            let v: f64 = OneWord(Some(i as u64)).sample(Exp1);
+            *xi = v * (1u64 << 53) as f64;
+        }
+        ExpLayers { x }
+    }
+}
+
+/// An exponential draw of mean `mean_ns` from `rng` (`HostJitter`): the
+/// value of `rng.sample(Exp1)` and the same words taken from `rng`, its
+/// fast path written here: the word's low 8 bits choose the layer `i`, its
+/// top 52 bits a `u` in (0, 1), and `u x[i]` is the draw if it is below
+/// `x[i + 1]` (about 97 % of the draws), the same floating-point operations as
+/// `rand_distr`'s `ziggurat`; any other draw starts again from the saved
+/// state with `Exp1` (`exp1_again`), which takes the same first word and
+/// goes on. The test `the_fast_exponential_draw_is_exp1s` compares them.
 #[inline(always)]
-fn draw_exp_ns(rng: &mut Pcg64Mcg, mean_ns: f64) -> u64 {
-    let x: f64 = rng.sample(Exp1);
-    (mean_ns * x) as u64
+fn draw_exp_ns(rng: &mut Pcg64Mcg, mean_ns: f64, layers: &ExpLayers) -> u64 {
+    let saved = rng.clone();
+    let bits = rng.next_u64();
+    let i = (bits & 0xff) as usize;
+    let u = f64::from_bits((bits >> 12) | (1023u64 << 52)) - (1.0 - f64::EPSILON / 2.0);
+    let x = u * layers.x[i];
+    let x = if x < layers.x[i + 1] { x } else { exp1_again(rng, saved) };
+    to_ns(mean_ns * x)
+}
+
+/// `v as u64` for `v` >= 0 (a mean times an `Exp1` value): below 2^63 one
+/// conversion instruction, where the saturating cast's checks and its
+/// unsigned conversion take a dozen (the cast out of line, so that the
+/// compiler does not compute both and select).
+#[inline(always)]
+fn to_ns(v: f64) -> u64 {
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    if (0.0..TWO_POW_63).contains(&v) {
+        // SAFETY: `v` is finite and its integer part is in [0, 2^63): it fits
+        // an i64, as `to_int_unchecked` requires; the value is `v as u64`'s.
+        unsafe { v.to_int_unchecked::<i64>() as u64 }
+    } else {
+        saturating_ns(v)
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn saturating_ns(v: f64) -> u64 {
+    v as u64
+}
+
+/// `Exp1` from the state `saved` (a draw outside `draw_exp_ns`'s fast path).
+#[cold]
+#[inline(never)]
+fn exp1_again(rng: &mut Pcg64Mcg, saved: Pcg64Mcg) -> f64 {
+    *rng = saved;
+    rng.sample(Exp1)
 }
 
 impl DelayLine {
@@ -104,11 +193,10 @@ impl DelayLine {
     }
 
     /// Arrival time `at` plus a host-noise draw, after the previous arrival.
-    /// Out of line, so that `push` holds only the path without host noise
-    /// (S0 base 0.988 CPU time with the same instructions (+0.2 %),
-    /// grid configs with host noise 1.000-1.008; an effect of code placement,
-    /// docs/benchmarks.md).
-    #[inline(never)]
+    /// Inline in `push`: with the draw's rare path out of line (`exp1_again`)
+    /// it is a few dozen instructions, less than the call's own cost
+    /// (docs/benchmarks.md).
+    #[inline(always)]
     fn with_host_noise(&mut self, at: TimeNs) -> TimeNs {
         let j = self.jitter.as_mut().expect("a line with host noise");
         let at = (at + j.draw_ns()).max(self.last_at);
@@ -329,10 +417,11 @@ impl HeadHeap {
 
 /// The packets of a shared line with host noise that left its FIFO
 /// (`SharedLines`).
-#[derive(Default)]
 struct Stage {
     /// The line's host-noise mean, ns.
     mean_ns: f64,
+    /// `Exp1`'s layers for the draw's fast path (`ExpLayers`).
+    layers: &'static ExpLayers,
     /// The flows' heads, earliest on top.
     heap: HeadHeap,
     /// Packets, each with the next slot of its flow's list.
@@ -341,6 +430,10 @@ struct Stage {
 }
 
 impl Stage {
+    fn new(mean_ns: u64) -> Stage {
+        Stage { mean_ns: mean_ns as f64, layers: ExpLayers::get(), heap: HeadHeap::default(), slots: Vec::new(), free: Vec::new() }
+    }
+
     fn alloc(&mut self, p: Packet) -> u32 {
         match self.free.pop() {
             Some(i) => {
@@ -384,7 +477,7 @@ impl Stage {
             let mut p = line.q.pop_front().expect("the front exists");
             let nf = &mut noisy[p.flow as usize];
             // As `DelayLine::with_host_noise`, in the flow's push order.
-            let at = (p.enqueue_ns + draw_exp_ns(&mut nf.rng, self.mean_ns)).max(nf.last_at);
+            let at = (p.enqueue_ns + draw_exp_ns(&mut nf.rng, self.mean_ns, self.layers)).max(nf.last_at);
             nf.last_at = at;
             p.enqueue_ns = at;
             let slot = self.alloc(p);
@@ -460,7 +553,7 @@ impl SharedLines {
             let l = match line_of_key.iter().find(|e| e.0 == key(i)) {
                 Some(e) => e.1,
                 None => {
-                    let stage = (jitters[i] > 0).then(|| Box::new(Stage { mean_ns: jitters[i] as f64, ..Stage::default() }));
+                    let stage = (jitters[i] > 0).then(|| Box::new(Stage::new(jitters[i])));
                     lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX, stage, next: None });
                     line_of_key.push((key(i), lines.len() as u32 - 1));
                     lines.len() as u32 - 1
@@ -694,6 +787,35 @@ fn arrange_front(
 mod tests {
     use super::*;
     use crate::rng::stream;
+
+    #[test]
+    fn the_fast_exponential_draw_is_exp1s() {
+        // draw_exp_ns's fast path against rand_distr's Exp1 from the same
+        // state: the same value (as the product and cast every line takes)
+        // and the same state after, over streams of several seeds (every
+        // layer, the rejections and the tail draws of layer 0 included), and
+        // the read-back layers decreasing from Exp1's tail start R = 7.697...
+        let layers = ExpLayers::get();
+        assert!(layers.x[1] > 7.69 && layers.x[1] < 7.70, "x[1] = {}", layers.x[1]);
+        assert!(layers.x.windows(2).take(254).all(|w| w[0] > w[1] && w[1] > 0.0));
+        let mean = 123_456.0;
+        let (mut off_fast_path, mut more_words) = (0, 0);
+        for seed in 0..8 {
+            let mut a = stream_rng(seed, stream::HOST_SEND);
+            let mut b = a.clone();
+            for _ in 0..250_000 {
+                let mut one_word = b.clone();
+                let layer = one_word.next_u64() & 0xff;
+                let want = (mean * b.sample::<f64, _>(Exp1)) as u64;
+                assert_eq!(draw_exp_ns(&mut a, mean, layers), want);
+                assert!(a == b, "the same words taken");
+                off_fast_path += (layer >= 254) as u32;
+                more_words += (one_word != b) as u32;
+            }
+        }
+        // Both kinds of draws that leave the fast path occurred.
+        assert!(off_fast_path > 10_000 && more_words > 10_000, "{off_fast_path} {more_words}");
+    }
 
     #[test]
     fn host_jitter_is_exponential_with_its_mean() {

@@ -53,7 +53,7 @@
 //! its access path and on links.
 
 use crate::config::{LinkConfig, RunConfig, TRACE_OPPORTUNITY_BYTES};
-use crate::endpoint::{FlowReceiver, FlowSender};
+use crate::endpoint::{FlowReceiver, FlowSender, SenderTimer};
 use crate::engine::{EventQueue, TimeNs, TimerPop};
 use crate::error::SimError;
 use crate::lines::DelayLine;
@@ -340,6 +340,13 @@ impl TopoSim {
     }
 
     /// Move the packets a sender produced onto its access line.
+    /// The popped event `ev` of flow `f`'s timer `t`; what it sends, if it fires.
+    fn sender_timer(&mut self, f: u32, now: TimeNs, ev: Ev, t: SenderTimer) {
+        if self.senders[f as usize].on_timer_pop(t, now, &mut self.q, ev, &mut self.out) {
+            self.flush_sender_out(f, now);
+        }
+    }
+
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
         let line = &mut self.access[flow as usize];
         for mut p in self.out.drain(..) {
@@ -603,27 +610,9 @@ impl TopoSim {
                 self.senders[f as usize].on_ack(now, &p, &mut self.out);
                 self.flush_sender_out(f, now);
             }
-            Ev::Rto(f) => {
-                let s = &mut self.senders[f as usize];
-                if s.timers().0.on_pop(now, &mut self.q, ev) == TimerPop::Fire {
-                    s.on_rto(now, &mut self.out);
-                    self.flush_sender_out(f, now);
-                }
-            }
-            Ev::Pace(f) => {
-                let s = &mut self.senders[f as usize];
-                if s.timers().1.on_pop(now, &mut self.q, ev) == TimerPop::Fire {
-                    s.on_pace_timer(now, &mut self.out);
-                    self.flush_sender_out(f, now);
-                }
-            }
-            Ev::Reo(f) => {
-                let s = &mut self.senders[f as usize];
-                if s.timers().2.on_pop(now, &mut self.q, ev) == TimerPop::Fire {
-                    s.on_reo_timer(now, &mut self.out);
-                    self.flush_sender_out(f, now);
-                }
-            }
+            Ev::Rto(f) => self.sender_timer(f, now, ev, SenderTimer::Rto),
+            Ev::Pace(f) => self.sender_timer(f, now, ev, SenderTimer::Pace),
+            Ev::Reo(f) => self.sender_timer(f, now, ev, SenderTimer::Reo),
             Ev::Delack(f) => {
                 let r = &mut self.receivers[f as usize];
                 if r.delack_timer().on_pop(now, &mut self.q, ev) == TimerPop::Fire {

@@ -63,6 +63,7 @@ from ccfair import profiles
 from ccfair import scalar_metrics as metrics  # not ccfair.metrics: `ccfair preset s0 --help` loads no pandas
 from ccfair.claims.model import Measurement
 from ccfair.errors import SpecError
+from ccfair.presets.options import add_run_options
 from ccfair.progress import LINE_EVERY_S
 from ccfair.sweep import ORDERS, derive_seed, flip_flows
 from ccfair.units import parse_rate
@@ -949,13 +950,11 @@ def _parser() -> argparse.ArgumentParser:
     ap.add_argument("--qdiscs", default=",".join(QDISCS))
     ap.add_argument("--reps", type=int, default=None, help=f"repetitions per setting and order (default {REPETITIONS}; --quick: 5)")
     ap.add_argument("--seed", type=int, default=1, help="base seed; every run's seed derives from it")
-    ap.add_argument("--jobs", type=int, default=1, help="parallel processes (simulator)")
-    ap.add_argument("--json", action="store_true", help="print one JSON object (claims, distributions, runs) instead of tables")
-    ap.add_argument(
-        "--bbr3",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="also run every lab BBR flow's run with BBRv3 (the extra 'with BBRv3' column; default on)",
+    add_run_options(
+        ap,
+        "parallel processes (simulator)",
+        json_help="print one JSON object (claims, distributions, runs) instead of tables",
+        bbr3_help="also run every lab BBR flow's run with BBRv3 (the extra 'with BBRv3' column; default on)",
     )
     ap.add_argument("--out", default=None, help="directory for runs.csv, distributions.csv, claims.json and the figures")
     return ap

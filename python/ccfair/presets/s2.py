@@ -61,6 +61,8 @@ import sys
 import time
 from typing import Any
 
+from ccfair.presets.options import add_run_options
+
 RATE = "50Mbit"
 BUFFER_PKTS = 208  # 50 Mbit/s x 50 ms / 1500 B
 #: The blog's loss levels are netem's, in percent; x LOSS_UNIT = loss probability.
@@ -626,13 +628,11 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help=f"{QUICK_SEEDS} seeds (full: {SEEDS})")
     ap.add_argument("--seeds", type=int, default=None, help="number of seeds (overrides --quick)")
     ap.add_argument("--arrivals", type=int, default=ARRIVALS_S, help=f"seconds of flow arrivals (default {ARRIVALS_S})")
-    ap.add_argument("--jobs", type=int, default=1, help="parallel processes")
-    ap.add_argument("--json", action="store_true", help="print one JSON object with the claims")
-    ap.add_argument(
-        "--bbr3",
-        action=argparse.BooleanOptionalAction,
-        default=True,
-        help="also run the study with every sender on BBRv3 (extra columns; default on)",
+    add_run_options(
+        ap,
+        "parallel processes",
+        json_help="print one JSON object with the claims",
+        bbr3_help="also run the study with every sender on BBRv3 (extra columns; default on)",
     )
     a = ap.parse_args(argv)
     if a.seeds is not None and a.seeds < 1:

@@ -38,6 +38,7 @@ from typing import Any
 from ccfair.claims.model import Measurement
 from ccfair.claims.s3 import GOOD_JFI, GOOD_UTIL, REASONABLE_JFI, SMALL_REL
 from ccfair.errors import SpecError
+from ccfair.presets.options import add_run_options
 from ccfair.units import parse_rate, parse_time
 
 N_VALUES = (2, 10, 20, 100)
@@ -261,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--csaqm-controller", choices=("pi", "load"), default=None, help="CSAQM CTV controller (default pi; docs/in-network.md)"
     )
-    ap.add_argument("--jobs", type=int, default=1, help="parallel processes")
+    add_run_options(ap, "parallel processes")
     ap.add_argument("--out", default=None, help="also write the rows as CSV")
     ap.add_argument("--plot", default=None, metavar="PREFIX", help="write PREFIX-n{N}-rtt{RTT}.png: relative throughput vs K per AQM")
     a = ap.parse_args(argv)

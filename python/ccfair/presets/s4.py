@@ -58,6 +58,7 @@ from ccfair.claims.s4 import (
     TABLE_VII_UN,
     TABLE_VIII,
 )
+from ccfair.presets.options import add_run_options
 
 #: The TCP variants S4 pits against CCID2, and all five CCAs.
 TCPS = ("reno", "bic", "cubic", "ctcp")
@@ -675,8 +676,7 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="ccfair preset s4", description=__doc__.split("\n\n")[0])
     ap.add_argument("--quick", action="store_true", help="1 seed; 14-flow runs at 4 RTTs without NRU calibration")
     ap.add_argument("--seeds", type=int, default=None, help=f"runs per pair setting (default {SEEDS}; 1 with --quick)")
-    ap.add_argument("--jobs", type=int, default=1, help="parallel processes")
-    ap.add_argument("--json", action="store_true", help="print one JSON object: claims and tables' figures")
+    add_run_options(ap, "parallel processes", json_help="print one JSON object: claims and tables' figures")
     a = ap.parse_args(argv)
     if a.seeds is not None and a.seeds < 1:
         from ccfair.errors import SpecError

@@ -101,60 +101,60 @@ def linux_source(cca: str) -> str:
     return LINUX_SOURCES.get(cca, f"net/ipv4/tcp_{cca}.c")
 
 
-def _bool(v: Any) -> int:
-    return 1 if v else 0
+Converter = Callable[[dict[str, Any]], int]
+
+
+def _int(field: str, unit: int = 1) -> Converter:
+    """The resolved parameter ``field`` as a whole number, in multiples of ``unit`` (ns -> us: 1000)."""
+    return lambda p: int(p[field]) // unit
+
+
+def _flag(field: str) -> Converter:
+    """The resolved switch ``field`` as 0 / 1."""
+    return lambda p: 1 if p[field] else 0
+
+
+def _fixed(field: str, scale: int, per: int = 1) -> Converter:
+    """The resolved real ``field`` times ``scale`` / ``per``, rounded (beta 0.7 -> 717/1024)."""
+    return lambda p: round(p[field] * scale / per)
 
 
 #: Module parameters (module_param() in the Linux source, ``param_<name>`` in the port) from
 #: ccfair's resolved CCA parameters (simulator units), per CCA. A ccfair parameter the module
 #: does not have cannot be given on the testbed (:func:`module_params` says so).
-PARAMS: dict[str, dict[str, Callable[[dict[str, Any]], int]]] = {
+PARAMS: dict[str, dict[str, Converter]] = {
     "cubic": {
-        "beta": lambda p: round(p["beta"] * 1024),
-        "bic_scale": lambda p: round(p["c"] * 1024 / 10),
-        "fast_convergence": lambda p: _bool(p["fast_convergence"]),
-        "tcp_friendliness": lambda p: _bool(p["tcp_friendliness"]),
-        "hystart": lambda p: _bool(p["hystart"]),
-        "hystart_detect": lambda p: int(p["hystart_detect"]),
-        "hystart_low_window": lambda p: int(p["hystart_low_window_pkts"]),
-        "hystart_ack_delta_us": lambda p: int(p["hystart_ack_delta_ns"]) // 1000,
-        "initial_ssthresh": lambda p: int(p["initial_ssthresh_pkts"]),
+        "beta": _fixed("beta", 1024),
+        "bic_scale": _fixed("c", 1024, 10),
+        "fast_convergence": _flag("fast_convergence"),
+        "tcp_friendliness": _flag("tcp_friendliness"),
+        "hystart": _flag("hystart"),
+        "hystart_detect": _int("hystart_detect"),
+        "hystart_low_window": _int("hystart_low_window_pkts"),
+        "hystart_ack_delta_us": _int("hystart_ack_delta_ns", 1000),
+        "initial_ssthresh": _int("initial_ssthresh_pkts"),
     },
     "bic": {
-        "beta": lambda p: round(p["beta"] * 1024),
-        "fast_convergence": lambda p: _bool(p["fast_convergence"]),
-        "max_increment": lambda p: int(p["max_increment_pkts"]),
-        "low_window": lambda p: int(p["low_window_pkts"]),
-        "smooth_part": lambda p: int(p["smooth_part"]),
+        "beta": _fixed("beta", 1024),
+        "fast_convergence": _flag("fast_convergence"),
+        "max_increment": _int("max_increment_pkts"),
+        "low_window": _int("low_window_pkts"),
+        "smooth_part": _int("smooth_part"),
     },
-    "htcp": {
-        "use_rtt_scaling": lambda p: _bool(p["use_rtt_scaling"]),
-        "use_bandwidth_switch": lambda p: _bool(p["use_bandwidth_switch"]),
-    },
-    "hybla": {"rtt0": lambda p: int(p["rtt0_ns"]) // 1_000_000},
-    "vegas": {
-        "alpha": lambda p: int(p["alpha_pkts"]),
-        "beta": lambda p: int(p["beta_pkts"]),
-        "gamma": lambda p: int(p["gamma_pkts"]),
-    },
-    "illinois": {
-        "win_thresh": lambda p: int(p["win_thresh_pkts"]),
-        "theta": lambda p: int(p["theta"]),
-    },
-    "dctcp": {"dctcp_shift_g": lambda p: int(p["shift_g"])},
-    "nv": {
-        "nv_pad": lambda p: int(p["pad_pkts"]),
-        "nv_reset_period": lambda p: int(p["reset_period_ns"]) // 1_000_000_000,
-        "nv_min_cwnd": lambda p: int(p["min_cwnd_pkts"]),
-    },
+    "htcp": {"use_rtt_scaling": _flag("use_rtt_scaling"), "use_bandwidth_switch": _flag("use_bandwidth_switch")},
+    "hybla": {"rtt0": _int("rtt0_ns", 1_000_000)},
+    "vegas": {"alpha": _int("alpha_pkts"), "beta": _int("beta_pkts"), "gamma": _int("gamma_pkts")},
+    "illinois": {"win_thresh": _int("win_thresh_pkts"), "theta": _int("theta")},
+    "dctcp": {"dctcp_shift_g": _int("shift_g")},
+    "nv": {"nv_pad": _int("pad_pkts"), "nv_reset_period": _int("reset_period_ns", 1_000_000_000), "nv_min_cwnd": _int("min_cwnd_pkts")},
     "cdg": {
-        "window": lambda p: int(p["window"]),
-        "backoff_beta": lambda p: int(p["backoff_beta"]),
-        "backoff_factor": lambda p: int(p["backoff_factor"]),
-        "hystart_detect": lambda p: int(p["hystart_detect"]),
-        "use_ineff": lambda p: int(p["use_ineff"]),
-        "use_shadow": lambda p: _bool(p["use_shadow"]),
-        "use_tolerance": lambda p: _bool(p["use_tolerance"]),
+        "window": _int("window"),
+        "backoff_beta": _int("backoff_beta"),
+        "backoff_factor": _int("backoff_factor"),
+        "hystart_detect": _int("hystart_detect"),
+        "use_ineff": _int("use_ineff"),
+        "use_shadow": _flag("use_shadow"),
+        "use_tolerance": _flag("use_tolerance"),
     },
 }
 
@@ -175,7 +175,7 @@ def module_params(cca: str, given: dict[str, Any], resolved: dict[str, Any]) -> 
     return out
 
 
-def _fields_read(conv: Callable[[dict[str, Any]], int], resolved: dict[str, Any]) -> set[str]:
+def _fields_read(conv: Converter, resolved: dict[str, Any]) -> set[str]:
     seen: set[str] = set()
 
     class Spy(dict[str, Any]):

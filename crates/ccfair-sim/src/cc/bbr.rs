@@ -1105,14 +1105,7 @@ impl CongestionControl for Bbr {
         tp.cwnd
     }
 
-    fn needs_pacing(&self) -> bool {
-        true
-    }
-
-    /// BBR sets `tp.pacing_rate_bytes_per_s` itself in `cong_control`.
-    fn sets_pacing_rate(&self) -> bool {
-        false
-    }
+    needs!(pacing);
 }
 
 crate::declare_cca! {

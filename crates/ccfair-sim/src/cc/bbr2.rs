@@ -1274,13 +1274,7 @@ impl CongestionControl for Bbr2 {
         self.prior_cwnd
     }
 
-    fn needs_pacing(&self) -> bool {
-        true
-    }
-
-    fn sets_pacing_rate(&self) -> bool {
-        true
-    }
+    needs!(pacing, own_pacing_rate);
 }
 
 crate::declare_cca! {
@@ -1354,13 +1348,25 @@ pub(crate) mod testkit {
         t.delivered_ce += ce as u64;
         t.now_ns += 50_000_000;
     }
+
+    /// `b` in PROBE_BW UP, taking bandwidth samples, with the ECN logic on, at cwnd 100.
+    pub(crate) fn probing_up_with_ecn(b: Bbr2) -> (Bbr2, TcpCc) {
+        let (mut b, mut t) = steady_from(b, Phase::Up);
+        b.ecn_eligible = true;
+        b.bw_probe_samples = true;
+        t.cwnd = 100;
+        (b, t)
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::testkit::{bw_10mbit, deliver, round_sample, steady_from};
+    use super::testkit::{bw_10mbit, deliver, probing_up_with_ecn, round_sample, steady_from};
     use super::*;
     use crate::cc::testutil::tp;
+
+    /// BBRv2 and BBRv3 (bbr3.rs): one machine, two profiles; the tests of what they share run on both.
+    const PROFILES: [fn(u64) -> Bbr2; 2] = [Bbr2::new, super::super::bbr3::new];
 
     /// A BBRv2 in PROBE_BW with a 50 ms min RTT, 10 Mbit/s (BDP ~42 packets).
     fn steady(phase: Phase) -> (Bbr2, TcpCc) {
@@ -1448,10 +1454,7 @@ mod tests {
 
     #[test]
     fn ce_ratio_of_half_while_probing_up_sets_inflight_hi_and_ends_probe() {
-        let (mut b, mut t) = steady(Phase::Up);
-        b.ecn_eligible = true;
-        b.bw_probe_samples = true;
-        t.cwnd = 100;
+        let (mut b, mut t) = probing_up_with_ecn(Bbr2::new(1));
         deliver(&mut t, 40, 19); // 47.5 % < 50 %: fine
         let mut rs = round_sample(&t, 40, 19, 0);
         rs.tx_in_flight = 50;
@@ -1467,67 +1470,75 @@ mod tests {
 
     #[test]
     fn loss_above_two_percent_while_probing_cuts_inflight_hi_to_seventy_percent() {
-        let (mut b, mut t) = steady(Phase::Up);
-        b.bw_probe_samples = true;
-        b.max_bw = [bw_10mbit() * 4, bw_10mbit() * 4]; // BDP budget > cwnd: target = cwnd
-        t.cwnd = 100;
-        let mut rs = round_sample(&t, 40, 0, 5);
-        // loss_thresh = 2 % in fixed point: 256 x 5 >> 8 = 5 packets; 5 lost is not above it.
-        rs.tx_in_flight = 256;
-        assert!(!b.is_inflight_too_high(&rs));
-        rs.lost = 6;
-        assert!(b.is_inflight_too_high(&rs));
-        rs.tx_in_flight = 20;
-        b.handle_inflight_too_high(&t, &rs);
-        assert_eq!(b.target_inflight(&t), 100);
-        assert_eq!(b.inflight_hi(), Some(100 * (BBR_UNIT - BETA) / BBR_UNIT)); // 70
-        assert_eq!(BBR_UNIT - BETA, 180, "beta = 0.3 -> keep 0.7");
-        assert_eq!(b.phase(), Phase::Down);
+        // Loss above 2 % of a probing round (in fixed point: 5 of 256 is not above it, 6 is)
+        // sets inflight_hi to max(tx_in_flight, 0.7 x target) and ends the probe.
+        for new in PROFILES {
+            let (mut b, mut t) = steady_from(new(1), Phase::Up);
+            b.bw_probe_samples = true;
+            b.max_bw = [bw_10mbit() * 4, bw_10mbit() * 4]; // BDP budget > cwnd: target = cwnd
+            t.cwnd = 100;
+            let mut rs = round_sample(&t, 40, 0, 5);
+            rs.tx_in_flight = 256;
+            assert!(!b.is_inflight_too_high(&rs), "5 of 256 lost is not above 2 %");
+            rs.lost = 6;
+            assert!(b.is_inflight_too_high(&rs), "6 of 256 lost is above 2 %");
+            rs.tx_in_flight = 20;
+            b.handle_inflight_too_high(&t, &rs);
+            assert_eq!(b.target_inflight(&t), 100);
+            assert_eq!(BBR_UNIT - BETA, 180, "beta 0.3: keep 0.7");
+            assert_eq!(b.inflight_hi(), Some(100 * 180 / 256), "max(tx_in_flight 20, 0.7 x 100)");
+            assert_eq!(b.phase(), Phase::Down, "a too-high probe ends UP");
+        }
     }
 
     #[test]
     fn lossy_round_outside_probing_cuts_inflight_lo_to_seventy_percent() {
-        let (mut b, mut t) = steady(Phase::Cruise);
-        t.cwnd = 80;
-        b.loss_in_round = true;
-        b.inflight_latest = 10;
-        b.bw_latest = 1;
-        b.adapt_lower_bounds(&t);
-        assert_eq!(b.inflight_lo(), Some(80 * 180 / 256));
-        assert_eq!(b.bw_lo, b.max_bw() * 180 / 256);
-        // Not while probing.
-        let (mut p, t) = steady(Phase::Up);
-        p.loss_in_round = true;
-        p.adapt_lower_bounds(&t);
-        assert_eq!(p.inflight_lo(), None);
+        // A lossy round outside probing cuts inflight_lo and bw_lo to 0.7; not while probing.
+        for new in PROFILES {
+            let (mut b, mut t) = steady_from(new(1), Phase::Cruise);
+            t.cwnd = 80;
+            b.loss_in_round = true;
+            b.inflight_latest = 10;
+            b.bw_latest = 1;
+            b.adapt_lower_bounds(&t);
+            assert_eq!(b.inflight_lo(), Some(80 * 180 / 256));
+            assert_eq!(b.bw_lo, b.max_bw() * 180 / 256);
+            let (mut p, t) = steady_from(new(1), Phase::Up);
+            p.loss_in_round = true;
+            p.adapt_lower_bounds(&t);
+            assert_eq!(p.inflight_lo(), None);
+        }
     }
 
     #[test]
     fn cruise_leaves_fifteen_percent_headroom_below_inflight_hi() {
-        let (mut b, mut t) = steady(Phase::Cruise);
-        b.inflight_hi = 100;
-        t.cwnd = 200;
-        b.bound_cwnd_for_inflight_model(&mut t);
-        assert_eq!(t.cwnd, 100 - (100 * INFLIGHT_HEADROOM / BBR_UNIT)); // 100 - 14 = 86
-        let (mut u, mut t) = steady(Phase::Up);
-        u.inflight_hi = 100;
-        t.cwnd = 200;
-        u.bound_cwnd_for_inflight_model(&mut t);
-        assert_eq!(t.cwnd, 100, "probing phases may use all of inflight_hi");
+        // CRUISE keeps 15 % headroom below inflight_hi; the probing phases may use all of it.
+        for new in PROFILES {
+            for (phase, cwnd) in [(Phase::Cruise, 100 - (100 * INFLIGHT_HEADROOM / BBR_UNIT)), (Phase::Up, 100)] {
+                let (mut b, mut t) = steady_from(new(1), phase);
+                b.inflight_hi = 100;
+                t.cwnd = 200;
+                b.bound_cwnd_for_inflight_model(&mut t);
+                assert_eq!(t.cwnd, cwnd, "{phase:?}"); // CRUISE: 100 - 14 = 86
+            }
+        }
     }
 
     #[test]
     fn probe_rtt_every_five_seconds_at_half_bdp() {
-        let (mut b, mut t) = steady(Phase::Cruise);
-        t.cwnd = 84;
-        t.in_flight = 80;
-        t.now_ns += PROBE_RTT_WINDOW_NS + 1;
-        let mut rs = round_sample(&t, 40, 0, 0);
-        rs.rtt_ns = 60_000_000; // no new minimum
-        b.cong_control(&mut t, &rs);
-        assert_eq!(b.mode(), Mode::ProbeRtt);
-        // 0.5 x BDP: 10 Mbit/s x 50 ms = 41.7 packets -> ceil(20.8) = 21.
-        assert_eq!(t.cwnd, 21);
+        // PROBE_RTT comes 5 s after the last min-RTT sample, at 0.5 x BDP: 10 Mbit/s x 50 ms =
+        // 41.7 packets -> ceil(20.8) = 21.
+        for new in PROFILES {
+            let (mut b, mut t) = steady_from(new(1), Phase::Cruise);
+            t.in_flight = 80;
+            t.now_ns += PROBE_RTT_WINDOW_NS + 1;
+            assert_eq!(PROBE_RTT_WINDOW_NS, 5_000_000_000);
+            let mut rs = round_sample(&t, 40, 0, 0);
+            rs.rtt_ns = 60_000_000; // no new minimum
+            b.cong_control(&mut t, &rs);
+            assert_eq!(b.mode(), Mode::ProbeRtt);
+            assert_eq!(t.cwnd, 21);
+        }
     }
 
     #[test]

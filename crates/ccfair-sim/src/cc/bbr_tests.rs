@@ -235,15 +235,7 @@ fn app_limited_samples_only_raise_the_bw_estimate() {
     let est = b.max_bw();
     t.now_ns += MS;
     t.delivered += 1;
-    let rs = RateSample {
-        prior_delivered: t.delivered - 1,
-        delivered: 2,
-        interval_ns: 50 * MS as i64,
-        rtt_ns: 50 * MS as i64,
-        acked_sacked: 1,
-        is_app_limited: true,
-        ..RateSample::default()
-    };
+    let rs = RateSample { is_app_limited: true, ..sample_50ms(t.delivered - 1, 2, 1, 0) };
     b.cong_control(&mut t, &rs);
     assert_eq!(b.max_bw(), est);
 }
@@ -441,22 +433,20 @@ fn ack_one(b: &mut Bbr, t: &mut TcpCc, dt_ns: u64, prior_in_flight: u32, losses:
     ack_sent_at(b, t, dt_ns, prior_in_flight, losses, prior_delivered);
 }
 
+/// A rate sample of `delivered` packets over 50 ms with an RTT of 50 ms, for a packet sent when
+/// `tp.delivered` was `prior_delivered`: `acked_sacked` newly delivered, `prior_in_flight` before.
+fn sample_50ms(prior_delivered: u64, delivered: i64, acked_sacked: u32, prior_in_flight: u32) -> RateSample {
+    let interval_ns = 50 * MS as i64;
+    RateSample { prior_delivered, delivered, interval_ns, rtt_ns: interval_ns, acked_sacked, prior_in_flight, ..RateSample::default() }
+}
+
 /// As `ack_one`, for a packet sent when `tp.delivered` was `prior_delivered`.
 fn ack_sent_at(b: &mut Bbr, t: &mut TcpCc, dt_ns: u64, prior_in_flight: u32, losses: u32, prior_delivered: u64) {
     t.now_ns += dt_ns;
     t.delivered += 1;
     t.delivered_time_ns = t.now_ns;
     t.lost += losses as u64;
-    let rs = RateSample {
-        prior_delivered,
-        delivered: 50,
-        interval_ns: 50 * MS as i64,
-        rtt_ns: 50 * MS as i64,
-        losses,
-        acked_sacked: 1,
-        prior_in_flight,
-        ..RateSample::default()
-    };
+    let rs = RateSample { losses, ..sample_50ms(prior_delivered, 50, 1, prior_in_flight) };
     b.cong_control(t, &rs);
 }
 
@@ -574,15 +564,7 @@ fn ack_aggregation_raises_cwnd_allowance() {
     t.now_ns += 100_000;
     t.delivered += 20;
     t.delivered_time_ns = t.now_ns;
-    let rs = RateSample {
-        prior_delivered: t.delivered - 20,
-        delivered: 50,
-        interval_ns: 50 * MS as i64,
-        rtt_ns: 50 * MS as i64,
-        acked_sacked: 20,
-        prior_in_flight: 60,
-        ..RateSample::default()
-    };
+    let rs = sample_50ms(t.delivered - 20, 50, 20, 60);
     b.cong_control(&mut t, &rs);
     assert!(b.ack_aggregation_cwnd() >= 20, "{}", b.ack_aggregation_cwnd());
 }
@@ -617,15 +599,7 @@ fn recovery_starts_with_packet_conservation_then_restores_cwnd() {
     t.now_ns += MS;
     t.delivered += 1;
     t.delivered_time_ns = t.now_ns;
-    let rs = RateSample {
-        prior_delivered: round_end,
-        delivered: 50,
-        interval_ns: 50 * MS as i64,
-        rtt_ns: 50 * MS as i64,
-        acked_sacked: 1,
-        prior_in_flight: 64,
-        ..RateSample::default()
-    };
+    let rs = sample_50ms(round_end, 50, 1, 64);
     b.cong_control(&mut t, &rs);
     assert!(!b.packet_conservation);
     assert_eq!(t.cwnd, 70);
@@ -736,15 +710,7 @@ fn probe_rtt_waits_for_a_round_as_well_as_200ms() {
     // 250 ms later but no round has ended (ACKs of packets sent before).
     t.now_ns += 250 * MS;
     let before_round = t.delivered;
-    let rs = RateSample {
-        prior_delivered: before_round - 1,
-        delivered: 4,
-        interval_ns: 50 * MS as i64,
-        rtt_ns: 50 * MS as i64,
-        acked_sacked: 1,
-        prior_in_flight: 4,
-        ..RateSample::default()
-    };
+    let rs = sample_50ms(before_round - 1, 4, 1, 4);
     t.delivered += 1;
     t.delivered_time_ns = t.now_ns;
     b.cong_control(&mut t, &rs);

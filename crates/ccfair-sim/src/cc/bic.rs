@@ -32,7 +32,7 @@
 //! fast convergence on, `initial_ssthresh` unset; jiffy clock HZ = 1000.
 //! Simplifications: `epoch_start` (recorded but never read by Linux) is not kept.
 
-use super::{AckSample, CaState, CongestionControl, TcpCc};
+use super::{jiffies, AckSample, CaState, CongestionControl, TcpCc};
 
 /// beta is a fraction of 1024 (Linux `BICTCP_BETA_SCALE`).
 const BETA_SCALE: u32 = 1024;
@@ -49,30 +49,11 @@ const FIRST_EPOCH_MAX_CNT: u32 = 20;
 /// Minimum ssthresh after a loss, packets.
 const MIN_SSTHRESH_PKTS: u32 = 2;
 
-/// Linux module parameters of `tcp_bic` (defaults = Linux defaults).
-#[derive(Debug, Clone)]
-pub struct BicParams {
-    /// `fast_convergence` (1).
-    pub fast_convergence: bool,
-    /// `max_increment`: largest growth per RTT, packets (16).
-    pub max_increment_pkts: u32,
-    /// `low_window`: Reno behaviour at or below this cwnd, packets (14).
-    pub low_window_pkts: u32,
-    /// `beta` in 1/1024 (819 ~ 0.8).
-    pub beta: u32,
-    /// `smooth_part`: RTTs from `W_max - B` to `W_max` (20).
-    pub smooth_part: u32,
-}
-
-impl Default for BicParams {
-    fn default() -> Self {
-        BicParams { fast_convergence: true, max_increment_pkts: 16, low_window_pkts: 14, beta: 819, smooth_part: 20 }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Bic {
-    params: BicParams,
+    params: BicConfig,
+    /// `beta` in 1/1024 (Linux: 819 ~ 0.8).
+    beta: u32,
     /// ACKed packets per +1 cwnd.
     cnt: u32,
     /// `W_max`, packets (0 = no loss yet).
@@ -85,15 +66,12 @@ pub struct Bic {
     delayed_ack: u32,
 }
 
-default_is!(Bic = Bic::with_params(BicParams::default()));
-
-fn jiffies(ns: u64) -> u64 {
-    ns / (1_000_000_000 / HZ)
-}
+default_is!(Bic = Bic::with_params(BicConfig::default()));
 
 impl Bic {
-    pub fn with_params(params: BicParams) -> Bic {
-        let mut b = Bic { params, cnt: 0, last_max_cwnd: 0, last_cwnd: 0, last_time_jiffies: 0, delayed_ack: 0 };
+    pub fn with_params(params: BicConfig) -> Bic {
+        let beta = (params.beta * 1024.0).round() as u32;
+        let mut b = Bic { params, beta, cnt: 0, last_max_cwnd: 0, last_cwnd: 0, last_time_jiffies: 0, delayed_ack: 0 };
         b.reset();
         b
     }
@@ -165,7 +143,7 @@ impl CongestionControl for Bic {
 
     fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
         let Some(acked) = tp.after_slow_start(acked) else { return };
-        self.update(tp.cwnd, jiffies(tp.now_ns));
+        self.update(tp.cwnd, jiffies(tp.now_ns, HZ));
         tp.cong_avoid_ai(self.cnt, acked);
     }
 
@@ -173,14 +151,14 @@ impl CongestionControl for Bic {
         let cwnd = tp.cwnd;
         let p = &self.params;
         self.last_max_cwnd = if cwnd < self.last_max_cwnd && p.fast_convergence {
-            ((u64::from(cwnd) * u64::from(BETA_SCALE + p.beta)) / u64::from(2 * BETA_SCALE)) as u32
+            ((u64::from(cwnd) * u64::from(BETA_SCALE + self.beta)) / u64::from(2 * BETA_SCALE)) as u32
         } else {
             cwnd
         };
         if cwnd <= p.low_window_pkts {
             (cwnd >> 1).max(MIN_SSTHRESH_PKTS)
         } else {
-            ((u64::from(cwnd) * u64::from(p.beta) / u64::from(BETA_SCALE)) as u32).max(MIN_SSTHRESH_PKTS)
+            ((u64::from(cwnd) * u64::from(self.beta) / u64::from(BETA_SCALE)) as u32).max(MIN_SSTHRESH_PKTS)
         }
     }
 
@@ -213,13 +191,7 @@ crate::declare_cca! {
         smooth_part: u32 = 20, Range::at_least(1.0);
     }
     cca Bic = "bic", "BIC: Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c";
-    build = |p, _seed| Bic::with_params(BicParams {
-        fast_convergence: p.fast_convergence,
-        max_increment_pkts: p.max_increment_pkts,
-        low_window_pkts: p.low_window_pkts,
-        beta: (p.beta * 1024.0).round() as u32,
-        smooth_part: p.smooth_part,
-    });
+    build = |p, _seed| Bic::with_params(p.clone());
 }
 
 #[cfg(test)]

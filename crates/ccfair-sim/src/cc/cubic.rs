@@ -571,6 +571,16 @@ mod tests {
             Flow { cc, tp }
         }
 
+        /// At cwnd 100 in congestion avoidance (ssthresh 50), one ACK with an RTT sample of
+        /// `rtt_ns` (delay_min: the epoch has not started, the sample is kept), then a loss.
+        fn lost_at_100(rtt_ns: u64) -> Flow {
+            let mut f = Flow::new(CubicParams::default(), 100);
+            f.tp.ssthresh = 50;
+            f.ack(MS, rtt_ns);
+            f.loss();
+            f
+        }
+
         /// One ACK for one packet, arriving `gap_ns` after the previous one.
         fn ack(&mut self, gap_ns: u64, rtt_ns: u64) {
             self.tp.now_ns += gap_ns;
@@ -659,10 +669,7 @@ mod tests {
         // RFC 9438 §4.2: after a loss at W_max = 100 the window is concave up to
         // W_max, which it reaches at t ~ K, then convex. RTT 100 ms.
         let rtt = 100 * MS;
-        let mut f = Flow::new(CubicParams::default(), 100);
-        f.tp.ssthresh = 50;
-        f.ack(MS, rtt); // delay_min = 100 ms (epoch not started, sample kept)
-        f.loss();
+        let mut f = Flow::lost_at_100(rtt); // delay_min = 100 ms
         let t0 = f.tp.now_ns;
         let k_s = 75f64.cbrt();
         let mut checked = 0;
@@ -741,10 +748,7 @@ mod tests {
         assert_eq!(UPDATE_HOLD_JIFFIES * NS_PER_JIFFY, 28_000_000);
         // An epoch that starts 3 ms into a jiffy starts at that jiffy.
         let rtt = 100 * MS;
-        let mut f = Flow::new(CubicParams::default(), 100);
-        f.tp.ssthresh = 50;
-        f.ack(MS, rtt);
-        f.loss();
+        let mut f = Flow::lost_at_100(rtt);
         f.tp.now_ns = 1_003_000_000;
         f.ack(0, rtt);
         assert_eq!(f.cc.epoch_start_jiffies, Some(250));
@@ -754,10 +758,7 @@ mod tests {
     fn growth_is_capped_at_one_and_a_half_per_rtt() {
         // Far past K the target is huge; cnt >= 2 caps growth at cwnd/2 per RTT.
         let rtt = 100 * MS;
-        let mut f = Flow::new(CubicParams::default(), 100);
-        f.tp.ssthresh = 50;
-        f.ack(MS, rtt);
-        f.loss();
+        let mut f = Flow::lost_at_100(rtt);
         f.round(rtt); // epoch started
         f.tp.now_ns += 60_000 * MS; // 60 s later, no idle event: target >> cwnd
                                     // `snd_cwnd_cnt` may carry an ACK over from the previous round (tcp_cong_avoid_ai): start from 0.
@@ -796,10 +797,7 @@ mod tests {
     #[test]
     fn tx_start_after_idle_shifts_epoch_by_idle_time() {
         let rtt = 100 * MS;
-        let mut f = Flow::new(CubicParams::default(), 100);
-        f.tp.ssthresh = 50;
-        f.ack(MS, rtt);
-        f.loss();
+        let mut f = Flow::lost_at_100(rtt);
         f.round(rtt);
         let epoch = f.cc.epoch_start_jiffies.unwrap();
         let last_ack = jiffies(f.tp.delivered_time_ns);
@@ -816,10 +814,7 @@ mod tests {
 
     #[test]
     fn rto_resets_cubic_and_hystart_state() {
-        let mut f = Flow::new(CubicParams::default(), 100);
-        f.tp.ssthresh = 50;
-        f.ack(MS, 30 * MS);
-        f.loss();
+        let mut f = Flow::lost_at_100(30 * MS);
         f.round(30 * MS);
         f.cc.found = true;
         f.cc.set_state(&mut f.tp, CaState::Loss);
@@ -836,10 +831,7 @@ mod tests {
 
     #[test]
     fn delay_samples_ignored_during_first_second_of_epoch() {
-        let mut f = Flow::new(CubicParams::default(), 100);
-        f.tp.ssthresh = 50;
-        f.ack(MS, 50 * MS);
-        f.loss();
+        let mut f = Flow::lost_at_100(50 * MS);
         f.ack(MS, 50 * MS); // epoch starts
         f.ack(MS, 20 * MS);
         assert_eq!(f.cc.delay_min_us, 50_000);

@@ -49,12 +49,68 @@ pub const SHIFT_G: u32 = 4;
 /// Minimum ssthresh, packets.
 pub const MIN_SSTHRESH_PKTS: u32 = 2;
 
+/// DCTCP's response to loss, which tcp_prague.c repeats: on entering Recovery
+/// (`dctcp_state`) and on an RTO's loss event (`dctcp_cwnd_event`, CA_EVENT_LOSS)
+/// ssthresh is half of cwnd (`dctcp_react_to_loss`); undo restores at least the cwnd
+/// before the last cut, loss or ECN (`dctcp_cwnd_undo`).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LossHalving {
+    loss_cwnd: u32,
+}
+
+impl LossHalving {
+    /// A cut from `tp.cwnd` (loss or ECN): remember the window for undo.
+    pub fn remember(&mut self, tp: &TcpCc) {
+        self.loss_cwnd = tp.cwnd;
+    }
+
+    /// `dctcp_react_to_loss`.
+    fn react(&mut self, tp: &mut TcpCc) {
+        self.remember(tp);
+        tp.ssthresh = (tp.cwnd >> 1).max(MIN_SSTHRESH_PKTS);
+    }
+
+    /// `set_state`: the reaction on entering Recovery.
+    pub fn on_state(&mut self, tp: &mut TcpCc, new_state: CaState) {
+        if new_state == CaState::Recovery && tp.ca_state != CaState::Recovery {
+            self.react(tp);
+        }
+    }
+
+    /// `cwnd_event`: the reaction to CA_EVENT_LOSS.
+    pub fn on_event(&mut self, tp: &mut TcpCc, ev: CaEvent) {
+        if ev == CaEvent::Loss {
+            self.react(tp);
+        }
+    }
+
+    /// `undo_cwnd`.
+    pub fn undo(&self, tp: &TcpCc) -> u32 {
+        tp.cwnd.max(self.loss_cwnd)
+    }
+}
+
+/// Inside `impl CongestionControl` of an algorithm with a [`LossHalving`] in its field `$f`:
+/// the hooks that are the loss response alone, `cwnd_event` and `undo_cwnd`.
+macro_rules! loss_halving_hooks {
+    ($f:ident) => {
+        fn cwnd_event(&mut self, tp: &mut TcpCc, ev: CaEvent) {
+            self.$f.on_event(tp, ev);
+        }
+
+        fn undo_cwnd(&mut self, tp: &TcpCc) -> u32 {
+            self.$f.undo(tp)
+        }
+    };
+}
+pub(crate) use loss_halving_hooks;
+
 #[derive(Debug, Clone)]
 pub struct Dctcp {
     /// alpha x 1024.
     pub alpha: u32,
     window: CeWindow,
-    loss_cwnd: u32,
+    loss: LossHalving,
     clamp_alpha_on_loss: bool,
     /// g = 1 / 2^shift_g.
     shift_g: u32,
@@ -68,17 +124,13 @@ impl Default for Dctcp {
 
 impl Dctcp {
     pub fn new() -> Self {
-        Dctcp { alpha: MAX_ALPHA, window: CeWindow::default(), loss_cwnd: 0, clamp_alpha_on_loss: false, shift_g: SHIFT_G }
+        Dctcp { alpha: MAX_ALPHA, window: CeWindow::default(), loss: LossHalving::default(), clamp_alpha_on_loss: false, shift_g: SHIFT_G }
     }
 
     /// Pre-5.1 Linux option: set alpha to 1 when entering the Loss state (RTO).
     pub fn with_clamp_alpha_on_loss(mut self, on: bool) -> Self {
         self.clamp_alpha_on_loss = on;
         self
-    }
-
-    fn reset_window(&mut self, tp: &TcpCc) {
-        self.window.reset(tp);
     }
 
     /// `dctcp_update_alpha`: once per window of data.
@@ -94,13 +146,7 @@ impl Dctcp {
             alpha = (alpha as u64 + add).min(MAX_ALPHA as u64) as u32;
         }
         self.alpha = alpha;
-        self.reset_window(tp);
-    }
-
-    /// `dctcp_react_to_loss`.
-    fn react_to_loss(&mut self, tp: &mut TcpCc) {
-        self.loss_cwnd = tp.cwnd;
-        tp.ssthresh = (tp.cwnd >> 1).max(MIN_SSTHRESH_PKTS);
+        self.window.reset(tp);
     }
 }
 
@@ -110,14 +156,14 @@ impl CongestionControl for Dctcp {
     }
 
     fn init(&mut self, tp: &mut TcpCc) {
-        self.reset_window(tp);
+        self.window.reset(tp);
         self.alpha = MAX_ALPHA;
-        self.loss_cwnd = 0;
+        self.loss = LossHalving::default();
     }
 
     /// The ECN cut: cwnd (1 - alpha/2).
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
-        self.loss_cwnd = tp.cwnd;
+        self.loss.remember(tp);
         let cut = ((tp.cwnd as u64 * self.alpha as u64) >> 11) as u32;
         (tp.cwnd - cut).max(MIN_SSTHRESH_PKTS)
     }
@@ -131,32 +177,16 @@ impl CongestionControl for Dctcp {
     }
 
     fn set_state(&mut self, tp: &mut TcpCc, new_state: CaState) {
-        if new_state == CaState::Recovery && tp.ca_state != CaState::Recovery {
-            self.react_to_loss(tp);
-        }
+        self.loss.on_state(tp, new_state);
         if self.clamp_alpha_on_loss && new_state == CaState::Loss {
             self.alpha = MAX_ALPHA;
         }
     }
 
-    fn cwnd_event(&mut self, tp: &mut TcpCc, ev: CaEvent) {
-        if ev == CaEvent::Loss {
-            self.react_to_loss(tp);
-        }
-    }
+    loss_halving_hooks!(loss);
 
-    fn undo_cwnd(&mut self, tp: &TcpCc) -> u32 {
-        tp.cwnd.max(self.loss_cwnd)
-    }
-
-    fn needs_ecn(&self) -> bool {
-        true
-    }
-
-    /// Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once (`tcp_ecn_accept_cwr`).
-    fn acks_cwr_at_once(&self) -> bool {
-        true
-    }
+    // Linux DCTCP negotiates RFC 3168 ECN, so its receiver ACKs CWR at once (`tcp_ecn_accept_cwr`).
+    needs!(ecn, cwr_acked_at_once);
 }
 
 crate::declare_cca! {

@@ -118,7 +118,7 @@ impl super::Cca for HighSpeed {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::{ack_each, tp, tp_at};
+    use crate::cc::testutil::{cwnds_after, tp};
 
     /// RFC 3649 section 5: b(w) with W_low = 38, W_high = 83000, b_high = 0.1.
     fn rfc_b(w: f64) -> f64 {
@@ -167,16 +167,11 @@ mod tests {
     #[test]
     fn congestion_avoidance_adds_a_of_w_per_window_of_acks() {
         // cwnd 1000 is in row 7 (851 < w <= 1058): a = 8 per cwnd ACKs.
-        let mut t = tp_at(1000, 500);
-        let mut h = HighSpeed::new();
         // +1 each time the count (8 per ACK) reaches cwnd: 1000 + ... + 1007
         // = 8028 = 8 x 1003.5 -> the 8th increment comes with ACK 1004.
-        assert_eq!(ack_each(&mut h, &mut t, 1003), 1007);
-        assert_eq!(ack_each(&mut h, &mut t, 1), 1008);
+        assert_eq!(cwnds_after(HighSpeed::new(), 1000, 500, &[1003, 1]), [1007, 1008]);
         // At or below W_low it is Reno: +1 per cwnd ACKs.
-        let mut t = tp_at(30, 10);
-        let mut h = HighSpeed::new();
-        assert_eq!(ack_each(&mut h, &mut t, 30), 31);
+        assert_eq!(cwnds_after(HighSpeed::new(), 30, 10, &[30]), [31]);
     }
 
     #[test]

@@ -33,7 +33,7 @@
 //! Simplifications: the `(diff/2)^2` term is computed in 64 bits (Linux's
 //! u32 overflows after ~131 s without a congestion event).
 
-use super::{AckSample, CaState, CongestionControl, TcpCc};
+use super::{jiffies, AckSample, CaState, CongestionControl, TcpCc};
 
 /// Kernel tick rate: jiffies per second (CONFIG_HZ = 1000).
 const HZ: u64 = 1000;
@@ -48,24 +48,9 @@ const MAX_RTT_STEP_JIFFIES: u64 = 20;
 /// The adaptive beta needs RTT_min above this, jiffies (10 ms).
 const MIN_RTT_FOR_BETA_JIFFIES: u64 = 10;
 
-/// Linux module parameters of `tcp_htcp` (defaults = Linux defaults).
-#[derive(Debug, Clone)]
-pub struct HtcpParams {
-    /// `use_rtt_scaling` (1).
-    pub use_rtt_scaling: bool,
-    /// `use_bandwidth_switch` (1).
-    pub use_bandwidth_switch: bool,
-}
-
-impl Default for HtcpParams {
-    fn default() -> Self {
-        HtcpParams { use_rtt_scaling: true, use_bandwidth_switch: true }
-    }
-}
-
 #[derive(Debug, Clone)]
 pub struct Htcp {
-    params: HtcpParams,
+    params: HtcpConfig,
     /// Increase per RTT, in 1/128, including the 2 (1 - beta) factor.
     alpha: u32,
     /// Backoff factor, in 1/128.
@@ -95,11 +80,7 @@ pub struct Htcp {
     lasttime_j: u64,
 }
 
-default_is!(Htcp = Htcp::with_params(HtcpParams::default()));
-
-fn jiffies(ns: u64) -> u64 {
-    ns / (1_000_000_000 / HZ)
-}
+default_is!(Htcp = Htcp::with_params(HtcpConfig::default()));
 
 /// Linux `between(seq1, seq2, seq3)`: seq2 <= seq1 <= seq3 in u32 sequence space.
 fn between(seq1: u32, seq2: u32, seq3: u32) -> bool {
@@ -107,7 +88,7 @@ fn between(seq1: u32, seq2: u32, seq3: u32) -> bool {
 }
 
 impl Htcp {
-    pub fn with_params(params: HtcpParams) -> Htcp {
+    pub fn with_params(params: HtcpConfig) -> Htcp {
         Htcp {
             params,
             alpha: ALPHA_BASE,
@@ -223,11 +204,11 @@ impl CongestionControl for Htcp {
 
     fn init(&mut self, tp: &mut TcpCc) {
         *self = Self::with_params(self.params.clone());
-        self.last_cong_j = jiffies(tp.now_ns);
+        self.last_cong_j = jiffies(tp.now_ns, HZ);
     }
 
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
-        self.param_update(jiffies(tp.now_ns));
+        self.param_update(jiffies(tp.now_ns, HZ));
         ((u64::from(tp.cwnd) * u64::from(self.beta)) >> 7).max(2) as u32
     }
 
@@ -240,7 +221,7 @@ impl CongestionControl for Htcp {
                 tp.cwnd += 1;
             }
             tp.cwnd_cnt = 0;
-            self.alpha_update(jiffies(tp.now_ns));
+            self.alpha_update(jiffies(tp.now_ns, HZ));
         } else {
             tp.cwnd_cnt += self.pkts_acked;
         }
@@ -249,7 +230,7 @@ impl CongestionControl for Htcp {
 
     /// `measure_achieved_throughput`.
     fn pkts_acked(&mut self, tp: &mut TcpCc, sample: &AckSample) {
-        let now_j = jiffies(tp.now_ns);
+        let now_j = jiffies(tp.now_ns, HZ);
         if tp.ca_state == CaState::Open {
             self.pkts_acked = sample.pkts_acked;
         }
@@ -290,10 +271,10 @@ impl CongestionControl for Htcp {
         match new_state {
             CaState::Open => {
                 if self.undo_last_cong_j.take().is_some() {
-                    self.last_cong_j = jiffies(tp.now_ns);
+                    self.last_cong_j = jiffies(tp.now_ns, HZ);
                 }
             }
-            CaState::Cwr | CaState::Recovery | CaState::Loss => self.reset(jiffies(tp.now_ns)),
+            CaState::Cwr | CaState::Recovery | CaState::Loss => self.reset(jiffies(tp.now_ns, HZ)),
             CaState::Disorder => {}
         }
     }
@@ -317,7 +298,7 @@ crate::declare_cca! {
         use_bandwidth_switch: bool = true, Range::Any;
     }
     cca Htcp = "htcp", "H-TCP: Leith & Shorten, PFLDnet 2004; Linux net/ipv4/tcp_htcp.c";
-    build = |p, _seed| Htcp::with_params(HtcpParams { use_rtt_scaling: p.use_rtt_scaling, use_bandwidth_switch: p.use_bandwidth_switch });
+    build = |p, _seed| Htcp::with_params(p.clone());
 }
 
 #[cfg(test)]
@@ -350,7 +331,7 @@ mod tests {
     }
 
     fn with_rtts(min_rtt_j: u64, max_rtt_j: u64) -> Htcp {
-        let mut h = Htcp::with_params(HtcpParams { use_rtt_scaling: true, use_bandwidth_switch: false });
+        let mut h = Htcp::with_params(HtcpConfig { use_rtt_scaling: true, use_bandwidth_switch: false });
         h.min_rtt_j = min_rtt_j;
         h.max_rtt_j = max_rtt_j;
         h.modeswitch = true;

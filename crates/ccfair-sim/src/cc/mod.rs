@@ -64,6 +64,18 @@ macro_rules! default_is {
     };
 }
 
+/// Inside an `impl CongestionControl`: what the algorithm needs of the sender, each hook
+/// named returning true (the others keep the trait's `false`): `ecn` (`needs_ecn`),
+/// `pacing` (`needs_pacing`), `cwr_acked_at_once` (`acks_cwr_at_once`),
+/// `own_pacing_rate` (`sets_pacing_rate`). `needs!(ecn, pacing);`
+macro_rules! needs {
+    ($($what:ident),+) => { $(needs!(@ $what);)+ };
+    (@ecn) => { fn needs_ecn(&self) -> bool { true } };
+    (@pacing) => { fn needs_pacing(&self) -> bool { true } };
+    (@cwr_acked_at_once) => { fn acks_cwr_at_once(&self) -> bool { true } };
+    (@own_pacing_rate) => { fn sets_pacing_rate(&self) -> bool { true } };
+}
+
 pub mod bbr;
 pub mod bbr2;
 pub mod bbr3;
@@ -359,6 +371,11 @@ pub struct AckSample {
     pub rtt_ns: i64,
     /// In-flight before this ACK.
     pub in_flight: u32,
+}
+
+/// Linux's jiffies at time `ns` with a kernel tick rate of `hz` per second (CONFIG_HZ).
+pub(crate) const fn jiffies(ns: u64, hz: u64) -> u64 {
+    ns / (1_000_000_000 / hz)
 }
 
 /// One congestion-control algorithm. Only `name` and `ssthresh` are required;
@@ -739,6 +756,13 @@ pub(crate) mod testutil {
         }
         t.cwnd
     }
+
+    /// From `cwnd` and `ssthresh`, runs of one-packet ACKs (`runs`: how many in each) through
+    /// `cc.cong_avoid`; the window after each run.
+    pub fn cwnds_after(mut cc: impl CongestionControl, cwnd: u32, ssthresh: u32, runs: &[u32]) -> Vec<u32> {
+        let mut t = tp_at(cwnd, ssthresh);
+        runs.iter().map(|&n| ack_each(&mut cc, &mut t, n)).collect()
+    }
 }
 
 #[cfg(test)]
@@ -835,9 +859,7 @@ mod registry_tests {
             fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
                 ((f64::from(tp.cwnd) * self.0) as u32).max(2)
             }
-            fn needs_pacing(&self) -> bool {
-                true
-            }
+            needs!(pacing);
         }
     }
 

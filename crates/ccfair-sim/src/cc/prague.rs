@@ -9,7 +9,7 @@
 //!     as DCTCP, but with a 20-bit alpha (tcp_prague.c PRAGUE_ALPHA_BITS = 20)
 //!     so that small CE fractions are not lost to rounding as in DCTCP's
 //!     10-bit alpha (see cc/dctcp.rs).
-//!   - Loss: halve, as Reno (Linux >= 5.1 DCTCP behaviour).
+//!   - Loss: halve, as Reno (Linux >= 5.1 DCTCP behaviour: dctcp.rs `LossHalving`).
 //!   - Additive increase with the RTT-independence option (on for `prague`,
 //!     off for `prague-rttdep`): a flow whose smoothed RTT R is below the
 //!     reference R_ref = 25 ms grows by (R / R_ref)^2 segments per RTT instead
@@ -23,6 +23,7 @@
 //! no classic-ECN-AQM fallback detection; slow start is Reno's (no RTT
 //! scaling in slow start, as in tcp_prague.c).
 
+use super::dctcp::{loss_halving_hooks, LossHalving, MIN_SSTHRESH_PKTS, SHIFT_G};
 use super::{CaEvent, CaState, CeWindow, CongestionControl, TcpCc};
 
 /// Reference RTT of the RTT-independence option (draft: 25 ms).
@@ -33,17 +34,13 @@ const FP_ONE: u64 = 1 << 20;
 pub const ALPHA_BITS: u32 = 20;
 /// alpha = 1.
 pub const MAX_ALPHA: u64 = 1 << ALPHA_BITS;
-/// EWMA gain g = 1/2^SHIFT_G = 1/16.
-pub const SHIFT_G: u32 = 4;
-/// Minimum ssthresh, packets.
-pub const MIN_SSTHRESH_PKTS: u32 = 2;
 
 #[derive(Debug, Clone)]
 pub struct Prague {
     /// alpha x 2^20.
     pub alpha: u64,
     window: CeWindow,
-    loss_cwnd: u32,
+    loss: LossHalving,
     rtt_independence: bool,
     /// Fractional cwnd growth, in 1/FP_ONE segments.
     ai_acc: u64,
@@ -51,11 +48,7 @@ pub struct Prague {
 
 impl Prague {
     pub fn new(rtt_independence: bool) -> Self {
-        Prague { alpha: MAX_ALPHA, window: CeWindow::default(), loss_cwnd: 0, rtt_independence, ai_acc: 0 }
-    }
-
-    fn reset_window(&mut self, tp: &TcpCc) {
-        self.window.reset(tp);
+        Prague { alpha: MAX_ALPHA, window: CeWindow::default(), loss: LossHalving::default(), rtt_independence, ai_acc: 0 }
     }
 
     /// Once per window: alpha <- alpha - alpha / 16 + F / 16.
@@ -66,12 +59,7 @@ impl Prague {
         let mut alpha = self.alpha - (self.alpha >> SHIFT_G);
         alpha += (ce << (ALPHA_BITS - SHIFT_G)) / delivered;
         self.alpha = alpha.min(MAX_ALPHA);
-        self.reset_window(tp);
-    }
-
-    fn react_to_loss(&mut self, tp: &mut TcpCc) {
-        self.loss_cwnd = tp.cwnd;
-        tp.ssthresh = (tp.cwnd >> 1).max(MIN_SSTHRESH_PKTS);
+        self.window.reset(tp);
     }
 
     /// Segments added per RTT of congestion avoidance, x FP_ONE.
@@ -94,7 +82,7 @@ impl CongestionControl for Prague {
     }
 
     fn init(&mut self, tp: &mut TcpCc) {
-        self.reset_window(tp);
+        self.window.reset(tp);
         self.alpha = MAX_ALPHA;
         self.ai_acc = 0;
     }
@@ -102,7 +90,7 @@ impl CongestionControl for Prague {
     /// The scalable cut: cwnd (1 - alpha / 2), rounded as DCTCP (cut rounded down).
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
         self.ai_acc = 0;
-        self.loss_cwnd = tp.cwnd;
+        self.loss.remember(tp);
         let cut = ((tp.cwnd as u64 * self.alpha) >> (ALPHA_BITS + 1)) as u32;
         (tp.cwnd - cut).max(MIN_SSTHRESH_PKTS)
     }
@@ -129,28 +117,12 @@ impl CongestionControl for Prague {
     }
 
     fn set_state(&mut self, tp: &mut TcpCc, new_state: CaState) {
-        if new_state == CaState::Recovery && tp.ca_state != CaState::Recovery {
-            self.react_to_loss(tp);
-        }
+        self.loss.on_state(tp, new_state);
     }
 
-    fn cwnd_event(&mut self, tp: &mut TcpCc, ev: CaEvent) {
-        if ev == CaEvent::Loss {
-            self.react_to_loss(tp);
-        }
-    }
+    loss_halving_hooks!(loss);
 
-    fn undo_cwnd(&mut self, tp: &TcpCc) -> u32 {
-        tp.cwnd.max(self.loss_cwnd)
-    }
-
-    fn needs_ecn(&self) -> bool {
-        true
-    }
-
-    fn needs_pacing(&self) -> bool {
-        true
-    }
+    needs!(ecn, pacing);
 }
 
 crate::declare_params! {

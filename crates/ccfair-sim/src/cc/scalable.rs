@@ -70,25 +70,18 @@ crate::declare_cca! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::cc::testutil::{ack_each, tp, tp_at};
+    use crate::cc::testutil::{ack_each, cwnds_after, tp, tp_at};
 
     #[test]
     fn large_window_grows_one_per_hundred_acked_packets() {
-        // Kelly 2003: a = 0.01 per ACK, independent of cwnd.
-        let mut t = tp_at(1000, 500);
-        let mut s = Scalable::default();
-        assert_eq!(ack_each(&mut s, &mut t, 99), 1000);
-        assert_eq!(ack_each(&mut s, &mut t, 1), 1001);
-        // One RTT's worth of ACKs (cwnd packets) adds 1 %: +10.
-        assert_eq!(ack_each(&mut s, &mut t, 1001), 1011);
+        // Kelly 2003: a = 0.01 per ACK, independent of cwnd; one RTT's worth of ACKs (cwnd
+        // packets) adds 1 %: +10.
+        assert_eq!(cwnds_after(Scalable::default(), 1000, 500, &[99, 1, 1001]), [1000, 1001, 1011]);
     }
 
     #[test]
     fn small_window_grows_like_reno() {
-        let mut t = tp_at(50, 10);
-        let mut s = Scalable::default();
-        assert_eq!(ack_each(&mut s, &mut t, 49), 50);
-        assert_eq!(ack_each(&mut s, &mut t, 1), 51);
+        assert_eq!(cwnds_after(Scalable::default(), 50, 10, &[49, 1]), [50, 51]);
     }
 
     #[test]

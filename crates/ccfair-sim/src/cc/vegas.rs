@@ -247,6 +247,16 @@ mod tests {
         (v, t)
     }
 
+    /// In slow start at cwnd 40 after one round at the base RTT.
+    fn slow_start_state() -> (Vegas, TcpCc) {
+        let mut t = tp();
+        let mut v = Vegas::new();
+        v.init(&mut t);
+        round(&mut v, &mut t, BASE_NS, 5); // baseRTT
+        t.cwnd = 40;
+        (v, t)
+    }
+
     /// RTT at which `cwnd` packets put `queued` packets in the queue (exactly).
     fn rtt_for_queue(cwnd: u64, queued: u64) -> u64 {
         BASE_NS + BASE_NS * queued / cwnd
@@ -299,11 +309,7 @@ mod tests {
 
     #[test]
     fn slow_start_exits_when_more_than_gamma_packets_queued() {
-        let mut t = tp();
-        let mut v = Vegas::new();
-        v.init(&mut t);
-        round(&mut v, &mut t, BASE_NS, 5); // baseRTT
-        t.cwnd = 40;
+        let (mut v, mut t) = slow_start_state();
         assert!(t.in_slow_start());
         // diff = 40 x 10/50 = 8 > gamma: cwnd -> target + 1 = 40 x 50/60 + 1 = 34.
         round(&mut v, &mut t, 60_000_000, 5);
@@ -315,22 +321,14 @@ mod tests {
     fn slow_start_exit_sets_ssthresh_to_the_window_as_linux_6_18() {
         // tcp_vegas_ssthresh = min(ssthresh, cwnd) (Linux 6.18 tcp_vegas.c), then
         // tcp_current_ssthresh keeps it >= 3/4 cwnd: ssthresh = cwnd = 34.
-        let mut t = tp();
-        let mut v = Vegas::new();
-        v.init(&mut t);
-        round(&mut v, &mut t, BASE_NS, 5);
-        t.cwnd = 40;
+        let (mut v, mut t) = slow_start_state();
         round(&mut v, &mut t, 60_000_000, 5);
         assert_eq!((t.cwnd, t.ssthresh), (34, 34));
     }
 
     #[test]
     fn slow_start_continues_while_queue_at_most_gamma() {
-        let mut t = tp();
-        let mut v = Vegas::new();
-        v.init(&mut t);
-        round(&mut v, &mut t, BASE_NS, 5);
-        t.cwnd = 40;
+        let (mut v, mut t) = slow_start_state();
         round(&mut v, &mut t, rtt_for_queue(40, GAMMA_PKTS), 5);
         assert_eq!(t.cwnd, 41, "slow start: +acked");
         assert!(t.in_slow_start());

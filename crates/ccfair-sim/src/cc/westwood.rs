@@ -32,7 +32,7 @@
 //! out-of-order segment, so this equals Linux's dupack accounting), doing
 //! the window check first and the RTT update last, in Linux's order.
 
-use super::{AckSample, CaEvent, CongestionControl, TcpCc};
+use super::{jiffies, AckSample, CaEvent, CongestionControl, TcpCc};
 
 /// Kernel tick rate: jiffies per second (CONFIG_HZ = 1000).
 const HZ: u64 = 1000;
@@ -69,10 +69,6 @@ pub struct Westwood {
 
 default_is!(Westwood = Westwood::with_params(&WestwoodConfig::default()));
 
-fn jiffies(ns: u64) -> u64 {
-    ns / (1_000_000_000 / HZ)
-}
-
 fn filter(a: u64, b: u64) -> u64 {
     (7 * a + b) >> 3
 }
@@ -80,7 +76,7 @@ fn filter(a: u64, b: u64) -> u64 {
 impl Westwood {
     pub fn with_params(p: &WestwoodConfig) -> Westwood {
         Westwood {
-            rtt_min_win_j: jiffies(p.rtt_min_win_ns),
+            rtt_min_win_j: jiffies(p.rtt_min_win_ns, HZ),
             bw_ns_est: 0,
             bw_est: 0,
             rtt_win_sx_j: 0,
@@ -112,7 +108,7 @@ impl Westwood {
 
     /// `westwood_update_window`: close the interval if an RTT (>= 50 ms) passed.
     fn update_window(&mut self, tp: &TcpCc) {
-        let now_j = jiffies(tp.now_ns);
+        let now_j = jiffies(tp.now_ns, HZ);
         if self.first_ack {
             self.counted_delivered = tp.delivered;
             self.first_ack = false;
@@ -148,7 +144,7 @@ impl CongestionControl for Westwood {
 
     fn init(&mut self, tp: &mut TcpCc) {
         *self = Westwood { rtt_min_win_j: self.rtt_min_win_j, ..Westwood::default() };
-        self.rtt_win_sx_j = jiffies(tp.now_ns);
+        self.rtt_win_sx_j = jiffies(tp.now_ns, HZ);
         self.counted_delivered = tp.delivered;
     }
 

@@ -178,6 +178,21 @@ impl Ccid2 {
 mod tests {
     use super::*;
 
+    /// `n` ACKs of one packet each; the window after them.
+    fn acks(c: &mut Ccid2, n: u32) -> u32 {
+        for _ in 0..n {
+            c.on_ack(1);
+        }
+        c.cwnd
+    }
+
+    /// `n` packets sent.
+    fn send(c: &mut Ccid2, n: u32) {
+        for _ in 0..n {
+            c.on_packet_sent();
+        }
+    }
+
     #[test]
     fn initial_window_follows_rfc_4341_and_rfc_3390() {
         // RFC 3390: min(4*MSS, max(2*MSS, 4380 bytes)), in whole packets (RFC 4341 §5: at most four).
@@ -192,34 +207,23 @@ mod tests {
     fn slow_start_grows_one_per_acked_packet_capped_at_ack_ratio_per_ack() {
         let mut c = Ccid2::new(10);
         assert_eq!(c.ack_ratio, 2);
-        c.on_ack(1);
-        assert_eq!(c.cwnd, 11);
+        assert_eq!(acks(&mut c, 1), 11);
         c.on_ack(2);
         assert_eq!(c.cwnd, 13);
         // An ACK covering 5 packets (losses before it) counts at most R = 2.
         c.on_ack(5);
         assert_eq!(c.cwnd, 15);
         // A window of 15 packets ACKed pairwise doubles the window per RTT.
-        for _ in 0..15 {
-            c.on_ack(1);
-        }
-        assert_eq!(c.cwnd, 30);
+        assert_eq!(acks(&mut c, 15), 30);
     }
 
     #[test]
     fn congestion_avoidance_adds_one_packet_per_window() {
         let mut c = Ccid2::new(10);
         c.ssthresh = 10;
-        for _ in 0..9 {
-            c.on_ack(1);
-        }
-        assert_eq!(c.cwnd, 10);
-        c.on_ack(1);
-        assert_eq!(c.cwnd, 11);
-        for _ in 0..11 {
-            c.on_ack(1);
-        }
-        assert_eq!(c.cwnd, 12);
+        assert_eq!(acks(&mut c, 9), 10);
+        assert_eq!(acks(&mut c, 1), 11);
+        assert_eq!(acks(&mut c, 11), 12);
     }
 
     #[test]
@@ -227,8 +231,7 @@ mod tests {
         let mut c = Ccid2::new(10);
         c.ssthresh = 11;
         c.on_ack(2); // 1 to reach ssthresh, 1 counted towards CA
-        assert_eq!(c.cwnd, 11);
-        assert_eq!(c.ca_acked, 1);
+        assert_eq!((c.cwnd, c.ca_acked), (11, 1));
     }
 
     #[test]
@@ -272,9 +275,7 @@ mod tests {
         assert_eq!(c.ack_ratio, 4);
         // More lost ACKs in the same window of data: no further doubling.
         c.on_ack_loss(3);
-        for _ in 0..99 {
-            c.on_packet_sent();
-        }
+        send(&mut c, 99);
         c.on_ack_loss(1);
         assert_eq!(c.ack_ratio, 4);
         // After a full window (100 packets) another ACK loss doubles again.
@@ -289,33 +290,23 @@ mod tests {
         // R = 4, cwnd = 24: cwnd/(R^2-R) = 2 windows = 48 packets without ACK loss.
         let mut c = Ccid2::new(24);
         c.ack_ratio = 4;
-        for _ in 0..47 {
-            c.on_packet_sent();
-        }
+        send(&mut c, 47);
         assert_eq!(c.ack_ratio, 4);
         c.on_packet_sent();
         assert_eq!(c.ack_ratio, 3);
         // R = 3: 24/(9-3) = 4 windows = 96 packets; an ACK loss restarts the count.
-        for _ in 0..90 {
-            c.on_packet_sent();
-        }
+        send(&mut c, 90);
         c.ack_loss_holdoff = 1;
         c.on_ack_loss(1);
         assert_eq!(c.ack_ratio, 3, "within the holdoff: no doubling, but the clean-window count restarts");
-        for _ in 0..95 {
-            c.on_packet_sent();
-        }
+        send(&mut c, 95);
         assert_eq!(c.ack_ratio, 3);
         c.on_packet_sent();
         assert_eq!(c.ack_ratio, 2);
         // R = 2: 24/2 = 12 windows = 288 packets; then R = 1, which never decreases.
-        for _ in 0..288 {
-            c.on_packet_sent();
-        }
+        send(&mut c, 288);
         assert_eq!(c.ack_ratio, 1);
-        for _ in 0..10_000 {
-            c.on_packet_sent();
-        }
+        send(&mut c, 10_000);
         assert_eq!(c.ack_ratio, 1);
         assert_eq!(c.ack_ratio_decreases, 3);
     }

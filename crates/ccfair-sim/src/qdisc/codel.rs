@@ -33,13 +33,9 @@ use crate::params::ParamError;
 /// Where CoDel is specified (`ccfair list qdiscs`, docs/qdiscs.md).
 pub const SOURCE: &str = "CoDel: RFC 8289; Linux sch_codel";
 
-crate::declare_params! {
+super::limited_queue_params! {
     /// CoDel's parameters (RFC 8289; defaults = RFC / Linux sch_codel).
     pub struct CodelConfig {
-        /// Queue limit, packets (Linux sch_codel / sch_pie default 1000).
-        limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
-        /// Queue limit, wire bytes (unset: none).
-        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
         /// Acceptable standing queue delay (RFC 8289 TARGET).
         target_ns: u64 = 5_000_000, Range::above(0.0);
         /// Window over which the delay must stay above target (RFC 8289 INTERVAL).
@@ -290,17 +286,7 @@ impl Qdisc for Codel {
         codel_dequeue(&mut self.fifo, &self.par, &mut self.vars, &mut self.stats, now, dropped)
     }
 
-    fn len_packets(&self) -> usize {
-        self.fifo.q.len()
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.fifo.bytes
-    }
-
-    fn set_in_service(&mut self, s: super::InService) {
-        self.in_service = s;
-    }
+    super::fifo::counted_backlog!(|q| q.fifo.q.len(), q.fifo.bytes);
 }
 
 #[cfg(test)]

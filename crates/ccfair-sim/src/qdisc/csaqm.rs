@@ -49,7 +49,7 @@ use std::collections::VecDeque;
 use super::fifo::Fifo;
 use super::pi2::{PiController, DEFAULT_ALPHA_HZ, DEFAULT_BETA_HZ, DEFAULT_COUPLING, DEFAULT_TUPDATE_NS, MIN_BACKLOG_BYTES};
 use super::ppv::{PpvMarker, PV_MAX};
-use super::{mark_ce, DropReason, Qdisc};
+use super::{mark_or_drop, DropReason, Qdisc};
 use crate::engine::TimeNs;
 use crate::packet::Packet;
 use serde::{Deserialize, Serialize};
@@ -235,16 +235,9 @@ impl Qdisc for Csaqm {
         let pi_idle = self.pi.is_some() && self.fifo.bytes() < MIN_BACKLOG_BYTES;
         if pkt.pv() < self.ctv && !pi_idle {
             let overload = self.c.drop_above.is_some_and(|m| self.fifo.bytes() as f64 > m * self.target_bytes);
-            if self.c.ecn && !overload && mark_ce(&mut pkt) {
-                self.stats.marks += 1;
-            } else {
-                self.stats.aqm_drops += 1;
-                return Err((pkt, DropReason::Aqm));
-            }
+            pkt = mark_or_drop(pkt, self.c.ecn && !overload, &mut self.stats.marks, &mut self.stats.aqm_drops)?;
         }
-        pkt.enqueue_ns = now;
-        self.fifo.push(pkt);
-        Ok(())
+        self.fifo.enqueue_at(pkt, now)
     }
 
     fn dequeue(&mut self, now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
@@ -262,14 +255,19 @@ mod tests {
     use crate::packet::{Ecn, Kind};
     use crate::qdisc::ppv::{tvf, tvf_inverse};
 
+    /// A PV histogram of 64 classes with these (PV, bytes).
+    fn histogram(bytes_at: &[(usize, u64)]) -> Vec<u64> {
+        let mut h = vec![0u64; 64];
+        for &(pv, bytes) in bytes_at {
+            h[pv] = bytes;
+        }
+        h
+    }
+
     #[test]
     fn ctv_is_the_pv_where_the_cumulative_high_pv_load_reaches_the_allowed_load() {
         // Hand-built histogram: PV 10: 3000 B, PV 20: 1500 B, PV 30: 4500 B, PV 40: 1500 B.
-        let mut h = vec![0u64; 64];
-        h[10] = 3000;
-        h[20] = 1500;
-        h[30] = 4500;
-        h[40] = 1500;
+        let h = histogram(&[(10, 3000), (20, 1500), (30, 4500), (40, 1500)]);
         // Cumulative from the top: >=40: 1500, >=30: 6000, >=20: 7500, >=10: 10500.
         assert_eq!(ctv_for(&h, 10_500.0), 0, "everything fits: nothing marked");
         assert_eq!(ctv_for(&h, 20_000.0), 0);
@@ -297,10 +295,7 @@ mod tests {
     #[test]
     fn ctv_for_fraction_is_the_quantile_of_the_pv_ecdf() {
         // Hand-built histogram: PV 10: 1000 B, PV 20: 3000 B, PV 30: 6000 B (10 000 B).
-        let mut h = vec![0u64; 64];
-        h[10] = 1000;
-        h[20] = 3000;
-        h[30] = 6000;
+        let h = histogram(&[(10, 1000), (20, 3000), (30, 6000)]);
         assert_eq!(ctv_for_fraction(&h, 0.0), 0, "p = 0: nothing marked");
         assert_eq!(ctv_for_fraction(&h, 0.1), 11, "10 %: exactly the PV-10 bytes");
         assert_eq!(ctv_for_fraction(&h, 0.05), 11, "granularity: the lowest PV class is marked whole");

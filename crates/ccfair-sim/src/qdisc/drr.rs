@@ -23,13 +23,9 @@ use super::{DropReason, Qdisc};
 /// Where FQ-DRR is specified.
 pub const SOURCE: &str = "Per-flow deficit round robin, no AQM: Shreedhar & Varghese, SIGCOMM 1995";
 
-crate::declare_params! {
+super::limited_queue_params! {
     /// Per-flow DRR's parameters.
     pub struct FqDrrConfig {
-        /// Queue limit, packets (Linux sch_codel / sch_pie default 1000).
-        limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
-        /// Queue limit, wire bytes (unset: none).
-        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
         /// DRR quantum (Linux: the device MTU).
         quantum_bytes: u64 = 1514, Range::above(0.0);
     }
@@ -109,13 +105,7 @@ impl Qdisc for FqDrr {
         Ok(())
     }
 
-    fn take_enqueue_drops(&mut self, dropped: &mut Vec<(Packet, DropReason)>) {
-        dropped.append(&mut self.pending_drops);
-    }
-
-    fn drops_others_on_enqueue(&self) -> bool {
-        true
-    }
+    super::pending_drops!(pending_drops);
 
     fn dequeue(&mut self, _now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
         loop {

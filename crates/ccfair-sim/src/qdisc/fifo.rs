@@ -4,7 +4,8 @@
 //! `backlog + len <= limit`; either limit may be absent). The packet the link
 //! is transmitting counts against both limits (see `Qdisc::set_in_service`).
 
-use super::InService;
+use super::{DropReason, InService};
+use crate::engine::TimeNs;
 use crate::packet::Packet;
 use crate::ring::Ring;
 
@@ -37,6 +38,13 @@ impl Fifo {
     pub fn push(&mut self, p: Packet) {
         self.bytes += p.wire_bytes as u64;
         self.q.push_back(p);
+    }
+
+    /// Append `p`, arrived at `now` (the tail of a discipline's enqueue, after its checks).
+    pub fn enqueue_at(&mut self, mut p: Packet, now: TimeNs) -> Result<(), (Packet, DropReason)> {
+        p.enqueue_ns = now;
+        self.push(p);
+        Ok(())
     }
 
     pub fn pop(&mut self) -> Option<Packet> {
@@ -100,17 +108,22 @@ macro_rules! fifo_backlog {
 }
 pub(crate) use fifo_backlog;
 
-/// The same methods for a discipline that counts its backlog's bytes in `bytes` and keeps the
-/// link's packet in `in_service` itself; `len_packets` is `$len` with `$q` the discipline.
+/// The same methods for a discipline that counts its backlog itself and keeps the link's
+/// packet in `in_service`: `len_packets` is `$len`, `len_bytes` is `$bytes` (default: the field
+/// `bytes`), with `$q` the discipline.
 macro_rules! counted_backlog {
     (|$q:ident| $len:expr) => {
+        $crate::qdisc::fifo::counted_backlog!(|$q| $len, $q.bytes);
+    };
+    (|$q:ident| $len:expr, $bytes:expr) => {
         fn len_packets(&self) -> usize {
             let $q = self;
             $len
         }
 
         fn len_bytes(&self) -> u64 {
-            self.bytes
+            let $q = self;
+            $bytes
         }
 
         fn set_in_service(&mut self, s: $crate::qdisc::InService) {

@@ -212,13 +212,7 @@ impl Qdisc for FqCodel {
         Ok(())
     }
 
-    fn take_enqueue_drops(&mut self, dropped: &mut Vec<(Packet, DropReason)>) {
-        dropped.append(&mut self.pending_drops);
-    }
-
-    fn drops_others_on_enqueue(&self) -> bool {
-        true
-    }
+    super::pending_drops!(pending_drops);
 
     fn dequeue(&mut self, now: TimeNs, dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {
         loop {
@@ -263,17 +257,7 @@ impl Qdisc for FqCodel {
         }
     }
 
-    fn len_packets(&self) -> usize {
-        self.t.packets as usize
-    }
-
-    fn len_bytes(&self) -> u64 {
-        self.t.bytes
-    }
-
-    fn set_in_service(&mut self, s: super::InService) {
-        self.in_service = s;
-    }
+    super::fifo::counted_backlog!(|q| q.t.packets as usize, q.t.bytes);
 }
 
 #[cfg(test)]

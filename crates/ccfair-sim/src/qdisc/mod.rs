@@ -121,6 +121,58 @@ impl<Q: Qdisc + ?Sized> Qdisc for Box<Q> {
     }
 }
 
+/// An AQM's congestion signal to `pkt`: with `ecn` on and the packet ECN-capable a CE mark
+/// (`marks` + 1; the packet goes on), else a drop (`drops` + 1; the packet comes back in the error).
+pub fn mark_or_drop(mut pkt: Packet, ecn: bool, marks: &mut u64, drops: &mut u64) -> Result<Packet, (Packet, DropReason)> {
+    if ecn && mark_ce(&mut pkt) {
+        *marks += 1;
+        Ok(pkt)
+    } else {
+        *drops += 1;
+        Err((pkt, DropReason::Aqm))
+    }
+}
+
+/// The [`Qdisc`] methods of a discipline that drops queued packets at enqueue (the fattest
+/// flow's head, FQ-CoDel and FQ-DRR) into its field `$f`: `take_enqueue_drops` hands them
+/// over and `drops_others_on_enqueue` says so.
+macro_rules! pending_drops {
+    ($f:ident) => {
+        fn take_enqueue_drops(&mut self, dropped: &mut Vec<(Packet, DropReason)>) {
+            dropped.append(&mut self.$f);
+        }
+
+        fn drops_others_on_enqueue(&self) -> bool {
+            true
+        }
+    };
+}
+use pending_drops;
+
+/// [`declare_params!`](crate::declare_params) for a discipline with Linux sch_codel's and
+/// sch_pie's hard limit: `limit_packets` (default 1000) and `limit_bytes` (unset), then
+/// its own fields.
+macro_rules! limited_queue_params {
+    (
+        $(#[$meta:meta])*
+        pub struct $name:ident { $($fields:tt)* }
+        $(check = $check:path;)?
+    ) => {
+        $crate::declare_params! {
+            $(#[$meta])*
+            pub struct $name {
+                /// Queue limit, packets (Linux sch_codel / sch_pie default 1000).
+                limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
+                /// Queue limit, wire bytes (unset: none).
+                limit_bytes: Option<u64> = None, Range::at_least(1500.0);
+                $($fields)*
+            }
+            $(check = $check;)?
+        }
+    };
+}
+use limited_queue_params;
+
 /// CE-mark `p` if it is ECN-capable; false for Not-ECT (the caller drops it).
 /// Like Linux INET_ECN_set_ce: an already CE-marked packet counts as marked.
 pub fn mark_ce(p: &mut Packet) -> bool {

@@ -39,13 +39,9 @@ use super::{mark_ce, DropReason, Qdisc};
 /// Where PIE is specified.
 pub const SOURCE: &str = "PIE: RFC 8033; Linux sch_pie";
 
-crate::declare_params! {
+super::limited_queue_params! {
     /// PIE's parameters (defaults = RFC 8033 / Linux sch_pie).
     pub struct PieConfig {
-        /// Queue limit, packets (Linux sch_codel / sch_pie default 1000).
-        limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
-        /// Queue limit, wire bytes (unset: none).
-        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
         /// Target queueing delay (RFC 8033 QDELAY_REF).
         target_ns: u64 = 15_000_000, Range::above(0.0);
         /// Probability update interval (RFC 8033 T_UPDATE).

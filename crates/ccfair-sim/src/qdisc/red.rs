@@ -31,13 +31,9 @@ use super::{mark_ce, DropReason, Qdisc};
 /// Where RED is specified.
 pub const SOURCE: &str = "RED: Floyd & Jacobson 1993; RFC 2309; Linux sch_red";
 
-crate::declare_params! {
+super::limited_queue_params! {
     /// RED's parameters (defaults = tc-red's).
     pub struct RedConfig {
-        /// Queue limit, packets (Linux sch_codel / sch_pie default 1000).
-        limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
-        /// Queue limit, wire bytes (unset: none).
-        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
         /// Lower threshold on the average queue, packets (bytes in byte mode); unset = max_th / 3 (tc-red).
         min_th: Option<f64> = None, Range::at_least(0.0);
         /// Upper threshold on the average queue, packets (bytes in byte mode); unset = limit / 4 (tc-red).
@@ -208,9 +204,7 @@ impl Qdisc for Red {
             self.stats.overflow_drops += 1;
             return Err((pkt, DropReason::Overflow));
         }
-        pkt.enqueue_ns = now;
-        self.fifo.push(pkt);
-        Ok(())
+        self.fifo.enqueue_at(pkt, now)
     }
 
     fn dequeue(&mut self, now: TimeNs, _dropped: &mut Vec<(Packet, DropReason)>) -> Option<Packet> {

@@ -144,17 +144,13 @@ fn meter_computes_per_flow_rates_and_s1_feedback_drops_or_prioritises() {
     // Class 1: 1 main flow x 5 pkts, 1 pinned flow x 50 pkts -> I = 0.1 -> priority.
     let mut q = Rrmqs::new(&cfg(10_000, 10_000, 1, 0.0, Feedback::S1), 1);
     q.set_classes(2);
-    for _ in 0..10 {
-        q.enqueue(pkt(0, 0), 0).unwrap();
-    }
+    arrive(&mut q, 0, 0, 10, 0);
     for _ in 0..50 {
         q.enqueue(pkt(1, 0), 1).unwrap();
         q.enqueue(pkt(2, 0), 1).unwrap();
         q.enqueue(pkt(3, 1), 1).unwrap();
     }
-    for _ in 0..5 {
-        q.enqueue(pkt(4, 1), 2).unwrap();
-    }
+    arrive(&mut q, 4, 1, 5, 2);
     drain(&mut q, 3);
     // Next window: class 0's main arrivals are dropped (AQM), its pinned flow is not.
     assert_eq!(q.enqueue(pkt(1, 0), 500_000_000).unwrap_err().1, DropReason::Aqm);
@@ -171,9 +167,7 @@ fn meter_computes_per_flow_rates_and_s1_feedback_drops_or_prioritises() {
     q2.set_classes(2);
     q2.enqueue(pkt(0, 0), 0).unwrap(); // pinned
     q2.enqueue(pkt(1, 1), 0).unwrap(); // pinned
-    for _ in 0..20 {
-        q2.enqueue(pkt(0, 0), 0).unwrap();
-    }
+    arrive(&mut q2, 0, 0, 20, 0);
     q2.enqueue(pkt(5, 0), 0).unwrap(); // main, 1 pkt: I(0) = 1 / 21 < 0.8 -> priority
     q2.enqueue(pkt(6, 1), 0).unwrap(); // main, 1 pkt: I(1) = 2 / 2 = 1 -> none
     drain(&mut q2, 0);
@@ -191,12 +185,7 @@ fn relative_s1_feedback_compares_with_the_geometric_mean_of_the_indices() {
         c.relative = relative;
         let mut q = Rrmqs::new(&c, 1);
         q.set_classes(2);
-        q.enqueue(pkt(0, 0), 0).unwrap();
-        q.enqueue(pkt(1, 1), 0).unwrap();
-        for _ in 0..4 {
-            q.enqueue(pkt(2, 0), 0).unwrap();
-        }
-        q.enqueue(pkt(3, 1), 0).unwrap();
+        indices_4_and_1(&mut q);
         q.roll(500_000_000);
         assert_eq!(q.log.action, want, "relative = {relative}");
     }
@@ -210,9 +199,7 @@ fn flow_meter_averages_lifetime_rates_of_completed_flows() {
     // Flow 0 pinned: 10 packets, completes 0.1 s after its first: 100 pkt/s.
     // Flows 1, 2 main: 10 packets over 0.1 s and 0.2 s: 100 and 50 pkt/s -> V = 75.
     for f in 0..3 {
-        for _ in 0..10 {
-            q.enqueue(pkt(f, 0), 0).unwrap();
-        }
+        arrive(&mut q, f, 0, 10, 0);
     }
     q.flow_finished(0, 100_000_000);
     q.flow_finished(1, 100_000_000);
@@ -232,12 +219,7 @@ fn improved_feedback_raises_the_weight_of_the_slowed_down_class() {
     let mut q = Rrmqs::new(&c, 1);
     q.set_classes(2);
     // Class 0: I = 4; class 1: I = 1 -> geometric mean 2 -> w0 = 1/2, w1 = 2 (normalised: 0.5, 2).
-    q.enqueue(pkt(0, 0), 0).unwrap();
-    q.enqueue(pkt(1, 1), 0).unwrap();
-    for _ in 0..4 {
-        q.enqueue(pkt(2, 0), 0).unwrap();
-    }
-    q.enqueue(pkt(3, 1), 0).unwrap();
+    indices_4_and_1(&mut q);
     drain(&mut q, 0);
     q.roll(500_000_000);
     assert!((q.weight[0] - 0.5).abs() < 1e-9 && (q.weight[1] - 2.0).abs() < 1e-9, "{:?}", q.weight);
@@ -256,9 +238,7 @@ fn improved_feedback_raises_the_weight_of_the_slowed_down_class() {
 fn improved_overflow_drops_from_the_longest_class() {
     let mut q = Rrmqs::new(&cfg(4, 10, 0, 0.0, Feedback::Improved), 1);
     q.set_classes(2);
-    for _ in 0..4 {
-        q.enqueue(pkt(0, 0), 0).unwrap();
-    }
+    arrive(&mut q, 0, 0, 4, 0);
     assert!(q.enqueue(pkt(1, 1), 0).is_ok()); // class 0 is longest: its head goes
     let mut d = vec![];
     q.take_enqueue_drops(&mut d);
@@ -268,19 +248,41 @@ fn improved_overflow_drops_from_the_longest_class() {
     assert_eq!(q.len_packets(), 4);
 }
 
-fn send(q: &mut Rrmqs, flow: u32, class: u16, n: usize, now: TimeNs) {
+/// RRMQS with allocate feedback (no pinning probability, no limits in the way), correction
+/// gain `gain`, `classes` CCA classes.
+fn allocating(gain: f64, classes: usize) -> Rrmqs {
+    let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Allocate);
+    c.alloc_gain = gain;
+    let mut q = Rrmqs::new(&c, 1);
+    q.set_classes(classes);
+    q
+}
+
+/// `n` packets of `flow` (CCA class `class`) arrive at `now`.
+fn arrive(q: &mut Rrmqs, flow: u32, class: u16, n: usize, now: TimeNs) {
     for _ in 0..n {
         q.enqueue(pkt(flow, class), now).unwrap();
     }
+}
+
+/// The same, then the queue drains.
+fn send(q: &mut Rrmqs, flow: u32, class: u16, n: usize, now: TimeNs) {
+    arrive(q, flow, class, n, now);
     drain(q, now);
+}
+
+/// At time 0, one packet each of a pinned flow per class (flows 0, 1), then main flows: 4 packets
+/// in class 0 (flow 2), 1 in class 1 (flow 3); the window's indices I = (4, 1).
+fn indices_4_and_1(q: &mut Rrmqs) {
+    q.enqueue(pkt(0, 0), 0).unwrap();
+    q.enqueue(pkt(1, 1), 0).unwrap();
+    arrive(q, 2, 0, 4, 0);
+    q.enqueue(pkt(3, 1), 0).unwrap();
 }
 
 #[test]
 fn allocate_weights_are_proportional_to_the_reference_rates() {
-    let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Allocate);
-    c.alloc_gain = 0.0;
-    let mut q = Rrmqs::new(&c, 1);
-    q.set_classes(3);
+    let mut q = allocating(0.0, 3);
     // Pinned flows: class 0 at 5 pkts / 0.25 s = 20 pkt/s, class 1 at 20 pkts / 0.25 s = 80 pkt/s; class 2 none.
     send(&mut q, 0, 0, 5, 0);
     send(&mut q, 1, 1, 20, 0);
@@ -300,9 +302,7 @@ fn allocate_weights_are_proportional_to_the_reference_rates() {
     q.roll(750_000_000);
     assert!(q.weight[2] > 2.0, "{:?}", q.weight);
     // Packets still queued do not count: the rate is the delivered one.
-    for _ in 0..10 {
-        q.enqueue(pkt(2, 2), 1_400_000_000).unwrap();
-    }
+    arrive(&mut q, 2, 2, 10, 1_400_000_000);
     q.roll(1_500_000_000);
     let r2: f64 = 30.0 / 0.9;
     let g = (20.0 * 80.0 * r2).powf(1.0 / 3.0);
@@ -313,10 +313,7 @@ fn allocate_weights_are_proportional_to_the_reference_rates() {
 
 #[test]
 fn allocate_correction_lifts_the_class_whose_main_flows_are_slowed_down_more() {
-    let mut c = cfg(10_000, 10_000, 1, 0.0, Feedback::Allocate);
-    c.alloc_gain = 1.0;
-    let mut q = Rrmqs::new(&c, 1);
-    q.set_classes(2);
+    let mut q = allocating(1.0, 2);
     // Equal references (20 pkt/s); main flows: class 0 at 40 pkt/s (I = 2), class 1 at 10 pkt/s (I = 0.5).
     send(&mut q, 0, 0, 5, 0);
     send(&mut q, 1, 1, 5, 0);

@@ -15,18 +15,14 @@
 //! Linux has no STEP qdisc (S3 uses RED with equal thresholds).
 
 use super::fifo::Fifo;
-use super::{mark_ce, DropReason, Qdisc};
+use super::{mark_or_drop, DropReason, Qdisc};
 
 /// Where STEP is specified.
 pub const SOURCE: &str = "STEP marker: DCTCP's K (RFC 8257 sec. 3.1), S3's step AQM";
 
-crate::declare_params! {
+super::limited_queue_params! {
     /// STEP's parameters: the threshold on the instantaneous queue.
     pub struct StepConfig {
-        /// Queue limit, packets (Linux sch_codel / sch_pie default 1000).
-        limit_packets: Option<u64> = Some(1000), Range::at_least(1.0);
-        /// Queue limit, wire bytes (unset: none).
-        limit_bytes: Option<u64> = None, Range::at_least(1500.0);
         /// Threshold, packets (exactly one of threshold_packets and threshold_bytes).
         threshold_packets: Option<u64> = None, Range::at_least(1.0);
         /// Threshold, wire bytes.
@@ -79,16 +75,9 @@ impl Qdisc for Step {
             return Err((pkt, DropReason::Overflow));
         }
         if self.above(pkt.wire_bytes) {
-            if self.c.ecn && mark_ce(&mut pkt) {
-                self.stats.marks += 1;
-            } else {
-                self.stats.drops += 1;
-                return Err((pkt, DropReason::Aqm));
-            }
+            pkt = mark_or_drop(pkt, self.c.ecn, &mut self.stats.marks, &mut self.stats.drops)?;
         }
-        pkt.enqueue_ns = now;
-        self.fifo.push(pkt);
-        Ok(())
+        self.fifo.enqueue_at(pkt, now)
     }
 
     super::fifo::fifo_backlog!(fifo, dequeue);

@@ -75,4 +75,26 @@ static __always_inline void vegas_cwnd_event_(struct sock *sk, enum tcp_ca_event
 		vegas_init_(sk);
 }
 
+/* The programs ccf_<name>_pkts_acked, ccf_<name>_state and ccf_<name>_cwnd_event of a
+ * port whose Linux module registers tcp_vegas_pkts_acked, tcp_vegas_state and
+ * tcp_vegas_cwnd_event as its own hooks (tcp_vegas.c, tcp_yeah.c). */
+#define CCF_VEGAS_HOOKS(name)								\
+	SEC("struct_ops")								\
+	void BPF_PROG(ccf_##name##_pkts_acked, struct sock *sk, const struct ack_sample *sample) \
+	{										\
+		vegas_pkts_acked_(sk, sample);						\
+	}										\
+											\
+	SEC("struct_ops")								\
+	void BPF_PROG(ccf_##name##_state, struct sock *sk, __u8 new_state)		\
+	{										\
+		vegas_state_(sk, new_state);						\
+	}										\
+											\
+	SEC("struct_ops")								\
+	void BPF_PROG(ccf_##name##_cwnd_event, struct sock *sk, enum tcp_ca_event event) \
+	{										\
+		vegas_cwnd_event_(sk, event);						\
+	}
+
 #endif

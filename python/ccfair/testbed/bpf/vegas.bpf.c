@@ -29,23 +29,7 @@ void BPF_PROG(ccf_vegas_init, struct sock *sk)
 	vegas_init_(sk);
 }
 
-SEC("struct_ops")
-void BPF_PROG(ccf_vegas_pkts_acked, struct sock *sk, const struct ack_sample *sample)
-{
-	vegas_pkts_acked_(sk, sample);
-}
-
-SEC("struct_ops")
-void BPF_PROG(ccf_vegas_state, struct sock *sk, __u8 new_state)
-{
-	vegas_state_(sk, new_state);
-}
-
-SEC("struct_ops")
-void BPF_PROG(ccf_vegas_cwnd_event, struct sock *sk, enum tcp_ca_event event)
-{
-	vegas_cwnd_event_(sk, event);
-}
+CCF_VEGAS_HOOKS(vegas)
 
 SEC("struct_ops")
 void BPF_PROG(ccf_vegas_cong_avoid, struct sock *sk, __u32 ack, __u32 acked)

@@ -43,23 +43,7 @@ void BPF_PROG(ccf_yeah_init, struct sock *sk)
 	yeah->reno_count = 2;
 }
 
-SEC("struct_ops")
-void BPF_PROG(ccf_yeah_pkts_acked, struct sock *sk, const struct ack_sample *sample)
-{
-	vegas_pkts_acked_(sk, sample);
-}
-
-SEC("struct_ops")
-void BPF_PROG(ccf_yeah_state, struct sock *sk, __u8 new_state)
-{
-	vegas_state_(sk, new_state);
-}
-
-SEC("struct_ops")
-void BPF_PROG(ccf_yeah_cwnd_event, struct sock *sk, enum tcp_ca_event event)
-{
-	vegas_cwnd_event_(sk, event);
-}
+CCF_VEGAS_HOOKS(yeah)
 
 /* the per-RTT mode choice and precautionary decongestion */
 static __always_inline void yeah_round(struct sock *sk, __u32 ack)
