@@ -18,6 +18,19 @@
 //! also skips a sample above the current min when the ACK was probably
 //! delayed (FLAG_ACK_MAYBE_DELAYED: one runt segment acked); we feed every
 //! sample, which only matters once the best sample is 300 s old.
+//!
+//! Which RTT an ACK gives (tcp_input.c `tcp_clean_rtx_queue`,
+//! `tcp_ack_update_rtt`): Karn's rule (RFC 6298 section 3) drops the send-time
+//! RTTs of an ACK whose cumulative part frees any segment ever retransmitted
+//! (FLAG_RETRANS_DATA_ACKED); without one (nor a SACK RTT) an ACK that
+//! advances snd_una takes the RTT from its echoed timestamp (RFC 7323 section
+//! 4, `tcp_rtt_tsopt_us`: 1 ms ticks, at least one), for srtt, min_rtt and
+//! the CCA's `ca_rtt_us` alike ([`tsopt_rtt_ns`]). The oldest segment's RTT
+//! (`seq_rtt_us`) feeds srtt, the newest's (`ca_rtt_us`) min_rtt. The
+//! receiver echoes the newest TSval an ACK covers, not the first one since
+//! its last ACK as Linux's `tcp_replace_ts_recent` (docs/fidelity.md).
+
+use crate::tcp::receiver::TS_TICK_NS;
 
 /// Linux TCP_RTO_MIN.
 pub const RTO_MIN_NS: u64 = 200_000_000;
@@ -98,6 +111,15 @@ impl MinRttFilter {
         }
         self.s[0].1
     }
+}
+
+/// Linux `tcp_rtt_tsopt_us(tp, 1)`: the RTT an ACK's echoed timestamp gives
+/// at `now_ns`, in whole ticks of the 1 ms timestamp clock (TCP_TS_HZ = 1000,
+/// `tcp_time_stamp_ts` of the ACK's arrival minus the echoed TSval, both
+/// truncated to ms), at least one tick; ns.
+pub fn tsopt_rtt_ns(now_ns: u64, ts_ecr_ns: u64) -> u64 {
+    let ticks = (now_ns / TS_TICK_NS).saturating_sub(ts_ecr_ns / TS_TICK_NS);
+    ticks.max(1) * TS_TICK_NS
 }
 
 #[derive(Debug, Clone)]

@@ -75,7 +75,7 @@ use crate::packet::Ecn;
 use crate::packet::{sack_channel, Kind, Packet, SackChannel, SackOpt, MAX_SACK_BLOCKS};
 use crate::prefetch::prefetch;
 use crate::ring::Ring;
-use crate::tcp::rtt::{RttEstimator, RTO_INIT_NS, RTO_MAX_NS};
+use crate::tcp::rtt::{tsopt_rtt_ns, RttEstimator, RTO_INIT_NS, RTO_MAX_NS};
 
 mod recovery;
 mod scoreboard;
@@ -221,7 +221,8 @@ pub struct Sender {
     pipe: u32,
     /// Outstanding transmissions in send order (Linux `tsorted_sent_queue`, sender/tsorted.rs).
     tsorted: TxList,
-    /// Segments marked lost, waiting to be retransmitted, in marking order.
+    /// Segments marked lost, waiting to be retransmitted, in marking order;
+    /// the lowest one that needs it goes first (`next_retransmission`).
     rtx_queue: Ring<u64>,
     // RACK state (RFC 8985 6.1).
     rack_xmit_ns: u64,
@@ -327,6 +328,9 @@ struct AckAcc {
     ca_rtt: Option<u64>,
     /// RTT of the newest newly SACKed, never retransmitted segment.
     sack_rtt: Option<u64>,
+    /// FLAG_RETRANS_DATA_ACKED: the cumulative ACK covers a segment that was
+    /// ever retransmitted (SACKed or not), so Karn's rule drops its RTTs.
+    retrans_data_acked: bool,
     flags: AckFlags,
 }
 
@@ -565,7 +569,7 @@ impl Sender {
         self.state = ConnState::Established;
         // Timestamps make the SYN RTT unambiguous even after a SYN retry.
         let sample = now.saturating_sub(p.ts_ecr).max(1);
-        self.rtt_sample(now, sample);
+        self.rtt_sample(now, sample, sample);
         self.rwnd = p.rwnd();
         self.ts_recent = p.ts_val;
         self.rto_timer.disarm();
@@ -581,10 +585,12 @@ impl Sender {
         self.try_send(now, out);
     }
 
-    fn rtt_sample(&mut self, now: TimeNs, sample_ns: u64) {
+    /// One RTT measurement: `sample_ns` (`seq_rtt_us`) into srtt and the
+    /// RTO (`tcp_rtt_estimator`), `ca_rtt_ns` into min_rtt (`tcp_update_rtt_min`, rtt.rs).
+    fn rtt_sample(&mut self, now: TimeNs, sample_ns: u64, ca_rtt_ns: u64) {
         self.rtt.update(sample_ns);
         self.tp.srtt_ns = self.rtt.srtt_ns;
-        self.tp.min_rtt_ns = self.rtt.min_rtt.update(now, sample_ns); // tcp_update_rtt_min (rtt.rs)
+        self.tp.min_rtt_ns = self.rtt.min_rtt.update(now, ca_rtt_ns.max(1));
         self.stats.min_rtt_ns = self.tp.min_rtt_ns;
         self.stats.rtt_sum_ns += sample_ns as u128;
         self.stats.rtt_samples += 1;
@@ -812,15 +818,42 @@ impl Sender {
 
     fn next_retransmission(&mut self) -> Option<u64> {
         while let Some(&seq) = self.rtx_queue.front() {
-            if seq >= self.tp.snd_una {
-                let f = self.segs[(seq - self.tp.snd_una) as usize].flags;
-                if f & F_LOST != 0 && f & (F_RETRANS | F_SACKED) == 0 {
-                    return Some(seq);
-                }
+            if self.needs_retransmission(seq) {
+                self.lowest_retransmission_first();
+                return self.rtx_queue.front().copied();
             }
             self.rtx_queue.pop_front();
         }
         None
+    }
+
+    /// Segment `seq` is marked lost, not SACKed and has no retransmission
+    /// outstanding (`tcp_xmit_retransmit_queue`'s test).
+    fn needs_retransmission(&self, seq: u64) -> bool {
+        if seq < self.tp.snd_una {
+            return false;
+        }
+        let f = self.segs[(seq - self.tp.snd_una) as usize].flags;
+        f & F_LOST != 0 && f & (F_RETRANS | F_SACKED) == 0
+    }
+
+    /// Linux `tcp_xmit_retransmit_queue` walks the retransmission queue in
+    /// sequence order: RACK marks losses in send order (a lost
+    /// retransmission after an original sent before it), so the lowest
+    /// sequence number that needs a retransmission moves to the front.
+    fn lowest_retransmission_first(&mut self) {
+        let mut best = 0;
+        for i in 1..self.rtx_queue.len() {
+            let seq = self.rtx_queue[i];
+            if seq < self.rtx_queue[best] && self.needs_retransmission(seq) {
+                best = i;
+            }
+        }
+        if best != 0 {
+            let front = self.rtx_queue[0];
+            self.rtx_queue[0] = self.rtx_queue[best];
+            self.rtx_queue[best] = front;
+        }
     }
 
     /// Send segment `rtx` again, or the next new one. A loss probe's
@@ -1034,6 +1067,9 @@ impl Sender {
             let (sacked, lost, retrans) =
                 ((seg.flags & F_SACKED != 0) as u32, (seg.flags & F_LOST != 0) as u32, (seg.flags & F_RETRANS != 0) as u32);
             self.pipe = self.pipe + sacked + lost - 1 - retrans;
+            // tcp_clean_rtx_queue: TCPCB_RETRANS on any freed segment sets
+            // FLAG_RETRANS_DATA_ACKED, which voids the ACK's send-time RTTs.
+            acc.retrans_data_acked |= seg.flags & F_EVER_RETRANS != 0;
             if seg.flags & F_SACKED != 0 {
                 self.sacked_out -= 1;
             } else {
@@ -1057,6 +1093,10 @@ impl Sender {
         }
         self.segs.shrink_if_sparse();
         acc.flags.una_advanced = self.tp.snd_una > prior_una;
+        if acc.retrans_data_acked {
+            // `if (first_ackt && !(flag & FLAG_RETRANS_DATA_ACKED))`: no seq_rtt_us, no ca_rtt_us.
+            (acc.seq_rtt, acc.ca_rtt) = (None, None);
+        }
         // tcp_rtx_queue_unlink_and_free: a freed skb leaves the tsorted list.
         // Only the front is trimmed (retransmissions sit later in send order);
         // RACK's walk skips any other entry below snd_una, as before.
@@ -1085,19 +1125,36 @@ impl Sender {
             self.stats.ece_acks += 1;
             self.tp.delivered_ce += newly_ce as u64;
         }
-        if let Some(r) = acc.seq_rtt.or(acc.sack_rtt) {
-            self.rtt_sample(now, r);
-        }
+        let ca_rtt = self.ack_update_rtt(now, acc);
         self.tp.in_flight = self.in_flight();
         // tcp_clean_rtx_queue: `pkts_acked` on every ACK, with the packets
         // the cumulative ACK removes (SACKed earlier or not) and ca_rtt_us.
         let cum_acked = (self.tp.snd_una - prior_una) as u32;
-        let ack_sample = AckSample { pkts_acked: cum_acked, rtt_ns: acc.ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
+        let ack_sample = AckSample { pkts_acked: cum_acked, rtt_ns: ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
         self.cc.in_ack_event(&mut self.tp, ece);
         self.tp.sacked_out = self.sacked_out;
         self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered);
         self.cc.pkts_acked(&mut self.tp, &ack_sample);
         AckDelivery { newly_delivered, ece, rtt_ns: ack_sample.rtt_ns }
+    }
+
+    /// Linux `tcp_ack_update_rtt`: the RTT of the oldest (S)ACKed segment
+    /// sent once feeds srtt and the RTO, the newest one's (`ca_rtt_us`) the
+    /// min_rtt filter; with neither (Karn's rule: only retransmitted data
+    /// ACKed) an ACK that advances snd_una over data (FLAG_ACKED) takes both
+    /// from its echoed timestamp (`tcp_rtt_tsopt_us`). Returns `ca_rtt_us`,
+    /// the CCA's sample (`rs->rtt_us`, `ack_sample.rtt_us`).
+    #[inline(always)]
+    fn ack_update_rtt(&mut self, now: TimeNs, acc: &AckAcc) -> Option<u64> {
+        let (mut seq_rtt, mut ca_rtt) = (acc.seq_rtt.or(acc.sack_rtt), acc.ca_rtt);
+        if seq_rtt.is_none() && acc.flags.una_advanced && acc.flags.ts_ecr != 0 {
+            let r = tsopt_rtt_ns(now, acc.flags.ts_ecr);
+            (seq_rtt, ca_rtt) = (Some(r), Some(r));
+        }
+        if let Some(r) = seq_rtt {
+            self.rtt_sample(now, r, ca_rtt.unwrap_or(r));
+        }
+        ca_rtt
     }
 
     /// The recovery state machine, for an ACK that is dubious

@@ -802,3 +802,73 @@ fn in_flight_is_out_minus_sacked_and_lost_plus_retrans_after_every_ack_and_rto()
     }
     assert!(lossy_steps > 100, "the run exercises losses and retransmissions ({lossy_steps} steps)");
 }
+
+/// The first flight (0..9, sent at RTT) with 1..3 SACKed at 2 RTT: RACK
+/// marks 0 lost and retransmits it then (SACK RTT 100 ms: srtt stays 100 ms).
+fn retransmitted_head() -> Sender {
+    let (mut s, _) = established();
+    let mut o = SackOpt::NONE;
+    o.push(1, 4);
+    let mut a = ack_with(&s, 0, o);
+    a.ts_ecr = RTT;
+    let mut out = vec![];
+    s.on_ack(2 * RTT, &a, &mut out);
+    assert!(out.iter().any(|p| p.seq == 0), "segment 0 retransmitted");
+    assert_eq!(s.rtt.srtt_ns, RTT);
+    s
+}
+
+#[test]
+fn an_ack_of_retransmitted_data_takes_its_rtt_from_the_echoed_timestamp_in_whole_ms() {
+    // tcp_ack_update_rtt: no send-time RTT (Karn), so now - TSecr in whole
+    // 1 ms ticks (tcp_rtt_tsopt_us): 337.4 ms - 200 ms gives 137 ms.
+    let mut s = retransmitted_head();
+    let mut a = plain_ack(4);
+    a.ts_ecr = 2 * RTT; // the retransmission's TSval
+    s.on_ack(2 * RTT + 137_400_000, &a, &mut vec![]);
+    assert_eq!(s.rtt.srtt_ns, (7 * RTT + 137_000_000) / 8);
+    // Without a timestamp the ACK gives no RTT at all.
+    let mut s = retransmitted_head();
+    s.on_ack(2 * RTT + 137_400_000, &plain_ack(4), &mut vec![]);
+    assert_eq!(s.rtt.srtt_ns, RTT);
+}
+
+#[test]
+fn karn_drops_the_send_time_rtts_of_an_ack_that_frees_a_retransmitted_segment() {
+    // tcp_clean_rtx_queue: FLAG_RETRANS_DATA_ACKED voids seq_rtt_us and
+    // ca_rtt_us even for the never-retransmitted segments 4 and 5 it frees.
+    let mut s = retransmitted_head();
+    s.on_ack(2 * RTT + 50_000_000, &plain_ack(6), &mut vec![]);
+    assert_eq!(s.rtt.srtt_ns, RTT, "no sample from segments 4, 5 (250 ms)");
+}
+
+#[test]
+fn retransmissions_go_in_sequence_order_not_in_rack_marking_order() {
+    // Linux tcp_xmit_retransmit_queue walks the rtx queue from its head
+    // (sequence order). RACK (RFC 8985 6.2, tcp_rack_detect_loss) marks in
+    // send order: segment 4 (sent at RTT) before 0's retransmission (sent
+    // at 2 RTT); both are lost once a segment sent after 0's retransmission
+    // is SACKed, and 0 goes out first.
+    let mut s = retransmitted_head();
+    let mut o = SackOpt::NONE;
+    o.push(5, 12);
+    let mut out = vec![];
+    s.on_ack(3 * RTT + 1, &ack_with(&s, 0, o), &mut out);
+    assert_eq!(s.stats.retransmissions, 3, "0 again and 4");
+    assert_eq!(seqs(&out)[..2], [0, 4]);
+}
+
+#[test]
+fn min_rtt_takes_the_newest_acked_segments_rtt_and_srtt_the_oldest() {
+    // tcp_ack_update_rtt: seq_rtt_us (the oldest freed segment's) feeds
+    // srtt, ca_rtt_us (the newest's) tcp_update_rtt_min.
+    let (mut s, _) = established();
+    let mut out = vec![];
+    s.on_ack(2 * RTT, &plain_ack(2), &mut out);
+    assert_eq!(seqs(&out), vec![10, 11, 12, 13], "sent at 2 RTT");
+    assert_eq!((s.tp.min_rtt_ns, s.rtt.srtt_ns), (RTT, RTT));
+    // Segment 2 was sent at RTT (150 ms ago), 13 at 2 RTT (50 ms ago).
+    s.on_ack(2 * RTT + 50_000_000, &plain_ack(14), &mut vec![]);
+    assert_eq!(s.tp.min_rtt_ns, 50_000_000);
+    assert_eq!(s.rtt.srtt_ns, (7 * RTT + 150_000_000) / 8);
+}
