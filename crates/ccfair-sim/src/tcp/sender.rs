@@ -324,10 +324,13 @@ struct AckAcc {
     rate: Option<RateAcc>,
     /// RTT of the oldest cumulatively ACKed, never retransmitted segment.
     seq_rtt: Option<u64>,
-    /// RTT of the newest delivered, never retransmitted segment.
+    /// RTT of the newest cumulatively ACKed, never retransmitted segment.
     ca_rtt: Option<u64>,
-    /// RTT of the newest newly SACKed, never retransmitted segment.
+    /// RTT of the oldest newly SACKed, never retransmitted segment (`first_sackt`).
     sack_rtt: Option<u64>,
+    /// RTT of the newest newly SACKed, never retransmitted segment
+    /// (`last_sackt`): `ca_rtt_us` whenever there is one, even under Karn.
+    sack_ca_rtt: Option<u64>,
     /// FLAG_RETRANS_DATA_ACKED: the cumulative ACK covers a segment that was
     /// ever retransmitted (SACKed or not), so Karn's rule drops its RTTs.
     retrans_data_acked: bool,
@@ -1139,14 +1142,14 @@ impl Sender {
     }
 
     /// Linux `tcp_ack_update_rtt`: the RTT of the oldest (S)ACKed segment
-    /// sent once feeds srtt and the RTO, the newest one's (`ca_rtt_us`) the
-    /// min_rtt filter; with neither (Karn's rule: only retransmitted data
+    /// sent once feeds srtt and the RTO, the newest one's (`ca_rtt_us`, the
+    /// newest SACKed one's if any: `tcp_clean_rtx_queue`) the min_rtt filter; with neither (Karn's rule: only retransmitted data
     /// ACKed) an ACK that advances snd_una over data (FLAG_ACKED) takes both
     /// from its echoed timestamp (`tcp_rtt_tsopt_us`). Returns `ca_rtt_us`,
     /// the CCA's sample (`rs->rtt_us`, `ack_sample.rtt_us`).
     #[inline(always)]
     fn ack_update_rtt(&mut self, now: TimeNs, acc: &AckAcc) -> Option<u64> {
-        let (mut seq_rtt, mut ca_rtt) = (acc.seq_rtt.or(acc.sack_rtt), acc.ca_rtt);
+        let (mut seq_rtt, mut ca_rtt) = (acc.seq_rtt.or(acc.sack_rtt), acc.sack_ca_rtt.or(acc.ca_rtt));
         if seq_rtt.is_none() && acc.flags.una_advanced && acc.flags.ts_ecr != 0 {
             let r = tsopt_rtt_ns(now, acc.flags.ts_ecr);
             (seq_rtt, ca_rtt) = (Some(r), Some(r));

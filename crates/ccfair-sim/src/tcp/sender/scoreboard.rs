@@ -132,7 +132,7 @@ impl Sender {
                     acc.flags.orig_sack_acked |= seq < self.high_seq;
                     let r = now - seg.sent_ns;
                     acc.sack_rtt = Some(acc.sack_rtt.map_or(r, |c| c.max(r)));
-                    acc.ca_rtt = Some(acc.ca_rtt.map_or(r, |c| c.min(r)));
+                    acc.sack_ca_rtt = Some(acc.sack_ca_rtt.map_or(r, |c| c.min(r)));
                 }
                 if seg.flags & F_LOST != 0 {
                     flags &= !F_LOST;

@@ -872,3 +872,18 @@ fn min_rtt_takes_the_newest_acked_segments_rtt_and_srtt_the_oldest() {
     assert_eq!(s.tp.min_rtt_ns, 50_000_000);
     assert_eq!(s.rtt.srtt_ns, (7 * RTT + 150_000_000) / 8);
 }
+
+#[test]
+fn under_karn_a_new_sack_still_gives_min_rtt_the_newest_sacked_segments_rtt() {
+    // tcp_clean_rtx_queue: FLAG_RETRANS_DATA_ACKED voids the cumulative
+    // RTTs, but sack_rtt_us (first_sackt) feeds srtt and ca_rtt_us
+    // (last_sackt) min_rtt. Segments 4..9 were sent at RTT (150 ms ago), 10
+    // at 2 RTT (50 ms ago); the ACK frees the retransmitted segment 0.
+    let mut s = retransmitted_head();
+    assert_eq!(s.segs[(10 - s.tp.snd_una) as usize].sent_ns, 2 * RTT, "segment 10 sent with the retransmission");
+    let mut o = SackOpt::NONE;
+    o.push(4, 11);
+    s.on_ack(2 * RTT + 50_000_000, &ack_with(&s, 4, o), &mut vec![]);
+    assert_eq!(s.tp.min_rtt_ns, 50_000_000);
+    assert_eq!(s.rtt.srtt_ns, (7 * RTT + 150_000_000) / 8);
+}
