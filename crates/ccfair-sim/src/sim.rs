@@ -492,7 +492,6 @@ impl<Q: Qdisc> Simulation<Q> {
         })
     }
 
-    /// Move the packets a sender produced onto its access link.
     /// The popped event `ev` of flow `f`'s timer `t`; what it sends, if it fires.
     #[inline]
     fn sender_timer(&mut self, f: u32, now: TimeNs, ev: Ev, t: SenderTimer) {
@@ -501,6 +500,7 @@ impl<Q: Qdisc> Simulation<Q> {
         }
     }
 
+    /// Move the packets a sender produced onto its access link.
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
         let shared = self.access_shared.of_flow[flow as usize];
         if shared == OWN_LINE {
