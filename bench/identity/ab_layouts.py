@@ -77,7 +77,9 @@ def build(rev: str, builds: Path) -> Path:
         ).stdout
     finally:
         git("worktree", "remove", "--force", str(wt))
-    line = next(ln for ln in out.splitlines() if '"-o"' in ln)
+    line = next((ln for ln in out.splitlines() if '"-o"' in ln), None)
+    if line is None:  # cargo found the binary fresh and did not link: no command to reuse
+        sys.exit(f"error: no link command from cargo for {rev}; remove {d} and run again")
     shutil.copy(d / "target" / "release" / "ccfair-bench", d / "default")
     (d / "link.txt").write_text(line + "\n")
     return d
