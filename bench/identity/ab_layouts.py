@@ -2,7 +2,7 @@
 layout-averaged CPU time of ``ccfair-bench``.
 
     python bench/identity/ab_layouts.py OLD_REV NEW_REV [--config CONFIG.json]
-        [--layouts 8] [--rounds 10] [--runs 41] [--callgrind [--diff K]] [--no-timing] [--builds DIR]
+        [--layouts 8] [--rounds 10] [--runs 41] [--callgrind [--diff K]] [--asm] [--aa] [--no-timing] [--builds DIR]
 
 On this class of VM an edit that does not touch the code a run executes still moves its
 CPU time by up to +-6 %, because every function after the edit moves (cache-line sets,
@@ -14,6 +14,10 @@ cost. This script measures two things that do not depend on where functions sit:
   packet. Independent of machine load and of layout (the results are bit-identical, so
   both sides simulate the same packets); ``--diff K``: the K functions whose own
   instructions moved most (callgrind_annotate, inlined code counted in its caller).
+- ``--asm``: the functions whose machine code differs between the two builds (``objdump
+  -d``, addresses left out): where the same instructions run, a difference in CPU time can
+  only come from where code sits, and one within a function that differs is not averaged
+  by shuffling functions.
 - CPU time over layouts: each commit is compiled once (the release profile, the
   workspace's rustflags) and its one LTO object linked ``--layouts`` times by lld with
   ``--shuffle-sections=.text*=SEED`` (rustc puts every function in its own section, so
@@ -25,7 +29,9 @@ cost. This script measures two things that do not depend on where functions sit:
   source of spread), and the per-round ratio of the sides' geometric means over layouts
   (median and range over rounds: load drifts hit both sides of a round alike).
 
-OLD_REV equal to NEW_REV is the method's A/A test: the two sides get different seeds.
+OLD_REV equal to NEW_REV is the method's A/A test: the two sides get different seeds;
+``--aa`` runs that test in the same rounds, a third side of OLD's build with other seeds
+(AA/OLD beside NEW/OLD, the same load for both).
 Builds are kept in ``--builds`` (one directory per commit; a commit is checked out into a
 temporary git worktree, built with its own target directory, and the worktree removed).
 """
@@ -152,6 +158,36 @@ def instructions(dirs: dict[str, Path], revs: dict[str, str], config: str | None
                 print(f"  {fn.get(f, 0) - fo.get(f, 0):+15,}  old {fo.get(f, 0):>14,}  new {fn.get(f, 0):>14,}  {f}")
 
 
+def machine_code(binary: Path) -> dict[str, list[str]]:
+    """Each function's instructions (``objdump -d``), addresses and symbol hashes left out, so
+    that two builds compare equal where only a function's place differs."""
+    out = subprocess.run(["objdump", "-d", "--no-show-raw-insn", "-C", str(binary)], capture_output=True, text=True, check=True)
+    fns: dict[str, list[str]] = {}
+    body: list[str] = []
+    for line in out.stdout.splitlines():
+        head = re.match(r"^[0-9a-f]+ <(.*)>:$", line)
+        if head:
+            body = fns.setdefault(re.sub(r"::h[0-9a-f]{16}$", "", head.group(1)), [])
+        elif ":" in line:
+            ins = line.split(":", 1)[1]
+            ins = re.sub(r"\b[0-9a-f]{4,} <", "<", ins)  # call and jump targets
+            ins = re.sub(r"::h[0-9a-f]{16}|\+0x[0-9a-f]+>|#.*$", "", ins)
+            body.append(re.sub(r"-?0x[0-9a-f]+\(%rip\)", "X(%rip)", ins).strip())
+    return fns
+
+
+def asm_diff(dirs: dict[str, Path]) -> None:
+    """The functions whose machine code differs between the two builds."""
+    old, new = machine_code(dirs["old"] / "default"), machine_code(dirs["new"] / "default")
+    moved = sorted(f for f in set(old) & set(new) if old[f] != new[f])
+    print(
+        f"machine code: {len(set(old) & set(new)) - len(moved)} functions the same, {len(moved)} differ, "
+        f"{len(set(old) - set(new))} only in OLD, {len(set(new) - set(old))} only in NEW"
+    )
+    for f in moved:
+        print(f"  {len(old[f]):6} -> {len(new[f]):6} instructions  {f}")
+
+
 def perf_event() -> str:
     """cycles where the machine counts them (not in most VMs), else task-clock."""
     r = subprocess.run(["perf", "stat", "-x,", "-e", "cycles", "true"], capture_output=True, text=True)
@@ -175,11 +211,26 @@ def geomean(xs: list[float]) -> float:
     return st.geometric_mean(xs)
 
 
+def summary(med: dict[str, list[float]], per_round: dict[str, list[float]], side: str) -> str:
+    """``side`` against OLD: the ratio of the means of the per-layout medians (90 % bootstrap
+    interval over layouts) and the per-round ratios' median and range."""
+    x, y = med["old"], med[side]
+    rng = random.Random(0)
+    boot = sorted(st.mean(rng.choices(y, k=len(y))) / st.mean(rng.choices(x, k=len(x))) for _ in range(BOOTSTRAP_DRAWS))
+    lo, hi = boot[int(0.05 * BOOTSTRAP_DRAWS)], boot[int(0.95 * BOOTSTRAP_DRAWS) - 1]
+    pr = per_round[side]
+    return (
+        f"layout-mean ratio {side.upper()}/OLD {st.mean(y) / st.mean(x):.4f} (90 % bootstrap over layouts {lo:.4f}-{hi:.4f}); "
+        f"per-round ratio median {st.median(pr):.4f} (range {min(pr):.4f}-{max(pr):.4f})"
+    )
+
+
 def timing(sides: dict[str, list[Path]], config: str | None, rounds: int, runs: int) -> None:
     event = perf_event()
     unit = "M cycles" if event == "cycles" else "ms CPU"
     samples: dict[tuple[str, int], list[float]] = {(s, i): [] for s, bins in sides.items() for i in range(len(bins))}
-    per_round: list[float] = []
+    others = [s for s in sides if s != "old"]
+    per_round: dict[str, list[float]] = {s: [] for s in others}
     loads = [load()]
     for r in range(rounds):
         order = [(s, i) for s, bins in sides.items() for i in range(len(bins))]
@@ -189,11 +240,15 @@ def timing(sides: dict[str, list[Path]], config: str | None, rounds: int, runs: 
             got[(s, i)] = cpu(sides[s][i], config, runs, event)
             samples[(s, i)].append(got[(s, i)])
         means = {s: geomean([got[(s, i)] for i in range(len(bins))]) for s, bins in sides.items()}
-        per_round.append(means["new"] / means["old"])
+        for s in others:
+            per_round[s].append(means[s] / means["old"])
         loads.append(load())
         print(
-            f"round {r + 1}: old {means['old']:.3f}  new {means['new']:.3f} {unit}/run (geomean over layouts)  "
-            f"ratio {per_round[-1]:.4f}  load {loads[-1]:.2f}",
+            f"round {r + 1}: "
+            + "  ".join(f"{s} {m:.3f}" for s, m in means.items())
+            + f" {unit}/run (geomean over layouts)  "
+            + "  ".join(f"{s}/old {per_round[s][-1]:.4f}" for s in others)
+            + f"  load {loads[-1]:.2f}",
             flush=True,
         )
     med = {s: [st.median(samples[(s, i)]) for i in range(len(bins))] for s, bins in sides.items()}
@@ -203,20 +258,9 @@ def timing(sides: dict[str, list[Path]], config: str | None, rounds: int, runs: 
             + " ".join(f"{x:.3f}" for x in med[s])
             + f"  (spread max/min {max(med[s]) / min(med[s]):.3f})"
         )
-    ratio = st.mean(med["new"]) / st.mean(med["old"])
-    rng = random.Random(0)
-    boot = sorted(
-        st.mean(rng.choices(med["new"], k=len(med["new"]))) / st.mean(rng.choices(med["old"], k=len(med["old"])))
-        for _ in range(BOOTSTRAP_DRAWS)
-    )
-    lo, hi = boot[int(0.05 * BOOTSTRAP_DRAWS)], boot[int(0.95 * BOOTSTRAP_DRAWS) - 1]
-    n = len(sides["old"])
-    print(
-        f"layouts {n} per side, rounds {rounds}, repeat {runs}, {event}: "
-        f"layout-mean ratio NEW/OLD {ratio:.4f} (90 % bootstrap over layouts {lo:.4f}-{hi:.4f}); "
-        f"per-round ratio median {st.median(per_round):.4f} (range {min(per_round):.4f}-{max(per_round):.4f}); "
-        f"load average {min(loads):.2f}-{max(loads):.2f}"
-    )
+    print(f"layouts {len(sides['old'])} per side, rounds {rounds}, repeat {runs}, {event}, load average {min(loads):.2f}-{max(loads):.2f}")
+    for s in others:
+        print(summary(med, per_round, s))
 
 
 def main() -> None:
@@ -229,16 +273,22 @@ def main() -> None:
     ap.add_argument("--runs", type=int, default=41, help="runs per measurement: `repeat RUNS` (default 41)")
     ap.add_argument("--callgrind", action="store_true", help="also count instructions (callgrind) of both builds")
     ap.add_argument("--diff", type=int, default=0, metavar="K", help="with --callgrind: the K functions whose instructions moved most")
+    ap.add_argument("--asm", action="store_true", help="list the functions whose machine code differs (objdump)")
+    ap.add_argument("--aa", action="store_true", help="a third side in the same rounds: OLD with other seeds (A/A)")
     ap.add_argument("--no-timing", action="store_true", help="no CPU-time rounds")
     ap.add_argument("--builds", type=Path, default=DEFAULT_BUILDS, help=f"build cache (default {DEFAULT_BUILDS})")
     a = ap.parse_args()
     config = str(Path(a.config).resolve()) if a.config else None
     dirs = {"old": build(a.old, a.builds), "new": build(a.new, a.builds)}
+    if a.asm:
+        asm_diff(dirs)
     if a.callgrind:
         instructions(dirs, {"old": a.old, "new": a.new}, config, a.diff)
     if not a.no_timing:
         n = a.layouts
         sides = {"old": [layout(dirs["old"], 1 + i) for i in range(n)], "new": [layout(dirs["new"], 1 + n + i) for i in range(n)]}
+        if a.aa:
+            sides["aa"] = [layout(dirs["old"], 1 + 2 * n + i) for i in range(n)]
         timing(sides, config, a.rounds, a.runs)
 
 
