@@ -14,7 +14,7 @@
 //! The lines are generic over the simulation's event type `E`: a line only
 //! schedules its own head event.
 
-use crate::engine::{sift_down, sift_up, EventQueue, Keyed, TimeNs};
+use crate::engine::{remove_root, sift_down, sift_up, EventQueue, Keyed, TimeNs};
 use crate::packet::Packet;
 use crate::prefetch::prefetch;
 use crate::ring::Ring;
@@ -408,10 +408,7 @@ impl HeadHeap {
     /// Remove the root.
     #[inline(always)]
     fn remove_root(&mut self) {
-        let last = self.h.pop().expect("a root");
-        if !self.h.is_empty() {
-            self.replace_root(last);
-        }
+        remove_root(&mut self.h);
     }
 }
 
