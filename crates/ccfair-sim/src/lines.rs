@@ -606,28 +606,43 @@ impl SharedLines {
     }
 
     /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`.
-    /// (Out of line, as `pop`: the per-flow lines' callers stay small.)
+    /// (Out of line, as `pop`: the per-flow lines' callers stay small. The
+    /// rarer paths are out of line again, `restage` and `push_plain`, so
+    /// that the common one saves few registers.)
     #[inline(never)]
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: Packet) {
         let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
         let at = now + line.delay_ns;
-        if let Some(st) = stage {
-            let nf = &mut self.noisy[p.flow as usize];
-            if nf.pending == 0 {
-                // Where the flow's own line would schedule its head event.
-                nf.seq = q.take_seq();
-            }
-            nf.pending += 1;
-            line.q.push_back(p);
-            line.q.back_mut().expect("just pushed").enqueue_ns = at;
-            if st.earliest_ns().is_none_or(|t| at <= t) {
-                // The packet may arrive before the line's head.
-                st.refill(line, &mut self.noisy);
-                let key = st.next_key();
-                self.set_next(l, key);
-            }
-            return;
+        let Some(st) = stage else { return self.push_plain(q, at, l, p) };
+        let nf = &mut self.noisy[p.flow as usize];
+        if nf.pending == 0 {
+            // Where the flow's own line would schedule its head event.
+            nf.seq = q.take_seq();
         }
+        nf.pending += 1;
+        line.q.push_back(p);
+        line.q.back_mut().expect("just pushed").enqueue_ns = at;
+        if st.earliest_ns().is_none_or(|t| at <= t) {
+            // The packet may arrive before the line's head.
+            self.restage(l);
+        }
+    }
+
+    /// Refill the stage of shared line `l` (with host noise) and re-key the
+    /// line's next event.
+    #[inline(never)]
+    fn restage(&mut self, l: u32) {
+        let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
+        let st = stage.as_mut().expect("a line with host noise");
+        st.refill(line, &mut self.noisy);
+        let key = st.next_key();
+        self.set_next(l, key);
+    }
+
+    /// `push` onto a shared line without host noise, arriving at `at`.
+    #[inline(never)]
+    fn push_plain<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, at: TimeNs, l: u32, p: Packet) {
+        let line = &mut self.lines[l as usize].line;
         let h = &mut self.heads[p.flow as usize];
         if h.pending == 0 {
             // Where the flow's own line would schedule its head event.
@@ -648,17 +663,22 @@ impl SharedLines {
     #[inline(never)]
     pub(crate) fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32) -> Packet {
         debug_assert_eq!(self.lines[l as usize].next.map(|k| k.0), Some(now), "the line's next event is now");
-        let SharedLine { line, arranged_at, stage, .. } = &mut self.lines[l as usize];
-        let heads = &mut self.heads;
-        if let Some(st) = stage {
-            let p = st.pop(q, &mut self.noisy);
-            if st.refills(line) {
-                st.refill(line, &mut self.noisy);
-            }
-            let key = st.next_key();
-            self.set_next(l, key);
-            return p;
+        let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
+        let Some(st) = stage else { return self.pop_plain(q, now, l) };
+        let p = st.pop(q, &mut self.noisy);
+        if st.refills(line) {
+            st.refill(line, &mut self.noisy);
         }
+        let key = st.next_key();
+        self.set_next(l, key);
+        p
+    }
+
+    /// `pop` of a shared line without host noise.
+    #[inline(never)]
+    fn pop_plain<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32) -> Packet {
+        let SharedLine { line, arranged_at, .. } = &mut self.lines[l as usize];
+        let heads = &mut self.heads;
         let front = line.q.front().expect("line event with empty line");
         debug_assert_eq!(front.enqueue_ns, now);
         if front.enqueue_ns != *arranged_at {

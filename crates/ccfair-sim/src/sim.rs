@@ -839,8 +839,11 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     /// The earlier of the shared lines' next events (`SharedLines::next`),
-    /// as (time, seq, event). (Out of line: the few-flow loop stays small.)
-    #[inline(never)]
+    /// as (time, seq, event). (Inline: out of line, the call and its
+    /// `Option`s cost 2 % of a 2000-flow run's instructions; the few-flow
+    /// loop, which never calls it, kept its instruction count and CPU time,
+    /// docs/benchmarks.md.)
+    #[inline(always)]
     fn shared_next(&self) -> Option<(TimeNs, u64, Ev)> {
         let a = self.access_shared.next().map(|(t, s, l)| (t, s, Ev::AccessShared(l)));
         let r = self.reverse_shared.next().map(|(t, s, l)| (t, s, Ev::ReverseShared(l)));
