@@ -306,6 +306,9 @@ pub(crate) struct SharedLines {
     block: Vec<Packet>,
     /// (time, seq, line) of the earliest of the lines' next events.
     next: Option<(TimeNs, u64, u32)>,
+    /// `next` as the event loop compares it: ((time << 64) | seq, line),
+    /// `u128::MAX` for none.
+    next_key: (u128, u32),
 }
 
 struct SharedLine {
@@ -561,7 +564,7 @@ impl SharedLines {
                 noisy[i] = NoisyFlow::new(stream_rng(seed, stream_base + i as u64));
             }
         }
-        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], noisy, order: Vec::new(), block: Vec::new(), next: None }
+        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], noisy, order: Vec::new(), block: Vec::new(), next: None, next_key: (u128::MAX, 0) }
     }
 
     /// Whether any flow is on one of these lines.
@@ -577,6 +580,13 @@ impl SharedLines {
         self.next
     }
 
+    /// `next` as one number, ((time << 64) | seq, line) (`u128::MAX`:
+    /// none), the form the event loop compares.
+    #[inline(always)]
+    pub(crate) fn next_key(&self) -> (u128, u32) {
+        self.next_key
+    }
+
     /// Line `l`'s next event is now `key`; `next` follows.
     #[inline(always)]
     fn set_next(&mut self, l: u32, key: Option<(TimeNs, u64)>) {
@@ -586,6 +596,7 @@ impl SharedLines {
         } else {
             self.next = earliest_line(&self.lines);
         }
+        self.next_key = self.next.map_or((u128::MAX, 0), |(t, s, l)| (((t as u128) << 64) | s as u128, l));
     }
 
     /// Flow of the packet `i` places behind the front of shared line `l`

@@ -807,22 +807,28 @@ impl<Q: Qdisc> Simulation<Q> {
         }
     }
 
-    /// `next_event` with shared lines.
+    /// `next_event` with shared lines: the earliest of four candidates,
+    /// each (time, seq) as one 128-bit number (`u128::MAX`: none).
     #[inline(always)]
     fn next_event_shared(&mut self) -> Option<(TimeNs, u64, Ev)> {
-        let heap = self.q.peek_key();
-        let (mut key, mut ev) = (heap, None);
-        if let Some(tx) = self.tx_done_at {
-            if heap.is_none_or(|h| tx < h) {
-                (key, ev) = (Some(tx), Some(Ev::TxDone));
-            }
+        let key = |k: Option<(TimeNs, u64)>| k.map_or(u128::MAX, |(t, s)| ((t as u128) << 64) | s as u128);
+        let (mut best, mut ev) = (key(self.q.peek_key()), None);
+        let tx = key(self.tx_done_at);
+        if tx < best {
+            (best, ev) = (tx, Some(Ev::TxDone));
         }
-        if let Some((t, s, e)) = self.shared_next() {
-            if key.is_none_or(|k| (t, s) < k) {
-                (key, ev) = (Some((t, s)), Some(e));
-            }
+        let (ak, al) = self.access_shared.next_key();
+        if ak < best {
+            (best, ev) = (ak, Some(Ev::AccessShared(al)));
         }
-        let (t, s) = key?;
+        let (rk, rl) = self.reverse_shared.next_key();
+        if rk < best {
+            (best, ev) = (rk, Some(Ev::ReverseShared(rl)));
+        }
+        if best == u128::MAX {
+            return None;
+        }
+        let (t, s) = ((best >> 64) as TimeNs, best as u64);
         if t >= self.duration_ns {
             return None;
         }
@@ -835,21 +841,6 @@ impl<Q: Qdisc> Simulation<Q> {
                 self.q.advance_outside(t);
                 Some((t, s, e))
             }
-        }
-    }
-
-    /// The earlier of the shared lines' next events (`SharedLines::next`),
-    /// as (time, seq, event). (Inline: out of line, the call and its
-    /// `Option`s cost 2 % of a 2000-flow run's instructions; the few-flow
-    /// loop, which never calls it, kept its instruction count and CPU time,
-    /// docs/benchmarks.md.)
-    #[inline(always)]
-    fn shared_next(&self) -> Option<(TimeNs, u64, Ev)> {
-        let a = self.access_shared.next().map(|(t, s, l)| (t, s, Ev::AccessShared(l)));
-        let r = self.reverse_shared.next().map(|(t, s, l)| (t, s, Ev::ReverseShared(l)));
-        match (a, r) {
-            (Some(a), Some(r)) => Some(if (a.0, a.1) < (r.0, r.1) { a } else { r }),
-            (a, r) => a.or(r),
         }
     }
 
