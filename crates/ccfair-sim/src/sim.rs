@@ -530,6 +530,7 @@ impl<Q: Qdisc> Simulation<Q> {
         }
     }
 
+    #[inline(always)]
     fn flush_receiver_out(&mut self, flow: u32, now: TimeNs) {
         let shared = self.reverse_shared.of_flow[flow as usize];
         if shared == OWN_LINE {
@@ -578,6 +579,7 @@ impl<Q: Qdisc> Simulation<Q> {
     /// The link is free at `now` (in result bin `b`): the next packet waits
     /// for its tokens (`TxDone` when they are there, `now` on an idle link),
     /// or the link goes idle.
+    #[inline(always)]
     fn start_tx(&mut self, now: TimeNs, b: usize) {
         let p = self.qdisc.dequeue(now, &mut self.dropped);
         for (d, why) in self.dropped.drain(..) {
@@ -656,6 +658,7 @@ impl<Q: Qdisc> Simulation<Q> {
     /// Count `segs` newly delivered segments of flow `f` at `now`, in result
     /// bin `b` (bytes capped at a finite flow's size; the flow completes when
     /// all its bytes arrived).
+    #[inline(always)]
     fn account_delivery(&mut self, f: u32, segs: u64, now: TimeNs, b: usize) {
         let i = f as usize;
         let mss = self.receivers[i].mss_bytes() as u64;
@@ -696,7 +699,10 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     /// Packet `p` from the bottleneck's output line reaches its receiver now
-    /// (in result bin `b`).
+    /// (in result bin `b`). (Inline, as `start_tx`, `account_delivery` and
+    /// `flush_receiver_out`: out of line, each call of these once-per-packet
+    /// steps saved and restored six registers; docs/benchmarks.md.)
+    #[inline(always)]
     fn deliver(&mut self, now: TimeNs, b: usize, p: Packet) {
         let f = p.flow;
         if p.kind == Kind::Data {
