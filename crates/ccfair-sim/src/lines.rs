@@ -239,6 +239,9 @@ struct FlowHead {
 /// (docs/benchmarks.md, "shared delay lines").
 pub(crate) const SHARED_LINE_MIN_FLOWS: usize = 1000;
 
+/// `SharedLines::next_key` with no event.
+const NO_NEXT: (u128, u32) = (u128::MAX, 0);
+
 /// `SharedLines::of_flow` of a flow on its own line.
 pub(crate) const OWN_LINE: u32 = u32::MAX;
 
@@ -564,7 +567,16 @@ impl SharedLines {
                 noisy[i] = NoisyFlow::new(stream_rng(seed, stream_base + i as u64));
             }
         }
-        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], noisy, order: Vec::new(), block: Vec::new(), next: None, next_key: (u128::MAX, 0) }
+        SharedLines {
+            lines,
+            of_flow,
+            heads: vec![FlowHead::default(); n],
+            noisy,
+            order: Vec::new(),
+            block: Vec::new(),
+            next: None,
+            next_key: NO_NEXT,
+        }
     }
 
     /// Whether any flow is on one of these lines.
@@ -596,7 +608,7 @@ impl SharedLines {
         } else {
             self.next = earliest_line(&self.lines);
         }
-        self.next_key = self.next.map_or((u128::MAX, 0), |(t, s, l)| (((t as u128) << 64) | s as u128, l));
+        self.next_key = self.next.map_or(NO_NEXT, |(t, s, l)| (((t as u128) << 64) | s as u128, l));
     }
 
     /// Flow of the packet `i` places behind the front of shared line `l`
