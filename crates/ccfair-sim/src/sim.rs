@@ -788,7 +788,7 @@ impl<Q: Qdisc> Simulation<Q> {
 
     /// The next event before the end of the run, in (time, seq) order: the
     /// heap's earliest, the pending `TxDone` (`tx_done_at`) or the next
-    /// event of a shared line (`shared_next`), whichever comes first; the
+    /// event of a shared line (`SharedLines::next_key`), whichever comes first; the
     /// clock advances to it.
     fn next_event(&mut self) -> Option<(TimeNs, u64, Ev)> {
         if self.any_shared {
