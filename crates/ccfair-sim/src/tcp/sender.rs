@@ -1010,10 +1010,11 @@ impl Sender {
     /// `MIN_TSO_SEGS`, at most a 64 KB GSO packet and the device's
     /// `gso_max_segs` (1 = TSO/GSO off).
     pub fn tso_segs(&self) -> u32 {
+        let min_segs = self.cc.min_tso_segs(&self.tp).map_or(MIN_TSO_SEGS, u64::from);
         let bytes = self.tp.pacing_rate_bytes_per_s >> PACING_SHIFT;
         // One division: the upper bound depends on the MSS only (`tso_max_segs`).
         // Below ~2 MSS per ms (S0's 10 Mbit/s) the old form divided three times.
-        (bytes / self.cfg.mss_bytes as u64).max(MIN_TSO_SEGS).min(self.tso_max_segs) as u32
+        (bytes / self.cfg.mss_bytes as u64).max(min_segs).min(self.tso_max_segs) as u32
     }
 
     /// Linux `tcp_update_pacing_rate` for window-based CCAs that pace.
