@@ -257,12 +257,8 @@ impl Sender {
                 self.lost_out += 1;
                 self.pipe -= 1;
             }
-            // `tcp_mark_skb_lost` counts a loss (`tcp_notify_skb_loss_event`)
-            // only for a segment not yet marked or a retransmission lost again.
-            if f & (F_RETRANS | F_LOST) != F_LOST {
-                self.tp.lost += 1;
-                self.stats.losses_detected += 1;
-            }
+            self.tp.lost += 1;
+            self.stats.losses_detected += 1;
             self.rtx_queue.push_back(una + i as u64);
         }
         // Keep the transmissions RACK still watches, in order, one entry each.

@@ -521,24 +521,6 @@ fn unpaced_tso_defers_at_most_one_millisecond_after_the_last_send() {
 }
 
 #[test]
-fn a_second_rto_counts_as_lost_only_the_retransmission_lost_again() {
-    // Linux tcp_input.c `tcp_timeout_mark_lost` -> `tcp_mark_skb_lost`: a
-    // segment already marked lost and not retransmitted is not counted again
-    // (tp->lost grows in `tcp_notify_skb_loss_event` only for a new mark or a
-    // lost retransmission).
-    let (mut s, _) = established();
-    let mut out = vec![];
-    let rto = fire_probe(&mut s);
-    s.on_rto(rto, &mut out);
-    let lost = s.tp.lost;
-    assert_eq!(lost, s.tp.snd_nxt, "the first RTO marks every outstanding segment");
-    assert_eq!(seqs(&out), vec![0], "only the head is retransmitted");
-    s.on_rto(s.rto_timer.deadline.unwrap(), &mut out);
-    assert_eq!(s.tp.lost, lost + 1, "the second counts the head's lost retransmission only");
-    assert_eq!(s.stats.losses_detected, lost + 1);
-}
-
-#[test]
 fn back_to_back_rto_keeps_the_first_rtos_ssthresh() {
     // Linux tcp_enter_loss sets ssthresh in Loss only while icsk_retransmits == 0.
     let (mut s, _) = established();
