@@ -389,6 +389,30 @@ mod tests {
     }
 
     #[test]
+    fn a_delayed_ack_pushes_remote_hz_past_ts_hz_only_if_its_segment_left_in_a_later_ms() {
+        // tcp_lp_remote_hz_estimator: the ACK of the first segments of a flight leaves at
+        // once, the one of the last segment 45 ms later (the receiver's delayed-ACK timer).
+        // Sent in the same ms as the first, the last segment's TSecr equals the previous
+        // ACK's: no estimate, the pair only becomes the reference. Sent 2 ms later, the pair
+        // gives 1000 x 47 / 2 = 23 500 Hz with weight 1/64, past TCP_TS_HZ: LP_RESOL /
+        // remote_hz is then 0 and LP runs as Reno (sowd overflows, test above).
+        let pair = |gap_ms: u64| {
+            let mut c = Conn::new(LpConfig::default(), 0);
+            c.learn_clock();
+            c.ack(1200, 25, 1250);
+            assert_eq!(c.lp.remote_hz, 852, "TSval +100, TSecr +100 ms: 1000 Hz, 850 + 150 / 64");
+            c.ack(1200 + gap_ms, 70, 1295 + gap_ms);
+            c
+        };
+        assert_eq!(pair(0).lp.remote_hz, 852);
+        let mut c = pair(2);
+        assert_eq!(c.lp.remote_hz, 852 + (23_500 - 852) / 64);
+        let cwnd = c.t.cwnd;
+        let cwnds = c.queue_builds(1400, 30);
+        assert!(cwnds.windows(2).all(|w| w[1] >= w[0]) && c.t.cwnd > cwnd, "never reduced: {cwnds:?}");
+    }
+
+    #[test]
     fn higher_threshold_indicates_later_and_zero_inference_time_only_halves() {
         // Samples until the standing queue is an indication, and the cwnd it leaves.
         let run = |p: LpConfig| {
