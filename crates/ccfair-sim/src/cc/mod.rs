@@ -459,6 +459,13 @@ pub trait CongestionControl: Send {
         false
     }
 
+    /// The fewest segments per TSO/GSO skb (Linux `min_tso_segs`, which
+    /// `tcp_tso_segs` asks before `tcp_tso_autosize`); None: the sysctl's
+    /// `tcp_min_tso_segs`.
+    fn min_tso_segs(&self, _tp: &TcpCc) -> Option<u32> {
+        None
+    }
+
     /// Whether the sender should pace even if the flow did not ask for pacing
     /// (BBR: `sk_pacing_status = SK_PACING_NEEDED`).
     fn needs_pacing(&self) -> bool {
