@@ -981,7 +981,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
             let ecn = resolve_ecn(f.ecn, cca.as_ref());
             let cwr_ack_now = cca.acks_cwr_at_once();
             flow_l4s.push(ecn == EcnMode::Scalable);
-            let sender = Sender::new(
+            let mut sender = Sender::new(
                 SenderConfig {
                     flow: i as u32,
                     mss_bytes: f.mss_bytes,
@@ -997,6 +997,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
                 },
                 cca,
             );
+            sender.tp.draw_ts_offsets(cfg.seed, i as u32, cfg.tcp_timestamp_offsets);
             receivers.push(FlowReceiver::Tcp(
                 Receiver::new(
                     i as u32,
