@@ -7,9 +7,10 @@ what is allowed -- that is the contract the CLI's one-line errors rely on.
 from __future__ import annotations
 
 import copy
+import json
 
 import pytest
-from ccfair import Spec, SpecError
+from ccfair import Spec, SpecError, _core
 from ccfair.spec_input import apply_overrides, parse_override
 
 
@@ -74,6 +75,16 @@ def test_run_config_has_exactly_the_rust_fields(s0_dict):
         "mss_bytes", "rwnd_init_pkts", "rwnd_max_pkts", "init_cwnd_pkts", "delayed_ack",
         "size_bytes", "rate_cap_bps", "loss", "ecn", "transport", "host_jitter_ns", "ack_jitter_ns",
     }  # fmt: skip
+
+
+def test_timestamp_offsets_none_reaches_the_simulator_as_tcp_timestamps_2(s0_dict):
+    """testbed.timestamp_offsets: Linux's tcp_timestamps = 1 (the RunConfig default, field
+    omitted) or 2 (tcp_timestamp_offsets false), on both backends (cc/mod.rs draw_ts_offsets)."""
+    assert "tcp_timestamp_offsets" not in Spec.from_dict(s0_dict).to_run_config()
+    d = modified(s0_dict, "testbed", {"timestamp_offsets": "none"})
+    cfg = Spec.from_dict(d).to_run_config()
+    assert cfg["tcp_timestamp_offsets"] is False
+    _core.validate(json.dumps(cfg))  # the Rust RunConfig accepts it
 
 
 def test_seed_argument_replaces_the_spec_seed(s0_dict):

@@ -547,9 +547,9 @@ class Testbed(_Model):
     #: has one, else ccfair's BPF port of the Linux module; "bpf": the BPF port wherever there
     #: is one (e.g. the BPF twins of cubic and reno, to check the ports against the built-in modules).
     cca_impl: Literal["auto", "bpf"] = "auto"
-    #: TCP timestamp clocks of the testbed's hosts: "random" = Linux's default
-    #: (net.ipv4.tcp_timestamps = 1, a random TSval offset per connection), "none" =
-    #: tcp_timestamps = 2 (timestamps without the offset, the simulator's clocks). TCP-LP's
+    #: TCP timestamp clocks of the end hosts, on both backends: "random" = Linux's default
+    #: (net.ipv4.tcp_timestamps = 1, a random TSval offset per connection and end), "none" =
+    #: tcp_timestamps = 2 (timestamps without the offset, from the host's boot). TCP-LP's
     #: one-way delay estimate (tcp_lp.c) needs "none" to work (docs/linux-ports.md, "lp").
     timestamp_offsets: Literal["random", "none"] = "random"
 
@@ -1044,6 +1044,9 @@ class Spec(_Model):
             "window_start_ns": self.window.start,
             "window_end_ns": self.window_end_ns,
             "trace": self.trace,
+            # the hosts' TCP timestamp clocks, only when not Linux's default: run ids
+            # (sweep.run_id_of) of runs with offsets stay as they were
+            **({"tcp_timestamp_offsets": False} if self.testbed.timestamp_offsets == "none" else {}),
             **self._links_or_bottleneck(),
             "flows": [
                 {

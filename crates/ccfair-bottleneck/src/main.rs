@@ -23,6 +23,13 @@
 //! (net/packet/af_packet.c packet_snd: net_xmit_errno(NET_XMIT_DROP)); it is
 //! counted as a drop of the frame's sender port.
 //!
+//! Each pass of the loop drains every sender port, then the receiver port.
+//! Frames read in one pass are enqueued in port order, so when the queue has
+//! one free place the first port's frame takes it: by default (`fixed`) port
+//! 0, the first flow's sender, is read first on every pass; with the
+//! environment variable `CCFAIR_BOTTLENECK_PORT_ORDER=rotate` the first port
+//! moves on by one each pass (docs/fidelity.md, "The testbed as the reference").
+//!
 //! Usage: ccfair-bottleneck CONFIG.json   (prints "ready" when the sockets are
 //! bound; on SIGTERM/SIGINT, or when its parent dies, it writes the stats JSON
 //! to `stats_path` and exits 0).
@@ -109,6 +116,25 @@ struct Config {
     /// `bottleneck.l2_overhead_bytes`; 14 = the Ethernet frame as it is).
     #[serde(default)]
     l2_overhead_bytes: u32,
+}
+
+/// The environment variable choosing the sender ports' read order, and its values.
+const PORT_ORDER_VAR: &str = "CCFAIR_BOTTLENECK_PORT_ORDER";
+const PORT_ORDERS: [&str; 2] = ["fixed", "rotate"];
+
+/// Whether the sender port read first moves on each pass (`rotate`) or is
+/// always port 0 (`fixed`, also when the variable is unset).
+fn port_order_rotates(value: Option<&str>) -> Result<bool, String> {
+    match value {
+        None | Some("fixed") => Ok(false),
+        Some("rotate") => Ok(true),
+        Some(v) => Err(format!("{PORT_ORDER_VAR}: {v:?} is not one of {}", PORT_ORDERS.join(", "))),
+    }
+}
+
+/// The sender ports in the order one pass reads them, starting at `first`.
+fn sender_port_order(first: usize, n: usize) -> impl Iterator<Item = usize> {
+    (0..n).map(move |k| (first + k) % n)
 }
 
 fn default_burst() -> u64 {
@@ -383,6 +409,7 @@ fn main() {
         die("usage: ccfair-bottleneck CONFIG.json".into());
     }
     let cfg = load_config(&args[1]).unwrap_or_else(|e| die(e));
+    let rotate = port_order_rotates(std::env::var(PORT_ORDER_VAR).ok().as_deref()).unwrap_or_else(|e| die(e));
     set_up_process(cfg.realtime);
     let n = cfg.sender_ifaces.len();
     let mut io = Io { ports: Vec::with_capacity(n + 1), tx_errors: 0 };
@@ -397,9 +424,14 @@ fn main() {
     println!("ready");
     let _ = std::io::stdout().flush();
 
+    let mut first = 0usize;
     while !STOP.load(Ordering::SeqCst) {
-        for port in 0..=n {
+        for port in sender_port_order(first, n) {
             bridge.receive(port, &mut buf);
+        }
+        bridge.receive(n, &mut buf);
+        if rotate && n > 0 {
+            first = (first + 1) % n;
         }
         bridge.send_due();
         // Sleep until the next deadline or a frame arrives.
@@ -676,6 +708,17 @@ impl Bridge {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fixed_order_reads_port_0_first_on_every_pass_and_rotate_moves_the_first_port_on() {
+        assert_eq!(sender_port_order(0, 3).collect::<Vec<_>>(), [0, 1, 2]);
+        assert_eq!(sender_port_order(2, 3).collect::<Vec<_>>(), [2, 0, 1]);
+        assert_eq!(port_order_rotates(None), Ok(false));
+        assert_eq!(port_order_rotates(Some("fixed")), Ok(false));
+        assert_eq!(port_order_rotates(Some("rotate")), Ok(true));
+        let e = port_order_rotates(Some("random")).unwrap_err();
+        assert!(e.contains("CCFAIR_BOTTLENECK_PORT_ORDER") && e.contains("\"random\"") && e.contains("fixed, rotate"), "{e}");
+    }
 
     #[test]
     fn a_full_frame_is_charged_its_ip_length_plus_the_l2_overhead() {

@@ -45,6 +45,13 @@ pub struct RunConfig {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkConfig>,
     pub flows: Vec<FlowConfig>,
+    /// The end hosts' TCP timestamp clocks (`net.ipv4.tcp_timestamps`,
+    /// Documentation/networking/ip-sysctl.rst): true = 1, Linux's default, a random
+    /// offset per connection and end; false = 2, no offset, every TSval counting from
+    /// one epoch (the host's boot). Only TCP-LP reads absolute TSvals (cc/mod.rs
+    /// `TcpCc::draw_ts_offsets`).
+    #[serde(default = "bool_is::<true>")]
+    pub tcp_timestamp_offsets: bool,
 }
 
 /// Result bins when a run sets none (`bin_ns`), ns.
@@ -367,6 +374,7 @@ impl RunConfig {
             bottleneck: Some(BottleneckConfig { rate_bps, delay_ns: 0, qdisc, l2_overhead_bytes: 0 }),
             links: Vec::new(),
             flows,
+            tcp_timestamp_offsets: true,
         }
     }
 

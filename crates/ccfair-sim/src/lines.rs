@@ -14,7 +14,7 @@
 //! The lines are generic over the simulation's event type `E`: a line only
 //! schedules its own head event.
 
-use crate::engine::{sift_down, sift_up, EventQueue, Keyed, TimeNs};
+use crate::engine::{remove_root, sift_down, sift_up, EventQueue, Keyed, TimeNs};
 use crate::packet::Packet;
 use crate::prefetch::prefetch;
 use crate::ring::Ring;
@@ -239,6 +239,9 @@ struct FlowHead {
 /// (docs/benchmarks.md, "shared delay lines").
 pub(crate) const SHARED_LINE_MIN_FLOWS: usize = 1000;
 
+/// `SharedLines::next_key` with no event.
+const NO_NEXT: (u128, u32) = (u128::MAX, 0);
+
 /// `SharedLines::of_flow` of a flow on its own line.
 pub(crate) const OWN_LINE: u32 = u32::MAX;
 
@@ -306,6 +309,9 @@ pub(crate) struct SharedLines {
     block: Vec<Packet>,
     /// (time, seq, line) of the earliest of the lines' next events.
     next: Option<(TimeNs, u64, u32)>,
+    /// `next` as the event loop compares it: ((time << 64) | seq, line),
+    /// `u128::MAX` for none.
+    next_key: (u128, u32),
 }
 
 struct SharedLine {
@@ -408,10 +414,7 @@ impl HeadHeap {
     /// Remove the root.
     #[inline(always)]
     fn remove_root(&mut self) {
-        let last = self.h.pop().expect("a root");
-        if !self.h.is_empty() {
-            self.replace_root(last);
-        }
+        remove_root(&mut self.h);
     }
 }
 
@@ -564,7 +567,16 @@ impl SharedLines {
                 noisy[i] = NoisyFlow::new(stream_rng(seed, stream_base + i as u64));
             }
         }
-        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], noisy, order: Vec::new(), block: Vec::new(), next: None }
+        SharedLines {
+            lines,
+            of_flow,
+            heads: vec![FlowHead::default(); n],
+            noisy,
+            order: Vec::new(),
+            block: Vec::new(),
+            next: None,
+            next_key: NO_NEXT,
+        }
     }
 
     /// Whether any flow is on one of these lines.
@@ -580,6 +592,13 @@ impl SharedLines {
         self.next
     }
 
+    /// `next` as one number, ((time << 64) | seq, line) (`u128::MAX`:
+    /// none), the form the event loop compares.
+    #[inline(always)]
+    pub(crate) fn next_key(&self) -> (u128, u32) {
+        self.next_key
+    }
+
     /// Line `l`'s next event is now `key`; `next` follows.
     #[inline(always)]
     fn set_next(&mut self, l: u32, key: Option<(TimeNs, u64)>) {
@@ -589,6 +608,7 @@ impl SharedLines {
         } else {
             self.next = earliest_line(&self.lines);
         }
+        self.next_key = self.next.map_or(NO_NEXT, |(t, s, l)| (((t as u128) << 64) | s as u128, l));
     }
 
     /// Flow of the packet `i` places behind the front of shared line `l`
@@ -609,28 +629,43 @@ impl SharedLines {
     }
 
     /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`.
-    /// (Out of line, as `pop`: the per-flow lines' callers stay small.)
+    /// (Out of line, as `pop`: the per-flow lines' callers stay small. The
+    /// rarer paths are out of line again, `restage` and `push_plain`, so
+    /// that the common one saves few registers.)
     #[inline(never)]
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: Packet) {
         let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
         let at = now + line.delay_ns;
-        if let Some(st) = stage {
-            let nf = &mut self.noisy[p.flow as usize];
-            if nf.pending == 0 {
-                // Where the flow's own line would schedule its head event.
-                nf.seq = q.take_seq();
-            }
-            nf.pending += 1;
-            line.q.push_back(p);
-            line.q.back_mut().expect("just pushed").enqueue_ns = at;
-            if st.earliest_ns().is_none_or(|t| at <= t) {
-                // The packet may arrive before the line's head.
-                st.refill(line, &mut self.noisy);
-                let key = st.next_key();
-                self.set_next(l, key);
-            }
-            return;
+        let Some(st) = stage else { return self.push_plain(q, at, l, p) };
+        let nf = &mut self.noisy[p.flow as usize];
+        if nf.pending == 0 {
+            // Where the flow's own line would schedule its head event.
+            nf.seq = q.take_seq();
         }
+        nf.pending += 1;
+        line.q.push_back(p);
+        line.q.back_mut().expect("just pushed").enqueue_ns = at;
+        if st.earliest_ns().is_none_or(|t| at <= t) {
+            // The packet may arrive before the line's head.
+            self.restage(l);
+        }
+    }
+
+    /// Refill the stage of shared line `l` (with host noise) and re-key the
+    /// line's next event.
+    #[inline(never)]
+    fn restage(&mut self, l: u32) {
+        let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
+        let st = stage.as_mut().expect("a line with host noise");
+        st.refill(line, &mut self.noisy);
+        let key = st.next_key();
+        self.set_next(l, key);
+    }
+
+    /// `push` onto a shared line without host noise, arriving at `at`.
+    #[inline(never)]
+    fn push_plain<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, at: TimeNs, l: u32, p: Packet) {
+        let line = &mut self.lines[l as usize].line;
         let h = &mut self.heads[p.flow as usize];
         if h.pending == 0 {
             // Where the flow's own line would schedule its head event.
@@ -651,17 +686,22 @@ impl SharedLines {
     #[inline(never)]
     pub(crate) fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32) -> Packet {
         debug_assert_eq!(self.lines[l as usize].next.map(|k| k.0), Some(now), "the line's next event is now");
-        let SharedLine { line, arranged_at, stage, .. } = &mut self.lines[l as usize];
-        let heads = &mut self.heads;
-        if let Some(st) = stage {
-            let p = st.pop(q, &mut self.noisy);
-            if st.refills(line) {
-                st.refill(line, &mut self.noisy);
-            }
-            let key = st.next_key();
-            self.set_next(l, key);
-            return p;
+        let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
+        let Some(st) = stage else { return self.pop_plain(q, now, l) };
+        let p = st.pop(q, &mut self.noisy);
+        if st.refills(line) {
+            st.refill(line, &mut self.noisy);
         }
+        let key = st.next_key();
+        self.set_next(l, key);
+        p
+    }
+
+    /// `pop` of a shared line without host noise.
+    #[inline(never)]
+    fn pop_plain<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32) -> Packet {
+        let SharedLine { line, arranged_at, .. } = &mut self.lines[l as usize];
+        let heads = &mut self.heads;
         let front = line.q.front().expect("line event with empty line");
         debug_assert_eq!(front.enqueue_ns, now);
         if front.enqueue_ns != *arranged_at {

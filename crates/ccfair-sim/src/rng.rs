@@ -25,6 +25,10 @@ pub mod stream {
     /// A topology's link `k` (topology.rs): its random loss and its queue discipline.
     pub const TOPO_LINK_LOSS: u64 = 7 << 40;
     pub const TOPO_LINK_QDISC: u64 = 8 << 40;
+    /// A TCP flow's timestamp offsets (both ends' `tp->tsoffset`, cc/mod.rs), and the
+    /// hosts' common timestamp epoch without offsets (one per run).
+    pub const TCP_TS_OFFSET: u64 = 9 << 40;
+    pub const TCP_TS_EPOCH: u64 = 10 << 40;
 }
 
 /// Seed for stream `id` of a run with master `seed`.

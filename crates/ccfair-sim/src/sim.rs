@@ -530,6 +530,7 @@ impl<Q: Qdisc> Simulation<Q> {
         }
     }
 
+    #[inline(always)]
     fn flush_receiver_out(&mut self, flow: u32, now: TimeNs) {
         let shared = self.reverse_shared.of_flow[flow as usize];
         if shared == OWN_LINE {
@@ -578,6 +579,7 @@ impl<Q: Qdisc> Simulation<Q> {
     /// The link is free at `now` (in result bin `b`): the next packet waits
     /// for its tokens (`TxDone` when they are there, `now` on an idle link),
     /// or the link goes idle.
+    #[inline(always)]
     fn start_tx(&mut self, now: TimeNs, b: usize) {
         let p = self.qdisc.dequeue(now, &mut self.dropped);
         for (d, why) in self.dropped.drain(..) {
@@ -656,6 +658,7 @@ impl<Q: Qdisc> Simulation<Q> {
     /// Count `segs` newly delivered segments of flow `f` at `now`, in result
     /// bin `b` (bytes capped at a finite flow's size; the flow completes when
     /// all its bytes arrived).
+    #[inline(always)]
     fn account_delivery(&mut self, f: u32, segs: u64, now: TimeNs, b: usize) {
         let i = f as usize;
         let mss = self.receivers[i].mss_bytes() as u64;
@@ -696,7 +699,10 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     /// Packet `p` from the bottleneck's output line reaches its receiver now
-    /// (in result bin `b`).
+    /// (in result bin `b`). (Inline, as `start_tx`, `account_delivery` and
+    /// `flush_receiver_out`: out of line, each call of these once-per-packet
+    /// steps saved and restored six registers; docs/benchmarks.md.)
+    #[inline(always)]
     fn deliver(&mut self, now: TimeNs, b: usize, p: Packet) {
         let f = p.flow;
         if p.kind == Kind::Data {
@@ -782,7 +788,7 @@ impl<Q: Qdisc> Simulation<Q> {
 
     /// The next event before the end of the run, in (time, seq) order: the
     /// heap's earliest, the pending `TxDone` (`tx_done_at`) or the next
-    /// event of a shared line (`shared_next`), whichever comes first; the
+    /// event of a shared line (`SharedLines::next_key`), whichever comes first; the
     /// clock advances to it.
     fn next_event(&mut self) -> Option<(TimeNs, u64, Ev)> {
         if self.any_shared {
@@ -807,22 +813,28 @@ impl<Q: Qdisc> Simulation<Q> {
         }
     }
 
-    /// `next_event` with shared lines.
+    /// `next_event` with shared lines: the earliest of four candidates,
+    /// each (time, seq) as one 128-bit number (`u128::MAX`: none).
     #[inline(always)]
     fn next_event_shared(&mut self) -> Option<(TimeNs, u64, Ev)> {
-        let heap = self.q.peek_key();
-        let (mut key, mut ev) = (heap, None);
-        if let Some(tx) = self.tx_done_at {
-            if heap.is_none_or(|h| tx < h) {
-                (key, ev) = (Some(tx), Some(Ev::TxDone));
-            }
+        let key = |k: Option<(TimeNs, u64)>| k.map_or(u128::MAX, |(t, s)| ((t as u128) << 64) | s as u128);
+        let (mut best, mut ev) = (key(self.q.peek_key()), None);
+        let tx = key(self.tx_done_at);
+        if tx < best {
+            (best, ev) = (tx, Some(Ev::TxDone));
         }
-        if let Some((t, s, e)) = self.shared_next() {
-            if key.is_none_or(|k| (t, s) < k) {
-                (key, ev) = (Some((t, s)), Some(e));
-            }
+        let (ak, al) = self.access_shared.next_key();
+        if ak < best {
+            (best, ev) = (ak, Some(Ev::AccessShared(al)));
         }
-        let (t, s) = key?;
+        let (rk, rl) = self.reverse_shared.next_key();
+        if rk < best {
+            (best, ev) = (rk, Some(Ev::ReverseShared(rl)));
+        }
+        if best == u128::MAX {
+            return None;
+        }
+        let (t, s) = ((best >> 64) as TimeNs, best as u64);
         if t >= self.duration_ns {
             return None;
         }
@@ -835,18 +847,6 @@ impl<Q: Qdisc> Simulation<Q> {
                 self.q.advance_outside(t);
                 Some((t, s, e))
             }
-        }
-    }
-
-    /// The earlier of the shared lines' next events (`SharedLines::next`),
-    /// as (time, seq, event). (Out of line: the few-flow loop stays small.)
-    #[inline(never)]
-    fn shared_next(&self) -> Option<(TimeNs, u64, Ev)> {
-        let a = self.access_shared.next().map(|(t, s, l)| (t, s, Ev::AccessShared(l)));
-        let r = self.reverse_shared.next().map(|(t, s, l)| (t, s, Ev::ReverseShared(l)));
-        match (a, r) {
-            (Some(a), Some(r)) => Some(if (a.0, a.1) < (r.0, r.1) { a } else { r }),
-            (a, r) => a.or(r),
         }
     }
 
@@ -981,7 +981,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
             let ecn = resolve_ecn(f.ecn, cca.as_ref());
             let cwr_ack_now = cca.acks_cwr_at_once();
             flow_l4s.push(ecn == EcnMode::Scalable);
-            let sender = Sender::new(
+            let mut sender = Sender::new(
                 SenderConfig {
                     flow: i as u32,
                     mss_bytes: f.mss_bytes,
@@ -997,6 +997,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
                 },
                 cca,
             );
+            sender.tp.draw_ts_offsets(cfg.seed, i as u32, cfg.tcp_timestamp_offsets);
             receivers.push(FlowReceiver::Tcp(
                 Receiver::new(
                     i as u32,

@@ -1053,6 +1053,11 @@ impl CongestionControl for Bbr {
         self.extra_acked = [0, 0];
     }
 
+    /// `bbr_min_tso_segs`: one-segment skbs below 1.2 Mbit/s of pacing, else 2.
+    fn min_tso_segs(&self, tp: &TcpCc) -> Option<u32> {
+        Some(Self::min_tso_segs(tp))
+    }
+
     /// `bbr_ssthresh`: save cwnd for after recovery; ssthresh unchanged.
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
         self.save_cwnd(tp.cwnd);

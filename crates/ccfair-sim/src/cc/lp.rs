@@ -35,14 +35,16 @@
 //! and no indication ever comes (the flow runs as Reno) until the estimate
 //! falls back to 1000 or below.
 //!
-//! Deviations: both hosts' timestamp clocks are the simulator clock in 1 ms
-//! ticks from the run's start, without the random per-connection offset that
-//! Linux adds with `net.ipv4.tcp_timestamps = 1` (its default; = 2 adds
-//! none). With such an offset (above 2^29 ms for 7/8 of connections) sowd
-//! overflows as above and the module never indicates (test
-//! `random_timestamp_offset_overflows_sowd_and_lp_never_indicates`;
-//! measured on this kernel with a BPF port: docs/fidelity.md). Our
-//! receiver echoes the TSval of the newest segment an ACK covers; Linux's
+//! Timestamps as Linux reads them: each end's 1 ms clock plus its random
+//! per-connection offset (`tp->tsoffset`, `net.ipv4.tcp_timestamps = 1`,
+//! Linux's default; [`TcpCc::draw_ts_offsets`]) mod 2^32: TSval carries the
+//! receiver's offset, TSecr and `now` (`tcp_time_stamp_ts`) ours. The owd is
+//! then TSval - TSecr = (offset difference + one-way delay) mod 2^32 while
+//! remote_hz is in (500, 1000], or 2^32 - TSecr above 1000: above 2^29 ms
+//! (7/8 of offsets) owd << 3 overflows sowd and the module never indicates
+//! (test `random_timestamp_offset_overflows_sowd_and_lp_never_indicates`).
+//!
+//! Deviations: our receiver echoes the TSval of the newest segment an ACK covers; Linux's
 //! (`tcp_replace_ts_recent`) echoes the first one after the previous ACK
 //! (docs/fidelity.md gives its effect on TCP-LP).
 
@@ -67,6 +69,13 @@ const LP_WITHIN_INF: u32 = 1 << 4;
 /// A simulator time (ns) on the 32-bit TCP timestamp clock (`tcp_time_stamp_ms`).
 fn ts(ns: u64) -> u32 {
     (ns / NS_PER_TS_TICK) as u32
+}
+
+/// `tcp_time_stamp_ts(tp)`, `rx_opt.rcv_tsval`, `rx_opt.rcv_tsecr` as Linux sees
+/// them: each end's clock plus its `tsoffset`, in u32 TS ticks.
+fn linux_timestamps(tp: &TcpCc) -> (u32, u32, u32) {
+    let ours = |ns: u64| ts(ns).wrapping_add(tp.ts_offset_ms);
+    (ours(tp.now_ns), ts(tp.rcv_tsval_ns).wrapping_add(tp.peer_ts_offset_ms), ours(tp.rcv_tsecr_ns))
 }
 
 /// Per-connection state: Linux `struct lp`, with its u32 fields.
@@ -206,7 +215,7 @@ impl CongestionControl for Lp {
 
     /// Linux `tcp_lp_pkts_acked`: early congestion indication and reaction.
     fn pkts_acked(&mut self, tp: &mut TcpCc, sample: &AckSample) {
-        let (now, tsval, tsecr) = (ts(tp.now_ns), ts(tp.rcv_tsval_ns), ts(tp.rcv_tsecr_ns));
+        let (now, tsval, tsecr) = linux_timestamps(tp);
         if sample.rtt_ns > 0 {
             self.rtt_sample(tsval, tsecr);
         }
@@ -258,17 +267,24 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
-    /// One sender and the ACKs it receives; times in ms on both timestamp
-    /// clocks, the receiver's ahead by `offset_ms` (Linux tcp_timestamps = 1).
+    /// One sender and the ACKs it receives; times in ms on the simulator clock,
+    /// the receiver's timestamp offset `offset_ms` (Linux tcp_timestamps = 1), ours 0.
     struct Conn {
         lp: Lp,
         t: TcpCc,
-        offset_ms: u64,
     }
 
     impl Conn {
-        fn new(p: LpConfig, offset_ms: u64) -> Conn {
-            Conn { lp: Lp::with_params(p), t: tp(), offset_ms }
+        fn new(p: LpConfig, offset_ms: u32) -> Conn {
+            Conn::with_offsets(p, 0, offset_ms)
+        }
+
+        /// Our `tsoffset` and the receiver's.
+        fn with_offsets(p: LpConfig, ours_ms: u32, peer_ms: u32) -> Conn {
+            let mut t = tp();
+            t.ts_offset_ms = ours_ms;
+            t.peer_ts_offset_ms = peer_ms;
+            Conn { lp: Lp::with_params(p), t }
         }
 
         /// An ACK arriving at `now_ms` for a segment sent at `sent_ms` whose
@@ -276,7 +292,7 @@ mod tests {
         fn ack(&mut self, sent_ms: u64, owd_ms: u64, now_ms: u64) {
             self.t.now_ns = now_ms * MS;
             self.t.rcv_tsecr_ns = sent_ms * MS;
-            self.t.rcv_tsval_ns = (sent_ms + owd_ms + self.offset_ms) * MS;
+            self.t.rcv_tsval_ns = (sent_ms + owd_ms) * MS;
             let rtt_ns = ((now_ms - sent_ms) * MS) as i64;
             self.lp.pkts_acked(&mut self.t, &AckSample { pkts_acked: 1, rtt_ns, in_flight: 10 });
             self.lp.cong_avoid(&mut self.t, 1);
@@ -386,6 +402,83 @@ mod tests {
         assert_eq!(c.t.cwnd, 6);
         let cwnds = c.queue_builds(1200, 30);
         assert!(cwnds.windows(2).all(|w| w[1] >= w[0]), "never reduced again: {cwnds:?}");
+    }
+
+    #[test]
+    fn each_end_draws_a_uniform_u32_timestamp_offset_from_the_seed_and_flow_or_shares_the_boot_epoch() {
+        // Linux tcp_timestamps = 1 (ip-sysctl.rst): tp->tsoffset = secure_tcp_ts_off(net,
+        // saddr, daddr) per connection and end; here one stream per (seed, flow).
+        let offsets = |seed: u64, flow: u32| {
+            let mut t = TcpCc::new(1448, 1500, 10);
+            t.draw_ts_offsets(seed, flow, true);
+            [t.ts_offset_ms, t.peer_ts_offset_ms]
+        };
+        assert_eq!(offsets(7, 0), offsets(7, 0), "same seed, same offsets");
+        assert_ne!(offsets(7, 0), offsets(8, 0), "two seeds give different offsets");
+        assert_ne!(offsets(7, 0), offsets(7, 1), "two flows give different offsets");
+        let [ours, peer] = offsets(7, 0);
+        assert_ne!(ours, peer, "each end its own offset");
+        // Uniform over u32: 7/8 of 4000 draws at or above 2^29 (3500; the half-width
+        // of a 99.99 % binomial interval is about 80).
+        let above = (0..2000u32).flat_map(|f| offsets(1, f)).filter(|&o| o >= 1 << 29).count();
+        assert!((3420..=3580).contains(&above), "{above}");
+        // tcp_timestamps = 2: no offset, every end's TSval counts from the host's boot.
+        let epoch = |seed: u64, flow: u32| {
+            let mut t = TcpCc::new(1448, 1500, 10);
+            t.draw_ts_offsets(seed, flow, false);
+            [t.ts_offset_ms, t.peer_ts_offset_ms]
+        };
+        let [a, b] = epoch(7, 0);
+        assert_eq!(a, b, "one clock on both ends");
+        assert_eq!(epoch(7, 0), epoch(7, 3), "one epoch for every flow of a run");
+        assert_ne!(epoch(7, 0), epoch(8, 0), "two seeds give different epochs");
+    }
+
+    #[test]
+    fn lp_reads_both_ends_timestamp_offsets_with_u32_wraparound() {
+        // Linux tcp_timestamps = 1 (ip-sysctl.rst: "a random offset for each connection";
+        // tsoffset = secure_tcp_ts_off): rcv_tsval carries the receiver's offset, rcv_tsecr
+        // and tcp_time_stamp_ts ours. Our clock wraps past 2^32 between the two ACKs of
+        // learn_clock (1000 ms -> 2^32 - 50, 1100 ms -> 50): equal offsets on both ends
+        // leave every u32 difference, hence the first indication, as at offset 0.
+        let off = u32::MAX - 1049;
+        let mut c = Conn::with_offsets(LpConfig::default(), off, off);
+        c.learn_clock();
+        assert_eq!(c.t.cwnd, 6);
+        assert_eq!((c.lp.sowd >> 3, c.lp.owd_min, c.lp.owd_max), (25, 25, 50));
+        assert_eq!(c.lp.last_drop, 1150u32.wrapping_add(off), "now = clock + our offset");
+        assert_eq!(c.lp.inference, 3 * 50, "3 x (now - TSecr) across the wrap");
+        // The receiver's offset 2^31 ms ahead of ours: owd = 2^31 + 25 ms, owd << 3
+        // overflows sowd and no indication ever comes.
+        let mut c = Conn::with_offsets(LpConfig::default(), off, off.wrapping_add(1 << 31));
+        c.learn_clock();
+        assert_eq!(c.t.cwnd, 12, "first sample: no indication");
+        let cwnds = c.queue_builds(1200, 30);
+        assert!(cwnds.windows(2).all(|w| w[1] >= w[0]), "never reduced: {cwnds:?}");
+    }
+
+    #[test]
+    fn a_delayed_ack_pushes_remote_hz_past_ts_hz_only_if_its_segment_left_in_a_later_ms() {
+        // tcp_lp_remote_hz_estimator: the ACK of the first segments of a flight leaves at
+        // once, the one of the last segment 45 ms later (the receiver's delayed-ACK timer).
+        // Sent in the same ms as the first, the last segment's TSecr equals the previous
+        // ACK's: no estimate, the pair only becomes the reference. Sent 2 ms later, the pair
+        // gives 1000 x 47 / 2 = 23 500 Hz with weight 1/64, past TCP_TS_HZ: LP_RESOL /
+        // remote_hz is then 0 and LP runs as Reno (sowd overflows, test above).
+        let pair = |gap_ms: u64| {
+            let mut c = Conn::new(LpConfig::default(), 0);
+            c.learn_clock();
+            c.ack(1200, 25, 1250);
+            assert_eq!(c.lp.remote_hz, 852, "TSval +100, TSecr +100 ms: 1000 Hz, 850 + 150 / 64");
+            c.ack(1200 + gap_ms, 70, 1295 + gap_ms);
+            c
+        };
+        assert_eq!(pair(0).lp.remote_hz, 852);
+        let mut c = pair(2);
+        assert_eq!(c.lp.remote_hz, 852 + (23_500 - 852) / 64);
+        let cwnd = c.t.cwnd;
+        let cwnds = c.queue_builds(1400, 30);
+        assert!(cwnds.windows(2).all(|w| w[1] >= w[0]) && c.t.cwnd > cwnd, "never reduced: {cwnds:?}");
     }
 
     #[test]

@@ -186,6 +186,13 @@ pub struct TcpCc {
     pub rcv_tsval_ns: u64,
     /// TSecr of the last ACK: the TSval of the data segment it echoes, ns; 0 = none.
     pub rcv_tsecr_ns: u64,
+    /// This end's timestamp offset (`tp->tsoffset`), TS ticks (ms): Linux's TSvals
+    /// on the wire are `tcp_time_stamp_ms + tsoffset` mod 2^32, so the Linux-unit
+    /// TSecr of the last ACK is `rcv_tsecr_ns` in ms + this ([`TcpCc::draw_ts_offsets`]).
+    pub ts_offset_ms: u32,
+    /// The receiver's timestamp offset, TS ticks (ms): the Linux-unit TSval of
+    /// the last ACK is `rcv_tsval_ns` in ms + this.
+    pub peer_ts_offset_ms: u32,
     /// Packets SACKed above snd_una (`tp->sacked_out`), current at `pkts_acked`.
     pub sacked_out: u32,
     /// `delivered` when the most recently sent packet this ACK delivered was sent
@@ -228,9 +235,34 @@ impl TcpCc {
             is_cwnd_limited: true,
             rcv_tsval_ns: 0,
             rcv_tsecr_ns: 0,
+            ts_offset_ms: 0,
+            peer_ts_offset_ms: 0,
             sacked_out: 0,
             rate_prior_delivered: 0,
             enter_cwr: false,
+        }
+    }
+
+    /// Both ends' timestamp offsets for TCP flow `flow` of a run with `seed`. Linux with
+    /// `net.ipv4.tcp_timestamps = 1` (its default) uses "a random offset for each
+    /// connection" (Documentation/networking/ip-sysctl.rst): each end's
+    /// `tp->tsoffset = secure_tcp_ts_off(net, saddr, daddr)` (net/core/secure_seq.c, a
+    /// keyed hash with a per-boot secret), added to every TSval it sends
+    /// (`tcp_time_stamp_ts`, `tcp_skb_timestamp_ts`): here a uniform u32 per end from
+    /// the flow's own stream ([`crate::rng::stream::TCP_TS_OFFSET`]). With `= 2`
+    /// (`random = false`) both ends send `tcp_clock_ms`, ms since the host booted: one
+    /// epoch for every end of the run, a uniform u32 from its own stream. Only values in
+    /// Linux units read them (TCP-LP); everything else uses timestamp differences.
+    pub fn draw_ts_offsets(&mut self, seed: u64, flow: u32, random: bool) {
+        use crate::rng::{stream, stream_rng};
+        use rand::Rng;
+        if random {
+            let mut r = stream_rng(seed, stream::TCP_TS_OFFSET + flow as u64);
+            self.ts_offset_ms = r.gen();
+            self.peer_ts_offset_ms = r.gen();
+        } else {
+            let epoch_ms: u32 = stream_rng(seed, stream::TCP_TS_EPOCH).gen();
+            (self.ts_offset_ms, self.peer_ts_offset_ms) = (epoch_ms, epoch_ms);
         }
     }
 
@@ -425,6 +457,13 @@ pub trait CongestionControl: Send {
     /// scalable-ECN-capable unless its `ecn` option says otherwise.
     fn needs_ecn(&self) -> bool {
         false
+    }
+
+    /// The fewest segments per TSO/GSO skb (Linux `min_tso_segs`, which
+    /// `tcp_tso_segs` asks before `tcp_tso_autosize`); None: the sysctl's
+    /// `tcp_min_tso_segs`.
+    fn min_tso_segs(&self, _tp: &TcpCc) -> Option<u32> {
+        None
     }
 
     /// Whether the sender should pace even if the flow did not ask for pacing

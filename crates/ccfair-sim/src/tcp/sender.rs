@@ -96,6 +96,11 @@ pub const PACING_CA_RATIO_PCT: u64 = 120;
 pub const PACING_SHIFT: u32 = 10;
 /// Linux `sysctl_tcp_min_tso_segs`.
 pub const MIN_TSO_SEGS: u64 = 2;
+/// Pacing charges an skb only once this many data segments have been sent,
+/// its own included (`tcp_update_skb_after_send`: `tp->data_segs_out >= 10`,
+/// "original sch_fq does not pace first 10 MSS"): the initial window leaves
+/// at once.
+pub const UNPACED_DATA_SEGS: u64 = 10;
 /// TLP: extra probe timeout with more than one packet out (Linux TCP_TIMEOUT_MIN, 2 jiffies).
 pub const TLP_EXTRA_NS: u64 = 2_000_000;
 /// TLP: extra probe timeout with one packet out, for a delayed ACK (Linux TCP_RTO_MIN).
@@ -245,7 +250,10 @@ pub struct Sender {
     /// The outstanding probe was a retransmission (`tlp_retrans`).
     tlp_retrans: bool,
     rwnd: u32,
+    /// Earliest departure of the next paced skb (`tp->tcp_wstamp_ns`).
     next_send_ns: u64,
+    /// Segments of the paced skb being sent so far.
+    pace_skb_segs: u32,
     syn_sent_ns: u64,
     start_ns: u64,
     syn_retries: u32,
@@ -431,6 +439,7 @@ impl Sender {
             tlp_retrans: false,
             rwnd: 10,
             next_send_ns: 0,
+            pace_skb_segs: 0,
             syn_sent_ns: 0,
             start_ns: 0,
             syn_retries: 0,
@@ -638,6 +647,7 @@ impl Sender {
                     break;
                 }
                 burst_quota = self.tso_segs();
+                self.pace_skb_segs = 0;
                 end_skb(out, &mut skb_segs);
             } else if !self.tp.pacing && burst_quota == 0 && rtx.is_none() {
                 match self.unpaced_skb_segs(now) {
@@ -651,6 +661,7 @@ impl Sender {
             }
             if rtx.is_some() {
                 // A retransmission is an skb of its own.
+                self.pace_skb_segs = 0;
                 end_skb(out, &mut skb_segs);
             }
             burst_quota = burst_quota.saturating_sub(1);
@@ -658,6 +669,7 @@ impl Sender {
             skb_segs += rtx.is_none() as u32;
             sent_any = true;
         }
+        self.pace_skb_segs = 0;
         end_skb(out, &mut skb_segs);
         if frto_new && self.tp.snd_nxt <= self.high_seq {
             self.frto = false;
@@ -929,7 +941,7 @@ impl Sender {
             self.prr_out += 1;
         }
         if self.tp.pacing {
-            self.next_send_ns = self.next_send_ns.max(now) + self.pacing_gap_ns();
+            self.charge_pacing(now);
         }
         self.last_xmit_ns = now;
         if !self.rto_timer.is_armed() {
@@ -967,6 +979,23 @@ impl Sender {
         self.undo_retrans = self.undo_retrans.max(0) + 1;
     }
 
+    /// Linux `tcp_update_skb_after_send` for one segment of the paced skb
+    /// being sent (called before `sent_packets` counts it): the earliest
+    /// departure moves to at least now, then by the segment's time at the
+    /// pacing rate; nothing while fewer than `UNPACED_DATA_SEGS` data segments
+    /// have been sent, then the whole skb whose last segment reaches it.
+    fn charge_pacing(&mut self, now: TimeNs) {
+        self.pace_skb_segs += 1;
+        self.next_send_ns = self.next_send_ns.max(now);
+        let data_segs_out = self.stats.sent_packets + 1;
+        let segs = match data_segs_out.cmp(&UNPACED_DATA_SEGS) {
+            std::cmp::Ordering::Less => return,
+            std::cmp::Ordering::Equal => self.pace_skb_segs as u64,
+            std::cmp::Ordering::Greater => 1,
+        };
+        self.next_send_ns += segs * self.pacing_gap_ns();
+    }
+
     /// Time one segment occupies at the pacing rate, ns (0 if no rate yet).
     fn pacing_gap_ns(&self) -> u64 {
         let rate = self.tp.pacing_rate_bytes_per_s;
@@ -981,10 +1010,11 @@ impl Sender {
     /// `MIN_TSO_SEGS`, at most a 64 KB GSO packet and the device's
     /// `gso_max_segs` (1 = TSO/GSO off).
     pub fn tso_segs(&self) -> u32 {
+        let min_segs = self.cc.min_tso_segs(&self.tp).map_or(MIN_TSO_SEGS, u64::from);
         let bytes = self.tp.pacing_rate_bytes_per_s >> PACING_SHIFT;
         // One division: the upper bound depends on the MSS only (`tso_max_segs`).
         // Below ~2 MSS per ms (S0's 10 Mbit/s) the old form divided three times.
-        (bytes / self.cfg.mss_bytes as u64).max(MIN_TSO_SEGS).min(self.tso_max_segs) as u32
+        (bytes / self.cfg.mss_bytes as u64).max(min_segs).min(self.tso_max_segs) as u32
     }
 
     /// Linux `tcp_update_pacing_rate` for window-based CCAs that pace.

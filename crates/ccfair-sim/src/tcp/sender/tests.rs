@@ -390,6 +390,53 @@ fn tso_bursts_follow_tcp_tso_autosize_at_three_pacing_rates() {
     }
 }
 
+#[test]
+fn a_paced_flow_sends_its_first_ten_data_segments_unpaced_then_charges_the_skb_that_reaches_ten() {
+    // Linux tcp_output.c `tcp_update_skb_after_send`: tcp_wstamp_ns advances by
+    // the skb's time at sk_pacing_rate only when `tp->data_segs_out >= 10`
+    // (this skb counted; "original sch_fq does not pace first 10 MSS"), so the
+    // initial window leaves back to back, as 2-segment skbs here (1 ms at the
+    // pacing rate is < 2 MSS), and the skb that reaches 10 is charged whole.
+    let (mut s, first) = handshake(SenderConfig { pacing: true, ..sender_cfg(EcnMode::Off) }, Box::new(Reno));
+    assert_eq!(first.len(), 10, "the initial window leaves at once");
+    assert!(first.iter().all(|p| p.ts_val == RTT));
+    assert_eq!(s.tso_segs(), 2);
+    let gap = 1448 * 1_000_000_000 / s.tp.pacing_rate_bytes_per_s;
+    assert_eq!(s.next_send_ns, RTT + 2 * gap, "the 5th skb (segments 9-10) is charged for both");
+    // With room in cwnd, the next skb waits for that slot and is charged whole.
+    s.tp.cwnd = 1000;
+    let mut out = vec![];
+    s.on_pace_timer(RTT, &mut out);
+    assert!(out.is_empty(), "nothing before the pacing slot");
+    s.on_pace_timer(RTT + 2 * gap, &mut out);
+    assert_eq!(out.len(), 2);
+    assert_eq!(s.next_send_ns, RTT + 4 * gap);
+}
+
+#[test]
+fn bbr_sends_one_segment_skbs_below_1_2_mbit_per_s_of_pacing_and_two_above() {
+    // Linux tcp_output.c `tcp_tso_segs`: min_tso = ca_ops->min_tso_segs(sk) if
+    // the CCA has it; tcp_bbr.c `bbr_min_tso_segs`: 1 while sk_pacing_rate <
+    // bbr_min_tso_rate (1.2 Mbit/s) / 8, else 2. At these rates 1 ms of data
+    // is < 1 MSS, so the minimum decides the skb. Reno keeps the sysctl's 2.
+    for (rate_bytes_per_s, bbr_segs) in [(125_000u64, 1usize), (149_999, 1), (150_000, 2), (200_000, 2)] {
+        let (mut s, _) = handshake(sender_cfg(EcnMode::Off), Box::new(crate::cc::bbr::Bbr::new(1)));
+        s.tp.pacing_rate_bytes_per_s = rate_bytes_per_s;
+        s.tp.cwnd = 1000;
+        s.next_send_ns = 0; // the initial window's pacing slot is over
+        let mut out = vec![];
+        s.on_pace_timer(RTT + 1, &mut out);
+        assert_eq!(out.len(), bbr_segs, "BBR at {rate_bytes_per_s} B/s");
+        let (mut r, _) = established();
+        r.tp.pacing = true;
+        r.tp.pacing_rate_bytes_per_s = rate_bytes_per_s;
+        r.tp.cwnd = 1000;
+        out.clear();
+        r.on_pace_timer(RTT + 1, &mut out);
+        assert_eq!(out.len(), 2, "Reno at {rate_bytes_per_s} B/s");
+    }
+}
+
 /// An unpaced Reno sender with cwnd = ssthresh = `cwnd` and its 1000-segment
 /// receive window filled at RTT; then ACKs of 2 segments each, `gap_ns`
 /// apart from 2 RTT. Returns the segments each ACK released.
