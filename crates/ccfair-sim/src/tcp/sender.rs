@@ -142,12 +142,23 @@ struct Seg {
     delivered: u64,
     /// tcp_rate (BBRv2 `tx.in_flight`): packets in flight just after this send.
     tx_in_flight: u32,
-    /// tcp_rate (BBRv2 `tx.lost`): `tp->lost` when sent.
-    tx_lost: u64,
-    /// tcp_rate (BBRv2 `tx.delivered_ce`): `tp->delivered_ce` when sent.
-    tx_delivered_ce: u64,
+    /// tcp_rate (BBRv2 `tx.lost`): the low 32 bits of `tp->lost` when sent
+    /// (u32 as in Linux). Read only as `tp.lost - tx_lost` in wrapping u32
+    /// arithmetic, exact while that difference is below 2^32: `tp.lost` only
+    /// grows and debug builds assert it stays below 2^32 where it is counted
+    /// (sender/scoreboard.rs).
+    tx_lost: u32,
+    /// tcp_rate (BBRv2 `tx.delivered_ce`): the low 32 bits of
+    /// `tp->delivered_ce` when sent. Read only as the u32 of
+    /// `tp.delivered_ce - tx_delivered_ce` (`RateSample::delivered_ce`), which
+    /// the low 32 bits give exactly (`delivered_ce` only grows).
+    tx_delivered_ce: u32,
     flags: u8,
 }
+
+// Four u64, three u32 and the flags: 48 bytes a scoreboard entry (56 with
+// the two counters at u64), read once per segment by the cumulative ACK.
+const _: () = assert!(std::mem::size_of::<Seg>() == 48);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnState {
@@ -364,8 +375,8 @@ struct RateAcc {
     is_app_limited: bool,
     is_retrans: bool,
     tx_in_flight: u32,
-    tx_lost: u64,
-    prior_delivered_ce: u64,
+    tx_lost: u32,
+    prior_delivered_ce: u32,
 }
 
 impl RateAcc {
@@ -896,8 +907,8 @@ impl Sender {
             delivered_ns: self.tp.delivered_time_ns,
             delivered: self.tp.delivered,
             tx_in_flight: self.in_flight() + 1,
-            tx_lost: self.tp.lost,
-            tx_delivered_ce: self.tp.delivered_ce,
+            tx_lost: self.tp.lost as u32,
+            tx_delivered_ce: self.tp.delivered_ce as u32,
             flags: if self.tp.app_limited != 0 { F_APP_LIMITED } else { 0 },
         };
         let seq = match rtx {
@@ -1340,13 +1351,15 @@ impl Sender {
         rs.is_app_limited = acc.is_app_limited;
         rs.is_retrans = acc.is_retrans;
         rs.tx_in_flight = acc.tx_in_flight;
-        rs.lost = self.tp.lost.saturating_sub(acc.tx_lost);
+        // tp.lost only grows, by fewer than 2^32 during a segment's flight
+        // (Seg::tx_lost): the u32 difference is the u64 one.
+        rs.lost = (self.tp.lost as u32).wrapping_sub(acc.tx_lost) as u64;
         if delivered == 0 {
             return rs;
         }
         rs.delivered = (self.tp.delivered - acc.prior_delivered) as i64;
         // v2alpha tcp_rate_gen: CE-echoed deliveries over the same interval.
-        rs.delivered_ce = self.tp.delivered_ce.saturating_sub(acc.prior_delivered_ce) as u32;
+        rs.delivered_ce = (self.tp.delivered_ce as u32).wrapping_sub(acc.prior_delivered_ce);
         let ack_interval = now as i64 - acc.prior_ns as i64;
         rs.interval_ns = acc.snd_interval_ns.max(ack_interval);
         let min_rtt = if self.tp.min_rtt_ns == u64::MAX { 0 } else { self.tp.min_rtt_ns as i64 };

@@ -227,6 +227,7 @@ impl Sender {
             self.pipe -= 1;
         }
         self.tp.lost += 1;
+        debug_assert!(self.tp.lost <= u32::MAX as u64, "Seg::tx_lost holds tp.lost in 32 bits");
         self.stats.losses_detected += 1;
         self.rtx_queue.push_back(seq);
     }
@@ -258,6 +259,7 @@ impl Sender {
                 self.pipe -= 1;
             }
             self.tp.lost += 1;
+            debug_assert!(self.tp.lost <= u32::MAX as u64, "Seg::tx_lost holds tp.lost in 32 bits");
             self.stats.losses_detected += 1;
             self.rtx_queue.push_back(una + i as u64);
         }
