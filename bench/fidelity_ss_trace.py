@@ -12,12 +12,13 @@ one `ss` per sample). It prints B's share and each flow's packets sent, retransm
 at the bottleneck, and stores each sample as one JSON line: flow index, wall time, cwnd, BBR's
 `bw` (bbr_bw(): lt_bw while policed), `mrtt`, `pacing_gain`, `cwnd_gain`, `pacing_rate`,
 `delivered`, `lost`, `sacked`, `unacked`, `retrans` (out and total), `snd_wnd`, `rto`,
-`backoff`. With `--sniff` each sender namespace also records its outgoing data frames with the
-kernel's timestamps (SO_TIMESTAMPNS; a capture's read time is late and batched on a loaded host)
+`backoff`. With `--sniff` each sender namespace also records its outgoing data frames and the
+ACKs arriving, with the kernel's timestamps (SO_TIMESTAMPNS; a capture's read time is late and batched on a loaded host)
 in FILE.jsonl.<flow>.csv.
 `--summary`: per flow and stretch of the run, retransmissions per delivered segment and the
 delivery rate; the stretches with `lt_bw` in use. `--bursts`: the share of each sender's frames
-sent back to back (gaps below 30 us) in runs of 1, 2, ... frames. `--sim-seeds N`: the
+sent back to back (gaps below 30 us) in runs of 1, 2, ... frames and the share of runs sent at an
+ACK (within 30 us of one arriving). `--sim-seeds N`: the
 simulator at the point instead (A at 0 s, B at `--b-start`), seeds 1..N: B's share and each
 flow's drops per packet sent.
 """
@@ -144,34 +145,48 @@ def sniff_here(out: str, dur_s: float = 60.0) -> None:
                 data, anc, _, addr = s.recvmsg(128, 64)
             except socket.timeout:
                 continue
-            if addr[2] != socket.PACKET_OUTGOING or len(data) < 54 or data[12:14] != b"\x08\x00" or data[23] != 6:
+            if len(data) < 54 or data[12:14] != b"\x08\x00" or data[23] != 6:
                 continue
+            outgoing = addr[2] == socket.PACKET_OUTGOING
             ihl = (data[14] & 15) * 4
             tot = struct.unpack("!H", data[16:18])[0]
             seq, off = struct.unpack("!4xIxxxxB", data[14 + ihl : 27 + ihl])
             length = tot - ihl - (off >> 4) * 4
             stamp = next((struct.unpack("qq", d[:16]) for lvl, typ, d in anc if typ == SO_TIMESTAMPNS), (0, 0))
-            if length > 0:
+            if length > 0 and outgoing:
                 f.write(f"{stamp[0] * 10**9 + stamp[1]},{seq},{length}\n")
+            elif length == 0 and not outgoing:
+                f.write(f"{stamp[0] * 10**9 + stamp[1]},{seq},0\n")  # an ACK arriving
 
 
 def bursts(paths: list[str], window: tuple[float, float]) -> None:
-    """Per capture: the share of data frames sent in back-to-back runs (gaps below 30 us) of k frames."""
+    """Per capture: the share of data frames sent in back-to-back runs (gaps below 30 us) of k
+    frames, and the share of runs that leave within 30 us of an arriving ACK (sent by the ACK,
+    not by the pacing timer)."""
     for path in paths:
-        t = [int(x.split(",")[0]) for x in open(path).read().splitlines()[1:]]
-        t = [x for x in t if window[0] <= (x - t[0]) / 1e9 < window[1]]
+        rows = [tuple(int(v) for v in x.split(",")) for x in open(path).read().splitlines()[1:]]
+        t0 = rows[0][0]
+        rows = [r for r in rows if window[0] <= (r[0] - t0) / 1e9 < window[1]]
         runs: list[int] = []
-        n = 1
-        for a, b in zip(t, t[1:]):
-            if b - a < 30_000:
-                n += 1
+        by_ack = 0
+        last_ack, last_data = -(10**18), -(10**18)
+        for t, _, length in rows:
+            if length == 0:
+                last_ack = t
+                continue
+            if t - last_data < 30_000:
+                runs[-1] += 1
             else:
-                runs.append(n)
-                n = 1
-        runs.append(n)
+                runs.append(1)
+                by_ack += t - last_ack < 30_000
+            last_data = t
         total = sum(runs)
         share = {k: sum(r for r in runs if min(r, 6) == k) / total for k in range(1, 7)}
-        print(f"{path}: {total} frames; share in runs of k (6 = 6 or more): " + ", ".join(f"{k}: {v:.3f}" for k, v in share.items()))
+        print(
+            f"{path}: {total} frames; share in runs of k (6 = 6 or more): "
+            + ", ".join(f"{k}: {v:.3f}" for k, v in share.items())
+            + f"; runs within 30 us of an ACK {by_ack / len(runs):.3f}"
+        )
 
 
 def summary(path: str, b_start: float) -> None:
