@@ -847,9 +847,10 @@ mod clock_phase_tests {
             let n = draws.iter().filter(|&&p| (lo..lo + HOST_CLOCK_PHASE_SPAN_NS / 4).contains(&p)).count();
             assert!((900..1100).contains(&n), "quarter {q}: {n} of 4000");
         }
-        // The span is whole ticks of every clock that reads it: HZ 250 and 1000, 1 ms timestamps.
+        // The span is whole ticks of every clock that reads it: HZ 250 and 1000 (1 ms: also
+        // the TCP timestamp tick).
         assert_eq!(HOST_CLOCK_PHASE_SPAN_NS % (1_000_000_000 / 250), 0);
-        assert_eq!(HOST_CLOCK_PHASE_SPAN_NS % crate::tcp::receiver::TS_TICK_NS, 0);
+        assert_eq!(HOST_CLOCK_PHASE_SPAN_NS % (1_000_000_000 / 1000), 0);
     }
 
     #[test]
