@@ -52,6 +52,11 @@ pub struct RunConfig {
     /// `TcpCc::draw_ts_offsets`).
     #[serde(default = "bool_is::<true>")]
     pub tcp_timestamp_offsets: bool,
+    /// Where the hosts' tick clocks (jiffies, the 1 ms TCP timestamp clock) tick relative to
+    /// the run's time 0: true, a phase drawn from the seed (cc/mod.rs `host_clock_phase_ns`:
+    /// real hosts count from their boot); false, ticks at 0 (`noise = "none"`'s idealized hosts).
+    #[serde(default = "bool_is::<true>")]
+    pub host_clock_phase: bool,
 }
 
 /// Result bins when a run sets none (`bin_ns`), ns.
@@ -375,6 +380,7 @@ impl RunConfig {
             links: Vec::new(),
             flows,
             tcp_timestamp_offsets: true,
+            host_clock_phase: true,
         }
     }
 

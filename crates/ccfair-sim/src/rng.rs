@@ -29,6 +29,9 @@ pub mod stream {
     /// hosts' common timestamp epoch without offsets (one per run).
     pub const TCP_TS_OFFSET: u64 = 9 << 40;
     pub const TCP_TS_EPOCH: u64 = 10 << 40;
+    /// The hosts' clock phase: where their tick clocks (jiffies, the TCP timestamp clock)
+    /// tick relative to the run's time 0 (cc/mod.rs `host_clock_phase_ns`; one per run).
+    pub const HOST_CLOCK_PHASE: u64 = 11 << 40;
 }
 
 /// Seed for stream `id` of a run with master `seed`.

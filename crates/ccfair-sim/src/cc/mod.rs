@@ -193,6 +193,9 @@ pub struct TcpCc {
     /// The receiver's timestamp offset, TS ticks (ms): the Linux-unit TSval of
     /// the last ACK is `rcv_tsval_ns` in ms + this.
     pub peer_ts_offset_ms: u32,
+    /// The host's clock phase, ns: simulated time `t` reads `t + clock_phase_ns` on the
+    /// host's tick clocks, jiffies and the 1 ms TCP timestamp clock ([`host_clock_phase_ns`]).
+    pub clock_phase_ns: u64,
     /// Packets SACKed above snd_una (`tp->sacked_out`), current at `pkts_acked`.
     pub sacked_out: u32,
     /// `delivered` when the most recently sent packet this ACK delivered was sent
@@ -237,6 +240,7 @@ impl TcpCc {
             rcv_tsecr_ns: 0,
             ts_offset_ms: 0,
             peer_ts_offset_ms: 0,
+            clock_phase_ns: 0,
             sacked_out: 0,
             rate_prior_delivered: 0,
             enter_cwr: false,
@@ -264,6 +268,12 @@ impl TcpCc {
             let epoch_ms: u32 = stream_rng(seed, stream::TCP_TS_EPOCH).gen();
             (self.ts_offset_ms, self.peer_ts_offset_ms) = (epoch_ms, epoch_ms);
         }
+    }
+
+    /// Time `ns` on the host's tick clocks (jiffies, the TCP timestamp clock): `ns` plus the
+    /// host's clock phase ([`host_clock_phase_ns`]).
+    pub fn host_clock_ns(&self, ns: u64) -> u64 {
+        ns + self.clock_phase_ns
     }
 
     pub fn in_slow_start(&self) -> bool {
@@ -403,6 +413,22 @@ pub struct AckSample {
     pub rtt_ns: i64,
     /// In-flight before this ACK.
     pub in_flight: u32,
+}
+
+/// Span of the hosts' clock phase, ns: one jiffy at HZ = 250, a whole number of jiffies at
+/// HZ = 1000 and of 1 ms timestamp ticks, so that every tick clock's phase is uniform.
+pub const HOST_CLOCK_PHASE_SPAN_NS: u64 = 4_000_000;
+
+/// The hosts' clock phase of a run with `seed`, ns, uniform in [0, `HOST_CLOCK_PHASE_SPAN_NS`):
+/// Linux's tick clocks count from the host's boot, not from a connection's start: jiffies
+/// from `INITIAL_JIFFIES` at each tick (include/linux/jiffies.h, kernel/time/tick-common.c
+/// `tick_periodic` -> `do_timer`), the TCP timestamp clock as whole ms of `tcp_clock_ns()`
+/// (`ktime_get_ns`, include/net/tcp.h `tcp_time_stamp_ms`), so where a flow's start falls
+/// within a tick is arbitrary. One phase per run: the reference testbed's flows share one
+/// kernel. Its own stream (rng.rs `HOST_CLOCK_PHASE`).
+pub fn host_clock_phase_ns(seed: u64) -> u64 {
+    use rand::Rng;
+    crate::rng::stream_rng(seed, crate::rng::stream::HOST_CLOCK_PHASE).gen_range(0..HOST_CLOCK_PHASE_SPAN_NS)
 }
 
 /// Linux's jiffies at time `ns` with a kernel tick rate of `hz` per second (CONFIG_HZ).
@@ -801,6 +827,39 @@ pub(crate) mod testutil {
     pub fn cwnds_after(mut cc: impl CongestionControl, cwnd: u32, ssthresh: u32, runs: &[u32]) -> Vec<u32> {
         let mut t = tp_at(cwnd, ssthresh);
         runs.iter().map(|&n| ack_each(&mut cc, &mut t, n)).collect()
+    }
+}
+
+#[cfg(test)]
+mod clock_phase_tests {
+    use super::*;
+
+    #[test]
+    fn the_hosts_clock_phase_is_one_draw_per_seed_uniform_over_one_jiffy_at_hz_250() {
+        // Linux's tick clocks count from boot (jiffies from INITIAL_JIFFIES, the timestamp
+        // clock as ms of ktime_get_ns), so a flow's start falls anywhere within a tick:
+        // same seed, same phase; over many seeds every quarter of the 4 ms span is as likely.
+        assert_eq!(host_clock_phase_ns(7), host_clock_phase_ns(7));
+        let draws: Vec<u64> = (0..4000).map(host_clock_phase_ns).collect();
+        assert!(draws.iter().all(|&p| p < HOST_CLOCK_PHASE_SPAN_NS));
+        for q in 0..4 {
+            let lo = q * HOST_CLOCK_PHASE_SPAN_NS / 4;
+            let n = draws.iter().filter(|&&p| (lo..lo + HOST_CLOCK_PHASE_SPAN_NS / 4).contains(&p)).count();
+            assert!((900..1100).contains(&n), "quarter {q}: {n} of 4000");
+        }
+        // The span is whole ticks of every clock that reads it: HZ 250 and 1000 (1 ms: also
+        // the TCP timestamp tick).
+        assert_eq!(HOST_CLOCK_PHASE_SPAN_NS % (1_000_000_000 / 250), 0);
+        assert_eq!(HOST_CLOCK_PHASE_SPAN_NS % (1_000_000_000 / 1000), 0);
+    }
+
+    #[test]
+    fn jiffies_tick_at_the_hosts_clock_phase() {
+        let mut t = testutil::tp();
+        t.clock_phase_ns = 1_500_000;
+        // Simulated 2.5 ms is 4 ms on the host: the first HZ = 250 jiffy has ticked.
+        assert_eq!(jiffies(t.host_clock_ns(2_499_999), 250), 0);
+        assert_eq!(jiffies(t.host_clock_ns(2_500_000), 250), 1);
     }
 }
 

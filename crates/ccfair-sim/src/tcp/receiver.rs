@@ -173,6 +173,9 @@ pub struct Receiver {
     /// The TSecr tick of the last receiver RTT sample (`rcv_rtt_last_tsecr`).
     rtt_tsecr_tick: u64,
     ts_recent: u64,
+    /// The host's clock phase, ns: its timestamp clock ticks at whole ms of `t + clock_phase_ns`
+    /// (cc/mod.rs `host_clock_phase_ns`).
+    clock_phase_ns: u64,
     established: bool,
     ecn: EcnMode,
     /// Classic: echo ECE until CWR arrives (Linux TCP_ECN_DEMAND_CWR).
@@ -222,6 +225,7 @@ impl Receiver {
             rcv_rtt_ns: 0,
             rtt_tsecr_tick: u64::MAX,
             ts_recent: 0,
+            clock_phase_ns: 0,
             established: false,
             ecn: EcnMode::Off,
             demand_cwr: false,
@@ -241,6 +245,12 @@ impl Receiver {
     pub fn with_gro(mut self, window_ns: u64, header_bytes: u32) -> Receiver {
         self.gro_ns = window_ns;
         self.gro_max_segs = ((GRO_MAX_SIZE_BYTES - 1 - header_bytes) / self.mss_bytes).max(1);
+        self
+    }
+
+    /// The host's clock phase (cc/mod.rs `host_clock_phase_ns`): where its timestamp clock ticks.
+    pub fn with_clock_phase(mut self, phase_ns: u64) -> Receiver {
+        self.clock_phase_ns = phase_ns;
         self
     }
 
@@ -310,7 +320,7 @@ impl Receiver {
     fn gro_receive(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         let mut delivered = 0;
         if let Some(head) = &self.gro_head {
-            let tick = |t: u64| t / TS_TICK_NS;
+            let tick = |t: u64| (t + self.clock_phase_ns) / TS_TICK_NS;
             let merges = p.seq == head.seq + self.gro_segs as u64
                 && p.ecn == head.ecn
                 && !p.cwr()
@@ -455,10 +465,10 @@ impl Receiver {
     #[inline(always)]
     fn measure_rtt(&mut self, now: TimeNs, p: &Packet) {
         self.ts_recent = p.ts_val;
-        let tick = p.ts_ecr / TS_TICK_NS;
+        let tick = (p.ts_ecr + self.clock_phase_ns) / TS_TICK_NS;
         if p.ts_ecr != 0 && tick != self.rtt_tsecr_tick {
             self.rtt_tsecr_tick = tick;
-            let ticks = (now / TS_TICK_NS).saturating_sub(tick);
+            let ticks = ((now + self.clock_phase_ns) / TS_TICK_NS).saturating_sub(tick);
             if ticks > 0 {
                 let sample = ticks * TS_TICK_NS;
                 let old = self.rcv_rtt_ns;
@@ -1089,6 +1099,21 @@ mod tests {
         assert_eq!(singles, 114, "{last:?}");
         assert!(last.iter().rev().take(20).all(|&k| k == 2), "then delayed ACKs: {last:?}");
         assert_eq!(r.rcv_ssthresh, 480);
+    }
+
+    #[test]
+    fn receiver_rtt_counts_the_ms_ticks_of_the_hosts_clock() {
+        // tcp_rcv_rtt_measure_ts: ms of tcp_clock_ns() now minus the TSecr's ms. Echoing
+        // 200.5 ms at 300.3 ms: 100 ticks at phase 0, 99 at phase 0.6 ms (200 -> 201.1 ms
+        // and 300.9 ms on the host).
+        let mut p = data(0);
+        p.ts_ecr = 200_500_000;
+        let mut r = rx();
+        r.measure_rtt(300_300_000, &p);
+        assert_eq!(r.rcv_rtt_ns, 100_000_000);
+        let mut r = rx().with_clock_phase(600_000);
+        r.measure_rtt(300_300_000, &p);
+        assert_eq!(r.rcv_rtt_ns, 99_000_000);
     }
 
     #[test]
