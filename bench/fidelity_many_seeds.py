@@ -37,7 +37,12 @@ def main() -> None:
     ap.add_argument("--only", choices=["send", "ack"], help="scale only the sender's or only the ACKs' noise")
     args = ap.parse_args()
     todo = fidelity_todo(args.sets, Path(args.data), args.point)
-    jobs = [(p.raw(), r["seed"] + 1000 * k, r.get("flow_start_s")) for p, kr in todo for r in kr for k in range(args.seeds)]
+    jobs = [
+        (p.raw(), r["seed"] + 1000 * k, r.get("flow_start_s"), r.get("ts_epoch_ns"))
+        for p, kr in todo
+        for r in kr
+        for k in range(args.seeds)
+    ]
     noise = scaled_host_noise(args.noise_scale, args.only)
     with ProcessPoolExecutor(max(1, args.jobs), initializer=use_host_noise, initargs=(noise,)) as ex:
         sims = list(ex.map(_sim_one, *zip(*jobs), chunksize=4))

@@ -52,6 +52,13 @@ pub struct RunConfig {
     /// `TcpCc::draw_ts_offsets`).
     #[serde(default = "bool_is::<true>")]
     pub tcp_timestamp_offsets: bool,
+    /// The hosts' TCP timestamp clock (`tcp_clock_ns`: ns since the host booted,
+    /// `ktime_get_ns`) at the run's time 0; the TSvals without offset are this clock
+    /// in ms mod 2^32 (TCP_TS_HZ = 1000). None: drawn from the seed (cc/mod.rs
+    /// `TcpCc::draw_ts_clocks`); a testbed run's own is recorded (`ts_epoch_ns`) and
+    /// given here when the simulator recomputes it (`ccfair fidelity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_timestamp_epoch_ns: Option<u64>,
 }
 
 /// Result bins when a run sets none (`bin_ns`), ns.
@@ -375,6 +382,7 @@ impl RunConfig {
             links: Vec::new(),
             flows,
             tcp_timestamp_offsets: true,
+            tcp_timestamp_epoch_ns: None,
         }
     }
 

@@ -997,7 +997,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
                 },
                 cca,
             );
-            sender.tp.draw_ts_offsets(cfg.seed, i as u32, cfg.tcp_timestamp_offsets);
+            sender.tp.draw_ts_clocks(cfg.seed, i as u32, cfg.tcp_timestamp_offsets, cfg.tcp_timestamp_epoch_ns);
             receivers.push(FlowReceiver::Tcp(
                 Receiver::new(
                     i as u32,

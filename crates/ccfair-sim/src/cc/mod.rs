@@ -186,12 +186,14 @@ pub struct TcpCc {
     pub rcv_tsval_ns: u64,
     /// TSecr of the last ACK: the TSval of the data segment it echoes, ns; 0 = none.
     pub rcv_tsecr_ns: u64,
-    /// This end's timestamp offset (`tp->tsoffset`), TS ticks (ms): Linux's TSvals
-    /// on the wire are `tcp_time_stamp_ms + tsoffset` mod 2^32, so the Linux-unit
-    /// TSecr of the last ACK is `rcv_tsecr_ns` in ms + this ([`TcpCc::draw_ts_offsets`]).
-    pub ts_offset_ms: u32,
-    /// The receiver's timestamp offset, TS ticks (ms): the Linux-unit TSval of
-    /// the last ACK is `rcv_tsval_ns` in ms + this.
+    /// The hosts' timestamp clock (`tcp_clock_ns`, ns since boot; one clock for every
+    /// end, as on one Linux host) at simulated time 0, below 2^32 ms: Linux's
+    /// `tcp_time_stamp_ts` and the TSecr it reads (`rcv_tsecr`, its own `tsoffset`
+    /// taken off by `tcp_fast_parse_options`) are (time + this) in ms mod 2^32
+    /// ([`TcpCc::draw_ts_clocks`]).
+    pub ts_epoch_ns: u64,
+    /// The receiver's timestamp offset (its `tp->tsoffset`), TS ticks (ms): the
+    /// Linux-unit TSval of the last ACK is (`rcv_tsval_ns` + epoch) in ms + this.
     pub peer_ts_offset_ms: u32,
     /// Packets SACKed above snd_una (`tp->sacked_out`), current at `pkts_acked`.
     pub sacked_out: u32,
@@ -235,7 +237,7 @@ impl TcpCc {
             is_cwnd_limited: true,
             rcv_tsval_ns: 0,
             rcv_tsecr_ns: 0,
-            ts_offset_ms: 0,
+            ts_epoch_ns: 0,
             peer_ts_offset_ms: 0,
             sacked_out: 0,
             rate_prior_delivered: 0,
@@ -243,27 +245,27 @@ impl TcpCc {
         }
     }
 
-    /// Both ends' timestamp offsets for TCP flow `flow` of a run with `seed`. Linux with
-    /// `net.ipv4.tcp_timestamps = 1` (its default) uses "a random offset for each
-    /// connection" (Documentation/networking/ip-sysctl.rst): each end's
+    /// The timestamp clocks of TCP flow `flow` of a run with `seed`. Both ends run on
+    /// hosts whose clock, `tcp_clock_ns` (ns since boot, `ktime_get_ns`), reads
+    /// `epoch_ns` at time 0 (a testbed run's recorded one) or, without it, one uniform
+    /// value below 2^32 ms with its sub-ms phase, per run ([`crate::rng::stream::TCP_TS_EPOCH`]).
+    /// Linux with `net.ipv4.tcp_timestamps = 1` (its default) adds "a random offset for
+    /// each connection" (Documentation/networking/ip-sysctl.rst): each end's
     /// `tp->tsoffset = secure_tcp_ts_off(net, saddr, daddr)` (net/core/secure_seq.c, a
-    /// keyed hash with a per-boot secret), added to every TSval it sends
-    /// (`tcp_time_stamp_ts`, `tcp_skb_timestamp_ts`): here a uniform u32 per end from
-    /// the flow's own stream ([`crate::rng::stream::TCP_TS_OFFSET`]). With `= 2`
-    /// (`random = false`) both ends send `tcp_clock_ms`, ms since the host booted: one
-    /// epoch for every end of the run, a uniform u32 from its own stream. Only values in
-    /// Linux units read them (TCP-LP); everything else uses timestamp differences.
-    pub fn draw_ts_offsets(&mut self, seed: u64, flow: u32, random: bool) {
+    /// keyed hash with a per-boot secret) to every TSval it sends (`tcp_skb_timestamp_ts`
+    /// + tsoffset, tcp_output.c) and takes its own off the TSecr it receives
+    /// (`tcp_fast_parse_options`, tcp_input.c): only the receiver's offset reaches the
+    /// sender's CCA, a uniform u32 from the flow's own stream
+    /// ([`crate::rng::stream::TCP_TS_OFFSET`]). With `= 2` (`random = false`) no end
+    /// adds one. Only values in Linux units read them (TCP-LP); everything else uses
+    /// timestamp differences.
+    pub fn draw_ts_clocks(&mut self, seed: u64, flow: u32, random: bool, epoch_ns: Option<u64>) {
         use crate::rng::{stream, stream_rng};
         use rand::Rng;
-        if random {
-            let mut r = stream_rng(seed, stream::TCP_TS_OFFSET + flow as u64);
-            self.ts_offset_ms = r.gen();
-            self.peer_ts_offset_ms = r.gen();
-        } else {
-            let epoch_ms: u32 = stream_rng(seed, stream::TCP_TS_EPOCH).gen();
-            (self.ts_offset_ms, self.peer_ts_offset_ms) = (epoch_ms, epoch_ms);
-        }
+        const TS_WRAP_NS: u64 = (1 << 32) * 1_000_000;
+        let epoch = epoch_ns.unwrap_or_else(|| stream_rng(seed, stream::TCP_TS_EPOCH).gen_range(0..TS_WRAP_NS));
+        self.ts_epoch_ns = epoch % TS_WRAP_NS;
+        self.peer_ts_offset_ms = if random { stream_rng(seed, stream::TCP_TS_OFFSET + flow as u64).gen() } else { 0 };
     }
 
     pub fn in_slow_start(&self) -> bool {
