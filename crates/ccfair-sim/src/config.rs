@@ -49,7 +49,7 @@ pub struct RunConfig {
     /// Documentation/networking/ip-sysctl.rst): true = 1, Linux's default, a random
     /// offset per connection and end; false = 2, no offset, every TSval counting from
     /// one epoch (the host's boot). Only TCP-LP reads absolute TSvals (cc/mod.rs
-    /// `TcpCc::draw_ts_offsets`).
+    /// `TcpCc::draw_ts_clocks`).
     #[serde(default = "bool_is::<true>")]
     pub tcp_timestamp_offsets: bool,
     /// The hosts' TCP timestamp clock (`tcp_clock_ns`: ns since the host booted,

@@ -980,6 +980,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
             let cca = algorithms[i].build(cca_seed).expect("a TCP flow's algorithm is a TCP congestion control");
             let ecn = resolve_ecn(f.ecn, cca.as_ref());
             let cwr_ack_now = cca.acks_cwr_at_once();
+            let echo_newest = cca.echoes_newest_tsval();
             flow_l4s.push(ecn == EcnMode::Scalable);
             let mut sender = Sender::new(
                 SenderConfig {
@@ -1010,6 +1011,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
                 .with_sack_channel(sender.sack_channel())
                 .with_ecn(ecn)
                 .with_cwr_ack_now(cwr_ack_now)
+                .with_newest_tsval_echo(echo_newest)
                 .with_gro(f.gro_ns, HEADER_BYTES),
             ));
             senders.push(FlowSender::Tcp(sender));

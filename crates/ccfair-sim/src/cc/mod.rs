@@ -67,13 +67,15 @@ macro_rules! default_is {
 /// Inside an `impl CongestionControl`: what the algorithm needs of the sender, each hook
 /// named returning true (the others keep the trait's `false`): `ecn` (`needs_ecn`),
 /// `pacing` (`needs_pacing`), `cwr_acked_at_once` (`acks_cwr_at_once`),
-/// `own_pacing_rate` (`sets_pacing_rate`). `needs!(ecn, pacing);`
+/// `own_pacing_rate` (`sets_pacing_rate`), `newest_tsval_echoed` (`echoes_newest_tsval`).
+/// `needs!(ecn, pacing);`
 macro_rules! needs {
     ($($what:ident),+) => { $(needs!(@ $what);)+ };
     (@ecn) => { fn needs_ecn(&self) -> bool { true } };
     (@pacing) => { fn needs_pacing(&self) -> bool { true } };
     (@cwr_acked_at_once) => { fn acks_cwr_at_once(&self) -> bool { true } };
     (@own_pacing_rate) => { fn sets_pacing_rate(&self) -> bool { true } };
+    (@newest_tsval_echoed) => { fn echoes_newest_tsval(&self) -> bool { true } };
 }
 
 pub mod bbr;
@@ -478,6 +480,13 @@ pub trait CongestionControl: Send {
     /// under RFC 3168 ECN negotiation, which DCTCP uses (tcp/receiver.rs); AccECN
     /// (Prague) does not.
     fn acks_cwr_at_once(&self) -> bool {
+        false
+    }
+
+    /// The receiver's ACK echoes the TSval of the newest segment it covers, a per-packet
+    /// one-way delay report (RFC 6817's LEDBAT receiver, ns-3's TCP), instead of Linux's
+    /// first segment since the previous ACK (`tcp_replace_ts_recent`, tcp/receiver.rs).
+    fn echoes_newest_tsval(&self) -> bool {
         false
     }
 
