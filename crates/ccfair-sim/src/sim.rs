@@ -919,6 +919,7 @@ pub(crate) fn flow_results(senders: &[FlowSender], mon: &mut Monitor, starts: &[
             drops_aqm: mon.drops_aqm[i],
             ecn_marks: mon.ecn_marks[i],
             rto_count: st.rto_count,
+            loss_probes: st.loss_probes,
             min_rtt_ns: st.min_rtt_ns,
             mean_rtt_ns: if st.rtt_samples > 0 { st.rtt_sum_ns as f64 / st.rtt_samples as f64 } else { 0.0 },
             recoveries: st.recoveries,

@@ -282,6 +282,7 @@ NOT_MEASURED: dict[str, frozenset[str]] = {
             "random_losses",
             "ecn",
             "ecn_reductions",
+            "loss_probes",
             "sojourn_sum_ns",
             "sojourn_pkts",
         }
