@@ -40,7 +40,10 @@ def main() -> None:
     args = ap.parse_args()
     todo = fidelity_todo(args.sets, Path(args.data), args.point)
     jobs = [
-        (p.raw(), r["seed"] + 1000 * (args.seed_set + k), r.get("flow_start_s")) for p, kr in todo for r in kr for k in range(args.seeds)
+        (p.raw(), r["seed"] + 1000 * (args.seed_set + k), r.get("flow_start_s"), r.get("ts_epoch_ns"))
+        for p, kr in todo
+        for r in kr
+        for k in range(args.seeds)
     ]
     noise = scaled_host_noise(args.noise_scale, args.only)
     with ProcessPoolExecutor(max(1, args.jobs), initializer=use_host_noise, initargs=(noise,)) as ex:

@@ -962,7 +962,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
     let mut receivers = Vec::with_capacity(n);
     let mut starts = Vec::with_capacity(n);
     let mut flow_l4s = Vec::with_capacity(n);
-    let clock_phase_ns = if cfg.host_clock_phase { cc::host_clock_phase_ns(cfg.seed) } else { 0 };
+    let epoch_ns = cc::host_clock_epoch_ns(cfg.seed, cfg.tcp_timestamp_epoch_ns, cfg.host_clock_phase);
     for (i, f) in cfg.flows.iter().enumerate() {
         if f.transport() == Transport::Dccp {
             let ch = crate::dccp::channel();
@@ -982,6 +982,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
             let cca = algorithms[i].build(cca_seed).expect("a TCP flow's algorithm is a TCP congestion control");
             let ecn = resolve_ecn(f.ecn, cca.as_ref());
             let cwr_ack_now = cca.acks_cwr_at_once();
+            let echo_newest = cca.echoes_newest_tsval();
             flow_l4s.push(ecn == EcnMode::Scalable);
             let mut sender = Sender::new(
                 SenderConfig {
@@ -999,8 +1000,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
                 },
                 cca,
             );
-            sender.tp.draw_ts_offsets(cfg.seed, i as u32, cfg.tcp_timestamp_offsets);
-            sender.tp.clock_phase_ns = clock_phase_ns;
+            sender.tp.draw_ts_clocks(cfg.seed, i as u32, cfg.tcp_timestamp_offsets, epoch_ns);
             receivers.push(FlowReceiver::Tcp(
                 Receiver::new(
                     i as u32,
@@ -1013,8 +1013,9 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
                 .with_sack_channel(sender.sack_channel())
                 .with_ecn(ecn)
                 .with_cwr_ack_now(cwr_ack_now)
+                .with_newest_tsval_echo(echo_newest)
                 .with_gro(f.gro_ns, HEADER_BYTES)
-                .with_clock_phase(clock_phase_ns),
+                .with_clock_phase(sender.tp.clock_phase_ns),
             ));
             senders.push(FlowSender::Tcp(sender));
         }
@@ -1521,7 +1522,7 @@ mod tests {
     #[test]
     fn with_exact_delays_and_starts_cubic_pairs_differ_between_seeds_by_the_hosts_clock_phase() {
         // No host noise, no start jitter: the seed acts only through the hosts' clock phase
-        // (cc/mod.rs `host_clock_phase_ns`), where CUBIC's jiffies tick. Same seed, same bits.
+        // (cc/mod.rs `host_clock_epoch_ns`), where CUBIC's jiffies tick. Same seed, same bits.
         let mk = |seed| {
             let mut b = flow("cubic");
             b.start_ns = 2_000_000_000;
@@ -1531,7 +1532,7 @@ mod tests {
         let runs: Vec<_> = (1..=4).map(|seed| key(&run(&mk(seed)))).collect();
         assert_eq!(runs[0], key(&run(&mk(1))));
         assert!(runs[1..].iter().any(|r| *r != runs[0]), "the phase changes nothing");
-        let phases: Vec<u64> = (1..=4).map(cc::host_clock_phase_ns).collect();
+        let phases: Vec<u64> = (1..=4).map(|s| cc::host_clock_epoch_ns(s, None, true) % cc::HOST_CLOCK_PHASE_SPAN_NS).collect();
         assert!(phases.windows(2).all(|w| w[0] != w[1]), "{phases:?}");
         // Idealized hosts (`noise = "none"`): the clocks tick at time 0, one result per pair.
         let ideal = |seed| key(&run(&RunConfig { host_clock_phase: false, ..mk(seed) }));
