@@ -217,6 +217,8 @@ impl<E: Eq + Copy> EventQueue<E> {
     pub fn schedule(&mut self, time: TimeNs, ev: E) {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         self.seq += 1;
+        #[cfg(feature = "event-counts")]
+        crate::event_counts::count(crate::event_counts::Counted::Scheduled);
         self.insert(Entry { time, seq: self.seq, ev });
     }
 
@@ -363,6 +365,18 @@ impl Timer {
 
     /// Handle a popped entry for this timer at time `now`.
     pub fn on_pop<E: Eq + Copy>(&mut self, now: TimeNs, q: &mut EventQueue<E>, ev: E) -> TimerPop {
+        let pop = self.pop_outcome(now, q, ev);
+        #[cfg(feature = "event-counts")]
+        crate::event_counts::count(match pop {
+            TimerPop::Ignore => crate::event_counts::Counted::TimerIgnored,
+            TimerPop::Rescheduled => crate::event_counts::Counted::TimerRescheduled,
+            TimerPop::Fire => crate::event_counts::Counted::TimerFired,
+        });
+        pop
+    }
+
+    #[inline(always)]
+    fn pop_outcome<E: Eq + Copy>(&mut self, now: TimeNs, q: &mut EventQueue<E>, ev: E) -> TimerPop {
         if self.pending != Some(now) {
             return TimerPop::Ignore; // superseded by an earlier entry
         }

@@ -80,6 +80,28 @@ enum Ev {
     Start(u32),
 }
 
+#[cfg(feature = "event-counts")]
+impl Ev {
+    /// Count this event by its kind (event_counts.rs).
+    fn count(self) {
+        use crate::event_counts::{count, Counted};
+        count(match self {
+            Ev::Access(_) => Counted::Access,
+            Ev::AccessShared(_) => Counted::AccessShared,
+            Ev::Delivered => Counted::Delivered,
+            Ev::Reverse(_) => Counted::Reverse,
+            Ev::ReverseShared(_) => Counted::ReverseShared,
+            Ev::TxDone => Counted::TxDone,
+            Ev::Rto(_) => Counted::Rto,
+            Ev::Pace(_) => Counted::Pace,
+            Ev::Reo(_) => Counted::Reo,
+            Ev::Delack(_) => Counted::Delack,
+            Ev::Gro(_) => Counted::Gro,
+            Ev::Start(_) => Counted::Start,
+        })
+    }
+}
+
 pub(crate) struct Monitor {
     pub(crate) bin_ns: u64,
     /// Per flow, per bin: payload bytes delivered in order.
@@ -648,6 +670,8 @@ impl<Q: Qdisc> Simulation<Q> {
             // count).
             self.start_tx(now, b);
             self.q.count_handled_inline();
+            #[cfg(feature = "event-counts")]
+            crate::event_counts::count(crate::event_counts::Counted::DeliveredInline);
             self.deliver(now, b, p);
             return;
         }
@@ -730,6 +754,8 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     fn dispatch(&mut self, now: TimeNs, ev: Ev) {
+        #[cfg(feature = "event-counts")]
+        ev.count();
         match ev {
             Ev::Access(f) => {
                 let p = self.access[f as usize].pop(&mut self.q, now, ev);
