@@ -873,7 +873,9 @@ impl<Q: Qdisc> Simulation<Q> {
 
     /// Whether a shared line's next event is at `t` (the current time).
     fn shared_pending_at(&self, t: TimeNs) -> bool {
-        self.any_shared && (self.access_shared.next().is_some_and(|k| k.0 == t) || self.reverse_shared.next().is_some_and(|k| k.0 == t))
+        // `NO_EVENT`'s time, u64::MAX, is no event's.
+        let at_t = |k: OrderKey| key_parts(k).0 == t;
+        self.any_shared && (at_t(self.access_shared.next_key().0) || at_t(self.reverse_shared.next_key().0))
     }
 
     /// The event loop, kept out of line: inlined into `try_run` (LLVM's
