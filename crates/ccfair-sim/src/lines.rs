@@ -188,8 +188,7 @@ impl DelayLine {
         // The time is written in place, after the copy: written into `p`
         // first, its 8-byte store would make the copy's 16-byte loads wait
         // (no store-to-load forwarding across the two sizes).
-        self.q.push_back(p);
-        self.q.back_mut().expect("just pushed").enqueue_ns = at;
+        self.q.push_back_mut(p).enqueue_ns = at;
     }
 
     /// Arrival time `at` plus a host-noise draw, after the previous arrival.
@@ -635,8 +634,7 @@ impl SharedLines {
             nf.seq = q.take_seq();
         }
         nf.pending += 1;
-        line.q.push_back(p);
-        line.q.back_mut().expect("just pushed").enqueue_ns = at;
+        line.q.push_back_mut(p).enqueue_ns = at;
         if st.earliest_ns().is_none_or(|t| at <= t) {
             // The packet may arrive before the line's head.
             self.restage(l);
@@ -665,8 +663,7 @@ impl SharedLines {
         }
         h.pending += 1;
         let was_empty = line.q.is_empty();
-        line.q.push_back(p);
-        line.q.back_mut().expect("just pushed").enqueue_ns = at;
+        line.q.push_back_mut(p).enqueue_ns = at;
         if was_empty {
             let seq = h.seq;
             self.set_next(l, order_key(at, seq));
