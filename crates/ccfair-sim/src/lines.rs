@@ -602,21 +602,23 @@ impl SharedLines {
         self.next_key = if self.lines.len() == 1 { (key, l) } else { earliest_line(&self.lines) };
     }
 
-    /// Flow of the packet `i` places behind the front of shared line `l`
-    /// (0: the next to arrive), if any. (A hint for prefetching: a tie block
-    /// not yet arranged may still change the order; with host noise, 1 is
-    /// the earlier child of the stage heap's root, usually but not always
-    /// the next head.)
-    pub(crate) fn flow_at(&self, l: u32, i: usize) -> Option<u32> {
+    /// Flows of the next two packets to leave shared line `l`, if any: the
+    /// next to arrive and the one after. (A hint for prefetching: a tie
+    /// block not yet arranged may still change the order; with host noise,
+    /// the second is the earlier child of the stage heap's root, usually but
+    /// not always the next head.)
+    pub(crate) fn next_flows(&self, l: u32) -> (Option<u32>, Option<u32>) {
         let sl = &self.lines[l as usize];
-        let Some(st) = sl.stage.as_ref() else { return sl.line.q.get(i).map(|p| p.flow) };
-        let h = st.heap.h.as_slice();
-        let head = match i {
-            0 => h.first(),
-            1 => h.get(1..h.len().min(3)).and_then(|c| c.iter().min_by_key(|e| e.key())),
-            _ => None,
-        }?;
-        Some(head.flow)
+        let Some(st) = sl.stage.as_ref() else {
+            let flow = |i| sl.line.q.get(i).map(|p| p.flow);
+            return (flow(0), flow(1));
+        };
+        match st.heap.h.as_slice() {
+            [] => (None, None),
+            [root] => (Some(root.flow), None),
+            [root, a] => (Some(root.flow), Some(a.flow)),
+            [root, a, b, ..] => (Some(root.flow), Some(if b.key() < a.key() { b.flow } else { a.flow })),
+        }
     }
 
     /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`.

@@ -644,11 +644,12 @@ impl<Q: Qdisc> Simulation<Q> {
     /// same call, it would make this one wait for the sender's line.
     #[inline(never)]
     fn prefetch_next_sender(&self, l: u32) {
-        if let Some(after_next) = self.reverse_shared.flow_at(l, 1) {
-            self.senders[after_next as usize].prefetch();
+        let (next, after_next) = self.reverse_shared.next_flows(l);
+        if let Some(f) = after_next {
+            self.senders[f as usize].prefetch();
         }
-        if let Some(next) = self.reverse_shared.flow_at(l, 0) {
-            self.senders[next as usize].prefetch_ack_state();
+        if let Some(f) = next {
+            self.senders[f as usize].prefetch_ack_state();
         }
     }
 
