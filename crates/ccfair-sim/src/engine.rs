@@ -37,7 +37,7 @@
 //! [`EventQueue::take_seq`] and run before the first popped event that
 //! follows them in (time, seq) order) and the end of the bottleneck's
 //! current transmission (sim.rs `next_event`: its (time, seq) is compared
-//! with the heap's root, [`EventQueue::peek_key`], and it runs through
+//! with the heap's root, [`EventQueue::peek_order_key`], and it runs through
 //! [`EventQueue::advance_outside`] when it comes first).
 //!
 //! A shared delay line (lines.rs `SharedLines`) stands for many flows' lines

@@ -262,7 +262,7 @@ pub(crate) const OWN_LINE: u32 = u32::MAX;
 /// previous packet; the heap orders by (time, seq). Here `heads[X]` counts
 /// X's packets in the shared line and takes X's sequence number at the same
 /// two moments ([`EventQueue::take_seq`]), and the line's next event is
-/// keyed (arrival of its head, head's flow's seq) (`SharedLines::next`,
+/// keyed (arrival of its head, head's flow's seq) (`SharedLines::next_key`,
 /// run through [`EventQueue::advance_outside`] when it is the earliest). The
 /// head is the earliest of the flows' heads in (time, seq) order.
 ///

@@ -90,7 +90,7 @@ impl<T: Copy> Ring<T> {
     }
 
     /// `push_back`, and the element pushed, to finish in place (one slot
-    /// computation where `push_back` and `back_mut` take two).
+    /// computation where a `push_back` and a write to its back take two).
     #[inline]
     pub(crate) fn push_back_mut(&mut self, v: T) -> &mut T {
         if self.len == self.buf.len() {
