@@ -61,7 +61,7 @@ def main() -> None:
             (p, select_runs(p, runs[p.id], ps.runs)) for p in ps.points if runs[p.id] and (not args.cca or p.id.split("/")[0] in args.cca)
         ]
     jobs = [
-        (apply_overrides(p.raw(), args.sim_set), r["seed"] + 1000 * k, r.get("flow_start_s"))
+        (apply_overrides(p.raw(), args.sim_set), r["seed"] + 1000 * k, r.get("flow_start_s"), r.get("ts_epoch_ns"))
         for p, kr in todo
         for r in kr
         for k in range(args.seeds)

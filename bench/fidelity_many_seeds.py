@@ -1,7 +1,7 @@
 """The fidelity map with the simulator's expectation: K simulator seeds per kernel run.
 
     python3 bench/fidelity_many_seeds.py [--set s0 --set map] [--seeds K] [--jobs N] [--out FILE.json]
-        [--noise-scale X [--only send|ack]]
+        [--noise-scale X [--only send|ack]] [--seed-set N]
 
 `ccfair fidelity` runs the simulator once per counted kernel run (same seed, same measured
 flow starts), so each side's mean is over three draws at a map point; at loss-based pairs a
@@ -12,7 +12,8 @@ starts) and reports the same totals with the simulator side's mean over 3K runs:
 is the kernel side's draw and the model's bias. Run it from a tree with the model to measure
 (its `ccfair` on the path): the figures of two trees are comparable. `--noise-scale X` multiplies
 the host-noise means (spec.py HOST_NOISE; with `--only` the sender's or the ACKs' one): a
-what-if on the simulator side.
+what-if on the simulator side. `--seed-set N` takes seeds s + 1000 (N + k) instead: another
+independent draw of the same K per kernel run, to see how far a figure moves between draws.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ def main() -> None:
     ap.add_argument("--set", dest="sets", action="append")
     ap.add_argument("--data", default="data/fidelity")
     ap.add_argument("--seeds", type=int, default=5, help="simulator seeds per kernel run")
+    ap.add_argument("--seed-set", type=int, default=0, help="seeds s + 1000 (N + k): another draw")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--point", action="append", help="only these point ids")
     ap.add_argument("--out")
@@ -37,7 +39,12 @@ def main() -> None:
     ap.add_argument("--only", choices=["send", "ack"], help="scale only the sender's or only the ACKs' noise")
     args = ap.parse_args()
     todo = fidelity_todo(args.sets, Path(args.data), args.point)
-    jobs = [(p.raw(), r["seed"] + 1000 * k, r.get("flow_start_s")) for p, kr in todo for r in kr for k in range(args.seeds)]
+    jobs = [
+        (p.raw(), r["seed"] + 1000 * (args.seed_set + k), r.get("flow_start_s"), r.get("ts_epoch_ns"))
+        for p, kr in todo
+        for r in kr
+        for k in range(args.seeds)
+    ]
     noise = scaled_host_noise(args.noise_scale, args.only)
     with ProcessPoolExecutor(max(1, args.jobs), initializer=use_host_noise, initargs=(noise,)) as ex:
         sims = list(ex.map(_sim_one, *zip(*jobs), chunksize=4))

@@ -46,7 +46,11 @@ def main() -> None:
         print(f"{p.id}: kernel counted {', '.join(f'{q:.1f}' for q in kq)} (mean {statistics.fmean(kq):.1f}), CV gated {cv(gated):.3f}")
         print(f"  stored runs {stored}")
         sq = [
-            float(_sim_one(p.raw(), k, counted[(k - 1) % len(counted)].get("flow_start_s"))["queue_packets_mean"])
+            float(
+                _sim_one(
+                    p.raw(), k, counted[(k - 1) % len(counted)].get("flow_start_s"), counted[(k - 1) % len(counted)].get("ts_epoch_ns")
+                )["queue_packets_mean"]
+            )
             for k in range(1, args.seeds + 1)
         ]
         print(

@@ -86,6 +86,7 @@ def simulate(config_json: str, limits_json: str | None = None, arrays: bool = Fa
                 "drops_aqm": 0,
                 "ecn_marks": 0,
                 "rto_count": 0,
+                "loss_probes": 0,
                 "min_rtt_ns": f["rtt_ns"] + 1_000_000,
                 "mean_rtt_ns": float(f["rtt_ns"]) + 5e6,
                 "recoveries": i,

@@ -135,6 +135,20 @@ def test_list_ccas_json_gives_each_cca_its_backends(capsys):
     assert by["ledbat"]["backends"] == {"simulator": True, "testbed": None}
 
 
+def test_a_ports_digest_covers_its_source_and_the_headers_it_includes(tmp_path, monkeypatch):
+    # Stored with every fidelity run (fidelity/points.py spec_sha): an edit of the port or of a
+    # header it includes makes its old runs stale; another port's header does not.
+    src = tmp_path / "bpf"
+    shutil.copytree(bpfcc.SRC_DIR, src)
+    monkeypatch.setattr(bpfcc, "SRC_DIR", src)
+    lp, vegas = bpfcc.source_digest("lp"), bpfcc.source_digest("vegas")
+    assert lp is not None and lp != vegas and bpfcc.source_digest("nope") is None
+    (src / "ccfair_vegas.h").write_text((src / "ccfair_vegas.h").read_text() + "\n")
+    assert bpfcc.source_digest("lp") == lp and bpfcc.source_digest("vegas") != vegas
+    (src / "ccfair_tcp.h").write_text((src / "ccfair_tcp.h").read_text() + "\n")
+    assert bpfcc.source_digest("lp") != lp
+
+
 @needs_build
 def test_every_port_compiles_for_this_kernel(tmp_path, monkeypatch):
     monkeypatch.setenv("CCFAIR_BPF_CACHE", str(tmp_path))
@@ -234,6 +248,10 @@ def test_two_lp_ports_leave_the_link_mostly_idle_with_timestamps_without_offsets
         runner.check_available(Spec.from_dict(raw))
     except runner.TestbedUnavailable as e:
         pytest.skip(f"testbed unavailable: {e.message}")
+    before = time.clock_gettime_ns(time.CLOCK_MONOTONIC)
     r = api.run(raw, backend="testbed")
     assert r.summary["testbed"]["receiver_tcp_timestamps"] == 2
+    # The TSvals' clock at time zero (tcp_clock_ns = ktime_get_ns: CLOCK_MONOTONIC), recorded
+    # for the simulator (RunConfig tcp_timestamp_epoch_ns): within the run, before its 12 s.
+    assert before < r.summary["testbed"]["ts_epoch_ns"] < time.clock_gettime_ns(time.CLOCK_MONOTONIC) - 12 * 10**9
     assert r.summary["utilization"] < 0.5, r.summary["utilization"]

@@ -46,23 +46,24 @@ def test_bad_csaqm_parameters_name_the_field(q: dict, field: str) -> None:
     assert e.value.field.startswith(field), e.value.field
 
 
-def _rates(qdisc: object, flows: list) -> list[float]:
+def _rates(qdisc: object, flows: list, seed: int = 1) -> list[float]:
     import ccfair
 
-    res = ccfair.run(Spec.from_dict(_spec(qdisc, flows)))
+    res = ccfair.run(Spec.from_dict(_spec(qdisc, flows)), seed=seed)
     return list(res.flows["throughput_bps"])
 
 
 def test_csaqm_removes_dctcp_rtt_unfairness_that_step_shows() -> None:
     # Two DCTCP flows, 5 ms and 50 ms RTT, same 5 ms delay target. A step
     # marker marks both flows' packets alike, so the short-RTT flow wins
-    # (measured: 94 vs 2 Mbit/s); CSAQM marks only the flow above its fair
-    # share (measured: 49 vs 48 Mbit/s with the default pi controller, 55 vs
-    # 41 with controller = "load").
+    # (measured, seeds 1-5: 86-91 vs 5-10 Mbit/s, the ratio 0.057-0.110 from
+    # seed to seed, so its mean over the five); CSAQM marks only the flow above
+    # its fair share (measured: 49 vs 48 Mbit/s with the default pi controller,
+    # 55 vs 41 with controller = "load").
     flows = [{"cca": "dctcp", "rtt": "5ms"}, {"cca": "dctcp", "rtt": "50ms"}]
-    step = _rates({"kind": "step", "threshold": "5ms"}, flows)
+    ratios = [r[1] / r[0] for r in (_rates({"kind": "step", "threshold": "5ms"}, flows, seed) for seed in range(1, 6))]
     cs = _rates({"kind": "csaqm", "target": "5ms"}, flows)
-    assert step[1] / step[0] < 0.1
+    assert sum(ratios) / len(ratios) < 0.1, ratios
     assert cs[1] / cs[0] > 0.5
     assert sum(cs) > 0.95 * 100e6
 

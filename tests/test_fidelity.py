@@ -108,6 +108,31 @@ def test_runs_of_an_edited_point_are_not_used(tmp_path: Path) -> None:
     assert spec_sha({"a": 1}) != spec_sha({"a": 2})
 
 
+def test_runs_of_an_edited_bpf_port_are_not_used_and_runs_before_ports_were_recorded_are(tmp_path: Path) -> None:
+    # A run records the digests of the BPF ports it ran (bpfcc.source_digest), folded into its
+    # spec_sha; it counts while they are the ports' current sources.
+    from ccfair.testbed import bpfcc
+
+    data = tmp_path / "fid"
+    shutil.copytree(FIXTURE, data)
+    toml = data / "points" / "tiny.toml"
+    toml.write_text(toml.read_text().replace('base = "../../../../', f'base = "{FIXTURE.parents[2]}/'))
+    path = data / "kernel" / "tiny.jsonl"
+    ps = load_set("tiny", data)
+    before, _ = runs_by_point(ps)
+    point = ps.points[0]
+    raw, base = point.raw(), before[point.id][0]
+    assert "bpf_ports" not in base
+    now = {"lp": bpfcc.source_digest("lp")}
+    assert now["lp"] is not None and spec_sha(raw, now) != spec_sha(raw) and spec_sha(raw, {}) == spec_sha(raw)
+    for seed, ports in ((99, now), (98, {"lp": "0" * 16})):
+        append_run(path, {**base, "seed": seed, "bpf_ports": ports, "spec_sha": spec_sha(raw, ports)})
+    counted, _ = runs_by_point(load_set("tiny", data))
+    seeds = [r["seed"] for r in counted[point.id]]
+    assert 99 in seeds and 98 not in seeds, "the run of the current port counts, the edited port's does not"
+    assert len(seeds) == len(before[point.id]) + 1, "runs without bpf_ports still count"
+
+
 def test_a_bad_set_file_names_the_key(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "points").mkdir()
     (tmp_path / "points" / "bad.toml").write_text('base = "x.toml"\nrnus = 3\n')
@@ -160,6 +185,30 @@ def test_the_simulator_flows_start_when_the_kernel_runs_flows_really_started(tmp
     spec = Spec.from_dict(ps.points[0].raw()).with_overrides(["flows.0.start=500ms", "flows.1.start=2250ms"])
     assert late["sim_share_b_runs"] == [ccfair.run(spec, seed=s).summary["flows"][1]["share"] for s in (1, 2)]
     assert late["sim_share_b_runs"] != as_spec["sim_share_b_runs"]
+
+
+def test_the_simulator_reads_the_kernel_runs_recorded_tcp_timestamp_clock(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # A testbed run records its hosts' TCP timestamp clock at time zero (CLOCK_MONOTONIC, which
+    # Linux's tcp_clock_ns reads: ts_epoch_ns); the simulator's hosts then read the same clock
+    # (RunConfig tcp_timestamp_epoch_ns); runs stored without it draw one from the seed.
+    import ccfair.api
+    from ccfair.fidelity.compare import compare
+
+    data = _tiny(tmp_path)
+    lines = [json.loads(line) for line in (data / "kernel" / "tiny.jsonl").read_text().splitlines()]
+    lines[0]["ts_epoch_ns"] = 59_059_023_581_346
+    (data / "kernel" / "tiny.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    seen: dict[int, Any] = {}
+    real = ccfair.api.simulate
+
+    def spy(config: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        seen[config["seed"]] = config.get("tcp_timestamp_epoch_ns")
+        return real(config, *args, **kwargs)
+
+    monkeypatch.setattr(ccfair.api, "simulate", spy)
+    compare([load_set("tiny", data)])
+    by_seed = {r["seed"]: r.get("ts_epoch_ns") for r in lines if r["point"] == lines[0]["point"]}
+    assert {s: seen[s] for s in by_seed} == by_seed and 59_059_023_581_346 in seen.values()
 
 
 def _tiny(tmp_path: Path) -> Path:

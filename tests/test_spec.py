@@ -79,7 +79,7 @@ def test_run_config_has_exactly_the_rust_fields(s0_dict):
 
 def test_timestamp_offsets_none_reaches_the_simulator_as_tcp_timestamps_2(s0_dict):
     """testbed.timestamp_offsets: Linux's tcp_timestamps = 1 (the RunConfig default, field
-    omitted) or 2 (tcp_timestamp_offsets false), on both backends (cc/mod.rs draw_ts_offsets)."""
+    omitted) or 2 (tcp_timestamp_offsets false), on both backends (cc/mod.rs draw_ts_clocks)."""
     assert "tcp_timestamp_offsets" not in Spec.from_dict(s0_dict).to_run_config()
     d = modified(s0_dict, "testbed", {"timestamp_offsets": "none"})
     cfg = Spec.from_dict(d).to_run_config()

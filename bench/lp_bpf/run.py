@@ -75,7 +75,8 @@ def run(scenario: str, timestamps: int, delayed_ack: bool, backend: str) -> dict
 
 
 def trace(path: str) -> None:
-    """Per-ACK state printed by lp_bpf_t: (now, cwnd, flag), (TSval, TSecr, remote_hz), (sowd, owd_min, owd_max)."""
+    """Per-ACK state printed by the port built with -DLP_TRACE: (now, cwnd, flag), (TSval, TSecr, remote_hz),
+    (sowd, owd_min, owd_max), (local port, inference, rtt_us)."""
     acks, cur = [], {}
     for line in open(path):
         m = LINE.search(line)
@@ -86,9 +87,11 @@ def trace(path: str) -> None:
             cur = {"now": a, "cwnd": b, "flag": c}
         elif kind == "lp2":
             cur.update(tsval=a, tsecr=b, rhz=c)
-        else:
+        elif kind == "lp3":
             cur.update(sowd=a, owd_min=b, owd_max=c)
             acks.append(cur)
+        else:  # lp4: the flow's local port, the inference time, the sample's RTT (us)
+            cur.update(port=a, inference=b, rtt_us=c)
     t0 = acks[0]["now"]
     for r in acks[:45]:
         flag = ("within" if r["flag"] & 8 else "INDICATION") + (" inference" if r["flag"] & 16 else "")

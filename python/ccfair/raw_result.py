@@ -33,6 +33,7 @@ class RawFlow(TypedDict):
     drops_aqm: int
     ecn_marks: int
     rto_count: int
+    loss_probes: int
     min_rtt_ns: int
     mean_rtt_ns: float
     recoveries: int

@@ -1047,6 +1047,8 @@ class Spec(_Model):
             # the hosts' TCP timestamp clocks, only when not Linux's default: run ids
             # (sweep.run_id_of) of runs with offsets stay as they were
             **({"tcp_timestamp_offsets": False} if self.testbed.timestamp_offsets == "none" else {}),
+            # idealized hosts' tick clocks tick at time 0; real ones at a phase from the seed
+            **({"host_clock_phase": False} if self.noise == "none" else {}),
             **self._links_or_bottleneck(),
             "flows": [
                 {

@@ -49,9 +49,21 @@ pub struct RunConfig {
     /// Documentation/networking/ip-sysctl.rst): true = 1, Linux's default, a random
     /// offset per connection and end; false = 2, no offset, every TSval counting from
     /// one epoch (the host's boot). Only TCP-LP reads absolute TSvals (cc/mod.rs
-    /// `TcpCc::draw_ts_offsets`).
+    /// `TcpCc::draw_ts_clocks`).
     #[serde(default = "bool_is::<true>")]
     pub tcp_timestamp_offsets: bool,
+    /// Where the hosts' tick clocks (jiffies, the 1 ms TCP timestamp clock) tick relative to
+    /// the run's time 0: true, the phase of the hosts' clock
+    /// (`tcp_timestamp_epoch_ns`, cc/mod.rs `host_clock_epoch_ns`: real hosts count from their boot); false, ticks at 0 (`noise = "none"`'s idealized hosts).
+    #[serde(default = "bool_is::<true>")]
+    pub host_clock_phase: bool,
+    /// The hosts' clock (`tcp_clock_ns`: ns since the host booted,
+    /// `ktime_get_ns`) at the run's time 0; the TSvals without offset are this clock
+    /// in ms mod 2^32 (TCP_TS_HZ = 1000), the tick clocks tick at its phase. None: drawn from
+    /// the seed (cc/mod.rs `host_clock_epoch_ns`); a testbed run's own is recorded (`ts_epoch_ns`) and
+    /// given here when the simulator recomputes it (`ccfair fidelity`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub tcp_timestamp_epoch_ns: Option<u64>,
 }
 
 /// Result bins when a run sets none (`bin_ns`), ns.
@@ -375,6 +387,8 @@ impl RunConfig {
             links: Vec::new(),
             flows,
             tcp_timestamp_offsets: true,
+            host_clock_phase: true,
+            tcp_timestamp_epoch_ns: None,
         }
     }
 

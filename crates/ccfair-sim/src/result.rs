@@ -48,6 +48,9 @@ pub struct FlowResult {
     pub ecn_marks: u64,
     /// Retransmission timeouts that fired.
     pub rto_count: u64,
+    /// Tail loss probes sent (RFC 8985 TLP): new data or a resent segment that
+    /// no loss was counted for.
+    pub loss_probes: u64,
     /// Minimum RTT sample seen by the sender, ns (0 if none).
     pub min_rtt_ns: u64,
     /// Mean of all RTT samples, ns (0 if none).

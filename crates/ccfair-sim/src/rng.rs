@@ -25,8 +25,9 @@ pub mod stream {
     /// A topology's link `k` (topology.rs): its random loss and its queue discipline.
     pub const TOPO_LINK_LOSS: u64 = 7 << 40;
     pub const TOPO_LINK_QDISC: u64 = 8 << 40;
-    /// A TCP flow's timestamp offsets (both ends' `tp->tsoffset`, cc/mod.rs), and the
-    /// hosts' common timestamp epoch without offsets (one per run).
+    /// A TCP flow's receiver timestamp offset (its `tp->tsoffset`, cc/mod.rs), and the
+    /// hosts' clock at time 0: their tick clocks' phase and TSvals (one per run, unless a run
+    /// gives it; cc/mod.rs `host_clock_epoch_ns`).
     pub const TCP_TS_OFFSET: u64 = 9 << 40;
     pub const TCP_TS_EPOCH: u64 = 10 << 40;
 }

@@ -943,6 +943,7 @@ pub(crate) fn flow_results(senders: &[FlowSender], mon: &mut Monitor, starts: &[
             drops_aqm: mon.drops_aqm[i],
             ecn_marks: mon.ecn_marks[i],
             rto_count: st.rto_count,
+            loss_probes: st.loss_probes,
             min_rtt_ns: st.min_rtt_ns,
             mean_rtt_ns: if st.rtt_samples > 0 { st.rtt_sum_ns as f64 / st.rtt_samples as f64 } else { 0.0 },
             recoveries: st.recoveries,
@@ -985,6 +986,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
     let mut receivers = Vec::with_capacity(n);
     let mut starts = Vec::with_capacity(n);
     let mut flow_l4s = Vec::with_capacity(n);
+    let epoch_ns = cc::host_clock_epoch_ns(cfg.seed, cfg.tcp_timestamp_epoch_ns, cfg.host_clock_phase);
     for (i, f) in cfg.flows.iter().enumerate() {
         if f.transport() == Transport::Dccp {
             let ch = crate::dccp::channel();
@@ -1004,6 +1006,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
             let cca = algorithms[i].build(cca_seed).expect("a TCP flow's algorithm is a TCP congestion control");
             let ecn = resolve_ecn(f.ecn, cca.as_ref());
             let cwr_ack_now = cca.acks_cwr_at_once();
+            let echo_newest = cca.echoes_newest_tsval();
             flow_l4s.push(ecn == EcnMode::Scalable);
             let mut sender = Sender::new(
                 SenderConfig {
@@ -1021,7 +1024,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
                 },
                 cca,
             );
-            sender.tp.draw_ts_offsets(cfg.seed, i as u32, cfg.tcp_timestamp_offsets);
+            sender.tp.draw_ts_clocks(cfg.seed, i as u32, cfg.tcp_timestamp_offsets, epoch_ns);
             receivers.push(FlowReceiver::Tcp(
                 Receiver::new(
                     i as u32,
@@ -1034,7 +1037,9 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
                 .with_sack_channel(sender.sack_channel())
                 .with_ecn(ecn)
                 .with_cwr_ack_now(cwr_ack_now)
-                .with_gro(f.gro_ns, HEADER_BYTES),
+                .with_newest_tsval_echo(echo_newest)
+                .with_gro(f.gro_ns, HEADER_BYTES)
+                .with_clock_phase(sender.tp.clock_phase_ns),
             ));
             senders.push(FlowSender::Tcp(sender));
         }
@@ -1538,5 +1543,25 @@ mod tests {
             |r: &RunResult| (r.flows.iter().map(|f| f.delivered_bytes.clone()).collect::<Vec<_>>(), r.events, r.queue_packets.clone());
         assert_eq!(key(&run(&mk(5))), key(&run(&mk(5))));
         assert_ne!(key(&run(&mk(5))), key(&run(&mk(6))));
+    }
+
+    #[test]
+    fn with_exact_delays_and_starts_cubic_pairs_differ_between_seeds_by_the_hosts_clock_phase() {
+        // No host noise, no start jitter: the seed acts only through the hosts' clock phase
+        // (cc/mod.rs `host_clock_epoch_ns`), where CUBIC's jiffies tick. Same seed, same bits.
+        let mk = |seed| {
+            let mut b = flow("cubic");
+            b.start_ns = 2_000_000_000;
+            cfg(vec![flow("cubic"), b], 10, seed)
+        };
+        let key = |r: &RunResult| r.flows.iter().map(|f| f.delivered_bytes.clone()).collect::<Vec<_>>();
+        let runs: Vec<_> = (1..=4).map(|seed| key(&run(&mk(seed)))).collect();
+        assert_eq!(runs[0], key(&run(&mk(1))));
+        assert!(runs[1..].iter().any(|r| *r != runs[0]), "the phase changes nothing");
+        let phases: Vec<u64> = (1..=4).map(|s| cc::host_clock_epoch_ns(s, None, true) % cc::HOST_CLOCK_PHASE_SPAN_NS).collect();
+        assert!(phases.windows(2).all(|w| w[0] != w[1]), "{phases:?}");
+        // Idealized hosts (`noise = "none"`): the clocks tick at time 0, one result per pair.
+        let ideal = |seed| key(&run(&RunConfig { host_clock_phase: false, ..mk(seed) }));
+        assert!((2..=4).all(|seed| ideal(seed) == ideal(1)));
     }
 }

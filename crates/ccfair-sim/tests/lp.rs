@@ -40,7 +40,8 @@ fn tcp_lp_yields_to_reno_at_one_bdp() {
 
 /// With Linux's default tcp_timestamps = 1 each end adds its own random offset
 /// (Documentation/networking/ip-sysctl.rst; secure_tcp_ts_off): the owd sample
-/// TSval - TSecr carries the difference of the two offsets. Where that is above
+/// TSval - TSecr carries the receiver's offset (the sender's own is taken off
+/// the TSecr it reads, tcp_fast_parse_options). Where that is above
 /// 2^29 ms (with 2^29 ms to spare below 2^32), owd << 3 overflows sowd and
 /// tcp_lp.c never indicates: LP runs as Reno (docs/linux-ports.md: CUBIC 0.467
 /// and 0.514 of the link against the kernel's LP with offsets).
@@ -48,8 +49,8 @@ fn tcp_lp_yields_to_reno_at_one_bdp() {
 fn tcp_lp_with_random_timestamp_offsets_runs_as_reno_when_their_difference_overflows_sowd() {
     let overflows = |seed: u64| {
         let mut t = ccfair_sim::cc::TcpCc::new(1448, 1500, 10);
-        t.draw_ts_offsets(seed, 0, true);
-        let d = t.peer_ts_offset_ms.wrapping_sub(t.ts_offset_ms);
+        t.draw_ts_clocks(seed, 0, true, ccfair_sim::cc::host_clock_epoch_ns(seed, None, true));
+        let d = t.peer_ts_offset_ms;
         (1 << 29..=u32::MAX - (1 << 29)).contains(&d)
     };
     let seeds: Vec<u64> = (1..).filter(|&s| overflows(s)).take(2).collect();

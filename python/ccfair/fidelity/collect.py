@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ccfair.errors import SpecError
-from ccfair.fidelity.points import Point, PointSet, append_run, gate_failures, repair_tail, runs_by_point, spec_sha
+from ccfair.fidelity.points import Point, PointSet, append_run, gate_failures, ports_used, repair_tail, runs_by_point, spec_sha
 
 #: Where live testbed runs keep their state files (one per run; docs/testbed.md).
 STATE_DIR = Path("/run/ccfair")
@@ -93,7 +93,8 @@ def host_facts(summary: dict[str, Any], before: dict[str, Any]) -> dict[str, Any
 def run_one(point: Point, seed: int) -> dict[str, Any]:
     """One testbed run of ``point`` in a child process (:func:`ccfair.testbed.child.run`); the
     record to store. Raises RuntimeError. The record also has what the summary lacks: when each
-    flow really started (``flow_start_s``, from the flows table; a loaded host starts agents late).
+    flow really started (``flow_start_s``, from the flows table; a loaded host starts agents late) and
+    the hosts' TCP timestamp clock at the run's time zero (``ts_epoch_ns``, CLOCK_MONOTONIC ns).
     """
     from ccfair.errors import SimulationError
     from ccfair.testbed import child
@@ -109,11 +110,13 @@ def run_one(point: Point, seed: int) -> dict[str, Any]:
         raise RuntimeError(str(e)) from None
     summary = json.loads(json.dumps(result.summary))
     flow_start_s = [float(x) for x in result.flows["start_s"]]
+    ports = ports_used(summary)
     return {
         "set": point.set_name,
         "point": point.id,
         "seed": seed,
-        "spec_sha": spec_sha(raw),
+        "spec_sha": spec_sha(raw, ports),
+        "bpf_ports": ports,
         "spec": raw,
         "command": shlex.join(cmd),
         "kernel": summary.get("testbed", {}).get("kernel", os.uname().release),
@@ -121,6 +124,7 @@ def run_one(point: Point, seed: int) -> dict[str, Any]:
         "wall_s": round(time.monotonic() - t0, 1),
         "host": host_facts(summary, before),
         "flow_start_s": flow_start_s,
+        "ts_epoch_ns": summary.get("testbed", {}).get("ts_epoch_ns"),
         "summary": summary,
     }
 

@@ -38,9 +38,11 @@ from ccfair.fidelity.points import (
 SPREAD_FACTOR = 2.0
 
 
-def _sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None = None) -> dict[str, Any]:
+def _sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None = None, ts_epoch_ns: int | None = None) -> dict[str, Any]:
     """The simulator's summary of the point with ``seed``; with ``starts_s``, each flow starts when the
-    kernel run's flow really started (its measured connect time, no further start jitter)."""
+    kernel run's flow really started (its measured connect time, no further start jitter); with
+    ``ts_epoch_ns``, the hosts' TCP timestamp clock at time zero is the kernel run's (``ts_epoch_ns``,
+    read by TCP-LP), else one drawn from the seed."""
     from ccfair.api import simulate
     from ccfair.result import Result
     from ccfair.spec import Spec
@@ -53,6 +55,8 @@ def _sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None = None
         for fc, t in zip(config["flows"], starts_s):
             fc["start_ns"] = max(0, round(t * 1e9))
             fc["start_jitter_ns"] = 0
+    if ts_epoch_ns is not None:
+        config["tcp_timestamp_epoch_ns"] = int(ts_epoch_ns)
     return Result.from_raw(spec, config, simulate(config, spec)).summary
 
 
@@ -99,14 +103,19 @@ def compare(sets: list[PointSet], jobs: int = 1, measured_starts: bool = True) -
     """The comparison as the JSON output of ``ccfair fidelity --json``.
 
     Simulator run i uses kernel run i's seed; with ``measured_starts`` (default) and a kernel run that
-    recorded its flows' real start times (``flow_start_s``), the simulator's flows start then too.
+    recorded its flows' real start times (``flow_start_s``), the simulator's flows start then too, and
+    with its hosts' TCP timestamp clock (``ts_epoch_ns``) the simulator's hosts read the same clock.
     """
     todo: list[tuple[Point, list[dict[str, Any]]]] = []
     stale = {}
     for ps in sets:
         runs, stale[ps.name] = runs_by_point(ps)
         todo += [(p, select_runs(p, runs[p.id], ps.runs)) for p in ps.points if runs[p.id]]
-    jobs_list = [(p.raw(), r["seed"], r.get("flow_start_s") if measured_starts else None) for p, kr in todo for r in kr]
+    jobs_list = [
+        (p.raw(), r["seed"], *((r.get("flow_start_s"), r.get("ts_epoch_ns")) if measured_starts else (None, None)))
+        for p, kr in todo
+        for r in kr
+    ]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as ex:
             sims = list(ex.map(_sim_one, *zip(*jobs_list))) if jobs_list else []

@@ -19,7 +19,11 @@ expanded); B's share is the sum of their shares.
 Kernel runs ``<data>/kernel/<set>.jsonl``: one JSON object per line and run,
 appended when the run finishes (``append_run``: one ``write`` then ``fsync``).
 A line belongs to a point while its ``spec_sha`` matches the point's spec now
-(``spec_sha``); runs of an edited point are kept in the file but not used.
+(``spec_sha``): the experiment and, for a run that records the BPF ports it ran
+(``bpf_ports``: CCA -> digest of the port's source, testbed/bpfcc.py ``source_digest``),
+those ports' current sources; runs of an edited point or port are kept in the file but
+not used. Runs stored before ports were recorded carry no ``bpf_ports`` and match on
+their experiment alone.
 
 Which runs give a point's kernel figure (``select_runs``), the same rule for every
 point: its runs that pass the quality gate (``gate_failures``: the testbed campaigns'
@@ -164,9 +168,32 @@ def _overrides(value: Any, where: str) -> tuple[str, ...]:
     return tuple(value)
 
 
-def spec_sha(raw: dict[str, Any]) -> str:
-    """A short hash of a point's raw experiment: stored with every run, so an edited point is not mixed up."""
-    return hashlib.sha256(json.dumps(raw, sort_keys=True).encode()).hexdigest()[:16]
+def spec_sha(raw: dict[str, Any], ports: dict[str, str | None] | None = None) -> str:
+    """A short hash of a point's raw experiment and, when given (non-empty), the digests of the BPF
+    ports its run used (CCA -> ``bpfcc.source_digest``): stored with every run, so an edited point
+    or port is not mixed up."""
+    doc: Any = {"spec": raw, "bpf_ports": ports} if ports else raw
+    return hashlib.sha256(json.dumps(doc, sort_keys=True).encode()).hexdigest()[:16]
+
+
+def ports_used(summary: dict[str, Any]) -> dict[str, str | None]:
+    """CCA -> digest of the BPF port's current source, for every CCA a testbed run's summary
+    says ran as ccfair's BPF port (``testbed.ccas[].impl``)."""
+    from ccfair.testbed import bpfcc
+
+    ccas = (summary.get("testbed") or {}).get("ccas") or []
+    return {c["cca"]: bpfcc.source_digest(c["cca"]) for c in ccas if c.get("impl") == "bpf"}
+
+
+def current_sha(raw: dict[str, Any], rec: dict[str, Any]) -> str:
+    """What a stored run's ``spec_sha`` must be to count for the point ``raw`` now: with the
+    current sources of the ports it recorded (``bpf_ports``), or of the experiment alone for a
+    run stored before ports were recorded."""
+    if "bpf_ports" not in rec:
+        return spec_sha(raw)
+    from ccfair.testbed import bpfcc
+
+    return spec_sha(raw, {c: bpfcc.source_digest(c) for c in rec["bpf_ports"]})
 
 
 # ----------------------------------------------------------------- the run store
@@ -217,12 +244,12 @@ def append_run(path: Path, record: dict[str, Any]) -> None:
 
 def runs_by_point(ps: PointSet) -> tuple[dict[str, list[dict[str, Any]]], int]:
     """The stored runs of each point whose spec is the point's current one, and how many lines are stale."""
-    shas = {p.id: spec_sha(p.raw()) for p in ps.points}
+    raws = {p.id: p.raw() for p in ps.points}
     out: dict[str, list[dict[str, Any]]] = {p.id: [] for p in ps.points}
     stale = 0
     for r in read_runs(ps.kernel_path):
         point = r.get("point")
-        if isinstance(point, str) and shas.get(point) == r.get("spec_sha"):
+        if isinstance(point, str) and point in raws and current_sha(raws[point], r) == r.get("spec_sha"):
             out[r["point"]].append(r)
         else:
             stale += 1

@@ -92,6 +92,30 @@ def ports() -> dict[str, Path]:
     return {p.name[: -len(SUFFIX)]: p for p in sorted(SRC_DIR.glob(f"*{SUFFIX}"))}
 
 
+_LOCAL_INCLUDE = re.compile(r'^#include "([^"]+)"', re.M)
+
+
+def source_digest(cca: str) -> str | None:
+    """A short hash of the port of ``cca``: its ``bpf/<cca>.bpf.c`` and every header of
+    ``bpf/`` it includes (``vmlinux.h`` is generated from the kernel's BTF, not hashed); None
+    without a port. Stored with a fidelity run (fidelity/points.py ``spec_sha``), so that runs of
+    an edited port are not mixed with the port's current runs."""
+    src = ports().get(cca)
+    if src is None:
+        return None
+    h = hashlib.sha256()
+    todo, seen = [src], set()
+    while todo:
+        path = todo.pop(0)
+        if path.name in seen or not path.is_file():
+            continue
+        seen.add(path.name)
+        text = path.read_bytes()
+        h.update(path.name.encode() + b"\0" + text)
+        todo += [SRC_DIR / m for m in _LOCAL_INCLUDE.findall(text.decode(errors="replace"))]
+    return h.hexdigest()[:16]
+
+
 #: The Linux source a port follows, where it is not net/ipv4/tcp_<cca>.c.
 LINUX_SOURCES = {"reno": "net/ipv4/tcp_cong.c"}
 

@@ -282,6 +282,7 @@ NOT_MEASURED: dict[str, frozenset[str]] = {
             "random_losses",
             "ecn",
             "ecn_reductions",
+            "loss_probes",
             "sojourn_sum_ns",
             "sojourn_pkts",
         }
@@ -307,6 +308,8 @@ class _Procs:
     servers: dict[int, subprocess.Popen[str]] = dataclasses.field(default_factory=dict)
     bottleneck: subprocess.Popen[str] | None = None
     qstats: subprocess.Popen[str] | None = None
+    #: the run's time zero, CLOCK_MONOTONIC ns
+    t0: int = 0
     end: int = 0
     clients: dict[int, dict[str, Any]] = dataclasses.field(default_factory=dict)
     sender_stats: list[dict[str, Any]] = dataclasses.field(default_factory=list)
@@ -591,6 +594,7 @@ class _Run:
         c, topo = self.config, self.topo
         duration = c["duration_ns"]
         t0 = _now() + SETUP_MARGIN_NS + (HTTP_SETUP_NS if procs.http else 0)
+        procs.t0 = t0
         procs.end = t0 + duration
         procs.servers = {i: self.start_server(i, t0, procs.end) for i in procs.http if i not in self.remote}
         procs.bottleneck = self.start_bottleneck("bottleneck", fwd, rev, t0, duration)
@@ -670,6 +674,9 @@ class _Run:
             entry["applied"] = applied
         tb["receiver_tcp_rmem"] = self.applied["receiver_tcp_rmem"]
         tb["receiver_tcp_timestamps"] = self.applied["receiver_tcp_timestamps"]
+        # the hosts' TCP timestamp clock at time zero: tcp_clock_ns is ktime_get_ns (include/net/tcp.h),
+        # CLOCK_MONOTONIC; TSvals without offset are it in ms (the simulator's tcp_timestamp_epoch_ns)
+        tb["ts_epoch_ns"] = procs.t0
         tb["ccas"] = self.cca_report()
         for i in procs.servers:  # the connection's own socket options, read in the server process
             s = procs.sender_stats[i]

@@ -143,7 +143,7 @@ impl CongestionControl for Bic {
 
     fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
         let Some(acked) = tp.after_slow_start(acked) else { return };
-        self.update(tp.cwnd, jiffies(tp.now_ns, HZ));
+        self.update(tp.cwnd, jiffies(tp.host_clock_ns(tp.now_ns), HZ));
         tp.cong_avoid_ai(self.cnt, acked);
     }
 

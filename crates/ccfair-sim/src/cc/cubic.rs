@@ -460,7 +460,7 @@ impl CongestionControl for Cubic {
     /// Linux `cubictcp_cong_avoid`.
     fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
         let Some(acked) = tp.after_slow_start(acked) else { return };
-        self.update(tp.cwnd, acked, jiffies(tp.now_ns));
+        self.update(tp.cwnd, acked, jiffies(tp.host_clock_ns(tp.now_ns)));
         tp.cong_avoid_ai(self.cnt, acked);
     }
 
@@ -471,7 +471,7 @@ impl CongestionControl for Cubic {
         }
         // Discard delay samples right after a reduction (first second of an epoch).
         if let Some(epoch) = self.epoch_start_jiffies {
-            if jiffies(tp.now_ns).saturating_sub(epoch) < DELAY_SAMPLE_HOLD_JIFFIES {
+            if jiffies(tp.host_clock_ns(tp.now_ns)).saturating_sub(epoch) < DELAY_SAMPLE_HOLD_JIFFIES {
                 return;
             }
         }
@@ -497,9 +497,9 @@ impl CongestionControl for Cubic {
         if ev != CaEvent::TxStart {
             return;
         }
-        let now = jiffies(tp.now_ns);
+        let now = jiffies(tp.host_clock_ns(tp.now_ns));
         // Linux: now - tp->lsndtime; approximated by the last delivery time.
-        let idle = now.saturating_sub(jiffies(tp.delivered_time_ns));
+        let idle = now.saturating_sub(jiffies(tp.host_clock_ns(tp.delivered_time_ns)));
         if let Some(epoch) = self.epoch_start_jiffies {
             if idle > 0 {
                 self.epoch_start_jiffies = Some((epoch + idle).min(now));
@@ -752,6 +752,18 @@ mod tests {
         f.tp.now_ns = 1_003_000_000;
         f.ack(0, rtt);
         assert_eq!(f.cc.epoch_start_jiffies, Some(250));
+    }
+
+    #[test]
+    fn the_epoch_starts_at_the_jiffy_of_the_hosts_clock_not_of_the_runs_time_zero() {
+        // jiffies count from the host's boot (include/linux/jiffies.h): at a clock phase of
+        // 2 ms the jiffy that holds simulated 1.003 s is the one from 1.001 s (host 1.005 s).
+        let rtt = 100 * MS;
+        let mut f = Flow::lost_at_100(rtt);
+        f.tp.clock_phase_ns = 2 * MS;
+        f.tp.now_ns = 1_003_000_000;
+        f.ack(0, rtt);
+        assert_eq!(f.cc.epoch_start_jiffies, Some(251));
     }
 
     #[test]

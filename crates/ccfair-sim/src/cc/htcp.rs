@@ -204,11 +204,11 @@ impl CongestionControl for Htcp {
 
     fn init(&mut self, tp: &mut TcpCc) {
         *self = Self::with_params(self.params.clone());
-        self.last_cong_j = jiffies(tp.now_ns, HZ);
+        self.last_cong_j = jiffies(tp.host_clock_ns(tp.now_ns), HZ);
     }
 
     fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
-        self.param_update(jiffies(tp.now_ns, HZ));
+        self.param_update(jiffies(tp.host_clock_ns(tp.now_ns), HZ));
         ((u64::from(tp.cwnd) * u64::from(self.beta)) >> 7).max(2) as u32
     }
 
@@ -221,7 +221,7 @@ impl CongestionControl for Htcp {
                 tp.cwnd += 1;
             }
             tp.cwnd_cnt = 0;
-            self.alpha_update(jiffies(tp.now_ns, HZ));
+            self.alpha_update(jiffies(tp.host_clock_ns(tp.now_ns), HZ));
         } else {
             tp.cwnd_cnt += self.pkts_acked;
         }
@@ -230,7 +230,7 @@ impl CongestionControl for Htcp {
 
     /// `measure_achieved_throughput`.
     fn pkts_acked(&mut self, tp: &mut TcpCc, sample: &AckSample) {
-        let now_j = jiffies(tp.now_ns, HZ);
+        let now_j = jiffies(tp.host_clock_ns(tp.now_ns), HZ);
         if tp.ca_state == CaState::Open {
             self.pkts_acked = sample.pkts_acked;
         }
@@ -271,10 +271,10 @@ impl CongestionControl for Htcp {
         match new_state {
             CaState::Open => {
                 if self.undo_last_cong_j.take().is_some() {
-                    self.last_cong_j = jiffies(tp.now_ns, HZ);
+                    self.last_cong_j = jiffies(tp.host_clock_ns(tp.now_ns), HZ);
                 }
             }
-            CaState::Cwr | CaState::Recovery | CaState::Loss => self.reset(jiffies(tp.now_ns, HZ)),
+            CaState::Cwr | CaState::Recovery | CaState::Loss => self.reset(jiffies(tp.host_clock_ns(tp.now_ns), HZ)),
             CaState::Disorder => {}
         }
     }

@@ -26,7 +26,10 @@
 //!
 //! One-way delay: the simulator's hosts share one clock, so TSval - TSecr is
 //! the exact forward one-way delay of the segment that triggered the ACK plus
-//! the receiver's delayed-ACK wait (as in ns-3, which also takes TSval - TSecr).
+//! the receiver's delayed-ACK wait (as in ns-3, which also takes TSval - TSecr):
+//! its receiver echoes the newest segment's TSval (`echoes_newest_tsval`), as
+//! RFC 6817's receiver reports each packet's delay; Linux's would echo the first
+//! segment since its previous ACK (tcp/receiver.rs).
 //! If an ACK carries no timestamps the RTT sample is used instead (a
 //! round-trip measurement also sees reverse-path queueing; see docs/fidelity.md).
 //! Clock skew and clock offset (RFC 6817 section 4.1) do not exist here.
@@ -147,6 +150,8 @@ impl Ledbat {
 }
 
 impl CongestionControl for Ledbat {
+    needs!(newest_tsval_echoed);
+
     fn name(&self) -> &'static str {
         "ledbat"
     }

@@ -35,14 +35,15 @@
 //! and no indication ever comes (the flow runs as Reno) until the estimate
 //! falls back to 1000 or below.
 //!
-//! Timestamps as Linux reads them: each end's 1 ms clock plus its random
-//! per-connection offset (`tp->tsoffset`, `net.ipv4.tcp_timestamps = 1`,
-//! Linux's default; [`TcpCc::draw_ts_offsets`]) mod 2^32: TSval carries the
-//! receiver's offset, TSecr and `now` (`tcp_time_stamp_ts`) ours. The owd is
-//! then TSval - TSecr = (offset difference + one-way delay) mod 2^32 while
-//! remote_hz is in (500, 1000], or 2^32 - TSecr above 1000: above 2^29 ms
-//! (7/8 of offsets) owd << 3 overflows sowd and the module never indicates
-//! (test `random_timestamp_offset_overflows_sowd_and_lp_never_indicates`).
+//! Timestamps as Linux reads them: one host clock, `tcp_clock_ns` (ns since boot), in ms
+//! mod 2^32 ([`TcpCc::draw_ts_clocks`]: its reading at time 0, the epoch). `now`
+//! (`tcp_time_stamp_ts`) and TSecr (`rcv_tsecr`, from which `tcp_fast_parse_options`
+//! takes our `tsoffset` off again) are our clock; TSval carries the receiver's random
+//! offset (`net.ipv4.tcp_timestamps = 1`, Linux's default) or none (`= 2`). The owd is
+//! then TSval - TSecr = (offset + one-way delay) mod 2^32 while remote_hz is in (500,
+//! 1000], or 2^32 - TSecr above 1000, where the epoch decides what sowd and the owd
+//! range become: above 2^29 ms (7/8 of offsets) owd << 3 overflows sowd and the module
+//! never indicates (test `random_timestamp_offset_overflows_sowd_and_lp_never_indicates`).
 //!
 //! Deviations: our receiver echoes the TSval of the newest segment an ACK covers; Linux's
 //! (`tcp_replace_ts_recent`) echoes the first one after the previous ACK
@@ -72,10 +73,10 @@ fn ts(ns: u64) -> u32 {
 }
 
 /// `tcp_time_stamp_ts(tp)`, `rx_opt.rcv_tsval`, `rx_opt.rcv_tsecr` as Linux sees
-/// them: each end's clock plus its `tsoffset`, in u32 TS ticks.
+/// them: the host clock (time + epoch) in ms, TSval plus the receiver's `tsoffset`, u32.
 fn linux_timestamps(tp: &TcpCc) -> (u32, u32, u32) {
-    let ours = |ns: u64| ts(ns).wrapping_add(tp.ts_offset_ms);
-    (ours(tp.now_ns), ts(tp.rcv_tsval_ns).wrapping_add(tp.peer_ts_offset_ms), ours(tp.rcv_tsecr_ns))
+    let clock = |ns: u64| ts(ns + tp.ts_epoch_ns);
+    (clock(tp.now_ns), clock(tp.rcv_tsval_ns).wrapping_add(tp.peer_ts_offset_ms), clock(tp.rcv_tsecr_ns))
 }
 
 /// Per-connection state: Linux `struct lp`, with its u32 fields.
@@ -276,13 +277,13 @@ mod tests {
 
     impl Conn {
         fn new(p: LpConfig, offset_ms: u32) -> Conn {
-            Conn::with_offsets(p, 0, offset_ms)
+            Conn::with_clock(p, 0, offset_ms)
         }
 
-        /// Our `tsoffset` and the receiver's.
-        fn with_offsets(p: LpConfig, ours_ms: u32, peer_ms: u32) -> Conn {
+        /// The host clock at time 0 (ms since boot) and the receiver's `tsoffset`.
+        fn with_clock(p: LpConfig, epoch_ms: u32, peer_ms: u32) -> Conn {
             let mut t = tp();
-            t.ts_offset_ms = ours_ms;
+            t.ts_epoch_ns = epoch_ms as u64 * MS;
             t.peer_ts_offset_ms = peer_ms;
             Conn { lp: Lp::with_params(p), t }
         }
@@ -405,52 +406,50 @@ mod tests {
     }
 
     #[test]
-    fn each_end_draws_a_uniform_u32_timestamp_offset_from_the_seed_and_flow_or_shares_the_boot_epoch() {
+    fn the_receiver_draws_a_uniform_u32_timestamp_offset_per_flow_on_one_host_clock_per_run() {
         // Linux tcp_timestamps = 1 (ip-sysctl.rst): tp->tsoffset = secure_tcp_ts_off(net,
-        // saddr, daddr) per connection and end; here one stream per (seed, flow).
-        let offsets = |seed: u64, flow: u32| {
+        // saddr, daddr) per connection and end; the sender's own is taken off the TSecr it
+        // reads (tcp_fast_parse_options), so only the receiver's reaches the CCA: one
+        // stream per (seed, flow). Both ends' clock: one per run (one host).
+        let clocks = |seed: u64, flow: u32, random: bool, epoch: Option<u64>| {
             let mut t = TcpCc::new(1448, 1500, 10);
-            t.draw_ts_offsets(seed, flow, true);
-            [t.ts_offset_ms, t.peer_ts_offset_ms]
+            t.draw_ts_clocks(seed, flow, random, crate::cc::host_clock_epoch_ns(seed, epoch, true));
+            (t.ts_epoch_ns, t.peer_ts_offset_ms)
         };
-        assert_eq!(offsets(7, 0), offsets(7, 0), "same seed, same offsets");
-        assert_ne!(offsets(7, 0), offsets(8, 0), "two seeds give different offsets");
-        assert_ne!(offsets(7, 0), offsets(7, 1), "two flows give different offsets");
-        let [ours, peer] = offsets(7, 0);
-        assert_ne!(ours, peer, "each end its own offset");
+        assert_eq!(clocks(7, 0, true, None), clocks(7, 0, true, None), "same seed, same clocks");
+        assert_ne!(clocks(7, 0, true, None).1, clocks(8, 0, true, None).1, "two seeds give different offsets");
+        assert_ne!(clocks(7, 0, true, None).1, clocks(7, 1, true, None).1, "two flows give different offsets");
+        assert_eq!(clocks(7, 0, true, None).0, clocks(7, 1, true, None).0, "one host clock for every flow");
+        assert_ne!(clocks(7, 0, true, None).0, clocks(8, 0, true, None).0, "two seeds give different epochs");
         // Uniform over u32: 7/8 of 4000 draws at or above 2^29 (3500; the half-width
         // of a 99.99 % binomial interval is about 80).
-        let above = (0..2000u32).flat_map(|f| offsets(1, f)).filter(|&o| o >= 1 << 29).count();
+        let above = (0..4000u32).map(|f| clocks(1, f, true, None).1).filter(|&o| o >= 1 << 29).count();
         assert!((3420..=3580).contains(&above), "{above}");
-        // tcp_timestamps = 2: no offset, every end's TSval counts from the host's boot.
-        let epoch = |seed: u64, flow: u32| {
-            let mut t = TcpCc::new(1448, 1500, 10);
-            t.draw_ts_offsets(seed, flow, false);
-            [t.ts_offset_ms, t.peer_ts_offset_ms]
-        };
-        let [a, b] = epoch(7, 0);
-        assert_eq!(a, b, "one clock on both ends");
-        assert_eq!(epoch(7, 0), epoch(7, 3), "one epoch for every flow of a run");
-        assert_ne!(epoch(7, 0), epoch(8, 0), "two seeds give different epochs");
+        // tcp_timestamps = 2: no offset, both ends' TSvals are the host's clock.
+        assert_eq!(clocks(7, 0, false, None), (clocks(7, 0, true, None).0, 0));
+        // A recorded epoch (a testbed run's) replaces the draw, kept below 2^32 ms.
+        assert_eq!(clocks(7, 0, false, Some(11_096_123_456_789)), (11_096_123_456_789, 0));
+        assert_eq!(clocks(7, 0, false, Some((1 << 32) * MS + 5)).0, 5, "the 32-bit ms clock wraps");
     }
 
     #[test]
-    fn lp_reads_both_ends_timestamp_offsets_with_u32_wraparound() {
+    fn lp_reads_the_host_clock_and_the_receivers_offset_with_u32_wraparound() {
         // Linux tcp_timestamps = 1 (ip-sysctl.rst: "a random offset for each connection";
-        // tsoffset = secure_tcp_ts_off): rcv_tsval carries the receiver's offset, rcv_tsecr
-        // and tcp_time_stamp_ts ours. Our clock wraps past 2^32 between the two ACKs of
-        // learn_clock (1000 ms -> 2^32 - 50, 1100 ms -> 50): equal offsets on both ends
-        // leave every u32 difference, hence the first indication, as at offset 0.
-        let off = u32::MAX - 1049;
-        let mut c = Conn::with_offsets(LpConfig::default(), off, off);
+        // tsoffset = secure_tcp_ts_off): rcv_tsval carries the receiver's offset; rcv_tsecr
+        // (our offset taken off by tcp_fast_parse_options) and tcp_time_stamp_ts are our
+        // clock. The clock wraps past 2^32 ms between the two ACKs of learn_clock (1000 ms
+        // -> 2^32 - 50, 1100 ms -> 50): without an offset every u32 difference, hence the
+        // first indication, is as at epoch 0.
+        let epoch = u32::MAX - 1049;
+        let mut c = Conn::with_clock(LpConfig::default(), epoch, 0);
         c.learn_clock();
         assert_eq!(c.t.cwnd, 6);
         assert_eq!((c.lp.sowd >> 3, c.lp.owd_min, c.lp.owd_max), (25, 25, 50));
-        assert_eq!(c.lp.last_drop, 1150u32.wrapping_add(off), "now = clock + our offset");
+        assert_eq!(c.lp.last_drop, 1150u32.wrapping_add(epoch), "now = the host clock");
         assert_eq!(c.lp.inference, 3 * 50, "3 x (now - TSecr) across the wrap");
-        // The receiver's offset 2^31 ms ahead of ours: owd = 2^31 + 25 ms, owd << 3
-        // overflows sowd and no indication ever comes.
-        let mut c = Conn::with_offsets(LpConfig::default(), off, off.wrapping_add(1 << 31));
+        // The receiver's offset 2^31 ms: owd = 2^31 + 25 ms, owd << 3 overflows sowd and
+        // no indication ever comes.
+        let mut c = Conn::with_clock(LpConfig::default(), epoch, 1 << 31);
         c.learn_clock();
         assert_eq!(c.t.cwnd, 12, "first sample: no indication");
         let cwnds = c.queue_builds(1200, 30);

@@ -67,13 +67,15 @@ macro_rules! default_is {
 /// Inside an `impl CongestionControl`: what the algorithm needs of the sender, each hook
 /// named returning true (the others keep the trait's `false`): `ecn` (`needs_ecn`),
 /// `pacing` (`needs_pacing`), `cwr_acked_at_once` (`acks_cwr_at_once`),
-/// `own_pacing_rate` (`sets_pacing_rate`). `needs!(ecn, pacing);`
+/// `own_pacing_rate` (`sets_pacing_rate`), `newest_tsval_echoed` (`echoes_newest_tsval`).
+/// `needs!(ecn, pacing);`
 macro_rules! needs {
     ($($what:ident),+) => { $(needs!(@ $what);)+ };
     (@ecn) => { fn needs_ecn(&self) -> bool { true } };
     (@pacing) => { fn needs_pacing(&self) -> bool { true } };
     (@cwr_acked_at_once) => { fn acks_cwr_at_once(&self) -> bool { true } };
     (@own_pacing_rate) => { fn sets_pacing_rate(&self) -> bool { true } };
+    (@newest_tsval_echoed) => { fn echoes_newest_tsval(&self) -> bool { true } };
 }
 
 pub mod bbr;
@@ -186,13 +188,19 @@ pub struct TcpCc {
     pub rcv_tsval_ns: u64,
     /// TSecr of the last ACK: the TSval of the data segment it echoes, ns; 0 = none.
     pub rcv_tsecr_ns: u64,
-    /// This end's timestamp offset (`tp->tsoffset`), TS ticks (ms): Linux's TSvals
-    /// on the wire are `tcp_time_stamp_ms + tsoffset` mod 2^32, so the Linux-unit
-    /// TSecr of the last ACK is `rcv_tsecr_ns` in ms + this ([`TcpCc::draw_ts_offsets`]).
-    pub ts_offset_ms: u32,
-    /// The receiver's timestamp offset, TS ticks (ms): the Linux-unit TSval of
-    /// the last ACK is `rcv_tsval_ns` in ms + this.
+    /// The hosts' timestamp clock (`tcp_clock_ns`, ns since boot; one clock for every
+    /// end, as on one Linux host) at simulated time 0, below 2^32 ms: Linux's
+    /// `tcp_time_stamp_ts` and the TSecr it reads (`rcv_tsecr`, its own `tsoffset`
+    /// taken off by `tcp_fast_parse_options`) are (time + this) in ms mod 2^32
+    /// ([`TcpCc::draw_ts_clocks`]).
+    pub ts_epoch_ns: u64,
+    /// The receiver's timestamp offset (its `tp->tsoffset`), TS ticks (ms): the
+    /// Linux-unit TSval of the last ACK is (`rcv_tsval_ns` + epoch) in ms + this.
     pub peer_ts_offset_ms: u32,
+    /// The host's clock phase, ns: simulated time `t` reads `t + clock_phase_ns` on the
+    /// host's tick clocks, jiffies and the 1 ms TCP timestamp clock: `ts_epoch_ns` within
+    /// [`HOST_CLOCK_PHASE_SPAN_NS`], where those clocks tick as they do on the whole epoch.
+    pub clock_phase_ns: u64,
     /// Packets SACKed above snd_una (`tp->sacked_out`), current at `pkts_acked`.
     pub sacked_out: u32,
     /// `delivered` when the most recently sent packet this ACK delivered was sent
@@ -235,35 +243,41 @@ impl TcpCc {
             is_cwnd_limited: true,
             rcv_tsval_ns: 0,
             rcv_tsecr_ns: 0,
-            ts_offset_ms: 0,
+            ts_epoch_ns: 0,
             peer_ts_offset_ms: 0,
+            clock_phase_ns: 0,
             sacked_out: 0,
             rate_prior_delivered: 0,
             enter_cwr: false,
         }
     }
 
-    /// Both ends' timestamp offsets for TCP flow `flow` of a run with `seed`. Linux with
-    /// `net.ipv4.tcp_timestamps = 1` (its default) uses "a random offset for each
-    /// connection" (Documentation/networking/ip-sysctl.rst): each end's
+    /// The timestamp clocks of TCP flow `flow` of a run with `seed` whose hosts' clock,
+    /// `tcp_clock_ns` (ns since boot, `ktime_get_ns`), reads `epoch_ns` at time 0
+    /// ([`host_clock_epoch_ns`]): its whole value for TSvals in Linux units, its phase
+    /// within [`HOST_CLOCK_PHASE_SPAN_NS`] for the tick clocks ([`TcpCc::host_clock_ns`]).
+    /// Linux with `net.ipv4.tcp_timestamps = 1` (its default) adds "a random offset for
+    /// each connection" (Documentation/networking/ip-sysctl.rst): each end's
     /// `tp->tsoffset = secure_tcp_ts_off(net, saddr, daddr)` (net/core/secure_seq.c, a
-    /// keyed hash with a per-boot secret), added to every TSval it sends
-    /// (`tcp_time_stamp_ts`, `tcp_skb_timestamp_ts`): here a uniform u32 per end from
-    /// the flow's own stream ([`crate::rng::stream::TCP_TS_OFFSET`]). With `= 2`
-    /// (`random = false`) both ends send `tcp_clock_ms`, ms since the host booted: one
-    /// epoch for every end of the run, a uniform u32 from its own stream. Only values in
-    /// Linux units read them (TCP-LP); everything else uses timestamp differences.
-    pub fn draw_ts_offsets(&mut self, seed: u64, flow: u32, random: bool) {
+    /// keyed hash with a per-boot secret) to every TSval it sends (`tcp_skb_timestamp_ts`
+    /// + tsoffset, tcp_output.c) and takes its own off the TSecr it receives
+    /// (`tcp_fast_parse_options`, tcp_input.c): only the receiver's offset reaches the
+    /// sender's CCA, a uniform u32 from the flow's own stream
+    /// ([`crate::rng::stream::TCP_TS_OFFSET`]). With `= 2` (`random = false`) no end
+    /// adds one. Only values in Linux units read them (TCP-LP); everything else uses
+    /// timestamp differences.
+    pub fn draw_ts_clocks(&mut self, seed: u64, flow: u32, random: bool, epoch_ns: u64) {
         use crate::rng::{stream, stream_rng};
         use rand::Rng;
-        if random {
-            let mut r = stream_rng(seed, stream::TCP_TS_OFFSET + flow as u64);
-            self.ts_offset_ms = r.gen();
-            self.peer_ts_offset_ms = r.gen();
-        } else {
-            let epoch_ms: u32 = stream_rng(seed, stream::TCP_TS_EPOCH).gen();
-            (self.ts_offset_ms, self.peer_ts_offset_ms) = (epoch_ms, epoch_ms);
-        }
+        self.ts_epoch_ns = epoch_ns;
+        self.clock_phase_ns = epoch_ns % HOST_CLOCK_PHASE_SPAN_NS;
+        self.peer_ts_offset_ms = if random { stream_rng(seed, stream::TCP_TS_OFFSET + flow as u64).gen() } else { 0 };
+    }
+
+    /// Time `ns` on the host's tick clocks (jiffies, the TCP timestamp clock): `ns` plus the
+    /// host's clock phase (the epoch's, [`TcpCc::draw_ts_clocks`]).
+    pub fn host_clock_ns(&self, ns: u64) -> u64 {
+        ns + self.clock_phase_ns
     }
 
     pub fn in_slow_start(&self) -> bool {
@@ -405,6 +419,35 @@ pub struct AckSample {
     pub in_flight: u32,
 }
 
+/// Span of the hosts' clock phase, ns: one jiffy at HZ = 250, a whole number of jiffies at
+/// HZ = 1000 and of 1 ms timestamp ticks, so that every tick clock's phase is uniform.
+pub const HOST_CLOCK_PHASE_SPAN_NS: u64 = 4_000_000;
+
+/// The TCP timestamp clock's wrap, ns: TSvals are ms mod 2^32.
+const TS_WRAP_NS: u64 = (1 << 32) * 1_000_000;
+
+/// The hosts' clock (`tcp_clock_ns`, ns since boot) at the run's time 0: `given` (a testbed
+/// run's recorded one, RunConfig `tcp_timestamp_epoch_ns`) or one uniform value below 2^32 ms
+/// drawn from the seed ([`crate::rng::stream::TCP_TS_EPOCH`]), mod 2^32 ms. Linux's tick
+/// clocks count from the host's boot, not from a connection's start: jiffies from
+/// `INITIAL_JIFFIES` at each tick (include/linux/jiffies.h, kernel/time/tick-common.c
+/// `tick_periodic` -> `do_timer`), the TCP timestamp clock as whole ms of `tcp_clock_ns()`
+/// (`ktime_get_ns`, include/net/tcp.h `tcp_time_stamp_ms`), so where a flow's start falls
+/// within a tick is arbitrary; its phase within [`HOST_CLOCK_PHASE_SPAN_NS`] is uniform. One
+/// clock per run: the reference testbed's flows share one kernel. With `phase = false`
+/// (`noise = "none"`'s idealized hosts) the clock reads a whole span at time 0, so the tick
+/// clocks tick at time 0.
+pub fn host_clock_epoch_ns(seed: u64, given: Option<u64>, phase: bool) -> u64 {
+    use rand::Rng;
+    let drawn = || crate::rng::stream_rng(seed, crate::rng::stream::TCP_TS_EPOCH).gen_range(0..TS_WRAP_NS);
+    let epoch = given.unwrap_or_else(drawn) % TS_WRAP_NS;
+    if phase {
+        epoch
+    } else {
+        epoch - epoch % HOST_CLOCK_PHASE_SPAN_NS
+    }
+}
+
 /// Linux's jiffies at time `ns` with a kernel tick rate of `hz` per second (CONFIG_HZ).
 pub(crate) const fn jiffies(ns: u64, hz: u64) -> u64 {
     ns / (1_000_000_000 / hz)
@@ -476,6 +519,13 @@ pub trait CongestionControl: Send {
     /// under RFC 3168 ECN negotiation, which DCTCP uses (tcp/receiver.rs); AccECN
     /// (Prague) does not.
     fn acks_cwr_at_once(&self) -> bool {
+        false
+    }
+
+    /// The receiver's ACK echoes the TSval of the newest segment it covers, a per-packet
+    /// one-way delay report (RFC 6817's LEDBAT receiver, ns-3's TCP), instead of Linux's
+    /// first segment since the previous ACK (`tcp_replace_ts_recent`, tcp/receiver.rs).
+    fn echoes_newest_tsval(&self) -> bool {
         false
     }
 
@@ -801,6 +851,51 @@ pub(crate) mod testutil {
     pub fn cwnds_after(mut cc: impl CongestionControl, cwnd: u32, ssthresh: u32, runs: &[u32]) -> Vec<u32> {
         let mut t = tp_at(cwnd, ssthresh);
         runs.iter().map(|&n| ack_each(&mut cc, &mut t, n)).collect()
+    }
+}
+
+#[cfg(test)]
+mod clock_phase_tests {
+    use super::*;
+
+    #[test]
+    fn the_hosts_clock_is_one_draw_per_seed_its_phase_uniform_over_one_jiffy_at_hz_250() {
+        // Linux's tick clocks count from boot (jiffies from INITIAL_JIFFIES, the timestamp
+        // clock as ms of ktime_get_ns), so a flow's start falls anywhere within a tick:
+        // same seed, same clock; over many seeds every quarter of the 4 ms span is as likely.
+        let phase = |seed| host_clock_epoch_ns(seed, None, true) % HOST_CLOCK_PHASE_SPAN_NS;
+        assert_eq!(host_clock_epoch_ns(7, None, true), host_clock_epoch_ns(7, None, true));
+        let draws: Vec<u64> = (0..4000).map(phase).collect();
+        for q in 0..4 {
+            let lo = q * HOST_CLOCK_PHASE_SPAN_NS / 4;
+            let n = draws.iter().filter(|&&p| (lo..lo + HOST_CLOCK_PHASE_SPAN_NS / 4).contains(&p)).count();
+            assert!((900..1100).contains(&n), "quarter {q}: {n} of 4000");
+        }
+        // The span is whole ticks of every clock that reads it: HZ 250 and 1000 (1 ms: also
+        // the TCP timestamp tick).
+        assert_eq!(HOST_CLOCK_PHASE_SPAN_NS % (1_000_000_000 / 250), 0);
+        assert_eq!(HOST_CLOCK_PHASE_SPAN_NS % (1_000_000_000 / 1000), 0);
+        // A testbed run's recorded clock is the run's; idealized hosts tick at time 0.
+        assert_eq!(host_clock_epoch_ns(7, Some(59_059_023_581_346), true), 59_059_023_581_346);
+        assert_eq!(host_clock_epoch_ns(7, Some(59_059_023_581_346), false), 59_059_020_000_000);
+    }
+
+    #[test]
+    fn a_flows_tick_phase_is_its_hosts_clock_within_one_span() {
+        // The TSvals LP reads are the whole clock in ms; jiffies and the timestamp ticks tick
+        // where the whole clock's would: at the clock's phase within 4 ms.
+        let mut t = testutil::tp();
+        t.draw_ts_clocks(1, 0, false, 59_059_023_581_346);
+        assert_eq!((t.ts_epoch_ns, t.clock_phase_ns), (59_059_023_581_346, 3_581_346));
+    }
+
+    #[test]
+    fn jiffies_tick_at_the_hosts_clock_phase() {
+        let mut t = testutil::tp();
+        t.clock_phase_ns = 1_500_000;
+        // Simulated 2.5 ms is 4 ms on the host: the first HZ = 250 jiffy has ticked.
+        assert_eq!(jiffies(t.host_clock_ns(2_499_999), 250), 0);
+        assert_eq!(jiffies(t.host_clock_ns(2_500_000), 250), 1);
     }
 }
 

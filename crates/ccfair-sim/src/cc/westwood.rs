@@ -108,7 +108,7 @@ impl Westwood {
 
     /// `westwood_update_window`: close the interval if an RTT (>= 50 ms) passed.
     fn update_window(&mut self, tp: &TcpCc) {
-        let now_j = jiffies(tp.now_ns, HZ);
+        let now_j = jiffies(tp.host_clock_ns(tp.now_ns), HZ);
         if self.first_ack {
             self.counted_delivered = tp.delivered;
             self.first_ack = false;
@@ -144,7 +144,7 @@ impl CongestionControl for Westwood {
 
     fn init(&mut self, tp: &mut TcpCc) {
         *self = Westwood { rtt_min_win_j: self.rtt_min_win_j, ..Westwood::default() };
-        self.rtt_win_sx_j = jiffies(tp.now_ns, HZ);
+        self.rtt_win_sx_j = jiffies(tp.host_clock_ns(tp.now_ns), HZ);
         self.counted_delivered = tp.delivered;
     }
 

@@ -172,7 +172,14 @@ pub struct Receiver {
     rcv_rtt_ns: u64,
     /// The TSecr tick of the last receiver RTT sample (`rcv_rtt_last_tsecr`).
     rtt_tsecr_tick: u64,
+    /// The TSval the ACKs echo (Linux `rx_opt.ts_recent`).
     ts_recent: u64,
+    /// The host's clock phase, ns: its timestamp clock ticks at whole ms of `t + clock_phase_ns`
+    /// (cc/mod.rs `host_clock_epoch_ns`).
+    clock_phase_ns: u64,
+    /// Linux `rcv_wup`: `rcv_nxt` when the last ACK was sent (`tcp_select_window`); a
+    /// segment starting at or below it replaces `ts_recent` (`tcp_replace_ts_recent`).
+    rcv_wup: u64,
     established: bool,
     ecn: EcnMode,
     /// Classic: echo ECE until CWR arrives (Linux TCP_ECN_DEMAND_CWR).
@@ -181,6 +188,8 @@ pub struct Receiver {
     ce_state: bool,
     /// Scalable: ACK a CWR segment at once (`tcp_ecn_accept_cwr`; RFC 3168 ECN).
     cwr_ack_now: bool,
+    /// Echo every segment's TSval (`CongestionControl::echoes_newest_tsval`), not Linux's rule.
+    echo_newest: bool,
     /// GRO: NAPI poll window (0 = off), its flush timer, the held skb's
     /// first segment and size, and the most segments one skb can hold.
     gro_ns: u64,
@@ -222,11 +231,14 @@ impl Receiver {
             rcv_rtt_ns: 0,
             rtt_tsecr_tick: u64::MAX,
             ts_recent: 0,
+            clock_phase_ns: 0,
+            rcv_wup: 0,
             established: false,
             ecn: EcnMode::Off,
             demand_cwr: false,
             ce_state: false,
             cwr_ack_now: false,
+            echo_newest: false,
             gro_ns: 0,
             gro_timer: Timer::default(),
             gro_head: None,
@@ -241,6 +253,12 @@ impl Receiver {
     pub fn with_gro(mut self, window_ns: u64, header_bytes: u32) -> Receiver {
         self.gro_ns = window_ns;
         self.gro_max_segs = ((GRO_MAX_SIZE_BYTES - 1 - header_bytes) / self.mss_bytes).max(1);
+        self
+    }
+
+    /// The host's clock phase (cc/mod.rs `host_clock_epoch_ns`): where its timestamp clock ticks.
+    pub fn with_clock_phase(mut self, phase_ns: u64) -> Receiver {
+        self.clock_phase_ns = phase_ns;
         self
     }
 
@@ -269,6 +287,12 @@ impl Receiver {
     /// segment with CWR is ACKed at once (`tcp_ecn_accept_cwr`).
     pub fn with_cwr_ack_now(mut self, on: bool) -> Receiver {
         self.cwr_ack_now = on;
+        self
+    }
+
+    /// The ACKs echo the newest segment's TSval (a per-packet delay report: LEDBAT).
+    pub fn with_newest_tsval_echo(mut self, on: bool) -> Receiver {
+        self.echo_newest = on;
         self
     }
 
@@ -310,7 +334,7 @@ impl Receiver {
     fn gro_receive(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         let mut delivered = 0;
         if let Some(head) = &self.gro_head {
-            let tick = |t: u64| t / TS_TICK_NS;
+            let tick = |t: u64| (t + self.clock_phase_ns) / TS_TICK_NS;
             let merges = p.seq == head.seq + self.gro_segs as u64
                 && p.ecn == head.ecn
                 && !p.cwr()
@@ -448,17 +472,22 @@ impl Receiver {
         }
     }
 
-    /// Timestamps of an arriving data segment: TSval to echo, and Linux
+    /// Timestamps of an arriving data segment: Linux `tcp_replace_ts_recent`,
+    /// the TSval to echo from a segment that starts at or below `rcv_wup` (the
+    /// first in-order segment since the last ACK, or a hole's retransmission;
+    /// not the later segments an ACK covers, nor out-of-order ones); and
     /// `tcp_rcv_rtt_measure_ts` / `tcp_rcv_rtt_update`: the RTT from our ACK's
     /// timestamp echoed back, in whole timestamp ticks, once per TSecr; a
     /// lower sample replaces the estimate, a higher one moves it by 1/8.
     #[inline(always)]
     fn measure_rtt(&mut self, now: TimeNs, p: &Packet) {
-        self.ts_recent = p.ts_val;
-        let tick = p.ts_ecr / TS_TICK_NS;
+        if p.seq <= self.rcv_wup || self.echo_newest {
+            self.ts_recent = p.ts_val;
+        }
+        let tick = (p.ts_ecr + self.clock_phase_ns) / TS_TICK_NS;
         if p.ts_ecr != 0 && tick != self.rtt_tsecr_tick {
             self.rtt_tsecr_tick = tick;
-            let ticks = (now / TS_TICK_NS).saturating_sub(tick);
+            let ticks = ((now + self.clock_phase_ns) / TS_TICK_NS).saturating_sub(tick);
             if ticks > 0 {
                 let sample = ticks * TS_TICK_NS;
                 let old = self.rcv_rtt_ns;
@@ -708,6 +737,7 @@ impl Receiver {
         let offered = self.rwnd.min(self.rcv_ssthresh) as u64;
         let win = offered.max(self.right_edge.saturating_sub(self.rcv_nxt));
         self.right_edge = self.rcv_nxt + win;
+        self.rcv_wup = self.rcv_nxt;
         win as u32
     }
 
@@ -1089,6 +1119,53 @@ mod tests {
         assert_eq!(singles, 114, "{last:?}");
         assert!(last.iter().rev().take(20).all(|&k| k == 2), "then delayed ACKs: {last:?}");
         assert_eq!(r.rcv_ssthresh, 480);
+    }
+
+    #[test]
+    fn receiver_rtt_counts_the_ms_ticks_of_the_hosts_clock() {
+        // tcp_rcv_rtt_measure_ts: ms of tcp_clock_ns() now minus the TSecr's ms. Echoing
+        // 200.5 ms at 300.3 ms: 100 ticks at phase 0, 99 at phase 0.6 ms (200 -> 201.1 ms
+        // and 300.9 ms on the host).
+        let mut p = data(0);
+        p.ts_ecr = 200_500_000;
+        let mut r = rx();
+        r.measure_rtt(300_300_000, &p);
+        assert_eq!(r.rcv_rtt_ns, 100_000_000);
+        let mut r = rx().with_clock_phase(600_000);
+        r.measure_rtt(300_300_000, &p);
+        assert_eq!(r.rcv_rtt_ns, 99_000_000);
+    }
+
+    #[test]
+    fn an_ack_echoes_the_tsval_of_the_first_segment_since_the_last_ack_as_tcp_replace_ts_recent() {
+        // Linux tcp_replace_ts_recent (tcp_input.c): ts_recent takes a segment's TSval only
+        // if the segment starts at or below rcv_wup, the rcv_nxt of the last ACK sent
+        // (tcp_select_window); the fast path's `rcv_nxt == rcv_wup`. So a delayed ACK of
+        // two segments echoes the first one's TSval, and an out-of-order segment's is not
+        // echoed: its duplicate ACK echoes the last in-order one's.
+        let mut r = rx();
+        let mut out = vec![];
+        let seg = |seq: u64, ts_ms: u64| {
+            let mut p = data(seq);
+            p.ts_val = ts_ms * 1_000_000;
+            p
+        };
+        r.on_packet(0, &seg(0, 10), &mut out);
+        r.on_packet(1, &seg(1, 11), &mut out);
+        assert_eq!((out.len(), out[0].ts_ecr), (1, 10_000_000), "the first segment's TSval");
+        r.on_packet(2, &seg(2, 12), &mut out);
+        r.on_packet(3, &seg(3, 13), &mut out);
+        assert_eq!((out.len(), out[1].ts_ecr), (2, 12_000_000));
+        r.on_packet(4, &seg(5, 15), &mut out);
+        assert_eq!((out.len(), out[2].ack(), out[2].ts_ecr), (3, 4, 12_000_000), "out of order: not echoed");
+        r.on_packet(5, &seg(4, 16), &mut out);
+        assert_eq!((out.len(), out[3].ack(), out[3].ts_ecr), (4, 6, 16_000_000), "the hole's segment starts at rcv_wup");
+        // A per-packet delay report (LEDBAT's receiver): the newest segment's TSval.
+        let mut r = rx().with_newest_tsval_echo(true);
+        let mut out = vec![];
+        r.on_packet(0, &seg(0, 10), &mut out);
+        r.on_packet(1, &seg(1, 11), &mut out);
+        assert_eq!(out[0].ts_ecr, 11_000_000);
     }
 
     #[test]

@@ -117,6 +117,8 @@ impl MinRttFilter {
 /// at `now_ns`, in whole ticks of the 1 ms timestamp clock (TCP_TS_HZ = 1000,
 /// `tcp_time_stamp_ts` of the ACK's arrival minus the echoed TSval, both
 /// truncated to ms), at least one tick; ns.
+/// Both times are on the host's clock (`TcpCc::host_clock_ns`: the run's time plus the
+/// host's clock phase), whose ms the timestamp clock counts.
 pub fn tsopt_rtt_ns(now_ns: u64, ts_ecr_ns: u64) -> u64 {
     let ticks = (now_ns / TS_TICK_NS).saturating_sub(ts_ecr_ns / TS_TICK_NS);
     ticks.max(1) * TS_TICK_NS
@@ -182,6 +184,16 @@ mod tests {
     use super::*;
 
     const S: u64 = 1_000_000_000;
+
+    #[test]
+    fn a_timestamp_rtt_counts_the_ms_ticks_of_the_hosts_clock() {
+        // tcp_rtt_tsopt_us: whole ms of tcp_clock_ns() at the ACK minus the echoed TSval's.
+        // Sent at 0.5 ms, ACKed at 10.3 ms (9.8 ms later): 10 ticks at phase 0 (0 and 10),
+        // 9 at phase 0.6 ms (the host reads 1.1 and 10.9 ms), 10 at 0.8 ms (1.3 and 11.1).
+        let (sent, acked) = (500_000, 10_300_000);
+        let at = |phase: u64| tsopt_rtt_ns(acked + phase, sent + phase);
+        assert_eq!((at(0), at(600_000), at(800_000)), (10_000_000, 9_000_000, 10_000_000));
+    }
 
     #[test]
     fn min_rtt_is_the_min_over_the_last_300_s_as_linux_tcp_min_rtt_wlen() {

@@ -1192,7 +1192,7 @@ impl Sender {
     fn ack_update_rtt(&mut self, now: TimeNs, acc: &AckAcc) -> Option<u64> {
         let (mut seq_rtt, mut ca_rtt) = (acc.seq_rtt.or(acc.sack_rtt), acc.sack_ca_rtt.or(acc.ca_rtt));
         if seq_rtt.is_none() && acc.flags.una_advanced && acc.flags.ts_ecr != 0 {
-            let r = tsopt_rtt_ns(now, acc.flags.ts_ecr);
+            let r = tsopt_rtt_ns(self.tp.host_clock_ns(now), self.tp.host_clock_ns(acc.flags.ts_ecr));
             (seq_rtt, ca_rtt) = (Some(r), Some(r));
         }
         if let Some(r) = seq_rtt {

@@ -141,6 +141,7 @@ void BPF_PROG(lp_pkts_acked, struct sock *sk, const struct ack_sample *sample)
 	bpf_printk("lp %u %u %u", now, tp->snd_cwnd, lp->flag);
 	bpf_printk("lp2 %u %u %u", tsval, tsecr, lp->remote_hz);
 	bpf_printk("lp3 %u %u %u", lp->sowd >> 3, lp->owd_min, lp->owd_max);
+	bpf_printk("lp4 %u %u %u", sk->__sk_common.skc_num, lp->inference, sample->rtt_us);
 #endif
 	if (lp->flag & LP_WITHIN_THR)
 		return;

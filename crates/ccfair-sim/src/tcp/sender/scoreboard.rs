@@ -216,20 +216,31 @@ impl Sender {
             return;
         }
         if f & F_LOST != 0 {
-            if f & F_RETRANS != 0 {
-                self.segs[i].flags &= !F_RETRANS;
-                self.retrans_out -= 1;
-                self.pipe -= 1;
+            if f & F_RETRANS == 0 {
+                // Marked lost before and not resent since: nothing new is lost.
+                self.rtx_queue.push_back(seq);
+                return;
             }
+            self.segs[i].flags &= !F_RETRANS;
+            self.retrans_out -= 1;
+            self.pipe -= 1;
         } else {
             self.segs[i].flags |= F_LOST;
             self.lost_out += 1;
             self.pipe -= 1;
         }
+        self.count_loss();
+        self.rtx_queue.push_back(seq);
+    }
+
+    /// `tp->lost` in Linux's `tcp_mark_skb_lost` (5.x: `tcp_sum_lost`, `!(sacked
+    /// & TCPCB_LOST) || (sacked & TCPCB_SACKED_RETRANS)`): a segment counts the
+    /// first time it is marked lost and each time a retransmission of it is
+    /// found lost, never when one already marked lost and not resent is marked again.
+    fn count_loss(&mut self) {
         self.tp.lost += 1;
         debug_assert!(self.tp.lost <= u32::MAX as u64, "Seg::tx_lost holds tp.lost in 32 bits");
         self.stats.losses_detected += 1;
-        self.rtx_queue.push_back(seq);
     }
 
     // ----------------------------------------------------------------- timers
@@ -258,9 +269,10 @@ impl Sender {
                 self.lost_out += 1;
                 self.pipe -= 1;
             }
-            self.tp.lost += 1;
-            debug_assert!(self.tp.lost <= u32::MAX as u64, "Seg::tx_lost holds tp.lost in 32 bits");
-            self.stats.losses_detected += 1;
+            // `tcp_mark_skb_lost`: counted unless already lost and not resent since.
+            if f & (F_LOST | F_RETRANS) != F_LOST {
+                self.count_loss();
+            }
             self.rtx_queue.push_back(una + i as u64);
         }
         // Keep the transmissions RACK still watches, in order, one entry each.

@@ -368,6 +368,26 @@ fn rto_marks_everything_lost_sets_cwnd_one_and_backs_off() {
     assert_eq!(s.backoff, 0);
 }
 
+/// Linux tcp_input.c `tcp_mark_skb_lost` (called for every unSACKed skb by
+/// `tcp_timeout_mark_lost`) adds to `tp->lost` when an skb is first marked
+/// lost or when its retransmission (TCPCB_LOST | TCPCB_SACKED_RETRANS) is
+/// found lost; an skb already marked lost and not resent since adds nothing
+/// (5.x `tcp_sum_lost`). A second RTO thus counts only the head's lost
+/// retransmission.
+#[test]
+fn a_second_rto_counts_only_the_lost_retransmission_not_the_segments_already_marked_lost() {
+    let (mut s, _) = established();
+    let mut out = vec![];
+    let rto = fire_probe(&mut s);
+    let outstanding = s.tp.snd_nxt - s.tp.snd_una;
+    s.on_rto(rto, &mut out);
+    assert_eq!((s.stats.losses_detected, s.tp.lost), (outstanding, outstanding), "first RTO: every outstanding segment");
+    assert_eq!(seqs(&out), vec![0], "the head is retransmitted");
+    let rto2 = s.rto_timer.deadline.unwrap();
+    s.on_rto(rto2, &mut out);
+    assert_eq!((s.stats.losses_detected, s.tp.lost), (outstanding + 1, outstanding + 1), "second RTO: the head's retransmission only");
+}
+
 #[test]
 fn tso_bursts_follow_tcp_tso_autosize_at_three_pacing_rates() {
     // tcp_tso_autosize: bytes = pacing_rate >> sk_pacing_shift (10: ~1 ms),
