@@ -275,6 +275,8 @@ fn main() {
                 walls[0] * 1e3,
                 pkts as f64 / med / 1e6
             );
+            #[cfg(feature = "event-counts")]
+            print_event_counts(n as u64 * pkts);
         }
         Some("json") => {
             let s = std::fs::read_to_string(&args[2]).expect("read file");
@@ -289,5 +291,15 @@ fn main() {
             eprintln!("usage: ccfair-bench table [--reps N] | aqm | fq-fairness | qdisc-cost [--reps N] | one CCA_A CCA_B RATE_MBPS RTT_MS BUF_BDP [SEED] | json FILE | repeat N [FILE]");
             std::process::exit(2);
         }
+    }
+}
+
+/// The events of the runs by kind, per data packet (`data_packets`: of all
+/// the runs), with the feature `event-counts`.
+#[cfg(feature = "event-counts")]
+fn print_event_counts(data_packets: u64) {
+    println!("| event | count | per data packet |\n|---|---|---|");
+    for (name, n) in ccfair_sim::event_counts::take() {
+        println!("| {name} | {n} | {:.3} |", n as f64 / data_packets as f64);
     }
 }

@@ -37,7 +37,7 @@
 //! [`EventQueue::take_seq`] and run before the first popped event that
 //! follows them in (time, seq) order) and the end of the bottleneck's
 //! current transmission (sim.rs `next_event`: its (time, seq) is compared
-//! with the heap's root, [`EventQueue::peek_key`], and it runs through
+//! with the heap's root, [`EventQueue::peek_order_key`], and it runs through
 //! [`EventQueue::advance_outside`] when it comes first).
 //!
 //! A shared delay line (lines.rs `SharedLines`) stands for many flows' lines
@@ -55,6 +55,26 @@
 /// Simulated time, integer nanoseconds since the start of the run.
 pub type TimeNs = u64;
 
+/// (time, seq) as one number with the same order ([`order_key`]), as the
+/// event loop compares its candidates for the next event: one comparison
+/// where a pair takes two and a select.
+pub type OrderKey = u128;
+
+/// The [`OrderKey`] of no event: after every event's.
+pub const NO_EVENT: OrderKey = u128::MAX;
+
+/// The [`OrderKey`] of (time, seq).
+#[inline(always)]
+pub const fn order_key(time: TimeNs, seq: u64) -> OrderKey {
+    ((time as u128) << 64) | seq as u128
+}
+
+/// (time, seq) of an [`OrderKey`].
+#[inline(always)]
+pub const fn key_parts(k: OrderKey) -> (TimeNs, u64) {
+    ((k >> 64) as TimeNs, k as u64)
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Entry<E> {
     time: TimeNs,
@@ -67,7 +87,7 @@ impl<E: Copy> Keyed for Entry<E> {
     /// same time and scheduled earlier.
     #[inline(always)]
     fn key(&self) -> u128 {
-        ((self.time as u128) << 64) | self.seq as u128
+        order_key(self.time, self.seq)
     }
 }
 
@@ -217,6 +237,8 @@ impl<E: Eq + Copy> EventQueue<E> {
     pub fn schedule(&mut self, time: TimeNs, ev: E) {
         assert!(time >= self.now, "event scheduled in the past: {time} < {}", self.now);
         self.seq += 1;
+        #[cfg(feature = "event-counts")]
+        crate::event_counts::count(crate::event_counts::Counted::Scheduled);
         self.insert(Entry { time, seq: self.seq, ev });
     }
 
@@ -302,6 +324,14 @@ impl<E: Eq + Copy> EventQueue<E> {
         self.heap.first().map(|e| (e.time, e.seq))
     }
 
+    /// (time, seq) of the next event in the heap as one number
+    /// ([`order_key`]; [`NO_EVENT`]: none).
+    #[inline(always)]
+    pub fn peek_order_key(&mut self) -> u128 {
+        self.drop_consumed_root();
+        self.heap.first().map_or(NO_EVENT, |e| e.key())
+    }
+
     /// Advance the clock to `t` for an event kept outside the heap (with a
     /// sequence number from [`EventQueue::take_seq`]) that runs now because
     /// it comes before every event in the heap; it counts as processed.
@@ -363,6 +393,18 @@ impl Timer {
 
     /// Handle a popped entry for this timer at time `now`.
     pub fn on_pop<E: Eq + Copy>(&mut self, now: TimeNs, q: &mut EventQueue<E>, ev: E) -> TimerPop {
+        let pop = self.pop_outcome(now, q, ev);
+        #[cfg(feature = "event-counts")]
+        crate::event_counts::count(match pop {
+            TimerPop::Ignore => crate::event_counts::Counted::TimerIgnored,
+            TimerPop::Rescheduled => crate::event_counts::Counted::TimerRescheduled,
+            TimerPop::Fire => crate::event_counts::Counted::TimerFired,
+        });
+        pop
+    }
+
+    #[inline(always)]
+    fn pop_outcome<E: Eq + Copy>(&mut self, now: TimeNs, q: &mut EventQueue<E>, ev: E) -> TimerPop {
         if self.pending != Some(now) {
             return TimerPop::Ignore; // superseded by an earlier entry
         }

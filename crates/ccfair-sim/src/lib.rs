@@ -11,6 +11,8 @@ pub mod dccp;
 pub mod endpoint;
 pub mod engine;
 pub mod error;
+#[cfg(feature = "event-counts")]
+pub mod event_counts;
 pub mod limits;
 mod lines;
 pub mod packet;

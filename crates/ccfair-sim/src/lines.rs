@@ -14,7 +14,7 @@
 //! The lines are generic over the simulation's event type `E`: a line only
 //! schedules its own head event.
 
-use crate::engine::{remove_root, sift_down, sift_up, EventQueue, Keyed, TimeNs};
+use crate::engine::{key_parts, order_key, remove_root, sift_down, sift_up, EventQueue, Keyed, OrderKey, TimeNs, NO_EVENT};
 use crate::packet::Packet;
 use crate::prefetch::prefetch;
 use crate::ring::Ring;
@@ -188,8 +188,7 @@ impl DelayLine {
         // The time is written in place, after the copy: written into `p`
         // first, its 8-byte store would make the copy's 16-byte loads wait
         // (no store-to-load forwarding across the two sizes).
-        self.q.push_back(p);
-        self.q.back_mut().expect("just pushed").enqueue_ns = at;
+        self.q.push_back_mut(p).enqueue_ns = at;
     }
 
     /// Arrival time `at` plus a host-noise draw, after the previous arrival.
@@ -240,7 +239,7 @@ struct FlowHead {
 pub(crate) const SHARED_LINE_MIN_FLOWS: usize = 1000;
 
 /// `SharedLines::next_key` with no event.
-const NO_NEXT: (u128, u32) = (u128::MAX, 0);
+const NO_NEXT: (OrderKey, u32) = (NO_EVENT, 0);
 
 /// `SharedLines::of_flow` of a flow on its own line.
 pub(crate) const OWN_LINE: u32 = u32::MAX;
@@ -263,7 +262,7 @@ pub(crate) const OWN_LINE: u32 = u32::MAX;
 /// previous packet; the heap orders by (time, seq). Here `heads[X]` counts
 /// X's packets in the shared line and takes X's sequence number at the same
 /// two moments ([`EventQueue::take_seq`]), and the line's next event is
-/// keyed (arrival of its head, head's flow's seq) (`SharedLines::next`,
+/// keyed (arrival of its head, head's flow's seq) (`SharedLines::next_key`,
 /// run through [`EventQueue::advance_outside`] when it is the earliest). The
 /// head is the earliest of the flows' heads in (time, seq) order.
 ///
@@ -307,11 +306,9 @@ pub(crate) struct SharedLines {
     /// Scratch for `arrange_front`: (round, flow's seq, index in the block).
     order: Vec<(u32, u64, u32)>,
     block: Vec<Packet>,
-    /// (time, seq, line) of the earliest of the lines' next events.
-    next: Option<(TimeNs, u64, u32)>,
-    /// `next` as the event loop compares it: ((time << 64) | seq, line),
-    /// `u128::MAX` for none.
-    next_key: (u128, u32),
+    /// The earliest of the lines' next events as the event loop compares
+    /// it: ((time, seq) as an `OrderKey`, line); `NO_EVENT` for none.
+    next_key: (OrderKey, u32),
 }
 
 struct SharedLine {
@@ -321,9 +318,9 @@ struct SharedLine {
     arranged_at: TimeNs,
     /// With host noise: the packets out of the FIFO (see `SharedLines`).
     stage: Option<Box<Stage>>,
-    /// (time, seq) of the line's next event: its head's arrival and the
-    /// sequence number of the head's flow.
-    next: Option<(TimeNs, u64)>,
+    /// (time, seq) of the line's next event as an `OrderKey` (`NO_EVENT`:
+    /// none): its head's arrival and the sequence number of the head's flow.
+    next: OrderKey,
 }
 
 /// Per flow on a shared line with host noise (`SharedLines`): all a packet
@@ -455,9 +452,10 @@ impl Stage {
         self.heap.peek().map(|e| e.at)
     }
 
-    /// (arrival, seq) of the earliest head: the line's next event.
-    fn next_key(&self) -> Option<(TimeNs, u64)> {
-        self.heap.peek().map(|h| (h.at, h.seq))
+    /// (arrival, seq) of the earliest head: the line's next event
+    /// (`NO_EVENT`: none).
+    fn next_key(&self) -> OrderKey {
+        self.heap.peek().map_or(NO_EVENT, |h| h.key())
     }
 
     /// Whether `refill` would move the FIFO's front (checked inline, before
@@ -557,7 +555,7 @@ impl SharedLines {
                 Some(e) => e.1,
                 None => {
                     let stage = (jitters[i] > 0).then(|| Box::new(Stage::new(jitters[i])));
-                    lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX, stage, next: None });
+                    lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX, stage, next: NO_EVENT });
                     line_of_key.push((key(i), lines.len() as u32 - 1));
                     lines.len() as u32 - 1
                 }
@@ -567,16 +565,7 @@ impl SharedLines {
                 noisy[i] = NoisyFlow::new(stream_rng(seed, stream_base + i as u64));
             }
         }
-        SharedLines {
-            lines,
-            of_flow,
-            heads: vec![FlowHead::default(); n],
-            noisy,
-            order: Vec::new(),
-            block: Vec::new(),
-            next: None,
-            next_key: NO_NEXT,
-        }
+        SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], noisy, order: Vec::new(), block: Vec::new(), next_key: NO_NEXT }
     }
 
     /// Whether any flow is on one of these lines.
@@ -586,14 +575,21 @@ impl SharedLines {
 
     /// (time, seq, line) of the next event of these lines, the earliest of
     /// their heads' (`None`: every line is empty). The event is the line's
-    /// `pop`, run when no event in the queue comes before it.
-    #[inline(always)]
+    /// `pop`, run when no event in the queue comes before it. (The event
+    /// loop compares `next_key`.)
+    #[cfg(test)]
     pub(crate) fn next(&self) -> Option<(TimeNs, u64, u32)> {
-        self.next
+        let (k, l) = self.next_key;
+        (k != NO_EVENT).then(|| {
+            let (t, s) = key_parts(k);
+            (t, s, l)
+        })
     }
 
-    /// `next` as one number, ((time << 64) | seq, line) (`u128::MAX`:
-    /// none), the form the event loop compares.
+    /// The next event of these lines, the earliest of their heads', as
+    /// ((time, seq) as an `OrderKey`, line) (`NO_EVENT`: every line is
+    /// empty), the form the event loop compares. The event is the line's
+    /// `pop`, run when no event in the queue comes before it.
     #[inline(always)]
     pub(crate) fn next_key(&self) -> (u128, u32) {
         self.next_key
@@ -601,31 +597,28 @@ impl SharedLines {
 
     /// Line `l`'s next event is now `key`; `next` follows.
     #[inline(always)]
-    fn set_next(&mut self, l: u32, key: Option<(TimeNs, u64)>) {
+    fn set_next(&mut self, l: u32, key: OrderKey) {
         self.lines[l as usize].next = key;
-        if self.lines.len() == 1 {
-            self.next = key.map(|(t, s)| (t, s, l));
-        } else {
-            self.next = earliest_line(&self.lines);
-        }
-        self.next_key = self.next.map_or(NO_NEXT, |(t, s, l)| (((t as u128) << 64) | s as u128, l));
+        self.next_key = if self.lines.len() == 1 { (key, l) } else { earliest_line(&self.lines) };
     }
 
-    /// Flow of the packet `i` places behind the front of shared line `l`
-    /// (0: the next to arrive), if any. (A hint for prefetching: a tie block
-    /// not yet arranged may still change the order; with host noise, 1 is
-    /// the earlier child of the stage heap's root, usually but not always
-    /// the next head.)
-    pub(crate) fn flow_at(&self, l: u32, i: usize) -> Option<u32> {
+    /// Flows of the next two packets to leave shared line `l`, if any: the
+    /// next to arrive and the one after. (A hint for prefetching: a tie
+    /// block not yet arranged may still change the order; with host noise,
+    /// the second is the earlier child of the stage heap's root, usually but
+    /// not always the next head.)
+    pub(crate) fn next_flows(&self, l: u32) -> (Option<u32>, Option<u32>) {
         let sl = &self.lines[l as usize];
-        let Some(st) = sl.stage.as_ref() else { return sl.line.q.get(i).map(|p| p.flow) };
-        let h = st.heap.h.as_slice();
-        let head = match i {
-            0 => h.first(),
-            1 => h.get(1..h.len().min(3)).and_then(|c| c.iter().min_by_key(|e| e.key())),
-            _ => None,
-        }?;
-        Some(head.flow)
+        let Some(st) = sl.stage.as_ref() else {
+            let flow = |i| sl.line.q.get(i).map(|p| p.flow);
+            return (flow(0), flow(1));
+        };
+        match st.heap.h.as_slice() {
+            [] => (None, None),
+            [root] => (Some(root.flow), None),
+            [root, a] => (Some(root.flow), Some(a.flow)),
+            [root, a, b, ..] => (Some(root.flow), Some(if b.key() < a.key() { b.flow } else { a.flow })),
+        }
     }
 
     /// Append `p` (of flow `p.flow`), sent at `now`, to shared line `l`.
@@ -643,8 +636,7 @@ impl SharedLines {
             nf.seq = q.take_seq();
         }
         nf.pending += 1;
-        line.q.push_back(p);
-        line.q.back_mut().expect("just pushed").enqueue_ns = at;
+        line.q.push_back_mut(p).enqueue_ns = at;
         if st.earliest_ns().is_none_or(|t| at <= t) {
             // The packet may arrive before the line's head.
             self.restage(l);
@@ -673,11 +665,10 @@ impl SharedLines {
         }
         h.pending += 1;
         let was_empty = line.q.is_empty();
-        line.q.push_back(p);
-        line.q.back_mut().expect("just pushed").enqueue_ns = at;
+        line.q.push_back_mut(p).enqueue_ns = at;
         if was_empty {
             let seq = h.seq;
-            self.set_next(l, Some((at, seq)));
+            self.set_next(l, order_key(at, seq));
         }
     }
 
@@ -685,7 +676,7 @@ impl SharedLines {
     /// event, `next`); key the line's next event by its next head.
     #[inline(never)]
     pub(crate) fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32) -> Packet {
-        debug_assert_eq!(self.lines[l as usize].next.map(|k| k.0), Some(now), "the line's next event is now");
+        debug_assert_eq!(key_parts(self.lines[l as usize].next).0, now, "the line's next event is now");
         let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
         let Some(st) = stage else { return self.pop_plain(q, now, l) };
         let p = st.pop(q, &mut self.noisy);
@@ -719,7 +710,7 @@ impl SharedLines {
             h.seq = q.take_seq();
         }
         let Some(next) = line.q.front() else {
-            self.set_next(l, None);
+            self.set_next(l, NO_EVENT);
             return p;
         };
         let (at, flow) = (next.enqueue_ns, next.flow);
@@ -733,14 +724,14 @@ impl SharedLines {
         } else {
             front_block_seq(line, arranged_at, heads, now, &mut self.order, &mut self.block)
         };
-        self.set_next(l, Some((at, seq)));
+        self.set_next(l, order_key(at, seq));
         p
     }
 }
 
-/// (time, seq, line) of the earliest next event of `lines`.
-fn earliest_line(lines: &[SharedLine]) -> Option<(TimeNs, u64, u32)> {
-    (0..lines.len() as u32).filter_map(|l| lines[l as usize].next.map(|(t, s)| (t, s, l))).min()
+/// (key, line) of the earliest next event of `lines` (`NO_NEXT`: none).
+fn earliest_line(lines: &[SharedLine]) -> (OrderKey, u32) {
+    (0..lines.len() as u32).map(|l| (lines[l as usize].next, l)).filter(|&(k, _)| k != NO_EVENT).min().unwrap_or(NO_NEXT)
 }
 
 /// Whether the tie block at the front of `q` (arrival time `at`, its first

@@ -35,7 +35,7 @@ use crate::config::{EcnMode, QdiscConfig, RunConfig, Transport, HEADER_BYTES};
 use crate::dccp::receiver::DccpReceiver;
 use crate::dccp::sender::{DccpSender, DccpSenderConfig};
 use crate::endpoint::{FlowReceiver, FlowSender, SenderTimer};
-use crate::engine::{EventQueue, TimeNs, TimerPop};
+use crate::engine::{key_parts, order_key, EventQueue, OrderKey, TimeNs, TimerPop, NO_EVENT};
 use crate::error::SimError;
 use crate::lines::{DelayLine, SharedLines, OWN_LINE, SHARED_LINE_MIN_FLOWS};
 use crate::packet::{Ecn, Kind, Packet};
@@ -69,7 +69,7 @@ enum Ev {
     /// The head of shared reverse line `l` (`SharedLines`) reaches its sender.
     ReverseShared(u32),
     /// The bottleneck's head packet has its tokens and leaves (kept out of
-    /// the heap: `Simulation::tx_done_at`).
+    /// the heap: `Simulation::tx_done_key`).
     TxDone,
     Rto(u32),
     Pace(u32),
@@ -78,6 +78,28 @@ enum Ev {
     /// GRO: the NAPI poll window of flow `f`'s receiver ends (flush).
     Gro(u32),
     Start(u32),
+}
+
+#[cfg(feature = "event-counts")]
+impl Ev {
+    /// Count this event by its kind (event_counts.rs).
+    fn count(self) {
+        use crate::event_counts::{count, Counted};
+        count(match self {
+            Ev::Access(_) => Counted::Access,
+            Ev::AccessShared(_) => Counted::AccessShared,
+            Ev::Delivered => Counted::Delivered,
+            Ev::Reverse(_) => Counted::Reverse,
+            Ev::ReverseShared(_) => Counted::ReverseShared,
+            Ev::TxDone => Counted::TxDone,
+            Ev::Rto(_) => Counted::Rto,
+            Ev::Pace(_) => Counted::Pace,
+            Ev::Reo(_) => Counted::Reo,
+            Ev::Delack(_) => Counted::Delack,
+            Ev::Gro(_) => Counted::Gro,
+            Ev::Start(_) => Counted::Start,
+        })
+    }
 }
 
 pub(crate) struct Monitor {
@@ -373,11 +395,11 @@ pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
     bucket: TokenBucket,
     /// The head packet, waiting for its tokens.
     tx_current: Option<Packet>,
-    /// (time, sequence number) of the `TxDone` releasing `tx_current`:
-    /// the most frequent event is kept out of the heap (one
-    /// sift fewer per packet) and run when it is the earliest in (time, seq)
-    /// order (`next_event`).
-    tx_done_at: Option<(TimeNs, u64)>,
+    /// (time, sequence number) of the `TxDone` releasing `tx_current`, as
+    /// an `OrderKey` (`NO_EVENT`: none): the most frequent event is kept out
+    /// of the heap (one sift fewer per packet) and run when it is the
+    /// earliest in (time, seq) order (`next_event`).
+    tx_done_key: OrderKey,
     senders: Vec<FlowSender>,
     receivers: Vec<FlowReceiver>,
     mon: Monitor,
@@ -385,10 +407,11 @@ pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
     dropped: Vec<(Packet, DropReason)>,
     duration_ns: u64,
     sample_ns: u64,
-    /// (time, sequence number) of the next queue sample: an event kept out
-    /// of the queue (one push and pop fewer per sample), run just before the
-    /// first queued event that follows it in (time, seq) order.
-    next_sample: Option<(TimeNs, u64)>,
+    /// (time, sequence number) of the next queue sample as an `OrderKey`
+    /// (`NO_EVENT`: none): an event kept out of the queue (one push and pop
+    /// fewer per sample), run just before the first queued event that
+    /// follows it in (time, seq) order.
+    next_sample_key: OrderKey,
     starts: Vec<u64>,
     data_packets: u64,
     sizes: Vec<Option<u64>>,
@@ -467,7 +490,7 @@ impl<Q: Qdisc> Simulation<Q> {
             l2_overhead_bytes: bn.l2_overhead_bytes,
             bucket: TokenBucket::new(bn.rate_bps, (cfg.largest_packet_bytes() + bn.l2_overhead_bytes) as u64),
             tx_current: None,
-            tx_done_at: None,
+            tx_done_key: NO_EVENT,
             senders,
             receivers,
             mon,
@@ -475,7 +498,7 @@ impl<Q: Qdisc> Simulation<Q> {
             dropped: Vec::new(),
             duration_ns: cfg.duration_ns,
             sample_ns: cfg.sample_ns,
-            next_sample: Some(first_sample),
+            next_sample_key: order_key(first_sample.0, first_sample.1),
             starts,
             data_packets: 0,
             sizes: cfg.flows.iter().map(|f| f.size_bytes).collect(),
@@ -598,7 +621,7 @@ impl<Q: Qdisc> Simulation<Q> {
                 self.prefetch_receiver(p.flow);
             }
             self.tx_current = Some(p);
-            self.tx_done_at = Some((leaves, self.q.take_seq()));
+            self.tx_done_key = order_key(leaves, self.q.take_seq());
         } else {
             // Idle. (A packet that follows another at once replaces it in
             // service without this call in between: only an enqueue reads
@@ -621,17 +644,18 @@ impl<Q: Qdisc> Simulation<Q> {
     /// same call, it would make this one wait for the sender's line.
     #[inline(never)]
     fn prefetch_next_sender(&self, l: u32) {
-        if let Some(after_next) = self.reverse_shared.flow_at(l, 1) {
-            self.senders[after_next as usize].prefetch();
+        let (next, after_next) = self.reverse_shared.next_flows(l);
+        if let Some(f) = after_next {
+            self.senders[f as usize].prefetch();
         }
-        if let Some(next) = self.reverse_shared.flow_at(l, 0) {
-            self.senders[next as usize].prefetch_ack_state();
+        if let Some(f) = next {
+            self.senders[f as usize].prefetch_ack_state();
         }
     }
 
     fn tx_done(&mut self, now: TimeNs) {
         let p = self.tx_current.take().expect("TxDone without a packet");
-        debug_assert!(self.tx_done_at.is_none(), "taken by next_event");
+        debug_assert_eq!(self.tx_done_key, NO_EVENT, "taken by next_event");
         // The result bin of `now`, computed once for the statistics of the
         // packet that ends here, the one that starts and the delivery.
         let b = self.mon.bin(now);
@@ -642,12 +666,14 @@ impl<Q: Qdisc> Simulation<Q> {
             // Zero-delay bottleneck line: the packet reaches its receiver now.
             // Through the queue it would be a `Delivered` event scheduled
             // before the next `TxDone`, so with nothing else pending at `now`
-            // (the `TxDone` being handled was the only one: `tx_done_at` is
+            // (the `TxDone` being handled was the only one: `tx_done_key` is
             // empty here) it would be the very next event popped: handle it
             // here instead (same order of all other events, same `events`
             // count).
             self.start_tx(now, b);
             self.q.count_handled_inline();
+            #[cfg(feature = "event-counts")]
+            crate::event_counts::count(crate::event_counts::Counted::DeliveredInline);
             self.deliver(now, b, p);
             return;
         }
@@ -675,26 +701,23 @@ impl<Q: Qdisc> Simulation<Q> {
         self.mon.queue_bytes.push(self.qdisc.len_bytes() + on_link.bytes);
         self.mon.trace_flows(now, &self.senders, &self.starts);
         let next = now + self.sample_ns;
-        self.next_sample = (next < self.duration_ns).then(|| (next, self.q.take_seq()));
+        self.next_sample_key = if next < self.duration_ns { order_key(next, self.q.take_seq()) } else { NO_EVENT };
     }
 
     /// Take every queue sample due before the event (`time`, `seq`).
     /// (Inlined test, out-of-line loop: most events have no sample before them.)
     #[inline(always)]
     fn samples_before(&mut self, time: TimeNs, seq: u64) {
-        if self.next_sample.is_some_and(|(t, s)| (t, s) <= (time, seq)) {
+        if self.next_sample_key <= order_key(time, seq) {
             self.take_samples_before(time, seq);
         }
     }
 
     #[inline(never)]
     fn take_samples_before(&mut self, time: TimeNs, seq: u64) {
-        while let Some((t, s)) = self.next_sample {
-            if (t, s) > (time, seq) {
-                break;
-            }
+        while self.next_sample_key <= order_key(time, seq) {
             self.q.count_handled_inline();
-            self.sample(t);
+            self.sample(key_parts(self.next_sample_key).0);
         }
     }
 
@@ -730,6 +753,8 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     fn dispatch(&mut self, now: TimeNs, ev: Ev) {
+        #[cfg(feature = "event-counts")]
+        ev.count();
         match ev {
             Ev::Access(f) => {
                 let p = self.access[f as usize].pop(&mut self.q, now, ev);
@@ -787,39 +812,36 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     /// The next event before the end of the run, in (time, seq) order: the
-    /// heap's earliest, the pending `TxDone` (`tx_done_at`) or the next
+    /// heap's earliest, the pending `TxDone` (`tx_done_key`) or the next
     /// event of a shared line (`SharedLines::next_key`), whichever comes first; the
     /// clock advances to it.
     fn next_event(&mut self) -> Option<(TimeNs, u64, Ev)> {
         if self.any_shared {
             return self.next_event_shared();
         }
-        let heap = self.q.peek_key();
-        match self.tx_done_at {
-            Some(tx) if heap.is_none_or(|h| tx < h) => {
-                if tx.0 >= self.duration_ns {
-                    return None;
-                }
-                self.tx_done_at = None;
-                self.q.advance_outside(tx.0);
-                Some((tx.0, tx.1, Ev::TxDone))
+        let heap = self.q.peek_order_key();
+        if self.tx_done_key < heap {
+            let (t, s) = key_parts(self.tx_done_key);
+            if t >= self.duration_ns {
+                return None;
             }
-            _ => {
-                if heap?.0 >= self.duration_ns {
-                    return None;
-                }
-                self.q.pop_keyed()
-            }
+            self.tx_done_key = NO_EVENT;
+            self.q.advance_outside(t);
+            return Some((t, s, Ev::TxDone));
         }
+        // `NO_EVENT` (an empty heap) has the largest time.
+        if key_parts(heap).0 >= self.duration_ns {
+            return None;
+        }
+        self.q.pop_keyed()
     }
 
     /// `next_event` with shared lines: the earliest of four candidates,
     /// each (time, seq) as one 128-bit number (`u128::MAX`: none).
     #[inline(always)]
     fn next_event_shared(&mut self) -> Option<(TimeNs, u64, Ev)> {
-        let key = |k: Option<(TimeNs, u64)>| k.map_or(u128::MAX, |(t, s)| ((t as u128) << 64) | s as u128);
-        let (mut best, mut ev) = (key(self.q.peek_key()), None);
-        let tx = key(self.tx_done_at);
+        let (mut best, mut ev) = (self.q.peek_order_key(), None);
+        let tx = self.tx_done_key;
         if tx < best {
             (best, ev) = (tx, Some(Ev::TxDone));
         }
@@ -842,7 +864,7 @@ impl<Q: Qdisc> Simulation<Q> {
             None => self.q.pop_keyed(),
             Some(e) => {
                 if e == Ev::TxDone {
-                    self.tx_done_at = None;
+                    self.tx_done_key = NO_EVENT;
                 }
                 self.q.advance_outside(t);
                 Some((t, s, e))
@@ -852,7 +874,9 @@ impl<Q: Qdisc> Simulation<Q> {
 
     /// Whether a shared line's next event is at `t` (the current time).
     fn shared_pending_at(&self, t: TimeNs) -> bool {
-        self.any_shared && (self.access_shared.next().is_some_and(|k| k.0 == t) || self.reverse_shared.next().is_some_and(|k| k.0 == t))
+        // `NO_EVENT`'s time, u64::MAX, is no event's.
+        let at_t = |k: OrderKey| key_parts(k).0 == t;
+        self.any_shared && (at_t(self.access_shared.next_key().0) || at_t(self.reverse_shared.next_key().0))
     }
 
     /// The event loop, kept out of line: inlined into `try_run` (LLVM's
@@ -1117,7 +1141,9 @@ mod tests {
 
     /// Time of the next end of transmission.
     fn next_tx_done(s: &mut Simulation) -> TimeNs {
-        s.tx_done_at.take().expect("no transmission scheduled").0
+        let k = std::mem::replace(&mut s.tx_done_key, NO_EVENT);
+        assert_ne!(k, NO_EVENT, "no transmission scheduled");
+        key_parts(k).0
     }
 
     #[test]
