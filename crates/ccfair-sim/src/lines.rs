@@ -424,25 +424,30 @@ struct Stage {
     layers: &'static ExpLayers,
     /// The flows' heads, earliest on top.
     heap: HeadHeap,
-    /// Packets, each with the next slot of its flow's list.
+    /// Packets, each with the next slot of its flow's list (of a free
+    /// slot: the next free slot).
     slots: Vec<(Packet, u32)>,
-    free: Vec<u32>,
+    /// The first free slot ([`NO_SLOT`]: none), the free slots chained
+    /// through their links (no separate list to push to and pop from).
+    free: u32,
 }
 
 impl Stage {
     fn new(mean_ns: u64) -> Stage {
-        Stage { mean_ns: mean_ns as f64, layers: ExpLayers::get(), heap: HeadHeap::default(), slots: Vec::new(), free: Vec::new() }
+        Stage { mean_ns: mean_ns as f64, layers: ExpLayers::get(), heap: HeadHeap::default(), slots: Vec::new(), free: NO_SLOT }
     }
 
     fn alloc(&mut self, p: Packet) -> u32 {
-        match self.free.pop() {
-            Some(i) => {
-                self.slots[i as usize] = (p, NO_SLOT);
-                i
-            }
-            None => {
+        match self.free {
+            NO_SLOT => {
                 self.slots.push((p, NO_SLOT));
                 self.slots.len() as u32 - 1
+            }
+            i => {
+                let slot = &mut self.slots[i as usize];
+                self.free = slot.1;
+                *slot = (p, NO_SLOT);
+                i
             }
         }
     }
@@ -499,8 +504,10 @@ impl Stage {
     /// flow's next packet in the heap.
     fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, noisy: &mut [NoisyFlow]) -> Packet {
         let Head { slot, flow, .. } = *self.heap.peek().expect("the line's event's packet");
-        let p = self.slots[slot as usize].0;
-        self.free.push(slot);
+        let s = &mut self.slots[slot as usize];
+        let p = s.0;
+        s.1 = self.free;
+        self.free = slot;
         let nf = &mut noisy[flow as usize];
         nf.pending -= 1;
         if nf.pending > 0 {
