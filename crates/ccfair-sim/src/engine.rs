@@ -156,13 +156,14 @@ pub(crate) fn sift_down<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
             break;
         }
         // Branch-free choice of the earlier child (an unpredictable
-        // branch here cost more than the extra key computation).
-        let (lk, rk) = (get(h, left).key(), get(h, right).key());
-        let child = left + (rk < lk) as usize;
-        if lk.min(rk) >= k {
+        // branch here cost more than the extra key computation); the
+        // child, read whole for its move up, is compared once with `e`.
+        let child = left + (get(h, right).key() < get(h, left).key()) as usize;
+        let c = get(h, child);
+        if c.key() >= k {
             break;
         }
-        set(h, i, get(h, child));
+        set(h, i, c);
         i = child;
     }
     set(h, i, e);
