@@ -480,13 +480,16 @@ impl Stage {
             if let Some(ahead) = line.q.get(PREFETCH_AHEAD) {
                 prefetch(&noisy[ahead.flow as usize]);
             }
-            let mut p = line.q.pop_front().expect("the front exists");
-            let nf = &mut noisy[p.flow as usize];
+            let (flow, pushed_at) = (front.flow, front.enqueue_ns);
+            let nf = &mut noisy[flow as usize];
             // As `DelayLine::with_host_noise`, in the flow's push order.
-            let at = (p.enqueue_ns + draw_exp_ns(&mut nf.rng, self.mean_ns, self.layers)).max(nf.last_at);
+            let at = (pushed_at + draw_exp_ns(&mut nf.rng, self.mean_ns, self.layers)).max(nf.last_at);
             nf.last_at = at;
-            p.enqueue_ns = at;
-            let slot = self.alloc(p);
+            // Copied from the FIFO into its slot at once (not through a
+            // local), then given its arrival time.
+            let slot = self.alloc(*line.q.front().expect("the front exists"));
+            self.slots[slot as usize].0.enqueue_ns = at;
+            line.q.discard_front(1);
             if nf.in_heap {
                 match nf.wait_last {
                     NO_SLOT => nf.wait_first = slot,
@@ -495,7 +498,7 @@ impl Stage {
                 nf.wait_last = slot;
             } else {
                 nf.in_heap = true;
-                self.heap.push(Head { at, seq: nf.seq, slot, flow: p.flow });
+                self.heap.push(Head { at, seq: nf.seq, slot, flow });
             }
         }
     }
