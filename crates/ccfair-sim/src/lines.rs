@@ -635,9 +635,14 @@ impl SharedLines {
     /// (Out of line, as `pop`: the per-flow lines' callers stay small. The
     /// rarer paths are out of line again, `restage` and `push_plain`, so
     /// that the common one saves few registers.)
+    /// A FIFO that must grow takes `push_growing`, so that the common path
+    /// makes no call that returns and saves no registers.
     #[inline(never)]
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: Packet) {
         let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
+        if line.q.is_full() {
+            return self.push_growing(q, now, l, p);
+        }
         let at = now + line.delay_ns;
         let Some(st) = stage else { return self.push_plain(q, at, l, p) };
         let nf = &mut self.noisy[p.flow as usize];
@@ -646,11 +651,19 @@ impl SharedLines {
             nf.seq = q.take_seq();
         }
         nf.pending += 1;
-        line.q.push_back_mut(p).enqueue_ns = at;
+        line.q.push_back_mut_with_room(p).enqueue_ns = at;
         if st.earliest_ns().is_none_or(|t| at <= t) {
             // The packet may arrive before the line's head.
             self.restage(l);
         }
+    }
+
+    /// `push` onto a line whose FIFO is full: grow it, then push.
+    #[cold]
+    #[inline(never)]
+    fn push_growing<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: Packet) {
+        self.lines[l as usize].line.q.make_room(p);
+        self.push(q, now, l, p);
     }
 
     /// Refill the stage of shared line `l` (with host noise) and re-key the

@@ -103,6 +103,32 @@ impl<T: Copy> Ring<T> {
         cell
     }
 
+    /// Whether the next push grows the buffer.
+    #[inline(always)]
+    pub(crate) fn is_full(&self) -> bool {
+        self.len == self.buf.len()
+    }
+
+    /// `push_back_mut` into a ring that is not full ([`Ring::is_full`]): no
+    /// growth, so no call on the caller's path (a full ring panics).
+    #[inline(always)]
+    pub(crate) fn push_back_mut_with_room(&mut self, v: T) -> &mut T {
+        assert!(!self.is_full(), "a push with room into a full ring");
+        let i = self.slot(self.len);
+        self.len += 1;
+        let cell = self.cell_mut(i);
+        *cell = v;
+        cell
+    }
+
+    /// Make room for one more element (`fill` as in `grow`).
+    #[inline]
+    pub(crate) fn make_room(&mut self, fill: T) {
+        if self.is_full() {
+            self.grow(fill);
+        }
+    }
+
     #[inline]
     pub(crate) fn pop_front(&mut self) -> Option<T> {
         if self.len == 0 {
