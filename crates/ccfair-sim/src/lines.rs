@@ -616,7 +616,9 @@ impl SharedLines {
     /// next to arrive and the one after. (A hint for prefetching: a tie
     /// block not yet arranged may still change the order; with host noise,
     /// the second is the earlier child of the stage heap's root, usually but
-    /// not always the next head.)
+    /// not always the next head.) Inline in the prefetching caller, where
+    /// the pair stays in registers.
+    #[inline]
     pub(crate) fn next_flows(&self, l: u32) -> (Option<u32>, Option<u32>) {
         let sl = &self.lines[l as usize];
         let Some(st) = sl.stage.as_ref() else {
