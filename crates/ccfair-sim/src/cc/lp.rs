@@ -45,9 +45,10 @@
 //! range become: above 2^29 ms (7/8 of offsets) owd << 3 overflows sowd and the module
 //! never indicates (test `random_timestamp_offset_overflows_sowd_and_lp_never_indicates`).
 //!
-//! Deviations: our receiver echoes the TSval of the newest segment an ACK covers; Linux's
-//! (`tcp_replace_ts_recent`) echoes the first one after the previous ACK
-//! (docs/fidelity.md gives its effect on TCP-LP).
+//! The receiver echoes the TSval as Linux's `tcp_replace_ts_recent` does (tcp/receiver.rs).
+//! With the cargo feature `lp-trace` each `pkts_acked` prints the BPF port's trace fields
+//! to stderr (bench/lp_bpf/trace.py), and `LP_WHATIF_FIRST_RHZ` replaces the first
+//! remote_hz sample (a what-if of docs/linux-ports.md "TCP-LP"); without it nothing changes.
 
 use super::{reno, AckSample, CongestionControl, TcpCc};
 
@@ -142,6 +143,10 @@ impl Lp {
                 rhz += m;
             } else {
                 rhz = m << 6;
+                #[cfg(feature = "lp-trace")]
+                if let Ok(v) = std::env::var("LP_WHATIF_FIRST_RHZ") {
+                    rhz = v.parse::<i64>().unwrap() << 6;
+                }
             }
         }
         self.set_flag(LP_VALID_RHZ, (rhz >> 6) > 0);
@@ -229,6 +234,20 @@ impl CongestionControl for Lp {
         let span = self.owd_max.wrapping_sub(self.owd_min);
         let thr = self.owd_min.wrapping_add(self.p.threshold_pct.wrapping_mul(span) / 100);
         self.set_flag(LP_WITHIN_THR, (self.sowd >> 3) < thr);
+        #[cfg(feature = "lp-trace")]
+        eprintln!(
+            "lp {:p} {} {now} {} {} {tsval} {tsecr} {} {} {} {} {} {}",
+            self as *const Lp,
+            tp.now_ns,
+            tp.cwnd,
+            self.flag,
+            self.remote_hz,
+            self.sowd >> 3,
+            self.owd_min,
+            self.owd_max,
+            self.inference,
+            sample.rtt_ns / 1000
+        );
         if self.flag & LP_WITHIN_THR != 0 {
             return;
         }
