@@ -7,7 +7,9 @@
 `--testbed` runs one testbed run of the point with the bottleneck writing every forward frame
 entering its link (ccfair-bottleneck, `CCFAIR_BOTTLENECK_SLOT_LOG`: when it was due there, when
 the poll took it, port, queue before it, admitted or dropped, the last transmission's end); the
-binary is `CCFAIR_BOTTLENECK` (or the usual one). `--sim` runs the simulator at the point (A at 0
+binary is `CCFAIR_BOTTLENECK` (or the usual one); with `CCFAIR_BOTTLENECK_PORT_ORDER=arrival` it also
+writes OUT.stamps: frames read without a kernel receive stamp, and per 1 us how long after its
+stamp each frame was read. `--sim` runs the simulator at the point (A at 0
 s, B at 5 s, no start jitter) through `ccfair-bench json` built with `--features slot-log`
 (`CCFAIR_BENCH`, default target/slotlog/release/ccfair-bench), which writes the same records.
 `--table`: per flow, of the frames meeting the queue at its last place or full (queue before >=
