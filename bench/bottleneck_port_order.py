@@ -1,13 +1,16 @@
 """The testbed bottleneck's sender-port read order against flow B's share (root).
 
-    sudo python3 bench/bottleneck_port_order.py --set map --point "bbr/bbr 20M 50ms 1bdp" --seeds 4,5,6 [--out FILE.jsonl]
+    sudo python3 bench/bottleneck_port_order.py --set map --point "bbr/bbr 20M 50ms 1bdp" --seeds 4,5,6 [--orders fixed,arrival]
+        [--out FILE.jsonl]
     python3 bench/bottleneck_port_order.py --table FILE.jsonl
 
 ccfair-bottleneck drains its sender ports one after the other on each pass of
 its loop, so frames that arrived during one pass are enqueued in port order
 and, with one free place in the queue, the first port's frame takes it:
 `fixed` (the default) reads port 0, flow A's sender, first on every pass;
-`rotate` (CCFAIR_BOTTLENECK_PORT_ORDER=rotate) starts one port later each pass.
+`rotate` (CCFAIR_BOTTLENECK_PORT_ORDER=rotate) starts one port later each pass;
+`arrival` stamps each frame with the kernel's receive time and enqueues the due
+frames of all ports in that order (the frames' true order).
 Per seed this runs the point on the testbed with each order in turn (same
 machine load for both) and prints B's share and each flow's retransmissions
 per delivered segment; with --out one JSON line per run; --table the means.
@@ -26,7 +29,7 @@ from typing import Any
 
 from ccfair.fidelity.points import group_shares, load_set
 
-ORDERS = ("fixed", "rotate")
+ORDERS = ("fixed", "rotate", "arrival")
 MSS_BYTES = 1448
 
 
@@ -65,6 +68,7 @@ def main() -> None:
     ap.add_argument("--point")
     ap.add_argument("--seeds", default="4,5,6")
     ap.add_argument("--data", default="data/fidelity")
+    ap.add_argument("--orders", default="fixed,rotate", help=f"comma-separated, of {', '.join(ORDERS)}")
     ap.add_argument("--out")
     ap.add_argument("--table")
     a = ap.parse_args()
@@ -73,12 +77,14 @@ def main() -> None:
         return
     if not a.point:
         ap.error("--point is required unless --table")
+    if bad := [o for o in a.orders.split(",") if o not in ORDERS]:
+        ap.error(f"--orders: {bad[0]!r} is not one of {', '.join(ORDERS)}")
     point = next((p for p in load_set(a.set_name, Path(a.data)).points if p.id == a.point), None)
     if point is None:
         ap.error(f"--point: {a.point!r} is not a point of set {a.set_name!r}")
     spec = point.spec()
     for seed in (int(s) for s in a.seeds.split(",")):
-        for order in ORDERS:
+        for order in a.orders.split(","):
             summary = run(point.command(seed), order)
             rec = {
                 "point": point.id,

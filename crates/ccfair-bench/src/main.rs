@@ -285,6 +285,10 @@ fn main() {
                 std::process::exit(2)
             });
             let r = ccfair_sim::run(&c);
+            #[cfg(feature = "slot-log")]
+            if let Ok(path) = std::env::var("CCFAIR_SLOT_LOG") {
+                ccfair_sim::slot_log::write_csv(&path).expect("write the slot log");
+            }
             println!("{}", serde_json::to_string(&r).unwrap());
         }
         _ => {

@@ -118,16 +118,28 @@ struct Config {
     l2_overhead_bytes: u32,
 }
 
-/// The environment variable choosing the sender ports' read order, and its values.
+/// The environment variable choosing the order in which frames of different sender ports enter
+/// the queue, and its values.
 const PORT_ORDER_VAR: &str = "CCFAIR_BOTTLENECK_PORT_ORDER";
-const PORT_ORDERS: [&str; 2] = ["fixed", "rotate"];
+const PORT_ORDERS: [&str; 3] = ["fixed", "rotate", "arrival"];
 
-/// Whether the sender port read first moves on each pass (`rotate`) or is
-/// always port 0 (`fixed`, also when the variable is unset).
-fn port_order_rotates(value: Option<&str>) -> Result<bool, String> {
+/// How frames of different sender ports that one pass reads (or one poll finds due) are ordered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum PortOrder {
+    /// Port 0 read first on every pass; due frames enter port by port (also when unset).
+    Fixed,
+    /// The first port read moves on by one each pass; due frames enter port by port.
+    Rotate,
+    /// Each frame stamped with the kernel's receive time (SO_TIMESTAMPNS) and the due frames of
+    /// every port entering in the order of their times.
+    Arrival,
+}
+
+fn port_order(value: Option<&str>) -> Result<PortOrder, String> {
     match value {
-        None | Some("fixed") => Ok(false),
-        Some("rotate") => Ok(true),
+        None | Some("fixed") => Ok(PortOrder::Fixed),
+        Some("rotate") => Ok(PortOrder::Rotate),
+        Some("arrival") => Ok(PortOrder::Arrival),
         Some(v) => Err(format!("{PORT_ORDER_VAR}: {v:?} is not one of {}", PORT_ORDERS.join(", "))),
     }
 }
@@ -135,6 +147,20 @@ fn port_order_rotates(value: Option<&str>) -> Result<bool, String> {
 /// The sender ports in the order one pass reads them, starting at `first`.
 fn sender_port_order(first: usize, n: usize) -> impl Iterator<Item = usize> {
     (0..n).map(move |k| (first + k) % n)
+}
+
+/// The environment variable naming a file for the forward frames entering the link (shaper.rs
+/// `SlotRecord`, CSV; a measurement tool, bench/fidelity_slots.py).
+const SLOT_LOG_VAR: &str = "CCFAIR_BOTTLENECK_SLOT_LOG";
+
+fn write_slot_log(path: &str, slots: &[shaper::SlotRecord]) -> std::io::Result<()> {
+    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
+    writeln!(f, "due_ns,now_ns,port,queue_before,admitted,last_free_ns,last_free_poll_ns")?;
+    for r in slots {
+        let admitted = r.admitted as u8;
+        writeln!(f, "{},{},{},{},{},{},{}", r.due_ns, r.now_ns, r.port, r.queue_before, admitted, r.last_free_ns, r.last_free_poll_ns)?;
+    }
+    f.flush()
 }
 
 fn default_burst() -> u64 {
@@ -152,6 +178,29 @@ fn now_ns() -> u64 {
     // SAFETY: valid pointer to a timespec.
     unsafe { libc::clock_gettime(libc::CLOCK_MONOTONIC, &mut ts) };
     ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+fn real_ns() -> u64 {
+    let mut ts = libc::timespec { tv_sec: 0, tv_nsec: 0 };
+    // SAFETY: valid pointer to a timespec.
+    unsafe { libc::clock_gettime(libc::CLOCK_REALTIME, &mut ts) };
+    ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64
+}
+
+/// The SCM_TIMESTAMPNS receive time (CLOCK_REALTIME, ns) in a received message's control data.
+fn receive_stamp(msg: &libc::msghdr) -> Option<u64> {
+    // SAFETY: the CMSG macros walk the control buffer recvmsg filled, within msg_controllen.
+    unsafe {
+        let mut c = libc::CMSG_FIRSTHDR(msg);
+        while !c.is_null() {
+            if (*c).cmsg_level == libc::SOL_SOCKET && (*c).cmsg_type == libc::SCM_TIMESTAMPNS {
+                let ts = std::ptr::read_unaligned(libc::CMSG_DATA(c) as *const libc::timespec);
+                return (ts.tv_sec > 0).then(|| ts.tv_sec as u64 * 1_000_000_000 + ts.tv_nsec as u64);
+            }
+            c = libc::CMSG_NXTHDR(msg, c);
+        }
+    }
+    None
 }
 
 fn die(msg: String) -> ! {
@@ -409,15 +458,26 @@ fn main() {
         die("usage: ccfair-bottleneck CONFIG.json".into());
     }
     let cfg = load_config(&args[1]).unwrap_or_else(|e| die(e));
-    let rotate = port_order_rotates(std::env::var(PORT_ORDER_VAR).ok().as_deref()).unwrap_or_else(|e| die(e));
+    let order = port_order(std::env::var(PORT_ORDER_VAR).ok().as_deref()).unwrap_or_else(|e| die(e));
+    let rotate = order == PortOrder::Rotate;
     set_up_process(cfg.realtime);
     let n = cfg.sender_ifaces.len();
     let mut io = Io { ports: Vec::with_capacity(n + 1), tx_errors: 0 };
     for name in &cfg.sender_ifaces {
-        io.ports.push(open_port(name, true).unwrap_or_else(|e| die(e)));
+        let port = open_port(name, true).unwrap_or_else(|e| die(e));
+        if order == PortOrder::Arrival {
+            setopt(port.fd, libc::SOL_SOCKET, libc::SO_TIMESTAMPNS, 1).unwrap_or_else(|e| die(e));
+        }
+        io.ports.push(port);
     }
     io.ports.push(open_port(&cfg.receiver_iface, !cfg.kernel_qdisc).unwrap_or_else(|e| die(e)));
     let mut bridge = Bridge::new(&cfg, io);
+    bridge.stamped = order == PortOrder::Arrival;
+    bridge.shaper.merge_by_due = order == PortOrder::Arrival;
+    let slot_log = std::env::var(SLOT_LOG_VAR).ok();
+    if slot_log.is_some() {
+        bridge.shaper.slot_log = Some(Vec::with_capacity(1 << 20));
+    }
     let mut buf = vec![0u8; MAX_FRAME_BYTES];
     let mut pfds: Vec<libc::pollfd> = bridge.io.ports.iter().map(|p| libc::pollfd { fd: p.fd, events: libc::POLLIN, revents: 0 }).collect();
 
@@ -445,7 +505,15 @@ fn main() {
         // SAFETY: pfds is a valid array; ts lives across the call.
         unsafe { libc::ppoll(pfds.as_mut_ptr(), pfds.len() as libc::nfds_t, &ts, std::ptr::null()) };
     }
+    let slots = bridge.shaper.slot_log.take();
+    let stamps = (bridge.unstamped, std::mem::take(&mut bridge.stamp_lead_us));
     let stats = bridge.finish();
+    if let (Some(path), Some(slots)) = (slot_log, slots) {
+        let lead = format!("unstamped {}\nread - stamp per us: {:?}\n", stamps.0, stamps.1);
+        if let Err(e) = write_slot_log(&path, &slots).and_then(|_| std::fs::write(format!("{path}.stamps"), lead)) {
+            die(format!("{path}: {e}"));
+        }
+    }
     let json = serde_json::to_string(&stats).expect("stats serialize");
     let tmp = format!("{}.tmp", cfg.stats_path);
     if let Err(e) = std::fs::write(&tmp, json).and_then(|_| std::fs::rename(&tmp, &cfg.stats_path)) {
@@ -534,6 +602,12 @@ struct Bridge {
     fwd_payload: Vec<u64>,
     retrans: RetransmitCounter,
     oversize: u64,
+    /// Sender ports carry the kernel's receive time (SO_TIMESTAMPNS): a frame arrived then.
+    stamped: bool,
+    /// With `stamped`: frames read without a usable stamp, and per 1 us (up to 1 ms) how long
+    /// before its read a stamped frame arrived (written beside the slot log).
+    unstamped: u64,
+    stamp_lead_us: Vec<u64>,
 }
 
 impl Bridge {
@@ -554,28 +628,37 @@ impl Bridge {
             fwd_payload: vec![0; n],
             retrans: RetransmitCounter { count: vec![0; n], ..Default::default() },
             oversize: 0,
+            stamped: false,
+            unstamped: 0,
+            stamp_lead_us: vec![0; 1001],
         }
     }
 
     /// Receive everything pending on `port` (into `buf`).
     fn receive(&mut self, port: usize, buf: &mut [u8]) {
+        let stamped = self.stamped && port < self.n;
+        // CLOCK_REALTIME - CLOCK_MONOTONIC: the receive stamps are CLOCK_REALTIME.
+        let real_minus_mono = if stamped { real_ns() as i128 - now_ns() as i128 } else { 0 };
         loop {
             let mut from: libc::sockaddr_ll = unsafe { std::mem::zeroed() };
-            let mut flen = std::mem::size_of::<libc::sockaddr_ll>() as u32;
-            // SAFETY: buf and from are valid for writes of the given sizes.
-            let r = unsafe {
-                libc::recvfrom(
-                    self.io.ports[port].fd,
-                    buf.as_mut_ptr() as *mut libc::c_void,
-                    buf.len(),
-                    libc::MSG_DONTWAIT,
-                    &mut from as *mut libc::sockaddr_ll as *mut libc::sockaddr,
-                    &mut flen,
-                )
-            };
+            let mut cmsg = [0u64; 8];
+            let mut iov = libc::iovec { iov_base: buf.as_mut_ptr() as *mut libc::c_void, iov_len: buf.len() };
+            // SAFETY: an all-zero msghdr is valid; its pointers are set below.
+            let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+            msg.msg_name = &mut from as *mut libc::sockaddr_ll as *mut libc::c_void;
+            msg.msg_namelen = std::mem::size_of::<libc::sockaddr_ll>() as u32;
+            msg.msg_iov = &mut iov;
+            msg.msg_iovlen = 1;
+            if stamped {
+                msg.msg_control = cmsg.as_mut_ptr() as *mut libc::c_void;
+                msg.msg_controllen = std::mem::size_of_val(&cmsg);
+            }
+            // SAFETY: msg points at valid buffers of the given sizes.
+            let r = unsafe { libc::recvmsg(self.io.ports[port].fd, &mut msg, libc::MSG_DONTWAIT) };
             if r <= 0 {
                 break;
             }
+            let arrived = if stamped { receive_stamp(&msg).map(|t| (t as i128 - real_minus_mono) as u64) } else { None };
             if from.sll_pkttype == PACKET_OUTGOING {
                 continue;
             }
@@ -587,16 +670,24 @@ impl Bridge {
                 continue;
             }
             if port < self.n {
-                self.sender_frame(port, frame);
+                self.sender_frame(port, frame, arrived);
             } else {
                 self.receiver_frame(frame);
             }
         }
     }
 
-    /// A frame from sender port `port`: an IPv4 frame into its forward path, anything else (ARP) on at once.
-    fn sender_frame(&mut self, port: usize, frame: &[u8]) {
-        let now = now_ns();
+    /// A frame from sender port `port` (that arrived at `arrived`, the kernel's receive time, if
+    /// known; else now): an IPv4 frame into its forward path, anything else (ARP) on at once.
+    fn sender_frame(&mut self, port: usize, frame: &[u8], arrived: Option<u64>) {
+        let read = now_ns();
+        let now = arrived.map_or(read, |t| t.min(read));
+        if self.stamped {
+            match arrived {
+                Some(t) => self.stamp_lead_us[(read.saturating_sub(t) / 1000).min(1000) as usize] += 1,
+                None => self.unstamped += 1,
+            }
+        }
         let src: [u8; 6] = frame[6..12].try_into().unwrap();
         if src[0] & 1 == 0 {
             self.macs.insert(src, port);
@@ -713,11 +804,12 @@ mod tests {
     fn fixed_order_reads_port_0_first_on_every_pass_and_rotate_moves_the_first_port_on() {
         assert_eq!(sender_port_order(0, 3).collect::<Vec<_>>(), [0, 1, 2]);
         assert_eq!(sender_port_order(2, 3).collect::<Vec<_>>(), [2, 0, 1]);
-        assert_eq!(port_order_rotates(None), Ok(false));
-        assert_eq!(port_order_rotates(Some("fixed")), Ok(false));
-        assert_eq!(port_order_rotates(Some("rotate")), Ok(true));
-        let e = port_order_rotates(Some("random")).unwrap_err();
-        assert!(e.contains("CCFAIR_BOTTLENECK_PORT_ORDER") && e.contains("\"random\"") && e.contains("fixed, rotate"), "{e}");
+        assert_eq!(port_order(None), Ok(PortOrder::Fixed));
+        assert_eq!(port_order(Some("fixed")), Ok(PortOrder::Fixed));
+        assert_eq!(port_order(Some("rotate")), Ok(PortOrder::Rotate));
+        assert_eq!(port_order(Some("arrival")), Ok(PortOrder::Arrival));
+        let e = port_order(Some("random")).unwrap_err();
+        assert!(e.contains("CCFAIR_BOTTLENECK_PORT_ORDER") && e.contains("\"random\"") && e.contains("fixed, rotate, arrival"), "{e}");
     }
 
     #[test]

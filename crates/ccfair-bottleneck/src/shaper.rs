@@ -263,6 +263,27 @@ pub struct Shaper {
     /// samples, sojourn): the dumbbell's one; a topology's narrowest link crossed by data.
     primary: usize,
     pub stats: Stats,
+    /// Due frames of different ports enter in the order of their due times (else port by port).
+    pub merge_by_due: bool,
+    /// With `record_slots`: every forward frame entering the primary link.
+    pub slot_log: Option<Vec<SlotRecord>>,
+    /// The primary link's last frame to end: (its end, the poll that saw it end).
+    last_free: (u64, u64),
+}
+
+/// A forward frame entering the primary link (bench/fidelity_slots.py): when it was due there and
+/// when the poll admitted or dropped it, its port, the queue before it (packets, the one on the
+/// link included), and the last transmission to end before it (nominal end, poll time). A frame
+/// leaving a reverse delay line towards its sender port (an ACK) has `queue_before` u32::MAX.
+#[derive(Debug, Clone, Copy)]
+pub struct SlotRecord {
+    pub due_ns: u64,
+    pub now_ns: u64,
+    pub port: u32,
+    pub queue_before: u32,
+    pub admitted: bool,
+    pub last_free_ns: u64,
+    pub last_free_poll_ns: u64,
 }
 
 /// Where a frame must go now.
@@ -343,6 +364,9 @@ impl Shaper {
             link: true,
             primary: 0,
             stats,
+            merge_by_due: false,
+            slot_log: None,
+            last_free: (0, 0),
         }
     }
 
@@ -474,21 +498,16 @@ impl Shaper {
         for k in 0..self.links.len() {
             self.run_link(k, now, frame_info, mark_ce, freed);
         }
-        // Forward delay lines -> the first link of the port's path.
-        for port in 0..self.fwd_lines.len() {
-            while let Some((due, slab)) = pop_due(&mut self.fwd_lines[port], now) {
-                if !self.link {
-                    self.note_late(due, now);
-                    self.stats.forwarded_fwd += 1;
-                    out.push(Out::Receiver(slab));
-                    continue;
-                }
-                match self.fwd_paths[port].first() {
-                    Some(&k) => self.enter(k, now, slab, frame_info, freed),
-                    None => {
-                        self.stats.forwarded_fwd += 1;
-                        out.push(Out::Receiver(slab));
-                    }
+        // Forward delay lines -> the first link of the port's path: port by port, or every due
+        // frame in the order of its due time (`merge_by_due`).
+        if self.merge_by_due {
+            while let Some((port, due, slab)) = self.pop_earliest_due(now) {
+                self.forward(port, due, slab, now, frame_info, out, freed);
+            }
+        } else {
+            for port in 0..self.fwd_lines.len() {
+                while let Some((due, slab)) = pop_due(&mut self.fwd_lines[port], now) {
+                    self.forward(port, due, slab, now, frame_info, out, freed);
                 }
             }
         }
@@ -508,9 +527,75 @@ impl Shaper {
         }
         // Reverse delay lines.
         for port in 0..self.rev_lines.len() {
-            while let Some((_, slab)) = pop_due(&mut self.rev_lines[port], now) {
+            while let Some((due, slab)) = pop_due(&mut self.rev_lines[port], now) {
+                if let Some(log) = self.slot_log.as_mut() {
+                    let (last_free_ns, last_free_poll_ns) = self.last_free;
+                    log.push(SlotRecord {
+                        due_ns: due,
+                        now_ns: now,
+                        port: port as u32,
+                        queue_before: u32::MAX,
+                        admitted: true,
+                        last_free_ns,
+                        last_free_poll_ns,
+                    });
+                }
                 self.stats.forwarded_rev += 1;
                 out.push(Out::Sender { port, slab });
+            }
+        }
+    }
+
+    /// The due frame (port, due time, slab) with the earliest due time of all ports, taken off its line.
+    fn pop_earliest_due(&mut self, now: u64) -> Option<(usize, u64, usize)> {
+        let fronts = self.fwd_lines.iter().enumerate().filter_map(|(p, l)| l.front().map(|&(due, _)| (due, p)));
+        let (due, port) = fronts.filter(|&(due, _)| due <= now).min()?;
+        let (_, slab) = self.fwd_lines[port].pop_front()?;
+        Some((port, due, slab))
+    }
+
+    /// Frame `slab` of sender port `port`, due at `due`, leaves its forward delay line at `now`:
+    /// into the first link of its path (recorded with `slot_log`), or out.
+    #[allow(clippy::too_many_arguments)]
+    fn forward(
+        &mut self,
+        port: usize,
+        due: u64,
+        slab: usize,
+        now: u64,
+        frame_info: &dyn Fn(usize) -> (u32, Ecn),
+        out: &mut Vec<Out>,
+        freed: &mut Vec<usize>,
+    ) {
+        if !self.link {
+            self.note_late(due, now);
+            self.stats.forwarded_fwd += 1;
+            out.push(Out::Receiver(slab));
+            return;
+        }
+        match self.fwd_paths[port].first() {
+            Some(&k) if k == self.primary && self.slot_log.is_some() => {
+                let link = &self.links[k];
+                let before = link.qdisc.len_packets() as u32 + link.on_link.is_some() as u32;
+                let n_freed = freed.len();
+                self.enter(k, now, slab, frame_info, freed);
+                let (last_free_ns, last_free_poll_ns) = self.last_free;
+                let admitted = !freed[n_freed..].contains(&slab);
+                let rec = SlotRecord {
+                    due_ns: due,
+                    now_ns: now,
+                    port: port as u32,
+                    queue_before: before,
+                    admitted,
+                    last_free_ns,
+                    last_free_poll_ns,
+                };
+                self.slot_log.as_mut().unwrap().push(rec);
+            }
+            Some(&k) => self.enter(k, now, slab, frame_info, freed),
+            None => {
+                self.stats.forwarded_fwd += 1;
+                out.push(Out::Receiver(slab));
             }
         }
     }
@@ -534,6 +619,9 @@ impl Shaper {
                 self.links[k].on_link = None;
                 self.links[k].qdisc.set_in_service(InService::default());
                 self.note_late(end_ns, now);
+                if k == self.primary {
+                    self.last_free = (end_ns, now);
+                }
                 if let Some(b) = self.bin(end_ns) {
                     self.links[k].stats.tx_bytes[b] += wire as u64;
                     if k == self.primary {
@@ -811,6 +899,22 @@ mod tests {
     }
 
     /// Poll at every deadline from `from_ns` until `until_ns`; the frames that left, with the time they left.
+    /// Two ports' frames found due by one late poll, one place in the queue: port by port, port 0's
+    /// frame takes it although port 1's arrived first; merged by due time, port 1's.
+    #[test]
+    fn with_one_place_left_the_frame_due_first_takes_it_when_merged_by_due_time() {
+        for (merge, admitted, dropped) in [(false, 1, 2), (true, 2, 1)] {
+            let mut s = Shaper::new(1_000_000_000, 1500, &droptail(1), 1, vec![1_000, 1_000], vec![0, 0], mon(1_000_000_000));
+            s.merge_by_due = merge;
+            s.arrive_fwd(20, 0, 1); // port 0's frame arrives second
+            s.arrive_fwd(10, 1, 2);
+            let (mut out, mut freed) = (vec![], vec![]);
+            s.poll(1_050, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+            assert_eq!(out, vec![Out::Receiver(admitted)], "merge {merge}");
+            assert_eq!(freed, vec![dropped], "merge {merge}");
+        }
+    }
+
     fn drive_from(s: &mut Shaper, from_ns: u64, until_ns: u64) -> Vec<(u64, Out)> {
         let (mut out, mut freed, mut got) = (vec![], vec![], vec![]);
         let mut now = from_ns;

@@ -24,6 +24,8 @@ pub(crate) mod ring;
 pub mod rng;
 pub mod schema;
 pub mod sim;
+#[cfg(feature = "slot-log")]
+pub mod slot_log;
 pub mod tcp;
 pub mod token_bucket;
 pub mod topology;

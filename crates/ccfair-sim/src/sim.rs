@@ -584,8 +584,20 @@ impl<Q: Qdisc> Simulation<Q> {
         // `enqueue_ns` holds `now` already: the access line's arrival time.
         debug_assert_eq!(p.enqueue_ns, now);
         p.wire_bytes += self.l2_overhead_bytes;
+        #[cfg(feature = "slot-log")]
+        let (flow, before) = (p.flow, self.qdisc.len_packets() as u32 + self.tx_current.is_some() as u32);
+        #[cfg(feature = "slot-log")]
+        let mut admitted = true;
         if let Err((d, why)) = self.qdisc.enqueue(p, now) {
+            #[cfg(feature = "slot-log")]
+            {
+                admitted = d.flow != flow || d.seq != p.seq;
+            }
             self.mon.count_drop(d.flow, why);
+        }
+        #[cfg(feature = "slot-log")]
+        if p.kind == Kind::Data {
+            crate::slot_log::arrive(now, flow, before, admitted);
         }
         if self.qdisc_drops_others {
             self.qdisc.take_enqueue_drops(&mut self.dropped);
@@ -655,6 +667,8 @@ impl<Q: Qdisc> Simulation<Q> {
 
     fn tx_done(&mut self, now: TimeNs) {
         let p = self.tx_current.take().expect("TxDone without a packet");
+        #[cfg(feature = "slot-log")]
+        crate::slot_log::freed(now);
         debug_assert_eq!(self.tx_done_key, NO_EVENT, "taken by next_event");
         // The result bin of `now`, computed once for the statistics of the
         // packet that ends here, the one that starts and the delivery.
