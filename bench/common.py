@@ -6,9 +6,11 @@ A script in bench/ imports it as ``common`` (its own directory is on ``sys.path`
 
 from __future__ import annotations
 
+import argparse
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -111,3 +113,24 @@ def use_host_noise(noise: dict[str, int]) -> None:
     from ccfair.spec import HOST_NOISE
 
     HOST_NOISE.update(noise)
+
+
+def read_trace_pipe(out: Path, stop: threading.Event, tag: str) -> None:
+    """Copy the lines of the kernel's trace pipe that contain ``tag`` (a BPF port's
+    bpf_printk lines) to ``out`` until ``stop`` is set (run it in a daemon thread)."""
+    with open("/sys/kernel/tracing/trace_pipe") as pipe, open(out, "w") as f:
+        for line in pipe:
+            if tag in line:
+                f.write(line)
+            if stop.is_set():
+                return
+
+
+def add_point_args(ap: argparse.ArgumentParser, default_set: str, default_out: str) -> None:
+    """The options of a script that traces one fidelity point: its set, its id, the testbed
+    seed, the fidelity data directory and the output directory."""
+    ap.add_argument("--set", dest="set_name", default=default_set)
+    ap.add_argument("--point")
+    ap.add_argument("--seed", type=int, default=1)
+    ap.add_argument("--data", default="data/fidelity")
+    ap.add_argument("--out", default=default_out)

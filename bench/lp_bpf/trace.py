@@ -59,12 +59,10 @@ def build_traced(cache: Path) -> None:
 
 
 def read_pipe(out: Path, stop: threading.Event) -> None:
-    with open("/sys/kernel/tracing/trace_pipe") as pipe, open(out, "w") as f:
-        for line in pipe:
-            if "bpf_trace_printk: lp" in line:
-                f.write(line)
-            if stop.is_set():
-                return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from common import read_trace_pipe
+
+    read_trace_pipe(out, stop, "bpf_trace_printk: lp")
 
 
 def kernel_acks(path: Path) -> dict[int, list[dict]]:
@@ -335,11 +333,10 @@ def summary(out: Path, point=None) -> None:  # type: ignore[no-untyped-def]
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--set", dest="set_name", default="kernel-ccas-loss")
-    ap.add_argument("--point")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--data", default="data/fidelity")
-    ap.add_argument("--out", default="lp-trace")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from common import add_point_args
+
+    add_point_args(ap, "kernel-ccas-loss", "lp-trace")
     ap.add_argument("--record", help="a kernel run's record (JSON): the simulator side only")
     ap.add_argument("--summary", help="a directory of traces")
     ap.add_argument("--sim-seeds", type=int, help="with --record: the simulator alone on seeds 1..N")

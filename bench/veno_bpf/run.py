@@ -69,12 +69,10 @@ def build_traced(cache: Path) -> Path:
 
 
 def read_pipe(out: Path, stop: threading.Event) -> None:
-    with open("/sys/kernel/tracing/trace_pipe") as pipe, open(out, "w") as f:
-        for line in pipe:
-            if "veno" in line:
-                f.write(line)
-            if stop.is_set():
-                return
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from common import read_trace_pipe
+
+    read_trace_pipe(out, stop, "veno")
 
 
 def summary(path: Path) -> None:
@@ -163,11 +161,10 @@ def sim_seeds(spec: object, seeds: int) -> None:
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--set", dest="set_name", default="kernel-ccas-loss")
-    ap.add_argument("--point")
-    ap.add_argument("--seed", type=int, default=1)
-    ap.add_argument("--data", default="data/fidelity")
-    ap.add_argument("--out", default="veno-trace")
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from common import add_point_args
+
+    add_point_args(ap, "kernel-ccas-loss", "veno-trace")
     ap.add_argument("--summary")
     ap.add_argument("--sim-seeds", type=int, help="the simulator alone, seeds 1..N (no root)")
     ap.add_argument("--noise-scale", type=float, help="with --sim-seeds: host-noise means times X (a what-if)")
