@@ -1,16 +1,16 @@
 """The testbed bottleneck's sender-port read order against flow B's share (root).
 
-    sudo python3 bench/bottleneck_port_order.py --set map --point "bbr/bbr 20M 50ms 1bdp" --seeds 4,5,6 [--orders fixed,arrival]
+    sudo python3 bench/bottleneck_port_order.py --set map --point "bbr/bbr 20M 50ms 1bdp" --seeds 4,5,6 [--orders port,arrival]
         [--out FILE.jsonl]
     python3 bench/bottleneck_port_order.py --table FILE.jsonl
 
 ccfair-bottleneck drains its sender ports one after the other on each pass of
 its loop, so frames that arrived during one pass are enqueued in port order
 and, with one free place in the queue, the first port's frame takes it:
-`fixed` (the default) reads port 0, flow A's sender, first on every pass;
-`rotate` (CCFAIR_BOTTLENECK_PORT_ORDER=rotate) starts one port later each pass;
-`arrival` stamps each frame with the kernel's receive time and enqueues the due
-frames of all ports in that order (the frames' true order).
+`port` (the default) reads port 0, flow A's sender, first on every pass;
+`rotate` starts one port later each pass; `arrival` stamps each frame with the kernel's receive time and enqueues the due
+frames of all ports in that order (the frames' true order); the run's
+`testbed.bottleneck_order` (stored runs before the name "port" say "fixed").
 Per seed this runs the point on the testbed with each order in turn (same
 machine load for both) and prints B's share and each flow's retransmissions
 per delivered segment; with --out one JSON line per run; --table the means.
@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
 import subprocess
 import sys
@@ -29,13 +28,13 @@ from typing import Any
 
 from ccfair.fidelity.points import group_shares, load_set
 
-ORDERS = ("fixed", "rotate", "arrival")
+ORDERS = ("port", "rotate", "arrival")
 MSS_BYTES = 1448
 
 
 def run(cmd: list[str], order: str) -> dict[str, Any]:
-    env = dict(os.environ, CCFAIR_BOTTLENECK_PORT_ORDER=order)
-    p = subprocess.run([sys.executable, "-m", "ccfair", *cmd[1:]], capture_output=True, text=True, env=env)
+    argv = [sys.executable, "-m", "ccfair", *cmd[1:], "--set", f"testbed.bottleneck_order={order}"]
+    p = subprocess.run(argv, capture_output=True, text=True)
     if p.returncode != 0:
         raise RuntimeError((p.stderr.strip().splitlines() or ["no output"])[-1])
     summary: dict[str, Any] = json.loads(p.stdout.strip().splitlines()[-1])
@@ -68,7 +67,7 @@ def main() -> None:
     ap.add_argument("--point")
     ap.add_argument("--seeds", default="4,5,6")
     ap.add_argument("--data", default="data/fidelity")
-    ap.add_argument("--orders", default="fixed,rotate", help=f"comma-separated, of {', '.join(ORDERS)}")
+    ap.add_argument("--orders", default="port,rotate", help=f"comma-separated, of {', '.join(ORDERS)}")
     ap.add_argument("--out")
     ap.add_argument("--table")
     a = ap.parse_args()

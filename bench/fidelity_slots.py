@@ -1,14 +1,14 @@
 """Who takes the place a departure frees at a full drop-tail queue, on both sides.
 
-    sudo python3 bench/fidelity_slots.py --point ID --seed N --testbed --out K.csv   # root, one run
+    sudo python3 bench/fidelity_slots.py --point ID --seed N --testbed --out K.csv [--set-testbed KEY=VALUE]
     python3 bench/fidelity_slots.py --point ID --seed N --sim --out S.csv [--set-sim KEY=VALUE]
     python3 bench/fidelity_slots.py --table K.csv S.csv [--window 10,45]
 
 `--testbed` runs one testbed run of the point with the bottleneck writing every forward frame
 entering its link (ccfair-bottleneck, `CCFAIR_BOTTLENECK_SLOT_LOG`: when it was due there, when
 the poll took it, port, queue before it, admitted or dropped, the last transmission's end); the
-binary is `CCFAIR_BOTTLENECK` (or the usual one); with `CCFAIR_BOTTLENECK_PORT_ORDER=arrival` it also
-writes OUT.stamps: frames read without a kernel receive stamp, and per 1 us how long after its
+binary is `CCFAIR_BOTTLENECK` (or the usual one); with `--set-testbed testbed.bottleneck_order=arrival`
+it also writes OUT.stamps: frames read without a kernel receive stamp, and per 1 us how long after its
 stamp each frame was read. `--sim` runs the simulator at the point (A at 0
 s, B at 5 s, no start jitter) through `ccfair-bench json` built with `--features slot-log`
 (`CCFAIR_BENCH`, default target/slotlog/release/ccfair-bench), which writes the same records.
@@ -48,7 +48,8 @@ def run_testbed(args: argparse.Namespace) -> None:
     import ccfair
 
     os.environ["CCFAIR_BOTTLENECK_SLOT_LOG"] = str(Path(args.out).resolve())
-    res = ccfair.run(point_spec(args.set_name, args.point), seed=args.seed, backend="testbed")
+    spec = point_spec(args.set_name, args.point).with_overrides(args.set_testbed)
+    res = ccfair.run(spec, seed=args.seed, backend="testbed")
     raw = res._raw or {"flows": []}
     flows = [{k: f.get(k) for k in ("sent_packets", "retransmissions", "drops")} for f in raw["flows"]]
     print(json.dumps({"shares": [f["share"] for f in res.summary["flows"]], "flows": flows}))
@@ -199,6 +200,7 @@ def main() -> None:
     ap.add_argument("--testbed", action="store_true")
     ap.add_argument("--sim", action="store_true")
     ap.add_argument("--set-sim", action="append", default=[])
+    ap.add_argument("--set-testbed", action="append", default=[], help="with --testbed: KEY=VALUE")
     ap.add_argument("--table", nargs="+")
     ap.add_argument("--window", default="10,45")
     ap.add_argument("--frame-us", type=float)

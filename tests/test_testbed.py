@@ -321,6 +321,40 @@ def test_testbed_bottleneck_option_defaults_to_userspace_and_rejects_other_value
     assert "testbed.bottleneck" in err and "'userspace' or 'kernel'" in err
 
 
+def test_bottleneck_order_defaults_to_port_and_rejects_other_values(capsys, tmp_path):
+    assert spec().testbed.bottleneck_order == "port"  # as every stored fidelity run
+    f = tmp_path / "x.toml"
+    f.write_text(
+        'duration = "5s"\n[bottleneck]\nrate = "10Mbit"\n[[flows]]\ncca = "cubic"\nrtt = "50ms"\n[testbed]\nbottleneck_order = "fifo"\n'
+    )
+    assert main(["run", str(f), "--backend", "testbed"]) == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert "testbed.bottleneck_order" in err and "'port', 'rotate' or 'arrival'" in err, err
+
+
+@needs_netns
+def test_arrival_order_admits_by_kernel_receive_stamps_and_the_bottleneck_reports_it():
+    """With testbed.bottleneck_order = "arrival" the bottleneck enables SO_TIMESTAMPNS on its
+    sender ports (socket(7): the kernel stamps every packet it receives) and says it applied the
+    order: every frame stamped, the link full as with the default order; nothing left behind."""
+    s = Spec.from_dict(
+        {
+            "name": "testbed-arrival",
+            "duration": "5s",
+            "window": {"start": "1s"},
+            "bottleneck": {"rate": "10Mbit", "buffer": "1bdp"},
+            "flows": [{"cca": "cubic", "rtt": "50ms"}],
+            "testbed": {"bottleneck_order": "arrival"},
+        }
+    )
+    res = runner.run(s)
+    b = res.summary["testbed"]["bottleneck"]
+    assert b["port_order"] == "arrival" and b["unstamped_frames"] == 0, b
+    assert res.summary["utilization"] >= 0.9, res.summary
+    assert leftovers() == []
+
+
 def test_tc_commands_map_the_buffer_and_qdisc_to_tbf_and_its_child():
     s = kernel_spec()
     root, child = tc.commands("ccf-x-br", s.to_run_config(), s.packet_wire_bytes)

@@ -552,6 +552,12 @@ class Testbed(_Model):
     #: tcp_timestamps = 2 (timestamps without the offset, from the host's boot). TCP-LP's
     #: one-way delay estimate (tcp_lp.c) needs "none" to work (docs/linux-ports.md, "lp").
     timestamp_offsets: Literal["random", "none"] = "random"
+    #: The order in which ccfair-bottleneck admits frames of different sender ports that one
+    #: pass of its loop finds due (ccfair-bottleneck main.rs): "port": port by port, the first
+    #: flow's port first (the stored fidelity runs); "rotate": the first port moves on by one
+    #: each pass; "arrival": in the order of the kernel's receive timestamps (SO_TIMESTAMPNS), as
+    #: a router admits them. Testbed only (the simulator admits in arrival order).
+    bottleneck_order: Literal["port", "rotate", "arrival"] = "port"
 
 
 class Limits(_Model):

@@ -25,10 +25,11 @@
 //!
 //! Each pass of the loop drains every sender port, then the receiver port.
 //! Frames read in one pass are enqueued in port order, so when the queue has
-//! one free place the first port's frame takes it: by default (`fixed`) port
-//! 0, the first flow's sender, is read first on every pass; with the
-//! environment variable `CCFAIR_BOTTLENECK_PORT_ORDER=rotate` the first port
-//! moves on by one each pass (docs/fidelity.md, "The testbed as the reference").
+//! one free place the first port's frame takes it: by default (`port_order`
+//! "port") port 0, the first flow's sender, is read first on every pass;
+//! "rotate" moves the first port on by one each pass; "arrival" admits the
+//! due frames of every port in the order of their kernel receive timestamps
+//! (docs/fidelity.md, "The testbed as the reference").
 //!
 //! Usage: ccfair-bottleneck CONFIG.json   (prints "ready" when the sockets are
 //! bound; on SIGTERM/SIGINT, or when its parent dies, it writes the stats JSON
@@ -116,32 +117,24 @@ struct Config {
     /// `bottleneck.l2_overhead_bytes`; 14 = the Ethernet frame as it is).
     #[serde(default)]
     l2_overhead_bytes: u32,
+    /// The order in which frames of different sender ports that arrive together enter the queue.
+    #[serde(default)]
+    port_order: PortOrder,
 }
 
-/// The environment variable choosing the order in which frames of different sender ports enter
-/// the queue, and its values.
-const PORT_ORDER_VAR: &str = "CCFAIR_BOTTLENECK_PORT_ORDER";
-const PORT_ORDERS: [&str; 3] = ["fixed", "rotate", "arrival"];
-
-/// How frames of different sender ports that one pass reads (or one poll finds due) are ordered.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// How frames of different sender ports that one pass reads (or one poll finds due) are ordered
+/// (the run's `testbed.bottleneck_order`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
 enum PortOrder {
-    /// Port 0 read first on every pass; due frames enter port by port (also when unset).
-    Fixed,
+    /// Port 0 read first on every pass; due frames enter port by port.
+    #[default]
+    Port,
     /// The first port read moves on by one each pass; due frames enter port by port.
     Rotate,
     /// Each frame stamped with the kernel's receive time (SO_TIMESTAMPNS) and the due frames of
     /// every port entering in the order of their times.
     Arrival,
-}
-
-fn port_order(value: Option<&str>) -> Result<PortOrder, String> {
-    match value {
-        None | Some("fixed") => Ok(PortOrder::Fixed),
-        Some("rotate") => Ok(PortOrder::Rotate),
-        Some("arrival") => Ok(PortOrder::Arrival),
-        Some(v) => Err(format!("{PORT_ORDER_VAR}: {v:?} is not one of {}", PORT_ORDERS.join(", "))),
-    }
 }
 
 /// The sender ports in the order one pass reads them, starting at `first`.
@@ -458,7 +451,7 @@ fn main() {
         die("usage: ccfair-bottleneck CONFIG.json".into());
     }
     let cfg = load_config(&args[1]).unwrap_or_else(|e| die(e));
-    let order = port_order(std::env::var(PORT_ORDER_VAR).ok().as_deref()).unwrap_or_else(|e| die(e));
+    let order = cfg.port_order;
     let rotate = order == PortOrder::Rotate;
     set_up_process(cfg.realtime);
     let n = cfg.sender_ifaces.len();
@@ -507,7 +500,9 @@ fn main() {
     }
     let slots = bridge.shaper.slot_log.take();
     let stamps = (bridge.unstamped, std::mem::take(&mut bridge.stamp_lead_us));
-    let stats = bridge.finish();
+    let mut stats = bridge.finish();
+    stats.port_order = serde_json::to_value(order).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+    stats.unstamped_frames = (order == PortOrder::Arrival).then_some(stamps.0);
     if let (Some(path), Some(slots)) = (slot_log, slots) {
         let lead = format!("unstamped {}\nread - stamp per us: {:?}\n", stamps.0, stamps.1);
         if let Err(e) = write_slot_log(&path, &slots).and_then(|_| std::fs::write(format!("{path}.stamps"), lead)) {
@@ -801,15 +796,16 @@ mod tests {
     use super::*;
 
     #[test]
-    fn fixed_order_reads_port_0_first_on_every_pass_and_rotate_moves_the_first_port_on() {
+    fn port_order_reads_port_0_first_on_every_pass_and_rotate_moves_the_first_port_on() {
         assert_eq!(sender_port_order(0, 3).collect::<Vec<_>>(), [0, 1, 2]);
         assert_eq!(sender_port_order(2, 3).collect::<Vec<_>>(), [2, 0, 1]);
-        assert_eq!(port_order(None), Ok(PortOrder::Fixed));
-        assert_eq!(port_order(Some("fixed")), Ok(PortOrder::Fixed));
-        assert_eq!(port_order(Some("rotate")), Ok(PortOrder::Rotate));
-        assert_eq!(port_order(Some("arrival")), Ok(PortOrder::Arrival));
-        let e = port_order(Some("random")).unwrap_err();
-        assert!(e.contains("CCFAIR_BOTTLENECK_PORT_ORDER") && e.contains("\"random\"") && e.contains("fixed, rotate, arrival"), "{e}");
+        let order = |v: &str| serde_json::from_str::<PortOrder>(v).map_err(|e| e.to_string());
+        assert_eq!(PortOrder::default(), PortOrder::Port);
+        assert_eq!(order("\"port\""), Ok(PortOrder::Port));
+        assert_eq!(order("\"rotate\""), Ok(PortOrder::Rotate));
+        assert_eq!(order("\"arrival\""), Ok(PortOrder::Arrival));
+        let e = order("\"random\"").unwrap_err();
+        assert!(e.contains("random") && e.contains("`port`, `rotate`, `arrival`"), "{e}");
     }
 
     #[test]

@@ -85,6 +85,12 @@ pub struct Stats {
     /// Per link (the dumbbell's one is "bottleneck"; empty, and absent from the file, in delay-only mode).
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub links: Vec<LinkStats>,
+    /// Filled in by main: the order frames arriving together entered the queue (the config's
+    /// `port_order`, echoed so the runner knows this binary applied it), and with "arrival" the
+    /// frames read without a kernel receive stamp (they enter at their read time).
+    pub port_order: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unstamped_frames: Option<u64>,
 }
 
 /// A frame waiting in a delay line: due time and slab index.

@@ -428,6 +428,7 @@ class _Run:
             "stats_path": str(self.topo.dir / f"{label}.json"),
             "realtime": self.realtime,
             "kernel_qdisc": self.kernel,
+            "port_order": self.spec.testbed.bottleneck_order,
         }
         path = self.topo.dir / f"{label}.config.json"
         path.write_text(json.dumps(cfg))
@@ -649,6 +650,12 @@ class _Run:
         """The raw result from the files the bottleneck and the agents wrote."""
         d = self.topo.dir
         stats = json.loads((d / "bottleneck.json").read_text())
+        order = self.spec.testbed.bottleneck_order
+        if stats.get("port_order", "port") != order:
+            raise TestbedError(
+                f"testbed.bottleneck_order: {order!r} was not applied by {self.binary} "
+                "(built before the option; rebuild it: pip install -e . or cargo build --release -p ccfair-bottleneck)"
+            )
         recv = json.loads((d / "receiver.json").read_text()) if procs.receiver is not None else {"delivered_bytes": []}
         delivered = dict(zip(procs.bulk, recv["delivered_bytes"]))
         snd = []
@@ -998,7 +1005,9 @@ class _Run:
                     "oversize_frames",
                     "forwarded_rev",
                 )
-            },
+            }
+            | {"port_order": self.spec.testbed.bottleneck_order}
+            | ({"unstamped_frames": stats["unstamped_frames"]} if "unstamped_frames" in stats else {}),
             "bottleneck_path": "kernel" if self.kernel else "userspace",
             **({"kernel_bottleneck": self.kernel_summary()} if self.kernel else {}),
         }
