@@ -1006,7 +1006,7 @@ class _Run:
                     "forwarded_rev",
                 )
             }
-            | {"port_order": self.spec.testbed.bottleneck_order}
+            | {"port_order": stats.get("port_order", "port")}  # as applied (collect checks it)
             | ({"unstamped_frames": stats["unstamped_frames"]} if "unstamped_frames" in stats else {}),
             "bottleneck_path": "kernel" if self.kernel else "userspace",
             **({"kernel_bottleneck": self.kernel_summary()} if self.kernel else {}),
