@@ -141,6 +141,8 @@ impl FlowSender {
 }
 
 impl FlowReceiver {
+    /// (Inline, as `Receiver::on_packet`: the event loop calls `on_data`.)
+    #[inline(always)]
     pub fn on_packet(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         match self {
             FlowReceiver::Tcp(r) => r.on_packet(now, p, out),
