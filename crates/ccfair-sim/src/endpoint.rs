@@ -161,6 +161,18 @@ impl FlowReceiver {
             FlowReceiver::Dccp(r) => &mut r.delack_timer,
         }
     }
+    /// The delayed-ACK timer and the GRO flush timer (TCP receivers with
+    /// coalescing on), with one match (the event loop syncs both per packet).
+    #[inline(always)]
+    pub fn timers(&mut self) -> (&mut Timer, Option<&mut Timer>) {
+        match self {
+            FlowReceiver::Tcp(r) => {
+                let gro_on = r.gro_on();
+                (&mut r.delack_timer, if gro_on { Some(&mut r.gro_timer) } else { None })
+            }
+            FlowReceiver::Dccp(r) => (&mut r.delack_timer, None),
+        }
+    }
     /// The GRO flush timer (TCP receivers with coalescing on).
     pub fn gro_timer(&mut self) -> Option<&mut Timer> {
         match self {

@@ -601,9 +601,9 @@ impl<Q: Qdisc> Simulation<Q> {
             }
         }
         self.out.clear();
-        let r = &mut self.receivers[flow as usize];
-        r.delack_timer().sync(&mut self.q, Ev::Delack(flow));
-        if let Some(t) = r.gro_timer() {
+        let (delack, gro) = self.receivers[flow as usize].timers();
+        delack.sync(&mut self.q, Ev::Delack(flow));
+        if let Some(t) = gro {
             t.sync(&mut self.q, Ev::Gro(flow));
         }
     }
