@@ -436,6 +436,8 @@ pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
     sizes: Vec<Option<u64>>,
     /// Per-flow loss probability and its random stream (None if lossless).
     loss: Vec<Option<(f64, Pcg64Mcg)>>,
+    /// Some flow has a random loss (`loss` is read only then).
+    any_loss: bool,
     /// Per flow: what the loop reads of the flow on every packet, together
     /// (`FlowPath`).
     paths: Vec<FlowPath>,
@@ -536,6 +538,7 @@ impl<Q: Qdisc> Simulation<Q> {
                 .enumerate()
                 .map(|(i, f)| (f.loss > 0.0).then(|| (f.loss, stream_rng(cfg.seed, stream::LINK_LOSS + i as u64))))
                 .collect(),
+            any_loss: cfg.flows.iter().any(|f| f.loss > 0.0),
             paths,
             cca_classes,
             prefetch_flow_state: cfg.flows.len() >= PREFETCH_MIN_FLOWS,
@@ -801,10 +804,12 @@ impl<Q: Qdisc> Simulation<Q> {
     #[inline(always)]
     fn access_arrive(&mut self, now: TimeNs, p: Packet) {
         let f = p.flow as usize;
-        if let Some((prob, rng)) = self.loss[f].as_mut() {
-            if p.kind == Kind::Data && rng.gen::<f64>() < *prob {
-                self.mon.random_losses[f] += 1;
-                return;
+        if self.any_loss {
+            if let Some((prob, rng)) = self.loss[f].as_mut() {
+                if p.kind == Kind::Data && rng.gen::<f64>() < *prob {
+                    self.mon.random_losses[f] += 1;
+                    return;
+                }
             }
         }
         self.bottleneck_arrive(now, p)
