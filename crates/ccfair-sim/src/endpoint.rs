@@ -141,6 +141,8 @@ impl FlowSender {
 }
 
 impl FlowReceiver {
+    /// (Inline, as `Receiver::on_packet`: the event loop calls `on_data`.)
+    #[inline(always)]
     pub fn on_packet(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         match self {
             FlowReceiver::Tcp(r) => r.on_packet(now, p, out),
@@ -157,6 +159,18 @@ impl FlowReceiver {
         match self {
             FlowReceiver::Tcp(r) => &mut r.delack_timer,
             FlowReceiver::Dccp(r) => &mut r.delack_timer,
+        }
+    }
+    /// The delayed-ACK timer and the GRO flush timer (TCP receivers with
+    /// coalescing on), with one match (the event loop syncs both per packet).
+    #[inline(always)]
+    pub fn timers(&mut self) -> (&mut Timer, Option<&mut Timer>) {
+        match self {
+            FlowReceiver::Tcp(r) => {
+                let gro_on = r.gro_on();
+                (&mut r.delack_timer, if gro_on { Some(&mut r.gro_timer) } else { None })
+            }
+            FlowReceiver::Dccp(r) => (&mut r.delack_timer, None),
         }
     }
     /// The GRO flush timer (TCP receivers with coalescing on).

@@ -126,6 +126,8 @@ pub(crate) struct Monitor {
     pub(crate) sojourn_hist_l4s: Vec<u64>,
     /// Per flow: uses scalable ECN (its packets form the L4S class).
     pub(crate) flow_l4s: Vec<bool>,
+    /// Some flow does (`flow_l4s` is read only then).
+    any_l4s: bool,
     pub(crate) sojourn_hist: Vec<u64>,
     pub(crate) sojourn_bin_ns: u64,
     pub(crate) sojourn_sum: Vec<u64>,
@@ -220,6 +222,7 @@ impl Monitor {
             drops_aqm: vec![0; n],
             ecn_marks: vec![0; n],
             sojourn_hist_l4s: Vec::new(),
+            any_l4s: flow_l4s.contains(&true),
             flow_l4s,
             sojourn_hist: Vec::new(),
             sojourn_bin_ns: cfg.sojourn_bin_ns,
@@ -286,7 +289,7 @@ impl Monitor {
             let t = &mut self.tally[f];
             t.sojourn_sum_ns += sojourn;
             t.sojourn_pkts += 1;
-            if self.flow_l4s[f] {
+            if self.any_l4s && self.flow_l4s[f] {
                 let h = &mut self.sojourn_hist_l4s;
                 if i >= h.len() {
                     h.resize(i + 1, 0);
@@ -372,6 +375,22 @@ impl Monitor {
     }
 }
 
+/// What the event loop reads of a flow on every packet, in one 16-byte
+/// entry (`Simulation::paths`) instead of four per-flow vectors (four
+/// bounds checks and loads of a vector's base and length, and an enum
+/// match for the MSS; docs/benchmarks.md).
+#[derive(Debug, Clone, Copy)]
+struct FlowPath {
+    /// Its access line: shared line index or `OWN_LINE` (`SharedLines::of_flow`).
+    access: u32,
+    /// Its reverse line, the same way.
+    reverse: u32,
+    /// The receiver's MSS, bytes: payload per delivered segment.
+    mss_bytes: u32,
+    /// Index of its CCA among the run's distinct CCAs (`Packet::cca_class`).
+    cca_class: u16,
+}
+
 /// A run of the dumbbell, its bottleneck discipline of type `Q` (a boxed
 /// one by default; `try_run`).
 pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
@@ -417,8 +436,11 @@ pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
     sizes: Vec<Option<u64>>,
     /// Per-flow loss probability and its random stream (None if lossless).
     loss: Vec<Option<(f64, Pcg64Mcg)>>,
-    /// Per flow: index of its CCA among the run's distinct CCAs (`Packet::cca_class`).
-    cca_class: Vec<u16>,
+    /// Some flow has a random loss (`loss` is read only then).
+    any_loss: bool,
+    /// Per flow: what the loop reads of the flow on every packet, together
+    /// (`FlowPath`).
+    paths: Vec<FlowPath>,
     cca_classes: Vec<String>,
     /// Many flows ([`PREFETCH_MIN_FLOWS`]): prefetch a flow's endpoint state
     /// one event before it is used.
@@ -477,6 +499,14 @@ impl<Q: Qdisc> Simulation<Q> {
         let first_sample = (0, q.take_seq());
         let (cca_class, cca_classes) = cca_classes(cfg);
         qd.set_classes(cca_classes.len());
+        let paths = (0..n)
+            .map(|i| FlowPath {
+                access: access_shared.of_flow[i],
+                reverse: reverse_shared.of_flow[i],
+                mss_bytes: receivers[i].mss_bytes(),
+                cca_class: cca_class[i],
+            })
+            .collect();
         Ok(Simulation {
             q,
             access,
@@ -508,7 +538,8 @@ impl<Q: Qdisc> Simulation<Q> {
                 .enumerate()
                 .map(|(i, f)| (f.loss > 0.0).then(|| (f.loss, stream_rng(cfg.seed, stream::LINK_LOSS + i as u64))))
                 .collect(),
-            cca_class,
+            any_loss: cfg.flows.iter().any(|f| f.loss > 0.0),
+            paths,
             cca_classes,
             prefetch_flow_state: cfg.flows.len() >= PREFETCH_MIN_FLOWS,
             any_shared: access_shared_any || reverse_shared_any,
@@ -524,51 +555,58 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     /// Move the packets a sender produced onto its access link.
+    /// (The loops below index `out` and clear it after: a `drain` iterator
+    /// costs more per packet in this loop; docs/benchmarks.md.)
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
-        let shared = self.access_shared.of_flow[flow as usize];
-        if shared == OWN_LINE {
+        let path = self.paths[flow as usize];
+        if path.access == OWN_LINE {
             let line = &mut self.access[flow as usize];
-            for mut p in self.out.drain(..) {
+            for i in 0..self.out.len() {
+                let mut p = self.out[i];
                 if p.kind == Kind::Data {
                     self.data_packets += 1;
                 }
-                p.set_cca_class(self.cca_class[flow as usize]);
+                p.set_cca_class(path.cca_class);
                 line.push(&mut self.q, now, p, Ev::Access(flow));
             }
+            self.out.clear();
         } else {
-            self.flush_sender_out_shared(flow, shared, now);
+            self.flush_sender_out_shared(path, now);
         }
         self.sync_sender_timers(flow);
     }
 
-    /// As `flush_sender_out`'s loop, onto shared line `l`.
+    /// As `flush_sender_out`'s loop, onto the flow's shared line.
     #[inline(never)]
-    fn flush_sender_out_shared(&mut self, flow: u32, l: u32, now: TimeNs) {
-        for mut p in self.out.drain(..) {
+    fn flush_sender_out_shared(&mut self, path: FlowPath, now: TimeNs) {
+        for i in 0..self.out.len() {
+            let mut p = self.out[i];
             if p.kind == Kind::Data {
                 self.data_packets += 1;
             }
-            p.set_cca_class(self.cca_class[flow as usize]);
-            self.access_shared.push(&mut self.q, now, l, p);
+            p.set_cca_class(path.cca_class);
+            self.access_shared.push(&mut self.q, now, path.access, p);
         }
+        self.out.clear();
     }
 
     #[inline(always)]
     fn flush_receiver_out(&mut self, flow: u32, now: TimeNs) {
-        let shared = self.reverse_shared.of_flow[flow as usize];
+        let shared = self.paths[flow as usize].reverse;
         if shared == OWN_LINE {
             let line = &mut self.reverse[flow as usize];
-            for p in self.out.drain(..) {
-                line.push(&mut self.q, now, p, Ev::Reverse(flow));
+            for i in 0..self.out.len() {
+                line.push(&mut self.q, now, self.out[i], Ev::Reverse(flow));
             }
         } else {
-            for p in self.out.drain(..) {
-                self.reverse_shared.push(&mut self.q, now, shared, p);
+            for i in 0..self.out.len() {
+                self.reverse_shared.push(&mut self.q, now, shared, self.out[i]);
             }
         }
-        let r = &mut self.receivers[flow as usize];
-        r.delack_timer().sync(&mut self.q, Ev::Delack(flow));
-        if let Some(t) = r.gro_timer() {
+        self.out.clear();
+        let (delack, gro) = self.receivers[flow as usize].timers();
+        delack.sync(&mut self.q, Ev::Delack(flow));
+        if let Some(t) = gro {
             t.sync(&mut self.q, Ev::Gro(flow));
         }
     }
@@ -617,8 +655,8 @@ impl<Q: Qdisc> Simulation<Q> {
     #[inline(always)]
     fn start_tx(&mut self, now: TimeNs, b: usize) {
         let p = self.qdisc.dequeue(now, &mut self.dropped);
-        for (d, why) in self.dropped.drain(..) {
-            self.mon.count_drop(d.flow, why);
+        if !self.dropped.is_empty() {
+            self.count_dropped();
         }
         if let Some(p) = p {
             if p.ecn == Ecn::Ce && p.kind == Kind::Data {
@@ -640,6 +678,15 @@ impl<Q: Qdisc> Simulation<Q> {
             // the packet in service, and none comes between `tx_done` and here.)
             self.qdisc.set_in_service(InService::default());
             self.bucket.went_idle();
+        }
+    }
+
+    /// Count the drops a discipline made at dequeue (AQMs; drop-tail makes
+    /// none: the test inline, the loop out of line).
+    #[inline(never)]
+    fn count_dropped(&mut self) {
+        for (d, why) in self.dropped.drain(..) {
+            self.mon.count_drop(d.flow, why);
         }
     }
 
@@ -701,7 +748,7 @@ impl<Q: Qdisc> Simulation<Q> {
     #[inline(always)]
     fn account_delivery(&mut self, f: u32, segs: u64, now: TimeNs, b: usize) {
         let i = f as usize;
-        let mss = self.receivers[i].mss_bytes() as u64;
+        let mss = self.paths[i].mss_bytes as u64;
         if self.mon.add_delivered(i, b, segs * mss) {
             self.mon.fct_ns[i] = Some(now - self.starts[i]);
             self.qdisc.flow_finished(f, now);
@@ -743,7 +790,7 @@ impl<Q: Qdisc> Simulation<Q> {
     fn deliver(&mut self, now: TimeNs, b: usize, p: Packet) {
         let f = p.flow;
         if p.kind == Kind::Data {
-            let mss = self.receivers[f as usize].mss_bytes() as u64;
+            let mss = self.paths[f as usize].mss_bytes as u64;
             self.mon.add_arrival(f as usize, b, mss);
         }
         let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
@@ -757,10 +804,12 @@ impl<Q: Qdisc> Simulation<Q> {
     #[inline(always)]
     fn access_arrive(&mut self, now: TimeNs, p: Packet) {
         let f = p.flow as usize;
-        if let Some((prob, rng)) = self.loss[f].as_mut() {
-            if p.kind == Kind::Data && rng.gen::<f64>() < *prob {
-                self.mon.random_losses[f] += 1;
-                return;
+        if self.any_loss {
+            if let Some((prob, rng)) = self.loss[f].as_mut() {
+                if p.kind == Kind::Data && rng.gen::<f64>() < *prob {
+                    self.mon.random_losses[f] += 1;
+                    return;
+                }
             }
         }
         self.bottleneck_arrive(now, p)

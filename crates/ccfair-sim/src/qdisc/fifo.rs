@@ -12,21 +12,23 @@ use crate::ring::Ring;
 pub struct Fifo {
     q: Ring<Packet>,
     bytes: u64,
-    limit_packets: Option<u64>,
-    limit_bytes: Option<u64>,
+    /// The limits, `u64::MAX` for none (no backlog reaches it): two
+    /// comparisons per enqueue, no test for a limit's presence.
+    limit_packets: u64,
+    limit_bytes: u64,
     in_service: InService,
 }
 
 impl Fifo {
     pub fn new(limit_packets: Option<u64>, limit_bytes: Option<u64>) -> Fifo {
+        let (limit_packets, limit_bytes) = (limit_packets.unwrap_or(u64::MAX), limit_bytes.unwrap_or(u64::MAX));
         Fifo { q: Ring::with_capacity(256), bytes: 0, limit_packets, limit_bytes, in_service: InService::default() }
     }
 
     /// Would admitting a packet of `wire_bytes` exceed either limit (the packet in transmission included)?
     pub fn would_overflow(&self, wire_bytes: u32) -> bool {
         let s = self.in_service;
-        self.limit_packets.is_some_and(|l| self.q.len() as u64 + s.packets >= l)
-            || self.limit_bytes.is_some_and(|l| self.bytes + s.bytes + wire_bytes as u64 > l)
+        self.q.len() as u64 + s.packets >= self.limit_packets || self.bytes + s.bytes + wire_bytes as u64 > self.limit_bytes
     }
 
     /// The link's packet in transmission (counts against the limits).

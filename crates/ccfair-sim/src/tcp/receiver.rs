@@ -301,7 +301,9 @@ impl Receiver {
     }
 
     /// Handle a packet from the network. ACKs go to `out`. Returns the number
-    /// of segments newly delivered in order to the application.
+    /// of segments newly delivered in order to the application. (Inline into
+    /// the event loop: one call per data packet fewer, `on_data` the call.)
+    #[inline(always)]
     pub fn on_packet(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         match p.kind {
             Kind::Syn => self.on_syn(now, p, out),
@@ -331,6 +333,7 @@ impl Receiver {
     /// GRO receive of one data segment: merge it into the held skb, or
     /// flush that and hold this one as the start of the next (in order), or
     /// hand an out-of-order segment up at once. Returns segments delivered.
+    #[inline(never)]
     fn gro_receive(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         let mut delivered = 0;
         if let Some(head) = &self.gro_head {

@@ -64,7 +64,10 @@ impl MinRttFilter {
         self.s[0].1
     }
 
-    /// Add sample `v_ns` taken at `t_ns`; return the windowed min.
+    /// Add sample `v_ns` taken at `t_ns`; return the windowed min. (Inline:
+    /// the sender calls it on every ACK with an RTT, and nearly every call
+    /// takes the first test's return; the rest is out of line.)
+    #[inline(always)]
     pub fn update(&mut self, t_ns: u64, v_ns: u64) -> u64 {
         let win = MIN_RTT_WLEN_NS;
         // Nearly every sample changes nothing: above all three choices, with
@@ -78,6 +81,7 @@ impl MinRttFilter {
     }
 
     /// `minmax_running_min` in full.
+    #[inline(never)]
     fn update_choices(&mut self, t_ns: u64, v_ns: u64) -> u64 {
         let win = MIN_RTT_WLEN_NS;
         let val = (t_ns, v_ns);
