@@ -295,6 +295,12 @@ pub struct FlowConfig {
     /// veths and a veth's default on Linux 6.18).
     #[serde(default, skip_serializing_if = "is_zero")]
     pub gro_ns: u64,
+    /// Linux SACK compression at the receiver (tcp/receiver.rs:
+    /// `tcp_comp_sack_nr` = 44 when on, 0 when off). Off by default: on, the
+    /// ACKs per data frame are the kernel's but the fidelity sets are not
+    /// closer (docs/fidelity.md, "Receiver").
+    #[serde(default, skip_serializing_if = "is_false")]
+    pub sack_compression: bool,
     /// Forward (data) path: names of `RunConfig::links` in order. Empty: the
     /// dumbbell's bottleneck (a run with links needs a path for every flow).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
@@ -307,6 +313,10 @@ pub struct FlowConfig {
 
 fn is_zero(v: &u64) -> bool {
     *v == 0
+}
+
+fn is_false(v: &bool) -> bool {
+    !v
 }
 
 /// A flow's transport protocol: TCP, or DCCP with CCID 2 (dccp/, RFC 4340/4341).

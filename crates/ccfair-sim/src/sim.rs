@@ -1102,6 +1102,7 @@ pub(crate) fn build_endpoints(cfg: &RunConfig, algorithms: &[cc::Algorithm]) -> 
                 .with_cwr_ack_now(cwr_ack_now)
                 .with_newest_tsval_echo(echo_newest)
                 .with_gro(f.gro_ns, HEADER_BYTES)
+                .with_sack_compression(f.sack_compression)
                 .with_clock_phase(sender.tp.clock_phase_ns),
             ));
             senders.push(FlowSender::Tcp(sender));

@@ -19,8 +19,28 @@
 //!   Quick-ACK mode at the start of the connection: the first
 //!   min(rwnd / 2, 16) segments are ACKed at once (Linux
 //!   `tcp_enter_quickack_mode`, TCP_MAX_QUICKACKS = 16).
-//! - Out-of-order data is ACKed at once; a segment that fills a hole is ACKed
-//!   at once (RFC 5681 4.2).
+//! - Out-of-order data is ACKed at once (RFC 5681 4.2) up to SACK
+//!   compression, below; a segment that fills a hole is ACKed at once.
+//! - SACK compression (optional, `with_sack_compression`, on in Linux
+//!   4.18+ by default, off here: docs/fidelity.md; "tcp: add SACK compression" and
+//!   86de5921a3d5; a70437cc09a1 the slack; tcp_input.c `__tcp_ack_snd_check`,
+//!   `tcp_sack_compress_send_ack`, tcp_timer.c `tcp_compressed_ack_kick`,
+//!   tcp_output.c `tcp_event_ack_sent`): an out-of-order segment that
+//!   nothing else ACKs at once (quick-ACK mode, CWR) is ACKed at once if it
+//!   is one of the first TCP_FASTRETRANS_THRESH = 3 for this rcv_nxt
+//!   (`dup_ack_counter`); later ones are counted (`compressed_ack`) and the
+//!   first starts a timer of min(`tcp_comp_sack_delay_ns` = 1 ms, rtt / 20)
+//!   plus the hrtimer's slack (`tcp_comp_sack_slack_ns` = 100 us: it fires at
+//!   the end of its range here) that sends one ACK with the SACK blocks of
+//!   then; rtt is the receiver's estimate (`rcv_rtt_est`), the handshake's
+//!   srtt if lower (0 before the first estimate: the slack alone). With
+//!   `tcp_comp_sack_nr` = 44 counted, the next is ACKed at once. Any ACK sent
+//!   clears the count and stops the timer. A segment that extends the third
+//!   or a later SACK block, or opens a block behind two
+//!   (TCP_SACK_BLOCKS_EXPECTED = 2, `tcp_sack_new_ofo_skb`), first sends the
+//!   pending ACK. The timer uses the delayed-ACK timer's slot: the two are
+//!   never armed together (in-order data is ACKed at once while data is held
+//!   out of order, and the dupACKs before compression disarm it).
 //! - An in-order full-sized segment with PSH is ACKed at once (Linux 6.6+,
 //!   commit 4720852ed9af: `tcp_measure_rcv_mss` sets ICSK_ACK_PUSHED for it,
 //!   and `__tcp_cleanup_rbuf` sends the scheduled ACK when the application's
@@ -134,6 +154,18 @@ pub const GRO_MAX_SIZE_BYTES: u32 = 65536;
 /// Linux TCP timestamp clock tick (TCP_TS_HZ = 1000): GRO merges segments
 /// only if their timestamp options are equal.
 pub const TS_TICK_NS: u64 = 1_000_000;
+/// Linux `tcp_comp_sack_delay_ns` default: the longest a compressed SACK waits.
+pub const COMP_SACK_DELAY_NS: u64 = 1_000_000;
+/// Linux `tcp_comp_sack_slack_ns` default: the compressed-SACK hrtimer's slack.
+pub const COMP_SACK_SLACK_NS: u64 = 100_000;
+/// Linux `tcp_comp_sack_nr` default: compressed SACKs before one goes at once (0 = off).
+pub const COMP_SACK_NR: u32 = 44;
+/// `__tcp_ack_snd_check`: the compressed SACK waits at most rtt / 20 ("5 % of rtt").
+const COMP_SACK_RTT_DIVISOR: u64 = 20;
+/// Linux TCP_FASTRETRANS_THRESH: dupACKs sent at once per rcv_nxt before compression.
+pub const FASTRETRANS_THRESH: u32 = 3;
+/// Linux TCP_SACK_BLOCKS_EXPECTED: a change behind this many blocks sends the pending SACK.
+const SACK_BLOCKS_EXPECTED: usize = 2;
 
 pub struct Receiver {
     pub flow: u32,
@@ -151,6 +183,13 @@ pub struct Receiver {
     /// Full segments received since the last ACK.
     unacked: u32,
     quick: u32,
+    /// SACK compression: `compressed_ack_rcv_nxt`, `dup_ack_counter`,
+    /// `compressed_ack` (> 0: `delack_timer` is the compressed-SACK timer),
+    /// `tcp_comp_sack_nr`.
+    comp_rcv_nxt: u64,
+    dup_acks: u32,
+    compressed_acks: u32,
+    comp_sack_nr: u32,
     /// Delayed-ACK timeout (`icsk_ack.ato`), the last in-order data arrival
     /// (`lrcvtime`), the SYN-ACK's send time and the receiver's RTT from the
     /// handshake (0 = none yet).
@@ -216,6 +255,10 @@ impl Receiver {
             dsack: None,
             unacked: 0,
             quick: (rwnd_init / 2).min(MAX_QUICKACKS),
+            comp_rcv_nxt: u64::MAX,
+            dup_acks: 0,
+            compressed_acks: 0,
+            comp_sack_nr: 0,
             ato_ns: DELACK_NS,
             lrcv_ns: None,
             synack_ns: 0,
@@ -536,8 +579,11 @@ impl Receiver {
             }
             self.rcv_space_adjust(now);
         } else if seq > self.rcv_nxt {
-            self.on_out_of_order(seq);
-            self.send_ack(now, out);
+            self.on_out_of_order(now, seq, out);
+            // __tcp_ack_snd_check: quick-ACK mode and ICSK_ACK_NOW before compression.
+            if ack_now || self.quick > 0 || !self.delayed_ack || !self.compress_sack(now) {
+                self.send_ack(now, out);
+            }
         } else {
             self.on_duplicate(seq);
             // tcp_send_dupack: no ACK was scheduled, so tcp_dec_quickack_mode counts none.
@@ -556,7 +602,7 @@ impl Receiver {
 
     /// `tcp_data_queue_ofo`: hold the segment (a copy already held is a
     /// duplicate: D-SACK it) and update the SACK blocks.
-    fn on_out_of_order(&mut self, seq: u64) {
+    fn on_out_of_order(&mut self, now: TimeNs, seq: u64, out: &mut Vec<Packet>) {
         if self.ooo.is_empty() {
             // Initial out-of-order segment: one SACK block.
             self.num_sacks = 0;
@@ -564,7 +610,55 @@ impl Receiver {
         if !self.insert_ooo(seq) {
             self.dsack = Some((seq, seq + 1));
         }
-        self.sack_new_ofo(seq, seq + 1);
+        self.sack_new_ofo(now, seq, seq + 1, out);
+    }
+
+    /// `__tcp_ack_snd_check` for an out-of-order segment that nothing else
+    /// ACKs at once: true if its ACK is compressed (left to the timer),
+    /// false if it goes now (one of the first `FASTRETRANS_THRESH` for this
+    /// rcv_nxt, or `comp_sack_nr` already compressed).
+    fn compress_sack(&mut self, now: TimeNs) -> bool {
+        if self.compressed_acks >= self.comp_sack_nr {
+            return false;
+        }
+        if self.comp_rcv_nxt != self.rcv_nxt {
+            self.comp_rcv_nxt = self.rcv_nxt;
+            self.dup_acks = 0;
+        }
+        if self.dup_acks < FASTRETRANS_THRESH {
+            self.dup_acks += 1;
+            return false;
+        }
+        if self.compressed_acks == 0 {
+            debug_assert!(!self.delack_timer.is_armed(), "a delayed ACK pending while data is held out of order");
+            self.delack_timer.arm(now + self.comp_sack_delay_ns() + COMP_SACK_SLACK_NS);
+        }
+        self.compressed_acks += 1;
+        true
+    }
+
+    /// The compressed SACK's delay: min(`tcp_comp_sack_delay_ns`, rtt / 20),
+    /// rtt the receiver's estimate or the handshake's srtt if lower.
+    fn comp_sack_delay_ns(&self) -> u64 {
+        let mut rtt_ns = self.rcv_rtt_ns;
+        if self.srtt_ns != 0 && self.srtt_ns < rtt_ns {
+            rtt_ns = self.srtt_ns;
+        }
+        (rtt_ns / COMP_SACK_RTT_DIVISOR).min(COMP_SACK_DELAY_NS)
+    }
+
+    /// Linux `tcp_sack_compress_send_ack`: send the pending compressed SACK now.
+    fn sack_compress_send_ack(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        if self.compressed_acks > 0 {
+            self.send_ack(now, out);
+        }
+    }
+
+    /// SACK compression on (`tcp_comp_sack_nr` = `COMP_SACK_NR`, Linux's
+    /// default) or off (0: every out-of-order segment is ACKed at once).
+    pub fn with_sack_compression(mut self, on: bool) -> Receiver {
+        self.comp_sack_nr = if on { COMP_SACK_NR } else { 0 };
+        self
     }
 
     /// A segment below rcv_nxt (`tcp_data_queue` old data, `tcp_send_dupack`):
@@ -578,16 +672,25 @@ impl Receiver {
     /// Linux `tcp_sack_new_ofo_skb`: the block that [start, end) extends moves
     /// to the front (and may merge with others); otherwise a new block goes
     /// in front and, with all 4 in use, the oldest is forgotten.
-    fn sack_new_ofo(&mut self, start: u64, end: u64) {
+    /// A change behind the first `SACK_BLOCKS_EXPECTED` blocks sends the
+    /// pending compressed SACK: a block extended there before it moves to
+    /// the front, a new block before it goes in.
+    fn sack_new_ofo(&mut self, now: TimeNs, start: u64, end: u64, out: &mut Vec<Packet>) {
         let n = self.num_sacks;
         for i in 0..n {
             if sack_extend(&mut self.sacks[i], start, end) {
+                if i >= SACK_BLOCKS_EXPECTED {
+                    self.sack_compress_send_ack(now, out); // the block extended, not yet in front
+                }
                 self.sacks[..=i].rotate_right(1);
                 if n > 1 {
                     self.sack_maybe_coalesce();
                 }
                 return;
             }
+        }
+        if n >= SACK_BLOCKS_EXPECTED {
+            self.sack_compress_send_ack(now, out);
         }
         let kept = n.min(NUM_SACKS - 1);
         self.sacks.copy_within(0..kept, 1);
@@ -711,8 +814,10 @@ impl Receiver {
         true
     }
 
-    /// An ACK with this receiver's SACK option (if any) and ECN echo.
+    /// An ACK with this receiver's SACK option (if any) and ECN echo; it
+    /// takes any compressed SACK along (`tcp_event_ack_sent`).
     fn send_ack(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        self.compressed_acks = 0;
         let mut a = self.ack_packet(now, self.ece());
         let sack = self.sack_option();
         a.attach_sack(sack, &self.sack_tx);
@@ -755,9 +860,12 @@ impl Receiver {
     }
 
     /// Linux `tcp_delack_timer_handler`: a delayed ACK was due; "Delayed
-    /// ACK missed: inflate ATO" (twice, at most the RTO), then the ACK.
+    /// ACK missed: inflate ATO" (twice, at most the RTO), then the ACK. Or
+    /// the slot's compressed-SACK timer (`tcp_compressed_ack_kick`): the SACK.
     pub fn on_delack_timer(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
-        if self.unacked > 0 {
+        if self.compressed_acks > 0 {
+            self.send_ack(now, out);
+        } else if self.unacked > 0 {
             self.ato_ns = (2 * self.ato_ns).min(self.rto_ns());
             self.send_ack(now, out);
         }
@@ -1466,5 +1574,149 @@ mod tests {
         out.clear();
         p.on_packet(0, &cwr(2, false), &mut out);
         assert!(out.is_empty(), "delayed: {out:?}");
+    }
+
+    /// The compressed-SACK timer (the delayed-ACK slot) fires, if armed.
+    fn fire_compressed_sack(r: &mut Receiver, out: &mut Vec<Packet>) {
+        if let Some(due) = r.delack_timer.deadline {
+            r.on_delack_timer(due, out);
+        }
+    }
+
+    /// A receiver past its start with segments 0 and 1 ACKed and segment 2
+    /// lost, its RTT estimates as given (`rcv_rtt_est`, the handshake's srtt).
+    fn rx_with_hole(rcv_rtt_ns: u64, srtt_ns: u64) -> (Receiver, Vec<Packet>) {
+        let mut r = rx().with_sack_compression(true);
+        let mut out = vec![];
+        r.on_packet(0, &data(0), &mut out);
+        r.on_packet(0, &data(1), &mut out);
+        out.clear();
+        r.rcv_rtt_ns = rcv_rtt_ns;
+        r.srtt_ns = srtt_ns;
+        (r, out)
+    }
+
+    /// Linux `__tcp_ack_snd_check` (86de5921a3d5, `dup_ack_counter`): the
+    /// first TCP_FASTRETRANS_THRESH out-of-order segments for one rcv_nxt
+    /// are ACKed at once, the later ones share one ACK the timer sends
+    /// (`tcp_compressed_ack_kick`) with the SACK blocks of then.
+    #[test]
+    fn after_three_dupacks_later_out_of_order_segments_share_one_compressed_sack() {
+        let (mut r, mut out) = rx_with_hole(20_000_000, 0);
+        for seq in 3..=8 {
+            r.on_packet(1_000 * seq, &data(seq), &mut out);
+        }
+        assert_eq!(out.len(), 3, "segments 3, 4, 5 at once");
+        assert_eq!((0..3).map(|i| blocks(&r, &out, i)).collect::<Vec<_>>(), vec![vec![(3, 4)], vec![(3, 5)], vec![(3, 6)]]);
+        let due = r.delack_timer.deadline.expect("the compressed-SACK timer");
+        out.clear();
+        r.on_delack_timer(due, &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!((out[0].ack(), blocks(&r, &out, 0)), (2, vec![(3, 9)]), "one ACK for segments 6-8");
+        assert!(!r.delack_timer.is_armed());
+        // The next out-of-order segment for the same rcv_nxt is compressed again.
+        out.clear();
+        r.on_packet(due + 1, &data(9), &mut out);
+        assert!(out.is_empty() && r.delack_timer.is_armed());
+    }
+
+    /// Linux `__tcp_ack_snd_check`: the timer waits min(tcp_comp_sack_delay_ns
+    /// = 1 ms, rtt / 20), rtt = `rcv_rtt_est`, the srtt if lower, plus the
+    /// hrtimer's slack tcp_comp_sack_slack_ns = 100 us (a70437cc09a1).
+    #[test]
+    fn the_compressed_sack_leaves_after_min_1ms_and_rtt_over_20() {
+        let due_after = |rcv_rtt_ns: u64, srtt_ns: u64| {
+            let (mut r, mut out) = rx_with_hole(rcv_rtt_ns, srtt_ns);
+            for seq in 3..=6 {
+                r.on_packet(5_000_000, &data(seq), &mut out);
+            }
+            r.delack_timer.deadline.expect("armed") - 5_000_000
+        };
+        assert_eq!(due_after(10_000_000, 0), 500_000 + 100_000, "rtt / 20");
+        assert_eq!(due_after(50_000_000, 0), 1_000_000 + 100_000, "at most 1 ms");
+        assert_eq!(due_after(50_000_000, 4_000_000), 200_000 + 100_000, "the srtt when lower");
+        assert_eq!(due_after(4_000_000, 50_000_000), 200_000 + 100_000, "the receiver's estimate when lower");
+        assert_eq!(due_after(0, 30_000_000), 100_000, "no receiver estimate yet: rtt 0, the slack alone");
+    }
+
+    /// Linux `tcp_event_ack_sent`: any ACK sent (here the one at once for the
+    /// segment that fills the hole) clears `compressed_ack` and stops the timer.
+    #[test]
+    fn an_in_order_ack_cancels_the_pending_compressed_sack() {
+        let (mut r, mut out) = rx_with_hole(20_000_000, 0);
+        for seq in 3..=7 {
+            r.on_packet(0, &data(seq), &mut out);
+        }
+        assert_eq!(out.len(), 3);
+        let due = r.delack_timer.deadline.expect("armed");
+        out.clear();
+        assert_eq!(r.on_packet(100, &data(2), &mut out), 6);
+        assert_eq!(out.iter().map(|a| a.ack()).collect::<Vec<_>>(), vec![8]);
+        assert!(!r.delack_timer.is_armed());
+        out.clear();
+        r.on_delack_timer(due, &mut out);
+        assert!(out.is_empty(), "nothing left to send: {out:?}");
+    }
+
+    /// Linux `__tcp_ack_snd_check`: with `compressed_ack` at tcp_comp_sack_nr
+    /// = 44 the next out-of-order segment is ACKed at once, which clears the
+    /// count; the one after is compressed again.
+    #[test]
+    fn after_44_compressed_sacks_the_next_is_sent_at_once() {
+        let (mut r, mut out) = rx_with_hole(20_000_000, 0);
+        for seq in 3..=5 {
+            r.on_packet(0, &data(seq), &mut out);
+        }
+        out.clear();
+        for seq in 6..6 + COMP_SACK_NR as u64 {
+            r.on_packet(0, &data(seq), &mut out);
+        }
+        assert!(out.is_empty(), "44 compressed");
+        let next = 6 + COMP_SACK_NR as u64;
+        r.on_packet(0, &data(next), &mut out);
+        assert_eq!((out.len(), out[0].ack(), blocks(&r, &out, 0)), (1, 2, vec![(3, next + 1)]));
+        assert!(!r.delack_timer.is_armed());
+        out.clear();
+        r.on_packet(0, &data(next + 1), &mut out);
+        assert!(out.is_empty() && r.delack_timer.is_armed(), "compressed again");
+    }
+
+    /// Linux `tcp_sack_new_ofo_skb` (TCP_SACK_BLOCKS_EXPECTED = 2): a new
+    /// block behind two first sends the pending compressed SACK with the
+    /// blocks of before; the segment itself is compressed.
+    #[test]
+    fn a_third_sack_block_sends_the_pending_compressed_sack_first() {
+        let (mut r, mut out) = rx_with_hole(20_000_000, 0);
+        for seq in [3, 4, 5, 6, 8] {
+            r.on_packet(0, &data(seq), &mut out);
+        }
+        assert_eq!(out.len(), 3, "6 and 8 compressed");
+        out.clear();
+        r.on_packet(0, &data(10), &mut out);
+        assert_eq!(out.len(), 1);
+        assert_eq!(blocks(&r, &out, 0), vec![(8, 9), (3, 7)], "the blocks before 10's");
+        assert!(r.delack_timer.is_armed(), "10 compressed");
+        out.clear();
+        fire_compressed_sack(&mut r, &mut out);
+        assert_eq!(blocks(&r, &out, 0), vec![(10, 11), (8, 9), (3, 7)]);
+    }
+
+    /// Linux `__tcp_ack_snd_check`: quick-ACK mode sends at once before the
+    /// compression test, and such ACKs do not count towards the three.
+    #[test]
+    fn out_of_order_segments_in_quick_ack_mode_are_acked_at_once_and_not_counted() {
+        let (mut r, mut out) = rx_with_hole(20_000_000, 0);
+        r.quick = 2;
+        for seq in 3..=9 {
+            r.on_packet(0, &data(seq), &mut out);
+        }
+        assert_eq!(out.len(), 2 + 3, "two quick ACKs, then three dupACKs");
+        assert!(r.delack_timer.is_armed(), "9 compressed");
+        let mut off = rx_with_hole(20_000_000, 0).0.with_sack_compression(false);
+        let mut out = vec![];
+        for seq in 3..=9 {
+            off.on_packet(0, &data(seq), &mut out);
+        }
+        assert_eq!(out.len(), 7, "tcp_comp_sack_nr = 0: every one at once");
     }
 }
