@@ -674,7 +674,7 @@ class Spec(_Model):
     sample: PositiveTime = 10_000_000
     sojourn_bin: PositiveTime = 100_000
     trace: Bool = False
-    #: Host/path noise (docs/fidelity.md, "Host noise"): "host" = per-packet host
+    #: Host/path noise (docs/fidelity.md, "Host noise"): "host" = per-skb host
     #: delays calibrated against the testbed (HOST_NOISE), "none" = idealized hosts.
     noise: Literal["host", "none"] = "host"
     #: The dumbbell's one shared link; a file has either this or ``links``.

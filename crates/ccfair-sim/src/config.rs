@@ -256,9 +256,10 @@ pub struct FlowConfig {
     /// Delayed ACKs (every second full segment, 40 ms timer, quick-ACK at start and while the window opens).
     #[serde(default = "bool_is::<true>")]
     pub delayed_ack: bool,
-    /// Host noise, sender side: mean of an exponential extra delay per data
-    /// packet between TCP and the wire (scheduling, softirq, qdisc), FIFO;
-    /// 0 = none (the idealized host). The experiment file's `noise` sets it.
+    /// Host noise, sender side: mean of an exponential extra delay per skb
+    /// of data between TCP and the wire (scheduling, softirq, qdisc), its
+    /// frames back to back (lines.rs), FIFO; 0 = none (the idealized host).
+    /// The experiment file's `noise` sets it.
     #[serde(default)]
     pub host_jitter_ns: u64,
     /// Host noise, receiver side: the same for ACKs (mean, ns; 0 = none).

@@ -1,9 +1,25 @@
 //! Delay lines: every propagation delay of the dumbbell (sim.rs) is a FIFO
 //! line. A packet pushed at `now` arrives at `now + delay` (plus optional
-//! per-packet host noise, `HostJitter`, which never reorders: a host's queue
+//! host noise, `HostJitter`, which never reorders: a host's queue
 //! is FIFO), so a line keeps its packets in a ring buffer (ring.rs), each one's arrival
 //! time in its `Packet::enqueue_ns`, and only its head is in the event heap
 //! (engine.rs): the heap holds O(flows) entries whatever the window sizes.
+//!
+//! The host noise delays an skb, not each frame. Linux's TCP hands the
+//! device GSO skbs (net/ipv4/tcp_output.c `tcp_write_xmit`, sized by
+//! `tcp_tso_autosize`: about 1 ms of data at the pacing rate, at least
+//! `tcp_min_tso_segs` = 2 segments); with the device's offloads off, as on
+//! the testbed's veths, net/core/dev.c `validate_xmit_skb` splits the skb
+//! (`skb_gso_segment`) just before the device and `dev_hard_start_xmit`
+//! passes its frames to the driver one after the other (drivers/net/veth.c
+//! `veth_xmit` forwards each to the peer's receive path). Whatever delays
+//! the host (scheduling, softirqs, timer slack) delays the skb, and its
+//! frames leave together: on the testbed 91-95 % of the frames of BBR
+//! pairs reach the bottleneck in back-to-back runs of two, a median
+//! 3.1 us apart by the kernel's receive stamps (docs/fidelity.md, "TSO/GSO
+//! and GRO"). So the first segment of an skb draws the noise and each
+//! later one (`Packet::skb_next`) arrives `SKB_FRAME_GAP_NS` after the one
+//! before it.
 //!
 //! `DelayLine` is one flow's line (or the bottleneck's output line).
 //! `SharedLines` puts the lines of thousands of flows of one delay (and one
@@ -34,9 +50,11 @@ pub(crate) struct DelayLine {
     last_at: TimeNs,
 }
 
-/// Per-packet host processing/scheduling delay on a delay line: exponential
-/// with mean `mean_ns`, drawn from the flow's own stream; a packet never
-/// overtakes the one before it (a host's queue is FIFO), so order is kept.
+/// Host processing/scheduling delay on a delay line, per skb: exponential
+/// with mean `mean_ns`, drawn from the flow's own stream for a packet that
+/// starts an skb (the later segments of the skb follow it
+/// `SKB_FRAME_GAP_NS` apart, no draw); a packet never overtakes the one
+/// before it (a host's queue is FIFO), so order is kept.
 ///
 /// The draw is `rand_distr::Exp1`, the ziggurat method (Marsaglia, Tsang,
 /// "The Ziggurat Method for Generating Random Variables", J. Stat. Softw.
@@ -45,6 +63,13 @@ pub(crate) struct DelayLine {
 /// -mean x ln(U) costs ~6 % of an S0 run). That common case runs inline
 /// (`draw_exp_ns`, the same values and words as `Exp1`); the test
 /// `host_jitter_is_exponential_with_its_mean` checks the law.
+/// With host noise, the gap between an skb's frames as they reach the
+/// next hop: the median gap of the kernel's receive stamps between
+/// back-to-back frames of one flow at the testbed's bottleneck (3.1 us:
+/// the host's per-frame cost of the GSO split and the veth's forwarding;
+/// docs/fidelity.md, "TSO/GSO and GRO").
+pub(crate) const SKB_FRAME_GAP_NS: u64 = 3_000;
+
 struct HostJitter {
     /// The mean, ns, as the `f64` every draw multiplies (converted once).
     mean_ns: f64,
@@ -158,6 +183,20 @@ fn exp1_again(rng: &mut Pcg64Mcg, saved: Pcg64Mcg) -> f64 {
     rng.sample(Exp1)
 }
 
+/// The arrival of a packet due at `at` on a line with host noise whose
+/// previous packet arrives at `last_at`: a segment following the one before
+/// it in its skb (`skb_next`) arrives `SKB_FRAME_GAP_NS` after it (its due
+/// time is that one's: both were sent in one nanosecond), any other packet
+/// after a `draw` of the noise, never before the previous one.
+#[inline(always)]
+fn noisy_arrival(at: TimeNs, skb_next: bool, last_at: TimeNs, draw: impl FnOnce() -> u64) -> TimeNs {
+    if skb_next {
+        (last_at + SKB_FRAME_GAP_NS).max(at)
+    } else {
+        (at + draw()).max(last_at)
+    }
+}
+
 impl DelayLine {
     pub(crate) fn new(delay_ns: u64) -> DelayLine {
         DelayLine { delay_ns, q: Ring::new(), jitter: None, last_at: 0 }
@@ -180,7 +219,7 @@ impl DelayLine {
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, p: Packet, head: E) {
         let mut at = now + self.delay_ns;
         if self.jitter.is_some() {
-            at = self.with_host_noise(at);
+            at = self.with_host_noise(at, p.skb_next());
         }
         if self.q.is_empty() {
             q.schedule(at, head);
@@ -191,14 +230,16 @@ impl DelayLine {
         self.q.push_back_mut(p).enqueue_ns = at;
     }
 
-    /// Arrival time `at` plus a host-noise draw, after the previous arrival.
+    /// Arrival time `at` plus a host-noise draw, after the previous arrival;
+    /// for a segment following the one before it in its skb (`skb_next`),
+    /// `SKB_FRAME_GAP_NS` after that one's arrival (`noisy_arrival`).
     /// Inline in `push`: with the draw's rare path out of line (`exp1_again`)
     /// it is a few dozen instructions, less than the call's own cost
     /// (docs/benchmarks.md).
     #[inline(always)]
-    fn with_host_noise(&mut self, at: TimeNs) -> TimeNs {
+    fn with_host_noise(&mut self, at: TimeNs, skb_next: bool) -> TimeNs {
         let j = self.jitter.as_mut().expect("a line with host noise");
-        let at = (at + j.draw_ns()).max(self.last_at);
+        let at = noisy_arrival(at, skb_next, self.last_at, || j.draw_ns());
         self.last_at = at;
         at
     }
@@ -280,7 +321,8 @@ pub(crate) const OWN_LINE: u32 = u32::MAX;
 /// With host noise (`Stage`), a flow's own line gives its packet pushed at
 /// `t` the arrival `a = max(t + delay + X, a_prev)` (`HostJitter`: X drawn
 /// from the flow's stream, `a_prev` the arrival of the flow's previous
-/// packet), so the flows' packets no longer arrive in the order they were
+/// packet; a later segment of an skb `max(a_prev + SKB_FRAME_GAP_NS, t +
+/// delay)`, `noisy_arrival`), so the flows' packets no longer arrive in the order they were
 /// pushed. The FIFO then keeps them in push order with `b = t + delay <= a`;
 /// a packet leaves the FIFO for the stage once its `b` is not later than
 /// the stage's earliest arrival (`refill`), and draws its X only then (a
@@ -480,10 +522,11 @@ impl Stage {
             if let Some(ahead) = line.q.get(PREFETCH_AHEAD) {
                 prefetch(&noisy[ahead.flow as usize]);
             }
-            let (flow, pushed_at) = (front.flow, front.enqueue_ns);
+            let (flow, pushed_at, skb_next) = (front.flow, front.enqueue_ns, front.skb_next());
             let nf = &mut noisy[flow as usize];
             // As `DelayLine::with_host_noise`, in the flow's push order.
-            let at = (pushed_at + draw_exp_ns(&mut nf.rng, self.mean_ns, self.layers)).max(nf.last_at);
+            let (mean_ns, layers) = (self.mean_ns, self.layers);
+            let at = noisy_arrival(pushed_at, skb_next, nf.last_at, || draw_exp_ns(&mut nf.rng, mean_ns, layers));
             nf.last_at = at;
             // Copied from the FIFO into its slot at once (not through a
             // local), then given its arrival time.
@@ -871,6 +914,76 @@ mod tests {
         }
         // Both kinds of draws that leave the fast path occurred.
         assert!(off_fast_path > 10_000 && more_words > 10_000, "{off_fast_path} {more_words}");
+    }
+
+    /// Arrival times at the end of a line of `delay_ns` with host noise of
+    /// mean `mean_ns` (seed 42), of skbs of 1, 2, 3, 1, 2, 3, ... segments
+    /// sent 1 ms apart, each segment after an skb's first marked
+    /// `skb_next` if `marked`: per skb, its frames' arrivals.
+    fn skb_arrivals(delay_ns: u64, mean_ns: u64, marked: bool, skbs: u64) -> Vec<Vec<TimeNs>> {
+        let mut line = DelayLine::with_jitter(delay_ns, mean_ns, 42, stream::HOST_SEND);
+        let mut q: EventQueue<u8> = EventQueue::new();
+        let mut seq = 0;
+        for k in 0..skbs {
+            for i in 0..1 + k % 3 {
+                let mut p = Packet::new(0, crate::packet::Kind::Data, 1500);
+                p.seq = seq;
+                p.set_skb_next(marked && i > 0);
+                seq += 1;
+                line.push(&mut q, k * 1_000_000, p, 0);
+            }
+        }
+        let mut at = vec![];
+        while let Some((t, _)) = q.pop() {
+            at.push(line.pop(&mut q, t, 0).enqueue_ns);
+        }
+        let mut per_skb = vec![];
+        for k in 0..skbs {
+            let rest = at.split_off((1 + k % 3) as usize);
+            per_skb.push(std::mem::replace(&mut at, rest));
+        }
+        per_skb
+    }
+
+    #[test]
+    fn an_skbs_frames_leave_the_host_back_to_back_under_host_noise() {
+        // Linux hands the device GSO skbs (tcp_output.c tcp_write_xmit); with
+        // offloads off net/core/dev.c validate_xmit_skb splits one just before
+        // the device (skb_gso_segment) and dev_hard_start_xmit passes its
+        // frames to the driver one after the other: what delays the host
+        // delays the skb, its frames leave back to back (the testbed: 91-95 %
+        // of BBR's frames in runs of two, docs/fidelity.md). On a line with
+        // host noise each skb's first frame draws the delay from the flow's
+        // stream, in order, and each later frame arrives SKB_FRAME_GAP_NS
+        // after the one before it.
+        let (delay, mean, skbs) = (5_000_000, 100_000, 30_000);
+        let arrivals = skb_arrivals(delay, mean, true, skbs);
+        let mut draws = HostJitter::new(mean, stream_rng(42, stream::HOST_SEND));
+        let mut first_delays = vec![];
+        for (k, skb) in arrivals.iter().enumerate() {
+            assert!(skb.windows(2).all(|w| w[1] - w[0] == SKB_FRAME_GAP_NS), "skb {k}: {skb:?}");
+            let extra = skb[0] - (k as u64 * 1_000_000 + delay);
+            // 1 ms apart, a draw of mean 100 us rarely waits for the skb before.
+            let draw = draws.draw_ns();
+            if k == 0 || skb[0] > *arrivals[k - 1].last().unwrap() {
+                assert_eq!(extra, draw, "skb {k}: one draw per skb, in order");
+            }
+            first_delays.push(extra as f64);
+        }
+        let n = first_delays.len() as f64;
+        let m = first_delays.iter().sum::<f64>() / n;
+        assert!((m - mean as f64).abs() < 5.0 * mean as f64 / n.sqrt(), "mean extra delay {m} ns per skb");
+        // The same segments without the mark: each draws its own delay, and
+        // a frame arrives within 30 us of the one before it in its skb only
+        // when its draw is not 30 us above that one's (about 63 %).
+        let apart = skb_arrivals(delay, mean, false, skbs);
+        let (mut close, mut later) = (0, 0);
+        for w in apart.iter().flat_map(|skb| skb.windows(2)) {
+            later += 1;
+            close += (w[1] - w[0] < 30_000) as u32;
+        }
+        let f = close as f64 / later as f64;
+        assert!((0.55..0.70).contains(&f), "per-frame noise: {f} of later frames within 30 us");
     }
 
     #[test]

@@ -49,7 +49,7 @@ pub enum Kind {
 ///   [`Packet::has_sack`] (the reverse path is FIFO and lossless, so the
 ///   sender takes the options in order, as DCCP's Ack Vectors, dccp/mod.rs);
 ///   an ACK without blocks (the common case) carries nothing more;
-/// - ECE (ACK), CWR and PSH (data) and the SACK mark are bits of one flags byte.
+/// - ECE (ACK), CWR, PSH and the skb mark (data) and the SACK mark are bits of one flags byte.
 ///
 /// The direction-specific accessors check in debug builds that a packet of
 /// the other direction never uses them.
@@ -75,7 +75,7 @@ pub struct Packet {
     word: u32,
     pub kind: Kind,
     pub ecn: Ecn,
-    /// [`F_ECE`] | [`F_CWR`] | [`F_SACK`] | [`F_CE_IN`] | [`F_PSH`].
+    /// [`F_ECE`] | [`F_CWR`] | [`F_SACK`] | [`F_CE_IN`] | [`F_PSH`] | [`F_SKB_NEXT`].
     flags: u8,
 }
 
@@ -91,6 +91,9 @@ const F_CE_IN: u8 = 8;
 /// Data: PSH, on the last segment of a multi-segment skb (tcp/sender.rs,
 /// Linux `__tcp_transmit_skb`); the receiver ACKs it at once (tcp/receiver.rs).
 const F_PSH: u8 = 16;
+/// Data: a segment of a GSO skb after its first (tcp/sender.rs); it leaves
+/// the host right behind the one before it (lines.rs, `SKB_FRAME_GAP_NS`).
+const F_SKB_NEXT: u8 = 32;
 
 /// A flow's in-order channel of SACK options from its receiver to its
 /// sender, beside the ACKs that carry [`Packet::has_sack`].
@@ -221,6 +224,18 @@ impl Packet {
         self.set_flag(F_PSH, on);
     }
 
+    /// Data: a segment of an skb after its first, sent right behind the
+    /// segment before it (the skb's frames leave the host back to back).
+    #[inline]
+    pub fn skb_next(&self) -> bool {
+        self.flag(F_SKB_NEXT)
+    }
+
+    #[inline]
+    pub fn set_skb_next(&mut self, on: bool) {
+        self.set_flag(F_SKB_NEXT, on);
+    }
+
     /// Ack: its SACK option waits in the flow's [`SackChannel`].
     #[inline]
     pub fn has_sack(&self) -> bool {
@@ -345,8 +360,10 @@ mod tests {
         d.set_cca_class(u16::MAX);
         d.set_cwr(true);
         d.set_psh(true);
+        d.set_skb_next(true);
         d.set_pv(17);
         assert_eq!((d.seq, d.pv(), d.cca_class(), d.cwr(), d.psh(), d.ece()), (9, 17, u16::MAX, true, true, false));
+        assert!(d.skb_next() && !a.skb_next());
         assert_eq!(std::mem::size_of::<Packet>(), 48);
     }
 

@@ -1382,6 +1382,20 @@ mod tests {
         burst: impl Fn(u32, u64) -> u64,
         gap: impl Fn(u32, u64) -> Option<u64>,
     ) -> (Vec<(TimeNs, u64, u32, u64)>, u64) {
+        line_trace_skbs(delays, jitters, share, starts, burst, gap, |_, _| false)
+    }
+
+    /// `line_trace` where flow `f`'s `k`-th burst is one skb if `skb(f, k)`:
+    /// its packets after the first are marked `Packet::skb_next`.
+    fn line_trace_skbs(
+        delays: &[u64],
+        jitters: &[u64],
+        share: bool,
+        starts: &[(TimeNs, u32)],
+        burst: impl Fn(u32, u64) -> u64,
+        gap: impl Fn(u32, u64) -> Option<u64>,
+        skb: impl Fn(u32, u64) -> bool,
+    ) -> (Vec<(TimeNs, u64, u32, u64)>, u64) {
         let seed = 7;
         let mut own: Vec<DelayLine> =
             (0..delays.len()).map(|f| DelayLine::with_jitter(delays[f], jitters[f], seed, stream::HOST_SEND + f as u64)).collect();
@@ -1410,8 +1424,9 @@ mod tests {
                 Ev::Start(f) => {
                     let k = started[f as usize];
                     started[f as usize] += 1;
-                    for _ in 0..burst(f, k) {
+                    for i in 0..burst(f, k) {
                         let mut p = Packet::new(f, Kind::Data, 100);
+                        p.set_skb_next(i > 0 && skb(f, k));
                         p.seq = sent[f as usize];
                         sent[f as usize] += 1;
                         match shared.of_flow[f as usize] {
@@ -1529,6 +1544,40 @@ mod tests {
         let (shared, shared_events) = line_trace(&delays, &jitters, true, &starts, burst, gap);
         let (own, own_events) = line_trace(&delays, &jitters, false, &starts, burst, gap);
         assert!(own.len() > 8000, "{} pops", own.len());
+        let overtaken = own.windows(2).filter(|w| w[0].2 != w[1].2).count();
+        assert!(overtaken > 3000, "only {overtaken} consecutive pops of different flows");
+        assert_eq!(shared.len(), own.len());
+        for (i, (a, b)) in shared.iter().zip(&own).enumerate() {
+            assert_eq!(a, b, "pop {i}");
+        }
+        assert_eq!(shared_events, own_events, "the same events counted");
+    }
+
+    #[test]
+    fn shared_lines_with_host_noise_keep_an_skbs_frames_together_as_one_line_per_flow() {
+        // As above in us instead of ns (the noise's means 3 and 20 us against
+        // the 3 us frame gap), with every other burst one skb whose later
+        // frames follow its first SKB_FRAME_GAP_NS apart (lines.rs): an skb
+        // holds back its flow's packets pushed later, other flows' packets
+        // overtake it, starts 0-5 us apart tie with its frames. Every pop
+        // and the event count must be those of one line per flow.
+        let us = 1_000;
+        let delays = [40, 40, 6, 40, 40, 40, 6, 40, 40, 40, 9, 40].map(|d| d * us);
+        let jitters = [3, 3, 20, 3, 3, 3, 20, 3, 3, 3, 20, 0].map(|j| j * us);
+        let starts: Vec<(TimeNs, u32)> = [3, 0, 7, 1, 6, 2, 5, 4, 11, 8, 10, 9].iter().map(|&f| (0, f)).collect();
+        let burst = |f: u32, k: u64| 1 + (f as u64 + k) % 3;
+        let gap = |f: u32, k: u64| (k < 400).then(|| crate::rng::splitmix64(f as u64 * 1000 + k) % 6 * us);
+        let skb = |f: u32, k: u64| (f as u64 + k) % 2 == 0;
+        let (shared, shared_events) = line_trace_skbs(&delays, &jitters, true, &starts, burst, gap, skb);
+        let (own, own_events) = line_trace_skbs(&delays, &jitters, false, &starts, burst, gap, skb);
+        assert!(own.len() > 8000, "{} pops", own.len());
+        let mut last = [None; 12];
+        let mut gaps = 0;
+        for &(t, _, f, _) in &own {
+            gaps += last[f as usize].is_some_and(|l| t - l == crate::lines::SKB_FRAME_GAP_NS) as u32;
+            last[f as usize] = Some(t);
+        }
+        assert!(gaps > 1000, "only {gaps} pops one frame gap after their flow's previous one");
         let overtaken = own.windows(2).filter(|w| w[0].2 != w[1].2).count();
         assert!(overtaken > 3000, "only {overtaken} consecutive pops of different flows");
         assert_eq!(shared.len(), own.len());

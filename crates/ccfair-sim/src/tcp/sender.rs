@@ -48,6 +48,10 @@
 //!   segment (`tcp_gso_segment`); a one-segment skb carries none. The
 //!   application's pushes (`tcp_push` at the end of each write,
 //!   `forced_push`) are not modelled: the application never ends a write.
+//! - An skb's segments after its first carry `Packet::skb_next`: with
+//!   offloads off GSO splits the skb just before the device
+//!   (net/core/dev.c `validate_xmit_skb`), whose frames leave back to back;
+//!   the host noise (lines.rs) delays the skb, not each frame.
 //! - ECN (RFC 3168, Linux tcp_ecn_send / tcp_enter_cwr): new data is ECT(0)
 //!   (classic) or ECT(1) (scalable); classic retransmissions are Not-ECT (as
 //!   Linux for CCAs without TCP_CONG_NEEDS_ECN). An ACK with ECE in Open state
@@ -411,6 +415,18 @@ fn end_skb(out: &mut [Packet], skb_segs: &mut u32) {
     *skb_segs = 0;
 }
 
+/// The segment just sent follows the one before it in its skb: GSO
+/// splits the skb into MTU frames just before the device, which sends them
+/// back to back (net/core/dev.c `validate_xmit_skb` -> `skb_gso_segment`,
+/// then `dev_hard_start_xmit` hands the frames to the driver one after the
+/// other; `Packet::skb_next`, lines.rs `SKB_FRAME_GAP_NS`).
+#[inline(always)]
+fn mark_skb_next(out: &mut [Packet]) {
+    if let Some(p) = out.last_mut() {
+        p.set_skb_next(true);
+    }
+}
+
 impl Sender {
     pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Sender {
         let mut tp = TcpCc::new(cfg.mss_bytes, cfg.wire_bytes, cfg.init_cwnd_pkts);
@@ -677,6 +693,9 @@ impl Sender {
             }
             burst_quota = burst_quota.saturating_sub(1);
             self.transmit(now, rtx, false, out);
+            if rtx.is_none() && skb_segs > 0 {
+                mark_skb_next(out);
+            }
             skb_segs += rtx.is_none() as u32;
             sent_any = true;
         }

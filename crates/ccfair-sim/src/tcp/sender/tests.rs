@@ -461,6 +461,17 @@ fn bbr_sends_one_segment_skbs_below_1_2_mbit_per_s_of_pacing_and_two_above() {
 /// receive window filled at RTT; then ACKs of 2 segments each, `gap_ns`
 /// apart from 2 RTT. Returns the segments each ACK released.
 fn ack_clocked_bursts(gso_max_segs: u32, cwnd: u32, gap_ns: u64, acks: u64) -> Vec<usize> {
+    ack_clocked_sends(gso_max_segs, cwnd, gap_ns, acks).iter().map(Vec::len).collect()
+}
+
+/// `ack_clocked_bursts`'s sends after the first ACK that sent anything,
+/// each as its segments' `Packet::skb_next` marks.
+fn ack_clocked_skb_marks(gso_max_segs: u32, cwnd: u32, gap_ns: u64, acks: u64) -> Vec<Vec<bool>> {
+    ack_clocked_sends(gso_max_segs, cwnd, gap_ns, acks).into_iter().skip(1).filter(|b| !b.is_empty()).collect()
+}
+
+/// `ack_clocked_bursts`'s sends, each as its segments' `Packet::skb_next` marks.
+fn ack_clocked_sends(gso_max_segs: u32, cwnd: u32, gap_ns: u64, acks: u64) -> Vec<Vec<bool>> {
     let (mut s, _) = handshake(SenderConfig { gso_max_segs, ..sender_cfg(EcnMode::Off) }, Box::new(Reno));
     s.tp.cwnd = cwnd;
     s.tp.ssthresh = cwnd;
@@ -471,7 +482,7 @@ fn ack_clocked_bursts(gso_max_segs: u32, cwnd: u32, gap_ns: u64, acks: u64) -> V
         .map(|k| {
             out.clear();
             s.on_ack(2 * RTT + k * gap_ns, &plain_ack(2 * (k + 1)), &mut out);
-            out.len()
+            out.iter().map(Packet::skb_next).collect()
         })
         .collect()
 }
@@ -527,6 +538,41 @@ fn psh_marks_the_last_segment_of_each_skb_of_more_than_one_segment() {
     // TSO/GSO off: every skb is one segment, none carries PSH.
     let (_, first) = handshake(SenderConfig { gso_max_segs: 1, ..sender_cfg(EcnMode::Off) }, Box::new(Reno));
     assert_eq!((first.len(), pushed_seqs(&first)), (10, vec![]));
+}
+
+fn skb_next_seqs(out: &[Packet]) -> Vec<u64> {
+    out.iter().filter(|p| p.skb_next()).map(|p| p.seq).collect()
+}
+
+#[test]
+fn an_skbs_segments_after_its_first_are_marked_to_follow_it_out_of_the_host() {
+    // With offloads off, net/core/dev.c validate_xmit_skb splits a GSO skb
+    // (skb_gso_segment) just before the device, and dev_hard_start_xmit
+    // hands its frames to the driver one after the other: every segment of
+    // an skb after its first follows the one before it (lines.rs). The
+    // initial window goes as skbs of tcp_tso_autosize's 2-segment minimum.
+    let (mut s, first) = established();
+    assert_eq!(skb_next_seqs(&first), vec![1, 3, 5, 7, 9]);
+    // An ACK of 2 releases one 2-segment skb, an ACK of 1 a one-segment skb.
+    s.tp.ssthresh = 10;
+    let mut out = vec![];
+    s.on_ack(2 * RTT, &plain_ack(2), &mut out);
+    assert_eq!((seqs(&out), skb_next_seqs(&out)), (vec![10, 11], vec![11]));
+    out.clear();
+    s.on_ack(2 * RTT + 2_000_000, &plain_ack(3), &mut out);
+    assert_eq!((seqs(&out), skb_next_seqs(&out)), (vec![12], vec![]));
+    // A retransmission is a one-segment skb of its own.
+    out.clear();
+    s.on_rto(2 * RTT + 2 * RTT, &mut out);
+    assert!(!out.is_empty() && out.iter().all(|p| !p.skb_next()));
+    // TSO/GSO off: every segment is an skb.
+    let (_, first) = handshake(SenderConfig { gso_max_segs: 1, ..sender_cfg(EcnMode::Off) }, Box::new(Reno));
+    assert_eq!((first.len(), skb_next_seqs(&first)), (10, vec![]));
+    // Larger skbs: cwnd 700 at srtt 100 ms gives 8-segment skbs
+    // (`unpaced_tso_bursts_follow_tcp_tso_autosize_of_tcp_update_pacing_rate`):
+    // one unmarked segment per skb.
+    let bursts = ack_clocked_skb_marks(GSO_MAX_SEGS, 700, 10_000, 45);
+    assert!(bursts.len() >= 3 && bursts.iter().all(|b| b.len() == 8 && b.iter().skip(1).all(|&m| m) && !b[0]), "{bursts:?}");
 }
 
 #[test]
