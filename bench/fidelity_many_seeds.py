@@ -1,7 +1,7 @@
 """The fidelity map with the simulator's expectation: K simulator seeds per kernel run.
 
     python3 bench/fidelity_many_seeds.py [--set s0 --set map] [--seeds K] [--jobs N] [--out FILE.json]
-        [--noise-scale X [--only send|ack]] [--seed-set N]
+        [--noise-scale X [--only send|ack]] [--seed-set N] [--flow-set KEY=VALUE]
 
 `ccfair fidelity` runs the simulator once per counted kernel run (same seed, same measured
 flow starts), so each side's mean is over three draws at a map point; at loss-based pairs a
@@ -14,11 +14,14 @@ is the kernel side's draw and the model's bias. Run it from a tree with the mode
 the host-noise means (spec.py HOST_NOISE; with `--only` the sender's or the ACKs' one): a
 what-if on the simulator side. `--seed-set N` takes seeds s + 1000 (N + k) instead: another
 independent draw of the same K per kernel run, to see how far a figure moves between draws.
+`--flow-set KEY=VALUE` sets a flow key of the experiment file (VALUE in TOML) on every flow of every
+point, on the simulator side: e.g. `--flow-set sack_compression=true`.
 """
 
 from __future__ import annotations
 
 import argparse
+import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
@@ -37,10 +40,12 @@ def main() -> None:
     ap.add_argument("--out")
     ap.add_argument("--noise-scale", type=float, default=1.0, help="host-noise means times this")
     ap.add_argument("--only", choices=["send", "ack"], help="scale only the sender's or only the ACKs' noise")
+    ap.add_argument("--flow-set", action="append", default=[], metavar="KEY=VALUE", help="a flow key (TOML value) on every flow")
     args = ap.parse_args()
     todo = fidelity_todo(args.sets, Path(args.data), args.point)
+    settings = flow_settings(args.flow_set)
     jobs = [
-        (p.raw(), r["seed"] + 1000 * (args.seed_set + k), r.get("flow_start_s"), r.get("ts_epoch_ns"))
+        (with_flows(p.raw(), settings), r["seed"] + 1000 * (args.seed_set + k), r.get("flow_start_s"), r.get("ts_epoch_ns"))
         for p, kr in todo
         for r in kr
         for k in range(args.seeds)
@@ -50,6 +55,22 @@ def main() -> None:
         sims = list(ex.map(_sim_one, *zip(*jobs), chunksize=4))
     points = fidelity_points(todo, sims, args.seeds)
     print_fidelity_totals(points, f", {args.seeds} simulator seeds per kernel run, host noise {noise}", args.out)
+
+
+def flow_settings(items: list[str]) -> dict[str, object]:
+    """``KEY=VALUE`` items (VALUE a TOML value) as a dict."""
+    out = {}
+    for item in items:
+        key, _, value = item.partition("=")
+        out[key.strip()] = tomllib.loads(f"v = {value}")["v"]
+    return out
+
+
+def with_flows(raw: dict, settings: dict[str, object]) -> dict:
+    """``raw`` with ``settings`` on every flow."""
+    for f in raw.get("flows", []):
+        f.update(settings)
+    return raw
 
 
 if __name__ == "__main__":

@@ -157,6 +157,19 @@ def test_gro_is_a_simulator_window_and_refused_by_the_testbed() -> None:
     assert profiles.unsupported(s, "sim") == []
 
 
+def test_sack_compression_reaches_the_simulator_and_only_on_is_the_testbeds_kernel() -> None:
+    """Linux compresses SACKs by default (__tcp_ack_snd_check, tcp_comp_sack_nr = 44): the
+    testbed's kernel does it for every flow, so only an explicit false is refused there; the
+    simulator models it per flow, off unless the flow asks (docs/linux-ports.md)."""
+    d = copy.deepcopy(BASE)
+    d["flows"][0]["sack_compression"] = True
+    s = Spec.from_dict(d)
+    assert flow_config(s, 0)["sack_compression"] is True and "sack_compression" not in flow_config(s, 1)
+    assert profiles.unsupported(s, "testbed") == [] and profiles.unsupported(s, "sim") == []
+    d["flows"][1]["sack_compression"] = False
+    assert [f for f, _ in profiles.unsupported(Spec.from_dict(d), "testbed")] == ["flows.1.sack_compression"]
+
+
 def test_url_is_refused_by_the_simulator() -> None:
     with pytest.raises(SpecError) as e:
         ccfair.run(with_second_flow(kind="http", url="https://cp.example/big"))

@@ -268,11 +268,20 @@ UNSUPPORTED: dict[str, dict[str, str]] = {
     "testbed": {
         "gro": "the testbed switches GRO off on every veth (python/ccfair/testbed/netns.py), and one receiver "
         "device serves every flow; remove gro or run on the simulator",
+        "sack_compression": "the testbed's kernel compresses SACKs (Linux's default tcp_comp_sack_nr = 44) for "
+        "every flow of its one receiver; remove sack_compression or run on the simulator",
     },
 }
 
 #: Values of a flow key that every backend applies (nothing to refuse).
-_NEUTRAL: dict[str, tuple[Any, ...]] = {"tso": (None,), "gro": (0,), "url": (None,), "min_rto": (None,), "kind": ("bulk",)}
+_NEUTRAL: dict[str, tuple[Any, ...]] = {
+    "tso": (None,),
+    "gro": (0,),
+    "url": (None,),
+    "min_rto": (None,),
+    "kind": ("bulk",),
+    "sack_compression": (None, True),
+}
 
 
 def unsupported(spec: Any, backend: str) -> list[tuple[str, str]]:

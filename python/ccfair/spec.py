@@ -611,6 +611,9 @@ class Flow(CcaTable):
     #: GRO receive coalescing at the receiver: its NAPI poll window in ns (0 = off, the default;
     #: ``true`` = GRO_WINDOW_NS). Simulator only (the testbed's veths have GRO off).
     gro: Annotated[int, PlainValidator(parse_gro), _TimeOut] = 0
+    #: Linux's SACK compression at the receiver (``__tcp_ack_snd_check``, tcp_comp_sack_*); None =
+    #: the backend's default: off on the simulator (docs/linux-ports.md), on in the testbed's kernel.
+    sack_compression: bool | None = None
     #: "bulk" (ccfair's sender) or "http" (a download from an HTTP server; testbed).
     kind: Literal["bulk", "http"] = "bulk"
     #: HTTP version of an http flow: "1.1" or "2" (default "2", as S0's h2load).
@@ -1081,6 +1084,7 @@ class Spec(_Model):
                     **({"min_rto_ns": f.min_rto} if f.min_rto is not None else {}),
                     **({"tso_max_segs": 1 if f.tso is False else f.tso} if f.tso is not None and f.tso is not True else {}),
                     **({"gro_ns": f.gro} if f.gro else {}),
+                    **({"sack_compression": True} if f.sack_compression else {}),
                     **self._paths_of(f),
                 }
                 for _, name, f in self.expand_flows()
