@@ -532,19 +532,28 @@ impl Stage {
         Stage { mean_ns: mean_ns as f64, layers: ExpLayers::get(), heap: HeadHeap::default(), slots: Vec::new(), free: NO_SLOT }
     }
 
-    fn alloc(&mut self, p: Packet) -> u32 {
+    /// A slot holding a copy of `p`: the first free one, else a new one.
+    /// (`p` by reference: by value, it was copied to the stack first on
+    /// every call for the rare push of a new slot.)
+    #[inline(always)]
+    fn alloc(&mut self, p: &Packet) -> u32 {
         match self.free {
-            NO_SLOT => {
-                self.slots.push((p, NO_SLOT));
-                self.slots.len() as u32 - 1
-            }
+            NO_SLOT => self.alloc_new(p),
             i => {
                 let slot = &mut self.slots[i as usize];
                 self.free = slot.1;
-                *slot = (p, NO_SLOT);
+                *slot = (*p, NO_SLOT);
                 i
             }
         }
+    }
+
+    /// `alloc` with no free slot: a new one.
+    #[cold]
+    #[inline(never)]
+    fn alloc_new(&mut self, p: &Packet) -> u32 {
+        self.slots.push((*p, NO_SLOT));
+        self.slots.len() as u32 - 1
     }
 
     /// Arrival time of the earliest head.
@@ -583,7 +592,7 @@ impl Stage {
             nf.last_at = at;
             // Copied from the FIFO into its slot at once (not through a
             // local), then given its arrival time.
-            let slot = self.alloc(*line.q.front().expect("the front exists"));
+            let slot = self.alloc(line.q.front().expect("the front exists"));
             self.slots[slot as usize].0.enqueue_ns = at;
             line.q.discard_front(1);
             if nf.in_heap {
