@@ -153,6 +153,27 @@ fn draw_exp_ns(rng: &mut Pcg64Mcg, mean_ns: f64, layers: &ExpLayers) -> u64 {
     to_ns(mean_ns * x)
 }
 
+/// `draw_exp_ns`'s fast path alone: `Some(draw)` when it gives the draw
+/// (the word taken from `rng`), else `None` with `rng` as it was (the
+/// caller starts over with `draw_exp_ns`): no call on the way.
+#[inline(always)]
+fn draw_exp_ns_fast(rng: &mut Pcg64Mcg, mean_ns: f64, layers: &ExpLayers) -> Option<u64> {
+    const TWO_POW_63: f64 = 9_223_372_036_854_775_808.0;
+    let saved = rng.clone();
+    let bits = rng.next_u64();
+    let i = (bits & 0xff) as usize;
+    let u = f64::from_bits((bits >> 12) | (1023u64 << 52)) - (1.0 - f64::EPSILON / 2.0);
+    let x = u * layers.x[i];
+    let v = mean_ns * x;
+    if x < layers.x[i + 1] && (0.0..TWO_POW_63).contains(&v) {
+        // SAFETY: as in `to_ns`: `v` is finite and in [0, 2^63).
+        Some(unsafe { v.to_int_unchecked::<i64>() as u64 })
+    } else {
+        *rng = saved;
+        None
+    }
+}
+
 /// `v as u64` for `v` >= 0 (a mean times an `Exp1` value): below 2^63 one
 /// conversion instruction, where the saturating cast's checks and its
 /// unsigned conversion take a dozen (the cast out of line, so that the
@@ -213,10 +234,49 @@ impl DelayLine {
 
     /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
     /// line's event) for its arrival. (A line of one flow; `SharedLines::push`
-    /// for shared ones; not inlined, as before the draw moved out, so that
-    /// the callers keep their size.)
+    /// for shared ones.) The common case runs here without a call but the
+    /// last (the schedule): a ring that must grow and a noise draw off the
+    /// fast path of `draw_exp_ns` (about 3 %) start over in `push_general`,
+    /// from the state on entry. A call in the middle, with values live
+    /// across it, made every push save and restore six registers
+    /// (docs/benchmarks.md). Not inlined, so that the callers keep their size.
     #[inline(never)]
+    pub(crate) fn push_ref<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, p: &Packet, head: E) {
+        if self.q.is_full() {
+            return self.push_general(q, now, p, head);
+        }
+        let mut at = now + self.delay_ns;
+        if let Some(j) = self.jitter.as_mut() {
+            at = if p.skb_next() {
+                (self.last_at + SKB_FRAME_GAP_NS).max(at)
+            } else {
+                match draw_exp_ns_fast(&mut j.rng, j.mean_ns, j.layers) {
+                    Some(x) => (at + x).max(self.last_at),
+                    None => return self.push_general(q, now, p, head),
+                }
+            };
+            self.last_at = at;
+        }
+        let was_empty = self.q.is_empty();
+        // The time is written in place, after the copy: written into `p`
+        // first, its 8-byte store would make the copy's 16-byte loads wait
+        // (no store-to-load forwarding across the two sizes).
+        self.q.push_back_mut_with_room(*p).enqueue_ns = at;
+        if was_empty {
+            q.schedule(at, head);
+        }
+    }
+
+    /// `push_ref` of a packet held by value.
+    #[inline(always)]
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, p: Packet, head: E) {
+        self.push_ref(q, now, &p, head);
+    }
+
+    /// `push` in general: the ring grown if full, any draw of the noise.
+    #[cold]
+    #[inline(never)]
+    fn push_general<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, p: &Packet, head: E) {
         let mut at = now + self.delay_ns;
         if self.jitter.is_some() {
             at = self.with_host_noise(at, p.skb_next());
@@ -224,19 +284,12 @@ impl DelayLine {
         if self.q.is_empty() {
             q.schedule(at, head);
         }
-        // The time is written in place, after the copy: written into `p`
-        // first, its 8-byte store would make the copy's 16-byte loads wait
-        // (no store-to-load forwarding across the two sizes).
-        self.q.push_back_mut(p).enqueue_ns = at;
+        self.q.push_back_mut(*p).enqueue_ns = at;
     }
 
     /// Arrival time `at` plus a host-noise draw, after the previous arrival;
     /// for a segment following the one before it in its skb (`skb_next`),
     /// `SKB_FRAME_GAP_NS` after that one's arrival (`noisy_arrival`).
-    /// Inline in `push`: with the draw's rare path out of line (`exp1_again`)
-    /// it is a few dozen instructions, less than the call's own cost
-    /// (docs/benchmarks.md).
-    #[inline(always)]
     fn with_host_noise(&mut self, at: TimeNs, skb_next: bool) -> TimeNs {
         let j = self.jitter.as_mut().expect("a line with host noise");
         let at = noisy_arrival(at, skb_next, self.last_at, || j.draw_ns());
@@ -479,19 +532,28 @@ impl Stage {
         Stage { mean_ns: mean_ns as f64, layers: ExpLayers::get(), heap: HeadHeap::default(), slots: Vec::new(), free: NO_SLOT }
     }
 
-    fn alloc(&mut self, p: Packet) -> u32 {
+    /// A slot holding a copy of `p`: the first free one, else a new one.
+    /// (`p` by reference: by value, it was copied to the stack first on
+    /// every call for the rare push of a new slot.)
+    #[inline(always)]
+    fn alloc(&mut self, p: &Packet) -> u32 {
         match self.free {
-            NO_SLOT => {
-                self.slots.push((p, NO_SLOT));
-                self.slots.len() as u32 - 1
-            }
+            NO_SLOT => self.alloc_new(p),
             i => {
                 let slot = &mut self.slots[i as usize];
                 self.free = slot.1;
-                *slot = (p, NO_SLOT);
+                *slot = (*p, NO_SLOT);
                 i
             }
         }
+    }
+
+    /// `alloc` with no free slot: a new one.
+    #[cold]
+    #[inline(never)]
+    fn alloc_new(&mut self, p: &Packet) -> u32 {
+        self.slots.push((*p, NO_SLOT));
+        self.slots.len() as u32 - 1
     }
 
     /// Arrival time of the earliest head.
@@ -530,7 +592,7 @@ impl Stage {
             nf.last_at = at;
             // Copied from the FIFO into its slot at once (not through a
             // local), then given its arrival time.
-            let slot = self.alloc(*line.q.front().expect("the front exists"));
+            let slot = self.alloc(line.q.front().expect("the front exists"));
             self.slots[slot as usize].0.enqueue_ns = at;
             line.q.discard_front(1);
             if nf.in_heap {
@@ -683,7 +745,7 @@ impl SharedLines {
     /// A FIFO that must grow takes `push_growing`, so that the common path
     /// makes no call that returns and saves no registers.
     #[inline(never)]
-    pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: Packet) {
+    pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: &Packet) {
         let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
         if line.q.is_full() {
             return self.push_growing(q, now, l, p);
@@ -696,7 +758,7 @@ impl SharedLines {
             nf.seq = q.take_seq();
         }
         nf.pending += 1;
-        line.q.push_back_mut_with_room(p).enqueue_ns = at;
+        line.q.push_back_mut_with_room(*p).enqueue_ns = at;
         if st.earliest_ns().is_none_or(|t| at <= t) {
             // The packet may arrive before the line's head.
             self.restage(l);
@@ -706,8 +768,8 @@ impl SharedLines {
     /// `push` onto a line whose FIFO is full: grow it, then push.
     #[cold]
     #[inline(never)]
-    fn push_growing<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: Packet) {
-        self.lines[l as usize].line.q.make_room(p);
+    fn push_growing<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: &Packet) {
+        self.lines[l as usize].line.q.make_room(*p);
         self.push(q, now, l, p);
     }
 
@@ -724,7 +786,7 @@ impl SharedLines {
 
     /// `push` onto a shared line without host noise, arriving at `at`.
     #[inline(never)]
-    fn push_plain<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, at: TimeNs, l: u32, p: Packet) {
+    fn push_plain<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, at: TimeNs, l: u32, p: &Packet) {
         let line = &mut self.lines[l as usize].line;
         let h = &mut self.heads[p.flow as usize];
         if h.pending == 0 {
@@ -733,7 +795,7 @@ impl SharedLines {
         }
         h.pending += 1;
         let was_empty = line.q.is_empty();
-        line.q.push_back_mut(p).enqueue_ns = at;
+        line.q.push_back_mut(*p).enqueue_ns = at;
         if was_empty {
             let seq = h.seq;
             self.set_next(l, order_key(at, seq));

@@ -562,12 +562,13 @@ impl<Q: Qdisc> Simulation<Q> {
         if path.access == OWN_LINE {
             let line = &mut self.access[flow as usize];
             for i in 0..self.out.len() {
-                let mut p = self.out[i];
+                // Marked in `out` and pushed from there: no copy on the way.
+                let p = &mut self.out[i];
                 if p.kind == Kind::Data {
                     self.data_packets += 1;
                 }
                 p.set_cca_class(path.cca_class);
-                line.push(&mut self.q, now, p, Ev::Access(flow));
+                line.push_ref(&mut self.q, now, &self.out[i], Ev::Access(flow));
             }
             self.out.clear();
         } else {
@@ -580,12 +581,12 @@ impl<Q: Qdisc> Simulation<Q> {
     #[inline(never)]
     fn flush_sender_out_shared(&mut self, path: FlowPath, now: TimeNs) {
         for i in 0..self.out.len() {
-            let mut p = self.out[i];
+            let p = &mut self.out[i];
             if p.kind == Kind::Data {
                 self.data_packets += 1;
             }
             p.set_cca_class(path.cca_class);
-            self.access_shared.push(&mut self.q, now, path.access, p);
+            self.access_shared.push(&mut self.q, now, path.access, &self.out[i]);
         }
         self.out.clear();
     }
@@ -596,11 +597,11 @@ impl<Q: Qdisc> Simulation<Q> {
         if shared == OWN_LINE {
             let line = &mut self.reverse[flow as usize];
             for i in 0..self.out.len() {
-                line.push(&mut self.q, now, self.out[i], Ev::Reverse(flow));
+                line.push_ref(&mut self.q, now, &self.out[i], Ev::Reverse(flow));
             }
         } else {
             for i in 0..self.out.len() {
-                self.reverse_shared.push(&mut self.q, now, shared, self.out[i]);
+                self.reverse_shared.push(&mut self.q, now, shared, &self.out[i]);
             }
         }
         self.out.clear();
@@ -1432,7 +1433,7 @@ mod tests {
                         sent[f as usize] += 1;
                         match shared.of_flow[f as usize] {
                             OWN_LINE => own[f as usize].push(&mut q, now, p, Ev::Access(f)),
-                            l => shared.push(&mut q, now, l, p),
+                            l => shared.push(&mut q, now, l, &p),
                         }
                     }
                     if (f as u64 + k) % 2 == 0 {
