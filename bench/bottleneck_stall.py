@@ -3,6 +3,7 @@
     sudo python3 bench/bottleneck_stall.py --set map --point "cubic/cubic 20M 50ms 1bdp" --seeds 2,3
         [--orders port,arrival] [--stall-ms 0,66] [--at-s 20] [--out FILE.jsonl] [--slots DIR]
     python3 bench/bottleneck_stall.py --table FILE.jsonl
+    sudo chrt -f 10 python3 bench/bottleneck_stall.py --sleeper 60
 
 A kernel run whose ccfair-bottleneck does not run for a while (its lateness maximum,
 `testbed.bottleneck.late_max_ns`) fails the fidelity gate when that stall is longer than
@@ -14,8 +15,12 @@ one child of this process named ccfair-bottleneck) for `--stall-ms`, then contin
 so the stall comes at a known time on a host that is otherwise as usual (0 = no stall, the
 control; the runs of one seed are interleaved, same host load). Per run: utilisation, each
 flow's retransmissions, the bottleneck's lateness maximum (the injected stall plus the host's
-own), and with `--slots DIR` the bottleneck's slot log (bench/fidelity_slots.py,
-bench/fidelity_idle.py) per run.
+own), the service the link lost to stalls as the bottleneck counted it (`stall_lost_ns`, within
+the window), and with `--slots DIR` the bottleneck's slot log (bench/fidelity_slots.py,
+bench/fidelity_idle.py) per run. `--sleeper S`: for S seconds sleep 0.5 ms at a time and count
+the wake-ups more than 1 ms late (run under SCHED_FIFO at the bottleneck's priority, 10, beside
+testbed runs: whether the host stalls a real-time process that is not the bottleneck), with the
+host's steal time (/proc/stat) over the same seconds.
 """
 
 from __future__ import annotations
@@ -89,7 +94,8 @@ def stall(at_s: float, stall_ms: float, done: threading.Event, log: dict[str, An
 def one(spec: Any, seed: int, order: str, stall_ms: float, at_s: float, slots: Path | None) -> dict[str, Any]:
     import ccfair
 
-    tag = f"{order}-s{seed}-stall{stall_ms:g}"
+    point = "".join(c if c.isalnum() else "_" for c in spec.name)
+    tag = f"{point}-{order}-s{seed}-stall{stall_ms:g}"
     if slots is not None:
         os.environ["CCFAIR_BOTTLENECK_SLOT_LOG"] = str((slots / f"{tag}.csv").resolve())
     else:
@@ -115,10 +121,35 @@ def one(spec: Any, seed: int, order: str, stall_ms: float, at_s: float, slots: P
         "retransmissions": [f["retransmissions"] for f in s["flows"]],
         "shares": [f["share"] for f in s["flows"]],
         "late_max_ms": bn["late_max_ns"] / 1e6,
+        "stall_lost_ms": bn["stall_lost_ns"] / 1e6 if "stall_lost_ns" in bn else None,
         "late_p50_us": bn["late_p50_us"],
         "late_p99_us": bn["late_p99_us"],
         "slot_log": os.environ.get("CCFAIR_BOTTLENECK_SLOT_LOG"),
     }
+
+
+def sleeper(seconds: float) -> None:
+    """Wake-ups of a 0.5 ms sleep more than 1 ms late, and the host's steal ticks, over ``seconds``."""
+
+    def steal() -> int:
+        return int(Path("/proc/stat").read_text().split()[8])
+
+    s0, late = steal(), []
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        t = time.monotonic_ns()
+        time.sleep(0.0005)
+        d = time.monotonic_ns() - t - 500_000
+        if d > 1_000_000:
+            late.append(d)
+    late.sort(reverse=True)
+    out = {
+        "late_over_1ms": len(late),
+        "late_total_ms": round(sum(late) / 1e6, 1),
+        "longest_ms": [round(x / 1e6, 1) for x in late[:5]],
+        "steal_ticks_per_s": round((steal() - s0) / seconds, 2),
+    }
+    print(json.dumps(out))
 
 
 def table(path: str) -> None:
@@ -147,7 +178,11 @@ def main() -> None:
     ap.add_argument("--out")
     ap.add_argument("--slots")
     ap.add_argument("--table")
+    ap.add_argument("--sleeper", type=float)
     a = ap.parse_args()
+    if a.sleeper:
+        sleeper(a.sleeper)
+        return
     if a.table:
         table(a.table)
         return
