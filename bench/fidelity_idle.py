@@ -6,12 +6,12 @@ For every forward frame that met an empty link (queue before it 0: nothing queue
 link) the link had been idle since the last transmission ended (`last_free_ns`) until the poll that
 admitted the frame (`now_ns`). That idle time splits into the part before the frame was due at the
 link (`due_ns`: no frame there, the senders' doing) and the part after (a frame due, not yet
-admitted: the bottleneck's own lateness). Per log: the idle share of the window, both parts, the
-idle periods longer than `--gap-ms` (count, total, the longest, and for each the frames due within
-it that the poll admitted late), the bottleneck's stalls (polls that admitted frames more than 1 ms after they were
-due; a stall's length: its most overdue frame's) over 1 ms and 10 ms, and the frames admitted and
-dropped per port. Times in the logs are
-the bottleneck's CLOCK_MONOTONIC ns; the window is relative to the first forward frame (flow A's SYN).
+admitted: the bottleneck's own lateness). Per log: the idle share of the window, both parts; the
+idle periods longer than `--gap-ms` (count, total, the longest five as (length, of it with a frame
+due, start s)); the bottleneck's stalls (polls that admitted frames more than 1 ms after they were
+due; a stall's length: its most overdue frame's) over 1 ms and 10 ms; the frames admitted and
+dropped per port (0 and the rest). Times in the logs are the bottleneck's CLOCK_MONOTONIC ns; the
+window is relative to the first forward frame (flow A's SYN).
 """
 
 from __future__ import annotations
