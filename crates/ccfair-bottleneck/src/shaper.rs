@@ -72,6 +72,11 @@ pub struct Stats {
     pub late_p99_us: u64,
     pub late_max_ns: u64,
     pub late_mean_ns: f64,
+    /// The primary link's service lost to late polls within the monitor window: per frame whose
+    /// transmission ended with frames waiting behind it, how much later than its end the poll
+    /// came, less the token bucket's depth (what the bucket makes up). On a backlogged link the
+    /// utilization falls by this over the window; a stall with nothing queued costs nothing.
+    pub stall_lost_ns: u64,
     /// Filled in by main: socket-level counters.
     pub rx_socket_drops: Vec<u64>,
     pub tx_errors: u64,
@@ -627,6 +632,7 @@ impl Shaper {
                 self.note_late(end_ns, now);
                 if k == self.primary {
                     self.last_free = (end_ns, now);
+                    self.note_lost_service(end_ns, now);
                 }
                 if let Some(b) = self.bin(end_ns) {
                     self.links[k].stats.tx_bytes[b] += wire as u64;
@@ -667,6 +673,20 @@ impl Shaper {
             if k == self.primary {
                 self.note_sojourn(now, sojourn);
             }
+        }
+    }
+
+    /// A transmission of the primary link that ended at `end_ns` seen by the poll at `now`: with
+    /// frames waiting, the link's service lost beyond what its token bucket makes up
+    /// (`TokenBucket::release`: a frame that finds the bucket full leaves at once, so a late
+    /// poll's first frame recovers up to the depth and the rest of the lateness is lost).
+    fn note_lost_service(&mut self, end_ns: u64, now: u64) {
+        let link = &self.links[self.primary];
+        let Tx::Rate(bucket) = &link.tx else { return };
+        let rel = end_ns.saturating_sub(self.mon.t0_ns);
+        let in_window = end_ns >= self.mon.t0_ns && rel >= self.mon.window_start_ns && rel < self.mon.window_end_ns;
+        if in_window && link.qdisc.len_packets() > 0 {
+            self.stats.stall_lost_ns += (now - end_ns).saturating_sub(bucket.depth_ns());
         }
     }
 
@@ -868,6 +888,45 @@ mod tests {
         };
         assert_eq!(run(7500), 833 + 5);
         assert!(run(1500) < 800);
+    }
+
+    #[test]
+    fn a_stall_on_a_backlogged_link_loses_its_length_beyond_one_frame_time_and_is_counted() {
+        // 10 Mbit/s, 1500-byte frames, bucket one frame deep: departures every 1.2 ms. The polls
+        // skip 10 ms after the one at 100 ms (a queue sample): the transmission ending at 100.8 ms
+        // is seen at 110 ms, 9.2 ms late; the next frame leaves at once (the bucket makes up one
+        // frame time), so 8.0 ms are lost: ends at 0..100.8 ms (85) and 110 + k 1.2 ms before
+        // 1 s (742), 827 frames where 834 leave without the stall.
+        let run = |stall_ns: u64| {
+            let mut s = loaded(1500, 2000, 1000);
+            let (mut out, mut freed) = (vec![], vec![]);
+            let (mut now, mut stalled) = (0, false);
+            while now < 1_000_000_000 {
+                s.poll(now, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+                now = s.next_deadline();
+                if now >= 100_000_000 && !stalled {
+                    stalled = true;
+                    now += stall_ns;
+                }
+            }
+            (s.stats.link_tx_bytes.iter().sum::<u64>() / 1500, s.stats.stall_lost_ns)
+        };
+        assert_eq!(run(0), (834, 0));
+        assert_eq!(run(10_000_000), (827, 8_000_000));
+        // Lateness within the bucket's depth is made up: nothing lost.
+        assert_eq!(run(1_000_000), (834, 0));
+    }
+
+    #[test]
+    fn a_stall_with_nothing_queued_loses_no_service() {
+        // Two frames: the first leaves at once, the second ends at 1.2 ms with nothing behind it;
+        // the poll that sees it end comes at 50 ms.
+        let mut s = loaded(1500, 10, 2);
+        let (mut out, mut freed) = (vec![], vec![]);
+        s.poll(0, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+        s.poll(50_000_000, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+        assert_eq!(s.stats.late_max_ns, 50_000_000 - 1_200_000);
+        assert_eq!(s.stats.stall_lost_ns, 0);
     }
 
     #[test]

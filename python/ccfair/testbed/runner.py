@@ -1007,7 +1007,9 @@ class _Run:
                 )
             }
             | {"port_order": stats.get("port_order", "port")}  # as applied (collect checks it)
-            | ({"unstamped_frames": stats["unstamped_frames"]} if "unstamped_frames" in stats else {}),
+            | ({"unstamped_frames": stats["unstamped_frames"]} if "unstamped_frames" in stats else {})
+            # service the link lost to the bottleneck's stalls within the window (shaper.rs)
+            | ({"stall_lost_ns": stats["stall_lost_ns"]} if "stall_lost_ns" in stats else {}),
             "bottleneck_path": "kernel" if self.kernel else "userspace",
             **({"kernel_bottleneck": self.kernel_summary()} if self.kernel else {}),
         }
