@@ -23,6 +23,7 @@ from ccfair.fidelity.points import (
     select_runs,
     spec_sha,
     stall_limit_s,
+    stall_lost_limit_s,
 )
 from ccfair.spec import Spec
 
@@ -259,6 +260,26 @@ def test_a_run_whose_bottleneck_stalled_for_more_than_a_tenth_of_the_utilisation
     assert gate_failures(spec, stalled(6_212_000)) == ["bottleneck stalled 6.2 ms > 6.2 ms"]
     assert gate_failures(spec, stalled(40_000_000)) == ["bottleneck stalled 40.0 ms > 6.2 ms"]
     assert gate_failures(spec, stalled(None)) == ["no host facts"]
+
+
+def test_a_run_whose_bottleneck_stalls_lost_more_service_than_a_tenth_of_the_utilisation_tolerance_fails_the_gate(
+    tmp_path: Path,
+) -> None:
+    """Many short stalls each under the longest-stall limit still cost the window their sum: a run
+    that records the service its stalls lost is held to UTILISATION_TOLERANCE / 10 of its window."""
+    ps = load_set("tiny", _tiny(tmp_path))
+    spec = ps.points[0].spec()  # window 3-8 s: 5 ms of service may be lost
+    assert stall_lost_limit_s(spec) == pytest.approx(UTILISATION_TOLERANCE / 10 * 5.0)
+    rec = dict(read_runs(ps.kernel_path)[1])
+    good = {**rec, "flow_start_s": [0.01, 1.2], "host": {**rec["host"], "cpus": 2}}
+
+    def lost(ns: int) -> dict[str, Any]:
+        summary = {**good["summary"], "testbed": {"bottleneck": {"stall_lost_ns": ns}}}
+        return {**good, "summary": summary}
+
+    assert gate_failures(spec, good) == []
+    assert gate_failures(spec, lost(5_000_000)) == []
+    assert gate_failures(spec, lost(5_001_000)) == ["bottleneck stalls lost 5.0 ms > 5.0 ms"]
 
 
 def test_a_point_uses_its_gated_runs_when_it_has_enough_else_all(tmp_path: Path) -> None:
