@@ -15,6 +15,8 @@ pub mod error;
 pub mod event_counts;
 pub mod limits;
 mod lines;
+#[cfg(feature = "link-stalls")]
+pub mod link_stalls;
 pub mod packet;
 pub mod params;
 mod prefetch;

@@ -75,8 +75,25 @@ impl TokenBucket {
     /// and leaves the link at the returned time (`now` or later).
     #[inline]
     pub fn release(&mut self, now: u64, wire_bytes: u32) -> u64 {
+        #[cfg(feature = "link-stalls")]
+        let now = self.after_stall(now, wire_bytes);
         self.full_ns = self.full_ns.max(now) + self.tx_ns(wire_bytes);
         self.full_ns.saturating_sub(self.depth_ns).max(now)
+    }
+
+    /// With the `link-stalls` measurement tool (link_stalls.rs): the time from which the head
+    /// frame may take its tokens, `now` or the end of the stall its release would fall in.
+    #[cfg(feature = "link-stalls")]
+    fn after_stall(&self, now: u64, wire_bytes: u32) -> u64 {
+        let Some(stalls) = crate::link_stalls::from_env() else { return now };
+        let tx_ns = (wire_bytes as u128 * 8 * 1_000_000_000 / self.rate_bps as u128) as u64;
+        let release = (self.full_ns.max(now) + tx_ns).saturating_sub(self.depth_ns).max(now);
+        let resume = stalls.resume_ns(release);
+        if resume > release {
+            resume
+        } else {
+            now
+        }
     }
 
     /// The queue ran empty: the remainder of the busy period is dropped.

@@ -1,0 +1,133 @@
+"""The fidelity comparison with the bottleneck's link stalling as the testbed's bottleneck does.
+
+    cargo build --release -p ccfair-bench --features link-stalls --target-dir target/stalls
+    python3 bench/fidelity_link_stalls.py --set kernel-ccas-delay --set kernel-ccas-loss \
+        [--stalls RATE_PER_S,MEAN_MS | none] [--seeds K] [--data data/fidelity] [--jobs 2] [--out F.json]
+
+What `ccfair fidelity` computes (the simulator once per counted kernel run, on its seed, measured
+flow starts and timestamp clock; with ``--seeds K``, K runs per kernel run on seeds s + 1000 k, as
+bench/fidelity_many_seeds.py), but every simulator run goes through ``ccfair-bench json`` built with
+the cargo feature ``link-stalls`` (``CCFAIR_BENCH``, default target/stalls/release/ccfair-bench),
+with ``CCFAIR_LINK_STALLS=RATE_PER_S,MEAN_MS,SEED`` (SEED the simulator run's seed): the link stops
+for exponentially long stalls beginning as a Poisson process (crates/ccfair-sim/src/link_stalls.rs).
+``--stalls none`` runs the same binary without them (the simulator as it is). Prints per set the
+mean and worst |share_B difference|, the utilisation differences, and for the kernel-CCA sets the
+per-CCA mean |difference| over each CCA's points (docs/linux-ports.md "Fidelity (measured)").
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import tempfile
+from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from ccfair.fidelity.points import group_shares, load_set, runs_by_point, select_runs
+from ccfair.result import Result
+from ccfair.spec import Spec
+
+ROOT = Path(__file__).resolve().parents[1]
+BENCH = os.environ.get("CCFAIR_BENCH", str(ROOT / "target/stalls/release/ccfair-bench"))
+
+
+def sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None, epoch_ns: int | None, stalls: str) -> tuple[float, float]:
+    """(B's share, utilisation) of one simulator run, as compare._sim_one, through ccfair-bench."""
+    spec = Spec.from_dict(raw)
+    cfg = spec.to_run_config(seed)
+    if starts_s is not None:
+        for fc, t in zip(cfg["flows"], starts_s):
+            fc["start_ns"], fc["start_jitter_ns"] = max(0, round(t * 1e9)), 0
+    if epoch_ns is not None:
+        cfg["tcp_timestamp_epoch_ns"] = int(epoch_ns)
+    env = dict(os.environ)
+    env.pop("CCFAIR_LINK_STALLS", None)
+    if stalls != "none":
+        env["CCFAIR_LINK_STALLS"] = f"{stalls},{seed}"
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+        json.dump(cfg, f)
+        f.flush()
+        out = subprocess.run([BENCH, "json", f.name], capture_output=True, text=True, env=env, check=True).stdout
+    summary = Result.from_raw(spec, cfg, json.loads(out)).summary
+    return group_shares(spec, summary)[1], float(summary["utilization"])
+
+
+def cca_of(point_id: str) -> str:
+    a, b = point_id.split(" ")[0].split("/")
+    return a if a != "cubic" else b
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--set", dest="sets", action="append", required=True)
+    ap.add_argument("--stalls", default="none", help="RATE_PER_S,MEAN_MS, or none")
+    ap.add_argument("--seeds", type=int, default=1, help="simulator runs per kernel run")
+    ap.add_argument("--data", default="data/fidelity")
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--out")
+    args = ap.parse_args()
+    todo = []
+    for name in args.sets:
+        ps = load_set(name, Path(args.data))
+        runs, _ = runs_by_point(ps)
+        todo += [(name, p, kr) for p in ps.points if (kr := select_runs(p, runs[p.id], ps.runs))]
+    jobs = [
+        (p.raw(), r["seed"] + 1000 * k, r.get("flow_start_s"), r.get("ts_epoch_ns"), args.stalls)
+        for _, p, kr in todo
+        for r in kr
+        for k in range(args.seeds)
+    ]
+    with ThreadPoolExecutor(args.jobs) as ex:
+        sims = list(ex.map(lambda j: sim_one(*j), jobs))
+    points, i = [], 0
+    for name, p, kr in todo:
+        spec, n = p.spec(), len(kr) * args.seeds
+        sim, i = sims[i : i + n], i + n
+        kernel = statistics.fmean(group_shares(spec, r["summary"])[1] for r in kr)
+        k_util = statistics.fmean(float(r["summary"]["utilization"]) for r in kr)
+        s_share, s_util = statistics.fmean(x[0] for x in sim), statistics.fmean(x[1] for x in sim)
+        points.append(
+            {
+                "set": name,
+                "id": p.id,
+                "kernel_share_b": kernel,
+                "sim_share_b": s_share,
+                "diff": s_share - kernel,
+                "kernel_utilisation": k_util,
+                "sim_utilisation": s_util,
+            }
+        )
+    report(points, args)
+    if args.out:
+        Path(args.out).write_text(json.dumps({"stalls": args.stalls, "seeds": args.seeds, "points": points}, indent=1) + "\n")
+
+
+def report(points: list[dict[str, Any]], args: argparse.Namespace) -> None:
+    print(f"link stalls {args.stalls}, {args.seeds} simulator run(s) per kernel run")
+    by_set: dict[str, list[dict[str, Any]]] = defaultdict(list)
+    for p in points:
+        by_set[p["set"]].append(p)
+    for name, pts in by_set.items():
+        d = [abs(p["diff"]) for p in pts]
+        u = [abs(p["sim_utilisation"] - p["kernel_utilisation"]) for p in pts]
+        print(
+            f"  {name}: {len(pts)} points, mean |diff| {statistics.fmean(d):.4f}, worst {max(d):.3f}; utilisation |diff| worst {max(u):.4f}"
+        )
+    d = [abs(p["diff"]) for p in points]
+    print(f"  all {len(points)} points: mean |diff| {statistics.fmean(d):.4f}")
+    per_cca: dict[str, list[float]] = defaultdict(list)
+    for p in points:
+        if p["set"].startswith("kernel-ccas"):
+            per_cca[cca_of(p["id"])].append(abs(p["diff"]))
+    if per_cca:
+        figs = sorted(((statistics.fmean(v), c) for c, v in per_cca.items()), reverse=True)
+        print("  per CCA: " + ", ".join(f"{c} {f:.3f}" for f, c in figs))
+
+
+if __name__ == "__main__":
+    main()
