@@ -1329,21 +1329,16 @@ impl Sender {
     #[inline]
     fn clean_plain_acked(&mut self, now: TimeNs, n: usize, in_loss: bool, acc: &mut AckAcc) {
         let una = self.tp.snd_una;
-        let (front, back) = self.segs.as_slices();
-        let (front, back) = (&front[..n.min(front.len())], &back[..n.saturating_sub(front.len())]);
-        let Some(first) = front.first() else {
+        // Segments contiguous in the ring's storage only (one slice, a plain
+        // loop); across its wrap, about once per pass, the general loop frees them.
+        let Some(plain @ [first, .., last] | plain @ [first @ last]) = self.segs.as_slices().0.get(..n) else {
             return;
         };
-        let (mut flags, mut rate_seg, mut last_sent_ns) = (0u8, first, 0u64);
-        // The ring's two slices, each a plain loop: a chained iterator
-        // tested which slice it was in on every segment.
-        for part in [front, back] {
-            for g in part {
-                flags |= g.flags;
-                if g.delivered > rate_seg.delivered {
-                    rate_seg = g;
-                }
-                last_sent_ns = g.sent_ns;
+        let (mut flags, mut rate_seg, last_sent_ns) = (0u8, first, last.sent_ns);
+        for g in plain {
+            flags |= g.flags;
+            if g.delivered > rate_seg.delivered {
+                rate_seg = g;
             }
         }
         if flags & (F_SACKED | F_LOST | F_RETRANS | F_EVER_RETRANS | F_RATE_DONE) != 0 {
