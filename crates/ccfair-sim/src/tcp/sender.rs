@@ -1252,15 +1252,25 @@ impl Sender {
         // Linux keeps tp->is_cwnd_limited current for every CCA (BBRv2's
         // inflight_hi growth reads it in cong_control).
         self.tp.is_cwnd_limited = self.is_cwnd_limited();
+        #[cfg(debug_assertions)]
+        let window_before = (self.tp.cwnd, self.tp.ssthresh, self.tp.is_cwnd_limited);
         self.cc_controls = self.cc.cong_control(&mut self.tp, &rs);
         if !self.cc_controls {
+            // A CCA that leaves the window to the sender changes nothing
+            // here, so `is_cwnd_limited` (cwnd, ssthresh, the sender's own
+            // state) still holds for `cong_avoid`.
+            #[cfg(debug_assertions)]
+            debug_assert_eq!(
+                window_before,
+                (self.tp.cwnd, self.tp.ssthresh, self.tp.is_cwnd_limited),
+                "cong_control returned false after changing the window"
+            );
             match self.tp.ca_state {
                 CaState::Recovery | CaState::Cwr => self.prr(newly_delivered, newly_lost, una_advanced),
                 _ => {
                     // tcp_may_raise_cwnd: with default reordering only an ACK that
                     // advances snd_una (FLAG_DATA_ACKED) may grow cwnd.
                     if newly_delivered > 0 && una_advanced {
-                        self.tp.is_cwnd_limited = self.is_cwnd_limited();
                         self.cc.cong_avoid(&mut self.tp, newly_delivered);
                         if self.tp.enter_cwr {
                             self.tp.enter_cwr = false;
