@@ -638,9 +638,16 @@ impl Sender {
     // ------------------------------------------------------------------- send
 
     /// Send as much as cwnd, rwnd, the application and pacing allow.
+    #[inline]
     pub fn try_send(&mut self, now: TimeNs, out: &mut Vec<Packet>) {
+        self.send(now, out);
+    }
+
+    /// `try_send`; true if it armed the loss probe (after sending), which
+    /// then supersedes any timer armed before it.
+    fn send(&mut self, now: TimeNs, out: &mut Vec<Packet>) -> bool {
         if self.state != ConnState::Established {
-            return;
+            return false;
         }
         // F-RTO step 2b (tcp_xmit_recovery with REXMIT_NEW): new data first;
         // if none can go, F-RTO ends and the retransmissions go instead.
@@ -703,16 +710,14 @@ impl Sender {
         end_skb(out, &mut skb_segs);
         if frto_new && self.tp.snd_nxt <= self.high_seq {
             self.frto = false;
-            return self.try_send(now, out);
+            return self.send(now, out);
         }
         cwnd_limited |= self.in_flight() >= self.tp.cwnd;
         if sent_any || cwnd_limited {
             self.cwnd_validate(cwnd_limited);
         }
-        if sent_any {
-            // tcp_write_xmit: one loss probe per tail-loss episode.
-            self.schedule_loss_probe(now, false);
-        }
+        // tcp_write_xmit: one loss probe per tail-loss episode.
+        sent_any && self.schedule_loss_probe(now, false)
     }
 
     /// One GSO skb of new data of an unpaced flow (Linux `tcp_write_xmit`):
@@ -1095,8 +1100,11 @@ impl Sender {
         let d = self.account_ack(now, p, &acc, prior_in_flight, prior_una);
         let newly_lost = self.recover_on_ack(now, &acc.flags, d.ece);
         self.control_cwnd_on_ack(now, &acc, &d, newly_lost, prior_in_flight);
-        self.rearm_on_ack(now, p.ack(), &acc.flags);
-        self.try_send(now, out);
+        let rearm = self.rearm_on_ack(p.ack(), &acc.flags);
+        let probe_armed = self.send(now, out);
+        if rearm && !probe_armed {
+            self.rearm_after_send(now);
+        }
     }
 
     /// The ACK's receive window and timestamps.
@@ -1244,15 +1252,25 @@ impl Sender {
         // Linux keeps tp->is_cwnd_limited current for every CCA (BBRv2's
         // inflight_hi growth reads it in cong_control).
         self.tp.is_cwnd_limited = self.is_cwnd_limited();
+        #[cfg(debug_assertions)]
+        let window_before = (self.tp.cwnd, self.tp.ssthresh, self.tp.is_cwnd_limited);
         self.cc_controls = self.cc.cong_control(&mut self.tp, &rs);
         if !self.cc_controls {
+            // A CCA that leaves the window to the sender changes nothing
+            // here, so `is_cwnd_limited` (cwnd, ssthresh, the sender's own
+            // state) still holds for `cong_avoid`.
+            #[cfg(debug_assertions)]
+            debug_assert_eq!(
+                window_before,
+                (self.tp.cwnd, self.tp.ssthresh, self.tp.is_cwnd_limited),
+                "cong_control returned false after changing the window"
+            );
             match self.tp.ca_state {
                 CaState::Recovery | CaState::Cwr => self.prr(newly_delivered, newly_lost, una_advanced),
                 _ => {
                     // tcp_may_raise_cwnd: with default reordering only an ACK that
                     // advances snd_una (FLAG_DATA_ACKED) may grow cwnd.
                     if newly_delivered > 0 && una_advanced {
-                        self.tp.is_cwnd_limited = self.is_cwnd_limited();
                         self.cc.cong_avoid(&mut self.tp, newly_delivered);
                         if self.tp.enter_cwr {
                             self.tp.enter_cwr = false;
@@ -1268,16 +1286,31 @@ impl Sender {
         self.tp.cwnd = self.tp.cwnd.max(1);
     }
 
-    /// The tail loss probe's ACK, then the probe or RTO timer
-    /// (tcp_set_xmit_timer), or none with nothing in flight.
+    /// The tail loss probe's ACK, then the timers (tcp_set_xmit_timer):
+    /// none with nothing in flight; else, when the ACK advanced snd_una, the
+    /// probe or the RTO, which `rearm_after_send` arms (returns true) unless
+    /// the sends that follow arm the probe themselves. Arming only stores a
+    /// deadline, and that probe overwrites this one; in between, the sends
+    /// read the timer only to arm an unarmed RTO, which this one would
+    /// overwrite too; and what the probe-or-RTO choice reads (the state,
+    /// srtt, the backoff, and `packets_out` where a probe may be armed,
+    /// i.e. where the sends' own probe is armed if they sent) the sends do
+    /// not change. So the timer ends as Linux's order leaves it.
     #[inline(always)]
-    fn rearm_on_ack(&mut self, now: TimeNs, ack_no: u64, flags: &AckFlags) {
+    fn rearm_on_ack(&mut self, ack_no: u64, flags: &AckFlags) -> bool {
         self.process_tlp_ack(ack_no, flags);
         if self.packets_out == 0 {
             self.rto_timer.disarm();
             self.tlp_armed = false;
-        } else if flags.una_advanced && !self.schedule_loss_probe(now, true) {
-            // tcp_set_xmit_timer: the probe if it may be sent, else the RTO.
+            return false;
+        }
+        flags.una_advanced
+    }
+
+    /// tcp_set_xmit_timer after an ACK that advanced snd_una: the probe if
+    /// it may be sent, else the RTO.
+    fn rearm_after_send(&mut self, now: TimeNs) {
+        if !self.schedule_loss_probe(now, true) {
             self.tlp_armed = false;
             self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
         }
@@ -1306,29 +1339,33 @@ impl Sender {
     #[inline]
     fn clean_plain_acked(&mut self, now: TimeNs, n: usize, in_loss: bool, acc: &mut AckAcc) {
         let una = self.tp.snd_una;
-        let (mut flags, mut rate_i, mut rate_delivered) = (0u8, 0usize, 0u64);
-        let (mut rack_xmit_ns, mut rack_end_seq) = (self.rack_xmit_ns, self.rack_end_seq);
-        for (i, g) in self.segs.iter().take(n).enumerate() {
+        // Segments contiguous in the ring's storage only (one slice, a plain
+        // loop); across its wrap, about once per pass, the general loop frees them.
+        let Some(plain @ [first, .., last] | plain @ [first @ last]) = self.segs.as_slices().0.get(..n) else {
+            return;
+        };
+        let (mut flags, mut rate_seg, last_sent_ns) = (0u8, first, last.sent_ns);
+        for g in plain {
             flags |= g.flags;
-            if i == 0 || g.delivered > rate_delivered {
-                (rate_i, rate_delivered) = (i, g.delivered);
-            }
-            let seq = una + i as u64;
-            if g.sent_ns > rack_xmit_ns || (g.sent_ns == rack_xmit_ns && seq > rack_end_seq) {
-                (rack_xmit_ns, rack_end_seq) = (g.sent_ns, seq);
+            if g.delivered > rate_seg.delivered {
+                rate_seg = g;
             }
         }
         if flags & (F_SACKED | F_LOST | F_RETRANS | F_EVER_RETRANS | F_RATE_DONE) != 0 {
             return;
         }
         // The ACK's first delivery, not yet rate-sampled: rate_delivered takes it as it is.
-        acc.rate = Some(RateAcc::of(&self.segs[rate_i]));
-        // tcp_rack_advance, as the loop leaves it: an update sets all three.
-        if (rack_xmit_ns, rack_end_seq) != (self.rack_xmit_ns, self.rack_end_seq) {
-            (self.rack_xmit_ns, self.rack_end_seq, self.rack_rtt_ns) = (rack_xmit_ns, rack_end_seq, now - rack_xmit_ns);
+        acc.rate = Some(RateAcc::of(rate_seg));
+        acc.seq_rtt = Some(now - first.sent_ns);
+        acc.ca_rtt = Some(now - last_sent_ns);
+        // tcp_rack_advance over the segments, the latest (sent_ns, seq)
+        // winning: none was retransmitted, and new data leaves in sequence
+        // order as time goes on, so the last one sent is the last one.
+        debug_assert!(self.segs.iter().take(n).map(|g| g.sent_ns).is_sorted());
+        let last_seq = una + n as u64 - 1;
+        if last_sent_ns > self.rack_xmit_ns || (last_sent_ns == self.rack_xmit_ns && last_seq > self.rack_end_seq) {
+            (self.rack_xmit_ns, self.rack_end_seq, self.rack_rtt_ns) = (last_sent_ns, last_seq, now - last_sent_ns);
         }
-        acc.seq_rtt = Some(now - self.segs[0].sent_ns);
-        acc.ca_rtt = Some(now - self.segs[n - 1].sent_ns);
         acc.flags.orig_sack_acked |= in_loss && una < self.high_seq;
         acc.newly_delivered += n as u32;
         self.tp.snd_una += n as u64;

@@ -13,6 +13,10 @@
 //! holds (`sent_ns`) unless the segment was retransmitted at a later
 //! nanosecond (then the element is stale, as a stale `One` is):
 //! [`first_send_is_current`].
+//!
+//! The list's last run, the one sends extend, is kept outside the deque
+//! (`tail`): a send then compares and increments one field in place, and
+//! the cumulative ACK of a flow without loss trims it in place too.
 
 use std::collections::VecDeque;
 
@@ -35,53 +39,83 @@ pub(super) fn first_send_is_current(flags: u8) -> bool {
 
 #[derive(Debug, Default)]
 pub(super) struct TxList {
+    /// The entries before `tail` (all of them when `tail` is empty).
     q: VecDeque<Tx>,
+    /// The last entry when it is a run, `start..end` (empty: none).
+    tail: (u64, u64),
 }
 
 impl TxList {
     pub fn with_capacity(n: usize) -> TxList {
-        TxList { q: VecDeque::with_capacity(n) }
+        TxList { q: VecDeque::with_capacity(n), tail: (0, 0) }
     }
 
-    /// The first transmission of new segment `seq` (seq = snd_nxt).
-    pub fn push_first(&mut self, seq: u64) {
-        if let Some(Tx::Run { end, .. }) = self.q.back_mut() {
-            if *end == seq {
-                *end += 1;
-                return;
-            }
+    /// The tail run as an entry, if any.
+    fn tail_run(&self) -> Option<Tx> {
+        let (start, end) = self.tail;
+        (start < end).then_some(Tx::Run { start, end })
+    }
+
+    /// Move the tail run (if any) into the deque, before an entry that is not
+    /// an extension of it.
+    fn close_tail(&mut self) {
+        if let Some(run) = self.tail_run() {
+            self.q.push_back(run);
         }
-        self.q.push_back(Tx::Run { start: seq, end: seq + 1 });
+        self.tail = (0, 0);
     }
 
-    /// A transmission of `seq` at `sent` (a retransmission, or a rebuilt entry).
+    #[inline(always)]
+    pub fn push_first(&mut self, seq: u64) {
+        // An empty tail ending at `seq` becomes the run seq..seq+1 too.
+        if self.tail.1 == seq {
+            self.tail.1 += 1;
+        } else {
+            self.push_first_new(seq);
+        }
+    }
+
+    #[inline(never)]
+    fn push_first_new(&mut self, seq: u64) {
+        self.close_tail();
+        self.tail = (seq, seq + 1);
+    }
+
     pub fn push_one(&mut self, seq: u64, sent: u64) {
+        self.close_tail();
         self.q.push_back(Tx::One { seq, sent });
     }
 
-    /// The oldest transmission: (seq, Some(sent)) for a `One`, (seq, None)
-    /// for a run's element (its time is the segment's first send time).
     pub fn front(&self) -> Option<(u64, Option<u64>)> {
-        match *self.q.front()? {
+        match self.q.front().copied().or_else(|| self.tail_run())? {
             Tx::Run { start, .. } => Some((start, None)),
             Tx::One { seq, sent } => Some((seq, Some(sent))),
         }
     }
 
-    /// Remove the oldest transmission.
     pub fn pop_front(&mut self) {
         match self.q.front_mut() {
             Some(Tx::Run { start, end }) if *end - *start > 1 => *start += 1,
             Some(_) => {
                 self.q.pop_front();
             }
+            None if self.tail.0 < self.tail.1 => self.tail.0 += 1,
             None => {}
         }
     }
 
-    /// Remove the front transmissions below `una` (freed by a cumulative
-    /// ACK), up to the first one at or above it.
+    #[inline(always)]
     pub fn trim_below(&mut self, una: u64) {
+        if !self.q.is_empty() && !self.trim_deque_below(una) {
+            return;
+        }
+        // The tail run is the front: what lies below `una` leaves it.
+        self.tail.0 = self.tail.0.max(una.min(self.tail.1));
+    }
+
+    /// `trim_below` on the deque; true if it emptied it.
+    #[inline(never)]
+    fn trim_deque_below(&mut self, una: u64) -> bool {
         while let Some(front) = self.q.front_mut() {
             match front {
                 Tx::Run { start, end } if *start < una => {
@@ -89,36 +123,42 @@ impl TxList {
                         self.q.pop_front();
                     } else {
                         *start = una;
-                        return;
+                        return false;
                     }
                 }
                 Tx::One { seq, .. } if *seq < una => {
                     self.q.pop_front();
                 }
-                _ => return,
+                _ => return false,
             }
         }
+        true
     }
 
-    /// Take every entry out (the caller rebuilds the list with `push_one`).
     pub fn take(&mut self) -> VecDeque<Tx> {
+        self.close_tail();
         std::mem::take(&mut self.q)
     }
 
     pub fn clear(&mut self) {
         self.q.clear();
+        self.tail = (0, 0);
     }
 
-    /// Transmissions in the list, stale ones included.
+    /// The entries in order, the tail run last.
+    #[cfg(test)]
+    fn iter(&self) -> impl Iterator<Item = Tx> + '_ {
+        self.q.iter().copied().chain(self.tail_run())
+    }
+
     #[cfg(test)]
     pub fn len(&self) -> usize {
-        self.q.iter().map(|t| if let Tx::Run { start, end } = t { (end - start) as usize } else { 1 }).sum()
+        self.iter().map(|t| if let Tx::Run { start, end } = t { (end - start) as usize } else { 1 }).sum()
     }
 
-    /// Entries (runs count once).
     #[cfg(test)]
     pub fn entries(&self) -> usize {
-        self.q.len()
+        self.iter().count()
     }
 }
 
@@ -127,8 +167,8 @@ mod tests {
     use super::*;
 
     fn walk(l: &TxList) -> Vec<(u64, Option<u64>)> {
-        l.q.iter()
-            .flat_map(|t| match *t {
+        l.iter()
+            .flat_map(|t| match t {
                 Tx::Run { start, end } => (start..end).map(|s| (s, None)).collect::<Vec<_>>(),
                 Tx::One { seq, sent } => vec![(seq, Some(sent))],
             })
