@@ -2,7 +2,7 @@
 bottleneck's stalls lost in the run's window (docs/linux-ports.md "Veno against CUBIC").
 
     python3 bench/veno_bpf/stall_loss.py [--set kernel-ccas-loss] [--point "veno/cubic 20M 100ms 1bdp"]
-        [--data data/fidelity] [--sim-share 0.570]
+        [--data data/fidelity] [--sim-share 0.570] [--batch FIRST-LAST ...]
 
 Per stored run of the point: seed, start (UTC), flow B's share, the service its bottleneck's
 stalls lost (``summary.testbed.bottleneck.stall_lost_ns``, recorded by bottleneck builds that
@@ -20,7 +20,8 @@ For every run, also the service its window lacks, (1 - utilisation) W: the stall
 idle link, so it stands in for the stall loss of runs stored before the count (the script prints
 how closely the two agree where both are recorded); the runs within the limit by it, its rank
 correlation with B's share over all runs (and that of the testbed runs live at each run's start), and B's mean of the runs recording the stall loss against
-the earlier runs passing the gate (two-sided permutation P).
+the earlier runs passing the gate (two-sided permutation P); with ``--batch FIRST-LAST`` the same
+for the runs of those seeds alone, with their rank correlation of B's share and the stall loss.
 """
 
 from __future__ import annotations
@@ -111,21 +112,55 @@ def print_window_proxy(
     print(f"Spearman rho(B share, other testbed runs live at the start) = {rho:+.2f} (permutation P = {p:.3f}, n = {len(runs)}, all runs)")
 
 
-def print_batches(spec: Any, runs: list[dict[str, Any]], counted: list[dict[str, Any]], rng: np.random.Generator) -> None:
-    """B's mean share of the runs recording the stall loss minus that of the earlier runs passing
-    the gate, with a two-sided permutation P."""
-    old = np.array([share_b(r) for r in runs if stall_lost_s(r) is None and not gate_failures(spec, r)])
-    new = np.array([share_b(r) for r in counted])
-    if not len(old) or not len(new):
-        return
-    both = np.concatenate([old, new])
-    d = new.mean() - old.mean()
+def perm_diff(a: np.ndarray, b: np.ndarray, rng: np.random.Generator) -> tuple[float, float]:
+    """mean(b) - mean(a) and its two-sided permutation P."""
+    both = np.concatenate([a, b])
+    d = float(b.mean() - a.mean())
     null = np.empty(PERMUTATIONS)
     for i in range(PERMUTATIONS):
         x = rng.permutation(both)
-        null[i] = x[len(old) :].mean() - x[: len(old)].mean()
-    p = float((np.abs(null) >= abs(d) - 1e-12).mean())
+        null[i] = x[len(a) :].mean() - x[: len(a)].mean()
+    return d, float((np.abs(null) >= abs(d) - 1e-12).mean())
+
+
+def earlier_gated(spec: Any, runs: list[dict[str, Any]]) -> np.ndarray:
+    """B's shares of the runs stored before the stall-loss count that pass the gate."""
+    return np.array([share_b(r) for r in runs if stall_lost_s(r) is None and not gate_failures(spec, r)])
+
+
+def print_batches(spec: Any, runs: list[dict[str, Any]], counted: list[dict[str, Any]], rng: np.random.Generator) -> None:
+    """B's mean share of the runs recording the stall loss minus that of the earlier runs passing
+    the gate, with a two-sided permutation P."""
+    old = earlier_gated(spec, runs)
+    new = np.array([share_b(r) for r in counted])
+    if not len(old) or not len(new):
+        return
+    d, p = perm_diff(old, new, rng)
     print(f"runs recording the stall loss - earlier runs passing the gate: {d:+.3f} (permutation P = {p:.3f})")
+
+
+def print_seed_batch(spec: Any, runs: list[dict[str, Any]], lo: int, hi: int, rng: np.random.Generator) -> None:
+    """One batch of seeds lo..hi: B's mean, its difference from the earlier gated runs (P), and
+    its rank correlation with the stall loss."""
+    batch = [r for r in runs if lo <= r["seed"] <= hi]
+    if not batch:
+        print(f"seeds {lo}-{hi}: no runs")
+        return
+    share = np.array([share_b(r) for r in batch])
+    d, p = perm_diff(earlier_gated(spec, runs), share, rng)
+    line = f"seeds {lo}-{hi}: {len(batch)} runs, B {share.mean():.3f} ({share.min():.3f}-{share.max():.3f}); - earlier gated runs {d:+.3f} (P = {p:.3f})"
+    lost = [stall_lost_s(r) for r in batch]
+    if len(batch) >= 3 and None not in lost:
+        rho, pr = spearman(np.array(lost), share, rng)
+        line += f"; rho(B, stall loss) {rho:+.2f} (P = {pr:.3f})"
+    print(line)
+
+
+def seed_range(text: str) -> tuple[int, int]:
+    lo, sep, hi = text.partition("-")
+    if not sep or not lo.isdigit() or not hi.isdigit() or int(lo) > int(hi):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a seed range FIRST-LAST (e.g. 16-27)")
+    return int(lo), int(hi)
 
 
 def main() -> None:
@@ -134,6 +169,7 @@ def main() -> None:
     ap.add_argument("--point", default="veno/cubic 20M 100ms 1bdp")
     ap.add_argument("--data", type=Path, default=Path("data/fidelity"))
     ap.add_argument("--sim-share", type=float, default=None)
+    ap.add_argument("--batch", type=seed_range, action="append", default=[], help="seeds FIRST-LAST, repeatable")
     a = ap.parse_args()
 
     ps = load_set(a.set, a.data)
@@ -175,6 +211,8 @@ def main() -> None:
         print(f"Spearman rho(B share, {name}) = {rho:+.2f} (permutation P = {p:.3f}, n = {len(counted)})")
     b, a0 = np.polyfit(lost, share, 1)
     print(f"least squares: B = {a0:.3f} + {b:+.3f} per s of stall loss (at no loss {a0:.3f})")
+    for lo, hi in a.batch:
+        print_seed_batch(spec, runs, lo, hi, rng)
 
 
 if __name__ == "__main__":
