@@ -2,7 +2,7 @@
 
     cargo build --release -p ccfair-bench --features link-stalls --target-dir target/stalls
     python3 bench/fidelity_link_stalls.py --set kernel-ccas-delay --set kernel-ccas-loss \
-        [--stalls RATE_PER_S,MEAN_MS | none] [--seeds K] [--data data/fidelity] [--jobs 2] [--out F.json]
+        [--stalls RATE_PER_S,MEAN_MS | none] [--seeds K] [--point ID ...] [--data data/fidelity] [--jobs 2] [--out F.json]
 
 What `ccfair fidelity` computes (the simulator once per counted kernel run, on its seed, measured
 flow starts and timestamp clock; with ``--seeds K``, K runs per kernel run on seeds s + 1000 k, as
@@ -11,8 +11,10 @@ the cargo feature ``link-stalls`` (``CCFAIR_BENCH``, default target/stalls/relea
 with ``CCFAIR_LINK_STALLS=RATE_PER_S,MEAN_MS,SEED`` (SEED the simulator run's seed): the link stops
 for exponentially long stalls beginning as a Poisson process (crates/ccfair-sim/src/link_stalls.rs).
 ``--stalls none`` runs the same binary without them (the simulator as it is). Prints per set the
-mean and worst |share_B difference|, the utilisation differences, and for the kernel-CCA sets the
-per-CCA mean |difference| over each CCA's points (docs/linux-ports.md "Fidelity (measured)").
+mean and worst |share_B difference|, the utilisation differences, the mean queue's (relative to the
+kernel's; points beyond points.py ``QUEUE_TOLERANCE_REL``), and for the kernel-CCA sets the
+per-CCA mean |difference| over each CCA's points (docs/linux-ports.md "Fidelity (measured)");
+``--point`` (repeatable) also prints those points one by one.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ccfair.fidelity.points import group_shares, load_set, runs_by_point, select_runs
+from ccfair.fidelity.points import QUEUE_TOLERANCE_REL, group_shares, load_set, runs_by_point, select_runs
 from ccfair.result import Result
 from ccfair.spec import Spec
 
@@ -36,8 +38,9 @@ ROOT = Path(__file__).resolve().parents[1]
 BENCH = os.environ.get("CCFAIR_BENCH", str(ROOT / "target/stalls/release/ccfair-bench"))
 
 
-def sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None, epoch_ns: int | None, stalls: str) -> tuple[float, float]:
-    """(B's share, utilisation) of one simulator run, as compare._sim_one, through ccfair-bench."""
+def sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None, epoch_ns: int | None, stalls: str) -> tuple[float, float, float]:
+    """(B's share, utilisation, mean queue in packets) of one simulator run, as compare._sim_one,
+    through ccfair-bench."""
     spec = Spec.from_dict(raw)
     cfg = spec.to_run_config(seed)
     if starts_s is not None:
@@ -54,7 +57,7 @@ def sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None, epoch_
         f.flush()
         out = subprocess.run([BENCH, "json", f.name], capture_output=True, text=True, env=env, check=True).stdout
     summary = Result.from_raw(spec, cfg, json.loads(out)).summary
-    return group_shares(spec, summary)[1], float(summary["utilization"])
+    return group_shares(spec, summary)[1], float(summary["utilization"]), float(summary["queue_packets_mean"])
 
 
 def cca_of(point_id: str) -> str:
@@ -67,6 +70,7 @@ def main() -> None:
     ap.add_argument("--set", dest="sets", action="append", required=True)
     ap.add_argument("--stalls", default="none", help="RATE_PER_S,MEAN_MS, or none")
     ap.add_argument("--seeds", type=int, default=1, help="simulator runs per kernel run")
+    ap.add_argument("--point", dest="points", action="append", default=[], help="only this point (repeatable)")
     ap.add_argument("--data", default="data/fidelity")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out")
@@ -75,7 +79,8 @@ def main() -> None:
     for name in args.sets:
         ps = load_set(name, Path(args.data))
         runs, _ = runs_by_point(ps)
-        todo += [(name, p, kr) for p in ps.points if (kr := select_runs(p, runs[p.id], ps.runs))]
+        pts = [p for p in ps.points if not args.points or p.id in args.points]
+        todo += [(name, p, kr) for p in pts if (kr := select_runs(p, runs[p.id], ps.runs))]
     jobs = [
         (p.raw(), r["seed"] + 1000 * k, r.get("flow_start_s"), r.get("ts_epoch_ns"), args.stalls)
         for _, p, kr in todo
@@ -90,7 +95,8 @@ def main() -> None:
         sim, i = sims[i : i + n], i + n
         kernel = statistics.fmean(group_shares(spec, r["summary"])[1] for r in kr)
         k_util = statistics.fmean(float(r["summary"]["utilization"]) for r in kr)
-        s_share, s_util = statistics.fmean(x[0] for x in sim), statistics.fmean(x[1] for x in sim)
+        k_queue = statistics.fmean(float(r["summary"]["queue_packets_mean"]) for r in kr)
+        s_share, s_util, s_queue = (statistics.fmean(x[j] for x in sim) for j in range(3))
         points.append(
             {
                 "set": name,
@@ -100,11 +106,19 @@ def main() -> None:
                 "diff": s_share - kernel,
                 "kernel_utilisation": k_util,
                 "sim_utilisation": s_util,
+                "kernel_queue_packets": k_queue,
+                "sim_queue_packets": s_queue,
             }
         )
     report(points, args)
     if args.out:
         Path(args.out).write_text(json.dumps({"stalls": args.stalls, "seeds": args.seeds, "points": points}, indent=1) + "\n")
+
+
+def queue_rel(p: dict[str, Any]) -> float:
+    """|simulator - kernel| mean queue over the kernel's, as `ccfair fidelity`'s ``queue_worst_rel``."""
+    k = p["kernel_queue_packets"]
+    return abs(p["sim_queue_packets"] - k) / k if k > 0 else 0.0
 
 
 def report(points: list[dict[str, Any]], args: argparse.Namespace) -> None:
@@ -115,8 +129,16 @@ def report(points: list[dict[str, Any]], args: argparse.Namespace) -> None:
     for name, pts in by_set.items():
         d = [abs(p["diff"]) for p in pts]
         u = [abs(p["sim_utilisation"] - p["kernel_utilisation"]) for p in pts]
+        q = [queue_rel(p) for p in pts]
+        beyond = sum(x > QUEUE_TOLERANCE_REL for x in q)
         print(
-            f"  {name}: {len(pts)} points, mean |diff| {statistics.fmean(d):.4f}, worst {max(d):.3f}; utilisation |diff| worst {max(u):.4f}"
+            f"  {name}: {len(pts)} points, mean |diff| {statistics.fmean(d):.4f}, worst {max(d):.3f}; utilisation |diff| worst {max(u):.4f};"
+            f" mean queue worst {100 * max(q):.1f} % ({beyond} beyond {100 * QUEUE_TOLERANCE_REL:.0f} %)"
+        )
+    for p in points if args.points else []:
+        print(
+            f"  {p['id']}: B {p['sim_share_b']:.3f} (kernel {p['kernel_share_b']:.3f}), utilisation {p['sim_utilisation']:.4f}"
+            f" ({p['kernel_utilisation']:.4f}), mean queue {p['sim_queue_packets']:.1f} ({p['kernel_queue_packets']:.1f}) packets"
         )
     d = [abs(p["diff"]) for p in points]
     print(f"  all {len(points)} points: mean |diff| {statistics.fmean(d):.4f}")
