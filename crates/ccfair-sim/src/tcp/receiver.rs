@@ -85,7 +85,9 @@
 //!   than the last time (`space`), the window becomes at least
 //!   `2 * copied + 4 * copied * (copied - space) / space` (plus what is held
 //!   out of order); capped at `rwnd_max`. The window offered in an ACK is
-//!   that, at most `rcv_ssthresh` (`__tcp_select_window`), and never less
+//!   the buffer's free space at the measured scaling ratio (`tcp_space`:
+//!   the clamp, 1.25 x the SYN-ACK's `rwnd_init` before the first
+//!   auto-tuning step), at most `rcv_ssthresh` (`__tcp_select_window`), and never less
 //!   than the last offer still allows (`tcp_select_window`: the right edge
 //!   never moves left), so slow start's flight follows `rcv_ssthresh`. The receiver RTT
 //!   (`tcp_rcv_rtt_measure_ts`, `tcp_rcv_rtt_update` since commit
@@ -836,13 +838,16 @@ impl Receiver {
         a
     }
 
-    /// Linux `tcp_select_window`: the window offered is the free space (the
-    /// auto-tuned window here: the reader keeps the queue empty) capped at
-    /// `rcv_ssthresh` (`__tcp_select_window`), but never less than what the
-    /// last offer still allows (the right edge never moves left).
+    /// Linux `tcp_select_window`: the window offered is the free space,
+    /// `tcp_space` = `tcp_win_from_space(sk_rcvbuf)` with the queue empty
+    /// (the reader is instant): the window clamp at the scaling ratio the
+    /// first segment measured, 1.25 x the SYN-ACK's window until
+    /// auto-tuning grows the buffer; capped at `rcv_ssthresh`
+    /// (`__tcp_select_window`), but never less than what the last offer
+    /// still allows (the right edge never moves left).
     #[inline(always)]
     fn select_window(&mut self) -> u32 {
-        let offered = self.rwnd.min(self.rcv_ssthresh) as u64;
+        let offered = self.window_clamp.min(self.rcv_ssthresh) as u64;
         let win = offered.max(self.right_edge.saturating_sub(self.rcv_nxt));
         self.right_edge = self.rcv_nxt + win;
         self.rcv_wup = self.rcv_nxt;
@@ -1030,6 +1035,27 @@ mod tests {
         out.clear();
         r.on_packet(10, &data(5), &mut out);
         assert_eq!((out[0].ack(), out[0].rwnd()), (6, 19));
+    }
+
+    #[test]
+    fn the_offered_window_is_tcp_space_at_the_measured_scaling_ratio_before_auto_tuning() {
+        // __tcp_select_window offers tcp_space(sk) = tcp_win_from_space(sk_rcvbuf)
+        // (capped at rcv_ssthresh): the SYN-ACK's 200 segments come from a buffer
+        // of twice that at the default ratio 1/2; once the first segment measured
+        // 160/256 (tcp_measure_rcv_mss), the same buffer holds 250 segments, and
+        // rcv_ssthresh reaches them after 25 segments (tcp_grow_window), before
+        // any auto-tuning step (no receiver RTT sample yet). The testbed's 6.18
+        // sender had 250 segments in flight at that point (docs/linux-ports.md, "Hybla").
+        let mut r = Receiver::new(0, 1448, true, 200, None, 10);
+        let mut out = vec![];
+        r.on_packet(0, &Packet::new(0, Kind::Syn, 60), &mut out);
+        assert_eq!(out[0].rwnd(), 200, "the SYN-ACK's window");
+        out.clear();
+        for s in 0..30 {
+            r.on_packet(s + 1, &data(s), &mut out);
+        }
+        let last = out.last().unwrap();
+        assert_eq!((last.ack(), last.rwnd()), (30, 250));
     }
 
     #[test]
