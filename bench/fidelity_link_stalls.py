@@ -14,7 +14,8 @@ for exponentially long stalls beginning as a Poisson process (crates/ccfair-sim/
 mean and worst |share_B difference|, the utilisation differences, the mean queue's (relative to the
 kernel's; points beyond points.py ``QUEUE_TOLERANCE_REL``), and for the kernel-CCA sets the
 per-CCA mean |difference| over each CCA's points (docs/linux-ports.md "Fidelity (measured)");
-``--point`` (repeatable) also prints those points one by one.
+the spread ratio's fraction within bounds (as `ccfair fidelity`); ``--point`` (repeatable) also
+prints those points one by one.
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ccfair.fidelity.compare import SPREAD_FACTOR, mean_range
 from ccfair.fidelity.points import QUEUE_TOLERANCE_REL, group_shares, load_set, runs_by_point, select_runs
 from ccfair.result import Result
 from ccfair.spec import Spec
@@ -93,7 +95,10 @@ def main() -> None:
     for name, p, kr in todo:
         spec, n = p.spec(), len(kr) * args.seeds
         sim, i = sims[i : i + n], i + n
-        kernel = statistics.fmean(group_shares(spec, r["summary"])[1] for r in kr)
+        k_shares = [group_shares(spec, r["summary"])[1] for r in kr]
+        kernel = statistics.fmean(k_shares)
+        k_range = max(k_shares) - min(k_shares)
+        s_range = mean_range([x[0] for x in sim], args.seeds)
         k_util = statistics.fmean(float(r["summary"]["utilization"]) for r in kr)
         k_queue = statistics.fmean(float(r["summary"]["queue_packets_mean"]) for r in kr)
         s_share, s_util, s_queue = (statistics.fmean(x[j] for x in sim) for j in range(3))
@@ -106,6 +111,7 @@ def main() -> None:
                 "diff": s_share - kernel,
                 "kernel_utilisation": k_util,
                 "sim_utilisation": s_util,
+                "spread_ratio": s_range / k_range if k_range > 0 else (1.0 if s_range == 0 else float("inf")),
                 "kernel_queue_packets": k_queue,
                 "sim_queue_packets": s_queue,
             }
@@ -131,9 +137,11 @@ def report(points: list[dict[str, Any]], args: argparse.Namespace) -> None:
         u = [abs(p["sim_utilisation"] - p["kernel_utilisation"]) for p in pts]
         q = [queue_rel(p) for p in pts]
         beyond = sum(x > QUEUE_TOLERANCE_REL for x in q)
+        spread = statistics.fmean(1 / SPREAD_FACTOR <= p["spread_ratio"] <= SPREAD_FACTOR for p in pts)
         print(
             f"  {name}: {len(pts)} points, mean |diff| {statistics.fmean(d):.4f}, worst {max(d):.3f}; utilisation |diff| worst {max(u):.4f};"
-            f" mean queue worst {100 * max(q):.1f} % ({beyond} beyond {100 * QUEUE_TOLERANCE_REL:.0f} %)"
+            f" mean queue worst {100 * max(q):.1f} % ({beyond} beyond {100 * QUEUE_TOLERANCE_REL:.0f} %); spread within"
+            f" [1/{SPREAD_FACTOR:g}, {SPREAD_FACTOR:g}] at {100 * spread:.0f} %"
         )
     for p in points if args.points else []:
         print(
