@@ -1643,6 +1643,46 @@ mod tests {
         assert_shared_lines_change_nothing(flows);
     }
 
+    /// `c`'s result (JSON without `wall_ns`) with its algorithms as given.
+    fn result_with(c: &RunConfig, algorithms: &[cc::Algorithm]) -> serde_json::Value {
+        let mut r = try_run(c, algorithms).unwrap();
+        r.wall_ns = 0;
+        serde_json::to_value(&r).unwrap()
+    }
+
+    #[test]
+    fn skipping_the_hooks_an_algorithm_does_not_declare_changes_no_result() {
+        // Every registered TCP algorithm, three flows and a Reno one through a
+        // dropping drop-tail queue and through a marking RED queue (ECN), with
+        // host noise and TSO; once as built, once calling every optional hook
+        // (cc/mod.rs `Hooks`): the results are the same bits.
+        let red_ecn: QdiscConfig = serde_json::from_value(serde_json::json!({"kind": "red", "limit_packets": 30, "ecn": true})).unwrap();
+        let mut tried = 0;
+        for name in cc::names() {
+            let Some((entry, _)) = cc::lookup(name) else { continue };
+            if (entry.prepare)(&serde_json::Map::new()).unwrap().build(0).is_none() {
+                continue; // not TCP (DCCP's CCID 2)
+            }
+            for qdisc in [QdiscConfig::droptail(Some(20), None), red_ecn.clone()] {
+                let mut flows: Vec<FlowConfig> = (0..3).map(|_| flow(name)).collect();
+                flows.push(flow("reno"));
+                for f in &mut flows {
+                    f.host_jitter_ns = 50_000;
+                    f.ack_jitter_ns = 20_000;
+                }
+                let mut c = cfg(flows, 3, 7);
+                c.bottleneck.as_mut().unwrap().qdisc = qdisc;
+                let declared = c.algorithms().unwrap();
+                let every: Vec<cc::Algorithm> = c.algorithms().unwrap().into_iter().map(cc::Algorithm::calling_every_hook).collect();
+                let (a, b) = (result_with(&c, &declared), result_with(&c, &every));
+                assert!(a["flows"][0]["delivered_bytes"].as_array().is_some_and(|d| !d.is_empty()), "{name}");
+                assert_eq!(a, b, "{name}");
+                tried += 1;
+            }
+        }
+        assert!(tried >= 2 * 20, "{tried} runs");
+    }
+
     #[test]
     fn same_seed_same_result_and_seeds_differ() {
         let mk = |seed| {
