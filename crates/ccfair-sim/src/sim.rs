@@ -593,7 +593,14 @@ impl<Q: Qdisc> Simulation<Q> {
 
     #[inline(always)]
     fn flush_receiver_out(&mut self, flow: u32, now: TimeNs) {
-        let shared = self.paths[flow as usize].reverse;
+        let reverse = self.paths[flow as usize].reverse;
+        self.flush_receiver_out_to(flow, reverse, now);
+    }
+
+    /// `flush_receiver_out` onto the flow's reverse line `shared` (its
+    /// `FlowPath::reverse`, read by the caller).
+    #[inline(always)]
+    fn flush_receiver_out_to(&mut self, flow: u32, shared: u32, now: TimeNs) {
         if shared == OWN_LINE {
             let line = &mut self.reverse[flow as usize];
             for i in 0..self.out.len() {
@@ -748,9 +755,15 @@ impl<Q: Qdisc> Simulation<Q> {
     /// all its bytes arrived).
     #[inline(always)]
     fn account_delivery(&mut self, f: u32, segs: u64, now: TimeNs, b: usize) {
+        let mss = self.paths[f as usize].mss_bytes as u64;
+        self.account_delivered_bytes(f, segs * mss, now, b);
+    }
+
+    /// `account_delivery` of `bytes` (segments times the flow's MSS).
+    #[inline(always)]
+    fn account_delivered_bytes(&mut self, f: u32, bytes: u64, now: TimeNs, b: usize) {
         let i = f as usize;
-        let mss = self.paths[i].mss_bytes as u64;
-        if self.mon.add_delivered(i, b, segs * mss) {
+        if self.mon.add_delivered(i, b, bytes) {
             self.mon.fct_ns[i] = Some(now - self.starts[i]);
             self.qdisc.flow_finished(f, now);
         }
@@ -790,15 +803,18 @@ impl<Q: Qdisc> Simulation<Q> {
     #[inline(always)]
     fn deliver(&mut self, now: TimeNs, b: usize, p: Packet) {
         let f = p.flow;
+        // Read once for the three uses below (a bounds check and the
+        // vector's loads each time otherwise).
+        let path = self.paths[f as usize];
+        let mss = path.mss_bytes as u64;
         if p.kind == Kind::Data {
-            let mss = self.paths[f as usize].mss_bytes as u64;
             self.mon.add_arrival(f as usize, b, mss);
         }
         let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
         if n > 0 {
-            self.account_delivery(f, n, now, b);
+            self.account_delivered_bytes(f, n * mss, now, b);
         }
-        self.flush_receiver_out(f, now);
+        self.flush_receiver_out_to(f, path.reverse, now);
     }
 
     /// Packet `p` from an access line reaches the bottleneck (unless lost on the way).
