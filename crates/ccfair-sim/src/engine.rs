@@ -316,6 +316,27 @@ impl<E: Eq + Copy> EventQueue<E> {
         Some((time, seq, ev))
     }
 
+    /// Pop the root right after [`EventQueue::peek_order_key`] returned its
+    /// key `key`, with nothing changed in between: as
+    /// [`EventQueue::pop_keyed`] without its second look for a consumed root
+    /// and an empty heap, and with the (time, seq) already read (the event
+    /// loop's common path; docs/benchmarks.md).
+    ///
+    /// # Safety
+    /// `key` is what `peek_order_key` returned just before and not
+    /// [`NO_EVENT`], so the heap has a root (an empty heap's key is `NO_EVENT`).
+    #[inline(always)]
+    pub(crate) unsafe fn pop_peeked(&mut self, key: OrderKey) -> (TimeNs, u64, E) {
+        debug_assert!(!self.root_consumed && self.heap.first().is_some_and(|e| e.key() == key));
+        // SAFETY: the heap has a root (the caller's contract above).
+        let ev = unsafe { self.heap.get_unchecked(0) }.ev;
+        let (time, seq) = key_parts(key);
+        self.root_consumed = true;
+        self.now = time;
+        self.popped += 1;
+        (time, seq, ev)
+    }
+
     /// Take the sequence number the next scheduled event would get, for an
     /// event kept outside the queue (sim.rs: the queue samples) that must
     /// still run in (time, seq) order with the others.

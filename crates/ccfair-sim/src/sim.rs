@@ -913,7 +913,9 @@ impl<Q: Qdisc> Simulation<Q> {
         if key_parts(heap).0 >= self.duration_ns {
             return None;
         }
-        self.q.pop_keyed()
+        // SAFETY: `heap` came from `peek_order_key` just above and is not
+        // `NO_EVENT` (whose time, u64::MAX, returned None).
+        Some(unsafe { self.q.pop_peeked(heap) })
     }
 
     /// `next_event` with shared lines: the earliest of four candidates,
@@ -941,7 +943,9 @@ impl<Q: Qdisc> Simulation<Q> {
             return None;
         }
         match ev {
-            None => self.q.pop_keyed(),
+            // SAFETY: `best` is the heap's key from `peek_order_key` at the
+            // top, and not `NO_EVENT` (returned None above).
+            None => Some(unsafe { self.q.pop_peeked(best) }),
             Some(e) => {
                 if e == Ev::TxDone {
                     self.tx_done_key = NO_EVENT;
