@@ -15,8 +15,11 @@
 //! The pop order is the same: (time, seq) is a total order
 //! (docs/benchmarks.md).
 //!
-//! Why still a binary heap (measured on this simulator; figures
-//! in docs/benchmarks.md, "Event queue"): the queue holds O(flows) entries
+//! Why still a binary heap (measured on this simulator; docs/benchmarks.md,
+//! "Against htsim"): nearly every `schedule` puts a delay line's next head
+//! in place of the root just popped (the line's own event), and that entry
+//! moves down less than one level on average, so the heap's depth is not
+//! where the queue's instructions go. The queue holds O(flows) entries
 //! (delay lines put only their head in it, timers are lazy), ~9 on average
 //! in the S0 base case, ~40 with 10 flows, ~5500 with 2000 flows on per-flow
 //! lines (up to 4000 of them line heads, which lines.rs's shared lines keep
