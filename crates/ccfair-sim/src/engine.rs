@@ -15,8 +15,11 @@
 //! The pop order is the same: (time, seq) is a total order
 //! (docs/benchmarks.md).
 //!
-//! Why still a binary heap (measured on this simulator; figures
-//! in docs/benchmarks.md, "Event queue"): the queue holds O(flows) entries
+//! Why still a binary heap (measured on this simulator; docs/benchmarks.md,
+//! "Against htsim"): nearly every `schedule` puts a delay line's next head
+//! in place of the root just popped (the line's own event), and that entry
+//! moves down less than one level on average, so the heap's depth is not
+//! where the queue's instructions go. The queue holds O(flows) entries
 //! (delay lines put only their head in it, timers are lazy), ~9 on average
 //! in the S0 base case, ~40 with 10 flows, ~5500 with 2000 flows on per-flow
 //! lines (up to 4000 of them line heads, which lines.rs's shared lines keep
@@ -314,6 +317,27 @@ impl<E: Eq + Copy> EventQueue<E> {
         self.now = time;
         self.popped += 1;
         Some((time, seq, ev))
+    }
+
+    /// Pop the root right after [`EventQueue::peek_order_key`] returned its
+    /// key `key`, with nothing changed in between: as
+    /// [`EventQueue::pop_keyed`] without its second look for a consumed root
+    /// and an empty heap, and with the (time, seq) already read (the event
+    /// loop's common path; docs/benchmarks.md).
+    ///
+    /// # Safety
+    /// `key` is what `peek_order_key` returned just before and not
+    /// [`NO_EVENT`], so the heap has a root (an empty heap's key is `NO_EVENT`).
+    #[inline(always)]
+    pub(crate) unsafe fn pop_peeked(&mut self, key: OrderKey) -> (TimeNs, u64, E) {
+        debug_assert!(!self.root_consumed && self.heap.first().is_some_and(|e| e.key() == key));
+        // SAFETY: the heap has a root (the caller's contract above).
+        let ev = unsafe { self.heap.get_unchecked(0) }.ev;
+        let (time, seq) = key_parts(key);
+        self.root_consumed = true;
+        self.now = time;
+        self.popped += 1;
+        (time, seq, ev)
     }
 
     /// Take the sequence number the next scheduled event would get, for an

@@ -593,7 +593,14 @@ impl<Q: Qdisc> Simulation<Q> {
 
     #[inline(always)]
     fn flush_receiver_out(&mut self, flow: u32, now: TimeNs) {
-        let shared = self.paths[flow as usize].reverse;
+        let reverse = self.paths[flow as usize].reverse;
+        self.flush_receiver_out_to(flow, reverse, now);
+    }
+
+    /// `flush_receiver_out` onto the flow's reverse line `shared` (its
+    /// `FlowPath::reverse`, read by the caller).
+    #[inline(always)]
+    fn flush_receiver_out_to(&mut self, flow: u32, shared: u32, now: TimeNs) {
         if shared == OWN_LINE {
             let line = &mut self.reverse[flow as usize];
             for i in 0..self.out.len() {
@@ -748,9 +755,15 @@ impl<Q: Qdisc> Simulation<Q> {
     /// all its bytes arrived).
     #[inline(always)]
     fn account_delivery(&mut self, f: u32, segs: u64, now: TimeNs, b: usize) {
+        let mss = self.paths[f as usize].mss_bytes as u64;
+        self.account_delivered_bytes(f, segs * mss, now, b);
+    }
+
+    /// `account_delivery` of `bytes` (segments times the flow's MSS).
+    #[inline(always)]
+    fn account_delivered_bytes(&mut self, f: u32, bytes: u64, now: TimeNs, b: usize) {
         let i = f as usize;
-        let mss = self.paths[i].mss_bytes as u64;
-        if self.mon.add_delivered(i, b, segs * mss) {
+        if self.mon.add_delivered(i, b, bytes) {
             self.mon.fct_ns[i] = Some(now - self.starts[i]);
             self.qdisc.flow_finished(f, now);
         }
@@ -790,15 +803,18 @@ impl<Q: Qdisc> Simulation<Q> {
     #[inline(always)]
     fn deliver(&mut self, now: TimeNs, b: usize, p: Packet) {
         let f = p.flow;
+        // Read once for the three uses below (a bounds check and the
+        // vector's loads each time otherwise).
+        let path = self.paths[f as usize];
+        let mss = path.mss_bytes as u64;
         if p.kind == Kind::Data {
-            let mss = self.paths[f as usize].mss_bytes as u64;
             self.mon.add_arrival(f as usize, b, mss);
         }
         let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
         if n > 0 {
-            self.account_delivery(f, n, now, b);
+            self.account_delivered_bytes(f, n * mss, now, b);
         }
-        self.flush_receiver_out(f, now);
+        self.flush_receiver_out_to(f, path.reverse, now);
     }
 
     /// Packet `p` from an access line reaches the bottleneck (unless lost on the way).
@@ -897,7 +913,9 @@ impl<Q: Qdisc> Simulation<Q> {
         if key_parts(heap).0 >= self.duration_ns {
             return None;
         }
-        self.q.pop_keyed()
+        // SAFETY: `heap` came from `peek_order_key` just above and is not
+        // `NO_EVENT` (whose time, u64::MAX, returned None).
+        Some(unsafe { self.q.pop_peeked(heap) })
     }
 
     /// `next_event` with shared lines: the earliest of four candidates,
@@ -925,7 +943,9 @@ impl<Q: Qdisc> Simulation<Q> {
             return None;
         }
         match ev {
-            None => self.q.pop_keyed(),
+            // SAFETY: `best` is the heap's key from `peek_order_key` at the
+            // top, and not `NO_EVENT` (returned None above).
+            None => Some(unsafe { self.q.pop_peeked(best) }),
             Some(e) => {
                 if e == Ev::TxDone {
                     self.tx_done_key = NO_EVENT;
@@ -1641,6 +1661,46 @@ mod tests {
             }
         }
         assert_shared_lines_change_nothing(flows);
+    }
+
+    /// `c`'s result (JSON without `wall_ns`) with its algorithms as given.
+    fn result_with(c: &RunConfig, algorithms: &[cc::Algorithm]) -> serde_json::Value {
+        let mut r = try_run(c, algorithms).unwrap();
+        r.wall_ns = 0;
+        serde_json::to_value(&r).unwrap()
+    }
+
+    #[test]
+    fn skipping_the_hooks_an_algorithm_does_not_declare_changes_no_result() {
+        // Every registered TCP algorithm, three flows and a Reno one through a
+        // dropping drop-tail queue and through a marking RED queue (ECN), with
+        // host noise and TSO; once as built, once calling every optional hook
+        // (cc/mod.rs `Hooks`): the results are the same bits.
+        let red_ecn: QdiscConfig = serde_json::from_value(serde_json::json!({"kind": "red", "limit_packets": 30, "ecn": true})).unwrap();
+        let mut tried = 0;
+        for name in cc::names() {
+            let Some((entry, _)) = cc::lookup(name) else { continue };
+            if (entry.prepare)(&serde_json::Map::new()).unwrap().build(0).is_none() {
+                continue; // not TCP (DCCP's CCID 2)
+            }
+            for qdisc in [QdiscConfig::droptail(Some(20), None), red_ecn.clone()] {
+                let mut flows: Vec<FlowConfig> = (0..3).map(|_| flow(name)).collect();
+                flows.push(flow("reno"));
+                for f in &mut flows {
+                    f.host_jitter_ns = 50_000;
+                    f.ack_jitter_ns = 20_000;
+                }
+                let mut c = cfg(flows, 3, 7);
+                c.bottleneck.as_mut().unwrap().qdisc = qdisc;
+                let declared = c.algorithms().unwrap();
+                let every: Vec<cc::Algorithm> = c.algorithms().unwrap().into_iter().map(cc::Algorithm::calling_every_hook).collect();
+                let (a, b) = (result_with(&c, &declared), result_with(&c, &every));
+                assert!(a["flows"][0]["delivered_bytes"].as_array().is_some_and(|d| !d.is_empty()), "{name}");
+                assert_eq!(a, b, "{name}");
+                tried += 1;
+            }
+        }
+        assert!(tried >= 2 * 20, "{tried} runs");
     }
 
     #[test]

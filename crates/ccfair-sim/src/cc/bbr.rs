@@ -1016,6 +1016,7 @@ impl Bbr {
 }
 
 impl CongestionControl for Bbr {
+    hooks!(cong_control, min_tso_segs);
     fn name(&self) -> &'static str {
         "bbr"
     }

@@ -1164,6 +1164,7 @@ impl Bbr2 {
 }
 
 impl CongestionControl for Bbr2 {
+    hooks!(cong_control);
     fn name(&self) -> &'static str {
         self.profile.name
     }

@@ -133,6 +133,7 @@ impl Bic {
 }
 
 impl CongestionControl for Bic {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "bic"
     }

@@ -301,6 +301,7 @@ fn div_round_closest(x: i32, d: i32) -> i32 {
 }
 
 impl CongestionControl for Cdg {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "cdg"
     }

@@ -178,6 +178,7 @@ impl CtcpConfig {
 }
 
 impl CongestionControl for Ctcp {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "ctcp"
     }

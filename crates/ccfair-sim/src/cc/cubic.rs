@@ -428,6 +428,7 @@ fn cube_root_floor(a: u64) -> u64 {
 }
 
 impl CongestionControl for Cubic {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "cubic"
     }

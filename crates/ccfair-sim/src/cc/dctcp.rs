@@ -151,6 +151,7 @@ impl Dctcp {
 }
 
 impl CongestionControl for Dctcp {
+    hooks!(in_ack_event);
     fn name(&self) -> &'static str {
         "dctcp"
     }

@@ -77,6 +77,7 @@ impl HighSpeed {
 }
 
 impl CongestionControl for HighSpeed {
+    hooks!();
     fn name(&self) -> &'static str {
         "highspeed"
     }

@@ -198,6 +198,7 @@ impl Htcp {
 }
 
 impl CongestionControl for Htcp {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "htcp"
     }

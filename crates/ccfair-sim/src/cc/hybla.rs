@@ -83,6 +83,7 @@ impl Hybla {
 }
 
 impl CongestionControl for Hybla {
+    hooks!();
     fn name(&self) -> &'static str {
         "hybla"
     }

@@ -202,6 +202,7 @@ impl Illinois {
 }
 
 impl CongestionControl for Illinois {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "illinois"
     }

@@ -150,6 +150,7 @@ impl Ledbat {
 }
 
 impl CongestionControl for Ledbat {
+    hooks!(pkts_acked);
     needs!(newest_tsval_echoed);
 
     fn name(&self) -> &'static str {

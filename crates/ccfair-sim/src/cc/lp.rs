@@ -203,6 +203,7 @@ impl Lp {
 }
 
 impl CongestionControl for Lp {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "lp"
     }

@@ -78,6 +78,18 @@ macro_rules! needs {
     (@newest_tsval_echoed) => { fn echoes_newest_tsval(&self) -> bool { true } };
 }
 
+/// Inside an `impl CongestionControl`: the optional per-ACK and per-send hooks the
+/// algorithm implements ([`Hooks`]), by their method names; the sender calls no other
+/// of them. `hooks!();` (none), `hooks!(pkts_acked);`, `hooks!(cong_control, min_tso_segs);`
+macro_rules! hooks {
+    () => { fn hooks(&self) -> $crate::cc::Hooks { $crate::cc::Hooks::NONE } };
+    ($($hook:ident),+) => { fn hooks(&self) -> $crate::cc::Hooks { $crate::cc::Hooks::NONE $(.with(hooks!(@ $hook)))+ } };
+    (@in_ack_event) => { $crate::cc::Hooks::IN_ACK_EVENT };
+    (@pkts_acked) => { $crate::cc::Hooks::PKTS_ACKED };
+    (@cong_control) => { $crate::cc::Hooks::CONG_CONTROL };
+    (@min_tso_segs) => { $crate::cc::Hooks::MIN_TSO_SEGS };
+}
+
 pub mod bbr;
 pub mod bbr2;
 pub mod bbr3;
@@ -453,6 +465,39 @@ pub(crate) const fn jiffies(ns: u64, hz: u64) -> u64 {
     ns / (1_000_000_000 / hz)
 }
 
+/// The optional hooks the sender calls on every ACK or every send
+/// (`in_ack_event`, `pkts_acked`, `cong_control`, `min_tso_segs`) that an
+/// algorithm implements, declared next to them ([`CongestionControl::hooks`],
+/// the `hooks!` macro). The sender reads the set once, when the flow is built,
+/// and skips the call of a hook outside it: the trait's default there does
+/// nothing (`in_ack_event`, `pkts_acked`) or answers what the sender then
+/// assumes (`cong_control` false, `min_tso_segs` None), so the run is the same
+/// and each ACK makes up to three indirect calls fewer (docs/benchmarks.md).
+/// The test `skipping_the_hooks_an_algorithm_does_not_declare_changes_no_result`
+/// (sim.rs) runs every registered algorithm with and without the skipping.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Hooks(u8);
+
+impl Hooks {
+    pub const NONE: Hooks = Hooks(0);
+    pub const IN_ACK_EVENT: Hooks = Hooks(1);
+    pub const PKTS_ACKED: Hooks = Hooks(1 << 1);
+    pub const CONG_CONTROL: Hooks = Hooks(1 << 2);
+    pub const MIN_TSO_SEGS: Hooks = Hooks(1 << 3);
+    pub const ALL: Hooks = Hooks(0b1111);
+
+    /// This set and `other`'s hooks.
+    pub const fn with(self, other: Hooks) -> Hooks {
+        Hooks(self.0 | other.0)
+    }
+
+    /// Whether every hook of `h` is in the set.
+    #[inline(always)]
+    pub const fn has(self, h: Hooks) -> bool {
+        self.0 & h.0 == h.0
+    }
+}
+
 /// One congestion-control algorithm. Only `name` and `ssthresh` are required;
 /// every other hook has Linux's default (no-op / Reno-like) behaviour.
 pub trait CongestionControl: Send {
@@ -527,6 +572,13 @@ pub trait CongestionControl: Send {
     /// first segment since the previous ACK (`tcp_replace_ts_recent`, tcp/receiver.rs).
     fn echoes_newest_tsval(&self) -> bool {
         false
+    }
+
+    /// The optional per-ACK and per-send hooks it implements ([`Hooks`]; the
+    /// `hooks!` macro). Default: all of them, so an algorithm that declares
+    /// nothing gets every call.
+    fn hooks(&self) -> Hooks {
+        Hooks::ALL
     }
 
     /// True when the CCA sets `tp.pacing_rate_bytes_per_s` itself (BBR). The
@@ -641,6 +693,86 @@ impl Algorithm {
     /// Every parameter it runs with, by field name (simulator units).
     pub fn resolved(&self) -> Map<String, Value> {
         self.0.to_map()
+    }
+}
+
+#[cfg(test)]
+impl Algorithm {
+    /// This algorithm with every optional hook called whatever it declares
+    /// ([`Hooks`]): its instances answer `hooks()` with the default, all.
+    pub(crate) fn calling_every_hook(self) -> Algorithm {
+        Algorithm(Box::new(EveryHook(self.0)))
+    }
+}
+
+/// An algorithm whose instances are wrapped in [`CallsEveryHook`].
+#[cfg(test)]
+struct EveryHook(Box<dyn Prepared>);
+
+#[cfg(test)]
+impl Prepared for EveryHook {
+    fn build(&self, seed: u64) -> Option<Box<dyn CongestionControl>> {
+        self.0.build(seed).map(|c| Box::new(CallsEveryHook(c)) as Box<dyn CongestionControl>)
+    }
+    fn to_map(&self) -> Map<String, Value> {
+        self.0.to_map()
+    }
+}
+
+/// An algorithm passing every call on to `0` but `hooks`, which keeps the
+/// trait's default (every hook called).
+#[cfg(test)]
+struct CallsEveryHook(Box<dyn CongestionControl>);
+
+#[cfg(test)]
+impl CongestionControl for CallsEveryHook {
+    fn name(&self) -> &'static str {
+        self.0.name()
+    }
+    fn init(&mut self, tp: &mut TcpCc) {
+        self.0.init(tp)
+    }
+    fn ssthresh(&mut self, tp: &TcpCc) -> u32 {
+        self.0.ssthresh(tp)
+    }
+    fn cong_avoid(&mut self, tp: &mut TcpCc, acked: u32) {
+        self.0.cong_avoid(tp, acked)
+    }
+    fn cong_control(&mut self, tp: &mut TcpCc, rs: &RateSample) -> bool {
+        self.0.cong_control(tp, rs)
+    }
+    fn pkts_acked(&mut self, tp: &mut TcpCc, sample: &AckSample) {
+        self.0.pkts_acked(tp, sample)
+    }
+    fn set_state(&mut self, tp: &mut TcpCc, new_state: CaState) {
+        self.0.set_state(tp, new_state)
+    }
+    fn cwnd_event(&mut self, tp: &mut TcpCc, ev: CaEvent) {
+        self.0.cwnd_event(tp, ev)
+    }
+    fn undo_cwnd(&mut self, tp: &TcpCc) -> u32 {
+        self.0.undo_cwnd(tp)
+    }
+    fn in_ack_event(&mut self, tp: &mut TcpCc, ece: bool) {
+        self.0.in_ack_event(tp, ece)
+    }
+    fn needs_ecn(&self) -> bool {
+        self.0.needs_ecn()
+    }
+    fn min_tso_segs(&self, tp: &TcpCc) -> Option<u32> {
+        self.0.min_tso_segs(tp)
+    }
+    fn needs_pacing(&self) -> bool {
+        self.0.needs_pacing()
+    }
+    fn acks_cwr_at_once(&self) -> bool {
+        self.0.acks_cwr_at_once()
+    }
+    fn echoes_newest_tsval(&self) -> bool {
+        self.0.echoes_newest_tsval()
+    }
+    fn sets_pacing_rate(&self) -> bool {
+        self.0.sets_pacing_rate()
     }
 }
 

@@ -242,6 +242,7 @@ impl Nv {
 }
 
 impl CongestionControl for Nv {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "nv"
     }

@@ -73,6 +73,7 @@ impl Prague {
 }
 
 impl CongestionControl for Prague {
+    hooks!(in_ack_event);
     fn name(&self) -> &'static str {
         if self.rtt_independence {
             "prague"

@@ -26,6 +26,7 @@ pub fn reno_cong_avoid(tp: &mut TcpCc, acked: u32) {
 pub struct Reno;
 
 impl CongestionControl for Reno {
+    hooks!();
     fn name(&self) -> &'static str {
         "reno"
     }

@@ -40,6 +40,7 @@ impl Scalable {
 }
 
 impl CongestionControl for Scalable {
+    hooks!();
     fn name(&self) -> &'static str {
         "scalable"
     }

@@ -132,6 +132,7 @@ impl Vegas {
 }
 
 impl CongestionControl for Vegas {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "vegas"
     }

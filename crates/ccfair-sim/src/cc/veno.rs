@@ -90,6 +90,7 @@ impl Veno {
 }
 
 impl CongestionControl for Veno {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "veno"
     }

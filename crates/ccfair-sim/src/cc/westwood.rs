@@ -138,6 +138,7 @@ impl Westwood {
 }
 
 impl CongestionControl for Westwood {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "westwood"
     }

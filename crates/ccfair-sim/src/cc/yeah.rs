@@ -151,6 +151,7 @@ impl Yeah {
 }
 
 impl CongestionControl for Yeah {
+    hooks!(pkts_acked);
     fn name(&self) -> &'static str {
         "yeah"
     }

@@ -72,7 +72,7 @@
 //! sender/recovery.rs (the recovery state machine, undo, PRR, CWR), sender/tests.rs.
 //! Simplifications are listed in docs/fidelity.md (Sender).
 
-use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, RateSample, TcpCc, INFINITE_SSTHRESH};
+use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, Hooks, RateSample, TcpCc, INFINITE_SSTHRESH};
 use crate::config::EcnMode;
 use crate::engine::{TimeNs, Timer};
 use crate::packet::Ecn;
@@ -254,6 +254,9 @@ pub struct Sender {
     prr_out: u32,
     /// Whether the CCA takes over cwnd (`cong_control`); learnt on the first ACK.
     cc_controls: bool,
+    /// `cc.hooks()`, asked once: the optional hooks the CCA implements (the
+    /// others' calls are skipped, cc/mod.rs `Hooks`).
+    hooks: Hooks,
     rtt: RttEstimator,
     backoff: u32,
     /// RTOs since snd_una last advanced (Linux `icsk_retransmits`).
@@ -431,6 +434,7 @@ impl Sender {
     pub fn new(cfg: SenderConfig, cc: Box<dyn CongestionControl>) -> Sender {
         let mut tp = TcpCc::new(cfg.mss_bytes, cfg.wire_bytes, cfg.init_cwnd_pkts);
         tp.pacing = cfg.pacing || cc.needs_pacing();
+        let hooks = cc.hooks();
         tp.is_cwnd_limited = false;
         let rtt = RttEstimator::with_rto_min(cfg.rto_min_ns);
         let tso_max_segs = (GSO_MAX_BYTES / cfg.mss_bytes as u64).max(1).min(cfg.gso_max_segs as u64);
@@ -458,6 +462,7 @@ impl Sender {
             prr_delivered: 0,
             prr_out: 0,
             cc_controls: false,
+            hooks,
             rtt,
             backoff: 0,
             retransmits: 0,
@@ -1045,7 +1050,8 @@ impl Sender {
     /// `MIN_TSO_SEGS`, at most a 64 KB GSO packet and the device's
     /// `gso_max_segs` (1 = TSO/GSO off).
     pub fn tso_segs(&self) -> u32 {
-        let min_segs = self.cc.min_tso_segs(&self.tp).map_or(MIN_TSO_SEGS, u64::from);
+        let own_min = if self.hooks.has(Hooks::MIN_TSO_SEGS) { self.cc.min_tso_segs(&self.tp) } else { None };
+        let min_segs = own_min.map_or(MIN_TSO_SEGS, u64::from);
         let bytes = self.tp.pacing_rate_bytes_per_s >> PACING_SHIFT;
         // One division: the upper bound depends on the MSS only (`tso_max_segs`).
         // Below ~2 MSS per ms (S0's 10 Mbit/s) the old form divided three times.
@@ -1202,10 +1208,14 @@ impl Sender {
         // the cumulative ACK removes (SACKed earlier or not) and ca_rtt_us.
         let cum_acked = (self.tp.snd_una - prior_una) as u32;
         let ack_sample = AckSample { pkts_acked: cum_acked, rtt_ns: ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
-        self.cc.in_ack_event(&mut self.tp, ece);
+        if self.hooks.has(Hooks::IN_ACK_EVENT) {
+            self.cc.in_ack_event(&mut self.tp, ece);
+        }
         self.tp.sacked_out = self.sacked_out;
         self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered);
-        self.cc.pkts_acked(&mut self.tp, &ack_sample);
+        if self.hooks.has(Hooks::PKTS_ACKED) {
+            self.cc.pkts_acked(&mut self.tp, &ack_sample);
+        }
         AckDelivery { newly_delivered, ece, rtt_ns: ack_sample.rtt_ns }
     }
 
@@ -1254,7 +1264,7 @@ impl Sender {
         self.tp.is_cwnd_limited = self.is_cwnd_limited();
         #[cfg(debug_assertions)]
         let window_before = (self.tp.cwnd, self.tp.ssthresh, self.tp.is_cwnd_limited);
-        self.cc_controls = self.cc.cong_control(&mut self.tp, &rs);
+        self.cc_controls = self.hooks.has(Hooks::CONG_CONTROL) && self.cc.cong_control(&mut self.tp, &rs);
         if !self.cc_controls {
             // A CCA that leaves the window to the sender changes nothing
             // here, so `is_cwnd_limited` (cwnd, ssthresh, the sender's own
