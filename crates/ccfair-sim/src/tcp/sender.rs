@@ -21,8 +21,10 @@
 //! - Fast recovery with PRR (RFC 6937, Linux `tcp_cwnd_reduction`), recovery
 //!   point = snd_nxt at entry; on exit cwnd = ssthresh (`tcp_end_cwnd_reduction`).
 //! - RTO (RFC 6298 with Linux's 200 ms minimum, see rtt.rs), exponential
-//!   backoff, `tcp_enter_loss`: every unSACKed segment not sent within the
-//!   last RACK.rtt is marked lost (`tcp_timeout_mark_lost`), cwnd = in_flight + 1.
+//!   backoff, restarted by an ACK that advances snd_una and by a retransmission
+//!   of snd_una's segment (`tcp_xmit_retransmit_queue`), `tcp_enter_loss`: every
+//!   unSACKed segment not sent within the last RACK.rtt is marked lost
+//!   (`tcp_timeout_mark_lost`), cwnd = in_flight + 1.
 //! - Recovery state machine as `tcp_fastretrans_alert` (no Disorder state):
 //!   only "dubious" ACKs enter it (`tcp_ack_is_dubious`). Undo of spurious
 //!   reductions (`tcp_undo_cwnd_reduction`: cwnd from the CCA's `undo_cwnd`,
@@ -911,6 +913,25 @@ impl Sender {
         }
     }
 
+    /// Linux `tcp_xmit_retransmit_queue` (net/ipv4/tcp_output.c): retransmitting
+    /// the head of the retransmission queue (snd_una's segment) restarts the
+    /// RTO, `icsk_rto` (backed off) from now, unless RACK's reordering timer
+    /// holds the timer slot (`icsk_pending == ICSK_TIME_REO_TIMEOUT`; Linux's
+    /// RTO, probe and reordering timers share one slot, so the RTO armed here
+    /// replaces a pending probe). Otherwise the RTO would still run from the
+    /// last ACK that advanced snd_una and could expire while the head's
+    /// retransmission is on its way. The RTO's own retransmission of the head
+    /// arms the same deadline (`on_rto`).
+    #[cold]
+    #[inline(never)]
+    fn rearm_rto_at_head_retransmission(&mut self, now: TimeNs) {
+        if self.reo_timer.deadline.is_some_and(|at| at > now) {
+            return;
+        }
+        self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+        self.tlp_armed = false;
+    }
+
     /// Send segment `rtx` again, or the next new one. A loss probe's
     /// retransmission (`probe`) is not counted as an outstanding
     /// retransmission nor for undo (Linux sends it by `__tcp_retransmit_skb`,
@@ -959,6 +980,9 @@ impl Sender {
                 if !probe {
                     s.flags |= F_RETRANS;
                     self.count_retransmission(now);
+                    if seq == self.tp.snd_una {
+                        self.rearm_rto_at_head_retransmission(now);
+                    }
                 }
                 self.stats.retransmissions += 1;
                 if self.rtx_queue.front() == Some(&seq) {

@@ -1000,3 +1000,43 @@ fn under_karn_a_new_sack_still_gives_min_rtt_the_newest_sacked_segments_rtt() {
     assert_eq!(s.tp.min_rtt_ns, 50_000_000);
     assert_eq!(s.rtt.srtt_ns, (7 * RTT + 150_000_000) / 8);
 }
+
+/// Linux tcp_output.c `tcp_xmit_retransmit_queue`: when the segment at the
+/// head of the retransmission queue (snd_una's) is retransmitted, the RTO is
+/// reset to `icsk_rto` from now (`tcp_reset_xmit_timer(sk, ICSK_TIME_RETRANS,
+/// icsk_rto, ...)`), not left running from the last ACK that advanced snd_una.
+#[test]
+fn retransmitting_the_head_restarts_the_rto_from_the_retransmission() {
+    let (mut s, _) = established();
+    let t = 2 * RTT;
+    let mut out = vec![];
+    // Segments 0 and 4 of the first flight are lost: SACKs of 1-3 start
+    // recovery (0 retransmitted), SACKs of 5-9 make RACK mark 4 (retransmitted).
+    for k in (1..4).chain(5..10) {
+        s.on_ack(t, &ack_to(&s, 0, k), &mut out);
+    }
+    assert_eq!(s.tp.ca_state, CaState::Recovery);
+    let rtx: Vec<u64> = seqs(&out).into_iter().filter(|&q| q < 10).collect();
+    assert_eq!(rtx, vec![0, 4]);
+    let new_after: Vec<u64> = seqs(&out).into_iter().filter(|&q| q >= 10).collect();
+    assert!(!new_after.is_empty(), "new data sent after the retransmission of 4");
+    // One RTT later 0's retransmission is acknowledged: snd_una advances to 4
+    // and, in recovery (no probe), the RTO runs from this ACK.
+    out.clear();
+    let mut o = SackOpt::NONE;
+    o.push(5, 10);
+    s.on_ack(t + RTT, &ack_with(&s, 4, o), &mut out);
+    assert_eq!(s.tp.snd_una, 4);
+    let from_una = s.rto_timer.deadline.unwrap();
+    assert_eq!(from_una, t + RTT + s.rtt.backed_off_rto_ns(s.backoff));
+    // 50 ms later a segment sent after 4's retransmission is SACKed: RACK
+    // finds that retransmission lost, and 4, now the head, goes out again.
+    let t2 = t + RTT + 50_000_000;
+    out.clear();
+    s.on_ack(t2, &ack_to(&s, 4, new_after[0]), &mut out);
+    assert_eq!(seqs(&out).first(), Some(&4), "the head retransmitted again");
+    let rto = s.rtt.backed_off_rto_ns(s.backoff);
+    assert_eq!(s.rto_timer.deadline, Some(t2 + rto), "RTO restarted at the head's retransmission");
+    assert!(t2 + rto > from_una);
+    assert_eq!(s.stats.rto_count, 0);
+}
