@@ -126,6 +126,20 @@ def read_trace_pipe(out: Path, stop: threading.Event, tag: str) -> None:
                 return
 
 
+def parse_trace(path: Path, prefix: str = "") -> list[tuple[float, str, list[int]]]:
+    """The bpf_printk lines of a file written by :func:`read_trace_pipe`: (time s, tag, integer
+    fields) for each line whose tag starts with ``prefix``."""
+    ev = []
+    for line in path.open():
+        f = line.split()
+        if "bpf_trace_printk:" not in f:
+            continue
+        i = f.index("bpf_trace_printk:")
+        if f[i + 1].startswith(prefix):
+            ev.append((float(f[i - 1].rstrip(":")), f[i + 1], [int(x) for x in f[i + 2 :]]))
+    return ev
+
+
 def add_point_args(ap: argparse.ArgumentParser, default_set: str, default_out: str) -> None:
     """The options of a script that traces one fidelity point: its set, its id, the testbed
     seed, the fidelity data directory and the output directory."""

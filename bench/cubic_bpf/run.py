@@ -109,16 +109,10 @@ def build_traced(cache: Path) -> Path:
 
 
 def parse(path: Path) -> list[tuple[float, str, list[int]]]:
-    ev = []
-    for line in path.open():
-        f = line.split()
-        if "bpf_trace_printk:" not in f:
-            continue
-        i = f.index("bpf_trace_printk:")
-        if not f[i + 1].startswith("cub"):
-            continue
-        ev.append((float(f[i - 1].rstrip(":")), f[i + 1], [int(x) for x in f[i + 2 :]]))
-    return ev
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from common import parse_trace
+
+    return parse_trace(path, "cub")
 
 
 def summary(path: Path, t_from: float, t_to: float) -> None:

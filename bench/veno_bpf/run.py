@@ -76,13 +76,10 @@ def read_pipe(out: Path, stop: threading.Event) -> None:
 
 
 def summary(path: Path) -> None:
-    ev = []
-    for line in path.open():
-        f = line.split()
-        if "bpf_trace_printk:" not in f:
-            continue
-        i = f.index("bpf_trace_printk:")
-        ev.append((float(f[i - 1].rstrip(":")), f[i + 1], [int(x) for x in f[i + 2 :]]))
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+    from common import parse_trace
+
+    ev = parse_trace(path)
     port = collections.Counter(v[0] for _, _, v in ev).most_common(1)[0][0]
     ev = [e for e in ev if e[2][0] == port]
     t0 = ev[0][0]
