@@ -8,9 +8,8 @@ Builds a traced copy of ccfair's CUBIC twin (python/ccfair/testbed/bpf/cubic.bpf
 lines inserted at the anchors of TRACE below) into a private BPF cache (CCFAIR_BPF_CACHE under
 DIR; the twin's own source and the shared cache are untouched), and runs the point once on the
 testbed with `testbed.cca_impl = "bpf"` (flow B's CUBIC is the traced twin) while reading
-/sys/kernel/tracing/trace_pipe. The traced copy moves `hystart_low_window`'s test after the
-round bookkeeping, as Linux 6.14+ (commit 25c1a9ca53db, also in the testbed's 6.18): the host
-module B runs in the stored fidelity runs. Prints B's slow-start exit (HyStart's detector,
+/sys/kernel/tracing/trace_pipe (the twin follows the testbed's 6.18 module, which B runs in the
+stored fidelity runs, HyStart's order of commit 25c1a9ca53db included). Prints B's slow-start exit (HyStart's detector,
 cwnd, delay_min, the round's curr_rtt and ACK-train length at the exit or at the first loss),
 its window reductions (cwnd, W_max) and its epochs (K, origin, cnt) over the run.
 
@@ -34,22 +33,8 @@ import sys
 import threading
 from pathlib import Path
 
-_LOW = "\t/* hystart triggers when cwnd is larger than some threshold */\n"
-#: Linux 6.14+ order (25c1a9ca53db): (old text, new text) applied to the twin's source first.
-FIX_6_14 = [
-    (
-        "\tif (!ca->found && tcp_in_slow_start(tp) && param_hystart && tcp_snd_cwnd(tp) >= (u32)param_hystart_low_window)\n",
-        "\tif (!ca->found && tcp_in_slow_start(tp) && param_hystart)\n",
-    ),
-    (
-        "\tif (after(tp->snd_una, ca->end_seq))\n\t\tbictcp_hystart_reset(sk);\n",
-        "\tif (after(tp->snd_una, ca->end_seq))\n\t\tbictcp_hystart_reset(sk);\n"
-        "\tif (tcp_snd_cwnd(tp) < (u32)param_hystart_low_window)\n\t\treturn;\n",
-    ),
-]
-
 _PORT = "sk->__sk_common.skc_num"
-#: (anchor in cubic.bpf.c after FIX_6_14, trace line inserted after it).
+#: (anchor in cubic.bpf.c, trace line inserted after it).
 TRACE = [
     ("\t\tca->delay_min = delay;\n", f'bpf_printk("cub1 %u %u %u %u", {_PORT}, delay, ca->delay_min, tcp_snd_cwnd(tp));'),
     (
@@ -82,11 +67,7 @@ TRACE = [
 
 
 def traced_source(src: str) -> str:
-    """The twin's source with Linux 6.14+'s HyStart order and the trace lines."""
-    for old, new in FIX_6_14:
-        if src.count(old) != 1:
-            raise SystemExit(f"text not found once in cubic.bpf.c: {old!r}")
-        src = src.replace(old, new)
+    """The twin's source with the trace lines."""
     for anchor, line in TRACE:
         if src.count(anchor) != 1:
             raise SystemExit(f"anchor not found once in cubic.bpf.c: {anchor!r}")

@@ -6,7 +6,9 @@
  * bictcp_reset, bictcp_clock_us, bictcp_hystart_reset, cubictcp_init, cubictcp_cwnd_event,
  * cubic_root, bictcp_update, cubictcp_cong_avoid, cubictcp_recalc_ssthresh, cubictcp_state,
  * hystart_ack_delay, hystart_update, cubictcp_acked, and cubictcp_register's precomputed
- * scale factors. Algorithm: Ha, Rhee, Xu, "CUBIC", OSR 2008 (RFC 9438); HyStart: Ha & Rhee 2011.
+ * scale factors, with HyStart's rounds tracked at every cwnd and its detectors acting from
+ * hystart_low_window on (commit 25c1a9ca53db, Linux 6.14, in the 5.15+ stable trees).
+ * Algorithm: Ha, Rhee, Xu, "CUBIC", OSR 2008 (RFC 9438); HyStart: Ha & Rhee 2011.
  * W(t) = C (t - K)^3 + W_max in fixed point (BICTCP_HZ = 2^10 per second, C = bic_scale/1024 * 10
  * per 100 ms of srtt), beta = 717/1024, fast convergence, the Reno-friendly region
  * (tcp_friendliness), HyStart's ACK-train and delay exits.
@@ -330,6 +332,10 @@ static __always_inline void hystart_update(struct sock *sk, u32 delay)
 	if (after(tp->snd_una, ca->end_seq))
 		bictcp_hystart_reset(sk);
 
+	/* rounds are tracked at every cwnd; the detectors act from hystart_low_window on */
+	if (tcp_snd_cwnd(tp) < (u32)param_hystart_low_window)
+		return;
+
 	if (param_hystart_detect & HYSTART_ACK_TRAIN) {
 		u32 now = bictcp_clock_us(sk);
 
@@ -393,7 +399,7 @@ void BPF_PROG(cubictcp_acked, struct sock *sk, const struct ack_sample *sample)
 		ca->delay_min = delay;
 
 	/* hystart triggers when cwnd is larger than some threshold */
-	if (!ca->found && tcp_in_slow_start(tp) && param_hystart && tcp_snd_cwnd(tp) >= (u32)param_hystart_low_window)
+	if (!ca->found && tcp_in_slow_start(tp) && param_hystart)
 		hystart_update(sk, delay);
 }
 
