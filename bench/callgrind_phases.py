@@ -47,8 +47,9 @@ PHASES: list[tuple[str, str]] = [
 ]
 
 
-def run(bench: Path, config: Path, out: Path) -> tuple[dict[str, int], int, int]:
-    """Instructions by function, the total and the data packets of one run (callgrind output in `out`)."""
+def callgrind(bench: Path, config: Path, out: Path, *annotate: str) -> tuple[str, int]:
+    """Run `bench repeat 1 config` under callgrind (output in `out`): callgrind_annotate's text
+    (with the options `annotate`) and the run's data packets."""
     r = subprocess.run(
         ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(bench), "repeat", "1", str(config)],
         capture_output=True,
@@ -58,9 +59,13 @@ def run(bench: Path, config: Path, out: Path) -> tuple[dict[str, int], int, int]
     m = re.search(r"data pkts (\d+)", r.stdout)
     if not m:
         sys.exit(f"error: no 'data pkts' in the bench's output: {r.stdout!r}")
-    ann = subprocess.run(
-        ["callgrind_annotate", "--inclusive=no", "--threshold=100", str(out)], capture_output=True, text=True, check=True
-    ).stdout
+    ann = subprocess.run(["callgrind_annotate", *annotate, str(out)], capture_output=True, text=True, check=True).stdout
+    return ann, int(m.group(1))
+
+
+def run(bench: Path, config: Path, out: Path) -> tuple[dict[str, int], int, int]:
+    """Instructions by function, the total and the data packets of one run (callgrind output in `out`)."""
+    ann, pkts = callgrind(bench, config, out, "--inclusive=no", "--threshold=100")
     by_fn: dict[str, int] = {}
     total = 0
     for line in ann.splitlines():
@@ -72,7 +77,7 @@ def run(bench: Path, config: Path, out: Path) -> tuple[dict[str, int], int, int]
             total = n
             continue
         by_fn[name] = by_fn.get(name, 0) + n
-    return by_fn, total, int(m.group(1))
+    return by_fn, total, pkts
 
 
 #: sim.rs's functions by phase, for ``--by-source`` (first match wins; the

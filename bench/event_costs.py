@@ -78,14 +78,9 @@ def build(rev: str, tmp: Path, split: bool) -> Path:
 
 def costs(exe: Path, config: Path, out: Path) -> tuple[dict[str, int], int, int]:
     """Inclusive instructions by handler, the program's total and the run's data packets."""
-    r = subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(exe), "repeat", "1", str(config)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    pkts = int(re.search(r"data pkts (\d+)", r.stdout).group(1))
-    ann = subprocess.run(["callgrind_annotate", "--inclusive=yes", str(out)], capture_output=True, text=True, check=True).stdout
+    from callgrind_phases import callgrind
+
+    ann, pkts = callgrind(exe, config, out, "--inclusive=yes")
     by: dict[str, int] = {}
     total = 0
     for line in ann.splitlines():
