@@ -1,6 +1,6 @@
 """Who loses the drops of a starting flow's overflow, per flow, from bottleneck slot logs of both sides.
 
-    python3 bench/bbr_startup_drops.py K.csv [...] [--window 5.0,6.2] [--gaps 3.0,4.9]
+    python3 bench/bbr_startup_drops.py K.csv [...] [--window 5.0,6.2] [--gaps 3.0,4.9] [--save F.jsonl --label K=V ...]
     python3 bench/bbr_startup_drops.py --sim "bbr/bbr 50M 50ms 1bdp" --seeds 1-8 [--noise-scale X [--only send|ack]]
 
 Reads logs of bench/fidelity_slots.py (`--testbed` or `--sim`: every frame reaching the bottleneck
@@ -14,12 +14,15 @@ B's STARTUP overflow and the losses that decide whether either flow enters BBR's
 window, quartiles and 5th / 95th percentiles in us: with A alone and paced (3.0-4.9 s), how
 regularly a paced flow's skbs reach the bottleneck. `--sim POINT`: the logs of the simulator at the
 map's point instead, as `fidelity_slots.py --sim` writes them (its slot-log build), seeds `--seeds`,
-with the host-noise means times `--noise-scale` (bench/fidelity_many_seeds.py's what-if).
+with the host-noise means times `--noise-scale` (bench/fidelity_many_seeds.py's what-if). `--save`:
+one JSON line per log with these figures and the `--label`s (the testbed's logs are 19 MB a run:
+bench/data/bbr-startup-drops-testbed-2026-11-30.jsonl keeps these lines of six).
 """
 
 from __future__ import annotations
 
 import argparse
+import json
 import statistics
 import tempfile
 from pathlib import Path
@@ -75,6 +78,8 @@ def main() -> None:
     ap.add_argument("--seeds", default="1-8", help="with --sim: A-B")
     ap.add_argument("--noise-scale", type=float, default=1.0)
     ap.add_argument("--only", choices=["send", "ack"])
+    ap.add_argument("--save", help="append one JSON line per log")
+    ap.add_argument("--label", action="append", default=[], help="K=V stored with each saved line")
     args = ap.parse_args()
     if args.sim:
         use_host_noise(scaled_host_noise(args.noise_scale, args.only))
@@ -85,10 +90,12 @@ def main() -> None:
             out = str(tmp / f"sim-{seed}.csv")
             run_sim(argparse.Namespace(set_name="map", point=args.sim, set_sim=[], seed=seed, out=out))
             args.logs.append(out)
+    gaps = {}
     if args.gaps:
         glo, ghi = (float(x) for x in args.gaps.split(","))
         for path in args.logs:
             q = statistics.quantiles(skb_gaps_us(path, glo, ghi), n=20)
+            gaps[path] = {"window_s": [glo, ghi], "p5_p25_p50_p75_p95_us": [round(q[i]) for i in (0, 4, 9, 14, 18)]}
             print(f"{path}: A's skb gaps, us: p5 {q[0]:.0f} p25 {q[4]:.0f} p50 {q[9]:.0f} p75 {q[14]:.0f} p95 {q[18]:.0f}")
     lo, hi = (float(x) for x in args.window.split(","))
     ratios, per_frame = [], [[], []]
@@ -102,6 +109,10 @@ def main() -> None:
         )
         ratio = fl[1]["per_frame"] / fl[0]["per_frame"]
         ratios.append(ratio)
+        if args.save:
+            line = dict(kv.split("=", 1) for kv in args.label) | {"log": Path(path).name, "window_s": [lo, hi], "flows": fl}
+            with open(args.save, "a") as fh:
+                fh.write(json.dumps(line | ({"a_skb_gaps": gaps[path]} if path in gaps else {})) + "\n")
         print(f"{path}: {parts} | B/A drops per frame {ratio:.2f}")
     a, b = (statistics.median(x) for x in per_frame)
     print(f"drops per frame, median over {len(ratios)} logs: A {a:.3f}, B {b:.3f}; B/A {statistics.median(ratios):.2f}")
