@@ -19,8 +19,8 @@ from the first flow's first ACK) each long-term interval as Linux ran it: start,
 rounds, delivered, lost (tp->lost counts a segment when marked lost and a lost retransmission
 again, tcp_sum_lost), lost / delivered, its delivery rate (1500-byte packets), how it ended (a lossy
 interval's bw kept for the next, policed: lt_bw in use, reset past 16 rounds, reset by an
-app-limited sample or undo, lt_bw's 48 rounds over), and per flow the lost / delivered in the
-`--window` seconds from the second flow's first ACK. `--save`: one JSON line per run with these
+app-limited sample or undo, lt_bw's 48 rounds over), per flow its last tp->delivered and
+tp->lost (the run's totals) and the lost / delivered in the `--window` seconds from the second flow's first ACK. `--save`: one JSON line per run with these
 and the `--label`s (bench/data/bbr-lt-intervals-testbed-2026-11-30.jsonl). `--table`: per point
 and bottleneck order of such a file, how many runs' flows A and B had lt_bw in use before `--before`
 s, the loss fractions of the intervals that decided it (the first two ending after 5 s) and the
@@ -193,7 +193,13 @@ def summary(path: Path, span_s: float) -> dict:
     for name, rows in fl:
         ivs = intervals(rows, t0)
         policed = [iv["end_s"] for iv in ivs if iv["end"] == "policed"]
-        out[name] = {"intervals": ivs, "lt_from_s": policed, "window": window_losses(rows, tb, span_s)}
+        last = rows[-1]
+        out[name] = {
+            "intervals": ivs,
+            "lt_from_s": policed,
+            "window": window_losses(rows, tb, span_s),
+            "total": {"delivered": last["tp_delivered"], "lost": last["tp_lost"]},
+        }
     return {"source": path.name, "b_first_ack_s": round((tb - t0) / 1e9, 3), "window_s": span_s, "flows": out}
 
 
