@@ -290,6 +290,13 @@ pub struct Sender {
     /// Segments of the paced skb being sent so far.
     pace_skb_segs: u32,
     max_packets_out: u32,
+    /// snd_una when the reduction that may be undone began (None = no undo).
+    /// In the hot part although rarely used: the `FlowSender` enum keeps its
+    /// variant in the tag of one of the sender's `Option<u64>`s, and rustc
+    /// chose this one when it was among the cold fields (every match on the
+    /// enum then read a cold line); now it chooses `rto_timer`'s (the
+    /// machine code of sim.rs `flush_sender_out`).
+    undo_marker: Option<u64>,
     pub cfg: SenderConfig,
     pub state: ConnState,
     /// `cc.hooks()`, asked once: the optional hooks the CCA implements (the
@@ -312,9 +319,7 @@ pub struct Sender {
     prr_delivered: u32,
     prr_out: u32,
     // Undo state (Linux tcp_sock: undo_marker, undo_retrans, prior_ssthresh,
-    // retrans_stamp, frto, dsack_dups, recv_sack_cache).
-    /// snd_una when the reduction that may be undone began (None = no undo).
-    undo_marker: Option<u64>,
+    // retrans_stamp, frto, dsack_dups, recv_sack_cache; `undo_marker` above).
     /// Retransmissions not yet shown spurious by a D-SACK (-1 = none sent).
     undo_retrans: i64,
     /// Time of the episode's first retransmission, 0 = none yet.
