@@ -121,6 +121,14 @@ pub const TSO_WIN_DIVISOR: u64 = 3;
 pub const TSO_DEFER_RECENT_NS: u64 = 1_000_000;
 /// `tcp_tso_should_defer`: defer only if the next ACK is expected within min(srtt / 2, this).
 pub const TSO_DEFER_ACK_MAX_NS: u64 = 1_000_000;
+/// Scoreboard entries allocated at the first send (`segs`: it doubles when
+/// full and shrinks to twice its length when at most a quarter full, not
+/// below this; ring.rs `shrink_if_sparse`). A FIFO writes its free slots
+/// next, so a flow cycles through all of them whatever its window: with
+/// thousands of flows of a few segments each, the first allocation is most
+/// of a flow's memory. Below 32, windows that move across it made the ring
+/// grow and shrink often (docs/benchmarks.md).
+const SCOREBOARD_FIRST_SEGS: usize = 32;
 
 const F_SACKED: u8 = 1;
 const F_LOST: u8 = 2;
@@ -471,7 +479,7 @@ impl Sender {
             rto_timer: Timer::default(),
             pace_timer: Timer::default(),
             reo_timer: Timer::default(),
-            segs: Ring::with_capacity(64),
+            segs: Ring::with_capacity(SCOREBOARD_FIRST_SEGS),
             packets_out: 0,
             sacked_out: 0,
             lost_out: 0,
