@@ -175,7 +175,7 @@ struct Seg {
 const _: () = assert!(std::mem::size_of::<Seg>() == 48);
 
 /// Bytes at the start of a `Sender` that an ACK and the sends after it touch
-/// (all fields before `stats` and its first six counters; `Sender`).
+/// (all fields before `stats` and its first seven counters; `Sender`).
 pub const SENDER_HOT_BYTES: usize = std::mem::offset_of!(Sender, stats) + std::mem::offset_of!(SenderStats, losses_detected);
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
