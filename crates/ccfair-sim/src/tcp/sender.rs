@@ -242,8 +242,9 @@ pub struct SenderStats {
 /// [`SENDER_HOT_BYTES`], and the rarely used state (recovery, undo, SACK
 /// history, the handshake, most counters) after it. With thousands of flows
 /// an ACK finds its sender out of the cache, and Rust's own layout, which
-/// orders fields by alignment, spread the per-ACK fields over all of the
-/// sender's ~17 cache lines (docs/benchmarks.md, "Shared delay lines").
+/// orders fields by alignment, mixed the per-ACK fields with rarely used
+/// ones over the sender's ~17 cache lines (docs/benchmarks.md, "Shared
+/// delay lines").
 #[repr(C)]
 pub struct Sender {
     // ---- What an ACK and the sends after it touch (`SENDER_HOT_BYTES`).
