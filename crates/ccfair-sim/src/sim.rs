@@ -35,7 +35,7 @@ use crate::config::{EcnMode, QdiscConfig, RunConfig, Transport, HEADER_BYTES};
 use crate::dccp::receiver::DccpReceiver;
 use crate::dccp::sender::{DccpSender, DccpSenderConfig};
 use crate::endpoint::{FlowReceiver, FlowSender, SenderTimer};
-use crate::engine::{key_parts, order_key, EventQueue, OrderKey, TimeNs, TimerPop, NO_EVENT};
+use crate::engine::{key_parts, order_key, EventQueue, OrderKey, TimeNs, Timer, TimerPop, NO_EVENT};
 use crate::error::SimError;
 use crate::lines::{DelayLine, SharedLines, OWN_LINE, SHARED_LINE_MIN_FLOWS};
 use crate::packet::{Ecn, Kind, Packet};
@@ -619,11 +619,23 @@ impl<Q: Qdisc> Simulation<Q> {
         }
     }
 
+    /// Put the sender's armed timers into the queue. (A TCP sender's
+    /// timers by name, the others' through `timers`: one test of the
+    /// variant, where `timers` picks each timer's address by variant.)
     fn sync_sender_timers(&mut self, flow: u32) {
-        let (rto, pace, reo) = self.senders[flow as usize].timers();
-        rto.sync(&mut self.q, Ev::Rto(flow));
-        pace.sync(&mut self.q, Ev::Pace(flow));
-        reo.sync(&mut self.q, Ev::Reo(flow));
+        let q = &mut self.q;
+        let sync = |q: &mut EventQueue<Ev>, rto: &mut Timer, pace: &mut Timer, reo: &mut Timer| {
+            rto.sync(q, Ev::Rto(flow));
+            pace.sync(q, Ev::Pace(flow));
+            reo.sync(q, Ev::Reo(flow));
+        };
+        match &mut self.senders[flow as usize] {
+            FlowSender::Tcp(s) => sync(q, &mut s.rto_timer, &mut s.pace_timer, &mut s.reo_timer),
+            other => {
+                let (rto, pace, reo) = other.timers();
+                sync(q, rto, pace, reo)
+            }
+        }
     }
 
     fn bottleneck_arrive(&mut self, now: TimeNs, mut p: Packet) {

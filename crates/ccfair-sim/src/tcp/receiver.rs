@@ -169,46 +169,29 @@ pub const FASTRETRANS_THRESH: u32 = 3;
 /// Linux TCP_SACK_BLOCKS_EXPECTED: a change behind this many blocks sends the pending SACK.
 const SACK_BLOCKS_EXPECTED: usize = 2;
 
+/// A TCP receiver. Its fields are laid out in declaration order
+/// (`repr(C)`): what an in-order data segment and its ACK touch first (3
+/// cache lines, [`RECEIVER_HOT_BYTES`]), then out-of-order, SACK, ECN, GRO
+/// and handshake state (with thousands of flows a receiver's lines come
+/// from memory, as the sender's: docs/benchmarks.md, "Shared delay lines").
+#[repr(C)]
 pub struct Receiver {
-    pub flow: u32,
-    pub mss_bytes: u32,
-    pub delayed_ack: bool,
     pub delack_timer: Timer,
     rcv_nxt: u64,
     /// Out-of-order ranges [start, end), sorted, disjoint, all above rcv_nxt.
     ooo: Vec<(u64, u64)>,
-    /// SACK blocks [start, end), most recent first (`selective_acks`, `num_sacks`).
-    sacks: [(u64, u64); NUM_SACKS],
-    num_sacks: usize,
-    /// D-SACK block for the next ACK (`duplicate_sack`, `rx_opt.dsack`).
-    dsack: Option<(u64, u64)>,
-    /// Full segments received since the last ACK.
-    unacked: u32,
-    quick: u32,
-    /// SACK compression: `compressed_ack_rcv_nxt`, `dup_ack_counter`,
-    /// `compressed_ack` (> 0: `delack_timer` is the compressed-SACK timer),
-    /// `tcp_comp_sack_nr`.
-    comp_rcv_nxt: u64,
-    dup_acks: u32,
-    compressed_acks: u32,
-    comp_sack_nr: u32,
     /// Delayed-ACK timeout (`icsk_ack.ato`), the last in-order data arrival
-    /// (`lrcvtime`), the SYN-ACK's send time and the receiver's RTT from the
-    /// handshake (0 = none yet).
+    /// (`lrcvtime`), the SYN-ACK's send time (`synack_ns`, below) and the
+    /// receiver's RTT from the handshake (0 = none yet).
     ato_ns: u64,
     lrcv_ns: Option<u64>,
-    synack_ns: u64,
     srtt_ns: u64,
-    rwnd: u32,
-    rwnd_max: Option<u32>,
-    /// Linux `rcv_ssthresh` and `window_clamp`, segments (`tcp_grow_window`).
-    rcv_ssthresh: u32,
-    window_clamp: u32,
     /// The right edge of the last window offered, segments (`rcv_wup + rcv_wnd`).
     right_edge: u64,
-    // Auto-tuning state (tp->rcvq_space).
-    space: u64,
-    space_seq: u64,
+    /// Linux `rcv_wup`: `rcv_nxt` when the last ACK was sent (`tcp_select_window`); a
+    /// segment starting at or below it replaces `ts_recent` (`tcp_replace_ts_recent`).
+    rcv_wup: u64,
+    // Auto-tuning state (tp->rcvq_space; `space` and `space_seq` below).
     space_time: u64,
     rcv_rtt_ns: u64,
     /// The TSecr tick of the last receiver RTT sample (`rcv_rtt_last_tsecr`).
@@ -218,22 +201,47 @@ pub struct Receiver {
     /// The host's clock phase, ns: its timestamp clock ticks at whole ms of `t + clock_phase_ns`
     /// (cc/mod.rs `host_clock_epoch_ns`).
     clock_phase_ns: u64,
-    /// Linux `rcv_wup`: `rcv_nxt` when the last ACK was sent (`tcp_select_window`); a
-    /// segment starting at or below it replaces `ts_recent` (`tcp_replace_ts_recent`).
-    rcv_wup: u64,
-    established: bool,
+    /// GRO: NAPI poll window (0 = off), its flush timer, the held skb's
+    /// first segment and size, and the most segments one skb can hold (the
+    /// others below).
+    gro_ns: u64,
+    pub flow: u32,
+    pub mss_bytes: u32,
+    /// Full segments received since the last ACK.
+    unacked: u32,
+    quick: u32,
+    /// Linux `rcv_ssthresh` and `window_clamp`, segments (`tcp_grow_window`).
+    rcv_ssthresh: u32,
+    window_clamp: u32,
+    rwnd: u32,
+    pub delayed_ack: bool,
     ecn: EcnMode,
+    /// Echo every segment's TSval (`CongestionControl::echoes_newest_tsval`), not Linux's rule.
+    echo_newest: bool,
+    established: bool,
+    // ---- Rarely used on the in-order path.
+    /// SACK blocks [start, end), most recent first (`selective_acks`, `num_sacks`).
+    sacks: [(u64, u64); NUM_SACKS],
+    num_sacks: usize,
+    /// D-SACK block for the next ACK (`duplicate_sack`, `rx_opt.dsack`).
+    dsack: Option<(u64, u64)>,
+    /// SACK compression: `compressed_ack_rcv_nxt`, `dup_ack_counter`,
+    /// `compressed_ack` (> 0: `delack_timer` is the compressed-SACK timer),
+    /// `tcp_comp_sack_nr`.
+    comp_rcv_nxt: u64,
+    dup_acks: u32,
+    compressed_acks: u32,
+    comp_sack_nr: u32,
+    rwnd_max: Option<u32>,
+    synack_ns: u64,
+    space: u64,
+    space_seq: u64,
     /// Classic: echo ECE until CWR arrives (Linux TCP_ECN_DEMAND_CWR).
     demand_cwr: bool,
     /// Scalable: CE state of the latest data segment (DCTCP `ce_state`).
     ce_state: bool,
     /// Scalable: ACK a CWR segment at once (`tcp_ecn_accept_cwr`; RFC 3168 ECN).
     cwr_ack_now: bool,
-    /// Echo every segment's TSval (`CongestionControl::echoes_newest_tsval`), not Linux's rule.
-    echo_newest: bool,
-    /// GRO: NAPI poll window (0 = off), its flush timer, the held skb's
-    /// first segment and size, and the most segments one skb can hold.
-    gro_ns: u64,
     pub gro_timer: Timer,
     gro_head: Option<Packet>,
     gro_segs: u32,
@@ -241,6 +249,10 @@ pub struct Receiver {
     /// Where the SACK options of this flow's ACKs go (its sender's channel, packet.rs).
     sack_tx: SackChannel,
 }
+
+/// Bytes at the start of a `Receiver` that an in-order data segment and its
+/// ACK touch (the fields before `sacks`).
+pub const RECEIVER_HOT_BYTES: usize = std::mem::offset_of!(Receiver, sacks);
 
 impl Receiver {
     pub fn new(flow: u32, mss_bytes: u32, delayed_ack: bool, rwnd_init: u32, rwnd_max: Option<u32>, init_cwnd: u32) -> Receiver {

@@ -121,6 +121,14 @@ pub const TSO_WIN_DIVISOR: u64 = 3;
 pub const TSO_DEFER_RECENT_NS: u64 = 1_000_000;
 /// `tcp_tso_should_defer`: defer only if the next ACK is expected within min(srtt / 2, this).
 pub const TSO_DEFER_ACK_MAX_NS: u64 = 1_000_000;
+/// Scoreboard entries allocated at the first send (`segs`: it doubles when
+/// full and shrinks to twice its length when at most a quarter full, not
+/// below this; ring.rs `shrink_if_sparse`). A FIFO writes its free slots
+/// next, so a flow cycles through all of them whatever its window: with
+/// thousands of flows of a few segments each, the first allocation is most
+/// of a flow's memory. Below 32, windows that move across it made the ring
+/// grow and shrink often (docs/benchmarks.md).
+const SCOREBOARD_FIRST_SEGS: usize = 32;
 
 const F_SACKED: u8 = 1;
 const F_LOST: u8 = 2;
@@ -166,6 +174,10 @@ struct Seg {
 // the two counters at u64), read once per segment by the cumulative ACK.
 const _: () = assert!(std::mem::size_of::<Seg>() == 48);
 
+/// Bytes at the start of a `Sender` that an ACK and the sends after it touch
+/// (all fields before `stats` and its first seven counters; `Sender`).
+pub const SENDER_HOT_BYTES: usize = std::mem::offset_of!(Sender, stats) + std::mem::offset_of!(SenderStats, losses_detected);
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ConnState {
     Idle,
@@ -194,16 +206,23 @@ pub struct SenderConfig {
     pub gso_max_segs: u32,
 }
 
+/// A sender's counters. The first seven (64 bytes) change on every ACK or
+/// send (or retransmission); the others rarely (`repr(C)`: in this order; `Sender`).
 #[derive(Debug, Clone, Default)]
+#[repr(C)]
 pub struct SenderStats {
+    pub rtt_sum_ns: u128,
     pub sent_packets: u64,
+    pub rtt_samples: u64,
+    pub min_rtt_ns: u64,
+    /// TSO/GSO bursts (skbs) of new data an unpaced sender sent, and how
+    /// often `tcp_tso_should_defer` held data back (see `unpaced_skb_segs`).
+    pub tso_bursts: u64,
+    pub tso_deferrals: u64,
     pub retransmissions: u64,
     pub losses_detected: u64,
     pub rto_count: u64,
     pub recoveries: u64,
-    pub rtt_sum_ns: u128,
-    pub rtt_samples: u64,
-    pub min_rtt_ns: u64,
     /// ACKs that carried ECN-Echo.
     pub ece_acks: u64,
     /// ECN-triggered window reductions (entries into CWR).
@@ -216,23 +235,55 @@ pub struct SenderStats {
     pub spurious_rtos: u64,
     /// D-SACKed segments accepted (Linux `dsack_dups` minus dubious ones).
     pub dsack_segs: u64,
-    /// TSO/GSO bursts (skbs) of new data an unpaced sender sent, and how
-    /// often `tcp_tso_should_defer` held data back (see `unpaced_skb_segs`).
-    pub tso_bursts: u64,
-    pub tso_deferrals: u64,
 }
 
+/// A TCP sender. Its fields are laid out in declaration order (`repr(C)`):
+/// what an ACK and the sends after it read and write comes first, in
+/// [`SENDER_HOT_BYTES`], and the rarely used state (recovery, undo, SACK
+/// history, the handshake, most counters) after it. With thousands of flows
+/// an ACK finds its sender out of the cache, and Rust's own layout, which
+/// orders fields by alignment, mixed the per-ACK fields with rarely used
+/// ones over the sender's ~17 cache lines (docs/benchmarks.md, "Shared
+/// delay lines").
+#[repr(C)]
 pub struct Sender {
-    pub cfg: SenderConfig,
-    pub cc: Box<dyn CongestionControl>,
+    // ---- What an ACK and the sends after it touch (`SENDER_HOT_BYTES`).
     pub tp: TcpCc,
-    pub state: ConnState,
-    pub stats: SenderStats,
+    pub cc: Box<dyn CongestionControl>,
+    segs: Ring<Seg>,
+    // RACK state (RFC 8985 6.1).
+    rack_xmit_ns: u64,
+    rack_end_seq: u64,
+    rack_rtt_ns: u64,
+    /// Outstanding transmissions in send order (Linux `tsorted_sent_queue`, sender/tsorted.rs).
+    tsorted: TxList,
+    /// Segments marked lost, waiting to be retransmitted, in marking order;
+    /// the lowest one that needs it goes first (`next_retransmission`).
+    rtx_queue: Ring<u64>,
     pub rto_timer: Timer,
     pub pace_timer: Timer,
     pub reo_timer: Timer,
-
-    segs: Ring<Seg>,
+    rtt: RttEstimator,
+    ts_recent: u64,
+    // tcp_rate.c connection state.
+    first_tx_ns: u64,
+    rate_delivered: i64,
+    rate_interval_ns: i64,
+    // tcp_cwnd_validate state (with `max_packets_out`, `cwnd_limited_flag`).
+    cwnd_usage_seq: u64,
+    /// Time of the last transmission (`tp->tcp_wstamp_ns` of an unpaced flow).
+    last_xmit_ns: u64,
+    /// Most segments per TSO burst: a 64 KB GSO packet (at least 1) and the
+    /// device's `gso_max_segs` (`tso_segs`' upper bound, fixed by the MSS).
+    tso_max_segs: u64,
+    /// Earliest departure of the next paced skb (`tp->tcp_wstamp_ns`).
+    next_send_ns: u64,
+    /// snd_nxt when the outstanding probe was sent, 0 = none (`tlp_high_seq`).
+    tlp_high_seq: u64,
+    // Recovery.
+    high_seq: u64,
+    /// SACK options of the ACKs that carry one, from the flow's receiver (packet.rs).
+    sack_rx: SackChannel,
     packets_out: u32,
     sacked_out: u32,
     lost_out: u32,
@@ -241,82 +292,62 @@ pub struct Sender {
     /// (Linux `tcp_packets_in_flight`), kept up to date at every change of
     /// those counters: read several times per ACK and per send.
     pipe: u32,
-    /// Outstanding transmissions in send order (Linux `tsorted_sent_queue`, sender/tsorted.rs).
-    tsorted: TxList,
-    /// Segments marked lost, waiting to be retransmitted, in marking order;
-    /// the lowest one that needs it goes first (`next_retransmission`).
-    rtx_queue: Ring<u64>,
-    // RACK state (RFC 8985 6.1).
-    rack_xmit_ns: u64,
-    rack_end_seq: u64,
-    rack_rtt_ns: u64,
-    // Recovery.
-    high_seq: u64,
-    prr_delivered: u32,
-    prr_out: u32,
-    /// Whether the CCA takes over cwnd (`cong_control`); learnt on the first ACK.
-    cc_controls: bool,
-    /// `cc.hooks()`, asked once: the optional hooks the CCA implements (the
-    /// others' calls are skipped, cc/mod.rs `Hooks`).
-    hooks: Hooks,
-    rtt: RttEstimator,
     backoff: u32,
     /// RTOs since snd_una last advanced (Linux `icsk_retransmits`).
     retransmits: u32,
-    /// The retransmission timer is armed as a tail loss probe (ICSK_TIME_LOSS_PROBE).
-    tlp_armed: bool,
-    /// snd_nxt when the outstanding probe was sent, 0 = none (`tlp_high_seq`).
-    tlp_high_seq: u64,
-    /// The outstanding probe was a retransmission (`tlp_retrans`).
-    tlp_retrans: bool,
     rwnd: u32,
-    /// Earliest departure of the next paced skb (`tp->tcp_wstamp_ns`).
-    next_send_ns: u64,
     /// Segments of the paced skb being sent so far.
     pace_skb_segs: u32,
-    syn_sent_ns: u64,
-    start_ns: u64,
-    syn_retries: u32,
-    ts_recent: u64,
-    // tcp_rate.c connection state.
-    first_tx_ns: u64,
-    rate_delivered: i64,
-    rate_interval_ns: i64,
-    // tcp_cwnd_validate state.
     max_packets_out: u32,
-    cwnd_usage_seq: u64,
+    /// snd_una when the reduction that may be undone began (None = no undo).
+    /// In the hot part although rarely used: the `FlowSender` enum keeps its
+    /// variant in the tag of one of the sender's `Option<u64>`s, and rustc
+    /// chose this one when it was among the cold fields (every match on the
+    /// enum then read a cold line); now it chooses `rto_timer`'s (the
+    /// machine code of sim.rs `flush_sender_out`).
+    undo_marker: Option<u64>,
+    pub cfg: SenderConfig,
+    pub state: ConnState,
+    /// `cc.hooks()`, asked once: the optional hooks the CCA implements (the
+    /// others' calls are skipped, cc/mod.rs `Hooks`).
+    hooks: Hooks,
+    /// Whether the CCA takes over cwnd (`cong_control`); learnt on the first ACK.
+    cc_controls: bool,
+    /// The retransmission timer is armed as a tail loss probe (ICSK_TIME_LOSS_PROBE).
+    tlp_armed: bool,
     cwnd_limited_flag: bool,
     /// Set CWR on the next new data segment (Linux TCP_ECN_QUEUE_CWR).
     queue_cwr: bool,
-    // Undo state (Linux tcp_sock: undo_marker, undo_retrans, prior_ssthresh,
-    // retrans_stamp, frto, dsack_dups, recv_sack_cache).
-    /// snd_una when the reduction that may be undone began (None = no undo).
-    undo_marker: Option<u64>,
-    /// Retransmissions not yet shown spurious by a D-SACK (-1 = none sent).
-    undo_retrans: i64,
-    /// ssthresh to restore on undo (0 = undo of ssthresh not allowed).
-    prior_ssthresh: u32,
-    /// Time of the episode's first retransmission, 0 = none yet.
-    retrans_stamp: u64,
-    /// F-RTO (RFC 5682) armed for this Loss episode.
-    frto: bool,
     /// F-RTO step 2b: send new data, not retransmissions, on this ACK.
     frto_send_new: bool,
+    /// The outstanding probe was a retransmission (`tlp_retrans`).
+    tlp_retrans: bool,
+    /// Its counters read on every ACK and send first (`SenderStats`).
+    pub stats: SenderStats,
+    // ---- Rarely used: recovery, undo, SACK history, the handshake.
+    prr_delivered: u32,
+    prr_out: u32,
+    // Undo state (Linux tcp_sock: undo_marker, undo_retrans, prior_ssthresh,
+    // retrans_stamp, frto, dsack_dups, recv_sack_cache; `undo_marker` above).
+    /// Retransmissions not yet shown spurious by a D-SACK (-1 = none sent).
+    undo_retrans: i64,
+    /// Time of the episode's first retransmission, 0 = none yet.
+    retrans_stamp: u64,
     /// D-SACKed segments reported (checked against retransmissions sent).
     dsack_dups: u64,
+    syn_sent_ns: u64,
+    start_ns: u64,
+    /// ssthresh to restore on undo (0 = undo of ssthresh not allowed).
+    prior_ssthresh: u32,
+    syn_retries: u32,
     /// Valid SACK blocks of the previous ACK, sorted (`recv_sack_cache`):
     /// their segments are already tagged, so a walk skips them.
     sack_cache: [(u64, u64); MAX_SACK_BLOCKS],
     sack_cache_len: usize,
     /// Scratch space to rebuild `tsorted` after an undo (kept to reuse its allocation).
     scratch: Vec<(u64, u64)>,
-    /// Time of the last transmission (`tp->tcp_wstamp_ns` of an unpaced flow).
-    last_xmit_ns: u64,
-    /// Most segments per TSO burst: a 64 KB GSO packet (at least 1) and the
-    /// device's `gso_max_segs` (`tso_segs`' upper bound, fixed by the MSS).
-    tso_max_segs: u64,
-    /// SACK options of the ACKs that carry one, from the flow's receiver (packet.rs).
-    sack_rx: SackChannel,
+    /// F-RTO (RFC 5682) armed for this Loss episode.
+    frto: bool,
     /// Tests: free every ACKed segment through the general loop.
     #[cfg(test)]
     test_general_ack_path: bool,
@@ -449,7 +480,7 @@ impl Sender {
             rto_timer: Timer::default(),
             pace_timer: Timer::default(),
             reo_timer: Timer::default(),
-            segs: Ring::with_capacity(64),
+            segs: Ring::with_capacity(SCOREBOARD_FIRST_SEGS),
             packets_out: 0,
             sacked_out: 0,
             lost_out: 0,
