@@ -12,7 +12,7 @@ it. Per run: B's share, then per episode in the window its time and the flows th
 DIR/testbed and DIR/sim trace (TCP_INFO every `sample`, `fidelity_trace.py --testbed --out
 DIR`); with `--point`, simulator runs of the point (trace on, 10 ms samples), the host noise
 changed as `fidelity_many_seeds.py`'s options do. `--jsonl FILE` appends one line per DIR's
-testbed run: the point, seed, B's share, episodes, the run's host facts and `--condition` (how
+testbed run: the point, seed, B's share, utilisation, episodes, the run's host facts and `--condition` (how
 the host was loaded, e.g. "16 busy loops at nice 19").
 """
 
@@ -80,6 +80,7 @@ def from_dirs(dirs: list[str], gap_s: float, start_s: float, jsonl: str | None, 
                     "seed": summary["seed"],
                     "condition": condition,
                     "share_b": share_b,
+                    "utilization": summary["utilization"],
                     "episodes": [{"t_s": round(t, 2), "flows": sorted(fs)} for t, fs in episodes(trace, gap_s, start_s)],
                     "kernel": tb.get("kernel"),
                     "load_avg_1min": tb.get("load_avg_1min"),
