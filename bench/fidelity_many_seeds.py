@@ -1,7 +1,7 @@
 """The fidelity map with the simulator's expectation: K simulator seeds per kernel run.
 
     python3 bench/fidelity_many_seeds.py [--set s0 --set map] [--seeds K] [--jobs N] [--out FILE.json]
-        [--noise-scale X [--only send|ack]] [--seed-set N] [--flow-set KEY=VALUE]
+        [--noise-scale X [--only send|ack]] [--noise-set KEY=NS] [--seed-set N] [--flow-set KEY=VALUE]
 
 `ccfair fidelity` runs the simulator once per counted kernel run (same seed, same measured
 flow starts), so each side's mean is over three draws at a map point; at loss-based pairs a
@@ -14,8 +14,11 @@ is the kernel side's draw and the model's bias. Run it from a tree with the mode
 the host-noise means (spec.py HOST_NOISE; with `--only` the sender's or the ACKs' one): a
 what-if on the simulator side. `--seed-set N` takes seeds s + 1000 (N + k) instead: another
 independent draw of the same K per kernel run, to see how far a figure moves between draws.
-`--flow-set KEY=VALUE` sets a flow key of the experiment file (VALUE in TOML) on every flow of every
-point, on the simulator side: e.g. `--flow-set sack_compression=true`.
+`--noise-set KEY=NS` adds or sets a per-flow host-noise RunConfig key beside spec.py HOST_NOISE's
+on the simulator side: e.g. the ACKs' heavy tail, `--noise-set ack_tail_ppm=5000 --noise-set
+ack_tail_ns=3000000` (lines.rs `TailLaw`). `--flow-set KEY=VALUE` sets a flow key of the
+experiment file (VALUE in TOML) on every flow of every point, on the simulator side: e.g.
+`--flow-set sack_compression=true`.
 """
 
 from __future__ import annotations
@@ -41,6 +44,7 @@ def main() -> None:
     ap.add_argument("--noise-scale", type=float, default=1.0, help="host-noise means times this")
     ap.add_argument("--only", choices=["send", "ack"], help="scale only the sender's or only the ACKs' noise")
     ap.add_argument("--flow-set", action="append", default=[], metavar="KEY=VALUE", help="a flow key (TOML value) on every flow")
+    ap.add_argument("--noise-set", action="append", default=[], metavar="KEY=NS", help="a per-flow host-noise RunConfig key, integer")
     args = ap.parse_args()
     todo = fidelity_todo(args.sets, Path(args.data), args.point)
     settings = flow_settings(args.flow_set)
@@ -51,6 +55,7 @@ def main() -> None:
         for k in range(args.seeds)
     ]
     noise = scaled_host_noise(args.noise_scale, args.only)
+    noise.update({k: int(v) for k, v in flow_settings(args.noise_set).items()})
     with ProcessPoolExecutor(max(1, args.jobs), initializer=use_host_noise, initargs=(noise,)) as ex:
         sims = list(ex.map(_sim_one, *zip(*jobs), chunksize=4))
     points = fidelity_points(todo, sims, args.seeds)

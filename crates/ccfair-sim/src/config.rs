@@ -265,6 +265,15 @@ pub struct FlowConfig {
     /// Host noise, receiver side: the same for ACKs (mean, ns; 0 = none).
     #[serde(default)]
     pub ack_jitter_ns: u64,
+    /// Host noise's heavy tail on ACKs: per million ACKs, how many get a
+    /// further exponential delay of mean `ack_tail_ns` (lines.rs `TailLaw`;
+    /// 0 = none, as the experiment file's `noise` sets it; only with
+    /// `ack_jitter_ns`). A what-if of bench/fidelity_many_seeds.py `--noise-set`.
+    #[serde(default)]
+    pub ack_tail_ppm: u32,
+    /// Host noise's heavy tail on ACKs: its mean, ns (0 = none).
+    #[serde(default)]
+    pub ack_tail_ns: u64,
     /// Finite flow: bytes the application sends (None = bulk, until `stop_ns`).
     #[serde(default)]
     pub size_bytes: Option<u64>,

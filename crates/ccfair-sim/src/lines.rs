@@ -48,6 +48,59 @@ pub(crate) struct DelayLine {
     jitter: Option<HostJitter>,
     /// Arrival time of the last packet pushed (FIFO: nobody overtakes it).
     last_at: TimeNs,
+    /// The host noise's heavy tail (`HostTail`; None: none).
+    tail: Option<Box<HostTail>>,
+}
+
+/// A heavy tail of the host noise (docs/fidelity.md, "Host noise and
+/// run-to-run spread"): with probability `ppm` / 10^6 an skb (the first
+/// segment of one; the later ones follow it) gets a further exponential
+/// delay of mean `mean_ns`, drawn from the tail's own stream (one word per
+/// skb, and an `Exp1` draw for the few that take it). What it stands for:
+/// Linux runs a packet's receive processing in the NET_RX softirq and
+/// hands what is pending to the ksoftirqd thread once a task waits for the
+/// CPU (`need_resched()`), after 2 ms or after 10 rounds (kernel/softirq.c
+/// `handle_softirqs`, MAX_SOFTIRQ_TIME, MAX_SOFTIRQ_RESTART); ksoftirqd then
+/// waits for the CPU like any task, so on a loaded host a packet now and
+/// then waits milliseconds, and the flow's later ones behind it (FIFO).
+/// A what-if: the `noise = "host"` model has no tail (spec.py HOST_NOISE).
+#[derive(Clone, Copy, PartialEq)]
+pub(crate) struct TailLaw {
+    /// `ppm` / 10^6 x 2^64: a word below it takes the tail.
+    threshold: u64,
+    mean_ns: f64,
+}
+
+impl TailLaw {
+    /// The law of `ppm` per million skbs with mean `mean_ns` (None if either is 0).
+    pub(crate) fn new(ppm: u32, mean_ns: u64) -> Option<TailLaw> {
+        (ppm > 0 && mean_ns > 0).then(|| TailLaw {
+            threshold: ((u128::from(ppm.min(1_000_000)) << 64) / 1_000_000).min(u128::from(u64::MAX)) as u64,
+            mean_ns: mean_ns as f64,
+        })
+    }
+
+    /// The extra delay of the skb that starts now: 0 for most.
+    #[inline(always)]
+    fn draw_ns(&self, rng: &mut Pcg64Mcg) -> u64 {
+        if rng.next_u64() < self.threshold {
+            self.draw_tail_ns(rng)
+        } else {
+            0
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn draw_tail_ns(&self, rng: &mut Pcg64Mcg) -> u64 {
+        draw_exp_ns(rng, self.mean_ns, ExpLayers::get())
+    }
+}
+
+/// A line's tail (`TailLaw`) and its stream.
+struct HostTail {
+    law: TailLaw,
+    rng: Pcg64Mcg,
 }
 
 /// Host processing/scheduling delay on a delay line, per skb: exponential
@@ -220,7 +273,16 @@ fn noisy_arrival(at: TimeNs, skb_next: bool, last_at: TimeNs, draw: impl FnOnce(
 
 impl DelayLine {
     pub(crate) fn new(delay_ns: u64) -> DelayLine {
-        DelayLine { delay_ns, q: Ring::new(), jitter: None, last_at: 0 }
+        DelayLine { delay_ns, q: Ring::new(), jitter: None, last_at: 0, tail: None }
+    }
+
+    /// This line with a heavy tail of its host noise (`TailLaw`: with
+    /// probability `ppm` / 10^6 per skb a further delay of mean `mean_ns`;
+    /// either 0 = none; only on a line with host noise) from the stream
+    /// `stream_id` of `seed`.
+    pub(crate) fn with_tail(mut self, ppm: u32, mean_ns: u64, seed: u64, stream_id: u64) -> DelayLine {
+        self.tail = TailLaw::new(ppm, mean_ns).map(|law| Box::new(HostTail { law, rng: stream_rng(seed, stream_id) }));
+        self
     }
 
     /// A line whose packets each get an extra host delay (mean `mean_ns`; 0 = none).
@@ -249,6 +311,9 @@ impl DelayLine {
         if let Some(j) = self.jitter.as_mut() {
             at = if p.skb_next() {
                 (self.last_at + SKB_FRAME_GAP_NS).max(at)
+            } else if self.tail.is_some() {
+                // A line with a tail (`TailLaw`) draws in `push_general`.
+                return self.push_general(q, now, p, head);
             } else {
                 match draw_exp_ns_fast(&mut j.rng, j.mean_ns, j.layers) {
                     Some(x) => (at + x).max(self.last_at),
@@ -292,7 +357,8 @@ impl DelayLine {
     /// `SKB_FRAME_GAP_NS` after that one's arrival (`noisy_arrival`).
     fn with_host_noise(&mut self, at: TimeNs, skb_next: bool) -> TimeNs {
         let j = self.jitter.as_mut().expect("a line with host noise");
-        let at = noisy_arrival(at, skb_next, self.last_at, || j.draw_ns());
+        let tail = self.tail.as_deref_mut();
+        let at = noisy_arrival(at, skb_next, self.last_at, || j.draw_ns() + tail.map_or(0, |t| t.law.draw_ns(&mut t.rng)));
         self.last_at = at;
         at
     }
@@ -300,7 +366,7 @@ impl DelayLine {
     /// A packet pushed now would arrive now, first in line (no delay, no
     /// host noise, nothing queued).
     pub(crate) fn delivers_now(&self) -> bool {
-        self.delay_ns == 0 && self.jitter.is_none() && self.q.is_empty()
+        self.delay_ns == 0 && self.jitter.is_none() && self.tail.is_none() && self.q.is_empty()
     }
 
     /// Take the head, which arrives now; schedule `head` for the next one.
@@ -427,6 +493,8 @@ struct SharedLine {
 struct NoisyFlow {
     /// The flow's host-noise stream (`HostJitter`'s).
     rng: Pcg64Mcg,
+    /// The stream of its noise's tail (`HostTail`'s; unused without one).
+    tail_rng: Pcg64Mcg,
     /// Arrival time of the flow's last packet out of the FIFO.
     last_at: TimeNs,
     /// As `FlowHead`: the flow's head's sequence number and its packets in the line.
@@ -441,8 +509,8 @@ struct NoisyFlow {
 }
 
 impl NoisyFlow {
-    fn new(rng: Pcg64Mcg) -> NoisyFlow {
-        NoisyFlow { rng, last_at: 0, seq: 0, pending: 0, wait_first: NO_SLOT, wait_last: NO_SLOT, in_heap: false }
+    fn new(rng: Pcg64Mcg, tail_rng: Pcg64Mcg) -> NoisyFlow {
+        NoisyFlow { rng, tail_rng, last_at: 0, seq: 0, pending: 0, wait_first: NO_SLOT, wait_last: NO_SLOT, in_heap: false }
     }
 }
 
@@ -515,6 +583,8 @@ impl HeadHeap {
 struct Stage {
     /// The line's host-noise mean, ns.
     mean_ns: f64,
+    /// The line's host-noise tail (`TailLaw`), if any.
+    tail: Option<TailLaw>,
     /// `Exp1`'s layers for the draw's fast path (`ExpLayers`).
     layers: &'static ExpLayers,
     /// The flows' heads, earliest on top.
@@ -528,8 +598,8 @@ struct Stage {
 }
 
 impl Stage {
-    fn new(mean_ns: u64) -> Stage {
-        Stage { mean_ns: mean_ns as f64, layers: ExpLayers::get(), heap: HeadHeap::default(), slots: Vec::new(), free: NO_SLOT }
+    fn new(mean_ns: u64, tail: Option<TailLaw>) -> Stage {
+        Stage { mean_ns: mean_ns as f64, tail, layers: ExpLayers::get(), heap: HeadHeap::default(), slots: Vec::new(), free: NO_SLOT }
     }
 
     /// A slot holding a copy of `p`: the first free one, else a new one.
@@ -587,8 +657,10 @@ impl Stage {
             let (flow, pushed_at, skb_next) = (front.flow, front.enqueue_ns, front.skb_next());
             let nf = &mut noisy[flow as usize];
             // As `DelayLine::with_host_noise`, in the flow's push order.
-            let (mean_ns, layers) = (self.mean_ns, self.layers);
-            let at = noisy_arrival(pushed_at, skb_next, nf.last_at, || draw_exp_ns(&mut nf.rng, mean_ns, layers));
+            let (mean_ns, layers, tail) = (self.mean_ns, self.layers, self.tail);
+            let at = noisy_arrival(pushed_at, skb_next, nf.last_at, || {
+                draw_exp_ns(&mut nf.rng, mean_ns, layers) + tail.map_or(0, |t| t.draw_ns(&mut nf.tail_rng))
+            });
             nf.last_at = at;
             // Copied from the FIFO into its slot at once (not through a
             // local), then given its arrival time.
@@ -648,19 +720,36 @@ impl SharedLines {
     /// none, every flow on its own line, the reference the shared lines are
     /// tested against).
     pub(crate) fn new(delays: &[u64], jitters: &[u64], seed: u64, stream_base: u64, min_shared: usize) -> SharedLines {
+        SharedLines::with_tails(delays, jitters, &[], (seed, stream_base), 0, min_shared)
+    }
+
+    /// `new` with flow `i`'s host noise given the tail `tails[i]` (ppm,
+    /// mean ns; `DelayLine::with_tail`, stream `tail_stream_base + i`; none
+    /// past the slice's end): a line per (delay, mean, tail).
+    pub(crate) fn with_tails(
+        delays: &[u64],
+        jitters: &[u64],
+        tails: &[(u32, u64)],
+        (seed, stream_base): (u64, u64),
+        tail_stream_base: u64,
+        min_shared: usize,
+    ) -> SharedLines {
         let n = delays.len();
-        let key = |i: usize| (delays[i], jitters[i]);
+        let tail = |i: usize| tails.get(i).copied().filter(|&(ppm, mean)| jitters[i] > 0 && TailLaw::new(ppm, mean).is_some());
+        let key = |i: usize| (delays[i], jitters[i], tail(i).unwrap_or((0, 0)));
         // Sorted keys for the counts, a short list for the lines (no hash
         // map: its code, placed by the linker beside the event loop, cost the
         // per-flow path instruction-cache misses).
-        let mut sorted: Vec<(u64, u64)> = (0..n).filter(|&i| delays[i] > 0).map(key).collect();
+        type Key = (u64, u64, (u32, u64));
+        let mut sorted: Vec<Key> = (0..n).filter(|&i| delays[i] > 0).map(key).collect();
         sorted.sort_unstable();
-        let count = |k: (u64, u64)| sorted.partition_point(|&x| x <= k) - sorted.partition_point(|&x| x < k);
-        let mut line_of_key: Vec<((u64, u64), u32)> = Vec::new();
+        let count = |k: Key| sorted.partition_point(|&x| x <= k) - sorted.partition_point(|&x| x < k);
+        let mut line_of_key: Vec<(Key, u32)> = Vec::new();
         let mut lines: Vec<SharedLine> = Vec::new();
         let mut of_flow = Vec::with_capacity(n);
         let noise_shared = (0..n).any(|i| jitters[i] > 0 && delays[i] > 0 && count(key(i)) >= min_shared.max(2));
-        let mut noisy: Vec<NoisyFlow> = if noise_shared { (0..n).map(|_| NoisyFlow::new(Pcg64Mcg::new(0))).collect() } else { Vec::new() };
+        let mut noisy: Vec<NoisyFlow> =
+            if noise_shared { (0..n).map(|_| NoisyFlow::new(Pcg64Mcg::new(0), Pcg64Mcg::new(0))).collect() } else { Vec::new() };
         for i in 0..n {
             if delays[i] == 0 || count(key(i)) < min_shared.max(2) {
                 of_flow.push(OWN_LINE);
@@ -669,7 +758,8 @@ impl SharedLines {
             let l = match line_of_key.iter().find(|e| e.0 == key(i)) {
                 Some(e) => e.1,
                 None => {
-                    let stage = (jitters[i] > 0).then(|| Box::new(Stage::new(jitters[i])));
+                    let law = tail(i).and_then(|(ppm, mean)| TailLaw::new(ppm, mean));
+                    let stage = (jitters[i] > 0).then(|| Box::new(Stage::new(jitters[i], law)));
                     lines.push(SharedLine { line: DelayLine::new(delays[i]), arranged_at: TimeNs::MAX, stage, next: NO_EVENT });
                     line_of_key.push((key(i), lines.len() as u32 - 1));
                     lines.len() as u32 - 1
@@ -677,7 +767,7 @@ impl SharedLines {
             };
             of_flow.push(l);
             if jitters[i] > 0 {
-                noisy[i] = NoisyFlow::new(stream_rng(seed, stream_base + i as u64));
+                noisy[i] = NoisyFlow::new(stream_rng(seed, stream_base + i as u64), stream_rng(seed, tail_stream_base + i as u64));
             }
         }
         SharedLines { lines, of_flow, heads: vec![FlowHead::default(); n], noisy, order: Vec::new(), block: Vec::new(), next_key: NO_NEXT }
@@ -1074,5 +1164,26 @@ mod tests {
             })
             .fold(0.0, f64::max);
         assert!(ks < 1.95 / (n as f64).sqrt(), "KS distance {ks}");
+    }
+
+    #[test]
+    fn the_host_noise_tail_takes_its_share_of_skbs_with_an_exponential_of_its_mean() {
+        // n draws of the tail at 5 000 per million, mean 3 ms: the count taking it
+        // is binomial (within 5 standard deviations of n p), and the delays
+        // that took it have an exponential law's mean and sd (5 standard errors).
+        let (ppm, mean) = (5_000u32, 3_000_000.0);
+        let law = TailLaw::new(ppm, mean as u64).expect("a tail");
+        let mut rng = stream_rng(42, stream::HOST_TAIL_ACK);
+        let n = 2_000_000;
+        let taken: Vec<f64> = (0..n).map(|_| law.draw_ns(&mut rng)).filter(|&x| x > 0).map(|x| x as f64).collect();
+        let p = f64::from(ppm) / 1e6;
+        let k = taken.len() as f64;
+        assert!((k - n as f64 * p).abs() < 5.0 * (n as f64 * p * (1.0 - p)).sqrt(), "{k} of {n} took the tail");
+        let m = taken.iter().sum::<f64>() / k;
+        let sd = (taken.iter().map(|v| (v - m) * (v - m)).sum::<f64>() / (k - 1.0)).sqrt();
+        let se = mean / k.sqrt();
+        assert!((m - mean).abs() < 5.0 * se, "mean {m} ns");
+        assert!((sd - mean).abs() < 5.0 * se * 2f64.sqrt(), "sd {sd} ns");
+        assert!(TailLaw::new(0, 3_000_000).is_none() && TailLaw::new(5_000, 0).is_none(), "0 is none");
     }
 }

@@ -30,6 +30,8 @@ pub mod stream {
     /// gives it; cc/mod.rs `host_clock_epoch_ns`).
     pub const TCP_TS_OFFSET: u64 = 9 << 40;
     pub const TCP_TS_EPOCH: u64 = 10 << 40;
+    /// The host noise's heavy tail on a flow's ACKs, lines.rs `TailLaw`.
+    pub const HOST_TAIL_ACK: u64 = 11 << 40;
 }
 
 /// Seed for stream `id` of a run with master `seed`.

@@ -293,11 +293,19 @@ impl TopoSim {
                 (slack / 2, slack - slack / 2)
             };
             access.push(DelayLine::with_jitter(a_ns, f.host_jitter_ns, cfg.seed, stream::HOST_SEND + i as u64));
+            let ack_line = |d: u64| {
+                DelayLine::with_jitter(d, f.ack_jitter_ns, cfg.seed, stream::HOST_ACK + i as u64).with_tail(
+                    f.ack_tail_ppm,
+                    f.ack_tail_ns,
+                    cfg.seed,
+                    stream::HOST_TAIL_ACK + i as u64,
+                )
+            };
             if f.reverse_path.is_empty() {
                 ack_out.push(DelayLine::new(0));
-                reverse.push(DelayLine::with_jitter(back_ns, f.ack_jitter_ns, cfg.seed, stream::HOST_ACK + i as u64));
+                reverse.push(ack_line(back_ns));
             } else {
-                ack_out.push(DelayLine::with_jitter(0, f.ack_jitter_ns, cfg.seed, stream::HOST_ACK + i as u64));
+                ack_out.push(ack_line(0));
                 reverse.push(DelayLine::new(back_ns));
             }
         }
