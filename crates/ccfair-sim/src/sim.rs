@@ -110,13 +110,9 @@ pub(crate) struct Monitor {
     pub(crate) delivered: Vec<Vec<u64>>,
     /// Per flow, per bin: payload bytes of data packets arriving at the receiver.
     pub(crate) arrivals: Vec<Vec<u64>>,
-    /// Per flow: [delivered, arrived] of the current bin (`bin_idx`), all
-    /// flows' together; added to `delivered` and `arrivals` when the bin
-    /// ends (`bin`) and at the end of the run (`flush_bin`).
-    bin_counts: Vec<[u64; 2]>,
     /// The current bin's link bytes (`add_link_tx`), sojourn sum and packets
     /// (`record_sojourn`): added to `link_tx`, `sojourn_sum` and
-    /// `sojourn_pkts` when the bin ends, as `bin_counts`.
+    /// `sojourn_pkts` when the bin ends, as the flows' `FlowTally::bin`.
     bin_link_tx: u64,
     bin_sojourn: [u64; 2],
     /// The current bin lies wholly in the window: its packets skip the
@@ -155,9 +151,9 @@ pub(crate) struct Monitor {
     pub(crate) trace: Option<TraceResult>,
 }
 
-/// A flow's counters that its packets update (`Monitor::tally`): 32 bytes,
-/// two flows per cache line; the rarer counters (drops, marks, completion
-/// time) are in the monitor's per-flow vectors.
+/// A flow's counters that its packets update (`Monitor::tally`): 48 bytes,
+/// one lookup for a delivery's counts; the rarer counters (drops, marks,
+/// completion time) are in the monitor's per-flow vectors.
 #[derive(Debug, Clone, Copy)]
 struct FlowTally {
     /// Bytes delivered in order so far (capped at `size_bytes`).
@@ -167,6 +163,10 @@ struct FlowTally {
     /// Sojourn sum and packets of the flow's packets in the window.
     sojourn_sum_ns: u64,
     sojourn_pkts: u64,
+    /// [delivered, arrived] payload bytes of the current bin (`bin_idx`);
+    /// added to `delivered` and `arrivals` when the bin ends (`bin`) and
+    /// at the end of the run (`flush_bin`).
+    bin: [u64; 2],
 }
 
 impl Monitor {
@@ -219,12 +219,12 @@ impl Monitor {
             size_bytes: f.size_bytes.unwrap_or(u64::MAX),
             sojourn_sum_ns: 0,
             sojourn_pkts: 0,
+            bin: [0; 2],
         };
         Ok(Monitor {
             bin_ns: cfg.bin_ns,
             delivered: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
             arrivals: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
-            bin_counts: vec![[0; 2]; n],
             bin_link_tx: 0,
             bin_sojourn: [0; 2],
             bin_in_window: window.0 == 0 && cfg.bin_ns.min(cfg.duration_ns) <= window.1,
@@ -378,7 +378,7 @@ impl Monitor {
             *n += self.bin_sojourn[1];
         }
         (self.bin_link_tx, self.bin_sojourn) = (0, [0; 2]);
-        for (f, c) in self.bin_counts.iter_mut().enumerate() {
+        for (f, c) in self.tally.iter_mut().map(|t| &mut t.bin).enumerate() {
             if *c != [0, 0] {
                 if let Some(x) = self.delivered[f].get_mut(b) {
                     *x += c[0];
@@ -391,36 +391,26 @@ impl Monitor {
         }
     }
 
-    /// Count `x` of flow `f` in bin `b` (`k`: 0 delivered, 1 arrived).
-    #[inline(always)]
-    fn count(&mut self, f: usize, b: usize, k: usize, x: u64) {
-        if b == self.bin_idx {
-            self.bin_counts[f][k] += x;
-        } else {
-            let series = if k == 0 { &mut self.delivered[f] } else { &mut self.arrivals[f] };
-            if let Some(v) = series.get_mut(b) {
-                *v += x;
-            }
-        }
-    }
-
-    /// A data packet of flow `f` with `bytes` of payload reaches its receiver in bin `b`.
+    /// A data packet of flow `f` with `bytes` of payload reaches its
+    /// receiver in bin `b` (the one `bin` returned last).
     #[inline(always)]
     pub(crate) fn add_arrival(&mut self, f: usize, b: usize, bytes: u64) {
-        self.count(f, b, 1, bytes);
+        debug_assert_eq!(b, self.bin_idx, "add_arrival after bin(now)");
+        self.tally[f].bin[1] += bytes;
     }
 
-    /// Flow `f` delivered `bytes` more in order in bin `b` (capped at its
-    /// size); true when that completes the flow (first time its size is reached).
+    /// Flow `f` delivered `bytes` more in order in bin `b` (the one `bin`
+    /// returned last; capped at its size); true when that completes the
+    /// flow (first time its size is reached).
     #[inline(always)]
     pub(crate) fn add_delivered(&mut self, f: usize, b: usize, bytes: u64) -> bool {
+        debug_assert_eq!(b, self.bin_idx, "add_delivered after bin(now)");
         let t = &mut self.tally[f];
         let before = t.delivered_bytes;
         let after = (before + bytes).min(t.size_bytes);
         t.delivered_bytes = after;
-        let completes = after == t.size_bytes && self.fct_ns[f].is_none();
-        self.count(f, b, 0, after - before);
-        completes
+        t.bin[0] += after - before;
+        after == t.size_bytes && self.fct_ns[f].is_none()
     }
 }
 
