@@ -717,23 +717,25 @@ impl<Q: Qdisc> Simulation<Q> {
     /// or the link goes idle.
     #[inline(always)]
     fn start_tx(&mut self, now: TimeNs, b: usize) {
-        let p = self.qdisc.dequeue(now, &mut self.dropped);
+        debug_assert!(self.tx_current.is_none(), "the link is free");
+        // Dequeued into its place: no copy of the packet on the way.
+        self.tx_current = self.qdisc.dequeue(now, &mut self.dropped);
         if !self.dropped.is_empty() {
             self.count_dropped();
         }
-        if let Some(p) = p {
+        if let Some(p) = &self.tx_current {
+            let (flow, wire_bytes) = (p.flow, p.wire_bytes);
             if p.ecn == Ecn::Ce && p.kind == Kind::Data {
                 // Senders never send CE, so a CE packet leaving the queue was marked here.
-                self.mon.ecn_marks[p.flow as usize] += 1;
+                self.mon.ecn_marks[flow as usize] += 1;
             }
-            self.mon.record_sojourn(now, b, &p);
-            let leaves = self.bucket.release(now, p.wire_bytes);
-            self.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
+            self.mon.record_sojourn(now, b, p);
+            let leaves = self.bucket.release(now, wire_bytes);
+            self.qdisc.set_in_service(InService::of(Some(wire_bytes)));
             if self.prefetch_flow_state {
                 // Its receiver runs when this transmission ends.
-                self.prefetch_receiver(p.flow);
+                self.prefetch_receiver(flow);
             }
-            self.tx_current = Some(p);
             self.tx_done_key = order_key(leaves, self.q.take_seq());
         } else {
             // Idle. (A packet that follows another at once replaces it in
