@@ -717,8 +717,8 @@ impl<Q: Qdisc> Simulation<Q> {
     /// or the link goes idle.
     #[inline(always)]
     fn start_tx(&mut self, now: TimeNs, b: usize) {
-        debug_assert!(self.tx_current.is_none(), "the link is free");
-        // Dequeued into its place: no copy of the packet on the way.
+        // Dequeued into its place (the link is free: `tx_current` is None or
+        // the packet `tx_done` just took): no copy of the packet on the way.
         self.tx_current = self.qdisc.dequeue(now, &mut self.dropped);
         if !self.dropped.is_empty() {
             self.count_dropped();
@@ -778,7 +778,8 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     fn tx_done(&mut self, now: TimeNs) {
-        let p = self.tx_current.take().expect("TxDone without a packet");
+        // Left in place: `start_tx` below overwrites it.
+        let Some(p) = self.tx_current else { no_packet_in_service() };
         #[cfg(feature = "slot-log")]
         crate::slot_log::freed(now);
         debug_assert_eq!(self.tx_done_key, NO_EVENT, "taken by next_event");
@@ -1059,6 +1060,14 @@ impl<Q: Qdisc> Simulation<Q> {
             delivered_bytes: m.link_tx.iter().sum(),
         }
     }
+}
+
+/// The panic of a `TxDone` without a packet in service (a simulator bug),
+/// out of line.
+#[cold]
+#[inline(never)]
+fn no_packet_in_service() -> ! {
+    panic!("TxDone without a packet")
 }
 
 /// The per-flow results from the senders' statistics and the monitor's
