@@ -30,6 +30,8 @@
 //! next events are kept outside the heap, as the end of transmission is
 //! (`next_event`).
 
+use std::num::NonZeroU64;
+
 use crate::cc;
 use crate::config::{EcnMode, QdiscConfig, RunConfig, Transport, HEADER_BYTES};
 use crate::dccp::receiver::DccpReceiver;
@@ -108,10 +110,14 @@ pub(crate) struct Monitor {
     pub(crate) delivered: Vec<Vec<u64>>,
     /// Per flow, per bin: payload bytes of data packets arriving at the receiver.
     pub(crate) arrivals: Vec<Vec<u64>>,
-    /// Per flow: [delivered, arrived] of the current bin (`bin_idx`), all
-    /// flows' together; added to `delivered` and `arrivals` when the bin
-    /// ends (`bin`) and at the end of the run (`flush_bin`).
-    bin_counts: Vec<[u64; 2]>,
+    /// The current bin's link bytes (`add_link_tx`), sojourn sum and packets
+    /// (`record_sojourn`): added to `link_tx`, `sojourn_sum` and
+    /// `sojourn_pkts` when the bin ends, as the flows' `FlowTally::bin`.
+    bin_link_tx: u64,
+    bin_sojourn: [u64; 2],
+    /// The current bin lies wholly in the window: its packets skip the
+    /// window's two comparisons.
+    bin_in_window: bool,
     /// Per flow: what every packet of the flow updates, together (`FlowTally`).
     tally: Vec<FlowTally>,
     /// The result bin last asked for (`bin`): its index and its start time.
@@ -130,6 +136,8 @@ pub(crate) struct Monitor {
     any_l4s: bool,
     pub(crate) sojourn_hist: Vec<u64>,
     pub(crate) sojourn_bin_ns: u64,
+    /// `sojourn_bin_ns`, for a division without the zero test.
+    sojourn_div: NonZeroU64,
     pub(crate) sojourn_sum: Vec<u64>,
     pub(crate) sojourn_pkts: Vec<u64>,
     pub(crate) window: (u64, u64),
@@ -143,9 +151,9 @@ pub(crate) struct Monitor {
     pub(crate) trace: Option<TraceResult>,
 }
 
-/// A flow's counters that its packets update (`Monitor::tally`): 32 bytes,
-/// two flows per cache line; the rarer counters (drops, marks, completion
-/// time) are in the monitor's per-flow vectors.
+/// A flow's counters that its packets update (`Monitor::tally`): 48 bytes,
+/// one lookup for a delivery's counts; the rarer counters (drops, marks,
+/// completion time) are in the monitor's per-flow vectors.
 #[derive(Debug, Clone, Copy)]
 struct FlowTally {
     /// Bytes delivered in order so far (capped at `size_bytes`).
@@ -155,6 +163,10 @@ struct FlowTally {
     /// Sojourn sum and packets of the flow's packets in the window.
     sojourn_sum_ns: u64,
     sojourn_pkts: u64,
+    /// [delivered, arrived] payload bytes of the current bin (`bin_idx`);
+    /// added to `delivered` and `arrivals` when the bin ends (`bin`) and
+    /// at the end of the run (`flush_bin`).
+    bin: [u64; 2],
 }
 
 impl Monitor {
@@ -207,12 +219,15 @@ impl Monitor {
             size_bytes: f.size_bytes.unwrap_or(u64::MAX),
             sojourn_sum_ns: 0,
             sojourn_pkts: 0,
+            bin: [0; 2],
         };
         Ok(Monitor {
             bin_ns: cfg.bin_ns,
             delivered: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
             arrivals: (0..n).map(|_| try_zeroed(nbins, "bin")).collect::<Result<_, _>>()?,
-            bin_counts: vec![[0; 2]; n],
+            bin_link_tx: 0,
+            bin_sojourn: [0; 2],
+            bin_in_window: window.0 == 0 && cfg.bin_ns.min(cfg.duration_ns) <= window.1,
             tally: cfg.flows.iter().map(tally).collect(),
             bin_idx: 0,
             bin_start_ns: 0,
@@ -226,6 +241,8 @@ impl Monitor {
             flow_l4s,
             sojourn_hist: Vec::new(),
             sojourn_bin_ns: cfg.sojourn_bin_ns,
+            sojourn_div: NonZeroU64::new(cfg.sojourn_bin_ns)
+                .ok_or_else(|| SimError::Invalid { field: "sojourn_bin".into(), msg: "must be > 0".into() })?,
             sojourn_sum: try_zeroed(nbins, "bin")?,
             sojourn_pkts: try_zeroed(nbins, "bin")?,
             window,
@@ -269,22 +286,25 @@ impl Monitor {
         }
     }
 
-    /// Packet `p` leaves the measured queue at `now` (result bin `b`): its
-    /// sojourn time per bin and, within the window, in the histograms and
-    /// its flow's sums.
+    /// Packet `p` leaves the measured queue at `now` (result bin `b`, the
+    /// one `bin` returned last): its sojourn time in the bin's sums and,
+    /// within the window, in the histograms and its flow's sums.
     #[inline(always)]
     pub(crate) fn record_sojourn(&mut self, now: TimeNs, b: usize, p: &Packet) {
+        debug_assert_eq!(b, self.bin_idx, "record_sojourn after bin(now)");
         let sojourn = now - p.enqueue_ns;
-        if b < self.sojourn_sum.len() {
-            self.sojourn_sum[b] += sojourn;
-            self.sojourn_pkts[b] += 1;
-        }
-        if now >= self.window.0 && now < self.window.1 {
-            let i = ((sojourn / self.sojourn_bin_ns) as usize).min(MAX_SOJOURN_BINS - 1);
-            if i >= self.sojourn_hist.len() {
-                self.sojourn_hist.resize(i + 1, 0);
-            }
-            self.sojourn_hist[i] += 1;
+        self.bin_sojourn[0] += sojourn;
+        self.bin_sojourn[1] += 1;
+        if self.bin_in_window || (now >= self.window.0 && now < self.window.1) {
+            let raw = (sojourn / self.sojourn_div) as usize;
+            // The histogram never outgrows `MAX_SOJOURN_BINS`: within it, no clamp.
+            let i = match self.sojourn_hist.get_mut(raw) {
+                Some(c) => {
+                    *c += 1;
+                    raw
+                }
+                None => self.grow_sojourn_hist(raw),
+            };
             let f = p.flow as usize;
             let t = &mut self.tally[f];
             t.sojourn_sum_ns += sojourn;
@@ -297,6 +317,25 @@ impl Monitor {
                 h[i] += 1;
             }
         }
+    }
+
+    /// `record_sojourn`'s histogram count beyond its current length (index
+    /// `raw`, clamped to the last of `MAX_SOJOURN_BINS`): the index counted.
+    #[inline(never)]
+    fn grow_sojourn_hist(&mut self, raw: usize) -> usize {
+        let i = raw.min(MAX_SOJOURN_BINS - 1);
+        if i >= self.sojourn_hist.len() {
+            self.sojourn_hist.resize(i + 1, 0);
+        }
+        self.sojourn_hist[i] += 1;
+        i
+    }
+
+    /// `bytes` leave the link in result bin `b` (the one `bin` returned last).
+    #[inline(always)]
+    pub(crate) fn add_link_tx(&mut self, b: usize, bytes: u64) {
+        debug_assert_eq!(b, self.bin_idx, "add_link_tx after bin(now)");
+        self.bin_link_tx += bytes;
     }
 
     pub(crate) fn count_drop(&mut self, flow: u32, why: DropReason) {
@@ -323,13 +362,23 @@ impl Monitor {
         self.flush_bin();
         self.bin_idx = (t / self.bin_ns) as usize;
         self.bin_start_ns = self.bin_idx as u64 * self.bin_ns;
+        let end = self.bin_start_ns.saturating_add(self.bin_ns);
+        self.bin_in_window = self.window.0 <= self.bin_start_ns && end <= self.window.1;
     }
 
     /// Add the current bin's counts to the flows' series (beyond the last
     /// bin: dropped, as every count there) and clear them.
     pub(crate) fn flush_bin(&mut self) {
         let b = self.bin_idx;
-        for (f, c) in self.bin_counts.iter_mut().enumerate() {
+        if let Some(x) = self.link_tx.get_mut(b) {
+            *x += self.bin_link_tx;
+        }
+        if let (Some(x), Some(n)) = (self.sojourn_sum.get_mut(b), self.sojourn_pkts.get_mut(b)) {
+            *x += self.bin_sojourn[0];
+            *n += self.bin_sojourn[1];
+        }
+        (self.bin_link_tx, self.bin_sojourn) = (0, [0; 2]);
+        for (f, c) in self.tally.iter_mut().map(|t| &mut t.bin).enumerate() {
             if *c != [0, 0] {
                 if let Some(x) = self.delivered[f].get_mut(b) {
                     *x += c[0];
@@ -342,36 +391,26 @@ impl Monitor {
         }
     }
 
-    /// Count `x` of flow `f` in bin `b` (`k`: 0 delivered, 1 arrived).
-    #[inline(always)]
-    fn count(&mut self, f: usize, b: usize, k: usize, x: u64) {
-        if b == self.bin_idx {
-            self.bin_counts[f][k] += x;
-        } else {
-            let series = if k == 0 { &mut self.delivered[f] } else { &mut self.arrivals[f] };
-            if let Some(v) = series.get_mut(b) {
-                *v += x;
-            }
-        }
-    }
-
-    /// A data packet of flow `f` with `bytes` of payload reaches its receiver in bin `b`.
+    /// A data packet of flow `f` with `bytes` of payload reaches its
+    /// receiver in bin `b` (the one `bin` returned last).
     #[inline(always)]
     pub(crate) fn add_arrival(&mut self, f: usize, b: usize, bytes: u64) {
-        self.count(f, b, 1, bytes);
+        debug_assert_eq!(b, self.bin_idx, "add_arrival after bin(now)");
+        self.tally[f].bin[1] += bytes;
     }
 
-    /// Flow `f` delivered `bytes` more in order in bin `b` (capped at its
-    /// size); true when that completes the flow (first time its size is reached).
+    /// Flow `f` delivered `bytes` more in order in bin `b` (the one `bin`
+    /// returned last; capped at its size); true when that completes the
+    /// flow (first time its size is reached).
     #[inline(always)]
     pub(crate) fn add_delivered(&mut self, f: usize, b: usize, bytes: u64) -> bool {
+        debug_assert_eq!(b, self.bin_idx, "add_delivered after bin(now)");
         let t = &mut self.tally[f];
         let before = t.delivered_bytes;
         let after = (before + bytes).min(t.size_bytes);
         t.delivered_bytes = after;
-        let completes = after == t.size_bytes && self.fct_ns[f].is_none();
-        self.count(f, b, 0, after - before);
-        completes
+        t.bin[0] += after - before;
+        after == t.size_bytes && self.fct_ns[f].is_none()
     }
 }
 
@@ -431,6 +470,9 @@ pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
     /// fewer per sample), run just before the first queued event that
     /// follows it in (time, seq) order.
     next_sample_key: OrderKey,
+    /// `next_sample_key`'s time (`u64::MAX`: none): an event before it
+    /// needs no 128-bit comparison (`samples_before`).
+    next_sample_ns: TimeNs,
     starts: Vec<u64>,
     data_packets: u64,
     sizes: Vec<Option<u64>>,
@@ -541,6 +583,7 @@ impl<Q: Qdisc> Simulation<Q> {
             duration_ns: cfg.duration_ns,
             sample_ns: cfg.sample_ns,
             next_sample_key: order_key(first_sample.0, first_sample.1),
+            next_sample_ns: first_sample.0,
             starts,
             data_packets: 0,
             sizes: cfg.flows.iter().map(|f| f.size_bytes).collect(),
@@ -686,23 +729,25 @@ impl<Q: Qdisc> Simulation<Q> {
     /// or the link goes idle.
     #[inline(always)]
     fn start_tx(&mut self, now: TimeNs, b: usize) {
-        let p = self.qdisc.dequeue(now, &mut self.dropped);
+        // Dequeued into its place (the link is free: `tx_current` is None or
+        // the packet `tx_done` just took): no copy of the packet on the way.
+        self.tx_current = self.qdisc.dequeue(now, &mut self.dropped);
         if !self.dropped.is_empty() {
             self.count_dropped();
         }
-        if let Some(p) = p {
+        if let Some(p) = &self.tx_current {
+            let (flow, wire_bytes) = (p.flow, p.wire_bytes);
             if p.ecn == Ecn::Ce && p.kind == Kind::Data {
                 // Senders never send CE, so a CE packet leaving the queue was marked here.
-                self.mon.ecn_marks[p.flow as usize] += 1;
+                self.mon.ecn_marks[flow as usize] += 1;
             }
-            self.mon.record_sojourn(now, b, &p);
-            let leaves = self.bucket.release(now, p.wire_bytes);
-            self.qdisc.set_in_service(InService::of(Some(p.wire_bytes)));
+            self.mon.record_sojourn(now, b, p);
+            let leaves = self.bucket.release(now, wire_bytes);
+            self.qdisc.set_in_service(InService::of(Some(wire_bytes)));
             if self.prefetch_flow_state {
                 // Its receiver runs when this transmission ends.
-                self.prefetch_receiver(p.flow);
+                self.prefetch_receiver(flow);
             }
-            self.tx_current = Some(p);
             self.tx_done_key = order_key(leaves, self.q.take_seq());
         } else {
             // Idle. (A packet that follows another at once replaces it in
@@ -745,16 +790,15 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     fn tx_done(&mut self, now: TimeNs) {
-        let p = self.tx_current.take().expect("TxDone without a packet");
+        // Left in place: `start_tx` below overwrites it.
+        let Some(p) = self.tx_current else { no_packet_in_service() };
         #[cfg(feature = "slot-log")]
         crate::slot_log::freed(now);
         debug_assert_eq!(self.tx_done_key, NO_EVENT, "taken by next_event");
         // The result bin of `now`, computed once for the statistics of the
         // packet that ends here, the one that starts and the delivery.
         let b = self.mon.bin(now);
-        if b < self.mon.link_tx.len() {
-            self.mon.link_tx[b] += p.wire_bytes as u64;
-        }
+        self.mon.add_link_tx(b, p.wire_bytes as u64);
         if self.bottleneck_out.delivers_now() && !self.q.pending_at(now) && !self.shared_pending_at(now) {
             // Zero-delay bottleneck line: the packet reaches its receiver now.
             // Through the queue it would be a `Delivered` event scheduled
@@ -801,13 +845,15 @@ impl<Q: Qdisc> Simulation<Q> {
         self.mon.trace_flows(now, &self.senders, &self.starts);
         let next = now + self.sample_ns;
         self.next_sample_key = if next < self.duration_ns { order_key(next, self.q.take_seq()) } else { NO_EVENT };
+        self.next_sample_ns = key_parts(self.next_sample_key).0;
     }
 
     /// Take every queue sample due before the event (`time`, `seq`).
-    /// (Inlined test, out-of-line loop: most events have no sample before them.)
+    /// (Inlined test of the time alone, out-of-line loop in (time, seq) order:
+    /// most events have no sample before them.)
     #[inline(always)]
     fn samples_before(&mut self, time: TimeNs, seq: u64) {
-        if self.next_sample_key <= order_key(time, seq) {
+        if time >= self.next_sample_ns {
             self.take_samples_before(time, seq);
         }
     }
@@ -1026,6 +1072,14 @@ impl<Q: Qdisc> Simulation<Q> {
             delivered_bytes: m.link_tx.iter().sum(),
         }
     }
+}
+
+/// The panic of a `TxDone` without a packet in service (a simulator bug),
+/// out of line.
+#[cold]
+#[inline(never)]
+fn no_packet_in_service() -> ! {
+    panic!("TxDone without a packet")
 }
 
 /// The per-flow results from the senders' statistics and the monitor's
@@ -1288,6 +1342,7 @@ mod tests {
             let t1 = next_tx_done(&mut s);
             assert_eq!(t1 - t0, want_ns);
             s.tx_done(t1);
+            s.mon.flush_bin();
             assert_eq!(s.mon.link_tx[0], 2 * (1500 + l2 as u64), "the link counts frame bytes");
         }
     }
