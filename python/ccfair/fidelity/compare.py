@@ -62,12 +62,16 @@ def _sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None = None
 
 def _side(spec: Any, summaries: list[dict[str, Any]]) -> dict[str, Any]:
     shares = [group_shares(spec, s)[1] for s in summaries]
+    util = [float(s["utilization"]) for s in summaries]
+    queue = [float(s["queue_packets_mean"]) for s in summaries]
     return {
         "share_b": statistics.fmean(shares),
         "share_b_runs": shares,
         "share_b_range": [min(shares), max(shares)],
-        "utilisation": statistics.fmean(float(s["utilization"]) for s in summaries),
-        "queue_packets": statistics.fmean(float(s["queue_packets_mean"]) for s in summaries),
+        "utilisation": statistics.fmean(util),
+        "utilisation_runs": util,
+        "queue_packets": statistics.fmean(queue),
+        "queue_packets_runs": queue,
     }
 
 
@@ -162,6 +166,7 @@ def _point_entry(p: Point, kr: list[dict[str, Any]], kern: dict[str, Any], sim: 
         "sim_utilisation": sim["utilisation"],
         "kernel_queue_packets": kern["queue_packets"],
         "sim_queue_packets": sim["queue_packets"],
+        **{f"{side}_{k}_runs": d[f"{k}_runs"] for side, d in (("kernel", kern), ("sim", sim)) for k in ("utilisation", "queue_packets")},
     }
 
 
