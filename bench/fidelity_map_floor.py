@@ -105,6 +105,9 @@ def measured(points: list[dict]) -> dict[str, np.ndarray]:
 
 def report(path: Path, draws: int, rng: np.random.Generator) -> None:
     points = json.loads(path.read_text())["points"]
+    missing = [f"{side}_{key}" for side in ("kernel", "sim") for key, _ in METRICS.values() if f"{side}_{key}" not in points[0]]
+    if missing:
+        raise SystemExit(f"{path}: no {', '.join(missing)} (written by an older `ccfair fidelity --json`; run it again)")
     ks = sorted({p["sim_runs"] // p["kernel_runs"] for p in points})
     got = measured(points)
     perfect = figures([point_draws(p, draws, rng) for p in points])
