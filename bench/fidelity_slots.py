@@ -1,7 +1,7 @@
 """Who takes the place a departure frees at a full drop-tail queue, on both sides.
 
     sudo python3 bench/fidelity_slots.py --point ID --seed N --testbed --out K.csv [--set-testbed KEY=VALUE]
-    python3 bench/fidelity_slots.py --point ID --seed N --sim --out S.csv [--set-sim KEY=VALUE]
+    python3 bench/fidelity_slots.py --point ID --seed N --sim --out S.csv [--set-sim KEY=VALUE] [--noise-scale X]
     python3 bench/fidelity_slots.py --table K.csv S.csv [--window 10,45]
 
 `--testbed` runs one testbed run of the point with the bottleneck writing every forward frame
@@ -56,6 +56,11 @@ def run_testbed(args: argparse.Namespace) -> None:
 
 
 def run_sim(args: argparse.Namespace) -> None:
+    if args.noise_scale != 1.0:
+        sys.path.insert(0, str(ROOT / "bench"))
+        from common import scaled_host_noise, use_host_noise
+
+        use_host_noise(scaled_host_noise(args.noise_scale))
     spec = point_spec(args.set_name, args.point).with_overrides(args.set_sim)
     cfg = spec.to_run_config(args.seed)
     for fc, t in zip(cfg["flows"], [0.0, B_START_S]):
@@ -200,6 +205,7 @@ def main() -> None:
     ap.add_argument("--testbed", action="store_true")
     ap.add_argument("--sim", action="store_true")
     ap.add_argument("--set-sim", action="append", default=[])
+    ap.add_argument("--noise-scale", type=float, default=1.0, help="with --sim: both host-noise means times X")
     ap.add_argument("--set-testbed", action="append", default=[], help="with --testbed: KEY=VALUE")
     ap.add_argument("--table", nargs="+")
     ap.add_argument("--window", default="10,45")
