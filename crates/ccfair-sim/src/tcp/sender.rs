@@ -351,6 +351,9 @@ pub struct Sender {
     /// Tests: free every ACKed segment through the general loop.
     #[cfg(test)]
     test_general_ack_path: bool,
+    /// Tests: send every segment through `send`'s loop (no `transmit_new_run`).
+    #[cfg(test)]
+    test_general_send_path: bool,
 }
 
 /// What one ACK did (Linux tcp_ack `flag` bits the recovery code reads).
@@ -531,6 +534,8 @@ impl Sender {
             sack_rx: sack_channel(),
             #[cfg(test)]
             test_general_ack_path: false,
+            #[cfg(test)]
+            test_general_send_path: false,
         }
     }
 
@@ -730,6 +735,14 @@ impl Sender {
                     }
                 }
                 end_skb(out, &mut skb_segs);
+                if let Some(n) = self.new_run_len(burst_quota) {
+                    // The skb's segments in one go, as this loop would send them one by one.
+                    self.transmit_new_run(now, n, out);
+                    burst_quota -= n;
+                    skb_segs = n;
+                    sent_any = true;
+                    continue;
+                }
             }
             if rtx.is_some() {
                 // A retransmission is an skb of its own.
@@ -1059,6 +1072,88 @@ impl Sender {
         p.ts_ecr = self.ts_recent;
         out.push(p);
         self.stats.sent_packets += 1;
+        self.tp.in_flight = self.in_flight();
+    }
+
+    /// How many segments of the unpaced skb of new data of `quota` segments
+    /// about to be sent `send`'s loop would send one by one, each passing
+    /// its tests as the first: no retransmission waits (the queue was found
+    /// empty, or F-RTO sends new data; new data adds none), a bulk
+    /// application always has data (the stop time is fixed within the
+    /// call), and each segment takes one of cwnd and one of rwnd. None
+    /// (the loop sends them) for a finite or rate-capped application, and
+    /// for a flow with nothing in flight (`transmit`'s restart after idle).
+    #[inline(always)]
+    fn new_run_len(&self, quota: u32) -> Option<u32> {
+        let pipe = self.in_flight();
+        if pipe == 0 || self.cfg.size_bytes.is_some() || self.cfg.rate_cap_bps.is_some() {
+            return None;
+        }
+        #[cfg(test)]
+        if self.test_general_send_path {
+            return None;
+        }
+        // The loop's tests passed for the first segment: both rooms are at least 1.
+        let cwnd_room = self.tp.cwnd - pipe;
+        let rwnd_room = self.tp.snd_una + self.rwnd as u64 - self.tp.snd_nxt;
+        Some(quota.min(cwnd_room).min(rwnd_room.min(u32::MAX as u64) as u32))
+    }
+
+    /// `transmit` of the `n` (>= 1) new segments of an unpaced skb, the
+    /// first of them its first (`new_run_len`), then each marked as
+    /// following the one before it: with data in flight (no sampling
+    /// restart, no `TxStart`), the same rate snapshot for every segment but
+    /// the in-flight count, a queued CWR on the first.
+    #[inline(always)]
+    fn transmit_new_run(&mut self, now: TimeNs, n: u32, out: &mut Vec<Packet>) {
+        debug_assert!(n > 0 && self.packets_out > 0 && self.in_flight() > 0 && !self.tp.pacing);
+        let first_seq = self.tp.snd_nxt;
+        let pipe = self.in_flight();
+        let rate = Seg {
+            sent_ns: now,
+            first_tx_ns: self.first_tx_ns,
+            delivered_ns: self.tp.delivered_time_ns,
+            delivered: self.tp.delivered,
+            tx_in_flight: 0,
+            tx_lost: self.tp.lost as u32,
+            tx_delivered_ce: self.tp.delivered_ce as u32,
+            flags: if self.tp.app_limited != 0 { F_APP_LIMITED } else { 0 },
+        };
+        for i in 1..=n {
+            self.segs.push_back(Seg { tx_in_flight: pipe + i, ..rate });
+        }
+        self.tp.snd_nxt += n as u64;
+        self.packets_out += n;
+        self.pipe += n;
+        self.tsorted.push_first_run(first_seq, n as u64);
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+            self.prr_out += n;
+        }
+        self.last_xmit_ns = now;
+        if !self.rto_timer.is_armed() {
+            self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+        }
+        let mut p = Packet::new(self.cfg.flow, Kind::Data, self.cfg.wire_bytes);
+        p.seq = first_seq;
+        p.ecn = match self.cfg.ecn {
+            EcnMode::Off => Ecn::NotEct,
+            EcnMode::Classic => Ecn::Ect0,
+            EcnMode::Scalable => Ecn::Ect1,
+        };
+        p.ts_val = now;
+        p.ts_ecr = self.ts_recent;
+        if self.queue_cwr {
+            p.set_cwr(true);
+            self.queue_cwr = false;
+        }
+        out.push(p);
+        p.set_cwr(false);
+        p.set_skb_next(true);
+        out.extend((first_seq + 1..first_seq + n as u64).map(|seq| {
+            p.seq = seq;
+            p
+        }));
+        self.stats.sent_packets += n as u64;
         self.tp.in_flight = self.in_flight();
     }
 
