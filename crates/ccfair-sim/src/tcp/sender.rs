@@ -409,6 +409,13 @@ struct AckDelivery {
     rtt_ns: i64,
 }
 
+/// `rate_gen`'s result: the rate sample's delivered packets and interval, ns (-1: none).
+#[derive(Clone, Copy)]
+struct RateGen {
+    delivered: i64,
+    interval_ns: i64,
+}
+
 /// Per-ACK bookkeeping of tcp_rate.c `tcp_rate_skb_delivered`.
 struct RateAcc {
     prior_delivered: u64,
@@ -1405,16 +1412,18 @@ impl Sender {
     #[inline(always)]
     fn control_cwnd_on_ack(&mut self, now: TimeNs, acc: &AckAcc, d: &AckDelivery, newly_lost: u32, prior_in_flight: u32) {
         let (newly_delivered, una_advanced) = (d.newly_delivered, acc.flags.una_advanced);
-        let mut rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, acc.rate.as_ref());
-        rs.rtt_ns = d.rtt_ns;
-        rs.is_ece = d.ece;
+        let rate = self.rate_gen(now, newly_delivered, acc.rate.as_ref());
         self.tp.in_flight = self.in_flight();
         // Linux keeps tp->is_cwnd_limited current for every CCA (BBRv2's
         // inflight_hi growth reads it in cong_control).
         self.tp.is_cwnd_limited = self.is_cwnd_limited();
         #[cfg(debug_assertions)]
         let window_before = (self.tp.cwnd, self.tp.ssthresh, self.tp.is_cwnd_limited);
-        self.cc_controls = self.hooks.has(Hooks::CONG_CONTROL) && self.cc.cong_control(&mut self.tp, &rs);
+        // The rate sample is built for a CCA that reads it only.
+        self.cc_controls = self.hooks.has(Hooks::CONG_CONTROL) && {
+            let rs = self.rate_sample(rate, d, newly_lost, prior_in_flight, acc.rate.as_ref());
+            self.cc.cong_control(&mut self.tp, &rs)
+        };
         if !self.cc_controls {
             // A CCA that leaves the window to the sender changes nothing
             // here, so `is_cwnd_limited` (cwnd, ssthresh, the sender's own
@@ -1545,49 +1554,65 @@ impl Sender {
         }
     }
 
-    /// tcp_rate.c `tcp_rate_gen`.
-    fn rate_gen(&mut self, now: TimeNs, delivered: u32, lost: u32, prior_in_flight: u32, acc: Option<&RateAcc>) -> RateSample {
+    /// tcp_rate.c `tcp_rate_gen`: the connection's rate state (the end of
+    /// an app-limited phase, the sampling epoch, the last sample that was not
+    /// app-limited or beat it) and the sample's delivered packets and
+    /// interval (-1: none; the interval -1 too when shorter than min_rtt).
+    #[inline(always)]
+    fn rate_gen(&mut self, now: TimeNs, delivered: u32, acc: Option<&RateAcc>) -> RateGen {
         if self.tp.app_limited != 0 && self.tp.delivered > self.tp.app_limited {
             self.tp.app_limited = 0;
         }
-        let mut rs = RateSample {
-            acked_sacked: delivered,
-            losses: lost,
-            prior_in_flight,
-            delivered: -1,
-            interval_ns: -1,
-            rtt_ns: -1,
-            ..Default::default()
-        };
         let Some(acc) = acc else {
-            return rs;
+            return RateGen { delivered: -1, interval_ns: -1 };
         };
         self.first_tx_ns = acc.first_tx_ns;
-        rs.prior_delivered = acc.prior_delivered;
-        rs.is_app_limited = acc.is_app_limited;
-        rs.is_retrans = acc.is_retrans;
-        rs.tx_in_flight = acc.tx_in_flight;
-        // tp.lost only grows, by fewer than 2^32 during a segment's flight
-        // (Seg::tx_lost): the u32 difference is the u64 one.
-        rs.lost = (self.tp.lost as u32).wrapping_sub(acc.tx_lost) as u64;
         if delivered == 0 {
-            return rs;
+            return RateGen { delivered: -1, interval_ns: -1 };
         }
-        rs.delivered = (self.tp.delivered - acc.prior_delivered) as i64;
-        // v2alpha tcp_rate_gen: CE-echoed deliveries over the same interval.
-        rs.delivered_ce = (self.tp.delivered_ce as u32).wrapping_sub(acc.prior_delivered_ce);
+        let rs_delivered = (self.tp.delivered - acc.prior_delivered) as i64;
         let ack_interval = now as i64 - acc.prior_ns as i64;
-        rs.interval_ns = acc.snd_interval_ns.max(ack_interval);
+        let interval_ns = acc.snd_interval_ns.max(ack_interval);
         let min_rtt = if self.tp.min_rtt_ns == u64::MAX { 0 } else { self.tp.min_rtt_ns as i64 };
-        if rs.interval_ns < min_rtt {
-            rs.interval_ns = -1;
-            return rs;
+        if interval_ns < min_rtt {
+            return RateGen { delivered: rs_delivered, interval_ns: -1 };
         }
-        if !rs.is_app_limited
-            || (rs.delivered as i128 * self.rate_interval_ns as i128 >= self.rate_delivered as i128 * rs.interval_ns as i128)
+        if !acc.is_app_limited
+            || (rs_delivered as i128 * self.rate_interval_ns as i128 >= self.rate_delivered as i128 * interval_ns as i128)
         {
-            self.rate_delivered = rs.delivered;
-            self.rate_interval_ns = rs.interval_ns;
+            self.rate_delivered = rs_delivered;
+            self.rate_interval_ns = interval_ns;
+        }
+        RateGen { delivered: rs_delivered, interval_ns }
+    }
+
+    /// The rate sample (`struct rate_sample`) of an ACK that delivered `d`
+    /// and marked `lost` lost, from `rate_gen`'s result and the sampled
+    /// segment's snapshot `acc`.
+    #[inline(always)]
+    fn rate_sample(&self, gen: RateGen, d: &AckDelivery, lost: u32, prior_in_flight: u32, acc: Option<&RateAcc>) -> RateSample {
+        let mut rs = RateSample {
+            acked_sacked: d.newly_delivered,
+            losses: lost,
+            prior_in_flight,
+            delivered: gen.delivered,
+            interval_ns: gen.interval_ns,
+            rtt_ns: d.rtt_ns,
+            is_ece: d.ece,
+            ..Default::default()
+        };
+        if let Some(acc) = acc {
+            rs.prior_delivered = acc.prior_delivered;
+            rs.is_app_limited = acc.is_app_limited;
+            rs.is_retrans = acc.is_retrans;
+            rs.tx_in_flight = acc.tx_in_flight;
+            // tp.lost only grows, by fewer than 2^32 during a segment's flight
+            // (Seg::tx_lost): the u32 difference is the u64 one.
+            rs.lost = (self.tp.lost as u32).wrapping_sub(acc.tx_lost) as u64;
+            if d.newly_delivered > 0 {
+                // v2alpha tcp_rate_gen: CE-echoed deliveries over the same interval.
+                rs.delivered_ce = (self.tp.delivered_ce as u32).wrapping_sub(acc.prior_delivered_ce);
+            }
         }
         rs
     }
