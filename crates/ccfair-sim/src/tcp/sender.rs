@@ -416,34 +416,45 @@ struct RateGen {
     interval_ns: i64,
 }
 
-/// Per-ACK bookkeeping of tcp_rate.c `tcp_rate_skb_delivered`.
-struct RateAcc {
-    prior_delivered: u64,
-    prior_ns: u64,
-    first_tx_ns: u64,
-    snd_interval_ns: i64,
-    is_app_limited: bool,
-    is_retrans: bool,
-    tx_in_flight: u32,
-    tx_lost: u32,
-    prior_delivered_ce: u32,
-}
+/// Per-ACK bookkeeping of tcp_rate.c `tcp_rate_skb_delivered`: the
+/// sampled segment's scoreboard entry as it was delivered (one 48-byte
+/// copy per ACK), read as its sending-time snapshot.
+struct RateAcc(Seg);
 
 impl RateAcc {
     /// The sending-time snapshot of a delivered segment (`tcp_rate_skb_delivered`).
     #[inline]
     fn of(seg: &Seg) -> RateAcc {
-        RateAcc {
-            prior_delivered: seg.delivered,
-            prior_ns: seg.delivered_ns,
-            first_tx_ns: seg.sent_ns,
-            snd_interval_ns: seg.sent_ns as i64 - seg.first_tx_ns as i64,
-            is_app_limited: seg.flags & F_APP_LIMITED != 0,
-            is_retrans: seg.flags & F_RETRANS != 0,
-            tx_in_flight: seg.tx_in_flight,
-            tx_lost: seg.tx_lost,
-            prior_delivered_ce: seg.tx_delivered_ce,
-        }
+        RateAcc(*seg)
+    }
+
+    /// `tp->delivered` when the segment was sent.
+    fn prior_delivered(&self) -> u64 {
+        self.0.delivered
+    }
+
+    /// `tp->delivered_mstamp` when the segment was sent.
+    fn prior_ns(&self) -> u64 {
+        self.0.delivered_ns
+    }
+
+    /// The segment's (last) send time: the next sampling epoch's start
+    /// (`tp->first_tx_mstamp = tx_tstamp`).
+    fn send_ns(&self) -> u64 {
+        self.0.sent_ns
+    }
+
+    /// The send phase of the sample (`rs->interval_us` before the ACK phase).
+    fn snd_interval_ns(&self) -> i64 {
+        self.0.sent_ns as i64 - self.0.first_tx_ns as i64
+    }
+
+    fn is_app_limited(&self) -> bool {
+        self.0.flags & F_APP_LIMITED != 0
+    }
+
+    fn is_retrans(&self) -> bool {
+        self.0.flags & F_RETRANS != 0
     }
 }
 
@@ -1369,7 +1380,7 @@ impl Sender {
             self.cc.in_ack_event(&mut self.tp, ece);
         }
         self.tp.sacked_out = self.sacked_out;
-        self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered);
+        self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered());
         if self.hooks.has(Hooks::PKTS_ACKED) {
             self.cc.pkts_acked(&mut self.tp, &ack_sample);
         }
@@ -1549,7 +1560,7 @@ impl Sender {
         if seg.flags & F_RATE_DONE != 0 {
             return;
         }
-        if acc.as_ref().is_none_or(|a| seg.delivered > a.prior_delivered) {
+        if acc.as_ref().is_none_or(|a| seg.delivered > a.prior_delivered()) {
             *acc = Some(RateAcc::of(seg));
         }
     }
@@ -1566,18 +1577,18 @@ impl Sender {
         let Some(acc) = acc else {
             return RateGen { delivered: -1, interval_ns: -1 };
         };
-        self.first_tx_ns = acc.first_tx_ns;
+        self.first_tx_ns = acc.send_ns();
         if delivered == 0 {
             return RateGen { delivered: -1, interval_ns: -1 };
         }
-        let rs_delivered = (self.tp.delivered - acc.prior_delivered) as i64;
-        let ack_interval = now as i64 - acc.prior_ns as i64;
-        let interval_ns = acc.snd_interval_ns.max(ack_interval);
+        let rs_delivered = (self.tp.delivered - acc.prior_delivered()) as i64;
+        let ack_interval = now as i64 - acc.prior_ns() as i64;
+        let interval_ns = acc.snd_interval_ns().max(ack_interval);
         let min_rtt = if self.tp.min_rtt_ns == u64::MAX { 0 } else { self.tp.min_rtt_ns as i64 };
         if interval_ns < min_rtt {
             return RateGen { delivered: rs_delivered, interval_ns: -1 };
         }
-        if !acc.is_app_limited
+        if !acc.is_app_limited()
             || (rs_delivered as i128 * self.rate_interval_ns as i128 >= self.rate_delivered as i128 * interval_ns as i128)
         {
             self.rate_delivered = rs_delivered;
@@ -1602,16 +1613,16 @@ impl Sender {
             ..Default::default()
         };
         if let Some(acc) = acc {
-            rs.prior_delivered = acc.prior_delivered;
-            rs.is_app_limited = acc.is_app_limited;
-            rs.is_retrans = acc.is_retrans;
-            rs.tx_in_flight = acc.tx_in_flight;
+            rs.prior_delivered = acc.prior_delivered();
+            rs.is_app_limited = acc.is_app_limited();
+            rs.is_retrans = acc.is_retrans();
+            rs.tx_in_flight = acc.0.tx_in_flight;
             // tp.lost only grows, by fewer than 2^32 during a segment's flight
             // (Seg::tx_lost): the u32 difference is the u64 one.
-            rs.lost = (self.tp.lost as u32).wrapping_sub(acc.tx_lost) as u64;
+            rs.lost = (self.tp.lost as u32).wrapping_sub(acc.0.tx_lost) as u64;
             if d.newly_delivered > 0 {
                 // v2alpha tcp_rate_gen: CE-echoed deliveries over the same interval.
-                rs.delivered_ce = (self.tp.delivered_ce as u32).wrapping_sub(acc.prior_delivered_ce);
+                rs.delivered_ce = (self.tp.delivered_ce as u32).wrapping_sub(acc.0.tx_delivered_ce);
             }
         }
         rs
