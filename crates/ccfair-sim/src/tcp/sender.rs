@@ -1521,7 +1521,7 @@ impl Sender {
         let una = self.tp.snd_una;
         // Segments contiguous in the ring's storage only (one slice, a plain
         // loop); across its wrap, about once per pass, the general loop frees them.
-        let Some(plain @ [first, .., last] | plain @ [first @ last]) = self.segs.as_slices().0.get(..n) else {
+        let Some(plain @ [first, .., last] | plain @ [first @ last]) = self.segs.front_run(n) else {
             return;
         };
         let (mut flags, mut rate_seg, last_sent_ns) = (0u8, first, last.sent_ns);
