@@ -1374,17 +1374,18 @@ impl Sender {
         self.tp.in_flight = self.in_flight();
         // tcp_clean_rtx_queue: `pkts_acked` on every ACK, with the packets
         // the cumulative ACK removes (SACKed earlier or not) and ca_rtt_us.
-        let cum_acked = (self.tp.snd_una - prior_una) as u32;
-        let ack_sample = AckSample { pkts_acked: cum_acked, rtt_ns: ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
+        let rtt_ns = ca_rtt.map_or(-1, |r| r as i64);
         if self.hooks.has(Hooks::IN_ACK_EVENT) {
             self.cc.in_ack_event(&mut self.tp, ece);
         }
         self.tp.sacked_out = self.sacked_out;
         self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered());
         if self.hooks.has(Hooks::PKTS_ACKED) {
+            let cum_acked = (self.tp.snd_una - prior_una) as u32;
+            let ack_sample = AckSample { pkts_acked: cum_acked, rtt_ns, in_flight: prior_in_flight };
             self.cc.pkts_acked(&mut self.tp, &ack_sample);
         }
-        AckDelivery { newly_delivered, ece, rtt_ns: ack_sample.rtt_ns }
+        AckDelivery { newly_delivered, ece, rtt_ns }
     }
 
     /// Linux `tcp_ack_update_rtt`: the RTT of the oldest (S)ACKed segment
