@@ -170,6 +170,14 @@ impl<T: Copy> Ring<T> {
         (&self.buf[self.head..self.head + first], &self.buf[..self.len - first])
     }
 
+    /// The first `n` elements if they are contiguous in the storage (None
+    /// if the ring holds fewer or they wrap): `as_slices().0.get(..n)`
+    /// without the second slice's bounds.
+    #[inline(always)]
+    pub(crate) fn front_run(&self, n: usize) -> Option<&[T]> {
+        (n <= self.len && self.head + n <= self.buf.len()).then(|| &self.buf[self.head..self.head + n])
+    }
+
     pub(crate) fn as_mut_slices(&mut self) -> (&mut [T], &mut [T]) {
         let first = self.len.min(self.buf.len() - self.head);
         let (low, high) = self.buf.split_at_mut(self.head);
@@ -286,6 +294,10 @@ mod tests {
             if n % 997 == 0 {
                 assert!(r.iter().eq(v.iter()));
             }
+            // The front's contiguous run: the first k elements unless they wrap.
+            let k = (x >> 48) as usize % 6;
+            assert_eq!(r.front_run(k), r.as_slices().0.get(..k));
+            assert!(r.front_run(k).is_none_or(|run| run.iter().eq(v.iter().take(k))));
             if n % 61 == 0 {
                 r.shrink_if_sparse();
             }

@@ -351,6 +351,9 @@ pub struct Sender {
     /// Tests: free every ACKed segment through the general loop.
     #[cfg(test)]
     test_general_ack_path: bool,
+    /// Tests: send every segment through `send`'s loop (no `transmit_new_run`).
+    #[cfg(test)]
+    test_general_send_path: bool,
 }
 
 /// What one ACK did (Linux tcp_ack `flag` bits the recovery code reads).
@@ -406,34 +409,52 @@ struct AckDelivery {
     rtt_ns: i64,
 }
 
-/// Per-ACK bookkeeping of tcp_rate.c `tcp_rate_skb_delivered`.
-struct RateAcc {
-    prior_delivered: u64,
-    prior_ns: u64,
-    first_tx_ns: u64,
-    snd_interval_ns: i64,
-    is_app_limited: bool,
-    is_retrans: bool,
-    tx_in_flight: u32,
-    tx_lost: u32,
-    prior_delivered_ce: u32,
+/// `rate_gen`'s result: the rate sample's delivered packets and interval, ns (-1: none).
+#[derive(Clone, Copy)]
+struct RateGen {
+    delivered: i64,
+    interval_ns: i64,
 }
+
+/// Per-ACK bookkeeping of tcp_rate.c `tcp_rate_skb_delivered`: the
+/// sampled segment's scoreboard entry as it was delivered (one 48-byte
+/// copy per ACK), read as its sending-time snapshot.
+struct RateAcc(Seg);
 
 impl RateAcc {
     /// The sending-time snapshot of a delivered segment (`tcp_rate_skb_delivered`).
     #[inline]
     fn of(seg: &Seg) -> RateAcc {
-        RateAcc {
-            prior_delivered: seg.delivered,
-            prior_ns: seg.delivered_ns,
-            first_tx_ns: seg.sent_ns,
-            snd_interval_ns: seg.sent_ns as i64 - seg.first_tx_ns as i64,
-            is_app_limited: seg.flags & F_APP_LIMITED != 0,
-            is_retrans: seg.flags & F_RETRANS != 0,
-            tx_in_flight: seg.tx_in_flight,
-            tx_lost: seg.tx_lost,
-            prior_delivered_ce: seg.tx_delivered_ce,
-        }
+        RateAcc(*seg)
+    }
+
+    /// `tp->delivered` when the segment was sent.
+    fn prior_delivered(&self) -> u64 {
+        self.0.delivered
+    }
+
+    /// `tp->delivered_mstamp` when the segment was sent.
+    fn prior_ns(&self) -> u64 {
+        self.0.delivered_ns
+    }
+
+    /// The segment's (last) send time: the next sampling epoch's start
+    /// (`tp->first_tx_mstamp = tx_tstamp`).
+    fn send_ns(&self) -> u64 {
+        self.0.sent_ns
+    }
+
+    /// The send phase of the sample (`rs->interval_us` before the ACK phase).
+    fn snd_interval_ns(&self) -> i64 {
+        self.0.sent_ns as i64 - self.0.first_tx_ns as i64
+    }
+
+    fn is_app_limited(&self) -> bool {
+        self.0.flags & F_APP_LIMITED != 0
+    }
+
+    fn is_retrans(&self) -> bool {
+        self.0.flags & F_RETRANS != 0
     }
 }
 
@@ -531,6 +552,8 @@ impl Sender {
             sack_rx: sack_channel(),
             #[cfg(test)]
             test_general_ack_path: false,
+            #[cfg(test)]
+            test_general_send_path: false,
         }
     }
 
@@ -730,6 +753,14 @@ impl Sender {
                     }
                 }
                 end_skb(out, &mut skb_segs);
+                if let Some(n) = self.new_run_len(burst_quota) {
+                    // The skb's segments in one go, as this loop would send them one by one.
+                    self.transmit_new_run(now, n, out);
+                    burst_quota -= n;
+                    skb_segs = n;
+                    sent_any = true;
+                    continue;
+                }
             }
             if rtx.is_some() {
                 // A retransmission is an skb of its own.
@@ -1062,6 +1093,88 @@ impl Sender {
         self.tp.in_flight = self.in_flight();
     }
 
+    /// How many segments of the unpaced skb of new data of `quota` segments
+    /// about to be sent `send`'s loop would send one by one, each passing
+    /// its tests as the first: no retransmission waits (the queue was found
+    /// empty, or F-RTO sends new data; new data adds none), a bulk
+    /// application always has data (the stop time is fixed within the
+    /// call), and each segment takes one of cwnd and one of rwnd. None
+    /// (the loop sends them) for a finite or rate-capped application, and
+    /// for a flow with nothing in flight (`transmit`'s restart after idle).
+    #[inline(always)]
+    fn new_run_len(&self, quota: u32) -> Option<u32> {
+        let pipe = self.in_flight();
+        if pipe == 0 || self.cfg.size_bytes.is_some() || self.cfg.rate_cap_bps.is_some() {
+            return None;
+        }
+        #[cfg(test)]
+        if self.test_general_send_path {
+            return None;
+        }
+        // The loop's tests passed for the first segment: both rooms are at least 1.
+        let cwnd_room = self.tp.cwnd - pipe;
+        let rwnd_room = self.tp.snd_una + self.rwnd as u64 - self.tp.snd_nxt;
+        Some(quota.min(cwnd_room).min(rwnd_room.min(u32::MAX as u64) as u32))
+    }
+
+    /// `transmit` of the `n` (>= 1) new segments of an unpaced skb, the
+    /// first of them its first (`new_run_len`), then each marked as
+    /// following the one before it: with data in flight (no sampling
+    /// restart, no `TxStart`), the same rate snapshot for every segment but
+    /// the in-flight count, a queued CWR on the first.
+    #[inline(always)]
+    fn transmit_new_run(&mut self, now: TimeNs, n: u32, out: &mut Vec<Packet>) {
+        debug_assert!(n > 0 && self.packets_out > 0 && self.in_flight() > 0 && !self.tp.pacing);
+        let first_seq = self.tp.snd_nxt;
+        let pipe = self.in_flight();
+        let rate = Seg {
+            sent_ns: now,
+            first_tx_ns: self.first_tx_ns,
+            delivered_ns: self.tp.delivered_time_ns,
+            delivered: self.tp.delivered,
+            tx_in_flight: 0,
+            tx_lost: self.tp.lost as u32,
+            tx_delivered_ce: self.tp.delivered_ce as u32,
+            flags: if self.tp.app_limited != 0 { F_APP_LIMITED } else { 0 },
+        };
+        for i in 1..=n {
+            self.segs.push_back(Seg { tx_in_flight: pipe + i, ..rate });
+        }
+        self.tp.snd_nxt += n as u64;
+        self.packets_out += n;
+        self.pipe += n;
+        self.tsorted.push_first_run(first_seq, n as u64);
+        if matches!(self.tp.ca_state, CaState::Recovery | CaState::Cwr) {
+            self.prr_out += n;
+        }
+        self.last_xmit_ns = now;
+        if !self.rto_timer.is_armed() {
+            self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+        }
+        let mut p = Packet::new(self.cfg.flow, Kind::Data, self.cfg.wire_bytes);
+        p.seq = first_seq;
+        p.ecn = match self.cfg.ecn {
+            EcnMode::Off => Ecn::NotEct,
+            EcnMode::Classic => Ecn::Ect0,
+            EcnMode::Scalable => Ecn::Ect1,
+        };
+        p.ts_val = now;
+        p.ts_ecr = self.ts_recent;
+        if self.queue_cwr {
+            p.set_cwr(true);
+            self.queue_cwr = false;
+        }
+        out.push(p);
+        p.set_cwr(false);
+        p.set_skb_next(true);
+        out.extend((first_seq + 1..first_seq + n as u64).map(|seq| {
+            p.seq = seq;
+            p
+        }));
+        self.stats.sent_packets += n as u64;
+        self.tp.in_flight = self.in_flight();
+    }
+
     /// Linux `tcp_retransmit_skb`'s bookkeeping: one more retransmission
     /// outstanding, the episode's first retransmission time, and one more
     /// retransmission that a D-SACK must show spurious before an undo.
@@ -1261,17 +1374,18 @@ impl Sender {
         self.tp.in_flight = self.in_flight();
         // tcp_clean_rtx_queue: `pkts_acked` on every ACK, with the packets
         // the cumulative ACK removes (SACKed earlier or not) and ca_rtt_us.
-        let cum_acked = (self.tp.snd_una - prior_una) as u32;
-        let ack_sample = AckSample { pkts_acked: cum_acked, rtt_ns: ca_rtt.map_or(-1, |r| r as i64), in_flight: prior_in_flight };
+        let rtt_ns = ca_rtt.map_or(-1, |r| r as i64);
         if self.hooks.has(Hooks::IN_ACK_EVENT) {
             self.cc.in_ack_event(&mut self.tp, ece);
         }
         self.tp.sacked_out = self.sacked_out;
-        self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered);
+        self.tp.rate_prior_delivered = acc.rate.as_ref().map_or(0, |r| r.prior_delivered());
         if self.hooks.has(Hooks::PKTS_ACKED) {
+            let cum_acked = (self.tp.snd_una - prior_una) as u32;
+            let ack_sample = AckSample { pkts_acked: cum_acked, rtt_ns, in_flight: prior_in_flight };
             self.cc.pkts_acked(&mut self.tp, &ack_sample);
         }
-        AckDelivery { newly_delivered, ece, rtt_ns: ack_sample.rtt_ns }
+        AckDelivery { newly_delivered, ece, rtt_ns }
     }
 
     /// Linux `tcp_ack_update_rtt`: the RTT of the oldest (S)ACKed segment
@@ -1310,16 +1424,18 @@ impl Sender {
     #[inline(always)]
     fn control_cwnd_on_ack(&mut self, now: TimeNs, acc: &AckAcc, d: &AckDelivery, newly_lost: u32, prior_in_flight: u32) {
         let (newly_delivered, una_advanced) = (d.newly_delivered, acc.flags.una_advanced);
-        let mut rs = self.rate_gen(now, newly_delivered, newly_lost, prior_in_flight, acc.rate.as_ref());
-        rs.rtt_ns = d.rtt_ns;
-        rs.is_ece = d.ece;
+        let rate = self.rate_gen(now, newly_delivered, acc.rate.as_ref());
         self.tp.in_flight = self.in_flight();
         // Linux keeps tp->is_cwnd_limited current for every CCA (BBRv2's
         // inflight_hi growth reads it in cong_control).
         self.tp.is_cwnd_limited = self.is_cwnd_limited();
         #[cfg(debug_assertions)]
         let window_before = (self.tp.cwnd, self.tp.ssthresh, self.tp.is_cwnd_limited);
-        self.cc_controls = self.hooks.has(Hooks::CONG_CONTROL) && self.cc.cong_control(&mut self.tp, &rs);
+        // The rate sample is built for a CCA that reads it only.
+        self.cc_controls = self.hooks.has(Hooks::CONG_CONTROL) && {
+            let rs = self.rate_sample(rate, d, newly_lost, prior_in_flight, acc.rate.as_ref());
+            self.cc.cong_control(&mut self.tp, &rs)
+        };
         if !self.cc_controls {
             // A CCA that leaves the window to the sender changes nothing
             // here, so `is_cwnd_limited` (cwnd, ssthresh, the sender's own
@@ -1406,7 +1522,7 @@ impl Sender {
         let una = self.tp.snd_una;
         // Segments contiguous in the ring's storage only (one slice, a plain
         // loop); across its wrap, about once per pass, the general loop frees them.
-        let Some(plain @ [first, .., last] | plain @ [first @ last]) = self.segs.as_slices().0.get(..n) else {
+        let Some(plain @ [first, .., last] | plain @ [first @ last]) = self.segs.front_run(n) else {
             return;
         };
         let (mut flags, mut rate_seg, last_sent_ns) = (0u8, first, last.sent_ns);
@@ -1445,54 +1561,70 @@ impl Sender {
         if seg.flags & F_RATE_DONE != 0 {
             return;
         }
-        if acc.as_ref().is_none_or(|a| seg.delivered > a.prior_delivered) {
+        if acc.as_ref().is_none_or(|a| seg.delivered > a.prior_delivered()) {
             *acc = Some(RateAcc::of(seg));
         }
     }
 
-    /// tcp_rate.c `tcp_rate_gen`.
-    fn rate_gen(&mut self, now: TimeNs, delivered: u32, lost: u32, prior_in_flight: u32, acc: Option<&RateAcc>) -> RateSample {
+    /// tcp_rate.c `tcp_rate_gen`: the connection's rate state (the end of
+    /// an app-limited phase, the sampling epoch, the last sample that was not
+    /// app-limited or beat it) and the sample's delivered packets and
+    /// interval (-1: none; the interval -1 too when shorter than min_rtt).
+    #[inline(always)]
+    fn rate_gen(&mut self, now: TimeNs, delivered: u32, acc: Option<&RateAcc>) -> RateGen {
         if self.tp.app_limited != 0 && self.tp.delivered > self.tp.app_limited {
             self.tp.app_limited = 0;
         }
+        let Some(acc) = acc else {
+            return RateGen { delivered: -1, interval_ns: -1 };
+        };
+        self.first_tx_ns = acc.send_ns();
+        if delivered == 0 {
+            return RateGen { delivered: -1, interval_ns: -1 };
+        }
+        let rs_delivered = (self.tp.delivered - acc.prior_delivered()) as i64;
+        let ack_interval = now as i64 - acc.prior_ns() as i64;
+        let interval_ns = acc.snd_interval_ns().max(ack_interval);
+        let min_rtt = if self.tp.min_rtt_ns == u64::MAX { 0 } else { self.tp.min_rtt_ns as i64 };
+        if interval_ns < min_rtt {
+            return RateGen { delivered: rs_delivered, interval_ns: -1 };
+        }
+        if !acc.is_app_limited()
+            || (rs_delivered as i128 * self.rate_interval_ns as i128 >= self.rate_delivered as i128 * interval_ns as i128)
+        {
+            self.rate_delivered = rs_delivered;
+            self.rate_interval_ns = interval_ns;
+        }
+        RateGen { delivered: rs_delivered, interval_ns }
+    }
+
+    /// The rate sample (`struct rate_sample`) of an ACK that delivered `d`
+    /// and marked `lost` lost, from `rate_gen`'s result and the sampled
+    /// segment's snapshot `acc`.
+    #[inline(always)]
+    fn rate_sample(&self, gen: RateGen, d: &AckDelivery, lost: u32, prior_in_flight: u32, acc: Option<&RateAcc>) -> RateSample {
         let mut rs = RateSample {
-            acked_sacked: delivered,
+            acked_sacked: d.newly_delivered,
             losses: lost,
             prior_in_flight,
-            delivered: -1,
-            interval_ns: -1,
-            rtt_ns: -1,
+            delivered: gen.delivered,
+            interval_ns: gen.interval_ns,
+            rtt_ns: d.rtt_ns,
+            is_ece: d.ece,
             ..Default::default()
         };
-        let Some(acc) = acc else {
-            return rs;
-        };
-        self.first_tx_ns = acc.first_tx_ns;
-        rs.prior_delivered = acc.prior_delivered;
-        rs.is_app_limited = acc.is_app_limited;
-        rs.is_retrans = acc.is_retrans;
-        rs.tx_in_flight = acc.tx_in_flight;
-        // tp.lost only grows, by fewer than 2^32 during a segment's flight
-        // (Seg::tx_lost): the u32 difference is the u64 one.
-        rs.lost = (self.tp.lost as u32).wrapping_sub(acc.tx_lost) as u64;
-        if delivered == 0 {
-            return rs;
-        }
-        rs.delivered = (self.tp.delivered - acc.prior_delivered) as i64;
-        // v2alpha tcp_rate_gen: CE-echoed deliveries over the same interval.
-        rs.delivered_ce = (self.tp.delivered_ce as u32).wrapping_sub(acc.prior_delivered_ce);
-        let ack_interval = now as i64 - acc.prior_ns as i64;
-        rs.interval_ns = acc.snd_interval_ns.max(ack_interval);
-        let min_rtt = if self.tp.min_rtt_ns == u64::MAX { 0 } else { self.tp.min_rtt_ns as i64 };
-        if rs.interval_ns < min_rtt {
-            rs.interval_ns = -1;
-            return rs;
-        }
-        if !rs.is_app_limited
-            || (rs.delivered as i128 * self.rate_interval_ns as i128 >= self.rate_delivered as i128 * rs.interval_ns as i128)
-        {
-            self.rate_delivered = rs.delivered;
-            self.rate_interval_ns = rs.interval_ns;
+        if let Some(acc) = acc {
+            rs.prior_delivered = acc.prior_delivered();
+            rs.is_app_limited = acc.is_app_limited();
+            rs.is_retrans = acc.is_retrans();
+            rs.tx_in_flight = acc.0.tx_in_flight;
+            // tp.lost only grows, by fewer than 2^32 during a segment's flight
+            // (Seg::tx_lost): the u32 difference is the u64 one.
+            rs.lost = (self.tp.lost as u32).wrapping_sub(acc.0.tx_lost) as u64;
+            if d.newly_delivered > 0 {
+                // v2alpha tcp_rate_gen: CE-echoed deliveries over the same interval.
+                rs.delivered_ce = (self.tp.delivered_ce as u32).wrapping_sub(acc.0.tx_delivered_ce);
+            }
         }
         rs
     }

@@ -865,6 +865,59 @@ fn plain_cumulative_acks_take_the_general_loops_results_in_one_pass() {
     }
 }
 
+#[test]
+fn an_unpaced_skb_sent_in_one_go_is_its_segments_sent_one_by_one() {
+    // transmit_new_run against send's loop, one segment per pass: two
+    // senders get the same ACKs (stretch and duplicate ACKs, SACK blocks,
+    // so losses, retransmissions and RTOs; ECE, so CWR on new data; a
+    // receive window that often limits the skb); one sends every segment
+    // through the loop. Same packets (flags included), scoreboard, send
+    // order list, counters and timer after every step.
+    let run = |ecn: EcnMode, general: bool| {
+        let (mut s, mut out) = handshake(sender_cfg(ecn), Box::new(Reno));
+        s.test_general_send_path = general;
+        let mut trace = vec![format!("{out:?}")];
+        let (mut x, mut now, mut cum, mut later_segs) = (0x5851_f42d_4c95_7f2d_u64, 2 * RTT, 0, 0);
+        for _ in 0..3000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            now += 1 + x % 3_000_000;
+            cum = (cum + x % 6).min(s.tp.snd_nxt);
+            out.clear();
+            if x % 97 == 0 {
+                s.on_rto(now, &mut out);
+            } else {
+                let sack = if x % 5 == 0 && cum + 3 < s.tp.snd_nxt { cum + 2 + x % 3 } else { NO_SACK };
+                let mut a = ack_to(&s, cum, sack);
+                a.set_ece(x % 11 == 0);
+                a.set_rwnd(8 + (x % 40) as u32);
+                s.on_ack(now, &a, &mut out);
+            }
+            cum = cum.max(s.tp.snd_una);
+            later_segs += out.iter().filter(|p| p.skb_next()).count();
+            trace.push(format!(
+                "{out:?} {:?} {:?} {:?} {} {} {} {:?}",
+                s.segs.iter().collect::<Vec<_>>(),
+                s.tsorted,
+                s.stats,
+                s.prr_out,
+                s.tp.in_flight,
+                s.last_xmit_ns,
+                s.rto_timer.deadline
+            ));
+        }
+        (trace, later_segs)
+    };
+    for ecn in [EcnMode::Off, EcnMode::Classic, EcnMode::Scalable] {
+        let ((fast, later_segs), (general, _)) = (run(ecn, false), run(ecn, true));
+        for (i, (f, g)) in fast.iter().zip(&general).enumerate() {
+            assert_eq!(f, g, "{ecn:?}: after step {i}");
+        }
+        assert!(later_segs > 300, "{ecn:?}: skbs of several segments sent ({later_segs} segments after an skb's first)");
+    }
+}
+
 /// A random walk of ACKs and RTOs (xorshift stream): time moves on by up to
 /// 3 ms a step, the cumulative ACK by up to five segments, about one ACK in
 /// five carries a SACK block two to four segments above it, about one step

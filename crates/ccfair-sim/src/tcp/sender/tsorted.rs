@@ -75,6 +75,16 @@ impl TxList {
         }
     }
 
+    /// `push_first` of segments `seq..seq + n` (n >= 1), in this order.
+    #[inline(always)]
+    pub fn push_first_run(&mut self, seq: u64, n: u64) {
+        if self.tail.1 != seq {
+            self.push_first_new(seq);
+            self.tail.1 = seq;
+        }
+        self.tail.1 += n;
+    }
+
     #[inline(never)]
     fn push_first_new(&mut self, seq: u64) {
         self.close_tail();
@@ -188,6 +198,22 @@ mod tests {
         // Send order: 0..5 first sends, the retransmission of 2, then 5 and 6.
         assert_eq!(walk(&l), vec![(0, None), (1, None), (2, None), (3, None), (4, None), (2, Some(700)), (5, None), (6, None)]);
         assert_eq!((l.entries(), l.len()), (3, 8));
+    }
+
+    #[test]
+    fn a_run_of_first_sends_at_once_is_the_list_of_its_sends_one_by_one() {
+        let (mut one_by_one, mut at_once) = (TxList::default(), TxList::default());
+        for (seq, n) in [(0, 3), (3, 1), (4, 2)] {
+            (seq..seq + n).for_each(|s| one_by_one.push_first(s));
+            at_once.push_first_run(seq, n);
+        }
+        one_by_one.push_one(1, 500);
+        at_once.push_one(1, 500);
+        (6..10).for_each(|s| one_by_one.push_first(s));
+        at_once.push_first_run(6, 4);
+        assert_eq!(walk(&at_once), walk(&one_by_one));
+        assert_eq!(at_once.entries(), one_by_one.entries());
+        assert_eq!(at_once.entries(), 3);
     }
 
     #[test]
