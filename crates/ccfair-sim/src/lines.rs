@@ -32,7 +32,7 @@
 
 use crate::engine::{key_parts, order_key, remove_root, sift_down, sift_up, EventQueue, Keyed, OrderKey, TimeNs, NO_EVENT};
 use crate::packet::Packet;
-use crate::prefetch::prefetch;
+use crate::prefetch::prefetch_at;
 use crate::ring::Ring;
 use crate::rng::stream_rng;
 use rand::{Rng, RngCore};
@@ -602,17 +602,18 @@ impl Stage {
         Stage { mean_ns: mean_ns as f64, tail, layers: ExpLayers::get(), heap: HeadHeap::default(), slots: Vec::new(), free: NO_SLOT }
     }
 
-    /// A slot holding a copy of `p`: the first free one, else a new one.
-    /// (`p` by reference: by value, it was copied to the stack first on
-    /// every call for the rare push of a new slot.)
+    /// A slot holding a copy of `p` arriving at `at`: the first free one,
+    /// else a new one. (`p` by reference: by value, it was copied to the
+    /// stack first on every call for the rare push of a new slot.)
     #[inline(always)]
-    fn alloc(&mut self, p: &Packet) -> u32 {
+    fn alloc(&mut self, p: &Packet, at: TimeNs) -> u32 {
         match self.free {
-            NO_SLOT => self.alloc_new(p),
+            NO_SLOT => self.alloc_new(p, at),
             i => {
                 let slot = &mut self.slots[i as usize];
                 self.free = slot.1;
                 *slot = (*p, NO_SLOT);
+                slot.0.enqueue_ns = at;
                 i
             }
         }
@@ -621,9 +622,11 @@ impl Stage {
     /// `alloc` with no free slot: a new one.
     #[cold]
     #[inline(never)]
-    fn alloc_new(&mut self, p: &Packet) -> u32 {
+    fn alloc_new(&mut self, p: &Packet, at: TimeNs) -> u32 {
         self.slots.push((*p, NO_SLOT));
-        self.slots.len() as u32 - 1
+        let i = self.slots.len() - 1;
+        self.slots[i].0.enqueue_ns = at;
+        i as u32
     }
 
     /// Arrival time of the earliest head.
@@ -647,25 +650,25 @@ impl Stage {
     /// Move packets from the FIFO of `line` into the stage while one may
     /// arrive no later than the earliest head (see `SharedLines`).
     fn refill(&mut self, line: &mut DelayLine, noisy: &mut [NoisyFlow]) {
+        let (mean_ns, layers, tail) = (self.mean_ns, self.layers, self.tail);
         while let Some(front) = line.q.front() {
             if self.earliest_ns().is_some_and(|t| front.enqueue_ns > t) {
                 break;
             }
             if let Some(ahead) = line.q.get(PREFETCH_AHEAD) {
-                prefetch(&noisy[ahead.flow as usize]);
+                // A hint: no bounds check (`prefetch_at` never reads).
+                prefetch_at(noisy.as_ptr().wrapping_add(ahead.flow as usize));
             }
             let (flow, pushed_at, skb_next) = (front.flow, front.enqueue_ns, front.skb_next());
             let nf = &mut noisy[flow as usize];
             // As `DelayLine::with_host_noise`, in the flow's push order.
-            let (mean_ns, layers, tail) = (self.mean_ns, self.layers, self.tail);
             let at = noisy_arrival(pushed_at, skb_next, nf.last_at, || {
                 draw_exp_ns(&mut nf.rng, mean_ns, layers) + tail.map_or(0, |t| t.draw_ns(&mut nf.tail_rng))
             });
             nf.last_at = at;
             // Copied from the FIFO into its slot at once (not through a
-            // local), then given its arrival time.
-            let slot = self.alloc(line.q.front().expect("the front exists"));
-            self.slots[slot as usize].0.enqueue_ns = at;
+            // local), with its arrival time.
+            let slot = self.alloc(line.q.front().expect("the front exists"), at);
             line.q.discard_front(1);
             if nf.in_heap {
                 match nf.wait_last {
