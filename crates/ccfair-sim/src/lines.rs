@@ -578,6 +578,36 @@ impl HeadHeap {
     }
 }
 
+/// A stage's packet slots (`Stage::slots`). Slots are only added, and
+/// every slot number the stage holds (its heads', its flows' lists', the
+/// free list's) was handed out by `Stage::alloc`, so each is below the
+/// length: `at` skips the bounds check (one of six per staged packet, a
+/// compare and a branch each; docs/benchmarks.md).
+struct Slots(Vec<(Packet, u32)>);
+
+impl Slots {
+    /// Slot `i`, one handed out by `Stage::alloc`.
+    #[inline(always)]
+    fn at(&mut self, i: u32) -> &mut (Packet, u32) {
+        debug_assert!((i as usize) < self.0.len());
+        // SAFETY: `i` came from `Stage::alloc`, which returns an index below
+        // the length, and the vector never shrinks.
+        unsafe { self.0.get_unchecked_mut(i as usize) }
+    }
+}
+
+/// The state of `flow` on a noisy line, for a flow of a packet that
+/// `SharedLines::push` put on the line: that push indexed `noisy` with the
+/// flow (bounds-checked), and `noisy` never changes length, so the check
+/// is skipped here (`Slots`).
+#[inline(always)]
+fn noisy_flow(noisy: &mut [NoisyFlow], flow: u32) -> &mut NoisyFlow {
+    debug_assert!((flow as usize) < noisy.len());
+    // SAFETY: `flow` is the flow of a packet that `SharedLines::push`
+    // accepted after indexing `noisy` with it; `noisy` is never resized.
+    unsafe { noisy.get_unchecked_mut(flow as usize) }
+}
+
 /// The packets of a shared line with host noise that left its FIFO
 /// (`SharedLines`).
 struct Stage {
@@ -591,7 +621,7 @@ struct Stage {
     heap: HeadHeap,
     /// Packets, each with the next slot of its flow's list (of a free
     /// slot: the next free slot).
-    slots: Vec<(Packet, u32)>,
+    slots: Slots,
     /// The first free slot ([`NO_SLOT`]: none), the free slots chained
     /// through their links (no separate list to push to and pop from).
     free: u32,
@@ -599,7 +629,14 @@ struct Stage {
 
 impl Stage {
     fn new(mean_ns: u64, tail: Option<TailLaw>) -> Stage {
-        Stage { mean_ns: mean_ns as f64, tail, layers: ExpLayers::get(), heap: HeadHeap::default(), slots: Vec::new(), free: NO_SLOT }
+        Stage {
+            mean_ns: mean_ns as f64,
+            tail,
+            layers: ExpLayers::get(),
+            heap: HeadHeap::default(),
+            slots: Slots(Vec::new()),
+            free: NO_SLOT,
+        }
     }
 
     /// A slot holding a copy of `p` arriving at `at`: the first free one,
@@ -610,7 +647,7 @@ impl Stage {
         match self.free {
             NO_SLOT => self.alloc_new(p, at),
             i => {
-                let slot = &mut self.slots[i as usize];
+                let slot = self.slots.at(i);
                 self.free = slot.1;
                 *slot = (*p, NO_SLOT);
                 slot.0.enqueue_ns = at;
@@ -623,9 +660,10 @@ impl Stage {
     #[cold]
     #[inline(never)]
     fn alloc_new(&mut self, p: &Packet, at: TimeNs) -> u32 {
-        self.slots.push((*p, NO_SLOT));
-        let i = self.slots.len() - 1;
-        self.slots[i].0.enqueue_ns = at;
+        let v = &mut self.slots.0;
+        v.push((*p, NO_SLOT));
+        let i = v.len() - 1;
+        v[i].0.enqueue_ns = at;
         i as u32
     }
 
@@ -660,7 +698,7 @@ impl Stage {
                 prefetch_at(noisy.as_ptr().wrapping_add(ahead.flow as usize));
             }
             let (flow, pushed_at, skb_next) = (front.flow, front.enqueue_ns, front.skb_next());
-            let nf = &mut noisy[flow as usize];
+            let nf = noisy_flow(noisy, flow);
             // As `DelayLine::with_host_noise`, in the flow's push order.
             let at = noisy_arrival(pushed_at, skb_next, nf.last_at, || {
                 draw_exp_ns(&mut nf.rng, mean_ns, layers) + tail.map_or(0, |t| t.draw_ns(&mut nf.tail_rng))
@@ -673,7 +711,7 @@ impl Stage {
             if nf.in_heap {
                 match nf.wait_last {
                     NO_SLOT => nf.wait_first = slot,
-                    last => self.slots[last as usize].1 = slot,
+                    last => self.slots.at(last).1 = slot,
                 }
                 nf.wait_last = slot;
             } else {
@@ -687,11 +725,11 @@ impl Stage {
     /// flow's next packet in the heap.
     fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, noisy: &mut [NoisyFlow]) -> Packet {
         let Head { slot, flow, .. } = *self.heap.peek().expect("the line's event's packet");
-        let s = &mut self.slots[slot as usize];
+        let s = self.slots.at(slot);
         let p = s.0;
         s.1 = self.free;
         self.free = slot;
-        let nf = &mut noisy[flow as usize];
+        let nf = noisy_flow(noisy, flow);
         nf.pending -= 1;
         if nf.pending > 0 {
             // Where the flow's own line would schedule its next head.
@@ -703,7 +741,7 @@ impl Stage {
                 self.heap.remove_root();
             }
             w => {
-                let (next_p, next) = self.slots[w as usize];
+                let (next_p, next) = *self.slots.at(w);
                 nf.wait_first = next;
                 if next == NO_SLOT {
                     nf.wait_last = NO_SLOT;
