@@ -296,11 +296,12 @@ impl DelayLine {
 
     /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
     /// line's event) for its arrival. (A line of one flow; `SharedLines::push`
-    /// for shared ones.) The common case runs here without a call but the
-    /// last (the schedule): a ring that must grow and a noise draw off the
-    /// fast path of `draw_exp_ns` (about 3 %) start over in `push_general`,
-    /// from the state on entry. A call in the middle, with values live
-    /// across it, made every push save and restore six registers
+    /// for shared ones.) No call returns into it: the schedule and a push
+    /// that draws the host noise (`push_drawn`) end it, a ring that must
+    /// grow and a draw off the fast path of `draw_exp_ns` (about 3 %) start
+    /// over in `push_general`, from the state on entry. A call in the
+    /// middle, with values live across it, made every push save and restore
+    /// six registers; the draw's registers in this function, every push
     /// (docs/benchmarks.md). Not inlined, so that the callers keep their size.
     #[inline(never)]
     pub(crate) fn push_ref<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, p: &Packet, head: E) {
@@ -308,20 +309,36 @@ impl DelayLine {
             return self.push_general(q, now, p, head);
         }
         let mut at = now + self.delay_ns;
-        if let Some(j) = self.jitter.as_mut() {
-            at = if p.skb_next() {
-                (self.last_at + SKB_FRAME_GAP_NS).max(at)
-            } else if self.tail.is_some() {
-                // A line with a tail (`TailLaw`) draws in `push_general`.
-                return self.push_general(q, now, p, head);
-            } else {
-                match draw_exp_ns_fast(&mut j.rng, j.mean_ns, j.layers) {
-                    Some(x) => (at + x).max(self.last_at),
-                    None => return self.push_general(q, now, p, head),
-                }
-            };
+        if self.jitter.is_some() {
+            if !p.skb_next() {
+                return self.push_drawn(q, at, p, head);
+            }
+            at = (self.last_at + SKB_FRAME_GAP_NS).max(at);
             self.last_at = at;
         }
+        self.push_at(q, at, p, head);
+    }
+
+    /// `push_ref` of a packet due at `at` that draws the host noise.
+    #[inline(never)]
+    fn push_drawn<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, at: TimeNs, p: &Packet, head: E) {
+        let Some(j) = self.jitter.as_mut() else { unreachable!("a line with host noise") };
+        if self.tail.is_some() {
+            // A line with a tail (`TailLaw`) draws in `push_general`.
+            return self.push_general(q, at - self.delay_ns, p, head);
+        }
+        let at = match draw_exp_ns_fast(&mut j.rng, j.mean_ns, j.layers) {
+            Some(x) => (at + x).max(self.last_at),
+            None => return self.push_general(q, at - self.delay_ns, p, head),
+        };
+        self.last_at = at;
+        self.push_at(q, at, p, head);
+    }
+
+    /// Append `p`, arriving at `at` (the ring has room); schedule `head` if
+    /// the line was empty.
+    #[inline(always)]
+    fn push_at<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, at: TimeNs, p: &Packet, head: E) {
         let was_empty = self.q.is_empty();
         // The time is written in place, after the copy: written into `p`
         // first, its 8-byte store would make the copy's 16-byte loads wait
