@@ -433,6 +433,13 @@ impl Timer {
         self.deadline.is_some()
     }
 
+    /// Whether `sync` would schedule an entry: armed, and no entry pending
+    /// at or before the deadline.
+    #[inline(always)]
+    pub fn needs_sync(&self) -> bool {
+        self.deadline.is_some_and(|d| self.pending.is_none_or(|p| p > d))
+    }
+
     /// Make sure a heap entry exists no later than the deadline.
     pub fn sync<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, ev: E) {
         if let Some(d) = self.deadline {

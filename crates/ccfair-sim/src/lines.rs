@@ -32,7 +32,7 @@
 
 use crate::engine::{key_parts, order_key, remove_root, sift_down, sift_up, EventQueue, Keyed, OrderKey, TimeNs, NO_EVENT};
 use crate::packet::Packet;
-use crate::prefetch::prefetch;
+use crate::prefetch::prefetch_at;
 use crate::ring::Ring;
 use crate::rng::stream_rng;
 use rand::{Rng, RngCore};
@@ -296,11 +296,12 @@ impl DelayLine {
 
     /// Append `p`, sent at `now`; if the line was empty, schedule `head` (this
     /// line's event) for its arrival. (A line of one flow; `SharedLines::push`
-    /// for shared ones.) The common case runs here without a call but the
-    /// last (the schedule): a ring that must grow and a noise draw off the
-    /// fast path of `draw_exp_ns` (about 3 %) start over in `push_general`,
-    /// from the state on entry. A call in the middle, with values live
-    /// across it, made every push save and restore six registers
+    /// for shared ones.) No call returns into it: the schedule and a push
+    /// that draws the host noise (`push_drawn`) end it, a ring that must
+    /// grow and a draw off the fast path of `draw_exp_ns` (about 3 %) start
+    /// over in `push_general`, from the state on entry. A call in the
+    /// middle, with values live across it, made every push save and restore
+    /// six registers; the draw's registers in this function, every push
     /// (docs/benchmarks.md). Not inlined, so that the callers keep their size.
     #[inline(never)]
     pub(crate) fn push_ref<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, p: &Packet, head: E) {
@@ -308,20 +309,36 @@ impl DelayLine {
             return self.push_general(q, now, p, head);
         }
         let mut at = now + self.delay_ns;
-        if let Some(j) = self.jitter.as_mut() {
-            at = if p.skb_next() {
-                (self.last_at + SKB_FRAME_GAP_NS).max(at)
-            } else if self.tail.is_some() {
-                // A line with a tail (`TailLaw`) draws in `push_general`.
-                return self.push_general(q, now, p, head);
-            } else {
-                match draw_exp_ns_fast(&mut j.rng, j.mean_ns, j.layers) {
-                    Some(x) => (at + x).max(self.last_at),
-                    None => return self.push_general(q, now, p, head),
-                }
-            };
+        if self.jitter.is_some() {
+            if !p.skb_next() {
+                return self.push_drawn(q, at, p, head);
+            }
+            at = (self.last_at + SKB_FRAME_GAP_NS).max(at);
             self.last_at = at;
         }
+        self.push_at(q, at, p, head);
+    }
+
+    /// `push_ref` of a packet due at `at` that draws the host noise.
+    #[inline(never)]
+    fn push_drawn<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, at: TimeNs, p: &Packet, head: E) {
+        let Some(j) = self.jitter.as_mut() else { unreachable!("a line with host noise") };
+        if self.tail.is_some() {
+            // A line with a tail (`TailLaw`) draws in `push_general`.
+            return self.push_general(q, at - self.delay_ns, p, head);
+        }
+        let at = match draw_exp_ns_fast(&mut j.rng, j.mean_ns, j.layers) {
+            Some(x) => (at + x).max(self.last_at),
+            None => return self.push_general(q, at - self.delay_ns, p, head),
+        };
+        self.last_at = at;
+        self.push_at(q, at, p, head);
+    }
+
+    /// Append `p`, arriving at `at` (the ring has room); schedule `head` if
+    /// the line was empty.
+    #[inline(always)]
+    fn push_at<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, at: TimeNs, p: &Packet, head: E) {
         let was_empty = self.q.is_empty();
         // The time is written in place, after the copy: written into `p`
         // first, its 8-byte store would make the copy's 16-byte loads wait
@@ -578,6 +595,36 @@ impl HeadHeap {
     }
 }
 
+/// A stage's packet slots (`Stage::slots`). Slots are only added, and
+/// every slot number the stage holds (its heads', its flows' lists', the
+/// free list's) was handed out by `Stage::alloc`, so each is below the
+/// length: `at` skips the bounds check (one of six per staged packet, a
+/// compare and a branch each; docs/benchmarks.md).
+struct Slots(Vec<(Packet, u32)>);
+
+impl Slots {
+    /// Slot `i`, one handed out by `Stage::alloc`.
+    #[inline(always)]
+    fn at(&mut self, i: u32) -> &mut (Packet, u32) {
+        debug_assert!((i as usize) < self.0.len());
+        // SAFETY: `i` came from `Stage::alloc`, which returns an index below
+        // the length, and the vector never shrinks.
+        unsafe { self.0.get_unchecked_mut(i as usize) }
+    }
+}
+
+/// The state of `flow` on a noisy line, for a flow of a packet that
+/// `SharedLines::push` put on the line: that push indexed `noisy` with the
+/// flow (bounds-checked), and `noisy` never changes length, so the check
+/// is skipped here (`Slots`).
+#[inline(always)]
+fn noisy_flow(noisy: &mut [NoisyFlow], flow: u32) -> &mut NoisyFlow {
+    debug_assert!((flow as usize) < noisy.len());
+    // SAFETY: `flow` is the flow of a packet that `SharedLines::push`
+    // accepted after indexing `noisy` with it; `noisy` is never resized.
+    unsafe { noisy.get_unchecked_mut(flow as usize) }
+}
+
 /// The packets of a shared line with host noise that left its FIFO
 /// (`SharedLines`).
 struct Stage {
@@ -591,7 +638,7 @@ struct Stage {
     heap: HeadHeap,
     /// Packets, each with the next slot of its flow's list (of a free
     /// slot: the next free slot).
-    slots: Vec<(Packet, u32)>,
+    slots: Slots,
     /// The first free slot ([`NO_SLOT`]: none), the free slots chained
     /// through their links (no separate list to push to and pop from).
     free: u32,
@@ -599,20 +646,28 @@ struct Stage {
 
 impl Stage {
     fn new(mean_ns: u64, tail: Option<TailLaw>) -> Stage {
-        Stage { mean_ns: mean_ns as f64, tail, layers: ExpLayers::get(), heap: HeadHeap::default(), slots: Vec::new(), free: NO_SLOT }
+        Stage {
+            mean_ns: mean_ns as f64,
+            tail,
+            layers: ExpLayers::get(),
+            heap: HeadHeap::default(),
+            slots: Slots(Vec::new()),
+            free: NO_SLOT,
+        }
     }
 
-    /// A slot holding a copy of `p`: the first free one, else a new one.
-    /// (`p` by reference: by value, it was copied to the stack first on
-    /// every call for the rare push of a new slot.)
+    /// A slot holding a copy of `p` arriving at `at`: the first free one,
+    /// else a new one. (`p` by reference: by value, it was copied to the
+    /// stack first on every call for the rare push of a new slot.)
     #[inline(always)]
-    fn alloc(&mut self, p: &Packet) -> u32 {
+    fn alloc(&mut self, p: &Packet, at: TimeNs) -> u32 {
         match self.free {
-            NO_SLOT => self.alloc_new(p),
+            NO_SLOT => self.alloc_new(p, at),
             i => {
-                let slot = &mut self.slots[i as usize];
+                let slot = self.slots.at(i);
                 self.free = slot.1;
                 *slot = (*p, NO_SLOT);
+                slot.0.enqueue_ns = at;
                 i
             }
         }
@@ -621,9 +676,12 @@ impl Stage {
     /// `alloc` with no free slot: a new one.
     #[cold]
     #[inline(never)]
-    fn alloc_new(&mut self, p: &Packet) -> u32 {
-        self.slots.push((*p, NO_SLOT));
-        self.slots.len() as u32 - 1
+    fn alloc_new(&mut self, p: &Packet, at: TimeNs) -> u32 {
+        let v = &mut self.slots.0;
+        v.push((*p, NO_SLOT));
+        let i = v.len() - 1;
+        v[i].0.enqueue_ns = at;
+        i as u32
     }
 
     /// Arrival time of the earliest head.
@@ -647,30 +705,30 @@ impl Stage {
     /// Move packets from the FIFO of `line` into the stage while one may
     /// arrive no later than the earliest head (see `SharedLines`).
     fn refill(&mut self, line: &mut DelayLine, noisy: &mut [NoisyFlow]) {
+        let (mean_ns, layers, tail) = (self.mean_ns, self.layers, self.tail);
         while let Some(front) = line.q.front() {
             if self.earliest_ns().is_some_and(|t| front.enqueue_ns > t) {
                 break;
             }
             if let Some(ahead) = line.q.get(PREFETCH_AHEAD) {
-                prefetch(&noisy[ahead.flow as usize]);
+                // A hint: no bounds check (`prefetch_at` never reads).
+                prefetch_at(noisy.as_ptr().wrapping_add(ahead.flow as usize));
             }
             let (flow, pushed_at, skb_next) = (front.flow, front.enqueue_ns, front.skb_next());
-            let nf = &mut noisy[flow as usize];
+            let nf = noisy_flow(noisy, flow);
             // As `DelayLine::with_host_noise`, in the flow's push order.
-            let (mean_ns, layers, tail) = (self.mean_ns, self.layers, self.tail);
             let at = noisy_arrival(pushed_at, skb_next, nf.last_at, || {
                 draw_exp_ns(&mut nf.rng, mean_ns, layers) + tail.map_or(0, |t| t.draw_ns(&mut nf.tail_rng))
             });
             nf.last_at = at;
             // Copied from the FIFO into its slot at once (not through a
-            // local), then given its arrival time.
-            let slot = self.alloc(line.q.front().expect("the front exists"));
-            self.slots[slot as usize].0.enqueue_ns = at;
+            // local), with its arrival time.
+            let slot = self.alloc(line.q.front().expect("the front exists"), at);
             line.q.discard_front(1);
             if nf.in_heap {
                 match nf.wait_last {
                     NO_SLOT => nf.wait_first = slot,
-                    last => self.slots[last as usize].1 = slot,
+                    last => self.slots.at(last).1 = slot,
                 }
                 nf.wait_last = slot;
             } else {
@@ -684,11 +742,11 @@ impl Stage {
     /// flow's next packet in the heap.
     fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, noisy: &mut [NoisyFlow]) -> Packet {
         let Head { slot, flow, .. } = *self.heap.peek().expect("the line's event's packet");
-        let s = &mut self.slots[slot as usize];
+        let s = self.slots.at(slot);
         let p = s.0;
         s.1 = self.free;
         self.free = slot;
-        let nf = &mut noisy[flow as usize];
+        let nf = noisy_flow(noisy, flow);
         nf.pending -= 1;
         if nf.pending > 0 {
             // Where the flow's own line would schedule its next head.
@@ -700,7 +758,7 @@ impl Stage {
                 self.heap.remove_root();
             }
             w => {
-                let (next_p, next) = self.slots[w as usize];
+                let (next_p, next) = *self.slots.at(w);
                 nf.wait_first = next;
                 if next == NO_SLOT {
                     nf.wait_last = NO_SLOT;

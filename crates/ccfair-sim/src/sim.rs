@@ -632,6 +632,25 @@ impl<Q: Qdisc> Simulation<Q> {
         self.sync_sender_timers(flow);
     }
 
+    /// `flush_sender_out` after an ACK: one that sends nothing and moves no
+    /// timer (most on B and C) needs no call, tested here inline.
+    #[inline(always)]
+    fn flush_after_ack(&mut self, flow: u32, now: TimeNs) {
+        if self.out.is_empty() && !self.sender_timers_need_sync(flow) {
+            return;
+        }
+        self.flush_sender_out(flow, now);
+    }
+
+    /// Whether `sync_sender_timers` would schedule an entry.
+    #[inline(always)]
+    fn sender_timers_need_sync(&self, flow: u32) -> bool {
+        match &self.senders[flow as usize] {
+            FlowSender::Tcp(s) => s.rto_timer.needs_sync() || s.pace_timer.needs_sync() || s.reo_timer.needs_sync(),
+            FlowSender::Dccp(_) => true,
+        }
+    }
+
     /// As `flush_sender_out`'s loop, onto the flow's shared line.
     #[inline(never)]
     fn flush_sender_out_shared(&mut self, path: FlowPath, now: TimeNs) {
@@ -922,14 +941,14 @@ impl<Q: Qdisc> Simulation<Q> {
             Ev::Reverse(f) => {
                 let p = self.reverse[f as usize].pop(&mut self.q, now, ev);
                 self.senders[f as usize].on_ack(now, &p, &mut self.out);
-                self.flush_sender_out(f, now);
+                self.flush_after_ack(f, now);
             }
             Ev::ReverseShared(l) => {
                 let p = self.reverse_shared.pop(&mut self.q, now, l);
                 self.prefetch_next_sender(l);
                 let f = p.flow;
                 self.senders[f as usize].on_ack(now, &p, &mut self.out);
-                self.flush_sender_out(f, now);
+                self.flush_after_ack(f, now);
             }
 
             Ev::TxDone => self.tx_done(now),
