@@ -148,3 +148,15 @@ def add_point_args(ap: argparse.ArgumentParser, default_set: str, default_out: s
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument("--data", default="data/fidelity")
     ap.add_argument("--out", default=default_out)
+
+
+def add_many_seeds_args(ap: argparse.ArgumentParser) -> None:
+    """The options of a script that reruns fidelity point sets with K simulator seeds per
+    kernel run (bench/fidelity_many_seeds.py and its what-ifs)."""
+    ap.add_argument("--set", dest="sets", action="append")
+    ap.add_argument("--data", default="data/fidelity")
+    ap.add_argument("--seeds", type=int, default=5, help="simulator seeds per kernel run")
+    ap.add_argument("--seed-set", type=int, default=0, help="seeds s + 1000 (N + k): another draw")
+    ap.add_argument("--jobs", type=int, default=1)
+    ap.add_argument("--point", action="append", help="only these point ids")
+    ap.add_argument("--out")

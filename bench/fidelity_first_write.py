@@ -22,7 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from common import fidelity_points, fidelity_todo, print_fidelity_totals
+from common import add_many_seeds_args, fidelity_points, fidelity_todo, print_fidelity_totals
 
 
 def sim_jittered(raw: dict[str, Any], seed: int, starts_s: list[float] | None, ts_epoch_ns: int | None, jitter_ns: int) -> dict[str, Any]:
@@ -45,13 +45,7 @@ def sim_jittered(raw: dict[str, Any], seed: int, starts_s: list[float] | None, t
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--jitter-us", type=float, required=True, help="J: each flow's start delayed by U[0, J) us")
-    ap.add_argument("--set", dest="sets", action="append")
-    ap.add_argument("--data", default="data/fidelity")
-    ap.add_argument("--seeds", type=int, default=5, help="simulator seeds per kernel run")
-    ap.add_argument("--seed-set", type=int, default=0, help="seeds s + 1000 (N + k): another draw")
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--point", action="append", help="only these point ids")
-    ap.add_argument("--out")
+    add_many_seeds_args(ap)
     args = ap.parse_args()
     if args.jitter_us < 0:
         raise SystemExit(f"--jitter-us {args.jitter_us}: must be >= 0")

@@ -29,18 +29,12 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
 from ccfair.fidelity.compare import _sim_one
-from common import fidelity_points, fidelity_todo, print_fidelity_totals, scaled_host_noise, use_host_noise
+from common import add_many_seeds_args, fidelity_points, fidelity_todo, print_fidelity_totals, scaled_host_noise, use_host_noise
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--set", dest="sets", action="append")
-    ap.add_argument("--data", default="data/fidelity")
-    ap.add_argument("--seeds", type=int, default=5, help="simulator seeds per kernel run")
-    ap.add_argument("--seed-set", type=int, default=0, help="seeds s + 1000 (N + k): another draw")
-    ap.add_argument("--jobs", type=int, default=1)
-    ap.add_argument("--point", action="append", help="only these point ids")
-    ap.add_argument("--out")
+    add_many_seeds_args(ap)
     ap.add_argument("--noise-scale", type=float, default=1.0, help="host-noise means times this")
     ap.add_argument("--only", choices=["send", "ack"], help="scale only the sender's or only the ACKs' noise")
     ap.add_argument("--flow-set", action="append", default=[], metavar="KEY=VALUE", help="a flow key (TOML value) on every flow")
