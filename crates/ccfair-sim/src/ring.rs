@@ -104,6 +104,12 @@ impl<T: Copy> Ring<T> {
     }
 
     /// Whether the next push grows the buffer.
+    /// How many more elements fit without growing.
+    #[inline(always)]
+    pub(crate) fn room(&self) -> usize {
+        self.buf.len() - self.len
+    }
+
     #[inline(always)]
     pub(crate) fn is_full(&self) -> bool {
         self.len == self.buf.len()
