@@ -1002,7 +1002,7 @@ mod tests {
         for (i, &seq) in seqs.iter().enumerate() {
             now += if i % 50 == 49 { DELACK_NS + 1 } else { 120_000 };
             for (r, out) in [(&mut fast, &mut out_f), (&mut general, &mut out_g)] {
-                if r.delack_timer.deadline.is_some_and(|d| d <= now) {
+                if r.delack_timer.deadline().is_some_and(|d| d <= now) {
                     r.on_delack_timer(now, out);
                 }
             }
@@ -1012,7 +1012,7 @@ mod tests {
             p.ts_ecr = now - 5_000_000;
             got_f += fast.on_packet(now, &p, &mut out_f);
             got_g += general.on_packet(now, &p, &mut out_g);
-            assert_eq!(fast.delack_timer.deadline, general.delack_timer.deadline, "segment {seq}");
+            assert_eq!(fast.delack_timer.deadline(), general.delack_timer.deadline(), "segment {seq}");
         }
         let acks = |r: &Receiver, out: &[Packet]| {
             (0..out.len())
@@ -1075,7 +1075,7 @@ mod tests {
         let mut r = rx();
         let mut out = vec![];
         r.on_packet(1000, &data(0), &mut out);
-        assert_eq!(r.delack_timer.deadline, Some(1000 + 40_000_000));
+        assert_eq!(r.delack_timer.deadline(), Some(1000 + 40_000_000));
         r.on_delack_timer(1000 + 40_000_000, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].ack(), 1);
@@ -1143,7 +1143,7 @@ mod tests {
         for (k, seq) in (1..6).enumerate() {
             let t = 91 * ms + k as u64 * ms;
             r.on_packet(t, &data(seq), &mut out);
-            timers.push((r.ato_ns, r.delack_timer.deadline.map(|d| d - t)));
+            timers.push((r.ato_ns, r.delack_timer.deadline().map(|d| d - t)));
         }
         let want = [
             (81_000_000, Some(50 * ms)),
@@ -1156,7 +1156,7 @@ mod tests {
         // At a 20 ms receiver RTT the bound is TCP_DELACK_MIN (40 ms).
         let mut r = rx_with_rtt(20_000_000, &mut out);
         r.on_packet(61 * ms, &data(1), &mut out);
-        assert_eq!(r.delack_timer.deadline, Some(61 * ms + DELACK_NS));
+        assert_eq!(r.delack_timer.deadline(), Some(61 * ms + DELACK_NS));
     }
 
     #[test]
@@ -1173,8 +1173,8 @@ mod tests {
             r.on_packet(t, &data(seq), &mut out);
             t += 30_000_000;
         }
-        assert_eq!((r.ato_ns, r.delack_timer.deadline), (58_750_000, Some(t - 30_000_000 + 58_750_000)));
-        r.on_delack_timer(r.delack_timer.deadline.unwrap(), &mut out);
+        assert_eq!((r.ato_ns, r.delack_timer.deadline()), (58_750_000, Some(t - 30_000_000 + 58_750_000)));
+        r.on_delack_timer(r.delack_timer.deadline().unwrap(), &mut out);
         out.clear();
         for (gap, seq, acked_at_once) in [(290_000_000, 6, false), (301_000_000, 7, true)] {
             r.quick = 0;
@@ -1222,7 +1222,7 @@ mod tests {
             let mut out = vec![];
             for i in 0..n {
                 let now = (k as u64 + 2) * rtt_ns + i * 100_000;
-                if r.delack_timer.deadline.is_some_and(|d| d <= now) {
+                if r.delack_timer.deadline().is_some_and(|d| d <= now) {
                     r.on_delack_timer(now, &mut out);
                 }
                 let mut p = data(seq);
@@ -1463,12 +1463,12 @@ mod tests {
         let mut out = vec![];
         for k in 0..n {
             let now = k * gap_ns;
-            if let Some(due) = r.gro_timer.deadline.filter(|&d| d <= now) {
+            if let Some(due) = r.gro_timer.deadline().filter(|&d| d <= now) {
                 r.gro_flush(due, &mut out);
             }
             r.on_packet(now, &seg(k), &mut out);
         }
-        if let Some(due) = r.gro_timer.deadline {
+        if let Some(due) = r.gro_timer.deadline() {
             r.gro_flush(due, &mut out);
         }
         out.iter().map(|a| (a.ack(), a.ece())).collect()
@@ -1616,7 +1616,7 @@ mod tests {
 
     /// The compressed-SACK timer (the delayed-ACK slot) fires, if armed.
     fn fire_compressed_sack(r: &mut Receiver, out: &mut Vec<Packet>) {
-        if let Some(due) = r.delack_timer.deadline {
+        if let Some(due) = r.delack_timer.deadline() {
             r.on_delack_timer(due, out);
         }
     }
@@ -1646,7 +1646,7 @@ mod tests {
         }
         assert_eq!(out.len(), 3, "segments 3, 4, 5 at once");
         assert_eq!((0..3).map(|i| blocks(&r, &out, i)).collect::<Vec<_>>(), vec![vec![(3, 4)], vec![(3, 5)], vec![(3, 6)]]);
-        let due = r.delack_timer.deadline.expect("the compressed-SACK timer");
+        let due = r.delack_timer.deadline().expect("the compressed-SACK timer");
         out.clear();
         r.on_delack_timer(due, &mut out);
         assert_eq!(out.len(), 1);
@@ -1668,7 +1668,7 @@ mod tests {
             for seq in 3..=6 {
                 r.on_packet(5_000_000, &data(seq), &mut out);
             }
-            r.delack_timer.deadline.expect("armed") - 5_000_000
+            r.delack_timer.deadline().expect("armed") - 5_000_000
         };
         assert_eq!(due_after(10_000_000, 0), 500_000 + 100_000, "rtt / 20");
         assert_eq!(due_after(50_000_000, 0), 1_000_000 + 100_000, "at most 1 ms");
@@ -1686,7 +1686,7 @@ mod tests {
             r.on_packet(0, &data(seq), &mut out);
         }
         assert_eq!(out.len(), 3);
-        let due = r.delack_timer.deadline.expect("armed");
+        let due = r.delack_timer.deadline().expect("armed");
         out.clear();
         assert_eq!(r.on_packet(100, &data(2), &mut out), 6);
         assert_eq!(out.iter().map(|a| a.ack()).collect::<Vec<_>>(), vec![8]);

@@ -987,7 +987,7 @@ impl Sender {
     #[cold]
     #[inline(never)]
     fn rearm_rto_at_head_retransmission(&mut self, now: TimeNs) {
-        if self.reo_timer.deadline.is_some_and(|at| at > now) {
+        if self.reo_timer.deadline().is_some_and(|at| at > now) {
             return;
         }
         self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
