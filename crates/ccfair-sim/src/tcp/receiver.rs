@@ -137,6 +137,8 @@ pub const DELACK_MAX_NS: u64 = 200_000_000;
 const ATO_BOUND_NS: u64 = 500_000_000;
 /// Linux TCP_RTO_MIN: the receiver's RTO floor (`tcp_rto_min_us`).
 const RTO_MIN_NS: u64 = 200_000_000;
+/// `Receiver::lrcv_ns` before any in-order data: a time no packet arrives at.
+const NO_ARRIVAL_NS: u64 = u64::MAX;
 /// Linux TCP_MAX_QUICKACKS.
 pub const MAX_QUICKACKS: u32 = 16;
 /// Linux `tp->scaling_ratio` of the reference receiver, in 1/256
@@ -182,9 +184,11 @@ pub struct Receiver {
     ooo: Vec<(u64, u64)>,
     /// Delayed-ACK timeout (`icsk_ack.ato`), the last in-order data arrival
     /// (`lrcvtime`), the SYN-ACK's send time (`synack_ns`, below) and the
-    /// receiver's RTT from the handshake (0 = none yet).
+    /// receiver's RTT from the handshake (0 = none yet). `lrcv_ns` is
+    /// `NO_ARRIVAL_NS` before the first in-order data (a plain time: an
+    /// `Option` took a tag test and a tag store per segment).
     ato_ns: u64,
-    lrcv_ns: Option<u64>,
+    lrcv_ns: u64,
     srtt_ns: u64,
     /// The right edge of the last window offered, segments (`rcv_wup + rcv_wnd`).
     right_edge: u64,
@@ -274,7 +278,7 @@ impl Receiver {
             compressed_acks: 0,
             comp_sack_nr: 0,
             ato_ns: DELACK_NS,
-            lrcv_ns: None,
+            lrcv_ns: NO_ARRIVAL_NS,
             synack_ns: 0,
             srtt_ns: 0,
             rwnd: rwnd_init,
@@ -478,8 +482,8 @@ impl Receiver {
     /// then `ato` from the gap since the last in-order arrival.
     #[inline(always)]
     fn event_data_recv(&mut self, now: TimeNs) {
-        if let Some(lrcv) = self.lrcv_ns {
-            let m = now - lrcv;
+        if self.lrcv_ns != NO_ARRIVAL_NS {
+            let m = now - self.lrcv_ns;
             if m <= DELACK_NS / 2 {
                 self.ato_ns = self.ato_ns / 2 + DELACK_NS / 2;
             } else if m < self.ato_ns {
@@ -490,7 +494,7 @@ impl Receiver {
         } else {
             self.srtt_ns = now.saturating_sub(self.synack_ns).max(1);
         }
-        self.lrcv_ns = Some(now);
+        self.lrcv_ns = now;
     }
 
     /// The receiver's RTO from its one RTT sample (`tcp_rtt_estimator`:
@@ -1181,7 +1185,7 @@ mod tests {
             r.unacked = 0;
             r.delack_timer.disarm();
             t += gap;
-            r.lrcv_ns = Some(t - gap);
+            r.lrcv_ns = t - gap;
             r.on_packet(t, &data(seq), &mut out);
             assert_eq!(!out.is_empty(), acked_at_once, "gap {gap} ns");
             out.clear();
