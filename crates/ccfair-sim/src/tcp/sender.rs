@@ -307,6 +307,10 @@ pub struct Sender {
     /// machine code of sim.rs `flush_sender_out`).
     undo_marker: Option<u64>,
     pub cfg: SenderConfig,
+    /// A bulk application's (no size, no rate cap) stop time (`u64::MAX`:
+    /// none), 0 for any other: before it, `has_new_data` holds without
+    /// reading the configuration's three `Option`s.
+    bulk_until_ns: TimeNs,
     pub state: ConnState,
     /// `cc.hooks()`, asked once: the optional hooks the CCA implements (the
     /// others' calls are skipped, cc/mod.rs `Hooks`).
@@ -511,7 +515,9 @@ impl Sender {
         tp.is_cwnd_limited = false;
         let rtt = RttEstimator::with_rto_min(cfg.rto_min_ns);
         let tso_max_segs = (GSO_MAX_BYTES / cfg.mss_bytes as u64).max(1).min(cfg.gso_max_segs as u64);
+        let bulk = cfg.size_bytes.is_none() && cfg.rate_cap_bps.is_none();
         Sender {
+            bulk_until_ns: if bulk { cfg.stop_ns.unwrap_or(u64::MAX) } else { 0 },
             cfg,
             cc,
             tp,
@@ -634,10 +640,11 @@ impl Sender {
     /// general case cost more than the test.
     #[inline]
     fn has_new_data(&mut self, now: TimeNs) -> bool {
-        if self.cfg.size_bytes.is_none() && self.cfg.rate_cap_bps.is_none() {
-            // segs_available is unbounded: only the stop time limits.
-            return self.cfg.stop_ns.is_none_or(|s| now < s);
+        if now < self.bulk_until_ns {
+            // A bulk flow before its stop: segs_available is unbounded.
+            return true;
         }
+        // (A bulk flow at or after its stop too: false, from the stop time.)
         self.has_new_limited_data(now)
     }
 
