@@ -219,6 +219,9 @@ pub struct Receiver {
     window_clamp: u32,
     rwnd: u32,
     pub delayed_ack: bool,
+    /// Unacknowledged segments that take an ACK at once: 2 with delayed
+    /// ACKs, else 1 (every segment; `on_data`'s test of both in one).
+    ack_every_segs: u32,
     ecn: EcnMode,
     /// Echo every segment's TSval (`CongestionControl::echoes_newest_tsval`), not Linux's rule.
     echo_newest: bool,
@@ -265,6 +268,7 @@ impl Receiver {
             flow,
             mss_bytes,
             delayed_ack,
+            ack_every_segs: if delayed_ack { 2 } else { 1 },
             delack_timer: Timer::default(),
             rcv_nxt: 0,
             ooo: Vec::new(),
@@ -464,7 +468,8 @@ impl Receiver {
         self.unacked += segs as u32;
         self.event_data_recv(now);
         self.grow_window(segs);
-        if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || p.psh() {
+        debug_assert!(segs > 0 && self.unacked > 0);
+        if self.unacked >= self.ack_every_segs || self.quick > 0 || p.psh() {
             let a = self.ack_packet(now, false);
             self.push_ack(out, a);
         } else if !self.delack_timer.is_armed() {
