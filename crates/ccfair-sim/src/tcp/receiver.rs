@@ -198,6 +198,10 @@ pub struct Receiver {
     // Auto-tuning state (tp->rcvq_space; `space` and `space_seq` below).
     space_time: u64,
     rcv_rtt_ns: u64,
+    /// `space_time + rcv_rtt_ns`, u64::MAX while `rcv_rtt_ns` is 0 (none
+    /// yet): `rcv_space_due`'s test per segment as one comparison, kept by
+    /// `set_space_time` and `set_rcv_rtt`.
+    space_due_ns: u64,
     /// The TSecr tick of the last receiver RTT sample (`rcv_rtt_last_tsecr`).
     rtt_tsecr_tick: u64,
     /// The TSval the ACKs echo (Linux `rx_opt.ts_recent`).
@@ -294,6 +298,7 @@ impl Receiver {
             space_seq: 0,
             space_time: 0,
             rcv_rtt_ns: 0,
+            space_due_ns: u64::MAX,
             rtt_tsecr_tick: u64::MAX,
             ts_recent: 0,
             clock_phase_ns: 0,
@@ -385,7 +390,7 @@ impl Receiver {
     #[inline(always)]
     fn on_syn(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         self.established = true;
-        self.space_time = now;
+        self.set_space_time(now);
         self.synack_ns = now;
         let mut a = Packet::new(self.flow, Kind::SynAck, ACK_WIRE_BYTES + 8);
         a.set_rwnd(self.rwnd);
@@ -560,7 +565,7 @@ impl Receiver {
             if ticks > 0 {
                 let sample = ticks * TS_TICK_NS;
                 let old = self.rcv_rtt_ns;
-                self.rcv_rtt_ns = if old == 0 || sample < old { sample } else { old - old / 8 + sample / 8 };
+                self.set_rcv_rtt(if old == 0 || sample < old { sample } else { old - old / 8 + sample / 8 });
             }
         }
     }
@@ -910,7 +915,21 @@ impl Receiver {
     /// One receiver RTT estimate has passed since the last measurement.
     #[inline(always)]
     fn rcv_space_due(&self, now: TimeNs) -> bool {
-        self.rcv_rtt_ns != 0 && now >= self.space_time + self.rcv_rtt_ns
+        now >= self.space_due_ns
+    }
+
+    fn set_space_time(&mut self, t: TimeNs) {
+        self.space_time = t;
+        self.update_space_due();
+    }
+
+    fn set_rcv_rtt(&mut self, rtt_ns: u64) {
+        self.rcv_rtt_ns = rtt_ns;
+        self.update_space_due();
+    }
+
+    fn update_space_due(&mut self) {
+        self.space_due_ns = if self.rcv_rtt_ns == 0 { u64::MAX } else { self.space_time + self.rcv_rtt_ns };
     }
 
     /// The once-per-RTT part of `rcv_space_adjust`; returns `ret` (for
@@ -934,7 +953,7 @@ impl Receiver {
             self.space = copied;
         }
         self.space_seq = self.rcv_nxt;
-        self.space_time = now;
+        self.set_space_time(now);
         ret
     }
 }
@@ -1638,7 +1657,7 @@ mod tests {
         r.on_packet(0, &data(0), &mut out);
         r.on_packet(0, &data(1), &mut out);
         out.clear();
-        r.rcv_rtt_ns = rcv_rtt_ns;
+        r.set_rcv_rtt(rcv_rtt_ns);
         r.srtt_ns = srtt_ns;
         (r, out)
     }
