@@ -137,6 +137,10 @@ pub const DELACK_MAX_NS: u64 = 200_000_000;
 const ATO_BOUND_NS: u64 = 500_000_000;
 /// Linux TCP_RTO_MIN: the receiver's RTO floor (`tcp_rto_min_us`).
 const RTO_MIN_NS: u64 = 200_000_000;
+/// `Receiver::rtt_tsecr_tick_start` before the first sample: 2^64 -
+/// `TS_TICK_NS`, from which every clock reading below it is at least
+/// `TS_TICK_NS` on (modulo 2^64), so it starts no tick.
+const NO_TICK_START: u64 = 0u64.wrapping_sub(TS_TICK_NS);
 /// `Receiver::lrcv_ns` before any in-order data: a time no packet arrives at.
 const NO_ARRIVAL_NS: u64 = u64::MAX;
 /// Linux TCP_MAX_QUICKACKS.
@@ -202,8 +206,10 @@ pub struct Receiver {
     /// yet): `rcv_space_due`'s test per segment as one comparison, kept by
     /// `set_space_time` and `set_rcv_rtt`.
     space_due_ns: u64,
-    /// The TSecr tick of the last receiver RTT sample (`rcv_rtt_last_tsecr`).
-    rtt_tsecr_tick: u64,
+    /// The start of the TSecr tick of the last receiver RTT sample
+    /// (`rcv_rtt_last_tsecr`), ns on the receiver's clock (`NO_TICK_START`:
+    /// none; a TSecr in the same tick is `TS_TICK_NS` or less after it).
+    rtt_tsecr_tick_start: u64,
     /// The TSval the ACKs echo (Linux `rx_opt.ts_recent`).
     ts_recent: u64,
     /// The host's clock phase, ns: its timestamp clock ticks at whole ms of `t + clock_phase_ns`
@@ -299,7 +305,7 @@ impl Receiver {
             space_time: 0,
             rcv_rtt_ns: 0,
             space_due_ns: u64::MAX,
-            rtt_tsecr_tick: u64::MAX,
+            rtt_tsecr_tick_start: NO_TICK_START,
             ts_recent: 0,
             clock_phase_ns: 0,
             rcv_wup: 0,
@@ -558,9 +564,11 @@ impl Receiver {
         if p.seq <= self.rcv_wup || self.echo_newest {
             self.ts_recent = p.ts_val;
         }
-        let tick = (p.ts_ecr + self.clock_phase_ns) / TS_TICK_NS;
-        if p.ts_ecr != 0 && tick != self.rtt_tsecr_tick {
-            self.rtt_tsecr_tick = tick;
+        let ecr = p.ts_ecr + self.clock_phase_ns;
+        // Another tick than the last sample's: no division per segment.
+        if p.ts_ecr != 0 && ecr.wrapping_sub(self.rtt_tsecr_tick_start) >= TS_TICK_NS {
+            let tick = ecr / TS_TICK_NS;
+            self.rtt_tsecr_tick_start = tick * TS_TICK_NS;
             let ticks = ((now + self.clock_phase_ns) / TS_TICK_NS).saturating_sub(tick);
             if ticks > 0 {
                 let sample = ticks * TS_TICK_NS;
