@@ -1163,9 +1163,7 @@ impl Sender {
             tx_delivered_ce: self.tp.delivered_ce as u32,
             flags: if self.tp.app_limited != 0 { F_APP_LIMITED } else { 0 },
         };
-        for i in 1..=n {
-            self.segs.push_back(Seg { tx_in_flight: pipe + i, ..rate });
-        }
+        self.segs.push_back_n(n as usize, |i| Seg { tx_in_flight: pipe + 1 + i as u32, ..rate });
         self.tp.snd_nxt += n as u64;
         self.packets_out += n;
         self.pipe += n;
