@@ -401,12 +401,28 @@ impl<E: Eq + Copy> Default for EventQueue<E> {
 }
 
 /// A one-shot timer with lazy cancellation.
-#[derive(Debug, Clone, Copy, Default)]
+///
+/// Its two times are plain numbers with [`NO_TIME`] for none, where
+/// `Option`s took a tag test each: the test of `sync`, run for every timer
+/// after every sender's and receiver's packet, is then one comparison
+/// (`deadline < pending`: armed, and no entry pending at or before the
+/// deadline), and every timer of the run is armed at a time before
+/// `NO_TIME` (now plus a delay).
+#[derive(Debug, Clone, Copy)]
 pub struct Timer {
-    /// When the timer should fire (None = disarmed).
-    pub deadline: Option<TimeNs>,
-    /// Time of the heap entry that represents this timer, if any.
-    pending: Option<TimeNs>,
+    /// When the timer should fire (`NO_TIME` = disarmed).
+    deadline: TimeNs,
+    /// Time of the heap entry that represents this timer (`NO_TIME` = none).
+    pending: TimeNs,
+}
+
+/// A [`Timer`]'s time of none: after every time it is armed at.
+const NO_TIME: TimeNs = TimeNs::MAX;
+
+impl Default for Timer {
+    fn default() -> Self {
+        Timer { deadline: NO_TIME, pending: NO_TIME }
+    }
 }
 
 /// What to do with a popped timer entry.
@@ -422,31 +438,36 @@ pub enum TimerPop {
 
 impl Timer {
     pub fn arm(&mut self, at: TimeNs) {
-        self.deadline = Some(at);
+        debug_assert!(at != NO_TIME, "a timer armed at its time of none");
+        self.deadline = at;
     }
 
     pub fn disarm(&mut self) {
-        self.deadline = None;
+        self.deadline = NO_TIME;
     }
 
     pub fn is_armed(&self) -> bool {
-        self.deadline.is_some()
+        self.deadline != NO_TIME
+    }
+
+    /// When the timer fires (None: disarmed).
+    pub fn deadline(&self) -> Option<TimeNs> {
+        self.is_armed().then_some(self.deadline)
     }
 
     /// Whether `sync` would schedule an entry: armed, and no entry pending
     /// at or before the deadline.
     #[inline(always)]
     pub fn needs_sync(&self) -> bool {
-        self.deadline.is_some_and(|d| self.pending.is_none_or(|p| p > d))
+        self.deadline < self.pending
     }
 
     /// Make sure a heap entry exists no later than the deadline.
     pub fn sync<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, ev: E) {
-        if let Some(d) = self.deadline {
-            if self.pending.is_none_or(|p| p > d) {
-                q.schedule(d.max(q.now()), ev);
-                self.pending = Some(d.max(q.now()));
-            }
+        if self.needs_sync() {
+            let at = self.deadline.max(q.now());
+            q.schedule(at, ev);
+            self.pending = at;
         }
     }
 
@@ -464,21 +485,19 @@ impl Timer {
 
     #[inline(always)]
     fn pop_outcome<E: Eq + Copy>(&mut self, now: TimeNs, q: &mut EventQueue<E>, ev: E) -> TimerPop {
-        if self.pending != Some(now) {
+        if self.pending != now {
             return TimerPop::Ignore; // superseded by an earlier entry
         }
-        self.pending = None;
-        match self.deadline {
-            None => TimerPop::Ignore,
-            Some(d) if d > now => {
-                q.schedule(d, ev);
-                self.pending = Some(d);
-                TimerPop::Rescheduled
-            }
-            Some(_) => {
-                self.deadline = None;
-                TimerPop::Fire
-            }
+        self.pending = NO_TIME;
+        if !self.is_armed() {
+            TimerPop::Ignore
+        } else if self.deadline > now {
+            q.schedule(self.deadline, ev);
+            self.pending = self.deadline;
+            TimerPop::Rescheduled
+        } else {
+            self.deadline = NO_TIME;
+            TimerPop::Fire
         }
     }
 }

@@ -615,21 +615,49 @@ impl<Q: Qdisc> Simulation<Q> {
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
         let path = self.paths[flow as usize];
         if path.access == OWN_LINE {
-            let line = &mut self.access[flow as usize];
-            for i in 0..self.out.len() {
-                // Marked in `out` and pushed from there: no copy on the way.
-                let p = &mut self.out[i];
-                if p.kind == Kind::Data {
-                    self.data_packets += 1;
+            if self.out.get(2).is_some_and(|p| p.skb_next()) {
+                self.flush_skbs_own_line(flow, path.cca_class, now);
+            } else {
+                let line = &mut self.access[flow as usize];
+                for i in 0..self.out.len() {
+                    // Marked in `out` and pushed from there: no copy on the way.
+                    let p = &mut self.out[i];
+                    if p.kind == Kind::Data {
+                        self.data_packets += 1;
+                    }
+                    p.set_cca_class(path.cca_class);
+                    line.push_ref(&mut self.q, now, &self.out[i], Ev::Access(flow));
                 }
-                p.set_cca_class(path.cca_class);
-                line.push_ref(&mut self.q, now, &self.out[i], Ev::Access(flow));
             }
             self.out.clear();
         } else {
             self.flush_sender_out_shared(path, now);
         }
         self.sync_sender_timers(flow);
+    }
+
+    /// `flush_sender_out`'s loop onto the flow's own line when its first
+    /// skb has three segments or more: an skb's first segment through `push_ref`, the segments
+    /// that follow it in one `DelayLine::push_skb_rest` (no draw, no
+    /// schedule, no call each). (Out of line and only then: in
+    /// `flush_sender_out` its registers, and for shorter skbs its set-up,
+    /// cost more than it saves.)
+    #[inline(never)]
+    fn flush_skbs_own_line(&mut self, flow: u32, cca_class: u16, now: TimeNs) {
+        let line = &mut self.access[flow as usize];
+        let mut i = 0;
+        while i < self.out.len() {
+            let p = &mut self.out[i];
+            if p.kind == Kind::Data {
+                self.data_packets += 1;
+            }
+            p.set_cca_class(cca_class);
+            line.push_ref(&mut self.q, now, &self.out[i], Ev::Access(flow));
+            i += 1;
+            let (pushed, data) = line.push_skb_rest(now, &mut self.out[i..], cca_class);
+            self.data_packets += data;
+            i += pushed;
+        }
     }
 
     /// `flush_sender_out` after an ACK: one that sends nothing and moves no

@@ -407,7 +407,7 @@ mod tests {
         assert_eq!(out[0].seq, 10);
         assert_eq!(out[0].dccp_ack_ratio(), 1, "Ack Ratio clamped to ceil(cwnd/2) = 1");
         // The RTO backed off: 100 ms SRTT + 200 ms min = 300 ms, doubled.
-        assert_eq!(s.rto_timer.deadline, Some(400_000_000 + 600_000_000));
+        assert_eq!(s.rto_timer.deadline(), Some(400_000_000 + 600_000_000));
     }
 
     #[test]

@@ -137,6 +137,12 @@ pub const DELACK_MAX_NS: u64 = 200_000_000;
 const ATO_BOUND_NS: u64 = 500_000_000;
 /// Linux TCP_RTO_MIN: the receiver's RTO floor (`tcp_rto_min_us`).
 const RTO_MIN_NS: u64 = 200_000_000;
+/// `Receiver::rtt_tsecr_tick_start` before the first sample: 2^64 -
+/// `TS_TICK_NS`, from which every clock reading below it is at least
+/// `TS_TICK_NS` on (modulo 2^64), so it starts no tick.
+const NO_TICK_START: u64 = 0u64.wrapping_sub(TS_TICK_NS);
+/// `Receiver::lrcv_ns` before any in-order data: a time no packet arrives at.
+const NO_ARRIVAL_NS: u64 = u64::MAX;
 /// Linux TCP_MAX_QUICKACKS.
 pub const MAX_QUICKACKS: u32 = 16;
 /// Linux `tp->scaling_ratio` of the reference receiver, in 1/256
@@ -182,9 +188,11 @@ pub struct Receiver {
     ooo: Vec<(u64, u64)>,
     /// Delayed-ACK timeout (`icsk_ack.ato`), the last in-order data arrival
     /// (`lrcvtime`), the SYN-ACK's send time (`synack_ns`, below) and the
-    /// receiver's RTT from the handshake (0 = none yet).
+    /// receiver's RTT from the handshake (0 = none yet). `lrcv_ns` is
+    /// `NO_ARRIVAL_NS` before the first in-order data (a plain time: an
+    /// `Option` took a tag test and a tag store per segment).
     ato_ns: u64,
-    lrcv_ns: Option<u64>,
+    lrcv_ns: u64,
     srtt_ns: u64,
     /// The right edge of the last window offered, segments (`rcv_wup + rcv_wnd`).
     right_edge: u64,
@@ -194,8 +202,14 @@ pub struct Receiver {
     // Auto-tuning state (tp->rcvq_space; `space` and `space_seq` below).
     space_time: u64,
     rcv_rtt_ns: u64,
-    /// The TSecr tick of the last receiver RTT sample (`rcv_rtt_last_tsecr`).
-    rtt_tsecr_tick: u64,
+    /// `space_time + rcv_rtt_ns`, u64::MAX while `rcv_rtt_ns` is 0 (none
+    /// yet): `rcv_space_due`'s test per segment as one comparison, kept by
+    /// `set_space_time` and `set_rcv_rtt`.
+    space_due_ns: u64,
+    /// The start of the TSecr tick of the last receiver RTT sample
+    /// (`rcv_rtt_last_tsecr`), ns on the receiver's clock (`NO_TICK_START`:
+    /// none; a TSecr in the same tick is `TS_TICK_NS` or less after it).
+    rtt_tsecr_tick_start: u64,
     /// The TSval the ACKs echo (Linux `rx_opt.ts_recent`).
     ts_recent: u64,
     /// The host's clock phase, ns: its timestamp clock ticks at whole ms of `t + clock_phase_ns`
@@ -215,6 +229,9 @@ pub struct Receiver {
     window_clamp: u32,
     rwnd: u32,
     pub delayed_ack: bool,
+    /// Unacknowledged segments that take an ACK at once: 2 with delayed
+    /// ACKs, else 1 (every segment; `on_data`'s test of both in one).
+    ack_every_segs: u32,
     ecn: EcnMode,
     /// Echo every segment's TSval (`CongestionControl::echoes_newest_tsval`), not Linux's rule.
     echo_newest: bool,
@@ -261,6 +278,7 @@ impl Receiver {
             flow,
             mss_bytes,
             delayed_ack,
+            ack_every_segs: if delayed_ack { 2 } else { 1 },
             delack_timer: Timer::default(),
             rcv_nxt: 0,
             ooo: Vec::new(),
@@ -274,7 +292,7 @@ impl Receiver {
             compressed_acks: 0,
             comp_sack_nr: 0,
             ato_ns: DELACK_NS,
-            lrcv_ns: None,
+            lrcv_ns: NO_ARRIVAL_NS,
             synack_ns: 0,
             srtt_ns: 0,
             rwnd: rwnd_init,
@@ -286,7 +304,8 @@ impl Receiver {
             space_seq: 0,
             space_time: 0,
             rcv_rtt_ns: 0,
-            rtt_tsecr_tick: u64::MAX,
+            space_due_ns: u64::MAX,
+            rtt_tsecr_tick_start: NO_TICK_START,
             ts_recent: 0,
             clock_phase_ns: 0,
             rcv_wup: 0,
@@ -377,7 +396,7 @@ impl Receiver {
     #[inline(always)]
     fn on_syn(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) -> u64 {
         self.established = true;
-        self.space_time = now;
+        self.set_space_time(now);
         self.synack_ns = now;
         let mut a = Packet::new(self.flow, Kind::SynAck, ACK_WIRE_BYTES + 8);
         a.set_rwnd(self.rwnd);
@@ -460,7 +479,8 @@ impl Receiver {
         self.unacked += segs as u32;
         self.event_data_recv(now);
         self.grow_window(segs);
-        if !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || p.psh() {
+        debug_assert!(segs > 0 && self.unacked > 0);
+        if self.unacked >= self.ack_every_segs || self.quick > 0 || p.psh() {
             let a = self.ack_packet(now, false);
             self.push_ack(out, a);
         } else if !self.delack_timer.is_armed() {
@@ -478,8 +498,8 @@ impl Receiver {
     /// then `ato` from the gap since the last in-order arrival.
     #[inline(always)]
     fn event_data_recv(&mut self, now: TimeNs) {
-        if let Some(lrcv) = self.lrcv_ns {
-            let m = now - lrcv;
+        if self.lrcv_ns != NO_ARRIVAL_NS {
+            let m = now - self.lrcv_ns;
             if m <= DELACK_NS / 2 {
                 self.ato_ns = self.ato_ns / 2 + DELACK_NS / 2;
             } else if m < self.ato_ns {
@@ -490,7 +510,7 @@ impl Receiver {
         } else {
             self.srtt_ns = now.saturating_sub(self.synack_ns).max(1);
         }
-        self.lrcv_ns = Some(now);
+        self.lrcv_ns = now;
     }
 
     /// The receiver's RTO from its one RTT sample (`tcp_rtt_estimator`:
@@ -544,14 +564,16 @@ impl Receiver {
         if p.seq <= self.rcv_wup || self.echo_newest {
             self.ts_recent = p.ts_val;
         }
-        let tick = (p.ts_ecr + self.clock_phase_ns) / TS_TICK_NS;
-        if p.ts_ecr != 0 && tick != self.rtt_tsecr_tick {
-            self.rtt_tsecr_tick = tick;
+        let ecr = p.ts_ecr + self.clock_phase_ns;
+        // Another tick than the last sample's: no division per segment.
+        if p.ts_ecr != 0 && ecr.wrapping_sub(self.rtt_tsecr_tick_start) >= TS_TICK_NS {
+            let tick = ecr / TS_TICK_NS;
+            self.rtt_tsecr_tick_start = tick * TS_TICK_NS;
             let ticks = ((now + self.clock_phase_ns) / TS_TICK_NS).saturating_sub(tick);
             if ticks > 0 {
                 let sample = ticks * TS_TICK_NS;
                 let old = self.rcv_rtt_ns;
-                self.rcv_rtt_ns = if old == 0 || sample < old { sample } else { old - old / 8 + sample / 8 };
+                self.set_rcv_rtt(if old == 0 || sample < old { sample } else { old - old / 8 + sample / 8 });
             }
         }
     }
@@ -901,7 +923,21 @@ impl Receiver {
     /// One receiver RTT estimate has passed since the last measurement.
     #[inline(always)]
     fn rcv_space_due(&self, now: TimeNs) -> bool {
-        self.rcv_rtt_ns != 0 && now >= self.space_time + self.rcv_rtt_ns
+        now >= self.space_due_ns
+    }
+
+    fn set_space_time(&mut self, t: TimeNs) {
+        self.space_time = t;
+        self.update_space_due();
+    }
+
+    fn set_rcv_rtt(&mut self, rtt_ns: u64) {
+        self.rcv_rtt_ns = rtt_ns;
+        self.update_space_due();
+    }
+
+    fn update_space_due(&mut self) {
+        self.space_due_ns = if self.rcv_rtt_ns == 0 { u64::MAX } else { self.space_time + self.rcv_rtt_ns };
     }
 
     /// The once-per-RTT part of `rcv_space_adjust`; returns `ret` (for
@@ -925,7 +961,7 @@ impl Receiver {
             self.space = copied;
         }
         self.space_seq = self.rcv_nxt;
-        self.space_time = now;
+        self.set_space_time(now);
         ret
     }
 }
@@ -1002,7 +1038,7 @@ mod tests {
         for (i, &seq) in seqs.iter().enumerate() {
             now += if i % 50 == 49 { DELACK_NS + 1 } else { 120_000 };
             for (r, out) in [(&mut fast, &mut out_f), (&mut general, &mut out_g)] {
-                if r.delack_timer.deadline.is_some_and(|d| d <= now) {
+                if r.delack_timer.deadline().is_some_and(|d| d <= now) {
                     r.on_delack_timer(now, out);
                 }
             }
@@ -1012,7 +1048,7 @@ mod tests {
             p.ts_ecr = now - 5_000_000;
             got_f += fast.on_packet(now, &p, &mut out_f);
             got_g += general.on_packet(now, &p, &mut out_g);
-            assert_eq!(fast.delack_timer.deadline, general.delack_timer.deadline, "segment {seq}");
+            assert_eq!(fast.delack_timer.deadline(), general.delack_timer.deadline(), "segment {seq}");
         }
         let acks = |r: &Receiver, out: &[Packet]| {
             (0..out.len())
@@ -1075,7 +1111,7 @@ mod tests {
         let mut r = rx();
         let mut out = vec![];
         r.on_packet(1000, &data(0), &mut out);
-        assert_eq!(r.delack_timer.deadline, Some(1000 + 40_000_000));
+        assert_eq!(r.delack_timer.deadline(), Some(1000 + 40_000_000));
         r.on_delack_timer(1000 + 40_000_000, &mut out);
         assert_eq!(out.len(), 1);
         assert_eq!(out[0].ack(), 1);
@@ -1143,7 +1179,7 @@ mod tests {
         for (k, seq) in (1..6).enumerate() {
             let t = 91 * ms + k as u64 * ms;
             r.on_packet(t, &data(seq), &mut out);
-            timers.push((r.ato_ns, r.delack_timer.deadline.map(|d| d - t)));
+            timers.push((r.ato_ns, r.delack_timer.deadline().map(|d| d - t)));
         }
         let want = [
             (81_000_000, Some(50 * ms)),
@@ -1156,7 +1192,7 @@ mod tests {
         // At a 20 ms receiver RTT the bound is TCP_DELACK_MIN (40 ms).
         let mut r = rx_with_rtt(20_000_000, &mut out);
         r.on_packet(61 * ms, &data(1), &mut out);
-        assert_eq!(r.delack_timer.deadline, Some(61 * ms + DELACK_NS));
+        assert_eq!(r.delack_timer.deadline(), Some(61 * ms + DELACK_NS));
     }
 
     #[test]
@@ -1173,15 +1209,15 @@ mod tests {
             r.on_packet(t, &data(seq), &mut out);
             t += 30_000_000;
         }
-        assert_eq!((r.ato_ns, r.delack_timer.deadline), (58_750_000, Some(t - 30_000_000 + 58_750_000)));
-        r.on_delack_timer(r.delack_timer.deadline.unwrap(), &mut out);
+        assert_eq!((r.ato_ns, r.delack_timer.deadline()), (58_750_000, Some(t - 30_000_000 + 58_750_000)));
+        r.on_delack_timer(r.delack_timer.deadline().unwrap(), &mut out);
         out.clear();
         for (gap, seq, acked_at_once) in [(290_000_000, 6, false), (301_000_000, 7, true)] {
             r.quick = 0;
             r.unacked = 0;
             r.delack_timer.disarm();
             t += gap;
-            r.lrcv_ns = Some(t - gap);
+            r.lrcv_ns = t - gap;
             r.on_packet(t, &data(seq), &mut out);
             assert_eq!(!out.is_empty(), acked_at_once, "gap {gap} ns");
             out.clear();
@@ -1222,7 +1258,7 @@ mod tests {
             let mut out = vec![];
             for i in 0..n {
                 let now = (k as u64 + 2) * rtt_ns + i * 100_000;
-                if r.delack_timer.deadline.is_some_and(|d| d <= now) {
+                if r.delack_timer.deadline().is_some_and(|d| d <= now) {
                     r.on_delack_timer(now, &mut out);
                 }
                 let mut p = data(seq);
@@ -1463,12 +1499,12 @@ mod tests {
         let mut out = vec![];
         for k in 0..n {
             let now = k * gap_ns;
-            if let Some(due) = r.gro_timer.deadline.filter(|&d| d <= now) {
+            if let Some(due) = r.gro_timer.deadline().filter(|&d| d <= now) {
                 r.gro_flush(due, &mut out);
             }
             r.on_packet(now, &seg(k), &mut out);
         }
-        if let Some(due) = r.gro_timer.deadline {
+        if let Some(due) = r.gro_timer.deadline() {
             r.gro_flush(due, &mut out);
         }
         out.iter().map(|a| (a.ack(), a.ece())).collect()
@@ -1616,7 +1652,7 @@ mod tests {
 
     /// The compressed-SACK timer (the delayed-ACK slot) fires, if armed.
     fn fire_compressed_sack(r: &mut Receiver, out: &mut Vec<Packet>) {
-        if let Some(due) = r.delack_timer.deadline {
+        if let Some(due) = r.delack_timer.deadline() {
             r.on_delack_timer(due, out);
         }
     }
@@ -1629,7 +1665,7 @@ mod tests {
         r.on_packet(0, &data(0), &mut out);
         r.on_packet(0, &data(1), &mut out);
         out.clear();
-        r.rcv_rtt_ns = rcv_rtt_ns;
+        r.set_rcv_rtt(rcv_rtt_ns);
         r.srtt_ns = srtt_ns;
         (r, out)
     }
@@ -1646,7 +1682,7 @@ mod tests {
         }
         assert_eq!(out.len(), 3, "segments 3, 4, 5 at once");
         assert_eq!((0..3).map(|i| blocks(&r, &out, i)).collect::<Vec<_>>(), vec![vec![(3, 4)], vec![(3, 5)], vec![(3, 6)]]);
-        let due = r.delack_timer.deadline.expect("the compressed-SACK timer");
+        let due = r.delack_timer.deadline().expect("the compressed-SACK timer");
         out.clear();
         r.on_delack_timer(due, &mut out);
         assert_eq!(out.len(), 1);
@@ -1668,7 +1704,7 @@ mod tests {
             for seq in 3..=6 {
                 r.on_packet(5_000_000, &data(seq), &mut out);
             }
-            r.delack_timer.deadline.expect("armed") - 5_000_000
+            r.delack_timer.deadline().expect("armed") - 5_000_000
         };
         assert_eq!(due_after(10_000_000, 0), 500_000 + 100_000, "rtt / 20");
         assert_eq!(due_after(50_000_000, 0), 1_000_000 + 100_000, "at most 1 ms");
@@ -1686,7 +1722,7 @@ mod tests {
             r.on_packet(0, &data(seq), &mut out);
         }
         assert_eq!(out.len(), 3);
-        let due = r.delack_timer.deadline.expect("armed");
+        let due = r.delack_timer.deadline().expect("armed");
         out.clear();
         assert_eq!(r.on_packet(100, &data(2), &mut out), 6);
         assert_eq!(out.iter().map(|a| a.ack()).collect::<Vec<_>>(), vec![8]);

@@ -307,6 +307,10 @@ pub struct Sender {
     /// machine code of sim.rs `flush_sender_out`).
     undo_marker: Option<u64>,
     pub cfg: SenderConfig,
+    /// A bulk application's (no size, no rate cap) stop time (`u64::MAX`:
+    /// none), 0 for any other: before it, `has_new_data` holds without
+    /// reading the configuration's three `Option`s.
+    bulk_until_ns: TimeNs,
     pub state: ConnState,
     /// `cc.hooks()`, asked once: the optional hooks the CCA implements (the
     /// others' calls are skipped, cc/mod.rs `Hooks`).
@@ -375,8 +379,11 @@ struct AckFlags {
     ts_ecr: u64,
 }
 
+/// An [`AckAcc`] RTT of none: after every RTT (a plain value, where an
+/// `Option` took a tag write per accumulator per ACK and a tag test per read).
+const NO_RTT: u64 = u64::MAX;
+
 /// Per-ACK accumulators of the cumulative-ACK and SACK walks.
-#[derive(Default)]
 struct AckAcc {
     /// Segments newly ACKed or SACKed.
     newly_delivered: u32,
@@ -384,19 +391,35 @@ struct AckAcc {
     /// Option, so that a new accumulator per ACK writes one tag instead of
     /// zeroing the snapshot, and rate_gen reads it in place.
     rate: Option<RateAcc>,
-    /// RTT of the oldest cumulatively ACKed, never retransmitted segment.
-    seq_rtt: Option<u64>,
+    /// RTT of the oldest cumulatively ACKed, never retransmitted segment
+    /// (`NO_RTT`: none, as the three below).
+    seq_rtt: u64,
     /// RTT of the newest cumulatively ACKed, never retransmitted segment.
-    ca_rtt: Option<u64>,
+    ca_rtt: u64,
     /// RTT of the oldest newly SACKed, never retransmitted segment (`first_sackt`).
-    sack_rtt: Option<u64>,
+    sack_rtt: u64,
     /// RTT of the newest newly SACKed, never retransmitted segment
     /// (`last_sackt`): `ca_rtt_us` whenever there is one, even under Karn.
-    sack_ca_rtt: Option<u64>,
+    sack_ca_rtt: u64,
     /// FLAG_RETRANS_DATA_ACKED: the cumulative ACK covers a segment that was
     /// ever retransmitted (SACKed or not), so Karn's rule drops its RTTs.
     retrans_data_acked: bool,
     flags: AckFlags,
+}
+
+impl Default for AckAcc {
+    fn default() -> Self {
+        AckAcc {
+            newly_delivered: 0,
+            rate: None,
+            seq_rtt: NO_RTT,
+            ca_rtt: NO_RTT,
+            sack_rtt: NO_RTT,
+            sack_ca_rtt: NO_RTT,
+            retrans_data_acked: false,
+            flags: AckFlags::default(),
+        }
+    }
 }
 
 /// What an ACK delivered, as the phases after `account_ack` read it.
@@ -492,7 +515,9 @@ impl Sender {
         tp.is_cwnd_limited = false;
         let rtt = RttEstimator::with_rto_min(cfg.rto_min_ns);
         let tso_max_segs = (GSO_MAX_BYTES / cfg.mss_bytes as u64).max(1).min(cfg.gso_max_segs as u64);
+        let bulk = cfg.size_bytes.is_none() && cfg.rate_cap_bps.is_none();
         Sender {
+            bulk_until_ns: if bulk { cfg.stop_ns.unwrap_or(u64::MAX) } else { 0 },
             cfg,
             cc,
             tp,
@@ -615,10 +640,11 @@ impl Sender {
     /// general case cost more than the test.
     #[inline]
     fn has_new_data(&mut self, now: TimeNs) -> bool {
-        if self.cfg.size_bytes.is_none() && self.cfg.rate_cap_bps.is_none() {
-            // segs_available is unbounded: only the stop time limits.
-            return self.cfg.stop_ns.is_none_or(|s| now < s);
+        if now < self.bulk_until_ns {
+            // A bulk flow before its stop: segs_available is unbounded.
+            return true;
         }
+        // (A bulk flow at or after its stop too: false, from the stop time.)
         self.has_new_limited_data(now)
     }
 
@@ -987,7 +1013,7 @@ impl Sender {
     #[cold]
     #[inline(never)]
     fn rearm_rto_at_head_retransmission(&mut self, now: TimeNs) {
-        if self.reo_timer.deadline.is_some_and(|at| at > now) {
+        if self.reo_timer.deadline().is_some_and(|at| at > now) {
             return;
         }
         self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
@@ -1137,9 +1163,7 @@ impl Sender {
             tx_delivered_ce: self.tp.delivered_ce as u32,
             flags: if self.tp.app_limited != 0 { F_APP_LIMITED } else { 0 },
         };
-        for i in 1..=n {
-            self.segs.push_back(Seg { tx_in_flight: pipe + i, ..rate });
-        }
+        self.segs.push_back_n(n as usize, |i| Seg { tx_in_flight: pipe + 1 + i as u32, ..rate });
         self.tp.snd_nxt += n as u64;
         self.packets_out += n;
         self.pipe += n;
@@ -1323,8 +1347,10 @@ impl Sender {
                 self.rack_advance(now, &seg, seq);
                 if seg.flags & F_EVER_RETRANS == 0 {
                     let r = now - seg.sent_ns;
-                    acc.seq_rtt.get_or_insert(r);
-                    acc.ca_rtt = Some(r);
+                    if acc.seq_rtt == NO_RTT {
+                        acc.seq_rtt = r;
+                    }
+                    acc.ca_rtt = r;
                     // FLAG_ORIG_SACK_ACKED (read only in Loss, by F-RTO).
                     acc.flags.orig_sack_acked |= in_loss && seq < self.high_seq;
                 }
@@ -1340,7 +1366,7 @@ impl Sender {
         acc.flags.una_advanced = self.tp.snd_una > prior_una;
         if acc.retrans_data_acked {
             // `if (first_ackt && !(flag & FLAG_RETRANS_DATA_ACKED))`: no seq_rtt_us, no ca_rtt_us.
-            (acc.seq_rtt, acc.ca_rtt) = (None, None);
+            (acc.seq_rtt, acc.ca_rtt) = (NO_RTT, NO_RTT);
         }
         // tcp_rtx_queue_unlink_and_free: a freed skb leaves the tsorted list.
         // Only the front is trimmed (retransmissions sit later in send order);
@@ -1396,15 +1422,16 @@ impl Sender {
     /// the CCA's sample (`rs->rtt_us`, `ack_sample.rtt_us`).
     #[inline(always)]
     fn ack_update_rtt(&mut self, now: TimeNs, acc: &AckAcc) -> Option<u64> {
-        let (mut seq_rtt, mut ca_rtt) = (acc.seq_rtt.or(acc.sack_rtt), acc.sack_ca_rtt.or(acc.ca_rtt));
-        if seq_rtt.is_none() && acc.flags.una_advanced && acc.flags.ts_ecr != 0 {
+        let or = |a: u64, b: u64| if a != NO_RTT { a } else { b };
+        let (mut seq_rtt, mut ca_rtt) = (or(acc.seq_rtt, acc.sack_rtt), or(acc.sack_ca_rtt, acc.ca_rtt));
+        if seq_rtt == NO_RTT && acc.flags.una_advanced && acc.flags.ts_ecr != 0 {
             let r = tsopt_rtt_ns(self.tp.host_clock_ns(now), self.tp.host_clock_ns(acc.flags.ts_ecr));
-            (seq_rtt, ca_rtt) = (Some(r), Some(r));
+            (seq_rtt, ca_rtt) = (r, r);
         }
-        if let Some(r) = seq_rtt {
-            self.rtt_sample(now, r, ca_rtt.unwrap_or(r));
+        if seq_rtt != NO_RTT {
+            self.rtt_sample(now, seq_rtt, or(ca_rtt, seq_rtt));
         }
-        ca_rtt
+        (ca_rtt != NO_RTT).then_some(ca_rtt)
     }
 
     /// The recovery state machine, for an ACK that is dubious
@@ -1537,8 +1564,8 @@ impl Sender {
         }
         // The ACK's first delivery, not yet rate-sampled: rate_delivered takes it as it is.
         acc.rate = Some(RateAcc::of(rate_seg));
-        acc.seq_rtt = Some(now - first.sent_ns);
-        acc.ca_rtt = Some(now - last_sent_ns);
+        acc.seq_rtt = now - first.sent_ns;
+        acc.ca_rtt = now - last_sent_ns;
         // tcp_rack_advance over the segments, the latest (sent_ns, seq)
         // winning: none was retransmitted, and new data leaves in sequence
         // order as time goes on, so the last one sent is the last one.

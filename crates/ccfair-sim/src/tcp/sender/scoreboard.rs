@@ -131,8 +131,10 @@ impl Sender {
                 if seg.flags & F_EVER_RETRANS == 0 {
                     acc.flags.orig_sack_acked |= seq < self.high_seq;
                     let r = now - seg.sent_ns;
-                    acc.sack_rtt = Some(acc.sack_rtt.map_or(r, |c| c.max(r)));
-                    acc.sack_ca_rtt = Some(acc.sack_ca_rtt.map_or(r, |c| c.min(r)));
+                    if acc.sack_rtt == NO_RTT || r > acc.sack_rtt {
+                        acc.sack_rtt = r;
+                    }
+                    acc.sack_ca_rtt = acc.sack_ca_rtt.min(r); // NO_RTT: none
                 }
                 if seg.flags & F_LOST != 0 {
                     flags &= !F_LOST;

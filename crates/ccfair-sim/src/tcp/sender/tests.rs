@@ -159,12 +159,12 @@ fn lost_retransmission_is_detected_by_rack_without_rto() {
 /// + 2 ms); fire it (a bulk flow probes with one new segment) and return
 /// the RTO deadline armed after it.
 fn fire_probe(s: &mut Sender) -> u64 {
-    let pto = s.rto_timer.deadline.unwrap();
+    let pto = s.rto_timer.deadline().unwrap();
     assert_eq!(pto, RTT + 2 * RTT + TLP_EXTRA_NS, "PTO = 2 SRTT + 2 ms after the first send");
     let mut out = vec![];
     s.on_rto(pto, &mut out);
     assert_eq!((seqs(&out), s.stats.loss_probes, s.stats.rto_count), (vec![10], 1, 0));
-    s.rto_timer.deadline.unwrap()
+    s.rto_timer.deadline().unwrap()
 }
 
 #[test]
@@ -175,7 +175,7 @@ fn tail_loss_probe_fires_after_two_srtt_and_turns_a_tail_loss_into_fast_recovery
     assert_eq!(seqs(&out), (0..10).collect::<Vec<_>>());
     // 0..7 arrive; the tail 8, 9 is lost: nothing more will be ACKed.
     s.on_ack(2 * RTT, &plain_ack(8), &mut out);
-    let pto = s.rto_timer.deadline.unwrap();
+    let pto = s.rto_timer.deadline().unwrap();
     assert_eq!(pto, 2 * RTT + 2 * s.srtt_ns() + TLP_EXTRA_NS, "PTO = 2 SRTT (+2 ms), well before the RTO");
     out.clear();
     s.on_rto(pto, &mut out);
@@ -356,11 +356,11 @@ fn rto_marks_everything_lost_sets_cwnd_one_and_backs_off() {
     assert_eq!(s.tp.cwnd, 1);
     assert_eq!(s.tp.ssthresh, 5);
     assert_eq!(seqs(&out), vec![0], "retransmit the head only");
-    let rto2 = s.rto_timer.deadline.unwrap();
+    let rto2 = s.rto_timer.deadline().unwrap();
     assert_eq!(rto2 - rto, 600_000_000, "backoff doubles the RTO");
     out.clear();
     s.on_rto(rto2, &mut out);
-    assert_eq!(s.rto_timer.deadline.unwrap() - rto2, 1_200_000_000);
+    assert_eq!(s.rto_timer.deadline().unwrap() - rto2, 1_200_000_000);
     assert_eq!(s.stats.rto_count, 2);
     // An ACK of new data resets the backoff and slow start resumes from 1.
     s.on_ack(rto2 + RTT, &plain_ack(1), &mut out);
@@ -383,7 +383,7 @@ fn a_second_rto_counts_only_the_lost_retransmission_not_the_segments_already_mar
     s.on_rto(rto, &mut out);
     assert_eq!((s.stats.losses_detected, s.tp.lost), (outstanding, outstanding), "first RTO: every outstanding segment");
     assert_eq!(seqs(&out), vec![0], "the head is retransmitted");
-    let rto2 = s.rto_timer.deadline.unwrap();
+    let rto2 = s.rto_timer.deadline().unwrap();
     s.on_rto(rto2, &mut out);
     assert_eq!((s.stats.losses_detected, s.tp.lost), (outstanding + 1, outstanding + 1), "second RTO: the head's retransmission only");
 }
@@ -405,7 +405,7 @@ fn tso_bursts_follow_tcp_tso_autosize_at_three_pacing_rates() {
         s.on_pace_timer(RTT + 1, &mut out);
         assert_eq!(out.len(), segs, "burst at {rate_bytes_per_s} B/s");
         // The next burst waits for the pacing slot of the whole burst.
-        let gap = s.pace_timer.deadline.unwrap() - (RTT + 1);
+        let gap = s.pace_timer.deadline().unwrap() - (RTT + 1);
         assert_eq!(gap, segs as u64 * (1448 * 1_000_000_000 / rate_bytes_per_s));
     }
 }
@@ -594,17 +594,17 @@ fn back_to_back_rto_keeps_the_first_rtos_ssthresh() {
     let rto = fire_probe(&mut s);
     s.on_rto(rto, &mut out);
     assert_eq!(s.tp.ssthresh, 5, "first RTO: ssthresh = 10 / 2");
-    let rto2 = s.rto_timer.deadline.unwrap();
+    let rto2 = s.rto_timer.deadline().unwrap();
     s.on_rto(rto2, &mut out);
     assert_eq!((s.tp.ssthresh, s.tp.cwnd), (5, 1), "second RTO of the episode keeps ssthresh 5 (was cut to 2)");
-    let rto3 = s.rto_timer.deadline.unwrap();
+    let rto3 = s.rto_timer.deadline().unwrap();
     s.on_rto(rto3, &mut out);
     assert_eq!(s.tp.ssthresh, 5);
     // After snd_una advances (retransmits cleared) a new RTO inside the
     // same Loss episode reduces again: ssthresh = max(cwnd / 2, 2).
     s.on_ack(rto3 + RTT, &plain_ack(1), &mut out);
     assert_eq!(s.tp.cwnd, 2);
-    let rto4 = s.rto_timer.deadline.unwrap();
+    let rto4 = s.rto_timer.deadline().unwrap();
     s.on_rto(rto4, &mut out);
     assert_eq!(s.tp.ssthresh, 2);
 }
@@ -904,7 +904,7 @@ fn an_unpaced_skb_sent_in_one_go_is_its_segments_sent_one_by_one() {
                 s.prr_out,
                 s.tp.in_flight,
                 s.last_xmit_ns,
-                s.rto_timer.deadline
+                s.rto_timer.deadline()
             ));
         }
         (trace, later_segs)
@@ -1080,7 +1080,7 @@ fn retransmitting_the_head_restarts_the_rto_from_the_retransmission() {
     o.push(5, 10);
     s.on_ack(t + RTT, &ack_with(&s, 4, o), &mut out);
     assert_eq!(s.tp.snd_una, 4);
-    let from_una = s.rto_timer.deadline.unwrap();
+    let from_una = s.rto_timer.deadline().unwrap();
     assert_eq!(from_una, t + RTT + s.rtt.backed_off_rto_ns(s.backoff));
     // 50 ms later a segment sent after 4's retransmission is SACKed: RACK
     // finds that retransmission lost, and 4, now the head, goes out again.
@@ -1089,7 +1089,7 @@ fn retransmitting_the_head_restarts_the_rto_from_the_retransmission() {
     s.on_ack(t2, &ack_to(&s, 4, new_after[0]), &mut out);
     assert_eq!(seqs(&out).first(), Some(&4), "the head retransmitted again");
     let rto = s.rtt.backed_off_rto_ns(s.backoff);
-    assert_eq!(s.rto_timer.deadline, Some(t2 + rto), "RTO restarted at the head's retransmission");
+    assert_eq!(s.rto_timer.deadline(), Some(t2 + rto), "RTO restarted at the head's retransmission");
     assert!(t2 + rto > from_una);
     assert_eq!(s.stats.rto_count, 0);
 }
