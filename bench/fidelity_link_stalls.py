@@ -2,11 +2,11 @@
 
     cargo build --release -p ccfair-bench --features link-stalls --target-dir target/stalls
     python3 bench/fidelity_link_stalls.py --set kernel-ccas-delay --set kernel-ccas-loss \
-        [--stalls RATE_PER_S,MEAN_MS | none] [--seeds K] [--point ID ...] [--data data/fidelity] [--jobs 2] [--out F.json]
+        [--stalls RATE_PER_S,MEAN_MS | none] [--seeds K] [--seed-set N] [--point ID ...] [--data data/fidelity] [--jobs 2] [--out F.json]
 
 What `ccfair fidelity` computes (the simulator once per counted kernel run, on its seed, measured
-flow starts and timestamp clock; with ``--seeds K``, K runs per kernel run on seeds s + 1000 k, as
-bench/fidelity_many_seeds.py), but every simulator run goes through ``ccfair-bench json`` built with
+flow starts and timestamp clock; with ``--seeds K``, K runs per kernel run on seeds s + 1000 (N + k), N
+of ``--seed-set``, as bench/fidelity_many_seeds.py), but every simulator run goes through ``ccfair-bench json`` built with
 the cargo feature ``link-stalls`` (``CCFAIR_BENCH``, default target/stalls/release/ccfair-bench),
 with ``CCFAIR_LINK_STALLS=RATE_PER_S,MEAN_MS,SEED`` (SEED the simulator run's seed): the link stops
 for exponentially long stalls beginning as a Poisson process (crates/ccfair-sim/src/link_stalls.rs).
@@ -72,6 +72,7 @@ def main() -> None:
     ap.add_argument("--set", dest="sets", action="append", required=True)
     ap.add_argument("--stalls", default="none", help="RATE_PER_S,MEAN_MS, or none")
     ap.add_argument("--seeds", type=int, default=1, help="simulator runs per kernel run")
+    ap.add_argument("--seed-set", type=int, default=0, help="seeds s + 1000 (N + k), as bench/fidelity_many_seeds.py")
     ap.add_argument("--point", dest="points", action="append", default=[], help="only this point (repeatable)")
     ap.add_argument("--data", default="data/fidelity")
     ap.add_argument("--jobs", type=int, default=2)
@@ -84,7 +85,7 @@ def main() -> None:
         pts = [p for p in ps.points if not args.points or p.id in args.points]
         todo += [(name, p, kr) for p in pts if (kr := select_runs(p, runs[p.id], ps.runs))]
     jobs = [
-        (p.raw(), r["seed"] + 1000 * k, r.get("flow_start_s"), r.get("ts_epoch_ns"), args.stalls)
+        (p.raw(), r["seed"] + 1000 * (args.seed_set + k), r.get("flow_start_s"), r.get("ts_epoch_ns"), args.stalls)
         for _, p, kr in todo
         for r in kr
         for k in range(args.seeds)
