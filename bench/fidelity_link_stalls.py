@@ -41,6 +41,8 @@ from ccfair.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = os.environ.get("CCFAIR_BENCH", str(ROOT / "target/stalls/release/ccfair-bench"))
+#: ``--noise-scale``: both host-noise means times this (set once in main).
+NOISE_SCALE = [1.0]
 
 
 def sim_one(
@@ -57,6 +59,9 @@ def sim_one(
         cfg["tcp_timestamp_epoch_ns"] = int(epoch_ns)
     for fc, rtt_ns in zip(cfg["flows"], paths_ns or []):
         fc["rtt_ns"] = rtt_ns
+    for fc in cfg["flows"]:
+        fc["host_jitter_ns"] = round(fc["host_jitter_ns"] * NOISE_SCALE[0])
+        fc["ack_jitter_ns"] = round(fc["ack_jitter_ns"] * NOISE_SCALE[0])
     env = dict(os.environ)
     env.pop("CCFAIR_LINK_STALLS", None)
     if stalls != "none":
@@ -91,11 +96,13 @@ def main() -> None:
     ap.add_argument("--seeds", type=int, default=1, help="simulator runs per kernel run")
     ap.add_argument("--seed-set", type=int, default=0, help="seeds s + 1000 (N + k), as bench/fidelity_many_seeds.py")
     ap.add_argument("--point", dest="points", action="append", default=[], help="only this point (repeatable)")
+    ap.add_argument("--noise-scale", type=float, default=1.0, help="both host-noise means times this")
     ap.add_argument("--replay-paths", type=float, metavar="IDLE_US", help="each flow's RTT as the kernel run's path (replayed_paths_ns)")
     ap.add_argument("--data", default="data/fidelity")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out")
     args = ap.parse_args()
+    NOISE_SCALE[0] = args.noise_scale
     todo = []
     for name in args.sets:
         ps = load_set(name, Path(args.data))
