@@ -2,11 +2,12 @@
 
     cargo build --release -p ccfair-bench --features link-stalls --target-dir target/stalls
     python3 bench/fidelity_link_stalls.py --set kernel-ccas-delay --set kernel-ccas-loss \
-        [--stalls RATE_PER_S,MEAN_MS | none] [--seeds K] [--point ID ...] [--data data/fidelity] [--jobs 2] [--out F.json]
+        [--stalls RATE_PER_S,MEAN_MS | none] [--seeds K] [--seed-set N] [--replay-paths IDLE_US] [--point ID ...]
+        [--data data/fidelity] [--jobs 2] [--out F.json]
 
 What `ccfair fidelity` computes (the simulator once per counted kernel run, on its seed, measured
-flow starts and timestamp clock; with ``--seeds K``, K runs per kernel run on seeds s + 1000 k, as
-bench/fidelity_many_seeds.py), but every simulator run goes through ``ccfair-bench json`` built with
+flow starts and timestamp clock; with ``--seeds K``, K runs per kernel run on seeds s + 1000 (N + k), N
+of ``--seed-set``, as bench/fidelity_many_seeds.py), but every simulator run goes through ``ccfair-bench json`` built with
 the cargo feature ``link-stalls`` (``CCFAIR_BENCH``, default target/stalls/release/ccfair-bench),
 with ``CCFAIR_LINK_STALLS=RATE_PER_S,MEAN_MS,SEED`` (SEED the simulator run's seed): the link stops
 for exponentially long stalls beginning as a Poisson process (crates/ccfair-sim/src/link_stalls.rs).
@@ -15,7 +16,9 @@ mean and worst |share_B difference|, the utilisation differences, the mean queue
 kernel's; points beyond points.py ``QUEUE_TOLERANCE_REL``), and for the kernel-CCA sets the
 per-CCA mean |difference| over each CCA's points (docs/linux-ports.md "Fidelity (measured)");
 the spread ratio's fraction within bounds (as `ccfair fidelity`); ``--point`` (repeatable) also
-prints those points one by one.
+prints those points one by one. ``--replay-paths IDLE_US`` gives each simulated flow the RTT of its
+path in the kernel run: the testbed's equalizing delay plus an idle base RTT (``replayed_paths_ns``).
+``CCFAIR_BENCH`` may name any ccfair-bench build (e.g. the ``noise-batch`` one).
 """
 
 from __future__ import annotations
@@ -38,11 +41,15 @@ from ccfair.spec import Spec
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = os.environ.get("CCFAIR_BENCH", str(ROOT / "target/stalls/release/ccfair-bench"))
+#: ``--noise-scale``: both host-noise means times this (set once in main).
+NOISE_SCALE = [1.0]
 
 
-def sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None, epoch_ns: int | None, stalls: str) -> tuple[float, float, float]:
+def sim_one(
+    raw: dict[str, Any], seed: int, starts_s: list[float] | None, epoch_ns: int | None, stalls: str, paths_ns: list[int] | None = None
+) -> tuple[float, float, float]:
     """(B's share, utilisation, mean queue in packets) of one simulator run, as compare._sim_one,
-    through ccfair-bench."""
+    through ccfair-bench; with ``paths_ns``, each flow's RTT (``replayed_paths_ns``)."""
     spec = Spec.from_dict(raw)
     cfg = spec.to_run_config(seed)
     if starts_s is not None:
@@ -50,6 +57,11 @@ def sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None, epoch_
             fc["start_ns"], fc["start_jitter_ns"] = max(0, round(t * 1e9)), 0
     if epoch_ns is not None:
         cfg["tcp_timestamp_epoch_ns"] = int(epoch_ns)
+    for fc, rtt_ns in zip(cfg["flows"], paths_ns or []):
+        fc["rtt_ns"] = rtt_ns
+    for fc in cfg["flows"]:
+        fc["host_jitter_ns"] = round(fc["host_jitter_ns"] * NOISE_SCALE[0])
+        fc["ack_jitter_ns"] = round(fc["ack_jitter_ns"] * NOISE_SCALE[0])
     env = dict(os.environ)
     env.pop("CCFAIR_LINK_STALLS", None)
     if stalls != "none":
@@ -62,6 +74,16 @@ def sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None, epoch_
     return group_shares(spec, summary)[1], float(summary["utilization"]), float(summary["queue_packets_mean"])
 
 
+def replayed_paths_ns(run: dict[str, Any], idle_us: float | None) -> list[int] | None:
+    """Each flow's path RTT in kernel run ``run``, ns: the delay the testbed added to equalize it
+    (``added_delay_ms``, its target minus the base RTT its handshakes measured under the run's
+    load) plus the path's idle base RTT ``idle_us``; None without ``idle_us`` or the facts."""
+    flows = (run["summary"].get("testbed") or {}).get("flows") or []
+    if idle_us is None or not flows or any(f.get("added_delay_ms") is None for f in flows):
+        return None
+    return [round(f["added_delay_ms"] * 1e6 + idle_us * 1e3) for f in flows]
+
+
 def cca_of(point_id: str) -> str:
     a, b = point_id.split(" ")[0].split("/")
     return a if a != "cubic" else b
@@ -72,11 +94,15 @@ def main() -> None:
     ap.add_argument("--set", dest="sets", action="append", required=True)
     ap.add_argument("--stalls", default="none", help="RATE_PER_S,MEAN_MS, or none")
     ap.add_argument("--seeds", type=int, default=1, help="simulator runs per kernel run")
+    ap.add_argument("--seed-set", type=int, default=0, help="seeds s + 1000 (N + k), as bench/fidelity_many_seeds.py")
     ap.add_argument("--point", dest="points", action="append", default=[], help="only this point (repeatable)")
+    ap.add_argument("--noise-scale", type=float, default=1.0, help="both host-noise means times this")
+    ap.add_argument("--replay-paths", type=float, metavar="IDLE_US", help="each flow's RTT as the kernel run's path (replayed_paths_ns)")
     ap.add_argument("--data", default="data/fidelity")
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--out")
     args = ap.parse_args()
+    NOISE_SCALE[0] = args.noise_scale
     todo = []
     for name in args.sets:
         ps = load_set(name, Path(args.data))
@@ -84,7 +110,14 @@ def main() -> None:
         pts = [p for p in ps.points if not args.points or p.id in args.points]
         todo += [(name, p, kr) for p in pts if (kr := select_runs(p, runs[p.id], ps.runs))]
     jobs = [
-        (p.raw(), r["seed"] + 1000 * k, r.get("flow_start_s"), r.get("ts_epoch_ns"), args.stalls)
+        (
+            p.raw(),
+            r["seed"] + 1000 * (args.seed_set + k),
+            r.get("flow_start_s"),
+            r.get("ts_epoch_ns"),
+            args.stalls,
+            replayed_paths_ns(r, args.replay_paths),
+        )
         for _, p, kr in todo
         for r in kr
         for k in range(args.seeds)

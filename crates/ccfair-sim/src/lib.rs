@@ -17,6 +17,8 @@ pub mod limits;
 mod lines;
 #[cfg(feature = "link-stalls")]
 pub mod link_stalls;
+#[cfg(feature = "noise-batch")]
+pub(crate) mod noise_batch;
 pub mod packet;
 pub mod params;
 mod prefetch;

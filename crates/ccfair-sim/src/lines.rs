@@ -50,6 +50,9 @@ pub(crate) struct DelayLine {
     last_at: TimeNs,
     /// The host noise's heavy tail (`HostTail`; None: none).
     tail: Option<Box<HostTail>>,
+    /// The `noise-batch` measurement tool's state of this line (noise_batch.rs).
+    #[cfg(feature = "noise-batch")]
+    pub(crate) batch: crate::noise_batch::LineState,
 }
 
 /// A heavy tail of the host noise (docs/fidelity.md, "Host noise and
@@ -196,6 +199,13 @@ impl ExpLayers {
 /// state with `Exp1` (`exp1_again`), which takes the same first word and
 /// goes on. The test `the_fast_exponential_draw_is_exp1s` compares them.
 #[inline(always)]
+/// An exponential draw of mean `mean_ns` from `rng`, as the host noise draws it (the
+/// `noise-batch` measurement tool's shared processes, noise_batch.rs).
+#[cfg(feature = "noise-batch")]
+pub(crate) fn exp_ns(rng: &mut Pcg64Mcg, mean_ns: u64) -> u64 {
+    draw_exp_ns(rng, mean_ns as f64, ExpLayers::get())
+}
+
 fn draw_exp_ns(rng: &mut Pcg64Mcg, mean_ns: f64, layers: &ExpLayers) -> u64 {
     let saved = rng.clone();
     let bits = rng.next_u64();
@@ -273,7 +283,15 @@ fn noisy_arrival(at: TimeNs, skb_next: bool, last_at: TimeNs, draw: impl FnOnce(
 
 impl DelayLine {
     pub(crate) fn new(delay_ns: u64) -> DelayLine {
-        DelayLine { delay_ns, q: Ring::new(), jitter: None, last_at: 0, tail: None }
+        DelayLine {
+            delay_ns,
+            q: Ring::new(),
+            jitter: None,
+            last_at: 0,
+            tail: None,
+            #[cfg(feature = "noise-batch")]
+            batch: Default::default(),
+        }
     }
 
     /// This line with a heavy tail of its host noise (`TailLaw`: with
@@ -288,6 +306,10 @@ impl DelayLine {
     /// A line whose packets each get an extra host delay (mean `mean_ns`; 0 = none).
     pub(crate) fn with_jitter(delay_ns: u64, mean_ns: u64, seed: u64, stream_id: u64) -> DelayLine {
         let mut l = DelayLine::new(delay_ns);
+        #[cfg(feature = "noise-batch")]
+        {
+            l.batch = crate::noise_batch::LineState::new(seed, stream_id, mean_ns);
+        }
         if mean_ns > 0 {
             l.jitter = Some(HostJitter::new(mean_ns, stream_rng(seed, stream_id)));
         }
@@ -305,6 +327,10 @@ impl DelayLine {
     /// (docs/benchmarks.md). Not inlined, so that the callers keep their size.
     #[inline(never)]
     pub(crate) fn push_ref<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, p: &Packet, head: E) {
+        #[cfg(feature = "noise-batch")]
+        if self.jitter.is_some() && crate::noise_batch::mode().is_some() {
+            return self.push_batch(q, now, p, head);
+        }
         if self.q.is_full() {
             return self.push_general(q, now, p, head);
         }
@@ -351,6 +377,24 @@ impl DelayLine {
         }
         self.last_at = last_at;
         (k, data)
+    }
+
+    /// The `noise-batch` measurement tool's `push_ref` (noise_batch.rs).
+    #[cfg(feature = "noise-batch")]
+    fn push_batch<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, p: &Packet, head: E) {
+        let at = now + self.delay_ns;
+        let arr = if p.skb_next() {
+            (self.last_at + SKB_FRAME_GAP_NS).max(at)
+        } else {
+            let j = self.jitter.as_mut().expect("a line with host noise");
+            let mut draw = || draw_exp_ns(&mut j.rng, j.mean_ns, j.layers);
+            self.batch.arrival(now, self.delay_ns, &mut draw).max(self.last_at)
+        };
+        self.last_at = arr;
+        if self.q.is_empty() {
+            q.schedule(arr, head);
+        }
+        self.q.push_back_mut(*p).enqueue_ns = arr;
     }
 
     /// `push_ref` of a packet due at `at` that draws the host noise.

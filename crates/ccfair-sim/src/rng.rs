@@ -32,6 +32,9 @@ pub mod stream {
     pub const TCP_TS_EPOCH: u64 = 10 << 40;
     /// The host noise's heavy tail on a flow's ACKs, lines.rs `TailLaw`.
     pub const HOST_TAIL_ACK: u64 = 11 << 40;
+    /// The `noise-batch` measurement tool's release process shared by a direction's lines
+    /// (noise_batch.rs), its host-noise stream's kind (`HOST_SEND`, `HOST_ACK`) below.
+    pub const NOISE_BATCH_HOST: u64 = 12 << 40;
 }
 
 /// Seed for stream `id` of a run with master `seed`.
