@@ -55,16 +55,22 @@ def fidelity_outliers(points: list[dict[str, Any]]) -> tuple[int, int]:
     return len(util_out), len(queue_out)
 
 
-def fidelity_todo(sets: list[str] | None, data: Path, only: list[str] | None = None) -> list[tuple[Any, list[dict[str, Any]]]]:
+def fidelity_todo(
+    sets: list[str] | None, data: Path, only: list[str] | None = None, started_after: str | None = None
+) -> list[tuple[Any, list[dict[str, Any]]]]:
     """The fidelity points of ``sets`` (default s0 and map) that have kernel runs, each with the
-    runs that give its figure (ccfair.fidelity.points.select_runs); ``only``: these point ids."""
+    runs that give its figure (ccfair.fidelity.points.select_runs); ``only``: these point ids;
+    ``started_after`` (ISO UTC): only runs started later (``started_utc``; runs without it drop)."""
     from ccfair.fidelity.points import load_set, runs_by_point, select_runs
 
     todo = []
     for name in sets or ["s0", "map"]:
         ps = load_set(name, data)
         runs, _ = runs_by_point(ps)
-        todo += [(p, select_runs(p, runs[p.id], ps.runs)) for p in ps.points if runs[p.id] and (not only or p.id in only)]
+        for p in ps.points:
+            mine = [r for r in runs[p.id] if started_after is None or r.get("started_utc", "") > started_after]
+            if mine and (not only or p.id in only):
+                todo.append((p, select_runs(p, mine, ps.runs)))
     return todo
 
 
@@ -159,4 +165,5 @@ def add_many_seeds_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--seed-set", type=int, default=0, help="seeds s + 1000 (N + k): another draw")
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--point", action="append", help="only these point ids")
+    ap.add_argument("--started-after", metavar="UTC", help="only kernel runs started after this ISO time")
     ap.add_argument("--out")
