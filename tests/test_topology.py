@@ -277,6 +277,21 @@ def test_the_testbed_bottleneck_gets_link_indices_and_acks_without_reverse_path_
     assert "rate_bps" not in got and "qdisc" not in got
 
 
+def test_flows_whose_paths_are_built_alike_are_padded_from_their_least_probed_base_rtt() -> None:
+    """Flows through the same links have the same true base RTT; a probe's minimum is that base
+    plus the host's waits, which a loaded host makes unequal (a stored map run probed 423 and 143 us
+    for its two dumbbell flows, whose padded paths then differed by 0.28 ms; with the kernel's RTT
+    sample, 42 and 118 us in one run). Each flow is padded from the least base of its kind; a remote
+    flow from its own."""
+    from ccfair.testbed.runner import shared_bases
+
+    dumbbell = [{"name": "A"}, {"name": "B"}, {"name": "C"}]
+    assert shared_bases(dumbbell, set(), [423_000, 143_000, 200_000]) == [143_000] * 3
+    assert shared_bases(dumbbell, {1}, [300_000, 100_000, 200_000]) == [200_000, 100_000, 200_000]
+    links = [{"path": ["l0", "l1"]}, {"path": ["l0"]}, {"path": ["l0"]}, {"path": ["l0"], "reverse_path": ["l1"]}]
+    assert shared_bases(links, set(), [90_000, 60_000, 40_000, 70_000]) == [90_000, 40_000, 40_000, 70_000]
+
+
 def test_the_testbed_reports_each_links_utilisation_over_the_windows_whole_bins(parking_lot: Spec) -> None:
     from ccfair.testbed import runner
 

@@ -315,6 +315,24 @@ class _Procs:
     sender_stats: list[dict[str, Any]] = dataclasses.field(default_factory=list)
 
 
+def shared_bases(flows: list[dict[str, Any]], remote: set[int], bases: list[int]) -> list[int]:
+    """The base RTT each flow's path is padded from: the least one probed among the local flows
+    whose paths are built alike (the same forward and reverse links; every dumbbell flow: its own
+    veth pair into the one bottleneck), a remote flow its own. Their true base RTTs are equal, and
+    a probe's minimum over its handshakes is that base plus whatever the host made them wait, which
+    a loaded host makes larger for one flow than another (probed together); padding each from its
+    own left the paths of one run short of the target by that wait and unequal between flows
+    (docs/testbed.md "Stored runs and the probe", docs/fidelity.md "Two probes")."""
+    least: dict[tuple[Any, ...], int] = {}
+    keys: list[tuple[Any, ...] | None] = []
+    for i, f in enumerate(flows):
+        key = None if i in remote else (tuple(f.get("path") or ()), tuple(f.get("reverse_path") or ()))
+        keys.append(key)
+        if key is not None:
+            least[key] = min(least.get(key, bases[i]), bases[i])
+    return [bases[i] if key is None else least[key] for i, key in enumerate(keys)]
+
+
 class _Run:
     def __init__(self, spec: Spec, config: dict[str, Any], binary: Path, realtime: bool) -> None:
         self.spec = spec
@@ -519,7 +537,7 @@ class _Run:
                 netns.sysctls(topo.ns_snd[i], {"net.ipv4.tcp_ecn": 1})
         self.applied["flows"] = [self.readback(i) for i in range(len(self.flows))]
         bases = self.probe_base_rtts()
-        fwd, rev = self.equalize(bases)
+        fwd, rev = self.equalize(shared_bases(self.flows, set(self.remote), bases))
         return bases, fwd, rev, self.probe_base_rtts(fwd, rev, label="check")
 
     def start_agents(self) -> _Procs:
