@@ -56,11 +56,11 @@ def fidelity_outliers(points: list[dict[str, Any]]) -> tuple[int, int]:
 
 
 def fidelity_todo(
-    sets: list[str] | None, data: Path, only: list[str] | None = None, started_after: str | None = None
+    sets: list[str] | None, data: Path, only: list[str] | None = None, started_after: str | None = None, started_before: str | None = None
 ) -> list[tuple[Any, list[dict[str, Any]]]]:
     """The fidelity points of ``sets`` (default s0 and map) that have kernel runs, each with the
     runs that give its figure (ccfair.fidelity.points.select_runs); ``only``: these point ids;
-    ``started_after`` (ISO UTC): only runs started later (``started_utc``; runs without it drop)."""
+    ``started_after`` / ``started_before`` (ISO UTC): only runs started later / earlier (``started_utc``)."""
     from ccfair.fidelity.points import load_set, runs_by_point, select_runs
 
     todo = []
@@ -68,10 +68,16 @@ def fidelity_todo(
         ps = load_set(name, data)
         runs, _ = runs_by_point(ps)
         for p in ps.points:
-            mine = [r for r in runs[p.id] if started_after is None or r.get("started_utc", "") > started_after]
+            mine = [r for r in runs[p.id] if _started_within(r, started_after, started_before)]
             if mine and (not only or p.id in only):
                 todo.append((p, select_runs(p, mine, ps.runs)))
     return todo
+
+
+def _started_within(run: dict[str, Any], after: str | None, before: str | None) -> bool:
+    """Whether ``run`` started after ``after`` and before ``before`` (ISO UTC; None: no bound)."""
+    t = run.get("started_utc", "")
+    return (after is None or t > after) and (before is None or t < before)
 
 
 def fidelity_points(todo: list[tuple[Any, list[dict[str, Any]]]], sims: list[dict[str, Any]], per_run: int) -> list[dict[str, Any]]:
@@ -166,4 +172,5 @@ def add_many_seeds_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--jobs", type=int, default=1)
     ap.add_argument("--point", action="append", help="only these point ids")
     ap.add_argument("--started-after", metavar="UTC", help="only kernel runs started after this ISO time")
+    ap.add_argument("--started-before", metavar="UTC", help="only kernel runs started before this ISO time")
     ap.add_argument("--out")

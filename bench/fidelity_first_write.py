@@ -49,7 +49,7 @@ def main() -> None:
     args = ap.parse_args()
     if args.jitter_us < 0:
         raise SystemExit(f"--jitter-us {args.jitter_us}: must be >= 0")
-    todo = fidelity_todo(args.sets, Path(args.data), args.point, args.started_after)
+    todo = fidelity_todo(args.sets, Path(args.data), args.point, args.started_after, args.started_before)
     jitter_ns = round(args.jitter_us * 1e3)
     jobs = [
         (p.raw(), r["seed"] + 1000 * (args.seed_set + k), r.get("flow_start_s"), r.get("ts_epoch_ns"), jitter_ns)

@@ -18,8 +18,8 @@ independent draw of the same K per kernel run, to see how far a figure moves bet
 on the simulator side: e.g. the ACKs' heavy tail, `--noise-set ack_tail_ppm=5000 --noise-set
 ack_tail_ns=3000000` (lines.rs `TailLaw`). `--flow-set KEY=VALUE` sets a flow key of the
 experiment file (VALUE in TOML) on every flow of every point, on the simulator side: e.g.
-`--flow-set sack_compression=true`. `--started-after UTC` counts only the kernel runs started
-later (e.g. 2026-11-29T11:07, the testbed's handshake probe timed by the kernel's RTT sample:
+`--flow-set sack_compression=true`. `--started-after UTC` (`--started-before UTC`) counts only the kernel runs started
+later (earlier) (e.g. 2026-11-29T11:07, the testbed's handshake probe timed by the kernel's RTT sample:
 docs/testbed.md "Stored runs and the probe").
 """
 
@@ -42,7 +42,7 @@ def main() -> None:
     ap.add_argument("--flow-set", action="append", default=[], metavar="KEY=VALUE", help="a flow key (TOML value) on every flow")
     ap.add_argument("--noise-set", action="append", default=[], metavar="KEY=NS", help="a per-flow host-noise RunConfig key, integer")
     args = ap.parse_args()
-    todo = fidelity_todo(args.sets, Path(args.data), args.point, args.started_after)
+    todo = fidelity_todo(args.sets, Path(args.data), args.point, args.started_after, args.started_before)
     settings = flow_settings(args.flow_set)
     jobs = [
         (with_flows(p.raw(), settings), r["seed"] + 1000 * (args.seed_set + k), r.get("flow_start_s"), r.get("ts_epoch_ns"))
