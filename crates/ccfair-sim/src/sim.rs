@@ -41,7 +41,7 @@ use crate::engine::{key_parts, order_key, EventQueue, OrderKey, TimeNs, Timer, T
 use crate::error::SimError;
 use crate::lines::{DelayLine, SharedLines, OWN_LINE, SHARED_LINE_MIN_FLOWS};
 use crate::packet::{Ecn, Kind, Packet};
-use crate::prefetch::prefetch;
+use crate::prefetch::prefetch_obj_at;
 use crate::qdisc::droptail::DropTail;
 use crate::qdisc::{self, DropReason, InService, Qdisc};
 use crate::result::{link_utilisation, mean_in_window, try_zeroed, FlowResult, LinkStats, MeterResult, RunResult, TraceResult};
@@ -816,7 +816,8 @@ impl<Q: Qdisc> Simulation<Q> {
     /// `prefetch_next_sender`: the few-flow hot path keeps only the test).
     #[inline(never)]
     fn prefetch_receiver(&self, flow: u32) {
-        prefetch(&self.receivers[flow as usize]);
+        // A hint: no bounds check (`prefetch_obj_at` never reads).
+        prefetch_obj_at(self.receivers.as_ptr().wrapping_add(flow as usize));
     }
 
     /// Prefetch for the next ACKs on shared reverse line `l`: the sender of
@@ -827,7 +828,9 @@ impl<Q: Qdisc> Simulation<Q> {
     fn prefetch_next_sender(&self, l: u32) {
         let (next, after_next) = self.reverse_shared.next_flows(l);
         if let Some(f) = after_next {
-            self.senders[f as usize].prefetch();
+            // The whole enum, variant unseen (matching would load the tag, a
+            // demand miss); a hint, without a bounds check.
+            prefetch_obj_at(self.senders.as_ptr().wrapping_add(f as usize));
         }
         if let Some(f) = next {
             self.senders[f as usize].prefetch_ack_state();
