@@ -7,7 +7,6 @@ use crate::dccp::receiver::DccpReceiver;
 use crate::dccp::sender::DccpSender;
 use crate::engine::{EventQueue, TimeNs, Timer, TimerPop};
 use crate::packet::Packet;
-use crate::prefetch::prefetch;
 use crate::tcp::receiver::Receiver;
 use crate::tcp::sender::{Sender, SenderStats};
 
@@ -63,12 +62,6 @@ impl FlowSender {
             SenderTimer::Reo => self.on_reo_timer(now, out),
         }
         true
-    }
-
-    /// Prefetch the sender's state (`prefetch.rs`): the whole enum, variant
-    /// unseen, as matching on it would load the tag, a demand miss.
-    pub(crate) fn prefetch(&self) {
-        prefetch(self)
     }
 
     /// Prefetch what a TCP sender's next ACK reads first outside the sender

@@ -33,6 +33,19 @@ pub(crate) fn prefetch<T: ?Sized>(x: &T) {
     let _ = x;
 }
 
+/// `prefetch` of the `T` at `p`, which may point anywhere (as
+/// `prefetch_at`: an element of a slice by `as_ptr().wrapping_add(i)`,
+/// without the bounds check of forming a reference).
+#[inline(always)]
+pub(crate) fn prefetch_obj_at<T>(p: *const T) {
+    let base = p as *const u8;
+    let mut off = 0;
+    while off < std::mem::size_of::<T>() {
+        prefetch_at(base.wrapping_add(off));
+        off += 64;
+    }
+}
+
 /// Prefetch the cache line at `p`, which may point anywhere (a hint: no
 /// read, no fault, so no bounds check is needed to form `p`; no-op off
 /// x86-64).

@@ -41,7 +41,7 @@ use crate::engine::{key_parts, order_key, EventQueue, OrderKey, TimeNs, Timer, T
 use crate::error::SimError;
 use crate::lines::{DelayLine, SharedLines, OWN_LINE, SHARED_LINE_MIN_FLOWS};
 use crate::packet::{Ecn, Kind, Packet};
-use crate::prefetch::prefetch;
+use crate::prefetch::prefetch_obj_at;
 use crate::qdisc::droptail::DropTail;
 use crate::qdisc::{self, DropReason, InService, Qdisc};
 use crate::result::{link_utilisation, mean_in_window, try_zeroed, FlowResult, LinkStats, MeterResult, RunResult, TraceResult};
@@ -405,12 +405,19 @@ impl Monitor {
     #[inline(always)]
     pub(crate) fn add_delivered(&mut self, f: usize, b: usize, bytes: u64) -> bool {
         debug_assert_eq!(b, self.bin_idx, "add_delivered after bin(now)");
-        let t = &mut self.tally[f];
-        let before = t.delivered_bytes;
-        let after = (before + bytes).min(t.size_bytes);
-        t.delivered_bytes = after;
-        t.bin[0] += after - before;
-        after == t.size_bytes && self.fct_ns[f].is_none()
+        self.tally[f].add_delivered(bytes) && self.fct_ns[f].is_none()
+    }
+}
+
+impl FlowTally {
+    /// `Monitor::add_delivered` on the flow's tally: true when its size is reached.
+    #[inline(always)]
+    fn add_delivered(&mut self, bytes: u64) -> bool {
+        let before = self.delivered_bytes;
+        let after = (before + bytes).min(self.size_bytes);
+        self.delivered_bytes = after;
+        self.bin[0] += after - before;
+        after == self.size_bytes
     }
 }
 
@@ -703,22 +710,13 @@ impl<Q: Qdisc> Simulation<Q> {
     /// `FlowPath::reverse`, read by the caller).
     #[inline(always)]
     fn flush_receiver_out_to(&mut self, flow: u32, shared: u32, now: TimeNs) {
-        if shared == OWN_LINE {
-            let line = &mut self.reverse[flow as usize];
-            for i in 0..self.out.len() {
-                line.push_ref(&mut self.q, now, &self.out[i], Ev::Reverse(flow));
-            }
-        } else {
-            for i in 0..self.out.len() {
-                self.reverse_shared.push(&mut self.q, now, shared, &self.out[i]);
-            }
-        }
-        self.out.clear();
-        let (delack, gro) = self.receivers[flow as usize].timers();
-        delack.sync(&mut self.q, Ev::Delack(flow));
-        if let Some(t) = gro {
-            t.sync(&mut self.q, Ev::Gro(flow));
-        }
+        let r = &mut self.receivers[flow as usize];
+        flush_receiver_out_of(
+            ReverseOut { q: &mut self.q, out: &mut self.out, reverse: &mut self.reverse, shared: &mut self.reverse_shared },
+            r,
+            (flow, shared),
+            now,
+        );
     }
 
     /// Put the sender's armed timers into the queue. (A TCP sender's
@@ -818,7 +816,8 @@ impl<Q: Qdisc> Simulation<Q> {
     /// `prefetch_next_sender`: the few-flow hot path keeps only the test).
     #[inline(never)]
     fn prefetch_receiver(&self, flow: u32) {
-        prefetch(&self.receivers[flow as usize]);
+        // A hint: no bounds check (`prefetch_obj_at` never reads).
+        prefetch_obj_at(self.receivers.as_ptr().wrapping_add(flow as usize));
     }
 
     /// Prefetch for the next ACKs on shared reverse line `l`: the sender of
@@ -829,7 +828,9 @@ impl<Q: Qdisc> Simulation<Q> {
     fn prefetch_next_sender(&self, l: u32) {
         let (next, after_next) = self.reverse_shared.next_flows(l);
         if let Some(f) = after_next {
-            self.senders[f as usize].prefetch();
+            // The whole enum, variant unseen (matching would load the tag, a
+            // demand miss); a hint, without a bounds check.
+            prefetch_obj_at(self.senders.as_ptr().wrapping_add(f as usize));
         }
         if let Some(f) = next {
             self.senders[f as usize].prefetch_ack_state();
@@ -919,19 +920,26 @@ impl<Q: Qdisc> Simulation<Q> {
     /// steps saved and restored six registers; docs/benchmarks.md.)
     #[inline(always)]
     fn deliver(&mut self, now: TimeNs, b: usize, p: Packet) {
-        let f = p.flow;
+        let (f, i) = (p.flow, p.flow as usize);
         // Read once for the three uses below (a bounds check and the
-        // vector's loads each time otherwise).
-        let path = self.paths[f as usize];
+        // vector's loads each time otherwise); so are the flow's receiver
+        // and tally, each held for all its uses (`Monitor::add_arrival`,
+        // `account_delivered_bytes`, `flush_receiver_out_to` by their parts).
+        let path = self.paths[i];
         let mss = path.mss_bytes as u64;
+        let r = &mut self.receivers[i];
+        let t = &mut self.mon.tally[i];
+        debug_assert_eq!(b, self.mon.bin_idx, "deliver after bin(now)");
         if p.kind == Kind::Data {
-            self.mon.add_arrival(f as usize, b, mss);
+            t.bin[1] += mss;
         }
-        let n = self.receivers[f as usize].on_packet(now, &p, &mut self.out);
-        if n > 0 {
-            self.account_delivered_bytes(f, n * mss, now, b);
+        let n = r.on_packet(now, &p, &mut self.out);
+        if n > 0 && t.add_delivered(n * mss) && self.mon.fct_ns[i].is_none() {
+            self.mon.fct_ns[i] = Some(now - self.starts[i]);
+            self.qdisc.flow_finished(f, now);
         }
-        self.flush_receiver_out_to(f, path.reverse, now);
+        let parts = ReverseOut { q: &mut self.q, out: &mut self.out, reverse: &mut self.reverse, shared: &mut self.reverse_shared };
+        flush_receiver_out_of(parts, r, (f, path.reverse), now);
     }
 
     /// Packet `p` from an access line reaches the bottleneck (unless lost on the way).
@@ -1118,6 +1126,40 @@ impl<Q: Qdisc> Simulation<Q> {
             loss_drops: 0,
             delivered_bytes: m.link_tx.iter().sum(),
         }
+    }
+}
+
+/// What a receiver's packets and timers go into (`flush_receiver_out_of`):
+/// the simulation's fields, borrowed apart from the receiver.
+struct ReverseOut<'a> {
+    q: &'a mut EventQueue<Ev>,
+    out: &'a mut Vec<Packet>,
+    reverse: &'a mut [DelayLine],
+    shared: &'a mut SharedLines,
+}
+
+/// Flow `flow`'s packets in `out` (its receiver `r`'s) onto its reverse
+/// line (`shared`: its `FlowPath::reverse`, a shared line or `OWN_LINE`),
+/// then `r`'s timers into the queue, in this order (both take sequence
+/// numbers). With the receiver passed in, a caller that holds it already
+/// (`Simulation::deliver`) indexes it once.
+#[inline(always)]
+fn flush_receiver_out_of(o: ReverseOut<'_>, r: &mut FlowReceiver, (flow, shared): (u32, u32), now: TimeNs) {
+    if shared == OWN_LINE {
+        let line = &mut o.reverse[flow as usize];
+        for i in 0..o.out.len() {
+            line.push_ref(o.q, now, &o.out[i], Ev::Reverse(flow));
+        }
+    } else {
+        for i in 0..o.out.len() {
+            o.shared.push(o.q, now, shared, &o.out[i]);
+        }
+    }
+    o.out.clear();
+    let (delack, gro) = r.timers();
+    delack.sync(o.q, Ev::Delack(flow));
+    if let Some(t) = gro {
+        t.sync(o.q, Ev::Gro(flow));
     }
 }
 

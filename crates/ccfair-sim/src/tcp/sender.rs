@@ -1597,6 +1597,10 @@ impl Sender {
     /// an app-limited phase, the sampling epoch, the last sample that was not
     /// app-limited or beat it) and the sample's delivered packets and
     /// interval (-1: none; the interval -1 too when shorter than min_rtt).
+    /// The sample and the last one kept (`rate_delivered`,
+    /// `rate_interval_ns`) are read by the rate sample only, built for a CCA
+    /// with `cong_control` (`control_cwnd_on_ack`): for any other they are
+    /// not computed (the sample is "none").
     #[inline(always)]
     fn rate_gen(&mut self, now: TimeNs, delivered: u32, acc: Option<&RateAcc>) -> RateGen {
         if self.tp.app_limited != 0 && self.tp.delivered > self.tp.app_limited {
@@ -1606,7 +1610,7 @@ impl Sender {
             return RateGen { delivered: -1, interval_ns: -1 };
         };
         self.first_tx_ns = acc.send_ns();
-        if delivered == 0 {
+        if delivered == 0 || !self.hooks.has(Hooks::CONG_CONTROL) {
             return RateGen { delivered: -1, interval_ns: -1 };
         }
         let rs_delivered = (self.tp.delivered - acc.prior_delivered()) as i64;

@@ -622,7 +622,8 @@ fn receiver_window_limits_new_data() {
 #[test]
 fn delivery_rate_sample_matches_ack_clock() {
     // One segment acked per 1 ms for a 10-packet window: delivered/interval = 1 pkt/ms.
-    let (mut s, _) = established();
+    // (The sample is kept for a CCA that reads it, one with `cong_control`: BBR.)
+    let (mut s, _) = handshake(sender_cfg(EcnMode::Off), Box::new(crate::cc::bbr::Bbr::new(1)));
     let mut out = vec![];
     for k in 1..=10u64 {
         s.on_ack(2 * RTT + k * 1_000_000, &plain_ack(k), &mut out);
