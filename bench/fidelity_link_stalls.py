@@ -2,7 +2,7 @@
 
     cargo build --release -p ccfair-bench --features link-stalls --target-dir target/stalls
     python3 bench/fidelity_link_stalls.py --set kernel-ccas-delay --set kernel-ccas-loss \
-        [--stalls RATE_PER_S,MEAN_MS | none] [--seeds K] [--seed-set N] [--replay-paths IDLE_US] [--point ID ...]
+        [--stalls RATE_PER_S,MEAN_MS | none] [--seeds K] [--seed-set N] [--replay-paths IDLE_US | --path-offsets-us DA,DB] [--point ID ...]
         [--data data/fidelity] [--jobs 2] [--out F.json]
 
 What `ccfair fidelity` computes (the simulator once per counted kernel run, on its seed, measured
@@ -16,7 +16,8 @@ mean and worst |share_B difference|, the utilisation differences, the mean queue
 kernel's; points beyond points.py ``QUEUE_TOLERANCE_REL``), and for the kernel-CCA sets the
 per-CCA mean |difference| over each CCA's points (docs/linux-ports.md "Fidelity (measured)");
 the spread ratio's fraction within bounds (as `ccfair fidelity`); ``--point`` (repeatable) also
-prints those points one by one. ``--replay-paths IDLE_US`` gives each simulated flow the RTT of its
+prints those points one by one. ``--path-offsets-us DA,DB`` adds DA and DB microseconds to the RTTs
+of flow groups A and B (the simulator's sensitivity to unequal paths). ``--replay-paths IDLE_US`` gives each simulated flow the RTT of its
 path in the kernel run: the testbed's equalizing delay plus an idle base RTT (``replayed_paths_ns``).
 ``CCFAIR_BENCH`` may name any ccfair-bench build (e.g. the ``noise-batch`` one).
 """
@@ -84,6 +85,19 @@ def replayed_paths_ns(run: dict[str, Any], idle_us: float | None) -> list[int] |
     return [round(f["added_delay_ms"] * 1e6 + idle_us * 1e3) for f in flows]
 
 
+def paths_for(point: Any, run: dict[str, Any], args: argparse.Namespace) -> list[int] | None:
+    """Each flow's RTT for the simulator run of kernel run ``run`` at ``point``, ns: replayed
+    (``--replay-paths``), else the experiment's plus ``--path-offsets-us`` per flow group; None: as given."""
+    if args.replay_paths is not None:
+        return replayed_paths_ns(run, args.replay_paths)
+    if not args.path_offsets_us:
+        return None
+    offsets_ns = [round(float(x) * 1e3) for x in args.path_offsets_us.split(",")]
+    spec = point.spec()
+    cfg = spec.to_run_config(0)
+    return [f["rtt_ns"] + offsets_ns[min(g, 1)] for (g, _, _), f in zip(spec.expand_flows(), cfg["flows"])]
+
+
 def cca_of(point_id: str) -> str:
     a, b = point_id.split(" ")[0].split("/")
     return a if a != "cubic" else b
@@ -97,6 +111,7 @@ def main() -> None:
     ap.add_argument("--seed-set", type=int, default=0, help="seeds s + 1000 (N + k), as bench/fidelity_many_seeds.py")
     ap.add_argument("--point", dest="points", action="append", default=[], help="only this point (repeatable)")
     ap.add_argument("--noise-scale", type=float, default=1.0, help="both host-noise means times this")
+    ap.add_argument("--path-offsets-us", metavar="DA,DB", help="add DA / DB us to the RTT of group A's / B's flows")
     ap.add_argument("--replay-paths", type=float, metavar="IDLE_US", help="each flow's RTT as the kernel run's path (replayed_paths_ns)")
     ap.add_argument("--data", default="data/fidelity")
     ap.add_argument("--jobs", type=int, default=2)
@@ -116,7 +131,7 @@ def main() -> None:
             r.get("flow_start_s"),
             r.get("ts_epoch_ns"),
             args.stalls,
-            replayed_paths_ns(r, args.replay_paths),
+            paths_for(p, r, args),
         )
         for _, p, kr in todo
         for r in kr
