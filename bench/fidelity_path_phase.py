@@ -1,14 +1,15 @@
 """The simulator's drop-tail phase effect between two flows' paths: B's share against a path offset.
 
     python3 bench/fidelity_path_phase.py --point "cubic/cubic 100M 20ms 1bdp" [--set map] [--seeds 1-10]
-        [--delta-us 50] [--shifts 0,20,40] [--noise-scale X [--only send|ack]] [--set-sim KEY=VALUE ...] [--episodes]
+        [--delta-us 50] [--shifts 0,20,40] [--noise-scale X [--only send|ack]] [--noise-set KEY=NS ...] [--set-sim KEY=VALUE ...] [--episodes]
 
 Per common shift s (us, added to both flows' RTTs), B's mean share over the seeds with the paths
 (s, s), (s, s + delta) (B's longer) and (s + delta, s) (A's longer), and the last two's
 difference: the simulator's sensitivity to a path difference of delta. Each run is the point's
 spec (A at 0 s, B at 5 s, window 10-45 s) on seed k with its start jitter, as `ccfair run`; the
 host noise (spec.py HOST_NOISE) times `--noise-scale`, with `--only` the sender's or the ACKs'
-mean only (bench/common.py `scaled_host_noise`; `--noise-scale 0` runs without host noise);
+mean only (bench/common.py `scaled_host_noise`; `--noise-scale 0` runs without host noise),
+`--noise-set` a further per-flow RunConfig key (e.g. `ack_tail_ppm=2000 --noise-set ack_tail_ns=3000000`);
 `--set-sim` overrides the spec (e.g. `flows.0.gro=300us`). `--episodes` also counts, over the
 window, the overflow episodes (the flows' window cuts, ssthresh changes in 10 ms trace samples,
 grouped while each comes within 0.3 s of the one before) that only A, only B or both cut in,
@@ -101,6 +102,7 @@ def main() -> None:
     ap.add_argument("--shifts", default="0", help="common shifts of both paths, us")
     ap.add_argument("--noise-scale", type=float, default=1.0)
     ap.add_argument("--only", choices=["send", "ack"])
+    ap.add_argument("--noise-set", action="append", default=[], metavar="KEY=NS", help="per-flow RunConfig key, integer")
     ap.add_argument("--set-sim", action="append", default=[], help="spec override KEY=VALUE (repeatable)")
     ap.add_argument("--episodes", action="store_true")
     args = ap.parse_args()
@@ -108,6 +110,7 @@ def main() -> None:
     spec = point.spec().with_overrides(args.set_sim)
     w0, w1 = spec.window.start / 1e9, spec.window.end / 1e9
     noise = scaled_host_noise(args.noise_scale, args.only)
+    noise.update({k: int(v) for k, v in (x.split("=", 1) for x in args.noise_set)})
     seeds = seeds_of(args.seeds)
     d = args.delta_us
     print(f"{args.point}: host noise {noise}, seeds {args.seeds}, delta {d:g} us")
