@@ -2,6 +2,7 @@
 
     sudo python3 bench/fidelity_slots.py --point ID --seed N --testbed --out K.csv [--set-testbed KEY=VALUE]
     python3 bench/fidelity_slots.py --point ID --seed N --sim --out S.csv [--set-sim KEY=VALUE] [--noise-scale X]
+        [--path-offsets-us DA,DB]
     python3 bench/fidelity_slots.py --table K.csv S.csv [--window 10,45]
 
 `--testbed` runs one testbed run of the point with the bottleneck writing every forward frame
@@ -11,7 +12,9 @@ binary is `CCFAIR_BOTTLENECK` (or the usual one); with `--set-testbed testbed.bo
 it also writes OUT.stamps: frames read without a kernel receive stamp, and per 1 us how long after its
 stamp each frame was read. `--sim` runs the simulator at the point (A at 0
 s, B at 5 s, no start jitter) through `ccfair-bench json` built with `--features slot-log`
-(`CCFAIR_BENCH`, default target/slotlog/release/ccfair-bench), which writes the same records.
+(`CCFAIR_BENCH`, default target/slotlog/release/ccfair-bench), which writes the same records;
+`--path-offsets-us DA,DB` adds DA / DB us to the RTTs of flow groups A / B (a build with the
+features `slot-log,link-stalls` also reads `CCFAIR_LINK_STALLS`, bench/fidelity_link_stalls.py).
 `--table`: per flow, of the frames meeting the queue at its last place or full (queue before >=
 limit - 1), how many and how many dropped, the drops per frame sent, and their phase: the time
 since the last departure in frame times (T_f), as a histogram of ten bins (and < 0: due before
@@ -65,6 +68,10 @@ def run_sim(args: argparse.Namespace) -> None:
     cfg = spec.to_run_config(args.seed)
     for fc, t in zip(cfg["flows"], [0.0, B_START_S]):
         fc["start_ns"], fc["start_jitter_ns"] = round(t * 1e9), 0
+    if args.path_offsets_us:
+        offsets_ns = [round(float(x) * 1e3) for x in args.path_offsets_us.split(",")]
+        for (group, _, _), fc in zip(spec.expand_flows(), cfg["flows"]):
+            fc["rtt_ns"] += offsets_ns[min(group, 1)]
     bench = os.environ.get("CCFAIR_BENCH", str(ROOT / "target/slotlog/release/ccfair-bench"))
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         json.dump(cfg, f)
@@ -206,6 +213,7 @@ def main() -> None:
     ap.add_argument("--sim", action="store_true")
     ap.add_argument("--set-sim", action="append", default=[])
     ap.add_argument("--noise-scale", type=float, default=1.0, help="with --sim: both host-noise means times X")
+    ap.add_argument("--path-offsets-us", metavar="DA,DB", help="with --sim: add DA / DB us to group A's / B's RTTs")
     ap.add_argument("--set-testbed", action="append", default=[], help="with --testbed: KEY=VALUE")
     ap.add_argument("--table", nargs="+")
     ap.add_argument("--window", default="10,45")
