@@ -37,6 +37,8 @@ use ccfair_sim::token_bucket::TokenBucket;
 const MAX_SOJOURN_BINS: usize = 1 << 20;
 /// Lateness histogram: 1 us buckets up to 10 ms.
 const LATE_BUCKETS_US: usize = 10_000;
+/// Stalls recorded per run (`Stats::stalls`): 16 bytes each; a run stalling more stops recording.
+const MAX_STALLS: usize = 100_000;
 
 /// Monitor settings (all relative to the experiment's time zero `t0_ns`).
 #[derive(Debug, Clone)]
@@ -77,6 +79,12 @@ pub struct Stats {
     /// came, less the token bucket's depth (what the bucket makes up). On a backlogged link the
     /// utilization falls by this over the window; a stall with nothing queued costs nothing.
     pub stall_lost_ns: u64,
+    /// The primary link's stalls over the whole run, each `[end, lost]`: the end of a
+    /// transmission (ns after t0) after which a late poll, with frames waiting, lost `lost` ns of
+    /// service beyond what the token bucket makes up (as `stall_lost_ns`); at most
+    /// `MAX_STALLS`, in time order. What a comparison needs to replay the run's stalls.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub stalls: Vec<[u64; 2]>,
     /// Filled in by main: socket-level counters.
     pub rx_socket_drops: Vec<u64>,
     pub tx_errors: u64,
@@ -683,10 +691,16 @@ impl Shaper {
     fn note_lost_service(&mut self, end_ns: u64, now: u64) {
         let link = &self.links[self.primary];
         let Tx::Rate(bucket) = &link.tx else { return };
-        let rel = end_ns.saturating_sub(self.mon.t0_ns);
-        let in_window = end_ns >= self.mon.t0_ns && rel >= self.mon.window_start_ns && rel < self.mon.window_end_ns;
-        if in_window && link.qdisc.len_packets() > 0 {
-            self.stats.stall_lost_ns += (now - end_ns).saturating_sub(bucket.depth_ns());
+        if end_ns < self.mon.t0_ns || link.qdisc.len_packets() == 0 {
+            return;
+        }
+        let lost = (now - end_ns).saturating_sub(bucket.depth_ns());
+        let rel = end_ns - self.mon.t0_ns;
+        if rel >= self.mon.window_start_ns && rel < self.mon.window_end_ns {
+            self.stats.stall_lost_ns += lost;
+        }
+        if lost > 0 && self.stats.stalls.len() < MAX_STALLS {
+            self.stats.stalls.push([rel, lost]);
         }
     }
 
@@ -891,7 +905,7 @@ mod tests {
     }
 
     #[test]
-    fn a_stall_on_a_backlogged_link_loses_its_length_beyond_one_frame_time_and_is_counted() {
+    fn a_stall_on_a_backlogged_link_loses_its_length_beyond_one_frame_time_and_is_counted_and_recorded() {
         // 10 Mbit/s, 1500-byte frames, bucket one frame deep: departures every 1.2 ms. The polls
         // skip 10 ms after the one at 100 ms (a queue sample): the transmission ending at 100.8 ms
         // is seen at 110 ms, 9.2 ms late; the next frame leaves at once (the bucket makes up one
@@ -909,12 +923,13 @@ mod tests {
                     now += stall_ns;
                 }
             }
-            (s.stats.link_tx_bytes.iter().sum::<u64>() / 1500, s.stats.stall_lost_ns)
+            (s.stats.link_tx_bytes.iter().sum::<u64>() / 1500, s.stats.stall_lost_ns, s.stats.stalls)
         };
-        assert_eq!(run(0), (834, 0));
-        assert_eq!(run(10_000_000), (827, 8_000_000));
-        // Lateness within the bucket's depth is made up: nothing lost.
-        assert_eq!(run(1_000_000), (834, 0));
+        assert_eq!(run(0), (834, 0, vec![]));
+        // The stall is recorded with the end of the transmission before it and what it lost.
+        assert_eq!(run(10_000_000), (827, 8_000_000, vec![[100_800_000, 8_000_000]]));
+        // Lateness within the bucket's depth is made up: nothing lost, nothing recorded.
+        assert_eq!(run(1_000_000), (834, 0, vec![]));
     }
 
     #[test]

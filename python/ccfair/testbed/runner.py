@@ -1027,7 +1027,9 @@ class _Run:
             | {"port_order": stats.get("port_order", "port")}  # as applied (collect checks it)
             | ({"unstamped_frames": stats["unstamped_frames"]} if "unstamped_frames" in stats else {})
             # service the link lost to the bottleneck's stalls within the window (shaper.rs)
-            | ({"stall_lost_ns": stats["stall_lost_ns"]} if "stall_lost_ns" in stats else {}),
+            | ({"stall_lost_ns": stats["stall_lost_ns"]} if "stall_lost_ns" in stats else {})
+            # each stall over the whole run, [end of the transmission before it (ns after t0), service lost (ns)]
+            | ({"stalls": stats.get("stalls", [])} if "stall_lost_ns" in stats else {}),
             "bottleneck_path": "kernel" if self.kernel else "userspace",
             **({"kernel_bottleneck": self.kernel_summary()} if self.kernel else {}),
         }
