@@ -2,7 +2,7 @@
 
     cargo build --release -p ccfair-bench --features link-stalls --target-dir target/stalls
     python3 bench/fidelity_link_stalls.py --set kernel-ccas-delay --set kernel-ccas-loss \
-        [--stalls RATE_PER_S,MEAN_MS | none] [--seeds K] [--seed-set N] [--replay-paths IDLE_US | --path-offsets-us DA,DB] [--point ID ...]
+        [--stalls RATE_PER_S,MEAN_MS | replay | none] [--seeds K] [--seed-set N] [--replay-paths IDLE_US | --path-offsets-us DA,DB] [--point ID ...]
         [--data data/fidelity] [--jobs 2] [--out F.json]
 
 What `ccfair fidelity` computes (the simulator once per counted kernel run, on its seed, measured
@@ -10,7 +10,9 @@ flow starts and timestamp clock; with ``--seeds K``, K runs per kernel run on se
 of ``--seed-set``, as bench/fidelity_many_seeds.py), but every simulator run goes through ``ccfair-bench json`` built with
 the cargo feature ``link-stalls`` (``CCFAIR_BENCH``, default target/stalls/release/ccfair-bench),
 with ``CCFAIR_LINK_STALLS=RATE_PER_S,MEAN_MS,SEED`` (SEED the simulator run's seed): the link stops
-for exponentially long stalls beginning as a Poisson process (crates/ccfair-sim/src/link_stalls.rs).
+for exponentially long stalls beginning as a Poisson process (crates/ccfair-sim/src/link_stalls.rs);
+``--stalls replay`` gives each simulator run its kernel run's recorded stalls (``testbed.bottleneck.stalls``,
+runs without the record none).
 ``--stalls none`` runs the same binary without them (the simulator as it is). Prints per set the
 mean and worst |share_B difference|, the utilisation differences, the mean queue's (relative to the
 kernel's; points beyond points.py ``QUEUE_TOLERANCE_REL``), and for the kernel-CCA sets the
@@ -47,7 +49,7 @@ NOISE_SCALE = [1.0]
 
 
 def sim_one(
-    raw: dict[str, Any], seed: int, starts_s: list[float] | None, epoch_ns: int | None, stalls: str, paths_ns: list[int] | None = None
+    raw: dict[str, Any], seed: int, starts_s: list[float] | None, epoch_ns: int | None, stalls: Any, paths_ns: list[int] | None = None
 ) -> tuple[float, float, float]:
     """(B's share, utilisation, mean queue in packets) of one simulator run, as compare._sim_one,
     through ccfair-bench; with ``paths_ns``, each flow's RTT (``replayed_paths_ns``)."""
@@ -65,9 +67,13 @@ def sim_one(
         fc["ack_jitter_ns"] = round(fc["ack_jitter_ns"] * NOISE_SCALE[0])
     env = dict(os.environ)
     env.pop("CCFAIR_LINK_STALLS", None)
-    if stalls != "none":
-        env["CCFAIR_LINK_STALLS"] = f"{stalls},{seed}"
-    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f, tempfile.NamedTemporaryFile("w", suffix=".json") as st:
+        if isinstance(stalls, list):
+            json.dump(stalls, st)
+            st.flush()
+            env["CCFAIR_LINK_STALLS"] = f"file:{st.name}"
+        elif stalls != "none":
+            env["CCFAIR_LINK_STALLS"] = f"{stalls},{seed}"
         json.dump(cfg, f)
         f.flush()
         out = subprocess.run([BENCH, "json", f.name], capture_output=True, text=True, env=env, check=True).stdout
@@ -83,6 +89,15 @@ def replayed_paths_ns(run: dict[str, Any], idle_us: float | None) -> list[int] |
     if idle_us is None or not flows or any(f.get("added_delay_ms") is None for f in flows):
         return None
     return [round(f["added_delay_ms"] * 1e6 + idle_us * 1e3) for f in flows]
+
+
+def stalls_for(run: dict[str, Any], stalls: str) -> Any:
+    """``--stalls`` for the simulator run of kernel run ``run``: with ``replay``, the run's recorded
+    stalls (``testbed.bottleneck.stalls``, a list; "none" for a run without the record)."""
+    if stalls != "replay":
+        return stalls
+    recorded = (((run.get("summary") or {}).get("testbed") or {}).get("bottleneck") or {}).get("stalls")
+    return recorded if recorded is not None else "none"
 
 
 def paths_for(point: Any, run: dict[str, Any], args: argparse.Namespace) -> list[int] | None:
@@ -106,7 +121,7 @@ def cca_of(point_id: str) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--set", dest="sets", action="append", required=True)
-    ap.add_argument("--stalls", default="none", help="RATE_PER_S,MEAN_MS, or none")
+    ap.add_argument("--stalls", default="none", help="RATE_PER_S,MEAN_MS, replay (each kernel run's recorded stalls), or none")
     ap.add_argument("--seeds", type=int, default=1, help="simulator runs per kernel run")
     ap.add_argument("--seed-set", type=int, default=0, help="seeds s + 1000 (N + k), as bench/fidelity_many_seeds.py")
     ap.add_argument("--point", dest="points", action="append", default=[], help="only this point (repeatable)")
@@ -130,7 +145,7 @@ def main() -> None:
             r["seed"] + 1000 * (args.seed_set + k),
             r.get("flow_start_s"),
             r.get("ts_epoch_ns"),
-            args.stalls,
+            stalls_for(r, args.stalls),
             paths_for(p, r, args),
         )
         for _, p, kr in todo

@@ -2,7 +2,8 @@
 //! measurement tool to test what they do to the comparison with the kernel (bench/fidelity_link_stalls.py,
 //! docs/linux-ports.md "Veno against CUBIC"), compiled only with the cargo feature `link-stalls`
 //! (`cargo build --release -p ccfair-bench --features link-stalls`; `ccfair-bench json CONFIG.json`
-//! then reads `CCFAIR_LINK_STALLS="RATE_PER_S,MEAN_MS,SEED"`). Without the feature none of this
+//! then reads `CCFAIR_LINK_STALLS="RATE_PER_S,MEAN_MS,SEED"`, or `"file:PATH"`: a testbed run's
+//! recorded stalls, `Stalls::recorded`). Without the feature none of this
 //! exists and the simulator's code is unchanged; without the variable nothing stalls.
 //!
 //! The testbed's bottleneck (ccfair-bottleneck) is a process on the hosts' CPUs; now and then it
@@ -48,6 +49,17 @@ impl Stalls {
         Stalls { starts_ns, ends_ns }
     }
 
+    /// A testbed run's stalls as its bottleneck recorded them (`testbed.bottleneck.stalls`, a JSON
+    /// list of `[end, lost]`: a transmission ended at `end` ns after t0 and the link then lost
+    /// `lost` ns of service), read from `path`: the link stops over `[end, end + lost)` (a frame
+    /// released in it leaves at its end and the next one a frame time later, so it loses `lost`).
+    fn recorded(path: &str) -> Stalls {
+        let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{ENV}=file:{path}: {e}"));
+        let pairs: Vec<[u64; 2]> =
+            serde_json::from_str(&text).unwrap_or_else(|e| panic!("{ENV}=file:{path}: want [[end_ns, lost_ns], ...]: {e}"));
+        Stalls { starts_ns: pairs.iter().map(|p| p[0]).collect(), ends_ns: pairs.iter().map(|p| p[0] + p[1]).collect() }
+    }
+
     /// When the link may send a frame it would release at `t_ns`: `t_ns`, or the end of the
     /// stall it falls in (the latest-starting stall that began at or before it).
     pub fn resume_ns(&self, t_ns: u64) -> u64 {
@@ -67,6 +79,9 @@ pub fn from_env() -> Option<&'static Stalls> {
 }
 
 fn parse(v: &str) -> Stalls {
+    if let Some(path) = v.strip_prefix("file:") {
+        return Stalls::recorded(path);
+    }
     let f: Vec<f64> = v.split(',').map(|x| x.trim().parse().unwrap_or(f64::NAN)).collect();
     match f[..] {
         [rate, mean, seed] if rate >= 0.0 && mean >= 0.0 && seed >= 0.0 => Stalls::draw(rate, mean, seed as u64),
@@ -86,6 +101,15 @@ mod tests {
         assert_eq!(s.resume_ns(2_999), 3_000);
         assert_eq!(s.resume_ns(3_000), 3_000);
         assert_eq!(s.resume_ns(5_500), 6_000);
+    }
+
+    #[test]
+    fn a_recorded_stall_stops_the_link_for_the_service_it_lost_from_the_end_of_the_transmission_before_it() {
+        let path = std::env::temp_dir().join(format!("ccfair-stalls-{}.json", std::process::id()));
+        std::fs::write(&path, "[[100800000, 8000000], [200000000, 50000]]").unwrap();
+        let s = Stalls::recorded(path.to_str().unwrap());
+        std::fs::remove_file(&path).unwrap();
+        assert_eq!((s.starts_ns, s.ends_ns), (vec![100_800_000, 200_000_000], vec![108_800_000, 200_050_000]));
     }
 
     #[test]
