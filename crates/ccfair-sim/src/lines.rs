@@ -199,13 +199,6 @@ impl ExpLayers {
 /// state with `Exp1` (`exp1_again`), which takes the same first word and
 /// goes on. The test `the_fast_exponential_draw_is_exp1s` compares them.
 #[inline(always)]
-/// An exponential draw of mean `mean_ns` from `rng`, as the host noise draws it (the
-/// `noise-batch` measurement tool's shared processes, noise_batch.rs).
-#[cfg(feature = "noise-batch")]
-pub(crate) fn exp_ns(rng: &mut Pcg64Mcg, mean_ns: u64) -> u64 {
-    draw_exp_ns(rng, mean_ns as f64, ExpLayers::get())
-}
-
 fn draw_exp_ns(rng: &mut Pcg64Mcg, mean_ns: f64, layers: &ExpLayers) -> u64 {
     let saved = rng.clone();
     let bits = rng.next_u64();
@@ -257,6 +250,13 @@ fn to_ns(v: f64) -> u64 {
 #[inline(never)]
 fn saturating_ns(v: f64) -> u64 {
     v as u64
+}
+
+/// An exponential draw of mean `mean_ns` from `rng`, as the host noise draws it (handed to the
+/// `noise-batch` measurement tool for its shared processes, noise_batch.rs).
+#[cfg(feature = "noise-batch")]
+fn exp_ns(rng: &mut Pcg64Mcg, mean_ns: u64) -> u64 {
+    draw_exp_ns(rng, mean_ns as f64, ExpLayers::get())
 }
 
 /// `Exp1` from the state `saved` (a draw outside `draw_exp_ns`'s fast path).
@@ -388,7 +388,7 @@ impl DelayLine {
         } else {
             let j = self.jitter.as_mut().expect("a line with host noise");
             let mut draw = || draw_exp_ns(&mut j.rng, j.mean_ns, j.layers);
-            self.batch.arrival(now, self.delay_ns, &mut draw).max(self.last_at)
+            self.batch.arrival(now, self.delay_ns, &mut draw, exp_ns).max(self.last_at)
         };
         self.last_at = arr;
         if self.q.is_empty() {

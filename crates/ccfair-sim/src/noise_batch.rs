@@ -70,8 +70,9 @@ impl LineState {
     }
 
     /// The arrival of a packet pushed at `now` onto a line of delay `delay_ns` (before the
-    /// line's own FIFO order), `draw` giving the line's next exponential delay.
-    pub fn arrival(&mut self, now: TimeNs, delay_ns: u64, draw: &mut dyn FnMut() -> u64) -> TimeNs {
+    /// line's own FIFO order), `draw` giving the line's next exponential delay and `exp_ns` an
+    /// exponential draw of a mean from a stream (the host noise's, for the shared processes).
+    pub fn arrival(&mut self, now: TimeNs, delay_ns: u64, draw: &mut dyn FnMut() -> u64, exp_ns: fn(&mut Pcg64Mcg, u64) -> u64) -> TimeNs {
         match mode() {
             Some(Shape::Line) => {
                 if now >= self.epoch_ns {
@@ -81,7 +82,7 @@ impl LineState {
             }
             Some(Shape::Host) => self.shared(|e, rng, mean| {
                 if now >= *e {
-                    *e = now + crate::lines::exp_ns(rng, mean);
+                    *e = now + exp_ns(rng, mean);
                 }
                 *e + delay_ns
             }),
