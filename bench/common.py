@@ -74,6 +74,13 @@ def fidelity_todo(
     return todo
 
 
+def shift_group_rtts(spec: Any, cfg: dict[str, Any], offsets_us: tuple[float, float] | list[float]) -> None:
+    """Add ``offsets_us`` (group A's, group B's; us) to the RTT of each flow of RunConfig ``cfg``
+    built from ``spec``, by its flow group (the third and later groups take B's)."""
+    for (group, _, _), fc in zip(spec.expand_flows(), cfg["flows"]):
+        fc["rtt_ns"] += round(offsets_us[min(group, 1)] * 1e3)
+
+
 def _started_within(run: dict[str, Any], after: str | None, before: str | None) -> bool:
     """Whether ``run`` started after ``after`` and before ``before`` (ISO UTC; None: no bound)."""
     t = run.get("started_utc", "")

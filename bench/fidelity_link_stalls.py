@@ -41,6 +41,7 @@ from ccfair.fidelity.compare import SPREAD_FACTOR, mean_range
 from ccfair.fidelity.points import QUEUE_TOLERANCE_REL, group_shares, load_set, runs_by_point, select_runs
 from ccfair.result import Result
 from ccfair.spec import Spec
+from common import shift_group_rtts
 
 ROOT = Path(__file__).resolve().parents[1]
 BENCH = os.environ.get("CCFAIR_BENCH", str(ROOT / "target/stalls/release/ccfair-bench"))
@@ -107,10 +108,10 @@ def paths_for(point: Any, run: dict[str, Any], args: argparse.Namespace) -> list
         return replayed_paths_ns(run, args.replay_paths)
     if not args.path_offsets_us:
         return None
-    offsets_ns = [round(float(x) * 1e3) for x in args.path_offsets_us.split(",")]
     spec = point.spec()
     cfg = spec.to_run_config(0)
-    return [f["rtt_ns"] + offsets_ns[min(g, 1)] for (g, _, _), f in zip(spec.expand_flows(), cfg["flows"])]
+    shift_group_rtts(spec, cfg, [float(x) for x in args.path_offsets_us.split(",")])
+    return [f["rtt_ns"] for f in cfg["flows"]]
 
 
 def cca_of(point_id: str) -> str:

@@ -39,7 +39,7 @@ from ccfair.result import Result
 from ccfair.spec import Spec
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from common import scaled_host_noise  # noqa: E402
+from common import scaled_host_noise, shift_group_rtts  # noqa: E402
 
 #: Cuts this close, s, are one overflow episode (CUBIC's cycle at 20-50 ms is seconds long).
 EPISODE_GAP_S = 0.3
@@ -57,8 +57,8 @@ def run_one(spec: Spec, seed: int, offsets_us: tuple[float, float], noise: dict[
     """(B's share, the trace or None) of one run with each group's RTT plus its offset."""
     s = spec.with_overrides(["trace=true", "sample=10ms"]) if trace else spec
     cfg = s.to_run_config(seed)
-    for (group, _, _), fc in zip(s.expand_flows(), cfg["flows"]):
-        fc["rtt_ns"] += round(offsets_us[min(group, 1)] * 1e3)
+    shift_group_rtts(s, cfg, offsets_us)
+    for fc in cfg["flows"]:
         fc.update(noise)
     res = Result.from_raw(s, cfg, simulate(cfg, s))
     return group_shares(s, res.summary)[1], (res.trace if trace else None)

@@ -69,9 +69,9 @@ def run_sim(args: argparse.Namespace) -> None:
     for fc, t in zip(cfg["flows"], [0.0, B_START_S]):
         fc["start_ns"], fc["start_jitter_ns"] = round(t * 1e9), 0
     if args.path_offsets_us:
-        offsets_ns = [round(float(x) * 1e3) for x in args.path_offsets_us.split(",")]
-        for (group, _, _), fc in zip(spec.expand_flows(), cfg["flows"]):
-            fc["rtt_ns"] += offsets_ns[min(group, 1)]
+        from common import shift_group_rtts
+
+        shift_group_rtts(spec, cfg, [float(x) for x in args.path_offsets_us.split(",")])
     bench = os.environ.get("CCFAIR_BENCH", str(ROOT / "target/slotlog/release/ccfair-bench"))
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         json.dump(cfg, f)
