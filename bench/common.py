@@ -171,7 +171,8 @@ def add_point_args(ap: argparse.ArgumentParser, default_set: str, default_out: s
 
 def add_many_seeds_args(ap: argparse.ArgumentParser) -> None:
     """The options of a script that reruns fidelity point sets with K simulator seeds per
-    kernel run (bench/fidelity_many_seeds.py and its what-ifs)."""
+    kernel run (bench/fidelity_many_seeds.py and its what-ifs); each simulator run replays its
+    kernel run's recorded stalls as `ccfair fidelity` does unless ``--no-replay-stalls``."""
     ap.add_argument("--set", dest="sets", action="append")
     ap.add_argument("--data", default="data/fidelity")
     ap.add_argument("--seeds", type=int, default=5, help="simulator seeds per kernel run")
@@ -180,4 +181,10 @@ def add_many_seeds_args(ap: argparse.ArgumentParser) -> None:
     ap.add_argument("--point", action="append", help="only these point ids")
     ap.add_argument("--started-after", metavar="UTC", help="only kernel runs started after this ISO time")
     ap.add_argument("--started-before", metavar="UTC", help="only kernel runs started before this ISO time")
+    ap.add_argument(
+        "--no-replay-stalls",
+        dest="replay_stalls",
+        action="store_false",
+        help="the simulator's bottleneck without its kernel run's recorded stalls as outages (ccfair fidelity --no-replay-stalls)",
+    )
     ap.add_argument("--out")

@@ -22,16 +22,20 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ccfair.fidelity.compare import sim_args
 from common import add_many_seeds_args, fidelity_points, fidelity_todo, print_fidelity_totals
 
 
-def sim_jittered(raw: dict[str, Any], seed: int, starts_s: list[float] | None, ts_epoch_ns: int | None, jitter_ns: int) -> dict[str, Any]:
+def sim_jittered(
+    raw: dict[str, Any], seed: int, starts_s: list[float] | None, ts_epoch_ns: int | None, stalls: list[list[int]] | None, jitter_ns: int
+) -> dict[str, Any]:
     """compare.py `_sim_one` with each flow's start delayed by a uniform draw in [0, jitter_ns)."""
     from ccfair.api import simulate
+    from ccfair.fidelity.compare import with_outages
     from ccfair.result import Result
     from ccfair.spec import Spec
 
-    spec = Spec.from_dict(raw)
+    spec = Spec.from_dict(with_outages(raw, stalls) if stalls else raw)
     config = spec.to_run_config(seed)
     for i, fc in enumerate(config["flows"]):
         if starts_s is not None:
@@ -52,7 +56,7 @@ def main() -> None:
     todo = fidelity_todo(args.sets, Path(args.data), args.point, args.started_after, args.started_before)
     jitter_ns = round(args.jitter_us * 1e3)
     jobs = [
-        (p.raw(), r["seed"] + 1000 * (args.seed_set + k), r.get("flow_start_s"), r.get("ts_epoch_ns"), jitter_ns)
+        (*sim_args(p.raw(), r, r["seed"] + 1000 * (args.seed_set + k), replay_stalls=args.replay_stalls), jitter_ns)
         for p, kr in todo
         for r in kr
         for k in range(args.seeds)

@@ -1,19 +1,20 @@
 """The fidelity comparison with the bottleneck's link stalling as the testbed's bottleneck does.
 
-    cargo build --release -p ccfair-bench --features link-stalls --target-dir target/stalls
+    cargo build --release -p ccfair-bench
     python3 bench/fidelity_link_stalls.py --set kernel-ccas-delay --set kernel-ccas-loss \
         [--stalls RATE_PER_S,MEAN_MS | replay | none] [--seeds K] [--seed-set N] [--replay-paths IDLE_US | --path-offsets-us DA,DB] [--point ID ...]
         [--data data/fidelity] [--jobs 2] [--out F.json]
 
 What `ccfair fidelity` computes (the simulator once per counted kernel run, on its seed, measured
 flow starts and timestamp clock; with ``--seeds K``, K runs per kernel run on seeds s + 1000 (N + k), N
-of ``--seed-set``, as bench/fidelity_many_seeds.py), but every simulator run goes through ``ccfair-bench json`` built with
-the cargo feature ``link-stalls`` (``CCFAIR_BENCH``, default target/stalls/release/ccfair-bench),
-with ``CCFAIR_LINK_STALLS=RATE_PER_S,MEAN_MS,SEED`` (SEED the simulator run's seed): the link stops
-for exponentially long stalls beginning as a Poisson process (crates/ccfair-sim/src/link_stalls.rs);
-``--stalls replay`` gives each simulator run its kernel run's recorded stalls (``testbed.bottleneck.stalls``,
-runs without the record none).
-``--stalls none`` runs the same binary without them (the simulator as it is). Prints per set the
+of ``--seed-set``, as bench/fidelity_many_seeds.py), every simulator run through ``ccfair-bench json``
+(``CCFAIR_BENCH``, default target/release/ccfair-bench; any build, e.g. the ``noise-batch`` one), with
+the bottleneck's outages (``bottleneck.outages``, crates/ccfair-sim/src/outages.rs) chosen by
+``--stalls``: ``replay`` gives each simulator run its kernel run's recorded stalls
+(``testbed.bottleneck.stalls``, as `ccfair fidelity` does by default; runs without the record none);
+``RATE_PER_S,MEAN_MS`` draws stalls beginning as a Poisson process of that rate, exponentially long
+with that mean, from the simulator run's seed (:func:`poisson_outages`); ``none``: no outages (the
+simulator as `ccfair fidelity --no-replay-stalls`). Prints per set the
 mean and worst |share_B difference|, the utilisation differences, the mean queue's (relative to the
 kernel's; points beyond points.py ``QUEUE_TOLERANCE_REL``), and for the kernel-CCA sets the
 per-CCA mean |difference| over each CCA's points (docs/linux-ports.md "Fidelity (measured)");
@@ -21,7 +22,6 @@ the spread ratio's fraction within bounds (as `ccfair fidelity`); ``--point`` (r
 prints those points one by one. ``--path-offsets-us DA,DB`` adds DA and DB microseconds to the RTTs
 of flow groups A and B (the simulator's sensitivity to unequal paths). ``--replay-paths IDLE_US`` gives each simulated flow the RTT of its
 path in the kernel run: the testbed's equalizing delay plus an idle base RTT (``replayed_paths_ns``).
-``CCFAIR_BENCH`` may name any ccfair-bench build (e.g. the ``noise-batch`` one).
 """
 
 from __future__ import annotations
@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import random
 import statistics
 import subprocess
 import tempfile
@@ -37,14 +38,14 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from ccfair.fidelity.compare import SPREAD_FACTOR, mean_range
+from ccfair.fidelity.compare import SPREAD_FACTOR, mean_range, recorded_stalls, with_outages
 from ccfair.fidelity.points import QUEUE_TOLERANCE_REL, group_shares, load_set, runs_by_point, select_runs
 from ccfair.result import Result
 from ccfair.spec import Spec
 from common import shift_group_rtts
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCH = os.environ.get("CCFAIR_BENCH", str(ROOT / "target/stalls/release/ccfair-bench"))
+BENCH = os.environ.get("CCFAIR_BENCH", str(ROOT / "target/release/ccfair-bench"))
 #: ``--noise-scale``: both host-noise means times this (set once in main).
 NOISE_SCALE = [1.0]
 
@@ -53,8 +54,10 @@ def sim_one(
     raw: dict[str, Any], seed: int, starts_s: list[float] | None, epoch_ns: int | None, stalls: Any, paths_ns: list[int] | None = None
 ) -> tuple[float, float, float]:
     """(B's share, utilisation, mean queue in packets) of one simulator run, as compare._sim_one,
-    through ccfair-bench; with ``paths_ns``, each flow's RTT (``replayed_paths_ns``)."""
-    spec = Spec.from_dict(raw)
+    through ccfair-bench, with ``stalls`` (:func:`stalls_for`) as the bottleneck's outages; with
+    ``paths_ns``, each flow's RTT (``replayed_paths_ns``)."""
+    outages = poisson_outages(stalls, seed, Spec.from_dict(raw).duration) if isinstance(stalls, str) and stalls != "none" else stalls
+    spec = Spec.from_dict(with_outages(raw, outages) if isinstance(outages, list) and outages else raw)
     cfg = spec.to_run_config(seed)
     if starts_s is not None:
         for fc, t in zip(cfg["flows"], starts_s):
@@ -66,20 +69,33 @@ def sim_one(
     for fc in cfg["flows"]:
         fc["host_jitter_ns"] = round(fc["host_jitter_ns"] * NOISE_SCALE[0])
         fc["ack_jitter_ns"] = round(fc["ack_jitter_ns"] * NOISE_SCALE[0])
-    env = dict(os.environ)
-    env.pop("CCFAIR_LINK_STALLS", None)
-    with tempfile.NamedTemporaryFile("w", suffix=".json") as f, tempfile.NamedTemporaryFile("w", suffix=".json") as st:
-        if isinstance(stalls, list):
-            json.dump(stalls, st)
-            st.flush()
-            env["CCFAIR_LINK_STALLS"] = f"file:{st.name}"
-        elif stalls != "none":
-            env["CCFAIR_LINK_STALLS"] = f"{stalls},{seed}"
+    with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         json.dump(cfg, f)
         f.flush()
-        out = subprocess.run([BENCH, "json", f.name], capture_output=True, text=True, env=env, check=True).stdout
+        out = subprocess.run([BENCH, "json", f.name], capture_output=True, text=True, check=True).stdout
     summary = Result.from_raw(spec, cfg, json.loads(out)).summary
     return group_shares(spec, summary)[1], float(summary["utilization"]), float(summary["queue_packets_mean"])
+
+
+def poisson_outages(rate_mean: str, seed: int, duration_ns: int) -> list[list[int]]:
+    """Outages ``[start, duration]`` (ns) over ``duration_ns`` from ``RATE_PER_S,MEAN_MS``: starts of a
+    Poisson process of rate RATE_PER_S, exponential lengths of mean MEAN_MS (at least 1 ns), drawn from
+    ``seed``; stalls that overlap are one outage (their union), as the field requires."""
+    rate_per_s, mean_ms = (float(x) for x in rate_mean.split(","))
+    if not (rate_per_s >= 0 and mean_ms > 0):
+        raise SystemExit(f"--stalls {rate_mean}: want RATE_PER_S >= 0, MEAN_MS > 0")
+    rng, out, t_s = random.Random(seed), [], 0.0
+    while rate_per_s > 0:
+        t_s += rng.expovariate(rate_per_s)
+        start = round(t_s * 1e9)
+        if start >= duration_ns:
+            return out
+        end = start + max(1, round(rng.expovariate(1 / mean_ms) * 1e6))
+        if out and start <= out[-1][0] + out[-1][1]:
+            out[-1][1] = max(out[-1][0] + out[-1][1], end) - out[-1][0]
+        else:
+            out.append([start, end - start])
+    return out
 
 
 def replayed_paths_ns(run: dict[str, Any], idle_us: float | None) -> list[int] | None:
@@ -94,10 +110,10 @@ def replayed_paths_ns(run: dict[str, Any], idle_us: float | None) -> list[int] |
 
 def stalls_for(run: dict[str, Any], stalls: str) -> Any:
     """``--stalls`` for the simulator run of kernel run ``run``: with ``replay``, the run's recorded
-    stalls (``testbed.bottleneck.stalls``, a list; "none" for a run without the record)."""
+    stalls (compare.recorded_stalls; "none" for a run without the record)."""
     if stalls != "replay":
         return stalls
-    recorded = (((run.get("summary") or {}).get("testbed") or {}).get("bottleneck") or {}).get("stalls")
+    recorded = recorded_stalls(run)
     return recorded if recorded is not None else "none"
 
 

@@ -18,7 +18,8 @@ independent draw of the same K per kernel run, to see how far a figure moves bet
 on the simulator side: e.g. the ACKs' heavy tail, `--noise-set ack_tail_ppm=5000 --noise-set
 ack_tail_ns=3000000` (lines.rs `TailLaw`). `--flow-set KEY=VALUE` sets a flow key of the
 experiment file (VALUE in TOML) on every flow of every point, on the simulator side: e.g.
-`--flow-set sack_compression=true`. `--started-after UTC` (`--started-before UTC`) counts only the kernel runs started
+`--flow-set sack_compression=true`. Each simulator run replays its kernel run's recorded bottleneck
+stalls as outages, as `ccfair fidelity` (`--no-replay-stalls`: not). `--started-after UTC` (`--started-before UTC`) counts only the kernel runs started
 later (earlier) (e.g. 2026-11-29T11:07, the testbed's handshake probe timed by the kernel's RTT sample:
 docs/testbed.md "Stored runs and the probe").
 """
@@ -30,7 +31,7 @@ import tomllib
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
-from ccfair.fidelity.compare import _sim_one
+from ccfair.fidelity.compare import _sim_one, sim_args
 from common import add_many_seeds_args, fidelity_points, fidelity_todo, print_fidelity_totals, scaled_host_noise, use_host_noise
 
 
@@ -45,7 +46,7 @@ def main() -> None:
     todo = fidelity_todo(args.sets, Path(args.data), args.point, args.started_after, args.started_before)
     settings = flow_settings(args.flow_set)
     jobs = [
-        (with_flows(p.raw(), settings), r["seed"] + 1000 * (args.seed_set + k), r.get("flow_start_s"), r.get("ts_epoch_ns"))
+        sim_args(with_flows(p.raw(), settings), r, r["seed"] + 1000 * (args.seed_set + k), replay_stalls=args.replay_stalls)
         for p, kr in todo
         for r in kr
         for k in range(args.seeds)
@@ -55,7 +56,8 @@ def main() -> None:
     with ProcessPoolExecutor(max(1, args.jobs), initializer=use_host_noise, initargs=(noise,)) as ex:
         sims = list(ex.map(_sim_one, *zip(*jobs), chunksize=4))
     points = fidelity_points(todo, sims, args.seeds)
-    print_fidelity_totals(points, f", {args.seeds} simulator seeds per kernel run, host noise {noise}", args.out)
+    replay = "replayed" if args.replay_stalls else "not replayed"
+    print_fidelity_totals(points, f", {args.seeds} simulator seeds per kernel run, host noise {noise}, recorded stalls {replay}", args.out)
 
 
 def flow_settings(items: list[str]) -> dict[str, object]:

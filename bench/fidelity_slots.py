@@ -13,8 +13,8 @@ it also writes OUT.stamps: frames read without a kernel receive stamp, and per 1
 stamp each frame was read. `--sim` runs the simulator at the point (A at 0
 s, B at 5 s, no start jitter) through `ccfair-bench json` built with `--features slot-log`
 (`CCFAIR_BENCH`, default target/slotlog/release/ccfair-bench), which writes the same records;
-`--path-offsets-us DA,DB` adds DA / DB us to the RTTs of flow groups A / B (a build with the
-features `slot-log,link-stalls` also reads `CCFAIR_LINK_STALLS`, bench/fidelity_link_stalls.py).
+`--path-offsets-us DA,DB` adds DA / DB us to the RTTs of flow groups A / B; `--set-sim
+'bottleneck.outages=[["20s", "3ms"]]'` stops the simulator's link (an experiment field).
 `--table`: per flow, of the frames meeting the queue at its last place or full (queue before >=
 limit - 1), how many and how many dropped, the drops per frame sent, and their phase: the time
 since the last departure in frame times (T_f), as a histogram of ten bins (and < 0: due before

@@ -212,6 +212,38 @@ def test_the_simulator_reads_the_kernel_runs_recorded_tcp_timestamp_clock(tmp_pa
     assert {s: seen[s] for s in by_seed} == by_seed and 59_059_023_581_346 in seen.values()
 
 
+def test_each_simulator_run_replays_its_kernel_runs_recorded_stalls_as_the_bottlenecks_outages(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    # A testbed run records its bottleneck's stalls ([end, lost] ns after t0, shaper.rs Stats::stalls);
+    # the simulator run paired with it gets them as the outages [start, duration] = [end, lost] on the
+    # same time origin as the measured flow starts; runs without the record run as the spec says.
+    import ccfair.api
+
+    data = _tiny(tmp_path)
+    lines = [json.loads(line) for line in (data / "kernel" / "tiny.jsonl").read_text().splitlines()]
+    stalls = [[1_200_345_678, 4_000_000], [2_500_000_000, 350_000]]
+    lines[0].setdefault("summary", {}).setdefault("testbed", {}).setdefault("bottleneck", {})["stalls"] = stalls
+    (data / "kernel" / "tiny.jsonl").write_text("".join(json.dumps(r) + "\n" for r in lines))
+    seen: list[tuple[int, Any]] = []
+    real = ccfair.api.simulate
+
+    def spy(config: dict[str, Any], *args: Any, **kwargs: Any) -> Any:
+        seen.append((config["seed"], config["bottleneck"].get("outages_ns")))
+        return real(config, *args, **kwargs)
+
+    monkeypatch.setattr(ccfair.api, "simulate", spy)
+    out = _json(capsys, ["fidelity", "--json", "--data", str(data), "--set", "tiny"])
+    replayed = [(seed, o) for seed, o in seen if o is not None]
+    assert replayed == [(lines[0]["seed"], stalls)]
+    counts = {p["id"]: p["sim_runs_replaying_stalls"] for p in out["points"]}
+    assert counts == {lines[0]["point"]: 1, **{p: 0 for p in counts if p != lines[0]["point"]}}
+    assert out["sim_runs_replaying_stalls"] == 1
+    seen.clear()
+    off = _json(capsys, ["fidelity", "--json", "--data", str(data), "--set", "tiny", "--no-replay-stalls"])
+    assert all(o is None for _, o in seen) and off["sim_runs_replaying_stalls"] == 0
+
+
 def _tiny(tmp_path: Path) -> Path:
     data = tmp_path / "fid"
     shutil.copytree(FIXTURE, data)

@@ -170,6 +170,29 @@ OptionalPositiveSize = OptionalSize
 BufferLimit = Annotated[Buffer, PlainValidator(parse_buffer), PlainSerializer(str, return_type=str, when_used="json")]
 
 
+def parse_outage(value: object) -> tuple[int, int]:
+    """One outage ``[start, duration]`` of a link, times in ns (``["10s", "3ms"]``; any time form,
+    ``"123456ns"`` too). Their order and lengths are the simulator's to check (crates/ccfair-sim/src/outages.rs)."""
+    if isinstance(value, str | bytes) or not isinstance(value, list | tuple) or len(value) != 2:
+        raise ValueError(f'expected [start, duration] (times, e.g. ["10s", "3ms"]), got {value!r}')
+    return parse_time(value[0]), parse_time(value[1])
+
+
+def _format_outage(value: tuple[int, int]) -> list[str]:
+    return [format_time(value[0]), format_time(value[1])]
+
+
+#: A link's outage ``[start, duration]`` in ns, printed back as times.
+Outage = Annotated[tuple[int, int], PlainValidator(parse_outage), PlainSerializer(_format_outage, when_used="json")]
+#: What ``outages`` means, on ``[bottleneck]`` and on a rate link of ``[[links]]``.
+OUTAGES_DOC = (
+    'Outages of the link: a list of [start, duration] (times after the run\'s start, e.g. [["10s", "3ms"]]), in time '
+    "order, not overlapping, each duration > 0. The link sends nothing over each: its frames wait in the queue (the outage "
+    "drops none), its token bucket's clock stops, so a backlogged link loses exactly the outage's length of service. "
+    "Default: none. Both backends (the testbed's userspace bottleneck; the kernel bottleneck refuses them)."
+)
+
+
 class _Model(BaseModel):
     """Base of every spec model: unknown keys are rejected.
 
@@ -489,6 +512,7 @@ class Bottleneck(_Model):
         "serialization time, in byte limits and backlog, and in the link's sent bytes (14: Ethernet header, "
         "as the testbed's frames; 38 adds preamble, FCS and inter-frame gap; 0: IP packets only). Both backends.",
     )
+    outages: list[Outage] = Field(default_factory=list, description=OUTAGES_DOC)
 
 
 #: A link name: letters, digits, '_' and '-'.
@@ -507,6 +531,7 @@ class Link(_Model):
     qdisc: Qdisc = Field(default_factory=DropTail)
     loss: Float = Field(0.0, ge=0.0, lt=1.0, description="random loss probability per packet entering the link")
     l2_overhead: Int = Field(L2_OVERHEAD_BYTES, ge=0, le=1000, description="as bottleneck.l2_overhead")
+    outages: list[Outage] = Field(default_factory=list, description="as bottleneck.outages (a rate link only)")
 
     _trace_ms: list[int] | None = PrivateAttr(default=None)
 
@@ -1030,6 +1055,7 @@ class Spec(_Model):
                     "qdisc": view.qdisc_run_config(),
                     "l2_overhead_bytes": link.l2_overhead,
                     "loss": link.loss,
+                    **_outages_ns(link.outages),
                 }
             )
         return out
@@ -1111,6 +1137,7 @@ class Spec(_Model):
                 "delay_ns": b.delay,
                 "qdisc": b.qdisc.run_config(self),
                 "l2_overhead_bytes": b.l2_overhead,
+                **_outages_ns(b.outages),
             }
         }
 
@@ -1274,6 +1301,12 @@ def spec_error_from(exc: ValidationError) -> SpecError:
     msg = err["msg"]
     msg = msg[0].lower() + msg[1:] if msg else msg
     return SpecError(field, f"{msg}, got {got!r}")
+
+
+def _outages_ns(outages: list[tuple[int, int]]) -> dict[str, Any]:
+    """A link's ``outages_ns`` RunConfig key, only when it has outages (run ids, sweep.run_id_of, of runs
+    without them stay as they were)."""
+    return {"outages_ns": [[start, duration] for start, duration in outages]} if outages else {}
 
 
 def _transport(f: Flow) -> str:

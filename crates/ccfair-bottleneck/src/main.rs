@@ -49,7 +49,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use ccfair_sim::config::{LinkConfig, QdiscConfig};
 use ccfair_sim::packet::Ecn;
 use serde::Deserialize;
-use shaper::{MonitorConfig, Out, Shaper};
+use shaper::{check_outages, MonitorConfig, Out, Shaper};
 
 const ETH_P_ALL: u16 = 0x0003;
 const ETH_P_IP: u16 = 0x0800;
@@ -75,6 +75,9 @@ struct Config {
     rate_bps: u64,
     #[serde(default)]
     qdisc: Option<QdiscConfig>,
+    /// The dumbbell link's outages, `[start, duration]` ns after t0 (a topology's are its links').
+    #[serde(default)]
+    outages_ns: Vec<[u64; 2]>,
     /// A topology: its links, and per sender port the link indices its data frames
     /// (`fwd_paths`) and its ACK frames (`rev_paths`, empty = the reverse delay line only) cross.
     #[serde(default)]
@@ -426,13 +429,20 @@ fn check_topology(cfg: &Config) -> Result<(), String> {
         if !cfg.kernel_qdisc && (cfg.rate_bps == 0 || cfg.qdisc.is_none()) {
             return Err("rate_bps > 0 and qdisc are required without links".into());
         }
-        return Ok(());
+        if cfg.kernel_qdisc && !cfg.outages_ns.is_empty() {
+            return Err("kernel_qdisc takes no outages: the kernel's tbf cannot stop its link".into());
+        }
+        return check_outages(&cfg.outages_ns, cfg.t0_ns);
+    }
+    if !cfg.outages_ns.is_empty() {
+        return Err("outages_ns is the dumbbell link's; a topology's outages are its links'".into());
     }
     if cfg.kernel_qdisc {
         return Err("kernel_qdisc takes no links: the kernel bottleneck is one link".into());
     }
     for (k, l) in cfg.links.iter().enumerate() {
         l.validate().map_err(|(field, msg)| format!("links.{k}.{field}: {msg}"))?;
+        check_outages(&l.outages_ns, cfg.t0_ns).map_err(|e| format!("links.{k}.{e}"))?;
     }
     if cfg.fwd_paths.len() != n || cfg.rev_paths.len() != n {
         return Err("fwd_paths and rev_paths need one entry per sender port".into());
@@ -572,7 +582,9 @@ fn build_shaper(cfg: &Config) -> Shaper {
         s
     } else {
         let qdisc = cfg.qdisc.as_ref().expect("checked");
-        Shaper::new(cfg.rate_bps, cfg.burst_bytes, qdisc, cfg.seed, fwd, rev, mon)
+        let mut s = Shaper::new(cfg.rate_bps, cfg.burst_bytes, qdisc, cfg.seed, fwd, rev, mon);
+        s.set_outages(&cfg.outages_ns);
+        s
     }
 }
 

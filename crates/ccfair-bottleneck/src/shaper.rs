@@ -28,6 +28,7 @@
 use std::collections::VecDeque;
 
 use ccfair_sim::config::{LinkConfig, QdiscConfig, TRACE_OPPORTUNITY_BYTES};
+use ccfair_sim::outages::Outages;
 use ccfair_sim::packet::{Ecn, Kind, Packet};
 use ccfair_sim::qdisc::{self, InService, Qdisc};
 use ccfair_sim::rng::{derive_seed, splitmix64, stream};
@@ -104,6 +105,17 @@ pub struct Stats {
     pub port_order: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub unstamped_frames: Option<u64>,
+}
+
+/// Outages `[start, duration]` (ns after t0) that a link at clock time `t0_ns` can run: none
+/// refused (ccfair_sim outages.rs; the run's clock added to each start must fit in 64 bits).
+pub fn check_outages(outages_ns: &[[u64; 2]], t0_ns: u64) -> Result<(), String> {
+    Outages::from_pairs(outages_ns, t0_ns).map(|_| ()).map_err(|(i, msg)| format!("outages.{i}: {msg}"))
+}
+
+/// A link's outages on the bottleneck's clock (t0 added), checked by [`check_outages`].
+fn link_outages(outages_ns: &[[u64; 2]], t0_ns: u64) -> Option<Outages> {
+    Outages::from_pairs(outages_ns, t0_ns).expect("outages checked with the config (check_outages)")
 }
 
 /// A frame waiting in a delay line: due time and slab index.
@@ -222,7 +234,7 @@ impl Link {
                 budget: TRACE_MTU_BYTES,
                 idle: true,
             },
-            None => Tx::Rate(TokenBucket::new(rate_bps, burst_bytes)),
+            None => Tx::Rate(TokenBucket::new(rate_bps, burst_bytes).with_outages(link_outages(&spec.outages_ns, t0_ns))),
         };
         Link {
             tx,
@@ -335,6 +347,7 @@ impl Shaper {
             qdisc: qdisc_cfg.clone(),
             l2_overhead_bytes: 0,
             loss: 0.0,
+            outages_ns: Vec::new(),
         };
         let mut s = Shaper::topology(&[(link, burst_bytes)], vec![vec![0]; n], vec![vec![]; n], seed, fwd_delay_ns, rev_delay_ns, mon);
         // the dumbbell's queue discipline draws from the run seed itself, as it always has
@@ -386,6 +399,14 @@ impl Shaper {
             merge_by_due: false,
             slot_log: None,
             last_free: (0, 0),
+        }
+    }
+
+    /// The dumbbell link's outages: `[start, duration]` pairs, ns after t0 (ccfair_sim outages.rs,
+    /// checked by [`check_outages`]): the link sends nothing over each, its frames wait.
+    pub fn set_outages(&mut self, outages_ns: &[[u64; 2]]) {
+        if let Tx::Rate(bucket) = &mut self.links[0].tx {
+            *bucket = bucket.clone().with_outages(link_outages(outages_ns, self.mon.t0_ns));
         }
     }
 
@@ -933,6 +954,36 @@ mod tests {
     }
 
     #[test]
+    fn a_recorded_stall_given_back_as_an_outage_loses_the_service_it_lost_and_is_no_stall() {
+        // The stall of the test above, recorded as [100.8 ms, 8 ms] after t0, given to the link as
+        // an outage on a run whose t0 is 5 s into the clock: the link stops for 8 ms where its
+        // service clock stood at 100.8 ms, and sends the same 827 frames (ends at 0..99.6 ms,
+        // 84, and 108.8 + k 1.2 ms before 1 s, 743), polled on time: no stall recorded.
+        let t0 = 5_000_000_000;
+        let mut s = Shaper::new(10_000_000, 1500, &droptail(2000), 1, vec![0], vec![0], MonitorConfig { t0_ns: t0, ..mon(1_000_000_000) });
+        s.set_outages(&[[100_800_000, 8_000_000]]);
+        for slab in 0..1000 {
+            s.arrive_fwd(t0, 0, slab);
+        }
+        let (mut out, mut freed) = (vec![], vec![]);
+        let mut now = t0;
+        while now < t0 + 1_000_000_000 {
+            s.poll(now, &|_| (1500, Ecn::NotEct), &mut |_| {}, &mut out, &mut freed);
+            now = s.next_deadline();
+        }
+        assert_eq!(s.stats.link_tx_bytes.iter().sum::<u64>() / 1500, 827);
+        assert_eq!((s.stats.stall_lost_ns, s.stats.stalls.len()), (0, 0));
+        assert!(freed.is_empty(), "the outage held the frames, it dropped none");
+    }
+
+    #[test]
+    fn outages_are_refused_out_of_order_or_beyond_the_clock() {
+        assert!(check_outages(&[[10, 5], [12, 1]], 0).unwrap_err().starts_with("outages.1: "));
+        assert!(check_outages(&[[u64::MAX - 10, 5]], 100).is_err());
+        assert_eq!(check_outages(&[[10, 5], [15, 1]], 1_000), Ok(()));
+    }
+
+    #[test]
     fn a_stall_with_nothing_queued_loses_no_service() {
         // Two frames: the first leaves at once, the second ends at 1.2 ms with nothing behind it;
         // the poll that sees it end comes at 50 ms.
@@ -974,6 +1025,7 @@ mod tests {
             qdisc: droptail(limit),
             l2_overhead_bytes: 0,
             loss: 0.0,
+            outages_ns: Vec::new(),
         };
         (l, 1500)
     }

@@ -101,6 +101,22 @@ pub struct BottleneckConfig {
     /// Ethernet header, 14 (python/ccfair/spec.py `Bottleneck.l2_overhead`).
     #[serde(default)]
     pub l2_overhead_bytes: u32,
+    /// Outages of the link, `[start_ns, duration_ns]` in time order, not overlapping: it sends
+    /// nothing over each, its frames wait (outages.rs). Empty: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages_ns: Vec<[u64; 2]>,
+}
+
+impl BottleneckConfig {
+    /// The link's outages (outages.rs; None: none), in the simulator's time base.
+    pub fn outages(&self) -> Result<Option<crate::outages::Outages>, SimError> {
+        outages_of(&self.outages_ns, "bottleneck")
+    }
+}
+
+/// `outages_ns` as [`crate::outages::Outages`]; an error names `at.outages.N`.
+fn outages_of(outages_ns: &[[u64; 2]], at: &str) -> Result<Option<crate::outages::Outages>, SimError> {
+    crate::outages::Outages::from_pairs(outages_ns, 0).map_err(|(i, msg)| SimError::Invalid { field: format!("{at}.outages.{i}"), msg })
 }
 
 /// One link of a topology (topology.rs): a queue (`qdisc`), a shaper at a
@@ -129,6 +145,9 @@ pub struct LinkConfig {
     /// Probability that a packet entering the link is lost (random, before its queue), in [0, 1).
     #[serde(default)]
     pub loss: f64,
+    /// Outages of a rate link (as `BottleneckConfig`'s; outages.rs). Empty: none.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub outages_ns: Vec<[u64; 2]>,
 }
 
 /// Bytes one delivery opportunity of a trace-driven link may carry: one
@@ -136,6 +155,12 @@ pub struct LinkConfig {
 pub const TRACE_OPPORTUNITY_BYTES: u64 = 1500;
 
 impl LinkConfig {
+    /// The link's outages (outages.rs; None: none), in the simulator's time base; an error names
+    /// `links.{k}.outages.N`.
+    pub fn outages(&self, k: usize) -> Result<Option<crate::outages::Outages>, SimError> {
+        outages_of(&self.outages_ns, &format!("links.{k}"))
+    }
+
     /// The link's rate, bit/s; for a trace, its mean over one period.
     pub fn mean_rate_bps(&self) -> u64 {
         match (&self.rate_bps, &self.trace_ms) {
@@ -177,11 +202,20 @@ impl LinkConfig {
         if !(0.0..1.0).contains(&self.loss) {
             return err("loss", format!("must be a probability in [0, 1), got {}", self.loss));
         }
+        if self.trace_ms.is_some() && !self.outages_ns.is_empty() {
+            return err("outages", "a trace-driven link's outages are gaps in its trace; outages are allowed only with rate".into());
+        }
+        check_outages(&self.outages_ns)?;
         if let Err(e) = self.qdisc.validate() {
             return Err((format!("qdisc.{}", e.field), e.msg));
         }
         Ok(())
     }
+}
+
+/// A link's `outages_ns` (outages.rs): (field relative to the link, message) of the first entry refused.
+fn check_outages(outages_ns: &[[u64; 2]]) -> Result<(), (String, String)> {
+    crate::outages::Outages::check(outages_ns).map_err(|(i, msg)| (format!("outages.{i}"), msg))
 }
 
 /// Queue disciplines: each declares its config next to its code (qdisc/*.rs);
@@ -403,7 +437,7 @@ impl RunConfig {
             window_start_ns: None,
             window_end_ns: None,
             trace: false,
-            bottleneck: Some(BottleneckConfig { rate_bps, delay_ns: 0, qdisc, l2_overhead_bytes: 0 }),
+            bottleneck: Some(BottleneckConfig { rate_bps, delay_ns: 0, qdisc, l2_overhead_bytes: 0, outages_ns: Vec::new() }),
             links: Vec::new(),
             flows,
             tcp_timestamp_offsets: true,
@@ -565,7 +599,7 @@ fn validate_bottleneck(b: &BottleneckConfig) -> Result<(), SimError> {
     if let Err(e) = b.qdisc.validate() {
         return Err(SimError::Invalid { field: format!("bottleneck.qdisc.{}", e.field), msg: e.msg });
     }
-    Ok(())
+    check_outages(&b.outages_ns).map_err(|(field, msg)| SimError::Invalid { field: format!("bottleneck.{field}"), msg })
 }
 
 /// A config that does not decode: if the cause is a queue-discipline parameter

@@ -15,10 +15,9 @@ pub mod error;
 pub mod event_counts;
 pub mod limits;
 mod lines;
-#[cfg(feature = "link-stalls")]
-pub mod link_stalls;
 #[cfg(feature = "noise-batch")]
 pub(crate) mod noise_batch;
+pub mod outages;
 pub mod packet;
 pub mod params;
 mod prefetch;

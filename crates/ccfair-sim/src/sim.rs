@@ -579,7 +579,7 @@ impl<Q: Qdisc> Simulation<Q> {
             qdisc: qd,
             rate_bps: bn.rate_bps,
             l2_overhead_bytes: bn.l2_overhead_bytes,
-            bucket: TokenBucket::new(bn.rate_bps, (cfg.largest_packet_bytes() + bn.l2_overhead_bytes) as u64),
+            bucket: TokenBucket::new(bn.rate_bps, (cfg.largest_packet_bytes() + bn.l2_overhead_bytes) as u64).with_outages(bn.outages()?),
             tx_current: None,
             tx_done_key: NO_EVENT,
             senders,

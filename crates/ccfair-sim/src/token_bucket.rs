@@ -25,7 +25,14 @@
 //! burst". Transmission times are exact: the sub-ns remainder is carried
 //! while the link stays busy and dropped when its queue runs empty.
 //!
+//! With outages (outages.rs; `with_outages`), the same rule runs on the link's
+//! service clock, which stops during each outage: `full` is in service time,
+//! and a release is taken back to the earliest real time the link is up at it.
+//! Without outages the rule above runs as it is (one branch more per release).
+//!
 //! Times in ns, sizes in bytes, rates in bit/s.
+
+use crate::outages::Outages;
 
 /// A token bucket at `rate_bps`, `depth_ns` deep (see the module header).
 #[derive(Debug, Clone)]
@@ -37,6 +44,8 @@ pub struct TokenBucket {
     full_ns: u64,
     /// Sub-ns remainder of the transmission times so far (numerator mod rate).
     rem: u64,
+    /// The link's outages (None: none, the default; then `full_ns` is in real time).
+    outages: Option<Box<Outages>>,
 }
 
 impl TokenBucket {
@@ -44,7 +53,13 @@ impl TokenBucket {
     pub fn new(rate_bps: u64, depth_bytes: u64) -> TokenBucket {
         assert!(rate_bps > 0, "a token bucket needs a rate");
         let depth_ns = (depth_bytes as u128 * 8 * 1_000_000_000 / rate_bps as u128) as u64;
-        TokenBucket { rate_bps, depth_ns, full_ns: 0, rem: 0 }
+        TokenBucket { rate_bps, depth_ns, full_ns: 0, rem: 0, outages: None }
+    }
+
+    /// The same bucket on a link with `outages` (outages.rs; in the time base of `release`'s `now`).
+    pub fn with_outages(mut self, outages: Option<Outages>) -> TokenBucket {
+        self.outages = outages.map(Box::new);
+        self
     }
 
     /// The bucket's depth, ns of transmission time.
@@ -75,25 +90,24 @@ impl TokenBucket {
     /// and leaves the link at the returned time (`now` or later).
     #[inline]
     pub fn release(&mut self, now: u64, wire_bytes: u32) -> u64 {
-        #[cfg(feature = "link-stalls")]
-        let now = self.after_stall(now, wire_bytes);
+        if self.outages.is_some() {
+            return self.release_around_outages(now, wire_bytes);
+        }
         self.full_ns = self.full_ns.max(now) + self.tx_ns(wire_bytes);
         self.full_ns.saturating_sub(self.depth_ns).max(now)
     }
 
-    /// With the `link-stalls` measurement tool (link_stalls.rs): the time from which the head
-    /// frame may take its tokens, `now` or the end of the stall its release would fall in.
-    #[cfg(feature = "link-stalls")]
-    fn after_stall(&self, now: u64, wire_bytes: u32) -> u64 {
-        let Some(stalls) = crate::link_stalls::from_env() else { return now };
-        let tx_ns = (wire_bytes as u128 * 8 * 1_000_000_000 / self.rate_bps as u128) as u64;
-        let release = (self.full_ns.max(now) + tx_ns).saturating_sub(self.depth_ns).max(now);
-        let resume = stalls.resume_ns(release);
-        if resume > release {
-            resume
-        } else {
-            now
-        }
+    /// `release` on a link with outages: the same rule on the link's service clock (`full_ns` in
+    /// service time), the release taken back to the earliest real time the link is up at it.
+    #[cold]
+    #[inline(never)]
+    fn release_around_outages(&mut self, now: u64, wire_bytes: u32) -> u64 {
+        let tx_ns = self.tx_ns(wire_bytes);
+        let outages = self.outages.as_deref().expect("called with outages");
+        let now_s = outages.service_ns(now);
+        self.full_ns = self.full_ns.max(now_s) + tx_ns;
+        let release_s = self.full_ns.saturating_sub(self.depth_ns).max(now_s);
+        outages.real_ns(release_s).max(now)
     }
 
     /// The queue ran empty: the remainder of the busy period is dropped.
@@ -178,5 +192,70 @@ mod tests {
             // depth earlier than a link that starts empty would let it.
             assert_eq!(last + b.depth_ns() - t0, exact_ns, "rate {rate}");
         }
+    }
+
+    /// Departures of `n` back-to-back frames of a backlog ready at `t0` on `bucket`.
+    fn backlog_departures(mut bucket: TokenBucket, t0: u64, n: usize) -> Vec<u64> {
+        let mut ready = t0;
+        (0..n)
+            .map(|_| {
+                ready = bucket.release(ready, FRAME_BYTES);
+                ready
+            })
+            .collect()
+    }
+
+    fn with_outages(pairs: &[[u64; 2]]) -> TokenBucket {
+        TokenBucket::new(10_000_000, FRAME_BYTES as u64).with_outages(Outages::from_pairs(pairs, 0).unwrap())
+    }
+
+    #[test]
+    fn a_backlogged_link_loses_exactly_the_length_of_an_outage_whatever_the_phase_of_its_frames() {
+        // Conservation: the service clock stops for L, so every frame that had not left when the
+        // outage began leaves exactly L later, and over any span after it the link has sent
+        // L x rate fewer bytes; the frames before it are untouched. Outage starts at 0, a third,
+        // a half of a frame time and exactly at a departure.
+        let t0 = 1_000_000_000;
+        let plain = backlog_departures(TokenBucket::new(10_000_000, FRAME_BYTES as u64), t0, 200);
+        for (offset_ns, len_ns) in [(0, 3_000_000), (FRAME_NS / 3, 3_000_000), (FRAME_NS / 2, 50_000), (FRAME_NS, 7_777_777)] {
+            let start = t0 + 40 * FRAME_NS + offset_ns;
+            let got = backlog_departures(with_outages(&[[start, len_ns]]), t0, 200);
+            for (k, (&a, &b)) in plain.iter().zip(&got).enumerate() {
+                let want = if a < start { a } else { a + len_ns };
+                assert_eq!(b, want, "frame {k}, outage [{start}, +{len_ns})");
+            }
+        }
+    }
+
+    #[test]
+    fn an_outage_on_an_idle_link_with_a_full_bucket_changes_nothing() {
+        // Frames 20 ms apart (the bucket refills between them); outages in the gaps.
+        let arrivals: Vec<u64> = (0..10).map(|k| 5_000_000 + k * 20_000_000).collect();
+        let mut plain = TokenBucket::new(10_000_000, FRAME_BYTES as u64);
+        let mut out = with_outages(&[[10_000_000, 5_000_000], [50_000_000, 14_000_000]]);
+        for &t in &arrivals {
+            let (a, b) = (plain.release(t, FRAME_BYTES), out.release(t, FRAME_BYTES));
+            plain.went_idle();
+            out.went_idle();
+            assert_eq!((a, b), (t, t));
+        }
+    }
+
+    #[test]
+    fn a_frame_ready_during_an_outage_is_held_until_it_ends_then_the_link_sends_at_its_rate() {
+        let mut b = with_outages(&[[2_000_000, 3_000_000]]);
+        assert_eq!(b.release(2_500_000, FRAME_BYTES), 5_000_000, "held to the end of the outage");
+        assert_eq!(b.release(5_000_000, FRAME_BYTES), 5_000_000 + FRAME_NS, "then one frame time apart");
+        // A frame ready exactly when an outage starts waits for it too.
+        let mut b = with_outages(&[[2_000_000, 3_000_000]]);
+        assert_eq!(b.release(2_000_000, FRAME_BYTES), 5_000_000);
+    }
+
+    #[test]
+    fn outages_after_the_traffic_or_none_at_all_give_the_plain_buckets_times() {
+        let t0 = 1_000_000_000;
+        let plain = backlog_departures(TokenBucket::new(10_000_000, FRAME_BYTES as u64), t0, 500);
+        assert_eq!(backlog_departures(with_outages(&[[t0 + 10_000_000_000, 1]]), t0, 500), plain);
+        assert_eq!(backlog_departures(with_outages(&[]), t0, 500), plain);
     }
 }

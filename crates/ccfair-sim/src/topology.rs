@@ -202,7 +202,9 @@ impl Link {
         let mut qdisc = qdisc::build(&l.qdisc, seed, rate_bps);
         qdisc.set_classes(classes);
         let shaper = match (&l.rate_bps, &l.trace_ms) {
-            (Some(r), _) => Shaper::Rate(TokenBucket::new(*r, (cfg.largest_packet_bytes() + l.l2_overhead_bytes) as u64)),
+            (Some(r), _) => {
+                Shaper::Rate(TokenBucket::new(*r, (cfg.largest_packet_bytes() + l.l2_overhead_bytes) as u64).with_outages(l.outages(k)?))
+            }
             (None, Some(t)) => Shaper::Trace { cursor: TraceCursor::new(t), left: 0 },
             (None, None) => unreachable!("validated: a link has a rate or a trace"),
         };
@@ -723,6 +725,7 @@ mod tests {
             qdisc: droptail(limit_packets),
             l2_overhead_bytes: 0,
             loss: 0.0,
+            outages_ns: Vec::new(),
         }
     }
 
@@ -965,6 +968,7 @@ mod tests {
             qdisc: b.qdisc,
             l2_overhead_bytes: b.l2_overhead_bytes,
             loss: 0.0,
+            outages_ns: b.outages_ns,
         }];
         for f in &mut t.flows {
             f.path = vec!["bottleneck".into()];
@@ -990,7 +994,10 @@ mod tests {
         d.window_start_ns = Some(5 * S);
         let mut pie = d.clone();
         pie.bottleneck.as_mut().unwrap().qdisc = serde_json::from_str(r#"{"kind":"pie","limit_packets":100,"ecn":true}"#).unwrap();
-        for c in [d, pie] {
+        // The link's outages too (outages.rs): the same token bucket on both.
+        let mut out = d.clone();
+        out.bottleneck.as_mut().unwrap().outages_ns = vec![[3 * S, 40 * MS], [3 * S + 40 * MS, MS], [9 * S + 123_457, 250 * MS]];
+        for c in [d, pie, out] {
             let json = |r: Result<RunResult, SimError>| {
                 let mut r = r.unwrap();
                 r.wall_ns = 0;
@@ -1052,6 +1059,12 @@ mod tests {
         let mut c = base();
         c.links[0].loss = 1.0;
         assert_eq!(invalid_field(&c), "links.0.loss");
+        let mut c = base();
+        c.links[1].outages_ns = vec![[5 * MS, MS], [5 * MS, MS]];
+        assert_eq!(invalid_field(&c), "links.1.outages.1");
+        let mut c = base();
+        c.links[1] = LinkConfig { outages_ns: vec![[5 * MS, MS]], ..trace_link("b", vec![1, 2], 10) };
+        assert_eq!(invalid_field(&c), "links.1.outages");
         let mut c = base();
         c.links[1].name = "a".into();
         assert_eq!(invalid_field(&c), "links.1.name");

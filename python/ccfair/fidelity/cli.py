@@ -39,6 +39,13 @@ def fidelity(
         bool,
         typer.Option("--spec-starts", help="Start the simulator's flows as the spec says, not when the kernel run's flows really started."),
     ] = False,
+    replay_stalls: Annotated[
+        bool,
+        typer.Option(
+            "--replay-stalls/--no-replay-stalls",
+            help="Give each simulator run its kernel run's recorded bottleneck stalls as the link's outages (runs with the record).",
+        ),
+    ] = True,
     data: DataOption = Path("data/fidelity"),
 ) -> None:
     """Recompute the simulator at every stored point (as many seeds as the kernel has runs) and compare."""
@@ -47,7 +54,7 @@ def fidelity(
     from ccfair.fidelity import compare as cmp
     from ccfair.output import print_json, print_table
 
-    result = cmp.compare(cmp.load_sets(set_, data), jobs, measured_starts=not spec_starts)
+    result = cmp.compare(cmp.load_sets(set_, data), jobs, measured_starts=not spec_starts, replay_stalls=replay_stalls)
     if html is not None:
         html.write_text(cmp.html_page(result))
     if png is not None:

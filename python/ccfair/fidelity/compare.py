@@ -38,16 +38,24 @@ from ccfair.fidelity.points import (
 SPREAD_FACTOR = 2.0
 
 
-def _sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None = None, ts_epoch_ns: int | None = None) -> dict[str, Any]:
+def _sim_one(
+    raw: dict[str, Any],
+    seed: int,
+    starts_s: list[float] | None = None,
+    ts_epoch_ns: int | None = None,
+    stalls: list[list[int]] | None = None,
+) -> dict[str, Any]:
     """The simulator's summary of the point with ``seed``; with ``starts_s``, each flow starts when the
     kernel run's flow really started (its measured connect time, no further start jitter); with
     ``ts_epoch_ns``, the hosts' TCP timestamp clock at time zero is the kernel run's (``ts_epoch_ns``,
-    read by TCP-LP), else one drawn from the seed."""
+    read by TCP-LP), else one drawn from the seed; with ``stalls`` (:func:`recorded_stalls`), the
+    bottleneck's outages are the kernel run's stalls (:func:`with_outages`). The summary's
+    ``replayed_stalls`` counts the outages given."""
     from ccfair.api import simulate
     from ccfair.result import Result
     from ccfair.spec import Spec
 
-    spec = Spec.from_dict(raw)
+    spec = Spec.from_dict(with_outages(raw, stalls) if stalls else raw)
     config = spec.to_run_config(seed)
     if starts_s is not None:
         if len(starts_s) != len(config["flows"]):
@@ -57,7 +65,38 @@ def _sim_one(raw: dict[str, Any], seed: int, starts_s: list[float] | None = None
             fc["start_jitter_ns"] = 0
     if ts_epoch_ns is not None:
         config["tcp_timestamp_epoch_ns"] = int(ts_epoch_ns)
-    return Result.from_raw(spec, config, simulate(config, spec)).summary
+    summary = Result.from_raw(spec, config, simulate(config, spec)).summary
+    summary["replayed_stalls"] = len(stalls or [])
+    return summary
+
+
+def recorded_stalls(run: dict[str, Any]) -> list[list[int]] | None:
+    """The stalls kernel run ``run``'s bottleneck recorded (``testbed.bottleneck.stalls``, shaper.rs
+    ``Stats::stalls``: ``[end, lost]``, a transmission ended ``end`` ns after the run's t0 and the link
+    then lost ``lost`` ns of service); None for a run without the record (an empty list: none)."""
+    stalls = (((run.get("summary") or {}).get("testbed") or {}).get("bottleneck") or {}).get("stalls")
+    return None if stalls is None else [[int(end), int(lost)] for end, lost in stalls]
+
+
+def with_outages(raw: dict[str, Any], stalls: list[list[int]]) -> dict[str, Any]:
+    """Experiment ``raw`` (a dumbbell) with ``stalls`` (:func:`recorded_stalls`) as its bottleneck's
+    outages. A stall ``[end, lost]`` is the outage ``[start, duration] = [end, lost]``: the testbed's t0
+    is the simulator's time 0, the origin of the measured flow starts (``flow_start_s``, the agents'
+    start minus t0) and of the stalls' ends, and an outage of ``lost`` loses exactly ``lost`` of a
+    backlogged link's service (crates/ccfair-sim/src/outages.rs), as the stall did."""
+    if "bottleneck" not in raw:
+        raise ValueError("replaying stalls needs a dumbbell ([bottleneck]); this point has [[links]]")
+    return {**raw, "bottleneck": {**raw["bottleneck"], "outages": [[f"{end}ns", f"{lost}ns"] for end, lost in stalls]}}
+
+
+def sim_args(
+    raw: dict[str, Any], run: dict[str, Any], seed: int, measured_starts: bool = True, replay_stalls: bool = True
+) -> tuple[Any, ...]:
+    """:func:`_sim_one`'s arguments for a simulator run of point ``raw`` paired with kernel run ``run``
+    on ``seed``: with ``measured_starts`` the run's measured flow starts and timestamp clock, with
+    ``replay_stalls`` its recorded stalls as the bottleneck's outages (a run without either: as the spec)."""
+    starts = (run.get("flow_start_s"), run.get("ts_epoch_ns")) if measured_starts else (None, None)
+    return (raw, seed, *starts, recorded_stalls(run) if replay_stalls else None)
 
 
 def _side(spec: Any, summaries: list[dict[str, Any]]) -> dict[str, Any]:
@@ -65,6 +104,7 @@ def _side(spec: Any, summaries: list[dict[str, Any]]) -> dict[str, Any]:
     util = [float(s["utilization"]) for s in summaries]
     queue = [float(s["queue_packets_mean"]) for s in summaries]
     return {
+        "replayed_runs": sum(1 for s in summaries if s.get("replayed_stalls")),
         "share_b": statistics.fmean(shares),
         "share_b_runs": shares,
         "share_b_range": [min(shares), max(shares)],
@@ -103,23 +143,23 @@ def describe(point: Point) -> dict[str, Any]:
     }
 
 
-def compare(sets: list[PointSet], jobs: int = 1, measured_starts: bool = True) -> dict[str, Any]:
+def compare(sets: list[PointSet], jobs: int = 1, measured_starts: bool = True, replay_stalls: bool = True) -> dict[str, Any]:
     """The comparison as the JSON output of ``ccfair fidelity --json``.
 
     Simulator run i uses kernel run i's seed; with ``measured_starts`` (default) and a kernel run that
     recorded its flows' real start times (``flow_start_s``), the simulator's flows start then too, and
-    with its hosts' TCP timestamp clock (``ts_epoch_ns``) the simulator's hosts read the same clock.
+    with its hosts' TCP timestamp clock (``ts_epoch_ns``) the simulator's hosts read the same clock;
+    with ``replay_stalls`` (default) and a kernel run that recorded its bottleneck's stalls
+    (``testbed.bottleneck.stalls``), the simulator's bottleneck has them as outages (:func:`with_outages`):
+    both sides on the same link service. Each point counts its simulator runs that replayed stalls
+    (``sim_runs_replaying_stalls``).
     """
     todo: list[tuple[Point, list[dict[str, Any]]]] = []
     stale = {}
     for ps in sets:
         runs, stale[ps.name] = runs_by_point(ps)
         todo += [(p, select_runs(p, runs[p.id], ps.runs)) for p in ps.points if runs[p.id]]
-    jobs_list = [
-        (p.raw(), r["seed"], *((r.get("flow_start_s"), r.get("ts_epoch_ns")) if measured_starts else (None, None)))
-        for p, kr in todo
-        for r in kr
-    ]
+    jobs_list = [sim_args(p.raw(), r, r["seed"], measured_starts, replay_stalls) for p, kr in todo for r in kr]
     if jobs > 1:
         with ProcessPoolExecutor(jobs) as ex:
             sims = list(ex.map(_sim_one, *zip(*jobs_list))) if jobs_list else []
@@ -159,6 +199,7 @@ def _point_entry(p: Point, kr: list[dict[str, Any]], kern: dict[str, Any], sim: 
         "sim_share_b_range": sim["share_b_range"],
         "sim_share_b_runs": sim["share_b_runs"],
         "sim_runs": len(sim["share_b_runs"]),
+        "sim_runs_replaying_stalls": sim["replayed_runs"],
         "diff": sim["share_b"] - kern["share_b"],
         "spread_ratio": ratio,
         "spread_ok": bool(1 / SPREAD_FACTOR <= ratio <= SPREAD_FACTOR),
@@ -206,6 +247,7 @@ def _totals(points: list[dict[str, Any]], stale: dict[str, int]) -> dict[str, An
         "rates": sorted({p["rate"] for p in points}),
         "rtts": sorted({p["rtt"] for p in points}),
         "stale_runs": stale,
+        "sim_runs_replaying_stalls": sum(p.get("sim_runs_replaying_stalls", 0) for p in points),
     }
 
 
@@ -304,6 +346,6 @@ def totals_line(result: dict[str, Any]) -> str:
     return (
         f"{len(result['points'])} points: mean |diff| {result['mean_abs']:.3f}, worst {result['worst_abs']:.3f} ({result['worst_point']}); "
         f"spread within [1/2, 2]x at {100 * result['spread_ok_fraction']:.0f} % of points; "
-        f"utilisation worst |diff| {result['utilisation_worst_abs']:.3f}; queue worst relative diff {100 * (result['queue_worst_rel'] or 0):.0f} %. "
-        f"{per_set}"
+        f"utilisation worst |diff| {result['utilisation_worst_abs']:.3f}; queue worst relative diff {100 * (result['queue_worst_rel'] or 0):.0f} %; "
+        f"{result.get('sim_runs_replaying_stalls', 0)} simulator runs replayed their kernel run's bottleneck stalls. {per_set}"
     )

@@ -164,8 +164,21 @@ def find_bottleneck() -> Path | None:
     return Path(on_path) if on_path else None
 
 
+def check_outages(spec: Spec) -> None:
+    """The kernel bottleneck (tc tbf) cannot stop its link: ``bottleneck.outages`` needs the userspace
+    one (ccfair-bottleneck holds its link over each outage, shaper.rs ``set_outages``); a SpecError naming it."""
+    if spec.testbed.bottleneck == "kernel" and spec.bottleneck is not None and spec.bottleneck.outages:
+        raise SpecError(
+            "bottleneck.outages",
+            f"{len(spec.bottleneck.outages)} outage(s) with testbed.bottleneck = 'kernel', whose tc tbf cannot stop its link; "
+            "allowed with outages: testbed.bottleneck = 'userspace' (the default), or no outages",
+        )
+
+
 def check_available(spec: Spec | None = None) -> Path:
     """Raise :class:`TestbedUnavailable` naming what is missing; return the bottleneck binary."""
+    if spec is not None:
+        check_outages(spec)
     if os.geteuid() != 0:
         raise TestbedUnavailable(
             "the testbed needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) to create network namespaces; "
@@ -411,6 +424,7 @@ class _Run:
                 "qdisc": b["qdisc"],
                 "burst_bytes": self.spec.packet_wire_bytes + b["l2_overhead_bytes"],  # one frame
                 "l2_overhead_bytes": b["l2_overhead_bytes"],
+                **({"outages_ns": b["outages_ns"]} if b.get("outages_ns") else {}),  # after t0, held by shaper.rs
                 "rev_delay_ns": rev,
             }
         index = {lk["name"]: k for k, lk in enumerate(c["links"])}
