@@ -499,6 +499,9 @@ const NO_NEXT: (OrderKey, u32) = (NO_EVENT, 0);
 /// `SharedLines::of_flow` of a flow on its own line.
 pub(crate) const OWN_LINE: u32 = u32::MAX;
 
+/// `SharedLines::next_flows` of no packet.
+pub(crate) const NO_FLOW: u32 = u32::MAX;
+
 /// The shared delay lines of one direction (access: senders to the
 /// bottleneck; reverse: receivers to senders) and which flow uses which.
 ///
@@ -988,24 +991,25 @@ impl SharedLines {
         self.next_key = if self.lines.len() == 1 { (key, l) } else { earliest_line(&self.lines) };
     }
 
-    /// Flows of the next two packets to leave shared line `l`, if any: the
-    /// next to arrive and the one after. (A hint for prefetching: a tie
-    /// block not yet arranged may still change the order; with host noise,
-    /// the second is the earlier child of the stage heap's root, usually but
-    /// not always the next head.) Inline in the prefetching caller, where
-    /// the pair stays in registers.
+    /// Flows of the next two packets to leave shared line `l` ([`NO_FLOW`]:
+    /// none): the next to arrive and the one after. (A hint for prefetching:
+    /// a tie block not yet arranged may still change the order; with host
+    /// noise, the second is the earlier child of the stage heap's root,
+    /// usually but not always the next head.) Inline in the prefetching
+    /// caller, where the pair stays in registers (as two `Option`s it went
+    /// through the stack).
     #[inline]
-    pub(crate) fn next_flows(&self, l: u32) -> (Option<u32>, Option<u32>) {
+    pub(crate) fn next_flows(&self, l: u32) -> (u32, u32) {
         let sl = &self.lines[l as usize];
         let Some(st) = sl.stage.as_ref() else {
-            let flow = |i| sl.line.q.get(i).map(|p| p.flow);
+            let flow = |i| sl.line.q.get(i).map_or(NO_FLOW, |p| p.flow);
             return (flow(0), flow(1));
         };
         match st.heap.h.as_slice() {
-            [] => (None, None),
-            [root] => (Some(root.flow), None),
-            [root, a] => (Some(root.flow), Some(a.flow)),
-            [root, a, b, ..] => (Some(root.flow), Some(if b.key() < a.key() { b.flow } else { a.flow })),
+            [root, a, b, ..] => (root.flow, if b.at < a.at { b.flow } else { a.flow }),
+            [root, a] => (root.flow, a.flow),
+            [root] => (root.flow, NO_FLOW),
+            [] => (NO_FLOW, NO_FLOW),
         }
     }
 
