@@ -86,6 +86,7 @@ struct Entry<E> {
 }
 
 impl<E: Copy> Keyed for Entry<E> {
+    type Key = u128;
     /// (time, seq) as one number with the same order: earlier time, or the
     /// same time and scheduled earlier.
     #[inline(always)]
@@ -95,10 +96,12 @@ impl<E: Copy> Keyed for Entry<E> {
 }
 
 /// An entry of a binary min-heap in a slice (children of `i` at `2i + 1`,
-/// `2i + 2`), ordered by one number. The event queue and lines.rs's stage of
-/// flow heads share the sifts below.
+/// `2i + 2`), ordered by one number. The event queue (keys of 128 bits,
+/// (time, seq)) and lines.rs's stage of flow heads (64 bits, the arrival
+/// time alone) share the sifts below.
 pub(crate) trait Keyed: Copy {
-    fn key(&self) -> u128;
+    type Key: Ord + Copy;
+    fn key(&self) -> Self::Key;
 }
 
 /// `h[i]`, for an `i` the sifts below know to be in bounds (each checks

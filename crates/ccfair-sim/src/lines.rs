@@ -499,6 +499,9 @@ const NO_NEXT: (OrderKey, u32) = (NO_EVENT, 0);
 /// `SharedLines::of_flow` of a flow on its own line.
 pub(crate) const OWN_LINE: u32 = u32::MAX;
 
+/// `SharedLines::next_flows` of no packet.
+pub(crate) const NO_FLOW: u32 = u32::MAX;
+
 /// The shared delay lines of one direction (access: senders to the
 /// bottleneck; reverse: receivers to senders) and which flow uses which.
 ///
@@ -616,32 +619,36 @@ const PREFETCH_AHEAD: usize = 4;
 /// No slot of a `Stage`.
 const NO_SLOT: u32 = u32::MAX;
 
-/// A flow's head in a `Stage`: its arrival, the flow's sequence number,
-/// its slot and its flow (in what would be padding: `Stage::pop` reads the
-/// flow's state without waiting for the slot).
+/// A flow's head in a `Stage`: its arrival, its slot and its flow (so that
+/// `Stage::pop` reads the flow's state without waiting for the slot). The
+/// flow's sequence number, the second half of the head's (arrival, seq)
+/// order, is in the slot (`Slot::seq`): 16 bytes a head, one load to
+/// compare two (docs/benchmarks.md, "Shared delay lines").
 #[derive(Clone, Copy)]
 struct Head {
     at: TimeNs,
-    seq: u64,
     slot: u32,
     flow: u32,
 }
 
 impl Keyed for Head {
-    /// (arrival, seq) as one number with the same order (the flows' sequence
-    /// numbers differ, so no two heads tie).
+    type Key = TimeNs;
+    /// The arrival alone; heads of one arrival are put in (arrival, seq)
+    /// order at the root by `Stage::settle_root`.
     #[inline(always)]
-    fn key(&self) -> u128 {
-        ((self.at as u128) << 64) | self.seq as u128
+    fn key(&self) -> TimeNs {
+        self.at
     }
 }
 
-/// The stage's heads, a binary min-heap on `Head::key` in a `Vec` (children
+/// The stage's heads, a binary min-heap on the arrival in a `Vec` (children
 /// of `i` at `2i + 1`, `2i + 2`), sifted by engine.rs's `sift_up` and
 /// `sift_down`, as the event queue is. A head that leaves and hands over to
 /// its flow's next packet replaces the root (one sift instead of a pop and a
-/// push).
-/// The keys are distinct, so the pop order is that of any min-heap.
+/// push). Heads of the same arrival leave in the order of their sequence
+/// numbers: they form a subtree at the root when they are the earliest
+/// (each one's ancestors arrive no later and no earlier), and
+/// `Stage::settle_root` puts the one with the smallest number on top.
 #[derive(Default)]
 struct HeadHeap {
     h: Vec<Head>,
@@ -673,17 +680,28 @@ impl HeadHeap {
     }
 }
 
+/// A packet in a `Stage`: the packet, the next slot of its flow's list (of
+/// a free slot: the next free slot) and, while the packet is its flow's
+/// head, the flow's sequence number (`Head`); one cache line.
+#[derive(Clone, Copy)]
+#[repr(C, align(64))]
+struct Slot {
+    p: Packet,
+    next: u32,
+    seq: u64,
+}
+
 /// A stage's packet slots (`Stage::slots`). Slots are only added, and
 /// every slot number the stage holds (its heads', its flows' lists', the
 /// free list's) was handed out by `Stage::alloc`, so each is below the
 /// length: `at` skips the bounds check (one of six per staged packet, a
 /// compare and a branch each; docs/benchmarks.md).
-struct Slots(Vec<(Packet, u32)>);
+struct Slots(Vec<Slot>);
 
 impl Slots {
     /// Slot `i`, one handed out by `Stage::alloc`.
     #[inline(always)]
-    fn at(&mut self, i: u32) -> &mut (Packet, u32) {
+    fn at(&mut self, i: u32) -> &mut Slot {
         debug_assert!((i as usize) < self.0.len());
         // SAFETY: `i` came from `Stage::alloc`, which returns an index below
         // the length, and the vector never shrinks.
@@ -743,9 +761,10 @@ impl Stage {
             NO_SLOT => self.alloc_new(p, at),
             i => {
                 let slot = self.slots.at(i);
-                self.free = slot.1;
-                *slot = (*p, NO_SLOT);
-                slot.0.enqueue_ns = at;
+                self.free = slot.next;
+                slot.p = *p;
+                slot.next = NO_SLOT;
+                slot.p.enqueue_ns = at;
                 i
             }
         }
@@ -756,9 +775,9 @@ impl Stage {
     #[inline(never)]
     fn alloc_new(&mut self, p: &Packet, at: TimeNs) -> u32 {
         let v = &mut self.slots.0;
-        v.push((*p, NO_SLOT));
+        v.push(Slot { p: *p, next: NO_SLOT, seq: 0 });
         let i = v.len() - 1;
-        v[i].0.enqueue_ns = at;
+        v[i].p.enqueue_ns = at;
         i as u32
     }
 
@@ -768,9 +787,35 @@ impl Stage {
     }
 
     /// (arrival, seq) of the earliest head: the line's next event
-    /// (`NO_EVENT`: none).
-    fn next_key(&self) -> OrderKey {
-        self.heap.peek().map_or(NO_EVENT, |h| h.key())
+    /// (`NO_EVENT`: none); the heads of its arrival settled first.
+    #[inline(always)]
+    fn next_key(&mut self) -> OrderKey {
+        let h = self.heap.h.as_slice();
+        let Some(root) = h.first() else { return NO_EVENT };
+        if h.get(1).is_some_and(|c| c.at == root.at) || h.get(2).is_some_and(|c| c.at == root.at) {
+            self.settle_root();
+        }
+        let root = self.heap.h[0];
+        order_key(root.at, self.slots.at(root.slot).seq)
+    }
+
+    /// Put the head with the smallest sequence number among those of the
+    /// root's arrival at the root (the heap orders by arrival alone; those
+    /// heads are all at the root's subtree, so a swap with the root keeps
+    /// the heap's order). Rare: two flows' packets arriving in the same
+    /// nanosecond.
+    #[cold]
+    #[inline(never)]
+    fn settle_root(&mut self) {
+        let at = self.heap.h[0].at;
+        let mut best = 0;
+        for i in 1..self.heap.h.len() {
+            let (e, b) = (self.heap.h[i], self.heap.h[best]);
+            if e.at == at && self.slots.at(e.slot).seq < self.slots.at(b.slot).seq {
+                best = i;
+            }
+        }
+        self.heap.h.swap(0, best);
     }
 
     /// Whether `refill` would move the FIFO's front (checked inline, before
@@ -806,12 +851,13 @@ impl Stage {
             if nf.in_heap {
                 match nf.wait_last {
                     NO_SLOT => nf.wait_first = slot,
-                    last => self.slots.at(last).1 = slot,
+                    last => self.slots.at(last).next = slot,
                 }
                 nf.wait_last = slot;
             } else {
                 nf.in_heap = true;
-                self.heap.push(Head { at, seq: nf.seq, slot, flow });
+                self.slots.at(slot).seq = nf.seq;
+                self.heap.push(Head { at, slot, flow });
             }
         }
     }
@@ -821,8 +867,8 @@ impl Stage {
     fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, noisy: &mut [NoisyFlow]) -> Packet {
         let Head { slot, flow, .. } = *self.heap.peek().expect("the line's event's packet");
         let s = self.slots.at(slot);
-        let p = s.0;
-        s.1 = self.free;
+        let p = s.p;
+        s.next = self.free;
         self.free = slot;
         let nf = noisy_flow(noisy, flow);
         nf.pending -= 1;
@@ -836,12 +882,14 @@ impl Stage {
                 self.heap.remove_root();
             }
             w => {
-                let (next_p, next) = *self.slots.at(w);
+                let s = self.slots.at(w);
+                let (at, next) = (s.p.enqueue_ns, s.next);
+                s.seq = nf.seq;
                 nf.wait_first = next;
                 if next == NO_SLOT {
                     nf.wait_last = NO_SLOT;
                 }
-                self.heap.replace_root(Head { at: next_p.enqueue_ns, seq: nf.seq, slot: w, flow });
+                self.heap.replace_root(Head { at, slot: w, flow });
             }
         }
         p
@@ -943,24 +991,25 @@ impl SharedLines {
         self.next_key = if self.lines.len() == 1 { (key, l) } else { earliest_line(&self.lines) };
     }
 
-    /// Flows of the next two packets to leave shared line `l`, if any: the
-    /// next to arrive and the one after. (A hint for prefetching: a tie
-    /// block not yet arranged may still change the order; with host noise,
-    /// the second is the earlier child of the stage heap's root, usually but
-    /// not always the next head.) Inline in the prefetching caller, where
-    /// the pair stays in registers.
+    /// Flows of the next two packets to leave shared line `l` ([`NO_FLOW`]:
+    /// none): the next to arrive and the one after. (A hint for prefetching:
+    /// a tie block not yet arranged may still change the order; with host
+    /// noise, the second is the earlier child of the stage heap's root,
+    /// usually but not always the next head.) Inline in the prefetching
+    /// caller, where the pair stays in registers (as two `Option`s it went
+    /// through the stack).
     #[inline]
-    pub(crate) fn next_flows(&self, l: u32) -> (Option<u32>, Option<u32>) {
+    pub(crate) fn next_flows(&self, l: u32) -> (u32, u32) {
         let sl = &self.lines[l as usize];
         let Some(st) = sl.stage.as_ref() else {
-            let flow = |i| sl.line.q.get(i).map(|p| p.flow);
+            let flow = |i| sl.line.q.get(i).map_or(NO_FLOW, |p| p.flow);
             return (flow(0), flow(1));
         };
         match st.heap.h.as_slice() {
-            [] => (None, None),
-            [root] => (Some(root.flow), None),
-            [root, a] => (Some(root.flow), Some(a.flow)),
-            [root, a, b, ..] => (Some(root.flow), Some(if b.key() < a.key() { b.flow } else { a.flow })),
+            [root, a, b, ..] => (root.flow, if b.at < a.at { b.flow } else { a.flow }),
+            [root, a] => (root.flow, a.flow),
+            [root] => (root.flow, NO_FLOW),
+            [] => (NO_FLOW, NO_FLOW),
         }
     }
 

@@ -39,7 +39,7 @@ use crate::dccp::sender::{DccpSender, DccpSenderConfig};
 use crate::endpoint::{FlowReceiver, FlowSender, SenderTimer};
 use crate::engine::{key_parts, order_key, EventQueue, OrderKey, TimeNs, Timer, TimerPop, NO_EVENT};
 use crate::error::SimError;
-use crate::lines::{DelayLine, SharedLines, OWN_LINE, SHARED_LINE_MIN_FLOWS};
+use crate::lines::{DelayLine, SharedLines, NO_FLOW, OWN_LINE, SHARED_LINE_MIN_FLOWS};
 use crate::packet::{Ecn, Kind, Packet};
 use crate::prefetch::prefetch_obj_at;
 use crate::qdisc::droptail::DropTail;
@@ -827,13 +827,13 @@ impl<Q: Qdisc> Simulation<Q> {
     #[inline(never)]
     fn prefetch_next_sender(&self, l: u32) {
         let (next, after_next) = self.reverse_shared.next_flows(l);
-        if let Some(f) = after_next {
+        if after_next != NO_FLOW {
             // The whole enum, variant unseen (matching would load the tag, a
             // demand miss); a hint, without a bounds check.
-            prefetch_obj_at(self.senders.as_ptr().wrapping_add(f as usize));
+            prefetch_obj_at(self.senders.as_ptr().wrapping_add(after_next as usize));
         }
-        if let Some(f) = next {
-            self.senders[f as usize].prefetch_ack_state();
+        if next != NO_FLOW {
+            self.senders[next as usize].prefetch_ack_state();
         }
     }
 
