@@ -20,6 +20,7 @@ on (Table 4.5's "J without feedback" row is Table 4.3's J_real).
 from __future__ import annotations
 
 from ccfair.claims.model import Claim, Rule
+from ccfair.claims.rules import ABOVE_ZERO, BELOW_ZERO
 
 __all__ = ["CLAIMS", "LEFT_OUT", "QUEUES", "TABLES"]
 
@@ -149,7 +150,7 @@ CLAIMS: tuple[Claim, ...] = (
         "4.2.1 (Table 4.3); abstract; summary",
         "My result shows that my method is able to measure unfairness, and the accuracy is higher than 90%.",
         "per seed, the lowest accuracy over the three queue settings minus 0.90 (unbounded flows, feedback off); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     *(
         _claim(
@@ -158,7 +159,7 @@ CLAIMS: tuple[Claim, ...] = (
             _T43["j_measure"] + " " + _T43["j_real"],
             f"J_measure - J_real of one run, {q} queue (published {TABLES['4.3']['j_measure'][i] - TABLES['4.3']['j_real'][i]:+.3f}: "
             "the meter sees less unfairness than the offline truth); mean over seeds",
-            Rule("direction", sign=+1),
+            ABOVE_ZERO,
         )
         for i, q in enumerate(QUEUES)
     ),
@@ -168,7 +169,7 @@ CLAIMS: tuple[Claim, ...] = (
         _T43["j_real"],
         "J_real(small queue) - J_real(large queue) of one seed (published 0.922 - 0.721 = +0.201: the larger the "
         "queues, the less fair); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _claim(
         "S1.bounded-accuracy-lower",
@@ -177,7 +178,7 @@ CLAIMS: tuple[Claim, ...] = (
         "flows have unbounded rates.",
         "mean over the three queues of the accuracy with unbounded flows (one value per seed) minus the same with "
         "rate-bounded flows (published 0.961 - 0.942 = +0.019); difference of the two groups' means",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         bounded=True,
     ),
     _claim(
@@ -185,7 +186,7 @@ CLAIMS: tuple[Claim, ...] = (
         "4.2.2, Table 4.5",
         "My result shows that the feedback loop can ensure fairness with J > 0.99.",
         "per seed, the lowest J with feedback over the three queues minus 0.99 (unbounded flows); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         feedback=True,
     ),
     _claim(
@@ -194,7 +195,7 @@ CLAIMS: tuple[Claim, ...] = (
         "my method is able to improve fairness in a large congestion control algorithm sets",
         "per seed, mean over the three queues of J_real with S1's feedback minus J_real without (same flows; "
         "published +0.160); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         feedback=True,
     ),
     _claim(
@@ -203,7 +204,7 @@ CLAIMS: tuple[Claim, ...] = (
         "My results show that after using the feedback loop, fairness is improved.",
         "per seed, mean over the three queues of J_real with S1's feedback minus J_real without, rate-bounded flows "
         "(same flows; published +0.070); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         bounded=True,
         feedback=True,
     ),
@@ -213,7 +214,7 @@ CLAIMS: tuple[Claim, ...] = (
         "However, the performance is much lower than when all flows have unbounded rates.",
         "mean over the three queues of J with feedback, unbounded flows (one value per seed) minus the same with "
         "rate-bounded flows (published 0.994 - 0.911 = +0.082); difference of the two groups' means",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         bounded=True,
         feedback=True,
     ),
@@ -223,7 +224,7 @@ CLAIMS: tuple[Claim, ...] = (
         "To show the accuracy of the measurement, I provide each TCP variant's fairness index I = V/V'.",
         "per seed, Pearson correlation of ln I_measure with ln I_real over the 12 CCAs x 3 queues (unbounded, "
         "feedback off; Table A.1 gives +0.97); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _claim(
         "S1.index-agreement-bounded-lower",
@@ -232,7 +233,7 @@ CLAIMS: tuple[Claim, ...] = (
         "avoid high bias, because flows have different rates.",
         "the correlation of S1.index-agreement with unbounded flows (one value per seed) minus the same with "
         "rate-bounded flows (Tables A.1 and A.2 give +0.97 and +0.73: +0.24); difference of the two groups' means",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         bounded=True,
     ),
     _claim(
@@ -240,7 +241,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Appendix A.1, Table A.1 (i_1 = TCP Bic)",
         "I_{real} large queue 2.66 0.81 1.09 1.12 1.08 0.56 0.29 1.70 0.43 0.79 0.56 0.86",
         "per seed, mean over the three queues of ln I_real(BIC) (Table A.1: I_real 1.30 / 2.09 / 2.66, mean ln +0.66); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _claim(
         "S1.vegas-harmed-large-buffer",
@@ -248,7 +249,7 @@ CLAIMS: tuple[Claim, ...] = (
         "For example, if the buffer is large in the bottleneck link, NewReno will harm Vegas in the competition "
         "between them, and unfairness happens.",
         "ln I_real(Vegas) of one run, large queue (Table A.1: ln 0.43 = -0.84); mean over seeds",
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
     ),
     _claim(
         "S1.rrmqs-fair",

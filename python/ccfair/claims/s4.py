@@ -28,6 +28,7 @@ import math
 import statistics
 
 from ccfair.claims.model import Claim, Rule
+from ccfair.claims.rules import ABOVE_ZERO
 
 RTTS_MS = (25, 50, 100, 200)
 RTTS_14 = (25, 50, 75, 100, 125, 150, 175, 200)
@@ -220,7 +221,7 @@ CLAIMS: tuple[Claim, ...] = (
         "(Mbit/s); one value per run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "single-peak",
@@ -244,7 +245,7 @@ CLAIMS: tuple[Claim, ...] = (
             "per run (seed), the same seed for both",
             _SINGLE,
             (_KERNEL,) + ((_CTCP,) if t == "ctcp" else ()),
-            Rule("direction", sign=+1),
+            ABOVE_ZERO,
         )
         for t, sec, fig, name in (("bic", "B", 4, "BIC"), ("cubic", "C", 5, "CUBIC"), ("ctcp", "D", 6, "Compound"))
     ),
@@ -255,7 +256,7 @@ CLAIMS: tuple[Claim, ...] = (
         "one CCID2 flow alone: mean throughput over 0-300 s at 25 ms minus at 200 ms (Mbit/s); one value per run (seed)",
         _SINGLE,
         (_KERNEL,),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     *_ccid2_j,
     *_ccid2_share,
@@ -266,7 +267,7 @@ CLAIMS: tuple[Claim, ...] = (
         "J of CCID2 (flow 1) and NewReno (flow 2) minus 0.90; one value per run (seed) and RTT",
         _PAIR,
         (_JITTER, _KERNEL),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "ccid2-newreno-rtt",
@@ -276,7 +277,7 @@ CLAIMS: tuple[Claim, ...] = (
         "CCID2's share against NewReno (CCID2 flow 1): mean of 25 and 50 ms minus mean of 100 and 200 ms; one value per run (seed)",
         _PAIR,
         (_JITTER, _KERNEL),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "newreno-slightly-higher",
@@ -285,7 +286,7 @@ CLAIMS: tuple[Claim, ...] = (
         "NewReno's minus CCID2's mean throughput (Mbit/s), CCID2 flow 1; one value per run (seed) and RTT",
         _PAIR,
         (_JITTER, _KERNEL),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "highspeed-below-0.8",
@@ -294,7 +295,7 @@ CLAIMS: tuple[Claim, ...] = (
         "0.8 minus J of CCID2 (flow 1) against BIC, CUBIC and Compound at 50, 100 and 200 ms; one value per TCP, RTT and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "bic-cubic-higher",
@@ -303,7 +304,7 @@ CLAIMS: tuple[Claim, ...] = (
         "BIC's or CUBIC's minus CCID2's mean throughput (Mbit/s), CCID2 flow 1; one value per TCP, RTT and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "unfair-dip-100",
@@ -312,7 +313,7 @@ CLAIMS: tuple[Claim, ...] = (
         "CCID2 (flow 1) against BIC, CUBIC and Compound: min(J at 50 ms, J at 200 ms) minus J at 100 ms; one value per TCP and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "nru-dip-100",
@@ -322,7 +323,7 @@ CLAIMS: tuple[Claim, ...] = (
         "minus the larger of the spreads at 50 and 200 ms; one value per TCP and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "ccid2-recovers-200",
@@ -332,7 +333,7 @@ CLAIMS: tuple[Claim, ...] = (
         "value per TCP and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "nru-tcp-above",
@@ -342,7 +343,7 @@ CLAIMS: tuple[Claim, ...] = (
         "U_n(TCP) - U_n(CCID2) (dB), CCID2 flow 1, weights from the same-CCA pairs (S4 eq. 10); one value per TCP, RTT and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "bic-25-similar",
@@ -385,7 +386,7 @@ CLAIMS: tuple[Claim, ...] = (
         "TCP as flow 1, CCID2 flow 2, BIC and CUBIC: J at 100 ms minus J at 200 ms; one value per TCP and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "tcp-first-distinction",
@@ -395,7 +396,7 @@ CLAIMS: tuple[Claim, ...] = (
         "CCID2 first; one value per RTT (groups of five runs)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "ccid2-first-worse-case",
@@ -404,7 +405,7 @@ CLAIMS: tuple[Claim, ...] = (
         "J with the TCP as flow 1 minus J with CCID2 as flow 1, all four TCPs and RTTs; two independent groups of runs (80 each)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "tcp-first-share",
@@ -437,7 +438,7 @@ CLAIMS: tuple[Claim, ...] = (
         "J of the 14-flow run at one RTT minus J at the next larger RTT; one value per pair of neighbouring RTTs",
         _MANY,
         (_14, _JITTER),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "14-flow-nru",
@@ -457,7 +458,7 @@ CLAIMS: tuple[Claim, ...] = (
         "(U_n at 200 ms minus U_n at 100 ms, one value per flow)",
         _MANY,
         (_14, _JITTER, "NRU calibrated at 100 and 200 ms only (time budget)"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
 )
 
