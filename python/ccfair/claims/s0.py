@@ -59,9 +59,12 @@ _T2 = (
 _T2_MEAN = (
     "published: the mean of Table II's column over AkamaiA, AkamaiE and the mean of Cloudflare and Google (one cp-bbr stand-in for both)"
 )
+#: The stored testbed runs of the preset's own experiment.
+_TB_EXTRA = "bench/data/s0-testbed-extra-2026-11-29.jsonl"
+_TB_COLLECTED = f"{_TB_EXTRA}: the runs collected (bench/s0_testbed_collect.py), not 60"
 _TB_CUBIC = (
     "CUBIC vs CUBIC runs: bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl (no start jitter) and "
-    "bench/data/s0-testbed-extra-2026-11-29.jsonl (the preset's experiment), pooled; 10-20 runs, not 60"
+    f"{_TB_EXTRA} (the preset's experiment), pooled; 10-20 runs, not 60"
 )
 _TB = (
     "stored runs of ccfair's testbed (real Linux TCP in network namespaces, userspace bottleneck; "
@@ -90,7 +93,7 @@ _Q_PACING = "pacing seems to decrease fairness when competing with both paced an
 _ABS = "|fness| per run (both start orders; for a self-pair the start order only mirrors fness), mean over runs"
 _FIRST = "fness oriented towards the flow that starts first, per run (both orders), std over runs"
 
-CLAIMS: tuple[Claim, ...] = (
+_SIM_CLAIMS: tuple[Claim, ...] = (
     # ---------------------------------------------------------------- III-E, Figure 2 (lab, 0.5 BDP)
     _c(
         "S0.self-fair-cubic",
@@ -540,78 +543,59 @@ CLAIMS: tuple[Claim, ...] = (
         Rule("sign-change", sign=-1),
         (_CP,),
     ),
-    # ---------------------------------------------------------------- the same findings on stored testbed runs
-    _c(
-        "S0.bbr-monopolizes.testbed",
-        "III-E, Fig. 2",
-        _Q_MONO,
+)
+
+
+def _on_testbed(sim_id: str, quantity: str, what: str, tail: str, deviation: str) -> Claim:
+    """The simulator claim ``sim_id``'s finding (where, quote, rule) measured from stored testbed runs of S0's lab setting."""
+    sim = next(c for c in _SIM_CLAIMS if c.id == sim_id)
+    setup = f"{what} on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail{tail}"
+    return _c(f"{sim_id}.testbed", sim.where, sim.quote, quantity, setup, sim.rule, (deviation,), backend="testbed")
+
+
+#: The same findings on stored testbed runs.
+_TESTBED_CLAIMS = (
+    _on_testbed(
+        "S0.bbr-monopolizes",
         "CUBIC vs BBR: fness oriented towards BBR per run, both start orders pooled, mean",
-        "lab CUBIC vs lab BBR on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; S0's timing; 5 runs per start order",
-        DOMINATES,
-        ("bench/data/realism-testbed-2026-11-25.jsonl: no start jitter, 5 runs per order (not 30)",),
-        backend="testbed",
+        "lab CUBIC vs lab BBR",
+        "; S0's timing; 5 runs per start order",
+        "bench/data/realism-testbed-2026-11-25.jsonl: no start jitter, 5 runs per order (not 30)",
     ),
-    _c(
-        "S0.self-fair-cubic.testbed",
-        "III-E, Fig. 2",
-        _Q_SELF,
-        "CUBIC vs CUBIC: |fness| per run, mean",
-        "lab CUBIC vs lab CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; S0's timing",
-        FAIR,
-        (_TB_CUBIC,),
-        backend="testbed",
-    ),
-    _c(
-        "S0.self-fair-bbr.testbed",
-        "III-E, Fig. 2",
-        _Q_SELF,
-        "BBR vs BBR: |fness| per run, mean",
-        "lab BBR vs lab BBR on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; the preset's runs",
-        FAIR,
-        ("bench/data/s0-testbed-extra-2026-11-29.jsonl: the runs collected (bench/s0_testbed_collect.py), not 60",),
-        backend="testbed",
-    ),
-    _c(
-        "S0.self-fair-paced.testbed",
-        "III-E, Fig. 2",
-        _Q_SELF,
+    _on_testbed("S0.self-fair-cubic", "CUBIC vs CUBIC: |fness| per run, mean", "lab CUBIC vs lab CUBIC", "; S0's timing", _TB_CUBIC),
+    _on_testbed("S0.self-fair-bbr", "BBR vs BBR: |fness| per run, mean", "lab BBR vs lab BBR", "; the preset's runs", _TB_COLLECTED),
+    _on_testbed(
+        "S0.self-fair-paced",
         "paced CUBIC vs paced CUBIC: |fness| per run, mean",
-        "lab paced CUBIC vs the same on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; the preset's runs",
-        FAIR,
-        ("bench/data/s0-testbed-extra-2026-11-29.jsonl: the runs collected (bench/s0_testbed_collect.py), not 60",),
-        backend="testbed",
+        "lab paced CUBIC vs the same",
+        "; the preset's runs",
+        _TB_COLLECTED,
     ),
-    _c(
-        "S0.bbr-variance-cubic.testbed",
-        "III-E, Fig. 2",
-        _Q_BBR_VAR,
+    _on_testbed(
+        "S0.bbr-variance-cubic",
         "BBR vs BBR minus CUBIC vs CUBIC: fness oriented towards the first flow per run, difference of the two stds",
-        "lab BBR vs BBR and lab CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
-        ABOVE_ZERO,
-        ("BBR runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
-        backend="testbed",
+        "lab BBR vs BBR and lab CUBIC vs CUBIC",
+        "",
+        f"BBR runs: {_TB_EXTRA}; {_TB_CUBIC}",
     ),
-    _c(
-        "S0.pacing-vs-cubic.testbed",
-        "III-E, Fig. 2",
-        _Q_PACING,
+    _on_testbed(
+        "S0.pacing-vs-cubic",
         "mean |fness| of CUBIC vs paced CUBIC minus mean |fness| of CUBIC vs CUBIC",
-        "lab CUBIC vs paced CUBIC (both orders) and CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
-        ABOVE_ZERO,
-        ("paced runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
-        backend="testbed",
+        "lab CUBIC vs paced CUBIC (both orders) and CUBIC vs CUBIC",
+        "",
+        f"paced runs: {_TB_EXTRA}; {_TB_CUBIC}",
     ),
-    _c(
-        "S0.pacing-vs-paced.testbed",
-        "III-E, Fig. 2",
-        _Q_PACING,
+    _on_testbed(
+        "S0.pacing-vs-paced",
         "mean |fness| of paced CUBIC vs paced CUBIC minus mean |fness| of CUBIC vs CUBIC",
-        "lab paced CUBIC vs paced CUBIC and CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
-        ABOVE_ZERO,
-        ("paced runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
-        backend="testbed",
+        "lab paced CUBIC vs paced CUBIC and CUBIC vs CUBIC",
+        "",
+        f"paced runs: {_TB_EXTRA}; {_TB_CUBIC}",
     ),
 )
+
+#: Every S0 claim: the simulator's, then the testbed twins.
+CLAIMS: tuple[Claim, ...] = _SIM_CLAIMS + _TESTBED_CLAIMS
 
 _NO_STANDIN = "no stand-in for Amazon, Edgecast or Fastly: S0 says only that they 'use a similar algorithm' (IV-C), nothing to configure"
 _MODES = "a split of runs into two modes needs a threshold S0 does not give (the figure shows two clusters, no numbers)"
