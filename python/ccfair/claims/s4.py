@@ -26,7 +26,8 @@ from __future__ import annotations
 
 import math
 import statistics
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ccfair.claims.model import Claim, Rule
 from ccfair.claims.rules import ABOVE_ZERO
@@ -55,7 +56,7 @@ def _row(label: str, cells: Iterable[str]) -> str:
     return f"| {label} | {' | '.join(cells)} |"
 
 
-#: Table III as printed: J of two flows of the same protocol per RTT, and the figure of the example.
+#: Tables III-VI as printed (Table III with the figure of its example; Table V with a second figure after each J).
 _TABLE_III_ROWS = {
     "reno": "| NewReno | 0.93 | 0.94 | 0.93 | 0.93 | 3(b) |",
     "bic": "| BIC | 0.91 | 0.91 | 0.89 | 0.92 | 4(b) |",
@@ -63,9 +64,6 @@ _TABLE_III_ROWS = {
     "ctcp": "| Compound TCP | 0.97 | 0.95 | 0.93 | 0.90 | 6(b) |",
     "ccid2": "| CCID2 | 0.96 | 0.95 | 0.97 | 0.91 | 7(b) |",
 }
-#: Table III: J of two flows of the same protocol, per RTT (25, 50, 100, 200 ms).
-TABLE_III = {c: tuple(float(x) for x in _cells(row)[:4]) for c, row in _TABLE_III_ROWS.items()}
-#: Table IV as printed: throughput (Mbit/s) of flow 1 and flow 2 per RTT.
 _TABLE_IV_ROWS = {
     "reno": "| NewReno | 39 | 55 | 40 | 54 | 38 | 56 | 38 | 56 |",
     "bic": "| BIC | 33 | 61 | 33 | 61 | 32 | 63 | 34 | 60 |",
@@ -73,24 +71,24 @@ _TABLE_IV_ROWS = {
     "ctcp": "| Compound TCP | 43 | 51 | 52 | 42 | 49 | 43 | 44 | 43 |",
     "ccid2": "| CCID2 | 43 | 51 | 47 | 47 | 45 | 48 | 33 | 32 |",
 }
-#: Table IV: throughput (Mbit/s) of flow 1 and flow 2 of the same protocol, per RTT.
-TABLE_IV = {c: _pairs(row) for c, row in _TABLE_IV_ROWS.items()}
-#: Table V as printed: per RTT, J and the second figure S4 prints with it.
 _TABLE_V_ROWS = {
     "reno": "| Reno | 0.94, 0.01 | 0.96, 0.01 | 0.94, 0.02 | 0.91, 0.03 |",
     "bic": "| BIC | 0.94, 0.02 | 0.80, 0.07 | 0.67, 0.11 | 0.78, 0.1 |",
     "cubic": "| CUBIC | 0.94, 0.02 | 0.80, 0.08 | 0.69, 0.11 | 0.85, 0.1 |",
     "ctcp": "| Compound TCP | 0.93, 0.02 | 0.85, 0.05 | 0.69, 0.11 | 0.85, 0.9 |",
 }
-#: Table V: J, flow 1 = CCID2, flow 2 = the TCP, per RTT.
-TABLE_V = {t: tuple(float(x.split(",")[0]) for x in _cells(row)) for t, row in _TABLE_V_ROWS.items()}
-#: Table VI as printed: throughput (Mbit/s) of CCID2 (flow 1) and the TCP (flow 2) per RTT.
 _TABLE_VI_ROWS = {
     "reno": "| NewReno | 56 | 38 | 52 | 42 | 41 | 50 | 32 | 36 |",
     "bic": "| BIC | 40 | 54 | 26 | 67 | 16 | 74 | 23 | 70 |",
     "cubic": "| CUBIC | 40 | 54 | 25 | 68 | 16 | 74 | 27 | 67 |",
     "ctcp": "| Compound TCP | 38 | 56 | 30 | 63 | 16 | 74 | 28 | 65 |",
 }
+#: Table III: J of two flows of the same protocol, per RTT (25, 50, 100, 200 ms).
+TABLE_III = {c: tuple(float(x) for x in _cells(row)[:4]) for c, row in _TABLE_III_ROWS.items()}
+#: Table IV: throughput (Mbit/s) of flow 1 and flow 2 of the same protocol, per RTT.
+TABLE_IV = {c: _pairs(row) for c, row in _TABLE_IV_ROWS.items()}
+#: Table V: J, flow 1 = CCID2, flow 2 = the TCP, per RTT.
+TABLE_V = {t: tuple(float(x.split(",")[0]) for x in _cells(row)) for t, row in _TABLE_V_ROWS.items()}
 #: Table VI: throughput (Mbit/s) of CCID2 (flow 1) and the TCP (flow 2), per RTT.
 TABLE_VI = {t: _pairs(row) for t, row in _TABLE_VI_ROWS.items()}
 #: Table IX: J, flow 1 = the TCP, flow 2 = CCID2, per RTT.
@@ -118,7 +116,7 @@ RTTS_14_NRU = (100, 200)
 GOOD_J = 0.90
 
 
-def _share1(pairs: tuple[tuple[int, int], ...]) -> float:
+def _share1(pairs: Iterable[tuple[int, int]]) -> float:
     return statistics.fmean(a / (a + b) for a, b in pairs)
 
 
@@ -155,8 +153,22 @@ def _c(cid: str, where: str, quote: str, quantity: str, setup: str, deviations: 
     return Claim(f"S4.{cid}", "S4", where, quote, quantity, setup, deviations, rule, "s4")
 
 
-def _per_cca(cid: str, where: str, rows: dict[str, str], quantity: str, published: dict[str, float], scale: str) -> tuple[Claim, ...]:
-    """One value claim per CCA of a table's rows: quoting its row, ``quantity`` naming the CCA as ``{cca}``."""
+_Q_SELF_J = (
+    "J of two {cca} flows, mean over the four RTTs (25/50/100/200 ms); one value per run (seed) = the mean over the RTTs of that seed's J"
+)
+_Q_SELF_SHARE = (
+    "flow 1's share of the pair's throughput, two {cca} flows (flow 1 at 0 s, flow 2 at 30 s), mean over the four RTTs; one value "
+    "per run (seed)"
+)
+_Q_CCID2_J = "J of CCID2 (flow 1) and {cca} (flow 2), mean over the four RTTs; one value per run (seed)"
+_Q_CCID2_SHARE = "CCID2's share of the pair's throughput against {cca} (CCID2 flow 1), mean over the four RTTs; one value per run (seed)"
+
+
+def _per_cca(
+    cid: str, where: str, rows: dict[str, str], table: Mapping[str, Sequence[Any]], scale: str, quantity: str
+) -> tuple[Claim, ...]:
+    """One value claim per CCA of a table: quoting its row, ``quantity`` naming the CCA as ``{cca}``; published: the
+    mean J over the RTTs (``scale`` "jfi") or flow 1's mean share of the pair's throughput ("share")."""
     return tuple(
         _c(
             f"{cid}-{c}",
@@ -165,45 +177,16 @@ def _per_cca(cid: str, where: str, rows: dict[str, str], quantity: str, publishe
             quantity.format(cca=LABEL[c]),
             _PAIR,
             (_JITTER, _KERNEL) + ((_CTCP,) if c == "ctcp" else ()),
-            Rule("value", published=published[c], scale=scale),
+            Rule("value", published=statistics.fmean(table[c]) if scale == "jfi" else _share1(table[c]), scale=scale),
         )
         for c, row in rows.items()
     )
 
 
-_self_j = _per_cca(
-    "self-j",
-    "Section IV.F, Table III",
-    _TABLE_III_ROWS,
-    "J of two {cca} flows, mean over the four RTTs (25/50/100/200 ms); one value per run (seed) = the mean over the RTTs of that seed's J",
-    {c: statistics.fmean(js) for c, js in TABLE_III.items()},
-    "jfi",
-)
-_self_share = _per_cca(
-    "self-share",
-    "Section IV.F, Table IV",
-    _TABLE_IV_ROWS,
-    "flow 1's share of the pair's throughput, two {cca} flows (flow 1 at 0 s, flow 2 at 30 s), mean over the four RTTs; one "
-    "value per run (seed)",
-    {c: _share1(pairs) for c, pairs in TABLE_IV.items()},
-    "share",
-)
-_ccid2_j = _per_cca(
-    "ccid2-j",
-    "Section V.A, Table V",
-    _TABLE_V_ROWS,
-    "J of CCID2 (flow 1) and {cca} (flow 2), mean over the four RTTs; one value per run (seed)",
-    {t: statistics.fmean(js) for t, js in TABLE_V.items()},
-    "jfi",
-)
-_ccid2_share = _per_cca(
-    "ccid2-share",
-    "Section V.A, Table VI",
-    _TABLE_VI_ROWS,
-    "CCID2's share of the pair's throughput against {cca} (CCID2 flow 1), mean over the four RTTs; one value per run (seed)",
-    {t: _share1(pairs) for t, pairs in TABLE_VI.items()},
-    "share",
-)
+_self_j = _per_cca("self-j", "Section IV.F, Table III", _TABLE_III_ROWS, TABLE_III, "jfi", _Q_SELF_J)
+_self_share = _per_cca("self-share", "Section IV.F, Table IV", _TABLE_IV_ROWS, TABLE_IV, "share", _Q_SELF_SHARE)
+_ccid2_j = _per_cca("ccid2-j", "Section V.A, Table V", _TABLE_V_ROWS, TABLE_V, "jfi", _Q_CCID2_J)
+_ccid2_share = _per_cca("ccid2-share", "Section V.A, Table VI", _TABLE_VI_ROWS, TABLE_VI, "share", _Q_CCID2_SHARE)
 
 _ORDER = {rtt: statistics.fmean(TABLE_IX[t][i] - TABLE_V[t][i] for t in ("bic", "cubic")) for i, rtt in enumerate(RTTS_MS) if rtt >= 50}
 
