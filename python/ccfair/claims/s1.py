@@ -118,49 +118,60 @@ _QUANTITY = {
 _LABEL = {"j_measure": "j-measure", "j_real": "j-real", "accuracy": "accuracy"}
 
 
+def _queue_claims(
+    cid: str,
+    where: str,
+    quote: str,
+    quantity: str,
+    published: tuple[float, float, float],
+    tail: str = "",
+    *,
+    bounded: bool,
+    feedback: bool = False,
+    extra: tuple[str, ...] = (),
+) -> list[Claim]:
+    """One value claim per queue setting (Jain-index tolerance), the queue and its published number named."""
+    return [
+        _claim(
+            f"{cid}-{q}",
+            f"{where}, {q} queue",
+            quote,
+            f"{quantity}; {q} queue (published {pub}){tail}",
+            Rule("value", published=pub, scale="jfi"),
+            bounded=bounded,
+            feedback=feedback,
+            extra=extra,
+        )
+        for q, pub in zip(QUEUES, published)
+    ]
+
+
+_ACCURACY_DEV = ("Accuracy is a ratio of two Jain indices in [0, 1]; it is judged with the Jain-index tolerance.",)
+_T46_DEV = (
+    "The study text prints Table 4.6's 'with feedback' row a second time as '0.975 0.070 0.001' "
+    "(an extraction error); the values are those of the first row's pairs (0.975, 0.878, 0.881).",
+)
+
+
 def _table_claims() -> list[Claim]:
-    out = []
+    out: list[Claim] = []
     for table, rows, bounded in (("4.3", _T43, False), ("4.4", _T44, True)):
         for key, quote in rows.items():
-            for i, q in enumerate(QUEUES):
-                pub = TABLES[table][key][i]
-                out.append(
-                    _claim(
-                        f"S1.t{table.replace('.', '')}-{_LABEL[key]}-{q}",
-                        f"4.2.1, Table 4.{table[-1]}, {q} queue",
-                        quote,
-                        f"{_QUANTITY[key]}; {q} queue (published {pub})",
-                        Rule("value", published=pub, scale="jfi"),
-                        bounded=bounded,
-                        extra=(
-                            ("Accuracy is a ratio of two Jain indices in [0, 1]; it is judged with the Jain-index tolerance.",)
-                            if key == "accuracy"
-                            else ()
-                        ),
-                    )
-                )
+            extra = _ACCURACY_DEV if key == "accuracy" else ()
+            cid, where = f"S1.t{table.replace('.', '')}-{_LABEL[key]}", f"4.2.1, Table 4.{table[-1]}"
+            out += _queue_claims(cid, where, quote, _QUANTITY[key], TABLES[table][key], bounded=bounded, extra=extra)
     for table, quote, bounded in (("4.5", _T45, False), ("4.6", _T46, True)):
-        for i, q in enumerate(QUEUES):
-            pub = TABLES[table]["j_with"][i]
-            out.append(
-                _claim(
-                    f"S1.t{table.replace('.', '')}-j-feedback-{q}",
-                    f"4.2.2, Table {table}, {q} queue",
-                    quote,
-                    f"J with feedback = J_real (as in Table 4.3) with S1's feedback rule on; {q} queue (published {pub}); mean over seeds",
-                    Rule("value", published=pub, scale="jfi"),
-                    bounded=bounded,
-                    feedback=True,
-                    extra=(
-                        (
-                            "The study text prints Table 4.6's 'with feedback' row a second time as '0.975 0.070 0.001' "
-                            "(an extraction error); the values are those of the first row's pairs (0.975, 0.878, 0.881).",
-                        )
-                        if table == "4.6"
-                        else ()
-                    ),
-                )
-            )
+        out += _queue_claims(
+            f"S1.t{table.replace('.', '')}-j-feedback",
+            f"4.2.2, Table {table}",
+            quote,
+            "J with feedback = J_real (as in Table 4.3) with S1's feedback rule on",
+            TABLES[table]["j_with"],
+            "; mean over seeds",
+            bounded=bounded,
+            feedback=True,
+            extra=_T46_DEV if table == "4.6" else (),
+        )
     return out
 
 
