@@ -73,6 +73,8 @@ _CYCLE = [
     "#8c564b", "#7f7f7f", "#bcbd22", "#9467bd", "#17becf",
 ]  # fmt: skip
 _LINESTYLES = ["-", "--", ":", "-."]
+#: Model curves for :func:`measured_vs_model`: label -> (xs, ys) of an analytic model (ccfair.models).
+Curves = Mapping[str, tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]]
 
 #: A run's flows beyond this many are drawn per CCA (summed) rather than one line each.
 MAX_FLOW_LINES = 12
@@ -737,7 +739,7 @@ def measured_vs_model(
     y: str,
     *,
     group: str | None = None,
-    curves: Mapping[str, tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]] | None = None,
+    curves: Curves | None = None,
     ax: Axes | None = None,
     logx: bool = False,
     xbase: int = 10,
@@ -780,7 +782,7 @@ def share_vs_buffer(
     x: str = "buffer_bdp",
     y: str = "share",
     group: str | None = None,
-    curves: Mapping[str, tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]] | None = None,
+    curves: Curves | None = None,
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Figure:
@@ -801,7 +803,7 @@ def throughput_vs_loss(
     x: str = "loss",
     y: str = "throughput_mbps",
     group: str | None = None,
-    curves: Mapping[str, tuple[Sequence[float] | np.ndarray, Sequence[float] | np.ndarray]] | None = None,
+    curves: Curves | None = None,
     ax: Axes | None = None,
     title: str | None = None,
 ) -> Figure:

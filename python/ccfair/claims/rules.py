@@ -52,6 +52,8 @@ from typing import Any
 from ccfair.claims.model import Claim, Measurement, Rule
 
 __all__ = [
+    "ABOVE_ZERO",
+    "BELOW_ZERO",
     "BOOTSTRAP_RESAMPLES",
     "MIN_RUNS",
     "CONFIDENCE",
@@ -96,6 +98,9 @@ DOMINATES = Rule("value", published=1.0, scale="fness")
 #: "fair" / "close to the equilibrium": fness 0 (S0 III-D: "zero indicating absolute fairness");
 #: the quantity is |fness| per run.
 FAIR = Rule("value", published=0.0, scale="fness")
+#: The study says the quantity (a difference, or a value minus the study's bar) is above / below zero.
+ABOVE_ZERO = Rule("direction", sign=+1)
+BELOW_ZERO = Rule("direction", sign=-1)
 
 
 @dataclass(frozen=True)

@@ -26,7 +26,7 @@ real-Linux runs of ccfair's testbed (bench/data/), where those runs exist.
 from __future__ import annotations
 
 from ccfair.claims.model import Claim, Rule
-from ccfair.claims.rules import DOMINATES, FAIR
+from ccfair.claims.rules import ABOVE_ZERO, BELOW_ZERO, DOMINATES, FAIR
 
 __all__ = ["CLAIMS", "LEFT_OUT"]
 
@@ -59,9 +59,12 @@ _T2 = (
 _T2_MEAN = (
     "published: the mean of Table II's column over AkamaiA, AkamaiE and the mean of Cloudflare and Google (one cp-bbr stand-in for both)"
 )
+#: The stored testbed runs of the preset's own experiment.
+_TB_EXTRA = "bench/data/s0-testbed-extra-2026-11-29.jsonl"
+_TB_COLLECTED = f"{_TB_EXTRA}: the runs collected (bench/s0_testbed_collect.py), not 60"
 _TB_CUBIC = (
     "CUBIC vs CUBIC runs: bench/data/testbed-cubic-pair-0.5bdp-2026-11-25.jsonl (no start jitter) and "
-    "bench/data/s0-testbed-extra-2026-11-29.jsonl (the preset's experiment), pooled; 10-20 runs, not 60"
+    f"{_TB_EXTRA} (the preset's experiment), pooled; 10-20 runs, not 60"
 )
 _TB = (
     "stored runs of ccfair's testbed (real Linux TCP in network namespaces, userspace bottleneck; "
@@ -90,7 +93,7 @@ _Q_PACING = "pacing seems to decrease fairness when competing with both paced an
 _ABS = "|fness| per run (both start orders; for a self-pair the start order only mirrors fness), mean over runs"
 _FIRST = "fness oriented towards the flow that starts first, per run (both orders), std over runs"
 
-CLAIMS: tuple[Claim, ...] = (
+_SIM_CLAIMS: tuple[Claim, ...] = (
     # ---------------------------------------------------------------- III-E, Figure 2 (lab, 0.5 BDP)
     _c(
         "S0.self-fair-cubic",
@@ -122,7 +125,7 @@ CLAIMS: tuple[Claim, ...] = (
         _Q_BBR_VAR,
         f"BBR vs BBR minus CUBIC vs CUBIC: {_FIRST}, difference of the two stds",
         _setup("lab BBR vs BBR and lab CUBIC vs CUBIC", "0.5 BDP"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "S0.bbr-variance-paced",
@@ -130,7 +133,7 @@ CLAIMS: tuple[Claim, ...] = (
         _Q_BBR_VAR,
         f"BBR vs BBR minus paced CUBIC vs paced CUBIC: {_FIRST}, difference of the two stds",
         _setup("lab BBR vs BBR and lab paced CUBIC vs paced CUBIC", "0.5 BDP"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "S0.bbr-monopolizes",
@@ -146,7 +149,7 @@ CLAIMS: tuple[Claim, ...] = (
         _Q_PACING,
         "mean |fness| of CUBIC vs paced CUBIC minus mean |fness| of CUBIC vs CUBIC (both orders)",
         _setup("lab CUBIC vs paced CUBIC, and CUBIC vs CUBIC", "0.5 BDP"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "S0.pacing-vs-paced",
@@ -154,7 +157,7 @@ CLAIMS: tuple[Claim, ...] = (
         _Q_PACING,
         "mean |fness| of paced CUBIC vs paced CUBIC minus mean |fness| of CUBIC vs CUBIC (both orders)",
         _setup("lab paced CUBIC vs paced CUBIC, and CUBIC vs CUBIC", "0.5 BDP"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     # ---------------------------------------------------------------- IV-A, Figure 3 (lab CUBIC vs CP)
     _c(
@@ -184,7 +187,7 @@ CLAIMS: tuple[Claim, ...] = (
         "The two Akamai flows offer a different behavior with AkamaiE showing the highest degree of fairness",
         "mean |fness| of lab CUBIC vs cdn-iw16 minus mean |fness| of lab CUBIC vs cdn-iw32 (both orders)",
         _setup("lab CUBIC vs CP-like AkamaiE (IW16) and AkamaiA (IW32)", "0.5 BDP"),
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
         (_CP,),
     ),
     _c(
@@ -193,7 +196,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Now, the Cloudflare and Google flows do not dominate anymore",
         "lab CUBIC vs cp-bbr: fness oriented towards the CP at 2 BDP minus at 0.5 BDP (both orders)",
         _setup("lab CUBIC vs CP-like BBR", "2 BDP against 0.5 BDP"),
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
         (
             _CP,
             _SAME_BBR,
@@ -205,7 +208,7 @@ CLAIMS: tuple[Claim, ...] = (
         "the fairness heavily depends on which flow was initiated first",
         "lab CUBIC vs cp-bbr: the CP's fness (oriented towards it) when the CP starts first minus when CUBIC starts first",
         _setup("lab CUBIC vs CP-like BBR", "2 BDP"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         (
             _CP,
             _SAME_BBR,
@@ -257,7 +260,7 @@ CLAIMS: tuple[Claim, ...] = (
         "The effect is hereby most visible when the testbed flow starts first while it is slightly ameliorated when the CP is the first flow.",
         "lab BBR vs cdn-iw16 and cdn-iw32: lab BBR's fness (oriented towards it) when it starts first minus when the CP starts first",
         _setup("lab BBR vs CP-like AkamaiE and AkamaiA", "2 BDP"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         (_CP,),
     ),
     _c(
@@ -280,7 +283,7 @@ CLAIMS: tuple[Claim, ...] = (
         "retransmissions of the lab CUBIC flow (whole run) against cp-bbr minus against cdn-iw16 / cdn-iw32; lab flow first; "
         "0.5 and 2 BDP pooled",
         _setup("lab CUBIC (first) vs CP-like flows", "0.5 and 2 BDP"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         (_CP,),
     ),
     _c(
@@ -290,7 +293,7 @@ CLAIMS: tuple[Claim, ...] = (
         "retransmissions in the small buffer scenario",
         "retransmissions of the lab BBR flow (whole run) against cp-bbr at 0.5 BDP minus at 2 BDP; lab flow first",
         _setup("lab BBR (first) vs CP-like Cloudflare", "0.5 and 2 BDP"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         (_CP,),
     ),
     _c(
@@ -300,7 +303,7 @@ CLAIMS: tuple[Claim, ...] = (
         "retransmissions in the small buffer scenario",
         "retransmissions of the lab BBR flow (whole run) against cp-bbr minus against cdn-iw16 / cdn-iw32; 0.5 BDP; lab flow first",
         _setup("lab BBR (first) vs CP-like flows", "0.5 BDP"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         (_CP,),
     ),
     *(
@@ -370,7 +373,7 @@ CLAIMS: tuple[Claim, ...] = (
         "For the others, we observe a slight trend towards more bandwidth for the CPs.",
         "lab CUBIC vs cdn-iw16 and cdn-iw32: fness oriented towards the CP at 50 Mbit/s minus at 10 Mbit/s (both orders, both CPs)",
         _setup("lab CUBIC vs CP-like AkamaiE and AkamaiA", "0.5 BDP", base="50 Mbit/s against 10 Mbit/s, 50 ms"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         (_CP, "the others are Amazon, Edgecast, Fastly and the two Akamai; only the Akamai have stand-ins"),
     ),
     _c(
@@ -389,7 +392,7 @@ CLAIMS: tuple[Claim, ...] = (
         "algorithms when more buffer size is available.",
         "mean |fness| over every lab (CUBIC, BBR) vs CP-like pair at 2 BDP minus at 0.5 BDP (both orders)",
         _setup("lab CUBIC / BBR vs every CP-like flow", "2 BDP against 0.5 BDP"),
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
         (_CP,),
     ),
     # ---------------------------------------------------------------- IV-B, Figure 5 (CP vs CP)
@@ -410,7 +413,7 @@ CLAIMS: tuple[Claim, ...] = (
         "when the AkamaiA flow is started second.",
         "cdn-iw16 vs cdn-iw32: |fness| when AkamaiA starts first minus when it starts second",
         _setup("CP-like AkamaiE vs CP-like AkamaiA", "0.5 BDP"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         (_CP,),
     ),
     _c(
@@ -429,7 +432,7 @@ CLAIMS: tuple[Claim, ...] = (
         "scenario yet still favoring it.",
         "cp-bbr vs cdn-iw16 and cdn-iw32: fness oriented towards cp-bbr at 2 BDP minus at 0.5 BDP (both orders, both CPs)",
         _setup("CP-like Cloudflare vs CP-like AkamaiE and AkamaiA", "2 BDP against 0.5 BDP"),
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
         (_CP,),
     ),
     _c(
@@ -449,7 +452,7 @@ CLAIMS: tuple[Claim, ...] = (
         "better claim bandwidth when it enters as the second flow.",
         "cdn-iw16 vs cdn-iw32 and vs cp-bbr: AkamaiE's share of the pair when it starts second minus when it starts first",
         _setup("CP-like AkamaiE vs CP-like AkamaiA and Cloudflare/Google", "2 BDP"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         (_CP,),
     ),
     _c(
@@ -459,7 +462,7 @@ CLAIMS: tuple[Claim, ...] = (
         "being equal in most cases.",
         "mean |fness| over every CP-like vs CP-like pair at 2 BDP minus at 0.5 BDP (both orders)",
         _setup("every pair of CP-like flows", "2 BDP against 0.5 BDP"),
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
         (_CP,),
     ),
     # ---------------------------------------------------------------- IV-C, Figure 6 (CP vs CP, 2 BDP, AQM)
@@ -488,7 +491,7 @@ CLAIMS: tuple[Claim, ...] = (
         "it can be said that CoDel above all seems to improve the intra-protocol fairness in large buffers.",
         "cp-bbr vs cp-bbr (Cloudflare vs Google): mean |fness| under CoDel minus under drop-tail (both orders)",
         _setup("CP-like Cloudflare vs Google", "2 BDP", "CoDel against drop-tail"),
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
         (_CP, "intra-protocol CP pairs S0 names: Cloudflare/Google (BBR) and Amazon/Edgecast/Fastly (no stand-ins)"),
     ),
     _c(
@@ -497,7 +500,7 @@ CLAIMS: tuple[Claim, ...] = (
         "This is bad news for the heterogeneous Internet, as scenarios with different algorithms suffer from severe unfairness.",
         "under CoDel: mean |fness| of cp-bbr vs cdn-iw16 / cdn-iw32 (BBR vs CUBIC) minus that of cp-bbr vs cp-bbr (both orders)",
         _setup("CP-like pairs with different and with the same CCA", "2 BDP", "CoDel"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         (_CP,),
     ),
     _c(
@@ -516,7 +519,7 @@ CLAIMS: tuple[Claim, ...] = (
         "tremendous increase in fairness.",
         "every CP-like vs CP-like pair: mean |fness| under FQ_CoDel minus under CoDel (both orders)",
         _setup("every pair of CP-like flows", "2 BDP", "FQ_CoDel against CoDel"),
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
         (_CP,),
     ),
     _c(
@@ -525,7 +528,7 @@ CLAIMS: tuple[Claim, ...] = (
         "When looking at AkamaiE we see the largest variation relative to the others with AkamaiE slightly dominating most of the others.",
         "cdn-iw16 vs cdn-iw32 and vs cp-bbr under FQ_CoDel: fness oriented towards AkamaiE per run, both orders, mean",
         _setup("CP-like AkamaiE vs CP-like AkamaiA and Cloudflare/Google", "2 BDP", "FQ_CoDel"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         (_CP,),
     ),
     # ---------------------------------------------------------------- V, conclusion
@@ -540,78 +543,59 @@ CLAIMS: tuple[Claim, ...] = (
         Rule("sign-change", sign=-1),
         (_CP,),
     ),
-    # ---------------------------------------------------------------- the same findings on stored testbed runs
-    _c(
-        "S0.bbr-monopolizes.testbed",
-        "III-E, Fig. 2",
-        _Q_MONO,
+)
+
+
+def _on_testbed(sim_id: str, quantity: str, what: str, tail: str, deviation: str) -> Claim:
+    """The simulator claim ``sim_id``'s finding (where, quote, rule) measured from stored testbed runs of S0's lab setting."""
+    sim = next(c for c in _SIM_CLAIMS if c.id == sim_id)
+    setup = f"{what} on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail{tail}"
+    return _c(f"{sim_id}.testbed", sim.where, sim.quote, quantity, setup, sim.rule, (deviation,), backend="testbed")
+
+
+#: The same findings on stored testbed runs.
+_TESTBED_CLAIMS = (
+    _on_testbed(
+        "S0.bbr-monopolizes",
         "CUBIC vs BBR: fness oriented towards BBR per run, both start orders pooled, mean",
-        "lab CUBIC vs lab BBR on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; S0's timing; 5 runs per start order",
-        DOMINATES,
-        ("bench/data/realism-testbed-2026-11-25.jsonl: no start jitter, 5 runs per order (not 30)",),
-        backend="testbed",
+        "lab CUBIC vs lab BBR",
+        "; S0's timing; 5 runs per start order",
+        "bench/data/realism-testbed-2026-11-25.jsonl: no start jitter, 5 runs per order (not 30)",
     ),
-    _c(
-        "S0.self-fair-cubic.testbed",
-        "III-E, Fig. 2",
-        _Q_SELF,
-        "CUBIC vs CUBIC: |fness| per run, mean",
-        "lab CUBIC vs lab CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; S0's timing",
-        FAIR,
-        (_TB_CUBIC,),
-        backend="testbed",
-    ),
-    _c(
-        "S0.self-fair-bbr.testbed",
-        "III-E, Fig. 2",
-        _Q_SELF,
-        "BBR vs BBR: |fness| per run, mean",
-        "lab BBR vs lab BBR on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; the preset's runs",
-        FAIR,
-        ("bench/data/s0-testbed-extra-2026-11-29.jsonl: the runs collected (bench/s0_testbed_collect.py), not 60",),
-        backend="testbed",
-    ),
-    _c(
-        "S0.self-fair-paced.testbed",
-        "III-E, Fig. 2",
-        _Q_SELF,
+    _on_testbed("S0.self-fair-cubic", "CUBIC vs CUBIC: |fness| per run, mean", "lab CUBIC vs lab CUBIC", "; S0's timing", _TB_CUBIC),
+    _on_testbed("S0.self-fair-bbr", "BBR vs BBR: |fness| per run, mean", "lab BBR vs lab BBR", "; the preset's runs", _TB_COLLECTED),
+    _on_testbed(
+        "S0.self-fair-paced",
         "paced CUBIC vs paced CUBIC: |fness| per run, mean",
-        "lab paced CUBIC vs the same on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail; the preset's runs",
-        FAIR,
-        ("bench/data/s0-testbed-extra-2026-11-29.jsonl: the runs collected (bench/s0_testbed_collect.py), not 60",),
-        backend="testbed",
+        "lab paced CUBIC vs the same",
+        "; the preset's runs",
+        _TB_COLLECTED,
     ),
-    _c(
-        "S0.bbr-variance-cubic.testbed",
-        "III-E, Fig. 2",
-        _Q_BBR_VAR,
+    _on_testbed(
+        "S0.bbr-variance-cubic",
         "BBR vs BBR minus CUBIC vs CUBIC: fness oriented towards the first flow per run, difference of the two stds",
-        "lab BBR vs BBR and lab CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
-        Rule("direction", sign=+1),
-        ("BBR runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
-        backend="testbed",
+        "lab BBR vs BBR and lab CUBIC vs CUBIC",
+        "",
+        f"BBR runs: {_TB_EXTRA}; {_TB_CUBIC}",
     ),
-    _c(
-        "S0.pacing-vs-cubic.testbed",
-        "III-E, Fig. 2",
-        _Q_PACING,
+    _on_testbed(
+        "S0.pacing-vs-cubic",
         "mean |fness| of CUBIC vs paced CUBIC minus mean |fness| of CUBIC vs CUBIC",
-        "lab CUBIC vs paced CUBIC (both orders) and CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
-        Rule("direction", sign=+1),
-        ("paced runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
-        backend="testbed",
+        "lab CUBIC vs paced CUBIC (both orders) and CUBIC vs CUBIC",
+        "",
+        f"paced runs: {_TB_EXTRA}; {_TB_CUBIC}",
     ),
-    _c(
-        "S0.pacing-vs-paced.testbed",
-        "III-E, Fig. 2",
-        _Q_PACING,
+    _on_testbed(
+        "S0.pacing-vs-paced",
         "mean |fness| of paced CUBIC vs paced CUBIC minus mean |fness| of CUBIC vs CUBIC",
-        "lab paced CUBIC vs paced CUBIC and CUBIC vs CUBIC on ccfair's testbed; 10 Mbit/s, 50 ms, 0.5 BDP, drop-tail",
-        Rule("direction", sign=+1),
-        ("paced runs: bench/data/s0-testbed-extra-2026-11-29.jsonl; " + _TB_CUBIC,),
-        backend="testbed",
+        "lab paced CUBIC vs paced CUBIC and CUBIC vs CUBIC",
+        "",
+        f"paced runs: {_TB_EXTRA}; {_TB_CUBIC}",
     ),
 )
+
+#: Every S0 claim: the simulator's, then the testbed twins.
+CLAIMS: tuple[Claim, ...] = _SIM_CLAIMS + _TESTBED_CLAIMS
 
 _NO_STANDIN = "no stand-in for Amazon, Edgecast or Fastly: S0 says only that they 'use a similar algorithm' (IV-C), nothing to configure"
 _MODES = "a split of runs into two modes needs a threshold S0 does not give (the figure shows two clusters, no numbers)"

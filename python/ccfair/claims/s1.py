@@ -19,19 +19,55 @@ on (Table 4.5's "J without feedback" row is Table 4.3's J_real).
 
 from __future__ import annotations
 
+import re
+from decimal import Decimal
+
 from ccfair.claims.model import Claim, Rule
+from ccfair.claims.rules import ABOVE_ZERO, BELOW_ZERO
 
 __all__ = ["CLAIMS", "LEFT_OUT", "QUEUES", "TABLES"]
 
 #: S1's queue settings, in the tables' column order.
 QUEUES = ("small", "medium", "large")
 
-#: S1's published tables (small / medium / large queue), fractions.
+# The tables' rows as printed in the study text (verbatim, LaTeX residue included).
+_T43 = {
+    "j_measure": "$J_{measure}$ 0.927 0.896 0.776",
+    "j_real": "J_{real} 0.922 0.859 0.721",
+    "accuracy": "Accuracy 99.5% 95.9% 92.9%",
+}
+_T44 = {
+    "j_measure": "$J_{measure}$ 0.953 0.944 0.779",
+    "j_real": "J_{real} 0.948 0.857 0.719",
+    "accuracy": "Accuracy 99.5% 90.8% 92.3%",
+}
+_T45 = r"$J_{ m without\ feedback}$ $J_{ m with\ feedback}$ $0.922 \\ 0.996$ $0.859 \\ 0.993$ $0.721 \\ 0.992$"
+_T46 = r"$J_{\rm without\ feedback}$ $0.948 \\ 0.975$ 0.857 0.878 0.719 0.881"
+
+
+def _numbers(row: str) -> list[float]:
+    """The numbers of a printed row, in order; a percent as a fraction."""
+    return [float(Decimal(n) / 100) if pct else float(n) for n, pct in re.findall(r"(\d+\.\d+)(%?)", row)]
+
+
+def _per_queue(xs: list[float]) -> tuple[float, float, float]:
+    """One number per queue setting (QUEUES' order)."""
+    small, medium, large = xs
+    return small, medium, large
+
+
+def _without_with(row: str) -> dict[str, tuple[float, float, float]]:
+    """Tables 4.5 and 4.6: per queue, J without then with feedback."""
+    n = _numbers(row)
+    return {"j_without": _per_queue(n[0::2]), "j_with": _per_queue(n[1::2])}
+
+
+#: S1's published tables (small / medium / large queue), fractions, read from the rows above.
 TABLES: dict[str, dict[str, tuple[float, float, float]]] = {
-    "4.3": {"j_measure": (0.927, 0.896, 0.776), "j_real": (0.922, 0.859, 0.721), "accuracy": (0.995, 0.959, 0.929)},
-    "4.4": {"j_measure": (0.953, 0.944, 0.779), "j_real": (0.948, 0.857, 0.719), "accuracy": (0.995, 0.908, 0.923)},
-    "4.5": {"j_without": (0.922, 0.859, 0.721), "j_with": (0.996, 0.993, 0.992)},
-    "4.6": {"j_without": (0.948, 0.857, 0.719), "j_with": (0.975, 0.878, 0.881)},
+    "4.3": {key: _per_queue(_numbers(row)) for key, row in _T43.items()},
+    "4.4": {key: _per_queue(_numbers(row)) for key, row in _T44.items()},
+    "4.5": _without_with(_T45),
+    "4.6": _without_with(_T46),
 }
 
 _SETUP = (
@@ -71,20 +107,6 @@ def _claim(
     return Claim(cid, "S1", where, quote, quantity, setup, dev, rule, "s1")
 
 
-# The tables' rows as printed in the study text (verbatim, LaTeX residue included).
-_T43 = {
-    "j_measure": "$J_{measure}$ 0.927 0.896 0.776",
-    "j_real": "J_{real} 0.922 0.859 0.721",
-    "accuracy": "Accuracy 99.5% 95.9% 92.9%",
-}
-_T44 = {
-    "j_measure": "$J_{measure}$ 0.953 0.944 0.779",
-    "j_real": "J_{real} 0.948 0.857 0.719",
-    "accuracy": "Accuracy 99.5% 90.8% 92.3%",
-}
-_T45 = r"$J_{ m without\ feedback}$ $J_{ m with\ feedback}$ $0.922 \\ 0.996$ $0.859 \\ 0.993$ $0.721 \\ 0.992$"
-_T46 = r"$J_{\rm without\ feedback}$ $0.948 \\ 0.975$ 0.857 0.878 0.719 0.881"
-
 _QUANTITY = {
     "j_measure": "J_measure = J(V, V') with V_j (V'_j) the CCA's per-flow packet rate in the main queue (its measuring "
     "queue): enqueued packets / 0.5 s / distinct flows (Bloom count) per window, averaged over the windows with a flow "
@@ -96,49 +118,60 @@ _QUANTITY = {
 _LABEL = {"j_measure": "j-measure", "j_real": "j-real", "accuracy": "accuracy"}
 
 
+def _queue_claims(
+    cid: str,
+    where: str,
+    quote: str,
+    quantity: str,
+    published: tuple[float, float, float],
+    tail: str = "",
+    *,
+    bounded: bool,
+    feedback: bool = False,
+    extra: tuple[str, ...] = (),
+) -> list[Claim]:
+    """One value claim per queue setting (Jain-index tolerance), the queue and its published number named."""
+    return [
+        _claim(
+            f"{cid}-{q}",
+            f"{where}, {q} queue",
+            quote,
+            f"{quantity}; {q} queue (published {pub}){tail}",
+            Rule("value", published=pub, scale="jfi"),
+            bounded=bounded,
+            feedback=feedback,
+            extra=extra,
+        )
+        for q, pub in zip(QUEUES, published)
+    ]
+
+
+_ACCURACY_DEV = ("Accuracy is a ratio of two Jain indices in [0, 1]; it is judged with the Jain-index tolerance.",)
+_T46_DEV = (
+    "The study text prints Table 4.6's 'with feedback' row a second time as '0.975 0.070 0.001' "
+    "(an extraction error); the values are those of the first row's pairs (0.975, 0.878, 0.881).",
+)
+
+
 def _table_claims() -> list[Claim]:
-    out = []
+    out: list[Claim] = []
     for table, rows, bounded in (("4.3", _T43, False), ("4.4", _T44, True)):
         for key, quote in rows.items():
-            for i, q in enumerate(QUEUES):
-                pub = TABLES[table][key][i]
-                out.append(
-                    _claim(
-                        f"S1.t{table.replace('.', '')}-{_LABEL[key]}-{q}",
-                        f"4.2.1, Table 4.{table[-1]}, {q} queue",
-                        quote,
-                        f"{_QUANTITY[key]}; {q} queue (published {pub})",
-                        Rule("value", published=pub, scale="jfi"),
-                        bounded=bounded,
-                        extra=(
-                            ("Accuracy is a ratio of two Jain indices in [0, 1]; it is judged with the Jain-index tolerance.",)
-                            if key == "accuracy"
-                            else ()
-                        ),
-                    )
-                )
+            extra = _ACCURACY_DEV if key == "accuracy" else ()
+            cid, where = f"S1.t{table.replace('.', '')}-{_LABEL[key]}", f"4.2.1, Table 4.{table[-1]}"
+            out += _queue_claims(cid, where, quote, _QUANTITY[key], TABLES[table][key], bounded=bounded, extra=extra)
     for table, quote, bounded in (("4.5", _T45, False), ("4.6", _T46, True)):
-        for i, q in enumerate(QUEUES):
-            pub = TABLES[table]["j_with"][i]
-            out.append(
-                _claim(
-                    f"S1.t{table.replace('.', '')}-j-feedback-{q}",
-                    f"4.2.2, Table {table}, {q} queue",
-                    quote,
-                    f"J with feedback = J_real (as in Table 4.3) with S1's feedback rule on; {q} queue (published {pub}); mean over seeds",
-                    Rule("value", published=pub, scale="jfi"),
-                    bounded=bounded,
-                    feedback=True,
-                    extra=(
-                        (
-                            "The study text prints Table 4.6's 'with feedback' row a second time as '0.975 0.070 0.001' "
-                            "(an extraction error); the values are those of the first row's pairs (0.975, 0.878, 0.881).",
-                        )
-                        if table == "4.6"
-                        else ()
-                    ),
-                )
-            )
+        out += _queue_claims(
+            f"S1.t{table.replace('.', '')}-j-feedback",
+            f"4.2.2, Table {table}",
+            quote,
+            "J with feedback = J_real (as in Table 4.3) with S1's feedback rule on",
+            TABLES[table]["j_with"],
+            "; mean over seeds",
+            bounded=bounded,
+            feedback=True,
+            extra=_T46_DEV if table == "4.6" else (),
+        )
     return out
 
 
@@ -149,7 +182,7 @@ CLAIMS: tuple[Claim, ...] = (
         "4.2.1 (Table 4.3); abstract; summary",
         "My result shows that my method is able to measure unfairness, and the accuracy is higher than 90%.",
         "per seed, the lowest accuracy over the three queue settings minus 0.90 (unbounded flows, feedback off); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     *(
         _claim(
@@ -158,7 +191,7 @@ CLAIMS: tuple[Claim, ...] = (
             _T43["j_measure"] + " " + _T43["j_real"],
             f"J_measure - J_real of one run, {q} queue (published {TABLES['4.3']['j_measure'][i] - TABLES['4.3']['j_real'][i]:+.3f}: "
             "the meter sees less unfairness than the offline truth); mean over seeds",
-            Rule("direction", sign=+1),
+            ABOVE_ZERO,
         )
         for i, q in enumerate(QUEUES)
     ),
@@ -168,7 +201,7 @@ CLAIMS: tuple[Claim, ...] = (
         _T43["j_real"],
         "J_real(small queue) - J_real(large queue) of one seed (published 0.922 - 0.721 = +0.201: the larger the "
         "queues, the less fair); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _claim(
         "S1.bounded-accuracy-lower",
@@ -177,7 +210,7 @@ CLAIMS: tuple[Claim, ...] = (
         "flows have unbounded rates.",
         "mean over the three queues of the accuracy with unbounded flows (one value per seed) minus the same with "
         "rate-bounded flows (published 0.961 - 0.942 = +0.019); difference of the two groups' means",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         bounded=True,
     ),
     _claim(
@@ -185,7 +218,7 @@ CLAIMS: tuple[Claim, ...] = (
         "4.2.2, Table 4.5",
         "My result shows that the feedback loop can ensure fairness with J > 0.99.",
         "per seed, the lowest J with feedback over the three queues minus 0.99 (unbounded flows); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         feedback=True,
     ),
     _claim(
@@ -194,7 +227,7 @@ CLAIMS: tuple[Claim, ...] = (
         "my method is able to improve fairness in a large congestion control algorithm sets",
         "per seed, mean over the three queues of J_real with S1's feedback minus J_real without (same flows; "
         "published +0.160); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         feedback=True,
     ),
     _claim(
@@ -203,7 +236,7 @@ CLAIMS: tuple[Claim, ...] = (
         "My results show that after using the feedback loop, fairness is improved.",
         "per seed, mean over the three queues of J_real with S1's feedback minus J_real without, rate-bounded flows "
         "(same flows; published +0.070); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         bounded=True,
         feedback=True,
     ),
@@ -213,7 +246,7 @@ CLAIMS: tuple[Claim, ...] = (
         "However, the performance is much lower than when all flows have unbounded rates.",
         "mean over the three queues of J with feedback, unbounded flows (one value per seed) minus the same with "
         "rate-bounded flows (published 0.994 - 0.911 = +0.082); difference of the two groups' means",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         bounded=True,
         feedback=True,
     ),
@@ -223,7 +256,7 @@ CLAIMS: tuple[Claim, ...] = (
         "To show the accuracy of the measurement, I provide each TCP variant's fairness index I = V/V'.",
         "per seed, Pearson correlation of ln I_measure with ln I_real over the 12 CCAs x 3 queues (unbounded, "
         "feedback off; Table A.1 gives +0.97); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _claim(
         "S1.index-agreement-bounded-lower",
@@ -232,7 +265,7 @@ CLAIMS: tuple[Claim, ...] = (
         "avoid high bias, because flows have different rates.",
         "the correlation of S1.index-agreement with unbounded flows (one value per seed) minus the same with "
         "rate-bounded flows (Tables A.1 and A.2 give +0.97 and +0.73: +0.24); difference of the two groups' means",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         bounded=True,
     ),
     _claim(
@@ -240,7 +273,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Appendix A.1, Table A.1 (i_1 = TCP Bic)",
         "I_{real} large queue 2.66 0.81 1.09 1.12 1.08 0.56 0.29 1.70 0.43 0.79 0.56 0.86",
         "per seed, mean over the three queues of ln I_real(BIC) (Table A.1: I_real 1.30 / 2.09 / 2.66, mean ln +0.66); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _claim(
         "S1.vegas-harmed-large-buffer",
@@ -248,7 +281,7 @@ CLAIMS: tuple[Claim, ...] = (
         "For example, if the buffer is large in the bottleneck link, NewReno will harm Vegas in the competition "
         "between them, and unfairness happens.",
         "ln I_real(Vegas) of one run, large queue (Table A.1: ln 0.43 = -0.84); mean over seeds",
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
     ),
     _claim(
         "S1.rrmqs-fair",

@@ -17,6 +17,7 @@ paired value: a ratio BBR/CUBIC (or its logarithm for direction claims).
 from __future__ import annotations
 
 from ccfair.claims.model import Claim, Rule
+from ccfair.claims.rules import ABOVE_ZERO, BELOW_ZERO
 
 __all__ = ["CLAIMS", "LEFT_OUT"]
 
@@ -87,7 +88,7 @@ CLAIMS: tuple[Claim, ...] = (
         "A large wireless provider, Figure 2 (right)",
         "A Cumulative Distribution Function (CDF) of the 5th percentile throughput. BBR flows show a significant improvement.",
         "per seed, ln(5th percentile of the client 3 MB objects' throughput with BBR / the same with CUBIC); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         production=True,
     ),
     _c(
@@ -95,7 +96,7 @@ CLAIMS: tuple[Claim, ...] = (
         "A large wireless provider",
         "We saw lower TCP flow completion times overall as well.",
         "per seed, ln(mean FCT of all completed client flows with CUBIC / the same with BBR); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         production=True,
     ),
     _c(
@@ -103,7 +104,7 @@ CLAIMS: tuple[Claim, ...] = (
         "A large wireline provider",
         "Here as well, we saw both throughput (for large objects) and flow completion time (shown in Figure 3) improvements using BBR.",
         "per seed, ln(mean throughput of the client 3 MB objects at 0.01 % loss with BBR / with CUBIC); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         production=True,
         extra=_WIRELINE_DEV,
     ),
@@ -112,7 +113,7 @@ CLAIMS: tuple[Claim, ...] = (
         "A large wireline provider, Figure 3",
         "BBR (test) flows show less jitter and took less time to finish data transfer.",
         "per seed, ln(mean FCT of all completed client flows at 0.01 % loss with CUBIC / with BBR); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         production=True,
         extra=_WIRELINE_DEV,
     ),
@@ -122,7 +123,7 @@ CLAIMS: tuple[Claim, ...] = (
         "BBR (test) flows show less jitter and took less time to finish data transfer.",
         "per seed, ln(standard deviation of the FCT of the client 3 MB objects at 0.01 % loss with CUBIC / with BBR): "
         "jitter as the spread of the time to complete objects of one size; mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         production=True,
         extra=(*_WIRELINE_DEV, "'Jitter' is not defined in the blog; ccfair takes the FCT spread of equal-size (3 MB) objects."),
     ),
@@ -132,7 +133,7 @@ CLAIMS: tuple[Claim, ...] = (
         "The benefits are more impactful for larger objects.",
         "per seed, ln(mean FCT CUBIC / BBR) of client objects >= 1 MB minus the same for client objects < 100 KB, at "
         "0.01 % loss; mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         production=True,
         extra=(*_WIRELINE_DEV, "Size classes: Figure 3 is not in the text; ccfair compares >= 1 MB with < 100 KB."),
     ),
@@ -143,7 +144,7 @@ CLAIMS: tuple[Claim, ...] = (
         "throughput is seen in wireless networks where packet loss is common, but that is not necessarily an "
         "indicator of congestion.",
         "per seed, ln(BBR/CUBIC mean client 3 MB throughput) at 0.1 % loss minus the same at 0.001 % loss; mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         production=True,
     ),
     _c(
@@ -151,7 +152,7 @@ CLAIMS: tuple[Claim, ...] = (
         "PoP-to-PoP and intra-PoP traffic; 'BBR flows do not perform well in all scenarios'",
         "For the PoP-to-PoP and intra-PoP traffic throughput, we saw a large regression in performance.",
         "per seed, ln(mean throughput of the PoP-to-PoP and intra-PoP 3 MB objects with BBR / with CUBIC); mean over seeds",
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
         production=True,
     ),
     _c(
@@ -168,7 +169,7 @@ CLAIMS: tuple[Claim, ...] = (
         "it appeared that in the presence of both high and low RTT flows, the TCP flows which have very low RTTs suffered from using BBR.",
         "per seed, ln(mean throughput of the intra-PoP (1 ms) 3 MB objects with BBR / with CUBIC), sharing the "
         "bottleneck with the 15 and 50 ms classes; mean over seeds",
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
         production=True,
     ),
     _c(
@@ -190,7 +191,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Full PoP test, Figure 5",
         "Even for ASes with higher RTTs, BBR performs well only for cases that have a high number of retransmits",
         "per seed, ln(mean client 3 MB throughput with BBR / with CUBIC) at the highest client loss (0.1 %); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         production=True,
         extra=("The ASes' retransmit rates are not given; the highest lab loss level (0.1 %) stands for a high-retransmit AS.",),
     ),
@@ -200,7 +201,7 @@ CLAIMS: tuple[Claim, ...] = (
         "in other words, for ASes with less loss Cubic has no reason to back-off and performs better than BBR.",
         "per seed, ln(mean client 3 MB throughput with BBR / with CUBIC) at the lowest client loss (0.001 %); mean over "
         "seeds (CUBIC better: below zero)",
-        Rule("direction", sign=-1),
+        BELOW_ZERO,
         production=True,
         extra=("The ASes' loss rates are not given; the lowest lab loss level (0.001 %) stands for an AS 'with less loss'.",),
     ),
@@ -210,7 +211,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Here we see that BBR only started showing noticeable benefits for larger objects, in the order of MBs.",
         "per seed, ln(mean FCT CUBIC / BBR) of client objects >= 1 MB minus the same for client objects < 100 KB, at "
         "0.1 % loss (ASN1 shows high retransmits); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         production=True,
     ),
     _c(
@@ -218,14 +219,14 @@ CLAIMS: tuple[Claim, ...] = (
         "Reproducing results in a lab setting, Figure 8 (left)",
         "Object size: 3MB. BBR performed better than Cubic for simulated client flows.",
         "per seed, ln(mean FCT of the client 3 MB objects with CUBIC / with BBR); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "S2.lab-pop-fct",
         "Reproducing results in a lab setting, Figure 8 (right)",
         "BBR flows fail to catch up to Cubic in a low-loss high-bandwidth setup.",
         "per seed, ln(mean FCT of the PoP-to-PoP 3 MB objects with BBR / with CUBIC); mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "S2.lab-small-marginal",
@@ -243,7 +244,7 @@ CLAIMS: tuple[Claim, ...] = (
         "fill up buffers faster than flows with small RTTs.",
         "per seed, the smaller of share(50 ms) - share(15 ms) and share(15 ms) - share(1 ms): above zero when the "
         "shares are in descending order of RTT; mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         setup=_RTT_SETUP,
         extra=("Three long flows stand for the production mix of high- and low-RTT flows; flow sizes and counts are not given.",),
     ),
@@ -252,7 +253,7 @@ CLAIMS: tuple[Claim, ...] = (
         "Why does this happen? Cubic vs. BBR",
         "In other words, PoP-to-PoP style traffic, and therefore Cubic achieves higher throughput.",
         "per seed, CUBIC's share of the pair's throughput minus 0.5, large buffer; mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         setup=_BUF_SETUP.format("large (8 BDP)"),
         extra=_BUF_DEV,
     ),
@@ -262,7 +263,7 @@ CLAIMS: tuple[Claim, ...] = (
         "In the case of small buffers, such as wireless clients, the buffer fills rapidly and results in a loss – "
         "thus Cubic flows back off, and BBR flows perform better.",
         "per seed, BBR's share of the pair's throughput minus 0.5, small buffer; mean over seeds",
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
         setup=_BUF_SETUP.format("small (0.5 BDP)"),
         extra=_BUF_DEV,
     ),

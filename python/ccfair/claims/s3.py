@@ -24,6 +24,7 @@ was looked at: :data:`GOOD_JFI`, :data:`REASONABLE_JFI`, :data:`GOOD_UTIL`,
 from __future__ import annotations
 
 from ccfair.claims.model import Claim, Rule
+from ccfair.claims.rules import ABOVE_ZERO
 
 #: "good" / "acceptable" fairness: Jain's index at least this.
 GOOD_JFI = 0.9
@@ -52,10 +53,6 @@ def _c(cid: str, where: str, quote: str, quantity: str, setup: str, deviations: 
     return Claim(f"S3.{cid}", "S3", where, quote, quantity, setup, deviations, rule, "s3")
 
 
-def _up() -> Rule:
-    return Rule("direction", sign=+1)
-
-
 _MONO_DCTCP = f"mono-DCTCP, RTT 5 ms, 500 ms buffer, STEP / PI2 / CSAQM, N in {{2, 10}}, K in {{0.05, 0.17, 1}}; {_RUNS}"
 _MONO_BBR = f"mono-BBRv2 at the mono-DCTCP grid's points; {_RUNS}"
 _MULTI = f"multi-CC (N/2 BBRv2 + N/2 DCTCP), RTT 5 ms, 500 ms buffer, N in {{2, 10, 20}}, K in {{0.05, 0.17, 0.5, 2}}; {_RUNS}"
@@ -79,7 +76,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"JFI minus {GOOD_JFI} ('quite good'); one value per grid point",
         _MONO_DCTCP,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mono-dctcp-util-small-target",
@@ -88,7 +85,7 @@ CLAIMS: tuple[Claim, ...] = (
         "utilization at K = 1 minus utilization at K = 0.05, per AQM and N in {2, 10}",
         _MONO_DCTCP,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "dctcp-util",
@@ -97,7 +94,7 @@ CLAIMS: tuple[Claim, ...] = (
         "0.60 minus the utilization of 2 DCTCP flows, STEP, K = 0.17, RTT 5 ms; one value per run (seeds 1-5)",
         _MONO_DCTCP,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "step-lowest-util",
@@ -106,7 +103,7 @@ CLAIMS: tuple[Claim, ...] = (
         "the lower of PI2's and CSAQM's utilization minus STEP's, per (N, K)",
         _MONO_DCTCP,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mono-dctcp-delay",
@@ -115,7 +112,7 @@ CLAIMS: tuple[Claim, ...] = (
         "1 minus the mean queueing delay relative to D; one value per grid point",
         _MONO_DCTCP,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "step-conservative",
@@ -124,7 +121,7 @@ CLAIMS: tuple[Claim, ...] = (
         "first half: the lower of PI2's and CSAQM's mean delay relative to D minus STEP's, per (N, K)",
         _MONO_DCTCP,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "pi2-delay-2-flows",
@@ -133,7 +130,7 @@ CLAIMS: tuple[Claim, ...] = (
         "second half: PI2's mean delay relative to D minus 1, N = 2, K in {0.05, 0.17}; seeds 1-3",
         _MONO_DCTCP,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "small-buffer-util",
@@ -142,7 +139,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mono-DCTCP utilization with the 500 ms buffer minus with the small buffer (1.33 x D), per AQM, N in {2, 10}, K in {0.17, 1}",
         _MONO_DCTCP + "; the same points with the small buffer",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mono-dctcp-50ms-util",
@@ -151,7 +148,7 @@ CLAIMS: tuple[Claim, ...] = (
         "first part: mono-DCTCP utilization at 50 ms minus at 5 ms, per AQM, N = 10, K in {0.17, 1}",
         _MONO_DCTCP + "; the N = 10 points also at 50 ms",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mono-dctcp-50ms-unfair",
@@ -160,7 +157,7 @@ CLAIMS: tuple[Claim, ...] = (
         "second part: mono-DCTCP JFI at 5 ms minus at 50 ms, STEP and PI2, N = 10, K in {0.17, 1}",
         _MONO_DCTCP + "; the N = 10 points also at 50 ms",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mono-dctcp-50ms-csaqm",
@@ -169,7 +166,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"the exception: mono-DCTCP JFI under CSAQM at 50 ms minus {GOOD_JFI}, N = 10, K in {{0.17, 1}}",
         _MONO_DCTCP + "; the N = 10 points also at 50 ms",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     # --- V.A mono-CC, equal RTT: BBRv2 -------------------------------------------------------
     _c(
@@ -179,7 +176,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mono-BBRv2 utilization minus mono-DCTCP utilization at the same (AQM, N, K), RTT 5 ms",
         _MONO_BBR,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mono-bbr-fair",
@@ -188,7 +185,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"mono-BBRv2 JFI minus {GOOD_JFI}, RTT 5 ms; one value per grid point",
         _MONO_BBR,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mono-bbr-50ms-step-k",
@@ -197,7 +194,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mono-BBRv2 at 50 ms under STEP: JFI at K = 0.05 minus JFI at K = 1, N in {2, 10}",
         f"mono-BBRv2, RTT 50 ms, STEP and PI2 at N in {{2, 10}}, CSAQM at N = 10, K in {{0.05, 1}}; {_RUNS}",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mono-bbr-50ms-pi2-delay",
@@ -207,7 +204,7 @@ CLAIMS: tuple[Claim, ...] = (
         "PI2's mean delay relative to D minus 1, mono-BBRv2 at 50 ms, K = 0.05, N in {2, 10}",
         f"mono-BBRv2, RTT 50 ms, STEP and PI2 at N in {{2, 10}}, CSAQM at N = 10, K in {{0.05, 1}}; {_RUNS}",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mono-bbr-50ms-pi2-util",
@@ -217,7 +214,7 @@ CLAIMS: tuple[Claim, ...] = (
         "STEP's utilization minus PI2's, mono-BBRv2 at 50 ms, K = 0.05, N in {2, 10}",
         f"mono-BBRv2, RTT 50 ms, STEP and PI2 at N in {{2, 10}}, CSAQM at N = 10, K in {{0.05, 1}}; {_RUNS}",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mono-bbr-50ms-delay-kept",
@@ -227,7 +224,7 @@ CLAIMS: tuple[Claim, ...] = (
         "1 minus the mean delay relative to D under STEP and CSAQM, mono-BBRv2 at 50 ms; one value per point",
         f"mono-BBRv2, RTT 50 ms, STEP and PI2 at N in {{2, 10}}, CSAQM at N = 10, K in {{0.05, 1}}; {_RUNS}",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     # --- V.B multi-CC, equal RTT -----------------------------------------------------------------
     _c(
@@ -238,7 +235,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"utilization minus {GOOD_UTIL} ('quite good') at every point except N = 2 with K <= 0.17",
         _MULTI,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "multi-unfair",
@@ -247,7 +244,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"{GOOD_JFI} minus the JFI under STEP and PI2; one value per point",
         _MULTI,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "step-dctcp",
@@ -256,7 +253,7 @@ CLAIMS: tuple[Claim, ...] = (
         "under STEP: DCTCP's minus BBRv2's relative throughput; one value per point",
         _MULTI,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "pi2-bbr2",
@@ -265,7 +262,7 @@ CLAIMS: tuple[Claim, ...] = (
         "under PI2: BBRv2's minus DCTCP's relative throughput; one value per point",
         _MULTI,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "pi2-bbr2-small-n",
@@ -274,7 +271,7 @@ CLAIMS: tuple[Claim, ...] = (
         "'esp. for small number of flows': under PI2, (BBRv2 minus DCTCP relative throughput) at N = 2 minus the same at N = 20, per K",
         _MULTI,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "pi2-k2-ratio",
@@ -294,7 +291,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"CSAQM's JFI minus {GOOD_JFI}, on its own; one value per point",
         _MULTI,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "csaqm-best",
@@ -303,7 +300,7 @@ CLAIMS: tuple[Claim, ...] = (
         "CSAQM's JFI minus the higher of STEP's and PI2's at the same point",
         _MULTI,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "pi2-marks-equal",
@@ -323,7 +320,7 @@ CLAIMS: tuple[Claim, ...] = (
         "second half: |ln(BBRv2 marking ratio / DCTCP marking ratio)| under CSAQM minus the same under PI2, per point",
         _MULTI,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "rtt50-fairer",
@@ -332,7 +329,7 @@ CLAIMS: tuple[Claim, ...] = (
         "JFI at 50 ms minus JFI at 5 ms at the same (AQM, N, K), STEP and PI2",
         _MULTI50,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "pi2-large-k",
@@ -341,7 +338,7 @@ CLAIMS: tuple[Claim, ...] = (
         "PI2's JFI at K = 2 minus at K = 0.17, per N and RTT",
         _MULTI + "; " + _MULTI50,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "csaqm-less-prone",
@@ -350,7 +347,7 @@ CLAIMS: tuple[Claim, ...] = (
         "spread of JFI over K (population std) of STEP and PI2 (their mean) minus CSAQM's, per N and RTT",
         _MULTI + "; " + _MULTI50,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "csaqm-50ms-reasonable",
@@ -359,7 +356,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"CSAQM's JFI at 50 ms minus {REASONABLE_JFI} ('reasonable'), N in {{2, 10}}, K in {{0.17, 2}}",
         _MULTI50,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     # --- V.C heterogeneous RTTs ------------------------------------------------------------------
     _c(
@@ -369,7 +366,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mono-DCTCP multi-RTT: relative throughput of the 5 ms class minus the 50 ms class, per AQM and K",
         _MRTT,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "rtt-dctcp-large-k",
@@ -378,7 +375,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mono-DCTCP multi-RTT, STEP and PI2: the 50 ms class's relative throughput over the 5 ms class's at K = 10 minus at K = 0.5",
         _MRTT,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "rtt-csaqm-large-k",
@@ -388,7 +385,7 @@ CLAIMS: tuple[Claim, ...] = (
         "(D = 50 ms) minus at K in {0.17, 0.5, 1}",
         _MRTT,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "rtt-bbr-fairer",
@@ -398,7 +395,7 @@ CLAIMS: tuple[Claim, ...] = (
         "multi-RTT, STEP and PI2: JFI with BBRv2 minus JFI with DCTCP at the same (AQM, K)",
         _MRTT + "; BBRv2 and DCTCP",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "rtt-bbr-50-higher",
@@ -408,7 +405,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mono-BBRv2 multi-RTT, STEP and PI2: relative throughput of the 50 ms class minus the 5 ms class, per AQM and K",
         _MRTT + "; BBRv2",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "rtt-bbr-50-grows-with-k",
@@ -418,7 +415,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mono-BBRv2 multi-RTT, STEP and PI2: (50 ms class minus 5 ms class relative throughput) at K = 10 minus at K = 0.5",
         _MRTT + "; BBRv2",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "rtt-bbr-csaqm",
@@ -427,7 +424,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"mono-BBRv2 multi-RTT under CSAQM: JFI minus {GOOD_JFI} at K in {{0.17, 0.5}}",
         _MRTT + "; BBRv2",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mix-rtt-unfair",
@@ -436,7 +433,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"first part: {REASONABLE_JFI} minus the JFI under STEP and PI2 (2-2-8-8, 500 ms buffer), per AQM and K",
         _MIX_RTT,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mix-rtt-dctcp50-small",
@@ -445,7 +442,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"second part: {SMALL_REL} minus the DCTCP-50 ms class's relative throughput under STEP and PI2, per AQM and K",
         _MIX_RTT,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mix-rtt-csaqm",
@@ -454,7 +451,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"CSAQM's JFI (2-2-8-8, 500 ms buffer) minus {REASONABLE_JFI}, per K",
         _MIX_RTT,
         _STD + ("the 4-4-16-16 exception is not run (time budget)",),
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mix-rtt-pi2-bbr50",
@@ -463,7 +460,7 @@ CLAIMS: tuple[Claim, ...] = (
         "first part: the BBRv2-50 ms class's relative throughput under PI2 minus 1, per K",
         _MIX_RTT,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mix-rtt-step-bbr50",
@@ -472,7 +469,7 @@ CLAIMS: tuple[Claim, ...] = (
         "second part: the BBRv2-50 ms class's relative throughput under PI2 minus under STEP, per K",
         _MIX_RTT,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mix-rtt-small-buffer",
@@ -482,7 +479,7 @@ CLAIMS: tuple[Claim, ...] = (
         "2-2-8-8: JFI with the small buffer minus with the 500 ms buffer, STEP and PI2, per K",
         _MIX_RTT,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     _c(
         "mix-rtt-small-buffer-csaqm",
@@ -492,7 +489,7 @@ CLAIMS: tuple[Claim, ...] = (
         f"2-2-8-8 with the small buffer: CSAQM's JFI minus {REASONABLE_JFI}, per K",
         _MIX_RTT,
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
     # --- VII summary -----------------------------------------------------------------------------
     _c(
@@ -502,7 +499,7 @@ CLAIMS: tuple[Claim, ...] = (
         "mono-CC utilization with the small buffer: BBRv2's minus DCTCP's at the same (AQM, N, K), RTT 5 ms",
         _MONO_DCTCP + "; both CCs, the small-buffer points",
         _STD,
-        _up(),
+        ABOVE_ZERO,
     ),
 )
 

@@ -26,43 +26,71 @@ from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
 
 from ccfair.claims.model import Claim, Rule
+from ccfair.claims.rules import ABOVE_ZERO
 
 RTTS_MS = (25, 50, 100, 200)
 RTTS_14 = (25, 50, 75, 100, 125, 150, 175, 200)
 LABEL = {"reno": "NewReno", "bic": "BIC", "cubic": "CUBIC", "ctcp": "Compound", "ccid2": "CCID2"}
 
+# S4's tables, each number transcribed once. Tables III-VI: the rows as S4 prints them (the claims
+# quote them), the numbers read from those rows; the other tables: the numbers.
+
+
+def _cells(row: str) -> list[str]:
+    """The cells of a printed row ``| label | a | b | ... |`` after its label."""
+    return [x.strip() for x in row.strip(" |").split("|")][1:]
+
+
+def _pairs(row: str) -> tuple[tuple[int, int], ...]:
+    """A printed row of (flow 1, flow 2) throughputs per RTT as pairs of Mbit/s."""
+    n = [int(x) for x in _cells(row)]
+    return tuple(zip(n[0::2], n[1::2]))
+
+
+def _row(label: str, cells: Iterable[str]) -> str:
+    """A table row as S4 prints it."""
+    return f"| {label} | {' | '.join(cells)} |"
+
+
+#: Tables III-VI as printed (Table III with the figure of its example; Table V with a second figure after each J).
+_TABLE_III_ROWS = {
+    "reno": "| NewReno | 0.93 | 0.94 | 0.93 | 0.93 | 3(b) |",
+    "bic": "| BIC | 0.91 | 0.91 | 0.89 | 0.92 | 4(b) |",
+    "cubic": "| CUBIC | 0.90 | 0.90 | 0.90 | 0.90 | 5(b) |",
+    "ctcp": "| Compound TCP | 0.97 | 0.95 | 0.93 | 0.90 | 6(b) |",
+    "ccid2": "| CCID2 | 0.96 | 0.95 | 0.97 | 0.91 | 7(b) |",
+}
+_TABLE_IV_ROWS = {
+    "reno": "| NewReno | 39 | 55 | 40 | 54 | 38 | 56 | 38 | 56 |",
+    "bic": "| BIC | 33 | 61 | 33 | 61 | 32 | 63 | 34 | 60 |",
+    "cubic": "| CUBIC | 33 | 61 | 33 | 62 | 33 | 61 | 33 | 62 |",
+    "ctcp": "| Compound TCP | 43 | 51 | 52 | 42 | 49 | 43 | 44 | 43 |",
+    "ccid2": "| CCID2 | 43 | 51 | 47 | 47 | 45 | 48 | 33 | 32 |",
+}
+_TABLE_V_ROWS = {
+    "reno": "| Reno | 0.94, 0.01 | 0.96, 0.01 | 0.94, 0.02 | 0.91, 0.03 |",
+    "bic": "| BIC | 0.94, 0.02 | 0.80, 0.07 | 0.67, 0.11 | 0.78, 0.1 |",
+    "cubic": "| CUBIC | 0.94, 0.02 | 0.80, 0.08 | 0.69, 0.11 | 0.85, 0.1 |",
+    "ctcp": "| Compound TCP | 0.93, 0.02 | 0.85, 0.05 | 0.69, 0.11 | 0.85, 0.9 |",
+}
+_TABLE_VI_ROWS = {
+    "reno": "| NewReno | 56 | 38 | 52 | 42 | 41 | 50 | 32 | 36 |",
+    "bic": "| BIC | 40 | 54 | 26 | 67 | 16 | 74 | 23 | 70 |",
+    "cubic": "| CUBIC | 40 | 54 | 25 | 68 | 16 | 74 | 27 | 67 |",
+    "ctcp": "| Compound TCP | 38 | 56 | 30 | 63 | 16 | 74 | 28 | 65 |",
+}
 #: Table III: J of two flows of the same protocol, per RTT (25, 50, 100, 200 ms).
-TABLE_III = {
-    "reno": (0.93, 0.94, 0.93, 0.93),
-    "bic": (0.91, 0.91, 0.89, 0.92),
-    "cubic": (0.90, 0.90, 0.90, 0.90),
-    "ctcp": (0.97, 0.95, 0.93, 0.90),
-    "ccid2": (0.96, 0.95, 0.97, 0.91),
-}
+TABLE_III = {c: tuple(float(x) for x in _cells(row)[:4]) for c, row in _TABLE_III_ROWS.items()}
 #: Table IV: throughput (Mbit/s) of flow 1 and flow 2 of the same protocol, per RTT.
-TABLE_IV = {
-    "reno": ((39, 55), (40, 54), (38, 56), (38, 56)),
-    "bic": ((33, 61), (33, 61), (32, 63), (34, 60)),
-    "cubic": ((33, 61), (33, 62), (33, 61), (33, 62)),
-    "ctcp": ((43, 51), (52, 42), (49, 43), (44, 43)),
-    "ccid2": ((43, 51), (47, 47), (45, 48), (33, 32)),
-}
+TABLE_IV = {c: _pairs(row) for c, row in _TABLE_IV_ROWS.items()}
 #: Table V: J, flow 1 = CCID2, flow 2 = the TCP, per RTT.
-TABLE_V = {
-    "reno": (0.94, 0.96, 0.94, 0.91),
-    "bic": (0.94, 0.80, 0.67, 0.78),
-    "cubic": (0.94, 0.80, 0.69, 0.85),
-    "ctcp": (0.93, 0.85, 0.69, 0.85),
-}
+TABLE_V = {t: tuple(float(x.split(",")[0]) for x in _cells(row)) for t, row in _TABLE_V_ROWS.items()}
 #: Table VI: throughput (Mbit/s) of CCID2 (flow 1) and the TCP (flow 2), per RTT.
-TABLE_VI = {
-    "reno": ((56, 38), (52, 42), (41, 50), (32, 36)),
-    "bic": ((40, 54), (26, 67), (16, 74), (23, 70)),
-    "cubic": ((40, 54), (25, 68), (16, 74), (27, 67)),
-    "ctcp": ((38, 56), (30, 63), (16, 74), (28, 65)),
-}
+TABLE_VI = {t: _pairs(row) for t, row in _TABLE_VI_ROWS.items()}
 #: Table IX: J, flow 1 = the TCP, flow 2 = CCID2, per RTT.
 TABLE_IX = {
     "reno": (0.89, 0.88, 0.90, 0.80),
@@ -88,7 +116,7 @@ RTTS_14_NRU = (100, 200)
 GOOD_J = 0.90
 
 
-def _share1(pairs: tuple[tuple[int, int], ...]) -> float:
+def _share1(pairs: Iterable[tuple[int, int]]) -> float:
     return statistics.fmean(a / (a + b) for a, b in pairs)
 
 
@@ -125,86 +153,40 @@ def _c(cid: str, where: str, quote: str, quantity: str, setup: str, deviations: 
     return Claim(f"S4.{cid}", "S4", where, quote, quantity, setup, deviations, rule, "s4")
 
 
-_TABLE_III_ROWS = {
-    "reno": "| NewReno | 0.93 | 0.94 | 0.93 | 0.93 | 3(b) |",
-    "bic": "| BIC | 0.91 | 0.91 | 0.89 | 0.92 | 4(b) |",
-    "cubic": "| CUBIC | 0.90 | 0.90 | 0.90 | 0.90 | 5(b) |",
-    "ctcp": "| Compound TCP | 0.97 | 0.95 | 0.93 | 0.90 | 6(b) |",
-    "ccid2": "| CCID2 | 0.96 | 0.95 | 0.97 | 0.91 | 7(b) |",
-}
-_TABLE_IV_ROWS = {
-    "reno": "| NewReno | 39 | 55 | 40 | 54 | 38 | 56 | 38 | 56 |",
-    "bic": "| BIC | 33 | 61 | 33 | 61 | 32 | 63 | 34 | 60 |",
-    "cubic": "| CUBIC | 33 | 61 | 33 | 62 | 33 | 61 | 33 | 62 |",
-    "ctcp": "| Compound TCP | 43 | 51 | 52 | 42 | 49 | 43 | 44 | 43 |",
-    "ccid2": "| CCID2 | 43 | 51 | 47 | 47 | 45 | 48 | 33 | 32 |",
-}
-_TABLE_V_ROWS = {
-    "reno": "| Reno | 0.94, 0.01 | 0.96, 0.01 | 0.94, 0.02 | 0.91, 0.03 |",
-    "bic": "| BIC | 0.94, 0.02 | 0.80, 0.07 | 0.67, 0.11 | 0.78, 0.1 |",
-    "cubic": "| CUBIC | 0.94, 0.02 | 0.80, 0.08 | 0.69, 0.11 | 0.85, 0.1 |",
-    "ctcp": "| Compound TCP | 0.93, 0.02 | 0.85, 0.05 | 0.69, 0.11 | 0.85, 0.9 |",
-}
-_TABLE_VI_ROWS = {
-    "reno": "| NewReno | 56 | 38 | 52 | 42 | 41 | 50 | 32 | 36 |",
-    "bic": "| BIC | 40 | 54 | 26 | 67 | 16 | 74 | 23 | 70 |",
-    "cubic": "| CUBIC | 40 | 54 | 25 | 68 | 16 | 74 | 27 | 67 |",
-    "ctcp": "| Compound TCP | 38 | 56 | 30 | 63 | 16 | 74 | 28 | 65 |",
-}
-
-_self_j = tuple(
-    _c(
-        f"self-j-{c}",
-        "Section IV.F, Table III",
-        _TABLE_III_ROWS[c],
-        f"J of two {LABEL[c]} flows, mean over the four RTTs (25/50/100/200 ms); one value per run (seed) = the mean "
-        "over the RTTs of that seed's J",
-        _PAIR,
-        (_JITTER, _KERNEL) + ((_CTCP,) if c == "ctcp" else ()),
-        Rule("value", published=statistics.fmean(TABLE_III[c]), scale="jfi"),
-    )
-    for c in TABLE_III
+_Q_SELF_J = (
+    "J of two {cca} flows, mean over the four RTTs (25/50/100/200 ms); one value per run (seed) = the mean over the RTTs of that seed's J"
 )
-
-_self_share = tuple(
-    _c(
-        f"self-share-{c}",
-        "Section IV.F, Table IV",
-        _TABLE_IV_ROWS[c],
-        f"flow 1's share of the pair's throughput, two {LABEL[c]} flows (flow 1 at 0 s, flow 2 at 30 s), mean over the "
-        "four RTTs; one value per run (seed)",
-        _PAIR,
-        (_JITTER, _KERNEL) + ((_CTCP,) if c == "ctcp" else ()),
-        Rule("value", published=_share1(TABLE_IV[c]), scale="share"),
-    )
-    for c in TABLE_IV
+_Q_SELF_SHARE = (
+    "flow 1's share of the pair's throughput, two {cca} flows (flow 1 at 0 s, flow 2 at 30 s), mean over the four RTTs; one value "
+    "per run (seed)"
 )
+_Q_CCID2_J = "J of CCID2 (flow 1) and {cca} (flow 2), mean over the four RTTs; one value per run (seed)"
+_Q_CCID2_SHARE = "CCID2's share of the pair's throughput against {cca} (CCID2 flow 1), mean over the four RTTs; one value per run (seed)"
 
-_ccid2_j = tuple(
-    _c(
-        f"ccid2-j-{t}",
-        "Section V.A, Table V",
-        _TABLE_V_ROWS[t],
-        f"J of CCID2 (flow 1) and {LABEL[t]} (flow 2), mean over the four RTTs; one value per run (seed)",
-        _PAIR,
-        (_JITTER, _KERNEL) + ((_CTCP,) if t == "ctcp" else ()),
-        Rule("value", published=statistics.fmean(TABLE_V[t]), scale="jfi"),
-    )
-    for t in TABLE_V
-)
 
-_ccid2_share = tuple(
-    _c(
-        f"ccid2-share-{t}",
-        "Section V.A, Table VI",
-        _TABLE_VI_ROWS[t],
-        f"CCID2's share of the pair's throughput against {LABEL[t]} (CCID2 flow 1), mean over the four RTTs; one value per run (seed)",
-        _PAIR,
-        (_JITTER, _KERNEL) + ((_CTCP,) if t == "ctcp" else ()),
-        Rule("value", published=_share1(TABLE_VI[t]), scale="share"),
+def _per_cca(
+    cid: str, where: str, rows: dict[str, str], table: Mapping[str, Sequence[Any]], scale: str, quantity: str
+) -> tuple[Claim, ...]:
+    """One value claim per CCA of a table: quoting its row, ``quantity`` naming the CCA as ``{cca}``; published: the
+    mean J over the RTTs (``scale`` "jfi") or flow 1's mean share of the pair's throughput ("share")."""
+    return tuple(
+        _c(
+            f"{cid}-{c}",
+            where,
+            row,
+            quantity.format(cca=LABEL[c]),
+            _PAIR,
+            (_JITTER, _KERNEL) + ((_CTCP,) if c == "ctcp" else ()),
+            Rule("value", published=statistics.fmean(table[c]) if scale == "jfi" else _share1(table[c]), scale=scale),
+        )
+        for c, row in rows.items()
     )
-    for t in TABLE_VI
-)
+
+
+_self_j = _per_cca("self-j", "Section IV.F, Table III", _TABLE_III_ROWS, TABLE_III, "jfi", _Q_SELF_J)
+_self_share = _per_cca("self-share", "Section IV.F, Table IV", _TABLE_IV_ROWS, TABLE_IV, "share", _Q_SELF_SHARE)
+_ccid2_j = _per_cca("ccid2-j", "Section V.A, Table V", _TABLE_V_ROWS, TABLE_V, "jfi", _Q_CCID2_J)
+_ccid2_share = _per_cca("ccid2-share", "Section V.A, Table VI", _TABLE_VI_ROWS, TABLE_VI, "share", _Q_CCID2_SHARE)
 
 _ORDER = {rtt: statistics.fmean(TABLE_IX[t][i] - TABLE_V[t][i] for t in ("bic", "cubic")) for i, rtt in enumerate(RTTS_MS) if rtt >= 50}
 
@@ -220,7 +202,7 @@ CLAIMS: tuple[Claim, ...] = (
         "(Mbit/s); one value per run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "single-peak",
@@ -244,7 +226,7 @@ CLAIMS: tuple[Claim, ...] = (
             "per run (seed), the same seed for both",
             _SINGLE,
             (_KERNEL,) + ((_CTCP,) if t == "ctcp" else ()),
-            Rule("direction", sign=+1),
+            ABOVE_ZERO,
         )
         for t, sec, fig, name in (("bic", "B", 4, "BIC"), ("cubic", "C", 5, "CUBIC"), ("ctcp", "D", 6, "Compound"))
     ),
@@ -255,7 +237,7 @@ CLAIMS: tuple[Claim, ...] = (
         "one CCID2 flow alone: mean throughput over 0-300 s at 25 ms minus at 200 ms (Mbit/s); one value per run (seed)",
         _SINGLE,
         (_KERNEL,),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     *_ccid2_j,
     *_ccid2_share,
@@ -266,7 +248,7 @@ CLAIMS: tuple[Claim, ...] = (
         "J of CCID2 (flow 1) and NewReno (flow 2) minus 0.90; one value per run (seed) and RTT",
         _PAIR,
         (_JITTER, _KERNEL),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "ccid2-newreno-rtt",
@@ -276,7 +258,7 @@ CLAIMS: tuple[Claim, ...] = (
         "CCID2's share against NewReno (CCID2 flow 1): mean of 25 and 50 ms minus mean of 100 and 200 ms; one value per run (seed)",
         _PAIR,
         (_JITTER, _KERNEL),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "newreno-slightly-higher",
@@ -285,7 +267,7 @@ CLAIMS: tuple[Claim, ...] = (
         "NewReno's minus CCID2's mean throughput (Mbit/s), CCID2 flow 1; one value per run (seed) and RTT",
         _PAIR,
         (_JITTER, _KERNEL),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "highspeed-below-0.8",
@@ -294,7 +276,7 @@ CLAIMS: tuple[Claim, ...] = (
         "0.8 minus J of CCID2 (flow 1) against BIC, CUBIC and Compound at 50, 100 and 200 ms; one value per TCP, RTT and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "bic-cubic-higher",
@@ -303,7 +285,7 @@ CLAIMS: tuple[Claim, ...] = (
         "BIC's or CUBIC's minus CCID2's mean throughput (Mbit/s), CCID2 flow 1; one value per TCP, RTT and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "unfair-dip-100",
@@ -312,7 +294,7 @@ CLAIMS: tuple[Claim, ...] = (
         "CCID2 (flow 1) against BIC, CUBIC and Compound: min(J at 50 ms, J at 200 ms) minus J at 100 ms; one value per TCP and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "nru-dip-100",
@@ -322,7 +304,7 @@ CLAIMS: tuple[Claim, ...] = (
         "minus the larger of the spreads at 50 and 200 ms; one value per TCP and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "ccid2-recovers-200",
@@ -332,7 +314,7 @@ CLAIMS: tuple[Claim, ...] = (
         "value per TCP and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "nru-tcp-above",
@@ -342,7 +324,7 @@ CLAIMS: tuple[Claim, ...] = (
         "U_n(TCP) - U_n(CCID2) (dB), CCID2 flow 1, weights from the same-CCA pairs (S4 eq. 10); one value per TCP, RTT and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "bic-25-similar",
@@ -385,7 +367,7 @@ CLAIMS: tuple[Claim, ...] = (
         "TCP as flow 1, CCID2 flow 2, BIC and CUBIC: J at 100 ms minus J at 200 ms; one value per TCP and run (seed)",
         _PAIR,
         (_JITTER, _KERNEL),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "tcp-first-distinction",
@@ -395,7 +377,7 @@ CLAIMS: tuple[Claim, ...] = (
         "CCID2 first; one value per RTT (groups of five runs)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "ccid2-first-worse-case",
@@ -404,12 +386,12 @@ CLAIMS: tuple[Claim, ...] = (
         "J with the TCP as flow 1 minus J with CCID2 as flow 1, all four TCPs and RTTs; two independent groups of runs (80 each)",
         _PAIR,
         (_JITTER, _KERNEL, _CTCP),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "tcp-first-share",
         "Appendix A, Table X",
-        "| BIC | 19 | 28 | 25 | 27 | 32 | 16 | 36 | 8 |",
+        _row("BIC", (str(x) for pair in TABLE_X["bic"] for x in pair)),
         "TCP as flow 1, CCID2 flow 2: the TCP's share of the pair's throughput at 100 and 200 ms, BIC and CUBIC "
         "(Table X: mean 0.75); one value per TCP, RTT and run (seed)",
         _PAIR,
@@ -423,7 +405,7 @@ CLAIMS: tuple[Claim, ...] = (
     _c(
         "14-flow-j",
         "Section V.D, Table VIII",
-        "| JFI | 0.51 | 0.30 | 0.25 | 0.24 | 0.22 | 0.20 | 0.20 | 0.19 |",
+        _row("JFI", (f"{j:.2f}" for j in TABLE_VIII.values())),
         "J (mean of the 1 s J(t) over 420-900 s) of the 14-flow run minus Table VIII's J at the same RTT; one value per "
         "RTT (25-200 ms in 25 ms steps)",
         _MANY,
@@ -437,7 +419,7 @@ CLAIMS: tuple[Claim, ...] = (
         "J of the 14-flow run at one RTT minus J at the next larger RTT; one value per pair of neighbouring RTTs",
         _MANY,
         (_14, _JITTER),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
     _c(
         "14-flow-nru",
@@ -457,7 +439,7 @@ CLAIMS: tuple[Claim, ...] = (
         "(U_n at 200 ms minus U_n at 100 ms, one value per flow)",
         _MANY,
         (_14, _JITTER, "NRU calibrated at 100 and 200 ms only (time budget)"),
-        Rule("direction", sign=+1),
+        ABOVE_ZERO,
     ),
 )
 
