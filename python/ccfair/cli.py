@@ -537,10 +537,25 @@ class Interrupted(KeyboardInterrupt):
         self.signum = signum
 
 
+#: After SIGTERM or SIGHUP, the longest the orderly stop may take before the process exits at once, s.
+STOP_GRACE_S = 10.0
+
+
 def _stop_on_signals() -> None:
-    """SIGTERM and SIGHUP stop a sweep as Ctrl-C does (workers killed, exit 128 + signal)."""
+    """SIGTERM and SIGHUP stop a sweep as Ctrl-C does (workers killed, exit 128 + signal).
+
+    The exception lands wherever the main thread is, possibly inside the process pool's own
+    locking, whose shutdown can then wait forever; so a timer ends the process with the same
+    status after :data:`STOP_GRACE_S`. Nothing is lost: every finished run is already committed
+    to the store, and the workers, the fork server and the resource tracker all end with the
+    main process (executors.py)."""
+    import os
+    import threading
 
     def handler(signum: int, frame: Any) -> None:
+        timer = threading.Timer(STOP_GRACE_S, os._exit, args=(128 + signum,))
+        timer.daemon = True
+        timer.start()
         raise Interrupted(signum)
 
     for sig in (signal.SIGTERM, signal.SIGHUP):
