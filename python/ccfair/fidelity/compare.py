@@ -22,6 +22,7 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import Any
 
+from ccfair.errors import SpecError
 from ccfair.fidelity.points import (
     QUEUE_TOLERANCE_REL,
     UTILISATION_TOLERANCE,
@@ -85,7 +86,7 @@ def with_outages(raw: dict[str, Any], stalls: list[list[int]]) -> dict[str, Any]
     start minus t0) and of the stalls' ends, and an outage of ``lost`` loses exactly ``lost`` of a
     backlogged link's service (crates/ccfair-sim/src/outages.rs), as the stall did."""
     if "bottleneck" not in raw:
-        raise ValueError("replaying stalls needs a dumbbell ([bottleneck]); this point has [[links]]")
+        raise SpecError("links", "replaying recorded stalls needs a dumbbell ([bottleneck]); use --no-replay-stalls for a [[links]] point")
     return {**raw, "bottleneck": {**raw["bottleneck"], "outages": [[f"{end}ns", f"{lost}ns"] for end, lost in stalls]}}
 
 
