@@ -37,11 +37,17 @@ before every testbed run, and by ``ccfair testbed clean``) removes whatever
 a dead run (e.g. one killed with SIGKILL) left behind: its processes,
 namespaces (after killing every process still inside), ``ccf-`` links and
 its files under /run/ccfair; it never touches a run whose owner is alive,
-re-reading that just before each removal.
+re-reading that just before each removal. A run registers (its first state
+file, its directory) and a clean-up reads liveness and removes files under
+one lock (:func:`registry_lock`, flock(2) on the /run/ccfair directory,
+released by the kernel when its holder dies, kill -9 included): without it a
+clean-up could read a starting run's state file as missing and then delete
+the file and directory the run wrote meanwhile.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import fcntl
 import ipaddress
@@ -54,7 +60,7 @@ import struct
 import subprocess
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterator
 
 PREFIX = "ccf-"
 STATE_DIR = Path(os.environ.get("CCFAIR_STATE_DIR", "/run/ccfair"))
@@ -401,8 +407,23 @@ def _dead_run_ids() -> set[str]:
     return ids
 
 
+@contextlib.contextmanager
+def registry_lock() -> Iterator[None]:
+    """Hold the registry lock (module docstring): flock(2), exclusive and blocking, on the state
+    directory itself (no file of its own to leave behind); the kernel drops it when the
+    descriptor is closed or the holder dies."""
+    STATE_DIR.mkdir(parents=True, exist_ok=True)
+    fd = os.open(STATE_DIR, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)
+
+
 def clean_stale() -> list[str]:
     """Remove what dead runs left behind; returns a description of what was removed.
+    Holds :func:`registry_lock` throughout, so no run registers meanwhile.
 
     Only ccfair's own things: processes recorded in a dead run's state file
     (bottleneck, agents, servers other modules start through
@@ -413,6 +434,11 @@ def clean_stale() -> list[str]:
     STATE_DIR. Liveness is re-read from the state file just before each
     removal, so a run that starts meanwhile is never touched.
     """
+    with registry_lock():
+        return _clean_stale_locked()
+
+
+def _clean_stale_locked() -> list[str]:
     removed: list[str] = []
     for rid in sorted(_dead_run_ids()):
         st = _state(rid)
@@ -470,6 +496,8 @@ class Topology:
         self.ip_forward_set = False
         #: Kernel names of the BPF congestion controls this run registered (ccfair.testbed.bpfcc).
         self.bpf_ccas: list[str] = []
+        #: True once :meth:`register` wrote this run's state file.
+        self.registered = False
 
     # ------------------------------------------------------------ state file
 
@@ -500,10 +528,18 @@ class Topology:
 
     # ------------------------------------------------------------ build / remove
 
+    def register(self) -> None:
+        """The state file, then the run directory, under :func:`registry_lock`. Raises NetnsError
+        if another run took this id meanwhile (chosen in ``__init__`` without the lock)."""
+        with registry_lock():
+            if any(p.exists() for p in _run_files(self.id)) or any(run_id_of(x) == self.id for x in list_namespaces()):
+                raise NetnsError(f"run id {self.id} was taken by a run that started at the same time; run again")
+            self.save_state()  # first, so a crash from here on is cleaned by the next run
+            self.registered = True
+            self.dir.mkdir(exist_ok=True)
+
     def create(self) -> None:
-        STATE_DIR.mkdir(parents=True, exist_ok=True)
-        self.save_state()  # first, so a crash from here on is cleaned by the next run
-        self.dir.mkdir(exist_ok=True)
+        self.register()
         for ns in (self.ns_btl, self.ns_rcv, *self.ns_snd):
             ip("netns", "add", ns)
             sysctls(ns, {"net.ipv6.conf.all.disable_ipv6": 1, "net.ipv6.conf.default.disable_ipv6": 1})
@@ -599,7 +635,10 @@ class Topology:
             IP_FORWARD.write_text("1")
 
     def destroy(self) -> None:
-        """Kill recorded processes, delete namespaces (and with them the links), the state."""
+        """Kill recorded processes, delete namespaces (and with them the links), the state;
+        nothing if this run never registered (what carries its id is another run's)."""
+        if not self.registered:
+            return
         for pid, start in self.processes:
             if _alive(pid, start):
                 try:
