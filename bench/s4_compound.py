@@ -2,7 +2,7 @@
 Compound at 30 s, 100 Mbit/s, 1 BDP drop-tail, 300 s, mean J(t) over 60-300 s),
 with ccfair's Compound and with a "backlog-blind" Compound whose delay window
 never drains (gamma = 100000 packets, tuning off), the mechanism check of
-docs/fidelity.md ("Compound TCP vs CCID2").
+docs/presets.md ("Compound TCP vs CCID2").
 
     python bench/s4_compound.py [SEEDS] [RTT_MS,...]
     python bench/s4_compound.py 3 50,100,200

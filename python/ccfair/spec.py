@@ -90,7 +90,7 @@ MAX_FLOWS = MAX_GROUP_FLOWS
 #: exponential extra delay each data packet (sender host) and each ACK
 #: (receiver host) gets, FIFO per flow, drawn from the run's seed. Calibrated
 #: against the testbed (bench/realism_calibration.py fit --acceptance, seeds 1-10;
-#: docs/fidelity.md, "Refit on the frame-accounting testbed data").
+#: docs/fidelity.md, "Host noise and run-to-run spread").
 HOST_NOISE: dict[str, int] = {"host_jitter_ns": 100_000, "ack_jitter_ns": 50_000}
 
 

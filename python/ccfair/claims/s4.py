@@ -140,7 +140,7 @@ _KERNEL = (
 )
 _CTCP = (
     "Compound is modelled from the paper and the Caltech module S4 used; in a 1-BDP drop-tail queue its delay "
-    "window stays at 0 in 93-97 % of the rounds, so it runs as Reno (docs/presets.md, docs/fidelity.md "
+    "window stays at 0 in 93-97 % of the rounds, so it runs as Reno (docs/presets.md "
     "'Compound TCP vs CCID2')"
 )
 _14 = (

@@ -369,7 +369,7 @@ NOTES = {
     "not yet examined this explicitly'; in ccfair CCID2 keeps losing share to BIC and CUBIC up to 200 ms",
     "compound-best-utilisation": "S4 contradicts itself: its Table IV gives Compound 44 + 43 = 87 Mb/s at 200 ms "
     "against NewReno's 38 + 56 = 94 and BIC's 34 + 60 = 94, so Compound does not have the highest total; "
-    "in ccfair Compound runs as Reno in a 1-BDP queue (docs/fidelity.md 'Compound TCP vs CCID2')",
+    "in ccfair Compound runs as Reno in a 1-BDP queue (docs/presets.md 'Compound TCP vs CCID2')",
     "ccid2-alone-high-bdp": "ccfair's lone CCID2 flow fills the 1-BDP link at 200 ms as a lone Reno flow does, "
     "but for its start-up; S4's Linux 2.6.22 CCID2 fell short at high BDP (its CCID2 pair totals 65 Mb/s at 200 ms, "
     "Table IV); not modelled there: Linux's sequence-window limit on cwnd (RFC 4340 7.5.2) and 2.6.22's Ack Ratio "
