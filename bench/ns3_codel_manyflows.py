@@ -1,5 +1,5 @@
-"""Cross-check of the AQMs (run with the ns-3 venv of bench/ns3_crosscheck.py:
-/tmp/ccfair-ns3-venv/bin/python bench/ns3_codel_manyflows.py 16).
+"""Cross-check of the AQMs (run with the ns-3 venv of bench/ns3_crosscheck.py, its --venv or
+$CCFAIR_NS3_VENV: VENV/bin/python bench/ns3_codel_manyflows.py 16).
 
 16 (or N) CUBIC flows, 10 Mbit/s, 50 ms, 2 BDP, CoDel (target 5 ms, interval 100 ms) in ns-3 3.44
 (the dumbbell of bench/ns3_dumbbell.py, flow i starting at i/N s):

@@ -1,4 +1,4 @@
-"""Cross-check ccfair's CCAs against ns-3 3.44 on the issue-4 scenarios.
+"""Cross-check ccfair's CCAs against ns-3 3.44 on the acceptance dumbbell (below).
 
     python bench/ns3_crosscheck.py [--ccas reno cubic ...] [--venv /tmp/ccfair-ns3-venv] [--out table.md]
 

@@ -3,7 +3,7 @@
     python bench/startup_ab.py BEFORE_PYTHON_DIR [--rounds 11]
 
 BEFORE_PYTHON_DIR is the ``python/`` directory of another checkout (e.g.
-``git worktree add /tmp/old 079f44a``, then its ``python/`` with a built
+``git worktree add OLD_DIR COMMIT``, then its ``python/`` with a built
 ``ccfair/_core*.so`` copied in); it is put first on PYTHONPATH for the
 "before" runs, the current installation is "after". Each round runs every
 command once per side, alternating which side goes first; prints the medians

@@ -2,8 +2,7 @@
 
 Every test runs the real simulator (``ccfair._core``) on experiments built
 here in Python and checks one acceptance item against the study or
-the Linux/RFC behaviour it comes from (the studies are summarised in the
-project brief: S0 = Rüth, Kunze, Hohlfeld, "An Empirical View on Content
+the Linux/RFC behaviour it comes from (the studies: S0 = Rüth, Kunze, Hohlfeld, "An Empirical View on Content
 Provider Fairness", TMA 2019; S4 = Bhatti & Bateman, "Transport Protocol
 Throughput Fairness", J. Networks 2009).
 

@@ -15,7 +15,7 @@ directory): ``fifo`` (a named pipe nobody writes), ``big`` (a 17 MiB sparse file
 ``nancsv`` / ``badcsv`` (malformed CSV), ``badtrace`` / ``backtrace`` (a malformed mahimahi trace:
 a non-integer line, timestamps going back). Every file is read from a copy in that directory.
 
-Time: the issue this corpus answers asks for every refusal within 2 s; that figure is
+Time: the target is every refusal within 2 s; that figure is
 measured by bench/bad_inputs.py (docs/benchmarks.md). Here a per-file watchdog of
 :data:`HANG_S` only turns a hang (a FIFO opened, a loop over 10^18 repetitions) into a
 failure instead of a stuck test run: far above the measured times, it is not a speed test.

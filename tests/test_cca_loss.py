@@ -3,7 +3,7 @@
 BIC, HighSpeed, H-TCP, Hybla, Illinois, Scalable, Veno, Westwood+ and YeAH,
 each modelled on its Linux ``net/ipv4/tcp_*.c`` (see docs/ccas.md). Their
 response functions are unit-tested in Rust (crates/ccfair-sim/src/cc/*.rs);
-here every algorithm runs in the real simulator on the issue's two scenarios:
+here every algorithm runs in the real simulator on two scenarios:
 
 - alone on 10 Mbit/s, 50 ms RTT, 1 BDP drop-tail: utilization over 15-45 s;
 - against itself (A at 0 s, B at 5 s, both jittered by 100 ms from the seed,

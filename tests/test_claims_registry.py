@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 _CANDIDATES = [Path(os.environ["CCFAIR_STUDIES"])] if os.environ.get("CCFAIR_STUDIES") else []
 _CANDIDATES += [ROOT.parent / "shared" / "studies", ROOT.parent.parent / "shared" / "studies"]
 STUDIES = next((p for p in _CANDIDATES if p.is_dir()), _CANDIDATES[0])
-#: The issue's floor: the board covers every finding, at least this many.
+#: The board's floor: it covers every finding, at least this many.
 MIN_CLAIMS, MIN_PER_STUDY = 60, 8
 
 

@@ -1,4 +1,4 @@
-"""Metrics against hand-computed examples and the definitions in BRIEF.md."""
+"""Metrics against hand-computed examples and their sources' definitions (docs/metrics.md)."""
 
 import math
 

@@ -41,8 +41,8 @@ def test_gaussian_kde_scotts_rule():
 
 
 def test_bounded_kde_keeps_its_mass_inside_the_domain():
-    # Two runs near +1: an unbounded KDE puts a large part of its mass above 1 (the issue's
-    # "densities spilling past fness 1"); reflected at the bounds (Silverman 1986, 2.10) the
+    # Two runs near +1: an unbounded KDE puts a large part of its mass above 1
+    # (densities spilling past fness 1); reflected at the bounds (Silverman 1986, 2.10) the
     # density integrates to 1 over [-1, 1] and is 0 outside.
     vals = [0.95, 0.99, 0.9]
     grid = np.linspace(-1.5, 1.5, 30001)

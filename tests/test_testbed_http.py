@@ -386,7 +386,7 @@ def _kill_mid_run_then_clean(p: subprocess.Popen[bytes], forward_before: str) ->
     p.wait()
     time.sleep(0.5)  # agents die with their parent (PR_SET_PDEATHSIG)
     # What kill -9 left is removed by the next run's clean-up (or already was, by another
-    # run starting meanwhile on this machine: every run cleans dead runs first).
+    # run starting meanwhile on the same host: every run cleans dead runs first).
     netns.clean_stale()
     assert left_by({rid}) == []
     if not netns.live_runs():

@@ -1,4 +1,4 @@
-"""Linux's tcp_cubic.c on this machine's real TCP, per ACK: HyStart and bictcp_update's internals
+"""Linux's tcp_cubic.c on the testbed's real TCP, per ACK: HyStart and bictcp_update's internals
 (docs/linux-ports.md "CUBIC as the second flow at 20 Mbit/s, 100 ms"). Root:
 
     python bench/cubic_bpf/run.py --point "hybla/cubic 20M 100ms 1bdp" --seed 1 [--set kernel-ccas-loss] [--out DIR]

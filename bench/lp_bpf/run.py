@@ -1,4 +1,4 @@
-"""Linux's tcp_lp.c on this machine's real TCP, through ccfair's BPF port (docs/fidelity.md "TCP-LP").
+"""Linux's tcp_lp.c on the testbed's real TCP, through ccfair's BPF port (docs/fidelity.md "TCP-LP").
 
 The kernel here does not build tcp_lp (it offers reno, cubic, bbr); the testbed runs
 ccfair's port, python/ccfair/testbed/bpf/lp.bpf.c (ccfair.testbed.bpfcc builds and loads

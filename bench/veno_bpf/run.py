@@ -1,4 +1,4 @@
-"""Linux's tcp_veno.c on this machine's real TCP, per ACK, next to the simulator (docs/linux-ports.md
+"""Linux's tcp_veno.c on the testbed's real TCP, per ACK, next to the simulator (docs/linux-ports.md
 "Veno against CUBIC"). Root:
 
     python bench/veno_bpf/run.py --point "veno/cubic 20M 100ms 1bdp" --seed 4 [--set kernel-ccas-loss] [--out DIR]

@@ -64,7 +64,7 @@ fn tcp_lp_with_random_timestamp_offsets_runs_as_reno_when_their_difference_overf
 
 /// Not reproduced, because Linux's module does not do it either
 /// (docs/fidelity.md "TCP-LP"): alone, TCP-LP reaches 0.019 of the link here,
-/// and a BPF port of tcp_lp.c on this machine's Linux 6.18 TCP (testbed,
+/// and a BPF port of tcp_lp.c on the testbed's Linux 6.18 TCP (testbed,
 /// same path, tcp_timestamps = 2) 0.017. Its first owd sample is an
 /// indication (tcp_lp_pkts_acked: owd_min = owd_max), its slow start's own
 /// queue a second within the inference time (cwnd 1); at cwnd 1 every owd

@@ -1,7 +1,7 @@
 """S0's evaluation (Rüth, Kunze, Hohlfeld, "An Empirical View on Content Provider
 Fairness", TMA 2019) as a preset: ``ccfair preset s0``.
 
-Setup (BRIEF S0, S0 section III): two flows to one client through a dumbbell
+Setup (S0 section III): two flows to one client through a dumbbell
 bottleneck; flow B starts 5 s after flow A, both run 40 s more (45 s), and the
 analysis window is the 35 s starting 5 s after B starts (10-45 s). Equal base
 RTTs (S0 equalises them). Initial receive window 200 segments. Every setting is
@@ -26,7 +26,7 @@ Beside fness the preset records each flow's max-min fair share
 (metrics.max_min_fair_rates) and S0's extra per-run measurements (mean queue
 length in packets, retransmissions).
 
-The claims (BRIEF S0's findings for 10 Mbit/s, 50 ms, plus three from S0
+The claims (S0's findings for 10 Mbit/s, 50 ms, plus three from S0
 section IV on CP traffic) are S0's entries of the claims registry
 (ccfair.claims), each with the criterion fixed before measuring; every one is printed with ccfair's figure and a verdict,
 reproduced or not.
@@ -103,7 +103,7 @@ QDISCS = ("droptail", "codel", "fq_codel")
 REPETITIONS = 30
 #: S0's timing: B starts 5 s after A, both run 40 s more; window 10-45 s; 20 ms start noise.
 DURATION, WINDOW_START, B_START, START_JITTER = "45s", "10s", "5s", "20ms"
-#: The setting of S0's lab figures and of the brief's findings.
+#: The setting of S0's lab figures and of its findings at 10 Mbit/s, 50 ms.
 BASE = ("10Mbit", 50)
 BACKENDS = ("sim", "testbed")
 

@@ -1,5 +1,5 @@
-"""S1's evaluation ("Ensuring Transport Fairness with Smart Networks", ETH 2020;
-BRIEF S1): RRMQS + flow meter + feedback on a dumbbell shared by 12 CCAs.
+"""S1's evaluation ("Ensuring Transport Fairness with Smart Networks", ETH 2020):
+RRMQS + flow meter + feedback on a dumbbell shared by 12 CCAs.
 
 Setup (as S1): 2m+2-node dumbbell, m = 12 senders, one CCA each (BIC,
 NewReno, HighSpeed, H-TCP, Hybla, Illinois, LEDBAT, Scalable, Vegas, Veno,

@@ -1,5 +1,5 @@
 """S2's lab reproduction (Verizon Media, "BBR evaluation at a large CDN",
-APNIC blog 2019; BRIEF S2) as a preset: ``ccfair preset s2``.
+APNIC blog 2019) as a preset: ``ccfair preset s2``.
 
 The blog's lab: "Client traffic delay was set to ~50ms with losses ranging
 from 0.001 to 0.1 and bottleneck bandwidth set to 50Mbps. Similarly, for

@@ -1,7 +1,7 @@
 """S3's multi-CC evaluation (Fejes et al., "On the Incompatibility of Scalable
 Congestion Controls over the Internet") as a preset.
 
-Setup (BRIEF S3): one bottleneck at ``--rate`` (1 Gbit/s), a 500 ms
+Setup (as S3): one bottleneck at ``--rate`` (1 Gbit/s), a 500 ms
 ("infinite") buffer, N connections, half BBRv2 (with its ECN response,
 scalable ECN) and half DCTCP, all with the same base RTT (5 or 50 ms), starting
 uniformly in [0, 1] s. AQMs with delay target D = K x RTT:

@@ -1,5 +1,5 @@
 """S4's evaluation (Bhatti & Bateman, "Transport Protocol Throughput Fairness",
-J. Networks 2009; BRIEF S4) as a preset: ``ccfair preset s4``.
+J. Networks 2009) as a preset: ``ccfair preset s4``.
 
 Pair-wise testbed study (S4 section III): a dumbbell at 100 Mbit/s, RTT 25 /
 50 / 100 / 200 ms (split both ways: here the flows' base RTT), router buffer

@@ -1,7 +1,7 @@
 """Linux's TCP congestion-control modules as BPF struct_ops programs, for the testbed.
 
 The testbed runs a flow's ``cca`` on the host kernel. When the kernel lacks the
-module (this machine builds only reno, cubic and bbr), ccfair runs its BPF port
+module (the testbed host's kernel builds only reno, cubic and bbr), ccfair runs its BPF port
 instead: ``bpf/<cca>.bpf.c`` in this package, a function-by-function port of
 Linux's ``net/ipv4/tcp_<cca>.c`` (each file names the kernel version it follows and
 its deviations). The set of ports is the set of those files; nothing else lists

@@ -1,6 +1,6 @@
 //! RRMQS — Round Robin Measuring Queues Set, with a per-CCA flow meter and a
 //! feedback loop (S1: "Ensuring Transport Fairness with Smart Networks", ETH
-//! semester thesis 2020; restated in the project brief, S1).
+//! semester thesis 2020).
 //!
 //! Queues: one large main queue plus one small measuring queue per CCA class
 //! (`Packet::cca_class()`; the network is assumed to know a flow's CCA, as S1

@@ -9,7 +9,7 @@
 //! rtt}` or a time threshold with the link rate; docs/qdiscs.md).
 //!
 //! Sources: Fejes et al., "On the Incompatibility of Scalable Congestion
-//! Controls over the Internet" (S3 in docs BRIEF), section on AQMs;
+//! Controls over the Internet" (S3), section on AQMs;
 //! Alizadeh et al., "Data Center TCP (DCTCP)", SIGCOMM 2010, section 3.1
 //! (mark when the instantaneous queue exceeds K); RFC 8257 section 3.
 //! Linux has no STEP qdisc (S3 uses RED with equal thresholds).
