@@ -71,7 +71,7 @@ FLOWS = pd.DataFrame(
         "sent_packets": [100, 200, 0],
         "drops": [5, 30, 0],
         "retransmissions": [4, 20, 0],
-        "marks": [10, 0, 0],
+        "ecn_marks": [10, 0, 0],
     }
 )
 
@@ -87,7 +87,7 @@ def test_drop_and_mark_ratios_per_flow_and_class():
     per_label = drop_mark_ratios(FLOWS, by="label")
     assert set(per_label.index) == {"cubic", "bbr", "cubic+pacing"}
     # without a marks column (a run without ECN) the mark ratio is NaN
-    assert drop_mark_ratios(FLOWS.drop(columns="marks"))["mark_ratio"].isna().all()
+    assert drop_mark_ratios(FLOWS.drop(columns="ecn_marks"))["mark_ratio"].isna().all()
     with pytest.raises(ValueError, match="nosuch"):
         ratio_by(FLOWS, "nosuch")
 

@@ -78,3 +78,15 @@ def test_cli_run_json(examples, capsys):
     assert main(["run", str(examples / "s0-cubic-vs-bbr.toml"), "--json", "--set", "duration=20s", "--set", "window.end=20s"]) == 0
     summary = json.loads(capsys.readouterr().out)
     assert [f["name"] for f in summary["flows"]] == ["A", "B"]
+
+
+def test_mark_ratio_of_a_runs_flows_table_counts_its_ce_marks(examples):
+    """A Result names its CE marks ``ecn_marks``; metrics.drop_mark_ratios' default column must
+    read them: the L4S flow behind DualPI2 is marked (RFC 9332), the classic one is not."""
+    from ccfair.metrics import drop_mark_ratios
+
+    flows = ccfair.run(examples / "l4s-dualpi2.toml").flows
+    ratios = drop_mark_ratios(flows)
+    l4s = flows.set_index("name").loc["l4s"]
+    assert ratios.loc["l4s", "mark_ratio"] == l4s["ecn_marks"] / l4s["sent_packets"] > 0
+    assert ratios.loc["classic", "mark_ratio"] == 0

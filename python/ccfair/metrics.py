@@ -544,7 +544,7 @@ def drop_mark_ratios(
     *,
     sent_col: str = "sent_packets",
     drops_col: str = "drops",
-    marks_col: str = "marks",
+    marks_col: str = "ecn_marks",
 ) -> pd.DataFrame:
     """Drop ratio (packets dropped at the bottleneck / packets sent) and ECN-mark ratio per flow or class (S3).
 
