@@ -404,6 +404,12 @@ struct AckAcc {
     /// FLAG_RETRANS_DATA_ACKED: the cumulative ACK covers a segment that was
     /// ever retransmitted (SACKed or not), so Karn's rule drops its RTTs.
     retrans_data_acked: bool,
+    /// RACK.rtt candidates (`NO_RTT`: none): the last cumulatively ACKed
+    /// segment's RTT, and the highest newly SACKed segment's with its
+    /// sequence number (`take_rack_rtt`).
+    rack_cum_rtt: u64,
+    rack_sack_rtt: u64,
+    rack_sack_seq: u64,
     flags: AckFlags,
 }
 
@@ -417,6 +423,9 @@ impl Default for AckAcc {
             sack_rtt: NO_RTT,
             sack_ca_rtt: NO_RTT,
             retrans_data_acked: false,
+            rack_cum_rtt: NO_RTT,
+            rack_sack_rtt: NO_RTT,
+            rack_sack_seq: 0,
             flags: AckFlags::default(),
         }
     }
@@ -1295,6 +1304,7 @@ impl Sender {
         if !sack.is_empty() {
             self.sacktag(now, &sack, p.ack(), prior_una, &mut acc);
         }
+        self.take_rack_rtt(&acc);
         let d = self.account_ack(now, p, &acc, prior_in_flight, prior_una);
         let newly_lost = self.recover_on_ack(now, &acc.flags, d.ece);
         self.control_cwnd_on_ack(now, &acc, &d, newly_lost, prior_in_flight);
@@ -1344,7 +1354,7 @@ impl Sender {
             } else {
                 acc.newly_delivered += 1;
                 self.rate_delivered(&seg, &mut acc.rate);
-                self.rack_advance(now, &seg, seq);
+                self.rack_advance(now, &seg, seq, &mut acc.rack_cum_rtt);
                 if seg.flags & F_EVER_RETRANS == 0 {
                     let r = now - seg.sent_ns;
                     if acc.seq_rtt == NO_RTT {
@@ -1572,8 +1582,9 @@ impl Sender {
         debug_assert!(self.segs.iter().take(n).map(|g| g.sent_ns).is_sorted());
         let last_seq = una + n as u64 - 1;
         if last_sent_ns > self.rack_xmit_ns || (last_sent_ns == self.rack_xmit_ns && last_seq > self.rack_end_seq) {
-            (self.rack_xmit_ns, self.rack_end_seq, self.rack_rtt_ns) = (last_sent_ns, last_seq, now - last_sent_ns);
+            (self.rack_xmit_ns, self.rack_end_seq) = (last_sent_ns, last_seq);
         }
+        acc.rack_cum_rtt = now - last_sent_ns;
         acc.flags.orig_sack_acked |= in_loss && una < self.high_seq;
         acc.newly_delivered += n as u32;
         self.tp.snd_una += n as u64;

@@ -148,7 +148,12 @@ impl Sender {
             acc.newly_delivered += 1;
             acc.flags.data_sacked = true;
             self.rate_delivered(&seg, &mut acc.rate);
-            self.rack_advance(now, &seg, seq);
+            // The highest newly SACKed segment is the last one Linux's ordered walk takes.
+            let mut rtt = NO_RTT;
+            self.rack_advance(now, &seg, seq, &mut rtt);
+            if rtt != NO_RTT && (acc.rack_sack_rtt == NO_RTT || seq > acc.rack_sack_seq) {
+                (acc.rack_sack_rtt, acc.rack_sack_seq) = (rtt, seq);
+            }
         }
         if dup && self.segs[i].flags & F_RETRANS != 0 {
             self.segs[i].flags &= !F_RETRANS;
@@ -159,17 +164,35 @@ impl Sender {
 
     // --------------------------------------------------------------- recovery
 
-    /// RACK.update (RFC 8985 6.2 step 2, Linux `tcp_rack_advance`).
-    pub(super) fn rack_advance(&mut self, now: TimeNs, seg: &Seg, seq: u64) {
+    /// RACK.update (RFC 8985 6.2 step 2, Linux `tcp_rack_advance`) for one
+    /// newly (S)ACKed segment: RACK.xmit_ts / end_seq move to the most
+    /// recently sent one; RACK.rtt is the RTT of every segment taken, so the
+    /// last one taken sets it (`take_rack_rtt`). A retransmitted segment
+    /// (S)ACKed sooner than min_rtt after its last send is ambiguous: skipped.
+    pub(super) fn rack_advance(&mut self, now: TimeNs, seg: &Seg, seq: u64, rtt_slot: &mut u64) {
         let rtt = now - seg.sent_ns;
         if seg.flags & F_EVER_RETRANS != 0 && self.tp.min_rtt_ns != u64::MAX && rtt < self.tp.min_rtt_ns {
-            // Possibly the ACK of the original transmission: ambiguous, skip.
             return;
         }
+        *rtt_slot = rtt;
         if seg.sent_ns > self.rack_xmit_ns || (seg.sent_ns == self.rack_xmit_ns && seq > self.rack_end_seq) {
             self.rack_xmit_ns = seg.sent_ns;
             self.rack_end_seq = seq;
-            self.rack_rtt_ns = rtt;
+        }
+    }
+
+    /// RACK.rtt after an ACK: Linux's `tcp_ack` tags the SACK blocks first,
+    /// in ascending sequence order (`tcp_sacktag_write_queue` sorts them),
+    /// then frees the cumulatively ACKed segments in sequence order
+    /// (`tcp_clean_rtx_queue`), each calling `tcp_rack_advance`, which sets
+    /// `rack.rtt_us` every time: the last cumulatively ACKed segment taken
+    /// wins, else the highest newly SACKed one. Not necessarily the most
+    /// recently sent: a retransmission ACKed with newer data SACKed sets it.
+    pub(super) fn take_rack_rtt(&mut self, acc: &AckAcc) {
+        if acc.rack_cum_rtt != NO_RTT {
+            self.rack_rtt_ns = acc.rack_cum_rtt;
+        } else if acc.rack_sack_rtt != NO_RTT {
+            self.rack_rtt_ns = acc.rack_sack_rtt;
         }
     }
 

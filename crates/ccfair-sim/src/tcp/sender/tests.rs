@@ -1094,3 +1094,27 @@ fn retransmitting_the_head_restarts_the_rto_from_the_retransmission() {
     assert!(t2 + rto > from_una);
     assert_eq!(s.stats.rto_count, 0);
 }
+
+#[test]
+fn rack_rtt_is_the_last_segment_taken_the_cumulative_acks_after_the_sack_blocks() {
+    // RFC 8985 6.2 step 2 and Linux tcp_rack_advance: RACK.rtt is set by
+    // every (S)ACKed segment that is not ambiguous, RACK.xmit_ts only by a
+    // more recently sent one. tcp_ack tags the SACK blocks
+    // (tcp_sacktag_write_queue) before it frees the cumulatively ACKed
+    // segments (tcp_clean_rtx_queue): an ACK that SACKs new data and
+    // cumulatively ACKs an older segment leaves RACK.rtt at the older
+    // segment's RTT, RACK.xmit_ts at the new data's send time, and the
+    // segments sent with the older one are not yet overdue.
+    let (mut s, _) = established();
+    let mut out = vec![];
+    // Segment 0 of the first flight (sent at RTT) is ACKed; 10 and 11 leave at 2 RTT.
+    s.on_ack(2 * RTT, &plain_ack(1), &mut out);
+    assert_eq!(seqs(&out), vec![10, 11]);
+    // Segment 1 (sent at RTT) arrives late, with 10 SACKed beside it.
+    let t = 3 * RTT + 5_000_000;
+    s.on_ack(t, &ack_to(&s, 2, 10), &mut out);
+    assert_eq!((s.rack_xmit_ns, s.rack_end_seq), (2 * RTT, 10), "RACK.xmit_ts: segment 10, sent last");
+    assert_eq!(s.rack_rtt_ns, t - RTT, "RACK.rtt: segment 1's, taken last");
+    // 2..9, sent at RTT, are due at RTT + RACK.rtt + reo_wnd, after now.
+    assert_eq!(s.stats.losses_detected, 0);
+}
