@@ -4,7 +4,8 @@
  * so it reads the state the previous ACK left): struct bbr (net/ipv4/tcp_bbr.c: lt_is_sampling,
  * lt_rtt_cnt, lt_use_bw, lt_bw, lt_last_delivered / lost / stamp, round_start, rtt_cnt),
  * tp->lost, tp->delivered, tp->delivered_mstamp and the SACK scoreboard counts; one event when
- * any long-term field or tp->lost changed since the socket's last segment, or round_start is set.
+ * any long-term field or tp->lost changed since the socket's last segment, or round_start is set
+ * (built with -DEVERY_SEGMENT: one event at every segment).
  * Read by bench/bbr_lt_probe/run.py. */
 #include "vmlinux.h"
 #include <bpf/bpf_helpers.h>
@@ -89,12 +90,14 @@ int BPF_PROG(probe, struct sock *sk, struct sk_buff *skb)
 	read_bbr(sk, &now.b);
 	now.lost = BPF_CORE_READ((struct tcp_sock *)sk, lost);
 	p = bpf_map_lookup_elem(&pre, &key);
+#ifndef EVERY_SEGMENT
 	if (p) {
 		u32 pw = word(&p->b), qw = word(&now.b);
 		if (!(qw & (1u << 7)) && (pw >> 23) == (qw >> 23) && p->b.lt_bw == now.b.lt_bw &&
 		    p->b.lt_last_delivered == now.b.lt_last_delivered && p->lost == now.lost)
 			goto store;
 	}
+#endif
 	e = bpf_ringbuf_reserve(&events, sizeof(*e), 0);
 	if (!e)
 		goto store;

@@ -1,9 +1,10 @@
 """Linux BBR's long-term (policer) sampling on the testbed, ACK by ACK (root).
 
-    sudo python3 bench/bbr_lt_probe/run.py --out FILE.jsonl -- CMD ...
+    sudo python3 bench/bbr_lt_probe/run.py --out FILE.jsonl [--every-segment] -- CMD ...
         # CMD: a testbed run, e.g. python3 bench/fidelity_trace.py --set map --point ID --seed N --testbed
     python3 bench/bbr_lt_probe/run.py --intervals FILE.jsonl [...] [--window 1.2] [--save OUT.jsonl --label K=V ...]
     python3 bench/bbr_lt_probe/run.py --table bench/data/bbr-lt-intervals-testbed-2026-11-30.jsonl [--before 12]
+    python3 bench/bbr_lt_probe/run.py --rounds FILE.jsonl [--until 4]
 
 Builds lt.bpf.c (clang, CO-RE against the running kernel's BTF), attaches it to the tracepoint
 tcp:tcp_probe (tcp_rcv_established, before it processes a segment), runs CMD and stores, for every
@@ -13,6 +14,10 @@ lt_use_bw, lt_bw, lt_last_delivered / lost / stamp) or in tp->lost, or has round
 state, the one before it, tp->delivered, tp->delivered_mstamp, tp->lost, the scoreboard counts and
 icsk_ca_state. (fentry on bbr_lt_bw_sampling itself is refused on this host; the tracepoint reads
 the same state one segment later.)
+
+`--every-segment`: an event at every segment (tens of MB a run). `--rounds`: per sending flow the events that
+start a round or change BBR's mode (window, segments out, delivered, tp->lost, CA state, full_bw_cnt): where
+STARTUP ends against the losses.
 
 `--intervals`: per flow (sockets with 100 events or more, in order of their first event; times
 from the first flow's first ACK) each long-term interval as Linux ran it: start, end, packet-timed
@@ -51,15 +56,21 @@ SIGNED = {"losses", "app_limited", "rs_delivered", "interval_us", "acked_sacked"
 BW_UNIT = 1 << 24
 
 
-def build(tmp: Path) -> Path:
-    """lt.bpf.c compiled against this kernel's vmlinux.h."""
+def build(tmp: Path, every_segment: bool = False) -> Path:
+    """lt.bpf.c compiled against this kernel's vmlinux.h (with EVERY_SEGMENT: an event per segment)."""
     vmlinux = tmp / "vmlinux.h"
     with open(vmlinux, "w") as fh:
         subprocess.run(["bpftool", "btf", "dump", "file", "/sys/kernel/btf/vmlinux", "format", "c"], stdout=fh, check=True)
     obj = tmp / "lt.bpf.o"
     cmd = ["clang", "-O2", "-g", "-target", "bpf", "-D__TARGET_ARCH_x86", f"-I{tmp}", "-c", str(HERE / "lt.bpf.c"), "-o", str(obj)]
+    if every_segment:
+        cmd.insert(1, "-DEVERY_SEGMENT")
     subprocess.run(cmd, check=True)
     return obj
+
+
+#: struct bbr's mode values (tcp_bbr.c enum bbr_mode).
+MODES = ("STARTUP", "DRAIN", "PROBE_BW", "PROBE_RTT")
 
 
 def decode(word: int) -> dict[str, int]:
@@ -73,7 +84,7 @@ def decode(word: int) -> dict[str, int]:
     }
 
 
-def record(cmd: list[str], out: Path) -> int:
+def record(cmd: list[str], out: Path, every_segment: bool = False) -> int:
     """Run ``cmd`` with the probes attached; events to ``out`` as JSON lines. Returns its exit code."""
     lib = ctypes.CDLL("libbpf.so.1", use_errno=True)
     vp = ctypes.c_void_p
@@ -90,7 +101,7 @@ def record(cmd: list[str], out: Path) -> int:
     lib.ring_buffer__new.argtypes = [ctypes.c_int, cb_type, vp, vp]
     lib.ring_buffer__poll.argtypes = [vp, ctypes.c_int]
     with tempfile.TemporaryDirectory() as d:
-        obj = lib.bpf_object__open_file(str(build(Path(d))).encode(), None)
+        obj = lib.bpf_object__open_file(str(build(Path(d), every_segment)).encode(), None)
         if not obj or lib.bpf_object__load(obj) != 0:
             raise SystemExit(f"loading lt.bpf.o failed (errno {ctypes.get_errno()})")
     links, prog = [], lib.bpf_object__next_program(obj, None)
@@ -223,6 +234,32 @@ def table(path: Path, before_s: float) -> None:
             )
 
 
+def rounds(path: Path, until: float) -> None:
+    """Per sending flow (lettered in order of their first event), every event that starts a round (rtt_cnt moves) or changes BBR's mode, with the window, the
+    segments out and delivered, tp->lost, the CA state and full_bw_cnt / full_bw_reached (struct bbr's word
+    after lt_last_lost: pacing_gain 10 bits, cwnd_gain 10, full_bw_reached 1, full_bw_cnt 2)."""
+    # Senders only: a receiving BBR socket (the receiver's side of a flow) delivers nothing.
+    runs = [rows for _, rows in flows(path) if rows[-1]["tp_delivered"] >= 1000]
+    t0 = runs[0][0]["t_ns"] if runs else 0
+    for name, rows in zip("ABCDEFGH", runs):
+        print(f"flow {name}:")
+        last = None
+        for r in rows:
+            t = (r["t_ns"] - t0) / 1e9
+            if t > until:
+                break
+            key = (r["rtt_cnt"], r["post_word"] & 7)
+            if key == last:
+                continue
+            last = key
+            g = r["gains_word"]
+            print(
+                f"  {t:8.4f} s round {r['rtt_cnt']:3d} mode {MODES[r['post_word'] & 7]:10s} cwnd {r['snd_cwnd']:4d} "
+                f"out {r['packets_out']:4d} delivered {r['tp_delivered']:6d} lost {r['tp_lost']:5d} ca {r['ca_state']} "
+                f"full_bw_cnt {(g >> 21) & 3} reached {(g >> 20) & 1}"
+            )
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--out", help="with CMD: the probe's events (JSON lines)")
@@ -232,13 +269,19 @@ def main() -> None:
     ap.add_argument("--label", action="append", default=[], help="K=V stored with each saved line")
     ap.add_argument("--table", help="a --save file to summarise")
     ap.add_argument("--before", type=float, default=12.0, help="--table: lt_bw entries before this many s")
+    ap.add_argument("--every-segment", action="store_true", help="with CMD: an event at every segment, not only at changes")
+    ap.add_argument("--rounds", help="a probe file: each flow's round starts and mode changes (STARTUP's exit)")
+    ap.add_argument("--until", type=float, default=4.0, help="--rounds: s from the first flow's first event")
     ap.add_argument("cmd", nargs="*")
     args = ap.parse_args()
     if args.table:
         table(Path(args.table), args.before)
         return
+    if args.rounds:
+        rounds(Path(args.rounds), args.until)
+        return
     if not args.intervals:
-        sys.exit(record(args.cmd, Path(args.out)))
+        sys.exit(record(args.cmd, Path(args.out), args.every_segment))
     labels = dict(kv.split("=", 1) for kv in args.label)
     for p in args.intervals:
         run = labels | summary(Path(p), args.window)
