@@ -776,7 +776,7 @@ impl<Q: Qdisc> Simulation<Q> {
     fn start_tx(&mut self, now: TimeNs, b: usize) {
         // Dequeued into its place (the link is free: `tx_current` is None or
         // the packet `tx_done` just took): no copy of the packet on the way.
-        self.tx_current = self.qdisc.dequeue(now, &mut self.dropped);
+        self.qdisc.dequeue_into(now, &mut self.dropped, &mut self.tx_current);
         if !self.dropped.is_empty() {
             self.count_dropped();
         }
