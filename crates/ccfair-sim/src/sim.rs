@@ -306,7 +306,7 @@ impl Monitor {
                 None => self.grow_sojourn_hist(raw),
             };
             let f = p.flow as usize;
-            let t = &mut self.tally[f];
+            let t = flow_entry(&mut self.tally, f as u32);
             t.sojourn_sum_ns += sojourn;
             t.sojourn_pkts += 1;
             if self.any_l4s && self.flow_l4s[f] {
@@ -437,6 +437,32 @@ struct FlowPath {
     cca_class: u16,
 }
 
+/// Flow `f`'s entry of one of the run's per-flow vectors, without a bounds
+/// check: on the per-packet paths (a delivery, an ACK, a sender's output)
+/// the checks of `paths`, `receivers`, the tally, `senders` and the lines
+/// took 24 instructions per data packet on B of docs/benchmarks.md, 17 on
+/// C, with the registers they held. Every per-flow vector of the run has
+/// one entry per flow (`Monitor::try_new`, `build_endpoints` and the lines
+/// are built from `cfg.flows`; `Simulation::try_with_qdisc` asserts the
+/// lengths), and every flow id the run handles is the index of one of its
+/// flows: the endpoints stamp their packets with the index they were built
+/// with (`build_endpoints`), and each `Ev` carries a packet's or an
+/// endpoint's id. Checked in debug builds (the tests).
+#[inline(always)]
+fn flow_entry<T>(v: &mut [T], f: u32) -> &mut T {
+    debug_assert!((f as usize) < v.len(), "flow {f} of a per-flow vector of {}", v.len());
+    // SAFETY: `f` is a flow id of the run and `v` has an entry per flow (above).
+    unsafe { v.get_unchecked_mut(f as usize) }
+}
+
+/// `flow_entry`, shared.
+#[inline(always)]
+fn flow_entry_ref<T>(v: &[T], f: u32) -> &T {
+    debug_assert!((f as usize) < v.len(), "flow {f} of a per-flow vector of {}", v.len());
+    // SAFETY: as `flow_entry`.
+    unsafe { v.get_unchecked(f as usize) }
+}
+
 /// A run of the dumbbell, its bottleneck discipline of type `Q` (a boxed
 /// one by default; `try_run`).
 pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
@@ -531,8 +557,9 @@ impl<Q: Qdisc> Simulation<Q> {
         let per_flow = |f: &dyn Fn(&crate::config::FlowConfig) -> u64| cfg.flows.iter().map(f).collect::<Vec<u64>>();
         let (access_ns, reverse_ns) = (per_flow(&|f| f.rtt_ns / 2 - d_b), per_flow(&|f| f.rtt_ns - f.rtt_ns / 2));
         let (host_jitter, ack_jitter) = (per_flow(&|f| f.host_jitter_ns), per_flow(&|f| f.ack_jitter_ns));
-        let access = (0..n).map(|i| DelayLine::with_jitter(access_ns[i], host_jitter[i], cfg.seed, stream::HOST_SEND + i as u64)).collect();
-        let reverse = (0..n)
+        let access: Vec<DelayLine> =
+            (0..n).map(|i| DelayLine::with_jitter(access_ns[i], host_jitter[i], cfg.seed, stream::HOST_SEND + i as u64)).collect();
+        let reverse: Vec<DelayLine> = (0..n)
             .map(|i| {
                 let f = &cfg.flows[i];
                 DelayLine::with_jitter(reverse_ns[i], ack_jitter[i], cfg.seed, stream::HOST_ACK + i as u64).with_tail(
@@ -567,7 +594,10 @@ impl<Q: Qdisc> Simulation<Q> {
                 mss_bytes: receivers[i].mss_bytes(),
                 cca_class: cca_class[i],
             })
-            .collect();
+            .collect::<Vec<FlowPath>>();
+        // `flow_entry`'s invariant: one entry per flow in every per-flow vector.
+        let per_flow = [paths.len(), access.len(), reverse.len(), senders.len(), receivers.len(), mon.tally.len()];
+        assert!(per_flow.iter().all(|&len| len == n), "a per-flow vector without one entry per flow: {per_flow:?} for {n} flows");
         Ok(Simulation {
             q,
             access,
@@ -620,12 +650,12 @@ impl<Q: Qdisc> Simulation<Q> {
     /// (The loops below index `out` and clear it after: a `drain` iterator
     /// costs more per packet in this loop; docs/benchmarks.md.)
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
-        let path = self.paths[flow as usize];
+        let path = *flow_entry(&mut self.paths, flow);
         if path.access == OWN_LINE {
             if self.out.get(2).is_some_and(|p| p.skb_next()) {
                 self.flush_skbs_own_line(flow, path.cca_class, now);
             } else {
-                let line = &mut self.access[flow as usize];
+                let line = flow_entry(&mut self.access, flow);
                 for i in 0..self.out.len() {
                     // Marked in `out` and pushed from there: no copy on the way.
                     let p = &mut self.out[i];
@@ -680,7 +710,7 @@ impl<Q: Qdisc> Simulation<Q> {
     /// Whether `sync_sender_timers` would schedule an entry.
     #[inline(always)]
     fn sender_timers_need_sync(&self, flow: u32) -> bool {
-        match &self.senders[flow as usize] {
+        match flow_entry_ref(&self.senders, flow) {
             FlowSender::Tcp(s) => s.rto_timer.needs_sync() || s.pace_timer.needs_sync() || s.reo_timer.needs_sync(),
             FlowSender::Dccp(_) => true,
         }
@@ -729,7 +759,7 @@ impl<Q: Qdisc> Simulation<Q> {
             pace.sync(q, Ev::Pace(flow));
             reo.sync(q, Ev::Reo(flow));
         };
-        match &mut self.senders[flow as usize] {
+        match flow_entry(&mut self.senders, flow) {
             FlowSender::Tcp(s) => sync(q, &mut s.rto_timer, &mut s.pace_timer, &mut s.reo_timer),
             other => {
                 let (rto, pace, reo) = other.timers();
@@ -925,10 +955,10 @@ impl<Q: Qdisc> Simulation<Q> {
         // vector's loads each time otherwise); so are the flow's receiver
         // and tally, each held for all its uses (`Monitor::add_arrival`,
         // `account_delivered_bytes`, `flush_receiver_out_to` by their parts).
-        let path = self.paths[i];
+        let path = *flow_entry(&mut self.paths, f);
         let mss = path.mss_bytes as u64;
-        let r = &mut self.receivers[i];
-        let t = &mut self.mon.tally[i];
+        let r = flow_entry(&mut self.receivers, f);
+        let t = flow_entry(&mut self.mon.tally, f);
         debug_assert_eq!(b, self.mon.bin_idx, "deliver after bin(now)");
         if p.kind == Kind::Data {
             t.bin[1] += mss;
@@ -962,7 +992,7 @@ impl<Q: Qdisc> Simulation<Q> {
         ev.count();
         match ev {
             Ev::Access(f) => {
-                let p = self.access[f as usize].pop(&mut self.q, now, ev);
+                let p = flow_entry(&mut self.access, f).pop(&mut self.q, now, ev);
                 self.access_arrive(now, p)
             }
             Ev::AccessShared(l) => {
@@ -975,15 +1005,15 @@ impl<Q: Qdisc> Simulation<Q> {
                 self.deliver(now, b, p);
             }
             Ev::Reverse(f) => {
-                let p = self.reverse[f as usize].pop(&mut self.q, now, ev);
-                self.senders[f as usize].on_ack(now, &p, &mut self.out);
+                let p = flow_entry(&mut self.reverse, f).pop(&mut self.q, now, ev);
+                flow_entry(&mut self.senders, f).on_ack(now, &p, &mut self.out);
                 self.flush_after_ack(f, now);
             }
             Ev::ReverseShared(l) => {
                 let p = self.reverse_shared.pop(&mut self.q, now, l);
                 self.prefetch_next_sender(l);
                 let f = p.flow;
-                self.senders[f as usize].on_ack(now, &p, &mut self.out);
+                flow_entry(&mut self.senders, f).on_ack(now, &p, &mut self.out);
                 self.flush_after_ack(f, now);
             }
 
@@ -1146,7 +1176,7 @@ struct ReverseOut<'a> {
 #[inline(always)]
 fn flush_receiver_out_of(o: ReverseOut<'_>, r: &mut FlowReceiver, (flow, shared): (u32, u32), now: TimeNs) {
     if shared == OWN_LINE {
-        let line = &mut o.reverse[flow as usize];
+        let line = flow_entry(o.reverse, flow);
         for i in 0..o.out.len() {
             line.push_ref(o.q, now, &o.out[i], Ev::Reverse(flow));
         }
