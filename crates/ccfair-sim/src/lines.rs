@@ -1027,13 +1027,15 @@ impl SharedLines {
         }
         let at = now + line.delay_ns;
         let Some(st) = stage else { return self.push_plain(q, at, l, p) };
+        // Into the ring before the flow's state is written: after it, the
+        // ring's room was loaded and tested again.
+        line.q.push_back_mut_with_room(*p).enqueue_ns = at;
         let nf = &mut self.noisy[p.flow as usize];
         if nf.pending == 0 {
             // Where the flow's own line would schedule its head event.
             nf.seq = q.take_seq();
         }
         nf.pending += 1;
-        line.q.push_back_mut_with_room(*p).enqueue_ns = at;
         if st.earliest_ns().is_none_or(|t| at <= t) {
             // The packet may arrive before the line's head.
             self.restage(l);

@@ -719,15 +719,17 @@ impl<Q: Qdisc> Simulation<Q> {
     /// As `flush_sender_out`'s loop, onto the flow's shared line.
     #[inline(never)]
     fn flush_sender_out_shared(&mut self, path: FlowPath, now: TimeNs) {
-        for i in 0..self.out.len() {
-            let p = &mut self.out[i];
+        // The parts apart: the loop's bound and packets stay in registers
+        // across the pushes (indexed, `out` was loaded and checked again).
+        let Simulation { out, access_shared, q, data_packets, .. } = self;
+        for p in out.iter_mut() {
             if p.kind == Kind::Data {
-                self.data_packets += 1;
+                *data_packets += 1;
             }
             p.set_cca_class(path.cca_class);
-            self.access_shared.push(&mut self.q, now, path.access, &self.out[i]);
+            access_shared.push(q, now, path.access, p);
         }
-        self.out.clear();
+        out.clear();
     }
 
     #[inline(always)]
@@ -863,7 +865,7 @@ impl<Q: Qdisc> Simulation<Q> {
             prefetch_obj_at(self.senders.as_ptr().wrapping_add(after_next as usize));
         }
         if next != NO_FLOW {
-            self.senders[next as usize].prefetch_ack_state();
+            flow_entry_ref(&self.senders, next).prefetch_ack_state();
         }
     }
 
