@@ -647,23 +647,25 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     /// Move the packets a sender produced onto its access link.
-    /// (The loops below index `out` and clear it after: a `drain` iterator
-    /// costs more per packet in this loop; docs/benchmarks.md.)
+    /// (The loops below walk `out` by reference, with the simulation's
+    /// parts borrowed apart, and clear it after: a `drain` iterator cost
+    /// more per packet, and indexing loaded and checked `out`'s length
+    /// again after each push; docs/benchmarks.md.)
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
         let path = *flow_entry(&mut self.paths, flow);
         if path.access == OWN_LINE {
             if self.out.get(2).is_some_and(|p| p.skb_next()) {
                 self.flush_skbs_own_line(flow, path.cca_class, now);
             } else {
-                let line = flow_entry(&mut self.access, flow);
-                for i in 0..self.out.len() {
+                let Simulation { out, q, data_packets, access, .. } = self;
+                let line = flow_entry(access, flow);
+                for p in out.iter_mut() {
                     // Marked in `out` and pushed from there: no copy on the way.
-                    let p = &mut self.out[i];
                     if p.kind == Kind::Data {
-                        self.data_packets += 1;
+                        *data_packets += 1;
                     }
                     p.set_cca_class(path.cca_class);
-                    line.push_ref(&mut self.q, now, &self.out[i], Ev::Access(flow));
+                    line.push_ref(q, now, p, Ev::Access(flow));
                 }
             }
             self.out.clear();
@@ -1177,14 +1179,15 @@ struct ReverseOut<'a> {
 /// (`Simulation::deliver`) indexes it once.
 #[inline(always)]
 fn flush_receiver_out_of(o: ReverseOut<'_>, r: &mut FlowReceiver, (flow, shared): (u32, u32), now: TimeNs) {
+    // By iterator: indexed, `out`'s length was loaded and checked again after each push.
     if shared == OWN_LINE {
         let line = flow_entry(o.reverse, flow);
-        for i in 0..o.out.len() {
-            line.push_ref(o.q, now, &o.out[i], Ev::Reverse(flow));
+        for p in o.out.iter() {
+            line.push_ref(o.q, now, p, Ev::Reverse(flow));
         }
     } else {
-        for i in 0..o.out.len() {
-            o.shared.push(o.q, now, shared, &o.out[i]);
+        for p in o.out.iter() {
+            o.shared.push(o.q, now, shared, p);
         }
     }
     o.out.clear();
