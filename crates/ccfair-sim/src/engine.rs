@@ -10,7 +10,7 @@
 //! samples on it. Here the sifts carry the moving entry in a local (inlined,
 //! so it stays in registers) and write it once, at its final slot; the
 //! choice between the two children in `sift_down` is branch-free (compare
-//! 128-bit keys, add the result to the index), because that branch is
+//! 128-bit keys, select the child by a conditional move), because that branch is
 //! taken at random and mispredicted about half the time (~7 % of an S0 run).
 //! The pop order is the same: (time, seq) is a total order
 //! (docs/benchmarks.md).
@@ -141,38 +141,63 @@ pub(crate) fn sift_up<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
     set(h, i, e);
 }
 
+/// `h`'s entry at byte offset `off`, for an `off` the sifts below know to
+/// be an entry's (`i * size_of::<T>()` for an `i` in bounds, as `get`).
+/// `sift_down` and `remove_root` walk byte offsets rather than indices:
+/// the children of the entry at `off` are at `2 off + size` and `2 off + 2
+/// size`, one `lea` each, where an index was scaled by a shift at every
+/// access (three per level).
+#[inline(always)]
+fn get_at<T: Copy>(h: &[T], off: usize) -> T {
+    debug_assert!(off % std::mem::size_of::<T>() == 0 && off / std::mem::size_of::<T>() < h.len());
+    // SAFETY: `off` is `i * size_of::<T>()` for an `i < h.len()` (the
+    // callers establish it as `get`'s): an aligned entry inside `h`.
+    unsafe { h.as_ptr().byte_add(off).read() }
+}
+
+/// `h`'s entry at byte offset `off` set to `v` (as `get_at`).
+#[inline(always)]
+fn set_at<T>(h: &mut [T], off: usize, v: T) {
+    debug_assert!(off % std::mem::size_of::<T>() == 0 && off / std::mem::size_of::<T>() < h.len());
+    // SAFETY: as `get_at`.
+    unsafe { h.as_mut_ptr().byte_add(off).write(v) }
+}
+
 /// Put `e` into the hole at `i` of `h` and move it down to its place.
 /// (Bottom-up, down to a leaf and then up, ran more instructions here: a
 /// root put back mostly belongs near the top; docs/benchmarks.md. A removed
 /// root's place is another matter: `remove_root`.)
 #[inline(always)]
-pub(crate) fn sift_down<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
-    let n = h.len();
-    assert!(i < n, "a hole in the heap");
+pub(crate) fn sift_down<T: Keyed>(h: &mut [T], i: usize, e: T) {
+    let size = std::mem::size_of::<T>();
+    assert!(i < h.len(), "a hole in the heap");
+    // Byte offsets (`get_at`): `end` is one past the last entry.
+    let end = std::mem::size_of_val(h);
     let k = e.key();
+    let mut off = i * size;
     loop {
-        let left = 2 * i + 1;
-        let right = left + 1;
-        if right >= n {
+        let left = 2 * off + size;
+        let right = left + size;
+        if right >= end {
             // At most one child: the last level's edge.
-            if left < n && get(h, left).key() < k {
-                set(h, i, get(h, left));
-                i = left;
+            if left < end && get_at(h, left).key() < k {
+                set_at(h, off, get_at(h, left));
+                off = left;
             }
             break;
         }
         // Branch-free choice of the earlier child (an unpredictable
         // branch here cost more than the extra key computation); the
         // child, read whole for its move up, is compared once with `e`.
-        let child = left + (get(h, right).key() < get(h, left).key()) as usize;
-        let c = get(h, child);
+        let child = std::hint::select_unpredictable(get_at(h, right).key() < get_at(h, left).key(), right, left);
+        let c = get_at(h, child);
         if c.key() >= k {
             break;
         }
-        set(h, i, c);
-        i = child;
+        set_at(h, off, c);
+        off = child;
     }
-    set(h, i, e);
+    set_at(h, off, e);
 }
 
 /// Remove the root of the heap `h` (not empty): the hole left at the root
@@ -184,26 +209,28 @@ pub(crate) fn sift_down<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
 pub(crate) fn remove_root<T: Keyed>(h: &mut Vec<T>) {
     let last = h.pop().expect("a root");
     let h = h.as_mut_slice();
-    let n = h.len();
-    if n == 0 {
+    let size = std::mem::size_of::<T>();
+    // Byte offsets, as in `sift_down`.
+    let end = std::mem::size_of_val(h);
+    if end == 0 {
         return;
     }
-    let mut i = 0;
+    let mut off = 0;
     loop {
-        let left = 2 * i + 1;
-        let right = left + 1;
-        if right >= n {
-            if left < n {
-                set(h, i, get(h, left));
-                i = left;
+        let left = 2 * off + size;
+        let right = left + size;
+        if right >= end {
+            if left < end {
+                set_at(h, off, get_at(h, left));
+                off = left;
             }
             break;
         }
-        let child = left + (get(h, right).key() < get(h, left).key()) as usize;
-        set(h, i, get(h, child));
-        i = child;
+        let child = std::hint::select_unpredictable(get_at(h, right).key() < get_at(h, left).key(), right, left);
+        set_at(h, off, get_at(h, child));
+        off = child;
     }
-    sift_up(h, i, last);
+    sift_up(h, off / size, last);
 }
 
 /// The panic of an event scheduled before `now` (a simulator bug), out of
