@@ -987,7 +987,7 @@ impl SharedLines {
     /// Line `l`'s next event is now `key`; `next` follows.
     #[inline(always)]
     fn set_next(&mut self, l: u32, key: OrderKey) {
-        self.lines[l as usize].next = key;
+        line_at(&mut self.lines, l).next = key;
         self.next_key = if self.lines.len() == 1 { (key, l) } else { earliest_line(&self.lines) };
     }
 
@@ -1021,7 +1021,7 @@ impl SharedLines {
     /// makes no call that returns and saves no registers.
     #[inline(never)]
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: &Packet) {
-        let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
+        let SharedLine { line, stage, .. } = line_at(&mut self.lines, l);
         if line.q.is_full() {
             return self.push_growing(q, now, l, p);
         }
@@ -1084,7 +1084,7 @@ impl SharedLines {
     #[inline(never)]
     pub(crate) fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32) -> Packet {
         debug_assert_eq!(key_parts(self.lines[l as usize].next).0, now, "the line's next event is now");
-        let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
+        let SharedLine { line, stage, .. } = line_at(&mut self.lines, l);
         let Some(st) = stage else { return self.pop_plain(q, now, l) };
         let p = st.pop(q, &mut self.noisy);
         if st.refills(line) {
@@ -1134,6 +1134,18 @@ impl SharedLines {
         self.set_next(l, order_key(at, seq));
         p
     }
+}
+
+/// Line `l` of `lines`, a `SharedLines`' lines: `l` is a flow's `of_flow`
+/// entry that is not `OWN_LINE` (the callers' test) or `next_key`'s line,
+/// each an index of `lines` (built together in `with_tails`; `lines` never
+/// changes length), so the bounds check is skipped, as `noisy_flow`'s (on
+/// the per-packet push and pop).
+#[inline(always)]
+fn line_at(lines: &mut [SharedLine], l: u32) -> &mut SharedLine {
+    debug_assert!((l as usize) < lines.len(), "line {l} of {}", lines.len());
+    // SAFETY: `l < lines.len()` (above).
+    unsafe { lines.get_unchecked_mut(l as usize) }
 }
 
 /// (key, line) of the earliest next event of `lines` (`NO_NEXT`: none).
