@@ -660,6 +660,16 @@ impl HeadHeap {
         self.h.first()
     }
 
+    /// The root of a heap that has one: the line's next event is its
+    /// stage's root (`Stage::next_key`), so a pop finds one (the check
+    /// skipped, as `noisy_flow`'s; debug builds check).
+    #[inline(always)]
+    fn root(&self) -> Head {
+        debug_assert!(!self.h.is_empty(), "the line's event's packet");
+        // SAFETY: the heap is not empty (above).
+        unsafe { *self.h.get_unchecked(0) }
+    }
+
     #[inline(always)]
     fn push(&mut self, e: Head) {
         let hole = self.h.len();
@@ -709,15 +719,16 @@ impl Slots {
     }
 }
 
-/// The state of `flow` on a noisy line, for a flow of a packet that
-/// `SharedLines::push` put on the line: that push indexed `noisy` with the
-/// flow (bounds-checked), and `noisy` never changes length, so the check
-/// is skipped here (`Slots`).
+/// The state of `flow` on a noisy line, for the flow of a packet on the
+/// line: `noisy` has an entry per flow of the run whenever a line has host
+/// noise (`SharedLines::with_tails`; it is never resized), and a packet's
+/// flow is one of the run's (sim.rs `flow_entry`), so the bounds check is
+/// skipped (`Slots`; debug builds check).
 #[inline(always)]
 fn noisy_flow(noisy: &mut [NoisyFlow], flow: u32) -> &mut NoisyFlow {
     debug_assert!((flow as usize) < noisy.len());
-    // SAFETY: `flow` is the flow of a packet that `SharedLines::push`
-    // accepted after indexing `noisy` with it; `noisy` is never resized.
+    // SAFETY: `flow` is one of the run's flows and `noisy` has an entry per
+    // flow when a line has host noise (above).
     unsafe { noisy.get_unchecked_mut(flow as usize) }
 }
 
@@ -865,7 +876,7 @@ impl Stage {
     /// Take the earliest head, the line's event, which arrives now; put the
     /// flow's next packet in the heap.
     fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, noisy: &mut [NoisyFlow]) -> Packet {
-        let Head { slot, flow, .. } = *self.heap.peek().expect("the line's event's packet");
+        let Head { slot, flow, .. } = self.heap.root();
         let s = self.slots.at(slot);
         let p = s.p;
         s.next = self.free;
@@ -1000,7 +1011,9 @@ impl SharedLines {
     /// through the stack).
     #[inline]
     pub(crate) fn next_flows(&self, l: u32) -> (u32, u32) {
-        let sl = &self.lines[l as usize];
+        debug_assert!((l as usize) < self.lines.len(), "line {l} of {}", self.lines.len());
+        // SAFETY: `l` is the line of the event just handled, `next_key`'s (`line_at`).
+        let sl = unsafe { self.lines.get_unchecked(l as usize) };
         let Some(st) = sl.stage.as_ref() else {
             let flow = |i| sl.line.q.get(i).map_or(NO_FLOW, |p| p.flow);
             return (flow(0), flow(1));
@@ -1030,7 +1043,7 @@ impl SharedLines {
         // Into the ring before the flow's state is written: after it, the
         // ring's room was loaded and tested again.
         line.q.push_back_mut_with_room(*p).enqueue_ns = at;
-        let nf = &mut self.noisy[p.flow as usize];
+        let nf = noisy_flow(&mut self.noisy, p.flow);
         if nf.pending == 0 {
             // Where the flow's own line would schedule its head event.
             nf.seq = q.take_seq();
