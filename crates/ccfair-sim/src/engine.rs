@@ -167,10 +167,15 @@ fn set_at<T>(h: &mut [T], off: usize, v: T) {
 /// (Bottom-up, down to a leaf and then up, ran more instructions here: a
 /// root put back mostly belongs near the top; docs/benchmarks.md. A removed
 /// root's place is another matter: `remove_root`.)
+///
+/// # Safety
+/// `i < h.len()`: the callers replace the root of a heap that has one (a
+/// check here, where the callers had just read the root, was loaded and
+/// tested again on every replace; debug builds check).
 #[inline(always)]
-pub(crate) fn sift_down<T: Keyed>(h: &mut [T], i: usize, e: T) {
+pub(crate) unsafe fn sift_down<T: Keyed>(h: &mut [T], i: usize, e: T) {
     let size = std::mem::size_of::<T>();
-    assert!(i < h.len(), "a hole in the heap");
+    debug_assert!(i < h.len(), "a hole in the heap");
     // Byte offsets (`get_at`): `end` is one past the last entry.
     let end = std::mem::size_of_val(h);
     let k = e.key();
@@ -293,7 +298,8 @@ impl<E: Eq + Copy> EventQueue<E> {
         if self.root_consumed {
             // Overwrite the consumed root.
             self.root_consumed = false;
-            sift_down(&mut self.heap, 0, entry);
+            // SAFETY: the consumed root is still in the heap: it has a root.
+            unsafe { sift_down(&mut self.heap, 0, entry) };
         } else {
             // Grow by one slot (a hole at the end) and sift the entry up from it.
             let hole = self.heap.len();

@@ -680,7 +680,8 @@ impl HeadHeap {
     /// Put `e` in the root's place and sift it down.
     #[inline(always)]
     fn replace_root(&mut self, e: Head) {
-        sift_down(&mut self.h, 0, e);
+        // SAFETY: `Stage::pop`, the only caller, read the root (`root`).
+        unsafe { sift_down(&mut self.h, 0, e) };
     }
 
     /// Remove the root.
