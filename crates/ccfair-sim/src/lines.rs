@@ -840,7 +840,19 @@ impl Stage {
     /// Move packets from the FIFO of `line` into the stage while one may
     /// arrive no later than the earliest head (see `SharedLines`).
     fn refill(&mut self, line: &mut DelayLine, noisy: &mut [NoisyFlow]) {
-        let (mean_ns, layers, tail) = (self.mean_ns, self.layers, self.tail);
+        // A line with a tail and one without each in a loop of its own: no
+        // test of the tail per packet, and one register more for the loop.
+        match self.tail {
+            Some(t) => self.refill_with(line, noisy, |rng| t.draw_ns(rng)),
+            None => self.refill_with(line, noisy, |_| 0),
+        }
+    }
+
+    /// `refill`, the tail's extra delay of an skb drawn by `tail_ns` from
+    /// the flow's tail stream.
+    #[inline(always)]
+    fn refill_with(&mut self, line: &mut DelayLine, noisy: &mut [NoisyFlow], tail_ns: impl Fn(&mut Pcg64Mcg) -> u64) {
+        let (mean_ns, layers) = (self.mean_ns, self.layers);
         while let Some(front) = line.q.front() {
             if self.earliest_ns().is_some_and(|t| front.enqueue_ns > t) {
                 break;
@@ -852,9 +864,8 @@ impl Stage {
             let (flow, pushed_at, skb_next) = (front.flow, front.enqueue_ns, front.skb_next());
             let nf = noisy_flow(noisy, flow);
             // As `DelayLine::with_host_noise`, in the flow's push order.
-            let at = noisy_arrival(pushed_at, skb_next, nf.last_at, || {
-                draw_exp_ns(&mut nf.rng, mean_ns, layers) + tail.map_or(0, |t| t.draw_ns(&mut nf.tail_rng))
-            });
+            let at =
+                noisy_arrival(pushed_at, skb_next, nf.last_at, || draw_exp_ns(&mut nf.rng, mean_ns, layers) + tail_ns(&mut nf.tail_rng));
             nf.last_at = at;
             // Copied from the FIFO into its slot at once (not through a
             // local), with its arrival time.
