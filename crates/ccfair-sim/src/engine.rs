@@ -10,8 +10,10 @@
 //! samples on it. Here the sifts carry the moving entry in a local (inlined,
 //! so it stays in registers) and write it once, at its final slot; the
 //! choice between the two children in `sift_down` is branch-free (compare
-//! 128-bit keys, select the child by a conditional move), because that branch is
-//! taken at random and mispredicted about half the time (~7 % of an S0 run).
+//! 128-bit keys, add the result to the index; the stage of lines.rs, by
+//! byte offsets, selects with a conditional move: `Keyed::SIFT_BY_OFFSET`),
+//! because that branch is taken at random and mispredicted about half the
+//! time (~7 % of an S0 run).
 //! The pop order is the same: (time, seq) is a total order
 //! (docs/benchmarks.md).
 //!
@@ -102,6 +104,14 @@ impl<E: Copy> Keyed for Entry<E> {
 pub(crate) trait Keyed: Copy {
     type Key: Ord + Copy;
     fn key(&self) -> Self::Key;
+    /// Sift down by byte offsets (`get_at`: a `lea` per child where an
+    /// index took a shift per access), for keys whose earlier child the
+    /// compiler selects with a conditional move (lines.rs's stage, 64-bit
+    /// keys). With the event queue's 128-bit keys it made that choice a
+    /// branch, taken at random (9 % more mispredicted branches on the S0
+    /// base case, `valgrind --tool=cachegrind --branch-sim=yes`): indices
+    /// there, the comparison's bit added to the index.
+    const SIFT_BY_OFFSET: bool = false;
 }
 
 /// `h[i]`, for an `i` the sifts below know to be in bounds (each checks
@@ -174,8 +184,18 @@ fn set_at<T>(h: &mut [T], off: usize, v: T) {
 /// tested again on every replace; debug builds check).
 #[inline(always)]
 pub(crate) unsafe fn sift_down<T: Keyed>(h: &mut [T], i: usize, e: T) {
-    let size = std::mem::size_of::<T>();
     debug_assert!(i < h.len(), "a hole in the heap");
+    if T::SIFT_BY_OFFSET {
+        sift_down_by_offset(h, i, e)
+    } else {
+        sift_down_by_index(h, i, e)
+    }
+}
+
+/// `sift_down` over byte offsets (`get_at`).
+#[inline(always)]
+fn sift_down_by_offset<T: Keyed>(h: &mut [T], i: usize, e: T) {
+    let size = std::mem::size_of::<T>();
     // Byte offsets (`get_at`): `end` is one past the last entry.
     let end = std::mem::size_of_val(h);
     let k = e.key();
@@ -214,6 +234,17 @@ pub(crate) unsafe fn sift_down<T: Keyed>(h: &mut [T], i: usize, e: T) {
 pub(crate) fn remove_root<T: Keyed>(h: &mut Vec<T>) {
     let last = h.pop().expect("a root");
     let h = h.as_mut_slice();
+    if T::SIFT_BY_OFFSET {
+        remove_root_by_offset(h, last)
+    } else {
+        remove_root_by_index(h, last)
+    }
+}
+
+/// `remove_root` over byte offsets (`get_at`): `h` without the last
+/// entry, `last`.
+#[inline(always)]
+fn remove_root_by_offset<T: Keyed>(h: &mut [T], last: T) {
     let size = std::mem::size_of::<T>();
     // Byte offsets, as in `sift_down`.
     let end = std::mem::size_of_val(h);
@@ -236,6 +267,63 @@ pub(crate) fn remove_root<T: Keyed>(h: &mut Vec<T>) {
         off = child;
     }
     sift_up(h, off / size, last);
+}
+
+/// `sift_down` over indices: the earlier child by adding the comparison's
+/// bit to the left child's index (branch-free).
+#[inline(always)]
+fn sift_down_by_index<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
+    let n = h.len();
+    let k = e.key();
+    loop {
+        let left = 2 * i + 1;
+        let right = left + 1;
+        if right >= n {
+            // At most one child: the last level's edge.
+            if left < n && get(h, left).key() < k {
+                set(h, i, get(h, left));
+                i = left;
+            }
+            break;
+        }
+        // Branch-free choice of the earlier child (an unpredictable
+        // branch here cost more than the extra key computation); the
+        // child, read whole for its move up, is compared once with `e`.
+        let child = left + (get(h, right).key() < get(h, left).key()) as usize;
+        let c = get(h, child);
+        if c.key() >= k {
+            break;
+        }
+        set(h, i, c);
+        i = child;
+    }
+    set(h, i, e);
+}
+
+/// `remove_root` over indices (as `sift_down_by_index`): `h` without the
+/// last entry, `last`.
+#[inline(always)]
+fn remove_root_by_index<T: Keyed>(h: &mut [T], last: T) {
+    let n = h.len();
+    if n == 0 {
+        return;
+    }
+    let mut i = 0;
+    loop {
+        let left = 2 * i + 1;
+        let right = left + 1;
+        if right >= n {
+            if left < n {
+                set(h, i, get(h, left));
+                i = left;
+            }
+            break;
+        }
+        let child = left + (get(h, right).key() < get(h, left).key()) as usize;
+        set(h, i, get(h, child));
+        i = child;
+    }
+    sift_up(h, i, last);
 }
 
 /// The panic of an event scheduled before `now` (a simulator bug), out of

@@ -633,6 +633,7 @@ struct Head {
 
 impl Keyed for Head {
     type Key = TimeNs;
+    const SIFT_BY_OFFSET: bool = true;
     /// The arrival alone; heads of one arrival are put in (arrival, seq)
     /// order at the root by `Stage::settle_root`.
     #[inline(always)]
