@@ -458,10 +458,16 @@ impl DelayLine {
         at
     }
 
-    /// A packet pushed now would arrive now, first in line (no delay, no
-    /// host noise, nothing queued).
-    pub(crate) fn delivers_now(&self) -> bool {
-        self.delay_ns == 0 && self.jitter.is_none() && self.tail.is_none() && self.q.is_empty()
+    /// A line without delay and without host noise: a packet pushed onto
+    /// it when it is empty would arrive now, first in line (fixed when the
+    /// line is built).
+    pub(crate) fn is_instant(&self) -> bool {
+        self.delay_ns == 0 && self.jitter.is_none() && self.tail.is_none()
+    }
+
+    /// Whether the line holds no packet.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.q.is_empty()
     }
 
     /// Take the head, which arrives now; schedule `head` for the next one.

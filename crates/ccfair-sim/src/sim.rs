@@ -473,6 +473,8 @@ pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
     access_shared: SharedLines,
     /// Bottleneck link to the receivers.
     bottleneck_out: DelayLine,
+    /// `bottleneck_out.is_instant()`, asked once.
+    bottleneck_out_instant: bool,
     /// Per flow: receiver to sender (ACKs; unused for flows on a shared line).
     reverse: Vec<DelayLine>,
     /// Receivers to senders on shared lines.
@@ -602,6 +604,7 @@ impl<Q: Qdisc> Simulation<Q> {
             q,
             access,
             access_shared,
+            bottleneck_out_instant: bottleneck_out.is_instant(),
             bottleneck_out,
             reverse,
             reverse_shared,
@@ -881,7 +884,8 @@ impl<Q: Qdisc> Simulation<Q> {
         // packet that ends here, the one that starts and the delivery.
         let b = self.mon.bin(now);
         self.mon.add_link_tx(b, p.wire_bytes as u64);
-        if self.bottleneck_out.delivers_now() && !self.q.pending_at(now) && !self.shared_pending_at(now) {
+        // (The line's fixed part, `DelayLine::is_instant`, asked once per run.)
+        if self.bottleneck_out_instant && self.bottleneck_out.is_empty() && !self.q.pending_at(now) && !self.shared_pending_at(now) {
             // Zero-delay bottleneck line: the packet reaches its receiver now.
             // Through the queue it would be a `Delivered` event scheduled
             // before the next `TxDone`, so with nothing else pending at `now`
