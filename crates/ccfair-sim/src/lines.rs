@@ -860,8 +860,11 @@ impl Stage {
     #[inline(always)]
     fn refill_with(&mut self, line: &mut DelayLine, noisy: &mut [NoisyFlow], tail_ns: impl Fn(&mut Pcg64Mcg) -> u64) {
         let (mean_ns, layers) = (self.mean_ns, self.layers);
+        // The earliest head's arrival in a local (a head pushed can only
+        // lower it): no read of the heap per packet.
+        let mut earliest = self.earliest_ns().unwrap_or(TimeNs::MAX);
         while let Some(front) = line.q.front() {
-            if self.earliest_ns().is_some_and(|t| front.enqueue_ns > t) {
+            if front.enqueue_ns > earliest {
                 break;
             }
             if let Some(ahead) = line.q.get(PREFETCH_AHEAD) {
@@ -888,6 +891,7 @@ impl Stage {
                 nf.in_heap = true;
                 self.slots.at(slot).seq = nf.seq;
                 self.heap.push(Head { at, slot, flow });
+                earliest = earliest.min(at);
             }
         }
     }
