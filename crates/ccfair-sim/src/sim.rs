@@ -851,8 +851,8 @@ impl<Q: Qdisc> Simulation<Q> {
         }
     }
 
-    /// Prefetch the receiver of flow `flow` (out of line, as
-    /// `prefetch_next_sender`: the few-flow hot path keeps only the test).
+    /// Prefetch the receiver of flow `flow` (out of line: the few-flow hot
+    /// path keeps only the test).
     #[inline(never)]
     fn prefetch_receiver(&self, flow: u32) {
         // A hint: no bounds check (`prefetch_obj_at` never reads).
@@ -863,7 +863,9 @@ impl<Q: Qdisc> Simulation<Q> {
     /// the one after next, and the CCA of the next one. The CCA's address is
     /// in its sender, which the previous call prefetched: asked for in the
     /// same call, it would make this one wait for the sender's line.
-    #[inline(never)]
+    /// (Inline in the shared reverse line's arm, which only runs with
+    /// shared lines: C -2.5 instructions per data packet, B unchanged.)
+    #[inline(always)]
     fn prefetch_next_sender(&self, l: u32) {
         let (next, after_next) = self.reverse_shared.next_flows(l);
         if after_next != NO_FLOW {
