@@ -653,10 +653,9 @@ impl<Q: Qdisc> Simulation<Q> {
     /// (The loops below walk `out` by reference, with the simulation's
     /// parts borrowed apart, and clear it after: a `drain` iterator cost
     /// more per packet, and indexing loaded and checked `out`'s length
-    /// again after each push; docs/benchmarks.md. Inline in its callers,
-    /// with the shared line's loop: B -0.8, C -4.2 instructions per data
-    /// packet.)
-    #[inline(always)]
+    /// again after each push; docs/benchmarks.md. Out of line: inlined in
+    /// its callers, B -0.8 and C -4.2 instructions per data packet, but
+    /// 16 % more conditional branches mispredicted on the S0 base case.)
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
         let path = *flow_entry(&mut self.paths, flow);
         if path.access == OWN_LINE {
