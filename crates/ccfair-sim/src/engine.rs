@@ -10,8 +10,10 @@
 //! samples on it. Here the sifts carry the moving entry in a local (inlined,
 //! so it stays in registers) and write it once, at its final slot; the
 //! choice between the two children in `sift_down` is branch-free (compare
-//! 128-bit keys, add the result to the index), because that branch is
-//! taken at random and mispredicted about half the time (~7 % of an S0 run).
+//! 128-bit keys, add the result to the index; the stage of lines.rs, by
+//! byte offsets, selects with a conditional move: `Keyed::SIFT_BY_OFFSET`),
+//! because that branch is taken at random and mispredicted about half the
+//! time (~7 % of an S0 run).
 //! The pop order is the same: (time, seq) is a total order
 //! (docs/benchmarks.md).
 //!
@@ -102,6 +104,14 @@ impl<E: Copy> Keyed for Entry<E> {
 pub(crate) trait Keyed: Copy {
     type Key: Ord + Copy;
     fn key(&self) -> Self::Key;
+    /// Sift down by byte offsets (`get_at`: a `lea` per child where an
+    /// index took a shift per access), for keys whose earlier child the
+    /// compiler selects with a conditional move (lines.rs's stage, 64-bit
+    /// keys). With the event queue's 128-bit keys it made that choice a
+    /// branch, taken at random (9 % more mispredicted branches on the S0
+    /// base case, `valgrind --tool=cachegrind --branch-sim=yes`): indices
+    /// there, the comparison's bit added to the index.
+    const SIFT_BY_OFFSET: bool = false;
 }
 
 /// `h[i]`, for an `i` the sifts below know to be in bounds (each checks
@@ -141,14 +151,129 @@ pub(crate) fn sift_up<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
     set(h, i, e);
 }
 
+/// `h`'s entry at byte offset `off`, for an `off` the sifts below know to
+/// be an entry's (`i * size_of::<T>()` for an `i` in bounds, as `get`).
+/// `sift_down` and `remove_root` walk byte offsets rather than indices:
+/// the children of the entry at `off` are at `2 off + size` and `2 off + 2
+/// size`, one `lea` each, where an index was scaled by a shift at every
+/// access (three per level).
+#[inline(always)]
+fn get_at<T: Copy>(h: &[T], off: usize) -> T {
+    debug_assert!(off % std::mem::size_of::<T>() == 0 && off / std::mem::size_of::<T>() < h.len());
+    // SAFETY: `off` is `i * size_of::<T>()` for an `i < h.len()` (the
+    // callers establish it as `get`'s): an aligned entry inside `h`.
+    unsafe { h.as_ptr().byte_add(off).read() }
+}
+
+/// `h`'s entry at byte offset `off` set to `v` (as `get_at`).
+#[inline(always)]
+fn set_at<T>(h: &mut [T], off: usize, v: T) {
+    debug_assert!(off % std::mem::size_of::<T>() == 0 && off / std::mem::size_of::<T>() < h.len());
+    // SAFETY: as `get_at`.
+    unsafe { h.as_mut_ptr().byte_add(off).write(v) }
+}
+
 /// Put `e` into the hole at `i` of `h` and move it down to its place.
 /// (Bottom-up, down to a leaf and then up, ran more instructions here: a
 /// root put back mostly belongs near the top; docs/benchmarks.md. A removed
 /// root's place is another matter: `remove_root`.)
+///
+/// # Safety
+/// `i < h.len()`: the callers replace the root of a heap that has one (a
+/// check here, where the callers had just read the root, was loaded and
+/// tested again on every replace; debug builds check).
 #[inline(always)]
-pub(crate) fn sift_down<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
+pub(crate) unsafe fn sift_down<T: Keyed>(h: &mut [T], i: usize, e: T) {
+    debug_assert!(i < h.len(), "a hole in the heap");
+    if T::SIFT_BY_OFFSET {
+        sift_down_by_offset(h, i, e)
+    } else {
+        sift_down_by_index(h, i, e)
+    }
+}
+
+/// `sift_down` over byte offsets (`get_at`).
+#[inline(always)]
+fn sift_down_by_offset<T: Keyed>(h: &mut [T], i: usize, e: T) {
+    let size = std::mem::size_of::<T>();
+    // Byte offsets (`get_at`): `end` is one past the last entry.
+    let end = std::mem::size_of_val(h);
+    let k = e.key();
+    let mut off = i * size;
+    loop {
+        let left = 2 * off + size;
+        let right = left + size;
+        if right >= end {
+            // At most one child: the last level's edge.
+            if left < end && get_at(h, left).key() < k {
+                set_at(h, off, get_at(h, left));
+                off = left;
+            }
+            break;
+        }
+        // Branch-free choice of the earlier child (an unpredictable
+        // branch here cost more than the extra key computation); the
+        // child, read whole for its move up, is compared once with `e`.
+        let child = std::hint::select_unpredictable(get_at(h, right).key() < get_at(h, left).key(), right, left);
+        let c = get_at(h, child);
+        if c.key() >= k {
+            break;
+        }
+        set_at(h, off, c);
+        off = child;
+    }
+    set_at(h, off, e);
+}
+
+/// Remove the root of the heap `h` (not empty): the hole left at the root
+/// moves down to a leaf along the earlier children, and the last entry,
+/// which mostly belongs near the bottom, fills it and moves up (Wegener,
+/// "Bottom-up heapsort", TCS 118(1), 1993): one comparison per level
+/// instead of two.
+#[inline(always)]
+pub(crate) fn remove_root<T: Keyed>(h: &mut Vec<T>) {
+    let last = h.pop().expect("a root");
+    let h = h.as_mut_slice();
+    if T::SIFT_BY_OFFSET {
+        remove_root_by_offset(h, last)
+    } else {
+        remove_root_by_index(h, last)
+    }
+}
+
+/// `remove_root` over byte offsets (`get_at`): `h` without the last
+/// entry, `last`.
+#[inline(always)]
+fn remove_root_by_offset<T: Keyed>(h: &mut [T], last: T) {
+    let size = std::mem::size_of::<T>();
+    // Byte offsets, as in `sift_down`.
+    let end = std::mem::size_of_val(h);
+    if end == 0 {
+        return;
+    }
+    let mut off = 0;
+    loop {
+        let left = 2 * off + size;
+        let right = left + size;
+        if right >= end {
+            if left < end {
+                set_at(h, off, get_at(h, left));
+                off = left;
+            }
+            break;
+        }
+        let child = std::hint::select_unpredictable(get_at(h, right).key() < get_at(h, left).key(), right, left);
+        set_at(h, off, get_at(h, child));
+        off = child;
+    }
+    sift_up(h, off / size, last);
+}
+
+/// `sift_down` over indices: the earlier child by adding the comparison's
+/// bit to the left child's index (branch-free).
+#[inline(always)]
+fn sift_down_by_index<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
     let n = h.len();
-    assert!(i < n, "a hole in the heap");
     let k = e.key();
     loop {
         let left = 2 * i + 1;
@@ -175,15 +300,10 @@ pub(crate) fn sift_down<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
     set(h, i, e);
 }
 
-/// Remove the root of the heap `h` (not empty): the hole left at the root
-/// moves down to a leaf along the earlier children, and the last entry,
-/// which mostly belongs near the bottom, fills it and moves up (Wegener,
-/// "Bottom-up heapsort", TCS 118(1), 1993): one comparison per level
-/// instead of two.
+/// `remove_root` over indices (as `sift_down_by_index`): `h` without the
+/// last entry, `last`.
 #[inline(always)]
-pub(crate) fn remove_root<T: Keyed>(h: &mut Vec<T>) {
-    let last = h.pop().expect("a root");
-    let h = h.as_mut_slice();
+fn remove_root_by_index<T: Keyed>(h: &mut [T], last: T) {
     let n = h.len();
     if n == 0 {
         return;
@@ -266,7 +386,8 @@ impl<E: Eq + Copy> EventQueue<E> {
         if self.root_consumed {
             // Overwrite the consumed root.
             self.root_consumed = false;
-            sift_down(&mut self.heap, 0, entry);
+            // SAFETY: the consumed root is still in the heap: it has a root.
+            unsafe { sift_down(&mut self.heap, 0, entry) };
         } else {
             // Grow by one slot (a hole at the end) and sift the entry up from it.
             let hole = self.heap.len();

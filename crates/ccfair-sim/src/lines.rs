@@ -458,10 +458,16 @@ impl DelayLine {
         at
     }
 
-    /// A packet pushed now would arrive now, first in line (no delay, no
-    /// host noise, nothing queued).
-    pub(crate) fn delivers_now(&self) -> bool {
-        self.delay_ns == 0 && self.jitter.is_none() && self.tail.is_none() && self.q.is_empty()
+    /// A line without delay and without host noise: a packet pushed onto
+    /// it when it is empty would arrive now, first in line (fixed when the
+    /// line is built).
+    pub(crate) fn is_instant(&self) -> bool {
+        self.delay_ns == 0 && self.jitter.is_none() && self.tail.is_none()
+    }
+
+    /// Whether the line holds no packet.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.q.is_empty()
     }
 
     /// Take the head, which arrives now; schedule `head` for the next one.
@@ -633,6 +639,7 @@ struct Head {
 
 impl Keyed for Head {
     type Key = TimeNs;
+    const SIFT_BY_OFFSET: bool = true;
     /// The arrival alone; heads of one arrival are put in (arrival, seq)
     /// order at the root by `Stage::settle_root`.
     #[inline(always)]
@@ -660,6 +667,16 @@ impl HeadHeap {
         self.h.first()
     }
 
+    /// The root of a heap that has one: the line's next event is its
+    /// stage's root (`Stage::next_key`), so a pop finds one (the check
+    /// skipped, as `noisy_flow`'s; debug builds check).
+    #[inline(always)]
+    fn root(&self) -> Head {
+        debug_assert!(!self.h.is_empty(), "the line's event's packet");
+        // SAFETY: the heap is not empty (above).
+        unsafe { *self.h.get_unchecked(0) }
+    }
+
     #[inline(always)]
     fn push(&mut self, e: Head) {
         let hole = self.h.len();
@@ -670,7 +687,8 @@ impl HeadHeap {
     /// Put `e` in the root's place and sift it down.
     #[inline(always)]
     fn replace_root(&mut self, e: Head) {
-        sift_down(&mut self.h, 0, e);
+        // SAFETY: `Stage::pop`, the only caller, read the root (`root`).
+        unsafe { sift_down(&mut self.h, 0, e) };
     }
 
     /// Remove the root.
@@ -709,15 +727,16 @@ impl Slots {
     }
 }
 
-/// The state of `flow` on a noisy line, for a flow of a packet that
-/// `SharedLines::push` put on the line: that push indexed `noisy` with the
-/// flow (bounds-checked), and `noisy` never changes length, so the check
-/// is skipped here (`Slots`).
+/// The state of `flow` on a noisy line, for the flow of a packet on the
+/// line: `noisy` has an entry per flow of the run whenever a line has host
+/// noise (`SharedLines::with_tails`; it is never resized), and a packet's
+/// flow is one of the run's (sim.rs `flow_entry`), so the bounds check is
+/// skipped (`Slots`; debug builds check).
 #[inline(always)]
 fn noisy_flow(noisy: &mut [NoisyFlow], flow: u32) -> &mut NoisyFlow {
     debug_assert!((flow as usize) < noisy.len());
-    // SAFETY: `flow` is the flow of a packet that `SharedLines::push`
-    // accepted after indexing `noisy` with it; `noisy` is never resized.
+    // SAFETY: `flow` is one of the run's flows and `noisy` has an entry per
+    // flow when a line has host noise (above).
     unsafe { noisy.get_unchecked_mut(flow as usize) }
 }
 
@@ -828,9 +847,24 @@ impl Stage {
     /// Move packets from the FIFO of `line` into the stage while one may
     /// arrive no later than the earliest head (see `SharedLines`).
     fn refill(&mut self, line: &mut DelayLine, noisy: &mut [NoisyFlow]) {
-        let (mean_ns, layers, tail) = (self.mean_ns, self.layers, self.tail);
+        // A line with a tail and one without each in a loop of its own: no
+        // test of the tail per packet, and one register more for the loop.
+        match self.tail {
+            Some(t) => self.refill_with(line, noisy, |rng| t.draw_ns(rng)),
+            None => self.refill_with(line, noisy, |_| 0),
+        }
+    }
+
+    /// `refill`, the tail's extra delay of an skb drawn by `tail_ns` from
+    /// the flow's tail stream.
+    #[inline(always)]
+    fn refill_with(&mut self, line: &mut DelayLine, noisy: &mut [NoisyFlow], tail_ns: impl Fn(&mut Pcg64Mcg) -> u64) {
+        let (mean_ns, layers) = (self.mean_ns, self.layers);
+        // The earliest head's arrival in a local (a head pushed can only
+        // lower it): no read of the heap per packet.
+        let mut earliest = self.earliest_ns().unwrap_or(TimeNs::MAX);
         while let Some(front) = line.q.front() {
-            if self.earliest_ns().is_some_and(|t| front.enqueue_ns > t) {
+            if front.enqueue_ns > earliest {
                 break;
             }
             if let Some(ahead) = line.q.get(PREFETCH_AHEAD) {
@@ -840,9 +874,8 @@ impl Stage {
             let (flow, pushed_at, skb_next) = (front.flow, front.enqueue_ns, front.skb_next());
             let nf = noisy_flow(noisy, flow);
             // As `DelayLine::with_host_noise`, in the flow's push order.
-            let at = noisy_arrival(pushed_at, skb_next, nf.last_at, || {
-                draw_exp_ns(&mut nf.rng, mean_ns, layers) + tail.map_or(0, |t| t.draw_ns(&mut nf.tail_rng))
-            });
+            let at =
+                noisy_arrival(pushed_at, skb_next, nf.last_at, || draw_exp_ns(&mut nf.rng, mean_ns, layers) + tail_ns(&mut nf.tail_rng));
             nf.last_at = at;
             // Copied from the FIFO into its slot at once (not through a
             // local), with its arrival time.
@@ -858,6 +891,7 @@ impl Stage {
                 nf.in_heap = true;
                 self.slots.at(slot).seq = nf.seq;
                 self.heap.push(Head { at, slot, flow });
+                earliest = earliest.min(at);
             }
         }
     }
@@ -865,7 +899,7 @@ impl Stage {
     /// Take the earliest head, the line's event, which arrives now; put the
     /// flow's next packet in the heap.
     fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, noisy: &mut [NoisyFlow]) -> Packet {
-        let Head { slot, flow, .. } = *self.heap.peek().expect("the line's event's packet");
+        let Head { slot, flow, .. } = self.heap.root();
         let s = self.slots.at(slot);
         let p = s.p;
         s.next = self.free;
@@ -987,7 +1021,7 @@ impl SharedLines {
     /// Line `l`'s next event is now `key`; `next` follows.
     #[inline(always)]
     fn set_next(&mut self, l: u32, key: OrderKey) {
-        self.lines[l as usize].next = key;
+        line_at(&mut self.lines, l).next = key;
         self.next_key = if self.lines.len() == 1 { (key, l) } else { earliest_line(&self.lines) };
     }
 
@@ -1000,7 +1034,9 @@ impl SharedLines {
     /// through the stack).
     #[inline]
     pub(crate) fn next_flows(&self, l: u32) -> (u32, u32) {
-        let sl = &self.lines[l as usize];
+        debug_assert!((l as usize) < self.lines.len(), "line {l} of {}", self.lines.len());
+        // SAFETY: `l` is the line of the event just handled, `next_key`'s (`line_at`).
+        let sl = unsafe { self.lines.get_unchecked(l as usize) };
         let Some(st) = sl.stage.as_ref() else {
             let flow = |i| sl.line.q.get(i).map_or(NO_FLOW, |p| p.flow);
             return (flow(0), flow(1));
@@ -1021,19 +1057,21 @@ impl SharedLines {
     /// makes no call that returns and saves no registers.
     #[inline(never)]
     pub(crate) fn push<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32, p: &Packet) {
-        let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
+        let SharedLine { line, stage, .. } = line_at(&mut self.lines, l);
         if line.q.is_full() {
             return self.push_growing(q, now, l, p);
         }
         let at = now + line.delay_ns;
         let Some(st) = stage else { return self.push_plain(q, at, l, p) };
-        let nf = &mut self.noisy[p.flow as usize];
+        // Into the ring before the flow's state is written: after it, the
+        // ring's room was loaded and tested again.
+        line.q.push_back_mut_with_room(*p).enqueue_ns = at;
+        let nf = noisy_flow(&mut self.noisy, p.flow);
         if nf.pending == 0 {
             // Where the flow's own line would schedule its head event.
             nf.seq = q.take_seq();
         }
         nf.pending += 1;
-        line.q.push_back_mut_with_room(*p).enqueue_ns = at;
         if st.earliest_ns().is_none_or(|t| at <= t) {
             // The packet may arrive before the line's head.
             self.restage(l);
@@ -1082,7 +1120,7 @@ impl SharedLines {
     #[inline(never)]
     pub(crate) fn pop<E: Eq + Copy>(&mut self, q: &mut EventQueue<E>, now: TimeNs, l: u32) -> Packet {
         debug_assert_eq!(key_parts(self.lines[l as usize].next).0, now, "the line's next event is now");
-        let SharedLine { line, stage, .. } = &mut self.lines[l as usize];
+        let SharedLine { line, stage, .. } = line_at(&mut self.lines, l);
         let Some(st) = stage else { return self.pop_plain(q, now, l) };
         let p = st.pop(q, &mut self.noisy);
         if st.refills(line) {
@@ -1132,6 +1170,18 @@ impl SharedLines {
         self.set_next(l, order_key(at, seq));
         p
     }
+}
+
+/// Line `l` of `lines`, a `SharedLines`' lines: `l` is a flow's `of_flow`
+/// entry that is not `OWN_LINE` (the callers' test) or `next_key`'s line,
+/// each an index of `lines` (built together in `with_tails`; `lines` never
+/// changes length), so the bounds check is skipped, as `noisy_flow`'s (on
+/// the per-packet push and pop).
+#[inline(always)]
+fn line_at(lines: &mut [SharedLine], l: u32) -> &mut SharedLine {
+    debug_assert!((l as usize) < lines.len(), "line {l} of {}", lines.len());
+    // SAFETY: `l < lines.len()` (above).
+    unsafe { lines.get_unchecked_mut(l as usize) }
 }
 
 /// (key, line) of the earliest next event of `lines` (`NO_NEXT`: none).

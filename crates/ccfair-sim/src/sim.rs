@@ -306,7 +306,7 @@ impl Monitor {
                 None => self.grow_sojourn_hist(raw),
             };
             let f = p.flow as usize;
-            let t = &mut self.tally[f];
+            let t = flow_entry(&mut self.tally, f as u32);
             t.sojourn_sum_ns += sojourn;
             t.sojourn_pkts += 1;
             if self.any_l4s && self.flow_l4s[f] {
@@ -437,6 +437,32 @@ struct FlowPath {
     cca_class: u16,
 }
 
+/// Flow `f`'s entry of one of the run's per-flow vectors, without a bounds
+/// check: on the per-packet paths (a delivery, an ACK, a sender's output)
+/// the checks of `paths`, `receivers`, the tally, `senders` and the lines
+/// took 24 instructions per data packet on B of docs/benchmarks.md, 17 on
+/// C, with the registers they held. Every per-flow vector of the run has
+/// one entry per flow (`Monitor::try_new`, `build_endpoints` and the lines
+/// are built from `cfg.flows`; `Simulation::try_with_qdisc` asserts the
+/// lengths), and every flow id the run handles is the index of one of its
+/// flows: the endpoints stamp their packets with the index they were built
+/// with (`build_endpoints`), and each `Ev` carries a packet's or an
+/// endpoint's id. Checked in debug builds (the tests).
+#[inline(always)]
+fn flow_entry<T>(v: &mut [T], f: u32) -> &mut T {
+    debug_assert!((f as usize) < v.len(), "flow {f} of a per-flow vector of {}", v.len());
+    // SAFETY: `f` is a flow id of the run and `v` has an entry per flow (above).
+    unsafe { v.get_unchecked_mut(f as usize) }
+}
+
+/// `flow_entry`, shared.
+#[inline(always)]
+fn flow_entry_ref<T>(v: &[T], f: u32) -> &T {
+    debug_assert!((f as usize) < v.len(), "flow {f} of a per-flow vector of {}", v.len());
+    // SAFETY: as `flow_entry`.
+    unsafe { v.get_unchecked(f as usize) }
+}
+
 /// A run of the dumbbell, its bottleneck discipline of type `Q` (a boxed
 /// one by default; `try_run`).
 pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
@@ -447,6 +473,8 @@ pub struct Simulation<Q: Qdisc = Box<dyn Qdisc>> {
     access_shared: SharedLines,
     /// Bottleneck link to the receivers.
     bottleneck_out: DelayLine,
+    /// `bottleneck_out.is_instant()`, asked once.
+    bottleneck_out_instant: bool,
     /// Per flow: receiver to sender (ACKs; unused for flows on a shared line).
     reverse: Vec<DelayLine>,
     /// Receivers to senders on shared lines.
@@ -531,8 +559,9 @@ impl<Q: Qdisc> Simulation<Q> {
         let per_flow = |f: &dyn Fn(&crate::config::FlowConfig) -> u64| cfg.flows.iter().map(f).collect::<Vec<u64>>();
         let (access_ns, reverse_ns) = (per_flow(&|f| f.rtt_ns / 2 - d_b), per_flow(&|f| f.rtt_ns - f.rtt_ns / 2));
         let (host_jitter, ack_jitter) = (per_flow(&|f| f.host_jitter_ns), per_flow(&|f| f.ack_jitter_ns));
-        let access = (0..n).map(|i| DelayLine::with_jitter(access_ns[i], host_jitter[i], cfg.seed, stream::HOST_SEND + i as u64)).collect();
-        let reverse = (0..n)
+        let access: Vec<DelayLine> =
+            (0..n).map(|i| DelayLine::with_jitter(access_ns[i], host_jitter[i], cfg.seed, stream::HOST_SEND + i as u64)).collect();
+        let reverse: Vec<DelayLine> = (0..n)
             .map(|i| {
                 let f = &cfg.flows[i];
                 DelayLine::with_jitter(reverse_ns[i], ack_jitter[i], cfg.seed, stream::HOST_ACK + i as u64).with_tail(
@@ -567,11 +596,15 @@ impl<Q: Qdisc> Simulation<Q> {
                 mss_bytes: receivers[i].mss_bytes(),
                 cca_class: cca_class[i],
             })
-            .collect();
+            .collect::<Vec<FlowPath>>();
+        // `flow_entry`'s invariant: one entry per flow in every per-flow vector.
+        let per_flow = [paths.len(), access.len(), reverse.len(), senders.len(), receivers.len(), mon.tally.len()];
+        assert!(per_flow.iter().all(|&len| len == n), "a per-flow vector without one entry per flow: {per_flow:?} for {n} flows");
         Ok(Simulation {
             q,
             access,
             access_shared,
+            bottleneck_out_instant: bottleneck_out.is_instant(),
             bottleneck_out,
             reverse,
             reverse_shared,
@@ -617,23 +650,27 @@ impl<Q: Qdisc> Simulation<Q> {
     }
 
     /// Move the packets a sender produced onto its access link.
-    /// (The loops below index `out` and clear it after: a `drain` iterator
-    /// costs more per packet in this loop; docs/benchmarks.md.)
+    /// (The loops below walk `out` by reference, with the simulation's
+    /// parts borrowed apart, and clear it after: a `drain` iterator cost
+    /// more per packet, and indexing loaded and checked `out`'s length
+    /// again after each push; docs/benchmarks.md. Out of line: inlined in
+    /// its callers, B -0.8 and C -4.2 instructions per data packet, but
+    /// 16 % more conditional branches mispredicted on the S0 base case.)
     fn flush_sender_out(&mut self, flow: u32, now: TimeNs) {
-        let path = self.paths[flow as usize];
+        let path = *flow_entry(&mut self.paths, flow);
         if path.access == OWN_LINE {
             if self.out.get(2).is_some_and(|p| p.skb_next()) {
                 self.flush_skbs_own_line(flow, path.cca_class, now);
             } else {
-                let line = &mut self.access[flow as usize];
-                for i in 0..self.out.len() {
+                let Simulation { out, q, data_packets, access, .. } = self;
+                let line = flow_entry(access, flow);
+                for p in out.iter_mut() {
                     // Marked in `out` and pushed from there: no copy on the way.
-                    let p = &mut self.out[i];
                     if p.kind == Kind::Data {
-                        self.data_packets += 1;
+                        *data_packets += 1;
                     }
                     p.set_cca_class(path.cca_class);
-                    line.push_ref(&mut self.q, now, &self.out[i], Ev::Access(flow));
+                    line.push_ref(q, now, p, Ev::Access(flow));
                 }
             }
             self.out.clear();
@@ -680,24 +717,28 @@ impl<Q: Qdisc> Simulation<Q> {
     /// Whether `sync_sender_timers` would schedule an entry.
     #[inline(always)]
     fn sender_timers_need_sync(&self, flow: u32) -> bool {
-        match &self.senders[flow as usize] {
+        match flow_entry_ref(&self.senders, flow) {
             FlowSender::Tcp(s) => s.rto_timer.needs_sync() || s.pace_timer.needs_sync() || s.reo_timer.needs_sync(),
             FlowSender::Dccp(_) => true,
         }
     }
 
-    /// As `flush_sender_out`'s loop, onto the flow's shared line.
-    #[inline(never)]
+    /// As `flush_sender_out`'s loop, onto the flow's shared line (inline
+    /// there: out of line, C ran 9.7 more instructions per data packet,
+    /// docs/benchmarks.md).
+    #[inline(always)]
     fn flush_sender_out_shared(&mut self, path: FlowPath, now: TimeNs) {
-        for i in 0..self.out.len() {
-            let p = &mut self.out[i];
+        // The parts apart: the loop's bound and packets stay in registers
+        // across the pushes (indexed, `out` was loaded and checked again).
+        let Simulation { out, access_shared, q, data_packets, .. } = self;
+        for p in out.iter_mut() {
             if p.kind == Kind::Data {
-                self.data_packets += 1;
+                *data_packets += 1;
             }
             p.set_cca_class(path.cca_class);
-            self.access_shared.push(&mut self.q, now, path.access, &self.out[i]);
+            access_shared.push(q, now, path.access, p);
         }
-        self.out.clear();
+        out.clear();
     }
 
     #[inline(always)]
@@ -729,7 +770,7 @@ impl<Q: Qdisc> Simulation<Q> {
             pace.sync(q, Ev::Pace(flow));
             reo.sync(q, Ev::Reo(flow));
         };
-        match &mut self.senders[flow as usize] {
+        match flow_entry(&mut self.senders, flow) {
             FlowSender::Tcp(s) => sync(q, &mut s.rto_timer, &mut s.pace_timer, &mut s.reo_timer),
             other => {
                 let (rto, pace, reo) = other.timers();
@@ -776,7 +817,7 @@ impl<Q: Qdisc> Simulation<Q> {
     fn start_tx(&mut self, now: TimeNs, b: usize) {
         // Dequeued into its place (the link is free: `tx_current` is None or
         // the packet `tx_done` just took): no copy of the packet on the way.
-        self.tx_current = self.qdisc.dequeue(now, &mut self.dropped);
+        self.qdisc.dequeue_into(now, &mut self.dropped, &mut self.tx_current);
         if !self.dropped.is_empty() {
             self.count_dropped();
         }
@@ -812,8 +853,8 @@ impl<Q: Qdisc> Simulation<Q> {
         }
     }
 
-    /// Prefetch the receiver of flow `flow` (out of line, as
-    /// `prefetch_next_sender`: the few-flow hot path keeps only the test).
+    /// Prefetch the receiver of flow `flow` (out of line: the few-flow hot
+    /// path keeps only the test).
     #[inline(never)]
     fn prefetch_receiver(&self, flow: u32) {
         // A hint: no bounds check (`prefetch_obj_at` never reads).
@@ -824,7 +865,9 @@ impl<Q: Qdisc> Simulation<Q> {
     /// the one after next, and the CCA of the next one. The CCA's address is
     /// in its sender, which the previous call prefetched: asked for in the
     /// same call, it would make this one wait for the sender's line.
-    #[inline(never)]
+    /// (Inline in the shared reverse line's arm, which only runs with
+    /// shared lines: C -2.5 instructions per data packet, B unchanged.)
+    #[inline(always)]
     fn prefetch_next_sender(&self, l: u32) {
         let (next, after_next) = self.reverse_shared.next_flows(l);
         if after_next != NO_FLOW {
@@ -833,7 +876,7 @@ impl<Q: Qdisc> Simulation<Q> {
             prefetch_obj_at(self.senders.as_ptr().wrapping_add(after_next as usize));
         }
         if next != NO_FLOW {
-            self.senders[next as usize].prefetch_ack_state();
+            flow_entry_ref(&self.senders, next).prefetch_ack_state();
         }
     }
 
@@ -847,7 +890,8 @@ impl<Q: Qdisc> Simulation<Q> {
         // packet that ends here, the one that starts and the delivery.
         let b = self.mon.bin(now);
         self.mon.add_link_tx(b, p.wire_bytes as u64);
-        if self.bottleneck_out.delivers_now() && !self.q.pending_at(now) && !self.shared_pending_at(now) {
+        // (The line's fixed part, `DelayLine::is_instant`, asked once per run.)
+        if self.bottleneck_out_instant && self.bottleneck_out.is_empty() && !self.q.pending_at(now) && !self.shared_pending_at(now) {
             // Zero-delay bottleneck line: the packet reaches its receiver now.
             // Through the queue it would be a `Delivered` event scheduled
             // before the next `TxDone`, so with nothing else pending at `now`
@@ -925,10 +969,10 @@ impl<Q: Qdisc> Simulation<Q> {
         // vector's loads each time otherwise); so are the flow's receiver
         // and tally, each held for all its uses (`Monitor::add_arrival`,
         // `account_delivered_bytes`, `flush_receiver_out_to` by their parts).
-        let path = self.paths[i];
+        let path = *flow_entry(&mut self.paths, f);
         let mss = path.mss_bytes as u64;
-        let r = &mut self.receivers[i];
-        let t = &mut self.mon.tally[i];
+        let r = flow_entry(&mut self.receivers, f);
+        let t = flow_entry(&mut self.mon.tally, f);
         debug_assert_eq!(b, self.mon.bin_idx, "deliver after bin(now)");
         if p.kind == Kind::Data {
             t.bin[1] += mss;
@@ -962,7 +1006,7 @@ impl<Q: Qdisc> Simulation<Q> {
         ev.count();
         match ev {
             Ev::Access(f) => {
-                let p = self.access[f as usize].pop(&mut self.q, now, ev);
+                let p = flow_entry(&mut self.access, f).pop(&mut self.q, now, ev);
                 self.access_arrive(now, p)
             }
             Ev::AccessShared(l) => {
@@ -975,15 +1019,15 @@ impl<Q: Qdisc> Simulation<Q> {
                 self.deliver(now, b, p);
             }
             Ev::Reverse(f) => {
-                let p = self.reverse[f as usize].pop(&mut self.q, now, ev);
-                self.senders[f as usize].on_ack(now, &p, &mut self.out);
+                let p = flow_entry(&mut self.reverse, f).pop(&mut self.q, now, ev);
+                flow_entry(&mut self.senders, f).on_ack(now, &p, &mut self.out);
                 self.flush_after_ack(f, now);
             }
             Ev::ReverseShared(l) => {
                 let p = self.reverse_shared.pop(&mut self.q, now, l);
                 self.prefetch_next_sender(l);
                 let f = p.flow;
-                self.senders[f as usize].on_ack(now, &p, &mut self.out);
+                flow_entry(&mut self.senders, f).on_ack(now, &p, &mut self.out);
                 self.flush_after_ack(f, now);
             }
 
@@ -1145,14 +1189,15 @@ struct ReverseOut<'a> {
 /// (`Simulation::deliver`) indexes it once.
 #[inline(always)]
 fn flush_receiver_out_of(o: ReverseOut<'_>, r: &mut FlowReceiver, (flow, shared): (u32, u32), now: TimeNs) {
+    // By iterator: indexed, `out`'s length was loaded and checked again after each push.
     if shared == OWN_LINE {
-        let line = &mut o.reverse[flow as usize];
-        for i in 0..o.out.len() {
-            line.push_ref(o.q, now, &o.out[i], Ev::Reverse(flow));
+        let line = flow_entry(o.reverse, flow);
+        for p in o.out.iter() {
+            line.push_ref(o.q, now, p, Ev::Reverse(flow));
         }
     } else {
-        for i in 0..o.out.len() {
-            o.shared.push(o.q, now, shared, &o.out[i]);
+        for p in o.out.iter() {
+            o.shared.push(o.q, now, shared, p);
         }
     }
     o.out.clear();

@@ -37,7 +37,8 @@ use crate::outages::Outages;
 /// A token bucket at `rate_bps`, `depth_ns` deep (see the module header).
 #[derive(Debug, Clone)]
 pub struct TokenBucket {
-    rate_bps: u64,
+    /// Not zero by its type: the division per release needs no test for zero.
+    rate_bps: std::num::NonZeroU64,
     /// The bucket's depth as transmission time at the rate.
     depth_ns: u64,
     /// When the bucket is full again: it holds depth - max(0, full - t) of tokens at t.
@@ -51,8 +52,8 @@ pub struct TokenBucket {
 impl TokenBucket {
     /// A bucket at `rate_bps` holding `depth_bytes`, full at time 0.
     pub fn new(rate_bps: u64, depth_bytes: u64) -> TokenBucket {
-        assert!(rate_bps > 0, "a token bucket needs a rate");
-        let depth_ns = (depth_bytes as u128 * 8 * 1_000_000_000 / rate_bps as u128) as u64;
+        let rate_bps = std::num::NonZeroU64::new(rate_bps).expect("a token bucket needs a rate");
+        let depth_ns = (depth_bytes as u128 * 8 * 1_000_000_000 / rate_bps.get() as u128) as u64;
         TokenBucket { rate_bps, depth_ns, full_ns: 0, rem: 0, outages: None }
     }
 
@@ -78,7 +79,7 @@ impl TokenBucket {
         let (q, rem) = match u64::try_from(num) {
             Ok(n) => (n / self.rate_bps, n % self.rate_bps),
             Err(_) => {
-                let r = self.rate_bps as u128;
+                let r = self.rate_bps.get() as u128;
                 ((num / r) as u64, (num % r) as u64)
             }
         };

@@ -55,6 +55,20 @@ impl Fifo {
         Some(p)
     }
 
+    /// `pop` written into `dst`, the head copied there directly (each path
+    /// stores its own value: no `Option` built first, `Qdisc::dequeue_into`).
+    #[inline(always)]
+    pub fn pop_into(&mut self, dst: &mut Option<Packet>) {
+        match self.q.front() {
+            Some(p) => {
+                self.bytes -= p.wire_bytes as u64;
+                *dst = Some(*p);
+                self.q.discard_front(1);
+            }
+            None => *dst = None,
+        }
+    }
+
     pub fn len(&self) -> usize {
         self.q.len()
     }
@@ -103,6 +117,15 @@ macro_rules! fifo_backlog {
             _dropped: &mut Vec<($crate::packet::Packet, $crate::qdisc::DropReason)>,
         ) -> Option<$crate::packet::Packet> {
             self.$f.pop()
+        }
+
+        fn dequeue_into(
+            &mut self,
+            _now: $crate::engine::TimeNs,
+            _dropped: &mut Vec<($crate::packet::Packet, $crate::qdisc::DropReason)>,
+            dst: &mut Option<$crate::packet::Packet>,
+        ) {
+            self.$f.pop_into(dst)
         }
 
         $crate::qdisc::fifo::fifo_backlog!($f);
