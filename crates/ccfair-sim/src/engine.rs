@@ -173,6 +173,95 @@ fn set_at<T>(h: &mut [T], off: usize, v: T) {
     unsafe { h.as_mut_ptr().byte_add(off).write(v) }
 }
 
+/// How a sift walks the heap: by index (`get`) or by byte offset
+/// (`get_at`), `Keyed::SIFT_BY_OFFSET`. The sifts are written once over a
+/// walk (`sift_down_walk`, `remove_root_walk`); each walk gives positions,
+/// children and the branch-free choice of the earlier child.
+trait Walk<T: Keyed> {
+    /// The position of the entry at index `i`.
+    fn at(i: usize) -> usize;
+    /// One past the last entry's position in `h`.
+    fn end(h: &[T]) -> usize;
+    /// The first child of the entry at `p` (the second is one entry on).
+    fn left(p: usize) -> usize;
+    /// The child at `right` if `right_earlier`, else the one at `left`.
+    fn earlier(right_earlier: bool, left: usize, right: usize) -> usize;
+    fn get(h: &[T], p: usize) -> T;
+    fn set(h: &mut [T], p: usize, v: T);
+    /// The index of the entry at `p`.
+    fn index(p: usize) -> usize;
+}
+
+/// Indices: the earlier child by adding the comparison's bit to the left
+/// child's index.
+struct ByIndex;
+
+impl<T: Keyed> Walk<T> for ByIndex {
+    #[inline(always)]
+    fn at(i: usize) -> usize {
+        i
+    }
+    #[inline(always)]
+    fn end(h: &[T]) -> usize {
+        h.len()
+    }
+    #[inline(always)]
+    fn left(p: usize) -> usize {
+        2 * p + 1
+    }
+    #[inline(always)]
+    fn earlier(right_earlier: bool, left: usize, _right: usize) -> usize {
+        left + right_earlier as usize
+    }
+    #[inline(always)]
+    fn get(h: &[T], p: usize) -> T {
+        get(h, p)
+    }
+    #[inline(always)]
+    fn set(h: &mut [T], p: usize, v: T) {
+        set(h, p, v)
+    }
+    #[inline(always)]
+    fn index(p: usize) -> usize {
+        p
+    }
+}
+
+/// Byte offsets (`get_at`): the children of the entry at `off` are at `2
+/// off + size` and `2 off + 2 size`; the earlier one by a conditional move.
+struct ByOffset;
+
+impl<T: Keyed> Walk<T> for ByOffset {
+    #[inline(always)]
+    fn at(i: usize) -> usize {
+        i * std::mem::size_of::<T>()
+    }
+    #[inline(always)]
+    fn end(h: &[T]) -> usize {
+        std::mem::size_of_val(h)
+    }
+    #[inline(always)]
+    fn left(p: usize) -> usize {
+        2 * p + std::mem::size_of::<T>()
+    }
+    #[inline(always)]
+    fn earlier(right_earlier: bool, left: usize, right: usize) -> usize {
+        std::hint::select_unpredictable(right_earlier, right, left)
+    }
+    #[inline(always)]
+    fn get(h: &[T], p: usize) -> T {
+        get_at(h, p)
+    }
+    #[inline(always)]
+    fn set(h: &mut [T], p: usize, v: T) {
+        set_at(h, p, v)
+    }
+    #[inline(always)]
+    fn index(p: usize) -> usize {
+        p / std::mem::size_of::<T>()
+    }
+}
+
 /// Put `e` into the hole at `i` of `h` and move it down to its place.
 /// (Bottom-up, down to a leaf and then up, ran more instructions here: a
 /// root put back mostly belongs near the top; docs/benchmarks.md. A removed
@@ -186,43 +275,41 @@ fn set_at<T>(h: &mut [T], off: usize, v: T) {
 pub(crate) unsafe fn sift_down<T: Keyed>(h: &mut [T], i: usize, e: T) {
     debug_assert!(i < h.len(), "a hole in the heap");
     if T::SIFT_BY_OFFSET {
-        sift_down_by_offset(h, i, e)
+        sift_down_walk::<T, ByOffset>(h, i, e)
     } else {
-        sift_down_by_index(h, i, e)
+        sift_down_walk::<T, ByIndex>(h, i, e)
     }
 }
 
-/// `sift_down` over byte offsets (`get_at`).
+/// `sift_down` over the walk `W`.
 #[inline(always)]
-fn sift_down_by_offset<T: Keyed>(h: &mut [T], i: usize, e: T) {
-    let size = std::mem::size_of::<T>();
-    // Byte offsets (`get_at`): `end` is one past the last entry.
-    let end = std::mem::size_of_val(h);
+fn sift_down_walk<T: Keyed, W: Walk<T>>(h: &mut [T], i: usize, e: T) {
+    let end = W::end(h);
     let k = e.key();
-    let mut off = i * size;
+    let mut p = W::at(i);
     loop {
-        let left = 2 * off + size;
-        let right = left + size;
+        let left = W::left(p);
+        let right = left + W::at(1);
         if right >= end {
             // At most one child: the last level's edge.
-            if left < end && get_at(h, left).key() < k {
-                set_at(h, off, get_at(h, left));
-                off = left;
+            if left < end && W::get(h, left).key() < k {
+                W::set(h, p, W::get(h, left));
+                p = left;
             }
             break;
         }
         // Branch-free choice of the earlier child (an unpredictable
         // branch here cost more than the extra key computation); the
         // child, read whole for its move up, is compared once with `e`.
-        let child = std::hint::select_unpredictable(get_at(h, right).key() < get_at(h, left).key(), right, left);
-        let c = get_at(h, child);
+        let child = W::earlier(W::get(h, right).key() < W::get(h, left).key(), left, right);
+        let c = W::get(h, child);
         if c.key() >= k {
             break;
         }
-        set_at(h, off, c);
-        off = child;
+        W::set(h, p, c);
+        p = child;
     }
-    set_at(h, off, e);
+    W::set(h, p, e);
 }
 
 /// Remove the root of the heap `h` (not empty): the hole left at the root
@@ -235,95 +322,35 @@ pub(crate) fn remove_root<T: Keyed>(h: &mut Vec<T>) {
     let last = h.pop().expect("a root");
     let h = h.as_mut_slice();
     if T::SIFT_BY_OFFSET {
-        remove_root_by_offset(h, last)
+        remove_root_walk::<T, ByOffset>(h, last)
     } else {
-        remove_root_by_index(h, last)
+        remove_root_walk::<T, ByIndex>(h, last)
     }
 }
 
-/// `remove_root` over byte offsets (`get_at`): `h` without the last
-/// entry, `last`.
+/// `remove_root` over the walk `W`: `h` without the last entry, `last`.
 #[inline(always)]
-fn remove_root_by_offset<T: Keyed>(h: &mut [T], last: T) {
-    let size = std::mem::size_of::<T>();
-    // Byte offsets, as in `sift_down`.
-    let end = std::mem::size_of_val(h);
+fn remove_root_walk<T: Keyed, W: Walk<T>>(h: &mut [T], last: T) {
+    let end = W::end(h);
     if end == 0 {
         return;
     }
-    let mut off = 0;
+    let mut p = W::at(0);
     loop {
-        let left = 2 * off + size;
-        let right = left + size;
+        let left = W::left(p);
+        let right = left + W::at(1);
         if right >= end {
             if left < end {
-                set_at(h, off, get_at(h, left));
-                off = left;
+                W::set(h, p, W::get(h, left));
+                p = left;
             }
             break;
         }
-        let child = std::hint::select_unpredictable(get_at(h, right).key() < get_at(h, left).key(), right, left);
-        set_at(h, off, get_at(h, child));
-        off = child;
+        let child = W::earlier(W::get(h, right).key() < W::get(h, left).key(), left, right);
+        W::set(h, p, W::get(h, child));
+        p = child;
     }
-    sift_up(h, off / size, last);
-}
-
-/// `sift_down` over indices: the earlier child by adding the comparison's
-/// bit to the left child's index (branch-free).
-#[inline(always)]
-fn sift_down_by_index<T: Keyed>(h: &mut [T], mut i: usize, e: T) {
-    let n = h.len();
-    let k = e.key();
-    loop {
-        let left = 2 * i + 1;
-        let right = left + 1;
-        if right >= n {
-            // At most one child: the last level's edge.
-            if left < n && get(h, left).key() < k {
-                set(h, i, get(h, left));
-                i = left;
-            }
-            break;
-        }
-        // Branch-free choice of the earlier child (an unpredictable
-        // branch here cost more than the extra key computation); the
-        // child, read whole for its move up, is compared once with `e`.
-        let child = left + (get(h, right).key() < get(h, left).key()) as usize;
-        let c = get(h, child);
-        if c.key() >= k {
-            break;
-        }
-        set(h, i, c);
-        i = child;
-    }
-    set(h, i, e);
-}
-
-/// `remove_root` over indices (as `sift_down_by_index`): `h` without the
-/// last entry, `last`.
-#[inline(always)]
-fn remove_root_by_index<T: Keyed>(h: &mut [T], last: T) {
-    let n = h.len();
-    if n == 0 {
-        return;
-    }
-    let mut i = 0;
-    loop {
-        let left = 2 * i + 1;
-        let right = left + 1;
-        if right >= n {
-            if left < n {
-                set(h, i, get(h, left));
-                i = left;
-            }
-            break;
-        }
-        let child = left + (get(h, right).key() < get(h, left).key()) as usize;
-        set(h, i, get(h, child));
-        i = child;
-    }
-    sift_up(h, i, last);
+    sift_up(h, W::index(p), last);
 }
 
 /// The panic of an event scheduled before `now` (a simulator bug), out of
