@@ -40,7 +40,9 @@
 //! - Pacing (Linux internal pacing / fq): the next packet leaves no earlier than
 //!   the previous departure + mss / pacing_rate, except that a TSO-autosized
 //!   burst (`tcp_tso_autosize`: ~1 ms of data, >= 2 segments, <= 64 KB) may
-//!   leave back-to-back, as Linux sends one TSO packet per pacing slot. Window-based CCAs that pace use
+//!   leave back-to-back, as Linux sends one TSO packet per pacing slot; an skb
+//!   leaving c ns after its slot takes min(c, half its pacing time) off the
+//!   next slot (`tcp_update_skb_after_send`'s credit). Window-based CCAs that pace use
 //!   `tcp_update_pacing_rate`: 200 % (slow start) or 120 % (congestion
 //!   avoidance) of cwnd x mss / srtt.
 //! - Receiver window: never send beyond snd_una + rwnd.
@@ -298,6 +300,9 @@ pub struct Sender {
     rwnd: u32,
     /// Segments of the paced skb being sent so far.
     pace_skb_segs: u32,
+    /// How late the paced skb being sent left against its earliest departure,
+    /// not yet taken off its pacing time (`tcp_update_skb_after_send`'s credit).
+    pace_credit_ns: u64,
     max_packets_out: u32,
     /// snd_una when the reduction that may be undone began (None = no undo).
     /// In the hot part although rarely used: the `FlowSender` enum keeps its
@@ -560,6 +565,7 @@ impl Sender {
             rwnd: 10,
             next_send_ns: 0,
             pace_skb_segs: 0,
+            pace_credit_ns: 0,
             syn_sent_ns: 0,
             start_ns: 0,
             syn_retries: 0,
@@ -1225,8 +1231,16 @@ impl Sender {
     /// departure moves to at least now, then by the segment's time at the
     /// pacing rate; nothing while fewer than `UNPACED_DATA_SEGS` data segments
     /// have been sent, then the whole skb whose last segment reaches it.
+    /// "OS jitter" credit: an skb leaving `c` ns after its earliest departure
+    /// (`__tcp_transmit_skb`: `tcp_wstamp_ns = max(tcp_wstamp_ns, now)`, the
+    /// credit the difference) takes min(its pacing time / 2, c) off that time,
+    /// so a sender held back by its window catches up by up to half an skb's
+    /// time when an ACK lets it send.
     fn charge_pacing(&mut self, now: TimeNs) {
         self.pace_skb_segs += 1;
+        if self.pace_skb_segs == 1 {
+            self.pace_credit_ns = now.saturating_sub(self.next_send_ns);
+        }
         self.next_send_ns = self.next_send_ns.max(now);
         let data_segs_out = self.stats.sent_packets + 1;
         let segs = match data_segs_out.cmp(&UNPACED_DATA_SEGS) {
@@ -1234,7 +1248,10 @@ impl Sender {
             std::cmp::Ordering::Equal => self.pace_skb_segs as u64,
             std::cmp::Ordering::Greater => 1,
         };
-        self.next_send_ns += segs * self.pacing_gap_ns();
+        let len_ns = segs * self.pacing_gap_ns();
+        let cut_ns = (len_ns / 2).min(self.pace_credit_ns);
+        self.pace_credit_ns -= cut_ns;
+        self.next_send_ns += len_ns - cut_ns;
     }
 
     /// Time one segment occupies at the pacing rate, ns (0 if no rate yet).

@@ -401,6 +401,7 @@ fn tso_bursts_follow_tcp_tso_autosize_at_three_pacing_rates() {
         s.tp.pacing = true;
         s.tp.pacing_rate_bytes_per_s = rate_bytes_per_s;
         s.tp.cwnd = 1000;
+        s.next_send_ns = RTT + 1; // the burst leaves at its earliest departure: no credit
         let mut out = vec![];
         s.on_pace_timer(RTT + 1, &mut out);
         assert_eq!(out.len(), segs, "burst at {rate_bytes_per_s} B/s");
@@ -431,6 +432,28 @@ fn a_paced_flow_sends_its_first_ten_data_segments_unpaced_then_charges_the_skb_t
     s.on_pace_timer(RTT + 2 * gap, &mut out);
     assert_eq!(out.len(), 2);
     assert_eq!(s.next_send_ns, RTT + 4 * gap);
+}
+
+#[test]
+fn a_paced_skb_sent_late_takes_its_lateness_off_its_pacing_time_up_to_half() {
+    // Linux tcp_output.c: `__tcp_transmit_skb` sets tcp_wstamp_ns = max(tcp_wstamp_ns,
+    // now) and `tcp_update_skb_after_send` takes credit = that move ("OS jitter") off
+    // the skb's time at the pacing rate, at most half of it: len_ns -= min(len_ns / 2,
+    // credit). A 2-segment skb at 1 Mbit/s is 2 x 11.584 ms of pacing.
+    let rate_bytes_per_s = 125_000u64;
+    let seg_ns = 1448 * 1_000_000_000 / rate_bytes_per_s;
+    for (late_ns, charged_ns) in [(0, 2 * seg_ns), (3_000_000, 2 * seg_ns - 3_000_000), (50_000_000, seg_ns)] {
+        let (mut s, _) = established();
+        s.tp.pacing = true;
+        s.tp.pacing_rate_bytes_per_s = rate_bytes_per_s;
+        s.tp.cwnd = 1000;
+        let slot = RTT + 1;
+        s.next_send_ns = slot;
+        let mut out = vec![];
+        s.on_pace_timer(slot + late_ns, &mut out);
+        assert_eq!(out.len(), 2);
+        assert_eq!(s.next_send_ns, slot + late_ns + charged_ns, "sent {late_ns} ns late");
+    }
 }
 
 #[test]
