@@ -210,6 +210,29 @@ def test_rerun_does_nothing_and_foreign_dir_refused(tmp_path, small_file, capsys
     assert "8 new, 16 already stored" in capsys.readouterr().err
 
 
+def test_a_store_of_another_simulator_build_is_refused_unless_allowed(tmp_path, small_file, capsys):
+    # Results are only comparable within one model: runs of two simulator builds in one store
+    # would be reported as one sweep, so resuming with another build is refused naming both.
+    import json
+
+    out = tmp_path / "o"
+    assert main(["sweep", str(small_file), "--out", str(out), "--executor", "inprocess", "--set", "sweep.repetitions=1"]) == 0
+    meta = json.loads((out / store.SWEEP_JSON).read_text())
+    this_build = meta["versions"]["ccfair._core build"]
+    assert this_build and len(this_build) == 16
+    meta["versions"]["ccfair._core build"] = "0" * 16
+    (out / store.SWEEP_JSON).write_text(json.dumps(meta))
+    capsys.readouterr()
+    args = ["sweep", str(small_file), "--out", str(out), "--executor", "inprocess"]
+    assert main(args) == 2
+    err = capsys.readouterr().err
+    assert "another simulator build" in err and "0" * 16 in err and this_build in err and "--allow-other-build" in err
+    assert "Traceback" not in err
+    assert main([*args, "--allow-other-build"]) == 0
+    assert "8 new, 8 already stored" in capsys.readouterr().err
+    assert json.loads((out / store.SWEEP_JSON).read_text())["versions"]["ccfair._core build"] == this_build
+
+
 def test_failed_run_is_recorded_and_retried(tmp_path, small_file, monkeypatch):
     from ccfair import api
 

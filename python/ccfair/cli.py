@@ -435,6 +435,10 @@ def sweep(
             help="Attempts of a testbed run over the quality gate's limits before it is stored marked (default: docs/testbed.md).",
         ),
     ] = None,
+    allow_other_build: Annotated[
+        bool,
+        typer.Option("--allow-other-build", help="Add runs to a DIR holding simulator runs of another simulator build (default: refuse)."),
+    ] = False,
 ) -> None:
     """Run every experiment in the grid of a sweep file (its sweep table) and store the results in DIR.
 
@@ -455,6 +459,7 @@ def sweep(
             print_line(f"  {a.name}: {', '.join(str(a.label(v)) for v in a.values)}", markup=False)
         return
     options = {"executor": executor, "jobs": jobs if jobs is not None else default_jobs(), "scheduler": scheduler}
+    options["allow_other_build"] = allow_other_build
     _run_sweep(plan, file, out, options, set_, wait=wait, testbed_attempts=testbed_attempts)
 
 
@@ -512,6 +517,7 @@ def _run_sweep(
                 progress=progress.update,
                 wait=wait,
                 testbed_attempts=testbed_attempts,
+                allow_other_build=options.get("allow_other_build", False),
             )
     except KeyboardInterrupt as e:
         stored = len(store.finished_runs(out) & {t.run_id for t in plan.tasks}) if out.is_dir() else 0

@@ -17,7 +17,7 @@ import subprocess
 from functools import lru_cache
 from pathlib import Path
 
-__all__ = ["git_commit", "version_line", "versions"]
+__all__ = ["core_build", "git_commit", "version_line", "versions"]
 
 _PACKAGE = Path(__file__).resolve().parent
 
@@ -53,6 +53,23 @@ def git_commit() -> str | None:
     return checkout_commit(_PACKAGE.parents[1]) or _from_build()  # python/ccfair -> the repository root
 
 
+@lru_cache(maxsize=1)
+def core_build() -> str | None:
+    """The simulator build: the first 16 hex digits of the SHA-256 of the compiled ``ccfair._core``
+    extension, or None when it is not built. Two builds with one digest run the same code; a
+    sweep refuses to add runs of another build to its store (sweep.py ``prepare_store``)."""
+    import hashlib
+
+    try:
+        from ccfair import _core
+    except ImportError:
+        return None
+    path = getattr(_core, "__file__", None)
+    if not path:
+        return None
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
 def version_line() -> str:
     """``ccfair 0.1.0 (git 884a895c...)``: what ``ccfair --version`` prints."""
     import ccfair
@@ -82,6 +99,7 @@ def versions() -> dict[str, str | None]:
         from ccfair import _core
 
         out["ccfair._core"] = str(getattr(_core, "__version__", "?"))
+        out["ccfair._core build"] = core_build()
     except ImportError:
         out["ccfair._core"] = "not built"
     return out

@@ -733,12 +733,19 @@ def _write_text_atomic(path: Path, text: str) -> None:
     os.replace(tmp, path)
 
 
-def prepare_store(plan: SweepPlan, directory: str | Path, source: str | None = None, overrides: list[str] | None = None) -> Path:
+def prepare_store(
+    plan: SweepPlan,
+    directory: str | Path,
+    source: str | None = None,
+    overrides: list[str] | None = None,
+    allow_other_build: bool = False,
+) -> Path:
     """Create (or check and update) the sweep directory before any run.
 
     A directory that already holds runs of another sweep is refused (its
     stored run ids must all belong to this plan: re-running the same sweep,
-    or one extended with more values or repetitions, is fine).
+    or one extended with more values or repetitions, is fine); so are
+    simulator runs of another simulator build, unless ``allow_other_build``.
     """
     from ccfair import store
 
@@ -747,6 +754,8 @@ def prepare_store(plan: SweepPlan, directory: str | Path, source: str | None = N
         raise SpecError("--out", f"{d} exists and is not a directory")
     d.mkdir(parents=True, exist_ok=True)
     _check_same_backend(plan, d)
+    if not allow_other_build:
+        _check_same_build(plan, d)
     planned = {t.run_id for t in plan.tasks}
     foreign = store.finished_runs(d) - planned
     if foreign:
@@ -784,6 +793,30 @@ def _check_same_backend(plan: SweepPlan, d: Path) -> None:
         )
 
 
+def _check_same_build(plan: SweepPlan, d: Path) -> None:
+    """Simulator runs stored by another build of the simulator (``sweep.json``'s ``versions``,
+    provenance.py ``core_build``) are refused naming both builds: the model may differ, and a
+    store mixing two models would report both as one (stores that record no build pass)."""
+    from ccfair import store
+    from ccfair.provenance import core_build
+
+    meta = d / store.SWEEP_JSON
+    if plan.backend == "testbed" or not meta.exists():
+        return
+    try:
+        stored = json.loads(meta.read_text()).get("versions", {}).get("ccfair._core build")
+    except (OSError, ValueError, AttributeError):
+        return
+    current = core_build()
+    done = store.finished_runs(d)
+    if stored and current and stored != current and done:
+        raise SpecError(
+            "--out",
+            f"{d} holds {len(done)} run(s) of another simulator build ({stored}; this one is {current}): "
+            "their results may differ from this build's; use a new --out directory, or --allow-other-build to add to them",
+        )
+
+
 def run_sweep(
     plan: SweepPlan,
     directory: str | Path,
@@ -796,6 +829,7 @@ def run_sweep(
     wait: bool = False,
     testbed_fn: str | None = None,
     testbed_attempts: int | None = None,
+    allow_other_build: bool = False,
 ) -> SweepOutcome:
     """Run every run of ``plan`` not yet stored in ``directory``; store each as it finishes.
 
@@ -816,7 +850,9 @@ def run_sweep(
 
         check_available()  # root and the bottleneck binary on this host, before the store is touched
     with store.lock(directory, wait=wait):
-        return _run_sweep_locked(plan, directory, executor, jobs, scheduler, source, overrides, progress, testbed_fn, testbed_attempts)
+        return _run_sweep_locked(
+            plan, directory, executor, jobs, scheduler, source, overrides, progress, testbed_fn, testbed_attempts, allow_other_build
+        )
 
 
 def _import_in_background() -> Any:
@@ -844,6 +880,7 @@ def _run_sweep_locked(
     progress: Any,
     testbed_fn: str | None = None,
     testbed_attempts: int | None = None,
+    allow_other_build: bool = False,
 ) -> SweepOutcome:
     import time
 
@@ -852,7 +889,7 @@ def _run_sweep_locked(
 
     t0 = time.perf_counter()
     warm_up(executor)  # the pool's fork server imports while the store is prepared
-    d = prepare_store(plan, directory, source, overrides)
+    d = prepare_store(plan, directory, source, overrides, allow_other_build)
     done = store.finished_runs(d)
     todo = [t for t in plan.tasks if t.run_id not in done]
     importer = _import_in_background() if todo else None  # what store.compact needs, while the workers start
