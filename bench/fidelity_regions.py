@@ -1,7 +1,9 @@
 """The fidelity map's regions: per group of points, mean |diff|, mean diff, worst, spread criterion.
 
     ccfair fidelity --json --set map > map.json
-    python3 bench/fidelity_regions.py map.json
+    python3 bench/fidelity_regions.py map.json [--set map]
+
+``--set``: the point set whose points are grouped (default ``map``; ``map-probe`` for the probed one).
 
 Regions (docs/fidelity.md, "The map"): mixes of 4-8 flows, unequal RTTs, then by pair in
 start order (reno/cubic in both orders together).
@@ -9,9 +11,9 @@ start order (reno/cubic in both orders together).
 
 from __future__ import annotations
 
+import argparse
 import json
 import statistics
-import sys
 from typing import Any
 
 
@@ -27,11 +29,18 @@ def region(p: dict[str, Any]) -> str:
 
 
 def main() -> None:
-    points = [p for p in json.loads(open(sys.argv[1]).read())["points"] if p["set"] == "map"]
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("file", help="the JSON of ccfair fidelity --json or bench/fidelity_many_seeds.py --out")
+    ap.add_argument("--set", default="map", help="the point set to group (default: map)")
+    args = ap.parse_args()
+    with open(args.file) as f:
+        points = [p for p in json.load(f)["points"] if p["set"] == args.set]
+    if not points:
+        raise SystemExit(f"--set: no points of set {args.set!r} in {args.file}")
     groups: dict[str, list[dict[str, Any]]] = {}
     for p in points:
         groups.setdefault(region(p), []).append(p)
-    print("| region (map set) | points | mean abs diff | mean diff | worst diff (point) | spread within [1/2, 2] |")
+    print(f"| region ({args.set} set) | points | mean abs diff | mean diff | worst diff (point) | spread within [1/2, 2] |")
     print("|---|---|---|---|---|---|")
     for name in sorted(groups):
         g = groups[name]
