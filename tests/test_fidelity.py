@@ -144,6 +144,24 @@ def test_a_bad_set_file_names_the_key(tmp_path: Path, capsys: pytest.CaptureFixt
     assert "no set 'nope'" in capsys.readouterr().err
 
 
+def test_without_set_the_comparison_and_collect_take_the_reference_map_only(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from ccfair.fidelity.compare import load_sets
+
+    data = tmp_path / "fidelity"
+    (data / "points").mkdir(parents=True)
+    base = (Path(__file__).parent.parent / "examples" / "s0-cubic-vs-bbr.toml").resolve()
+    old = f'base = "{base}"\nmap = false\n[[points]]\nid = "superseded"\nset = []\n'
+    (data / "points" / "old.toml").write_text(old)
+    (data / "points" / "tiny.toml").write_text(old.replace("map = false\n", ""))
+    assert [ps.name for ps in load_sets(None, data)] == ["tiny"]
+    assert [ps.name for ps in load_sets(["old"], data)] == ["old"]
+    assert [ps.name for ps in load_sets(["old", "tiny"], data)] == ["old", "tiny"]
+    (data / "points" / "old.toml").write_text(old.replace("map = false", 'map = "no"'))
+    assert main(["fidelity", "--data", str(data), "--set", "old"]) == 2
+    err = capsys.readouterr().err
+    assert "old.toml: map" in err and "true or false" in err and "Traceback" not in err
+
+
 def test_html_has_the_heatmap_and_a_row_per_point(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     page = tmp_path / "f.html"
     assert main(["fidelity", "--data", str(FIXTURE), "--html", str(page)]) == 0

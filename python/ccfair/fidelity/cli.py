@@ -30,7 +30,10 @@ def _log(line: str) -> None:
 @app.callback()
 def fidelity(
     ctx: typer.Context,
-    set_: Annotated[Optional[list[str]], typer.Option("--set", metavar="NAME", help="Point set(s) (default: every set).")] = None,
+    set_: Annotated[
+        Optional[list[str]],
+        typer.Option("--set", metavar="NAME", help="Point set(s) (default: the reference map, every set with map = true)."),
+    ] = None,
     as_json: Annotated[bool, typer.Option("--json", help="Print the comparison as one JSON object.")] = False,
     html: Annotated[Optional[Path], typer.Option("--html", metavar="FILE", help="Write a page with the heatmap and the table.")] = None,
     png: Annotated[Optional[Path], typer.Option("--png", metavar="FILE", help="Write the heatmap as a PNG.")] = None,
@@ -77,7 +80,7 @@ def fidelity(
 @app.command("collect")
 def collect_cmd(
     set_: Annotated[
-        Optional[list[str]], typer.Option("--set", metavar="NAME", help="Point set(s) to collect (default: every set).")
+        Optional[list[str]], typer.Option("--set", metavar="NAME", help="Point set(s) to collect (default: the reference map).")
     ] = None,
     runs: Annotated[
         Optional[int], typer.Option("--runs", min=1, max=100, help="Kernel runs per point (default: the set's `runs`).")
@@ -94,10 +97,10 @@ def collect_cmd(
 ) -> None:
     """Run every point of the set(s) on the testbed (root) until it has its runs; resumable, one JSON line per run."""
     from ccfair.fidelity.collect import collect
-    from ccfair.fidelity.points import load_set, set_names
+    from ccfair.fidelity.points import load_set, map_set_names
     from ccfair.testbed.runner import check_available
 
-    names = set_ or set_names(data)
+    names = set_ or map_set_names(data)
     sets = [load_set(n, data) for n in names]
     for ps in sets:
         for p in ps.points:

@@ -30,9 +30,9 @@ from ccfair.fidelity.points import (
     PointSet,
     group_shares,
     load_set,
+    map_set_names,
     runs_by_point,
     select_runs,
-    set_names,
 )
 
 #: Spread criterion: the simulator's run-to-run range of B's share within [1/SPREAD_FACTOR, SPREAD_FACTOR] of the kernel's.
@@ -253,7 +253,7 @@ def _totals(points: list[dict[str, Any]], stale: dict[str, int]) -> dict[str, An
 
 
 def load_sets(names: list[str] | None, data: Path) -> list[PointSet]:
-    return [load_set(n, data) for n in (names or set_names(data))]
+    return [load_set(n, data) for n in (names or map_set_names(data))]
 
 
 # ----------------------------------------------------------------- output

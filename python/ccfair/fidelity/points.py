@@ -6,10 +6,16 @@ A set file ``<data>/points/<set>.toml``::
     base = "../../../examples/s0-cubic-vs-bbr.toml"   # experiment file, relative to this file
     set = ["bottleneck.rate=10Mbit"]                  # overrides for every point (optional)
     runs = 3                                          # kernel runs per point (optional, default 3)
+    map = true                                        # part of the reference map (optional, default true)
 
     [[points]]
     id = "cubic/bbr 10M 50ms 8bdp"
     set = ["flows.0.cca=cubic", "flows.1.cca=bbr", "bottleneck.buffer=8bdp"]
+
+The reference map is every set with ``map = true`` (the default): what ``ccfair fidelity``
+and ``ccfair fidelity collect`` take when no ``--set`` is given. A set collected again with a
+better testbed, or one that varies the testbed itself, says ``map = false`` and why in its
+header; it stays selectable by name.
 
 A point is the base experiment with the set's and then the point's overrides
 applied (``ccfair run BASE --set ...`` does the same). Flow "A" is every flow of
@@ -50,7 +56,7 @@ from ccfair.errors import SpecError
 DEFAULT_DATA = Path("data/fidelity")
 
 #: Keys a set file may have, and a point.
-SET_KEYS = {"description", "base", "set", "runs", "points"}
+SET_KEYS = {"description", "base", "set", "runs", "map", "points"}
 POINT_KEYS = {"id", "set"}
 
 
@@ -98,6 +104,7 @@ class PointSet:
     description: str
     runs: int
     points: tuple[Point, ...]
+    in_map: bool = True
 
     @property
     def kernel_path(self) -> Path:
@@ -117,6 +124,11 @@ def set_names(data: Path = DEFAULT_DATA) -> list[str]:
     if not d.is_dir():
         raise SpecError("--data", f"{data}: no points/ directory (expected {d}/<set>.toml)")
     return sorted(p.stem for p in d.glob("*.toml"))
+
+
+def map_set_names(data: Path = DEFAULT_DATA) -> list[str]:
+    """Names of the sets of the reference map (``map = true``, the default; sorted)."""
+    return [n for n in set_names(data) if load_set(n, data).in_map]
 
 
 def load_set(name: str, data: Path = DEFAULT_DATA) -> PointSet:
@@ -141,6 +153,9 @@ def load_set(name: str, data: Path = DEFAULT_DATA) -> PointSet:
     runs = doc.get("runs", 3)
     if isinstance(runs, bool) or not isinstance(runs, int) or not 1 <= runs <= 100:
         raise SpecError(f"{where}: runs", f"must be an integer in 1..100, got {runs!r}")
+    in_map = doc.get("map", True)
+    if not isinstance(in_map, bool):
+        raise SpecError(f"{where}: map", f"must be true or false, got {in_map!r}")
     raw_points = doc.get("points")
     if not isinstance(raw_points, list) or not raw_points:
         raise SpecError(f"{where}: points", "required: at least one [[points]] table")
@@ -160,7 +175,7 @@ def load_set(name: str, data: Path = DEFAULT_DATA) -> PointSet:
             raise SpecError(f"{pw}.id", f"{pid!r} is declared twice")
         seen.add(pid)
         points.append(Point(name, pid, base, common + _overrides(p.get("set", []), f"{pw}.set")))
-    return PointSet(name, path, str(doc.get("description", "")), runs, tuple(points))
+    return PointSet(name, path, str(doc.get("description", "")), runs, tuple(points), in_map)
 
 
 def _overrides(value: Any, where: str) -> tuple[str, ...]:
