@@ -5,6 +5,8 @@ from __future__ import annotations
 import json
 import shutil
 import statistics
+import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -93,6 +95,29 @@ def test_collect_runs_only_what_is_missing_and_appends_a_line_per_run(tmp_path: 
     assert collect_mod.collect(ps, 3, 2, lambda line: None) == (2, 0)
     assert len(read_runs(ps.kernel_path)) == 6
     assert collect_mod.collect(ps, 3, 2, lambda line: None) == (0, 0)  # resumed: nothing left
+
+
+def test_an_interrupted_collect_stores_the_run_under_way_and_starts_no_new_one(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import _thread
+
+    ps = load_set("tiny", _tiny(tmp_path))
+    stored = read_runs(ps.kernel_path)
+    started: list[int] = []
+
+    def fake_run(point, seed):  # Ctrl-C reaches the collector (its main thread) while the first run is under way
+        started.append(seed)
+        if len(started) == 1:
+            _thread.interrupt_main()
+            time.sleep(0.2)
+        return {**dict(next(r for r in stored if r["point"] == point.id)), "seed": seed}
+
+    monkeypatch.setattr(collect_mod, "run_one", fake_run)
+    lines: list[str] = []
+    with pytest.raises(KeyboardInterrupt):
+        collect_mod.collect(ps, 5, 1, lines.append)  # six runs to do, one at a time
+    assert started == [3]
+    assert len(read_runs(ps.kernel_path)) == len(stored) + 1
+    assert any("interrupted" in line and "resumes" in line for line in lines)
 
 
 def test_runs_of_an_edited_point_are_not_used(tmp_path: Path) -> None:
@@ -351,6 +376,49 @@ def test_gated_collect_adds_new_seeds_until_enough_runs_pass(tmp_path: Path) -> 
         ("reno/cubic", 3),
         ("reno/cubic", 4),
     ]
+
+
+def _gated_fake(ps, passes: Callable[[int], bool], started: list[tuple[str, int]]):
+    """A stand-in testbed: a stored run of the point under a new seed, passing the gate when ``passes(seed)``."""
+    stored = read_runs(ps.kernel_path)
+
+    def fake_run(point, seed):
+        started.append((point.id, seed))
+        rec = dict(next(r for r in stored if r["point"] == point.id))
+        starts = [0.01, 1.2] if passes(seed) else None
+        return {**rec, "seed": seed, "flow_start_s": starts, "host": {**rec["host"], "cpus": 2}}
+
+    return fake_run
+
+
+def test_gated_collect_passes_again_until_every_point_has_its_runs_that_pass_the_gate(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ps = load_set("tiny", _tiny(tmp_path))
+    started: list[tuple[str, int]] = []
+    monkeypatch.setattr(collect_mod, "run_one", _gated_fake(ps, lambda seed: seed != 4, started))
+    lines: list[str] = []
+    assert collect_mod.collect(ps, 2, 1, lines.append, gated=True) == (6, 0)  # seeds 3, 4; then 5 for the failed 4
+    assert sorted(started) == [
+        ("cubic/bbr", 3),
+        ("cubic/bbr", 4),
+        ("cubic/bbr", 5),
+        ("reno/cubic", 3),
+        ("reno/cubic", 4),
+        ("reno/cubic", 5),
+    ]
+    assert collect_mod.pending(ps, 2, gated=True) == []
+    assert any("another pass" in line for line in lines)
+
+
+def test_gated_collect_stops_when_a_pass_adds_no_run_that_passes_the_gate(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    ps = load_set("tiny", _tiny(tmp_path))
+    started: list[tuple[str, int]] = []
+    monkeypatch.setattr(collect_mod, "run_one", _gated_fake(ps, lambda seed: False, started))
+    lines: list[str] = []
+    assert collect_mod.collect(ps, 2, 1, lines.append, gated=True) == (4, 0)
+    assert len(started) == 4
+    assert any("no run of that pass passed the gate" in line and "4 still missing" in line for line in lines)
 
 
 def test_the_simulators_spread_is_the_mean_range_of_sets_of_as_many_runs_as_the_kernel_has() -> None:

@@ -90,7 +90,7 @@ def collect_cmd(
         bool,
         typer.Option(
             "--gated",
-            help="Count only runs that pass the quality gate towards --runs (new seeds; lowest kernel utilisation first).",
+            help="Count only runs that pass the quality gate towards --runs (new seeds, lowest kernel utilisation first; passes until done or a pass adds none that passes).",
         ),
     ] = False,
     data: DataOption = Path("data/fidelity"),

@@ -150,9 +150,30 @@ def set_lock(ps: PointSet) -> Iterator[None]:
 
 def collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None], gated: bool = False) -> tuple[int, int]:
     """Run what is missing of ``ps`` (``runs`` per point, with ``gated`` runs that pass the
-    quality gate; ``jobs`` at a time); (finished, failed)."""
+    quality gate; ``jobs`` at a time); (finished, failed). With ``gated``, pass after pass until
+    nothing is missing, or until a pass adds no run that passes the gate (the host too noisy for
+    the gate: said in the log, and the same command resumes)."""
     with set_lock(ps):
-        return _collect(ps, runs, jobs, log, gated)
+        ok = failed = 0
+        while True:
+            passing = passing_runs(ps) if gated else 0
+            o, f = _collect(ps, runs, jobs, log, gated)
+            ok, failed = ok + o, failed + f
+            if not gated or not o:
+                return ok, failed
+            missing = len(pending(ps, runs, gated=True))
+            if not missing:
+                return ok, failed
+            if passing_runs(ps) == passing:
+                log(f"{ps.name}: no run of that pass passed the gate (a noisy host?); {missing} still missing; stopping (resumable)")
+                return ok, failed
+            log(f"{ps.name}: {missing} run(s) still missing (runs of that pass failed the gate); another pass")
+
+
+def passing_runs(ps: PointSet) -> int:
+    """How many of the set's stored runs (of its points as they are now) pass the quality gate."""
+    stored, _ = runs_by_point(ps)
+    return sum(sum(1 for r in stored[p.id] if not gate_failures(spec, r)) for p in ps.points for spec in [p.spec()])
 
 
 def _collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None], gated: bool) -> tuple[int, int]:
@@ -181,9 +202,46 @@ def _collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None], gat
                 f"late p99 {h['bottleneck_late_p99_us']} us, max {(h['bottleneck_late_max_ns'] or 0) / 1e6:.1f} ms"
             )
 
-    with ThreadPoolExecutor(max(1, jobs)) as ex:
-        list(ex.map(one, todo))
+    _run_all(
+        one,
+        todo,
+        jobs,
+        lambda: log(f"{ps.name}: interrupted: no new run starts; the runs under way are stored when they end; the same command resumes"),
+    )
     return counts["ok"], counts["failed"]
+
+
+def _run_all(one: Callable[[tuple[Point, int]], None], todo: list[tuple[Point, int]], jobs: int, on_interrupt: Callable[[], None]) -> None:
+    """``one`` over ``todo``, ``jobs`` at a time. Interrupted (Ctrl-C, or any exception in this
+    thread), no new job starts and the ones under way end (their runs stored) before it re-raises."""
+    stop = threading.Event()
+    cond = threading.Condition()
+    active = [0]
+
+    def guarded(job: tuple[Point, int]) -> None:
+        with cond:
+            if stop.is_set():
+                return
+            active[0] += 1
+        try:
+            one(job)
+        finally:
+            with cond:
+                active[0] -= 1
+                cond.notify_all()
+
+    ex = ThreadPoolExecutor(max(1, jobs))
+    try:
+        list(ex.map(guarded, todo))
+    except BaseException:
+        with cond:
+            stop.set()
+        on_interrupt()
+        with cond:
+            cond.wait_for(lambda: active[0] == 0)
+        raise
+    finally:
+        ex.shutdown(wait=False, cancel_futures=True)
 
 
 def _share_b(rec: dict[str, Any]) -> float:
