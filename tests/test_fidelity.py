@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import signal
 import statistics
 import time
 from collections.abc import Callable
@@ -113,8 +114,12 @@ def test_an_interrupted_collect_stores_the_run_under_way_and_starts_no_new_one(t
 
     monkeypatch.setattr(collect_mod, "run_one", fake_run)
     lines: list[str] = []
-    with pytest.raises(KeyboardInterrupt):
-        collect_mod.collect(ps, 5, 1, lines.append)  # six runs to do, one at a time
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)  # Python's own, whatever ran before
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            collect_mod.collect(ps, 5, 1, lines.append)  # six runs to do, one at a time
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert started == [3]
     assert len(read_runs(ps.kernel_path)) == len(stored) + 1
     assert any("interrupted" in line and "resumes" in line for line in lines)
