@@ -214,20 +214,19 @@ def _collect(ps: PointSet, runs: int, jobs: int, log: Callable[[str], None], gat
 def _run_all(one: Callable[[tuple[Point, int]], None], todo: list[tuple[Point, int]], jobs: int, on_interrupt: Callable[[], None]) -> None:
     """``one`` over ``todo``, ``jobs`` at a time. Interrupted (Ctrl-C, or any exception in this
     thread), no new job starts and the ones under way end (their runs stored) before it re-raises."""
-    stop = threading.Event()
     cond = threading.Condition()
-    active = [0]
+    state = {"stopped": False, "active": 0}
 
     def guarded(job: tuple[Point, int]) -> None:
         with cond:
-            if stop.is_set():
+            if state["stopped"]:
                 return
-            active[0] += 1
+            state["active"] += 1
         try:
             one(job)
         finally:
             with cond:
-                active[0] -= 1
+                state["active"] -= 1
                 cond.notify_all()
 
     ex = ThreadPoolExecutor(max(1, jobs))
@@ -235,10 +234,10 @@ def _run_all(one: Callable[[tuple[Point, int]], None], todo: list[tuple[Point, i
         list(ex.map(guarded, todo))
     except BaseException:
         with cond:
-            stop.set()
+            state["stopped"] = True
         on_interrupt()
         with cond:
-            cond.wait_for(lambda: active[0] == 0)
+            cond.wait_for(lambda: state["active"] == 0)
         raise
     finally:
         ex.shutdown(wait=False, cancel_futures=True)
