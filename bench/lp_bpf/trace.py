@@ -79,7 +79,7 @@ def kernel_acks(path: Path) -> dict[int, list[dict]]:
             cur.update(zip(("tsval", "tsecr", "rhz"), v))
         elif tag == "lp3":
             cur.update(zip(("sowd", "owd_min", "owd_max"), v))
-        elif tag == "lp4" and "sowd" in cur:
+        elif tag == "lp4" and "sowd" in cur and "now" in cur:
             cur.update(port=v[0], inference=v[1], rtt_us=v[2] if v[2] < 2**31 else v[2] - 2**32)
             flows[v[0]].append(cur)
             cur = {}

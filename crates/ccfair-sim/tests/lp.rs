@@ -25,16 +25,28 @@ fn window_bytes(r: &ccfair_sim::result::RunResult) -> Vec<u64> {
     r.flows.iter().map(|f| f.delivered_bytes[100..450].iter().sum()).collect()
 }
 
+/// TCP-LP yields on average, not in every run: Linux's module now and then
+/// "escapes" into Reno for seconds (its remote-HZ estimate above TCP_TS_HZ,
+/// docs/linux-ports.md "TCP-LP"): on the testbed's Linux 6.18 LP took 0.01
+/// of the link against Reno once in each order, and 0.01-0.36 against CUBIC
+/// at this point (21 runs, 16 above 0.1; data/fidelity/kernel). So the
+/// paper's claim is checked on LP's mean share over ten seeds.
+const SEEDS: u64 = 10;
+
 #[test]
-fn tcp_lp_yields_to_reno_at_one_bdp() {
+fn tcp_lp_yields_to_reno_at_one_bdp_on_average_over_seeds() {
     // LP first, Reno joins at 5 s; and the other order.
     for (a, b, lp_idx) in [("lp", "reno", 0), ("reno", "lp", 1)] {
-        let r = ccfair_sim::run(&cfg(vec![flow("A", a, 0), flow("B", b, 5)]));
-        let w = window_bytes(&r);
-        let share = w[lp_idx] as f64 / w.iter().sum::<u64>() as f64;
-        assert!(share < 0.2, "{a} then {b}: TCP-LP share {share:.3}");
-        let util = w.iter().sum::<u64>() as f64 * 8.0 / 35.0 / 10e6 * (1500.0 / 1448.0);
-        assert!(util > 0.9, "{a} then {b}: utilization {util:.3}");
+        let mut shares = 0.0;
+        for seed in 1..=SEEDS {
+            let r = ccfair_sim::run(&RunConfig { seed, ..cfg(vec![flow("A", a, 0), flow("B", b, 5)]) });
+            let w = window_bytes(&r);
+            shares += w[lp_idx] as f64 / w.iter().sum::<u64>() as f64;
+            let util = w.iter().sum::<u64>() as f64 * 8.0 / 35.0 / 10e6 * (1500.0 / 1448.0);
+            assert!(util > 0.9, "{a} then {b}, seed {seed}: utilization {util:.3}");
+        }
+        let share = shares / SEEDS as f64;
+        assert!(share < 0.2, "{a} then {b}: TCP-LP's mean share {share:.3}");
     }
 }
 

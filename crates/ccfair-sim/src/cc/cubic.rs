@@ -91,11 +91,10 @@ use super::{AckSample, CaEvent, CaState, CongestionControl, TcpCc};
 const BETA_SCALE: u64 = 1024;
 /// Linux `BICTCP_HZ`: the cubic clock counts 1/2^10 s.
 const BICTCP_HZ_SHIFT: u32 = 10;
-/// Kernel tick rate: the reference kernel's CONFIG_HZ (the testbed's Linux
-/// 6.18, /proc/config.gz: CONFIG_HZ = 250; Debian's and Ubuntu's too), jiffies per second.
-const HZ: u64 = 250;
+/// Kernel tick rate: the reference kernel's CONFIG_HZ, jiffies per second.
+const HZ: u64 = super::KERNEL_HZ;
 /// Nanoseconds per jiffy.
-const NS_PER_JIFFY: u64 = 1_000_000_000 / HZ;
+const NS_PER_JIFFY: u64 = super::NS_PER_KERNEL_JIFFY;
 /// `bictcp_update` reruns the cubic function with unchanged cwnd only after
 /// more than `HZ / 32` jiffies (7 jiffies = 28 ms at HZ = 250) (Linux).
 const UPDATE_HOLD_JIFFIES: u64 = HZ / 32;

@@ -465,6 +465,41 @@ pub(crate) const fn jiffies(ns: u64, hz: u64) -> u64 {
     ns / (1_000_000_000 / hz)
 }
 
+/// The reference kernel's tick rate, jiffies per second: CONFIG_HZ of the testbed's Linux 6.18
+/// (/proc/config.gz: CONFIG_HZ = 250; Debian's and Ubuntu's too).
+pub(crate) const KERNEL_HZ: u64 = 250;
+/// Nanoseconds per jiffy at [`KERNEL_HZ`].
+pub(crate) const NS_PER_KERNEL_JIFFY: u64 = 1_000_000_000 / KERNEL_HZ;
+/// kernel/time/timer.c: a wheel level's buckets (`LVL_BITS` = 6) and the granularity step
+/// between levels (`LVL_CLK_SHIFT` = 3).
+const TIMER_LVL_SIZE: u64 = 64;
+const TIMER_LVL_CLK_SHIFT: u32 = 3;
+
+/// Linux `usecs_to_jiffies` of a span in ns (truncated to us first): whole jiffies at
+/// [`KERNEL_HZ`], rounded up.
+pub(crate) const fn usecs_to_jiffies(ns: u64) -> u64 {
+    (ns / 1_000).div_ceil(NS_PER_KERNEL_JIFFY / 1_000)
+}
+
+/// The host time (ns, on the host's clock: [`TcpCc::host_clock_ns`]) at which a Linux
+/// `timer_list` (a jiffy timer: the delayed-ACK timer) armed at host time `host_ns` to expire
+/// `n` jiffies later (`jiffies + n`) fires. The timer wheel never fires a timer early: a timer
+/// armed just before a tick would, so kernel/time/timer.c `calc_index` puts it in the bucket
+/// after its expiry at its level's granularity (`(expires >> LVL_SHIFT(lvl)) + 1`), and the
+/// level is the first whose range holds `n` (`calc_wheel_index`: `LVL_START(lvl + 1)` =
+/// 63 << 3 lvl jiffies). So a timer fewer than 63 jiffies ahead fires at the tick of
+/// `jiffies + n + 1`: between `n` and `n + 1` jiffies after it is armed, by where in its jiffy
+/// it was armed (Thomas Gleixner on netdev, 2022: "the off by one has a reason and is required
+/// to prevent too short timeouts ... a property of low granularity tick based timer wheels").
+pub(crate) const fn timer_list_fires_at_ns(host_ns: u64, n: u64) -> u64 {
+    let mut shift = 0;
+    while n >= (TIMER_LVL_SIZE - 1) << shift {
+        shift += TIMER_LVL_CLK_SHIFT;
+    }
+    let expires = host_ns / NS_PER_KERNEL_JIFFY + n;
+    (((expires >> shift) + 1) << shift) * NS_PER_KERNEL_JIFFY
+}
+
 /// The optional hooks the sender calls on every ACK or every send
 /// (`in_ack_event`, `pkts_acked`, `cong_control`, `min_tso_segs`) that an
 /// algorithm implements, declared next to them ([`CongestionControl::hooks`],
@@ -1019,6 +1054,26 @@ mod clock_phase_tests {
         let mut t = testutil::tp();
         t.draw_ts_clocks(1, 0, false, 59_059_023_581_346);
         assert_eq!((t.ts_epoch_ns, t.clock_phase_ns), (59_059_023_581_346, 3_581_346));
+    }
+
+    #[test]
+    fn a_jiffy_timer_fires_at_the_wheel_tick_after_its_expiry_never_before() {
+        // kernel/time/timer.c calc_wheel_index / calc_index at HZ = 250 (4 ms): below 63
+        // jiffies ahead (level 0) the tick after jiffies + n; from 63 (level 1, 8 jiffies a
+        // bucket) the next multiple of 8 after it; from 504 (level 2) of 64.
+        let j = |k: u64| k * NS_PER_KERNEL_JIFFY;
+        assert_eq!(timer_list_fires_at_ns(j(5), 10), j(16));
+        assert_eq!(timer_list_fires_at_ns(j(5) + 3_999_999, 10), j(16));
+        assert_eq!(timer_list_fires_at_ns(j(0), 62), j(63));
+        assert_eq!(timer_list_fires_at_ns(j(0), 63), j(64));
+        assert_eq!(timer_list_fires_at_ns(j(5), 100), j(112));
+        assert_eq!(timer_list_fires_at_ns(j(1), 600), j(640));
+        for n in [1, 10, 50, 62, 63, 100, 503, 504, 4000] {
+            for at in [j(7), j(7) + 1, j(8) - 1] {
+                let fires = timer_list_fires_at_ns(at, n);
+                assert!(fires > j(7 + n) && fires % NS_PER_KERNEL_JIFFY == 0, "n {n}, armed at {at}");
+            }
+        }
     }
 
     #[test]

@@ -4,14 +4,18 @@
 //!   immediately (the reader is never the bottleneck).
 //! - Delayed ACKs (RFC 1122 4.2.3.2, RFC 5681 4.2, Linux `__tcp_ack_snd_check`):
 //!   ACK every second full segment, otherwise after the delayed-ACK timer.
-//!   Its timeout `ato` adapts as Linux's: it starts at TCP_ATO_MIN = 40 ms;
-//!   each in-order data skb (`tcp_event_data_recv`, gap m since the last)
-//!   sets it to ato / 2 + 20 ms if m <= 20 ms, to min(ato / 2 + m, RTO) if
-//!   m < ato, and enters quick-ACK mode if m exceeds the receiver's RTO; a
-//!   timer that fires doubles it, at most to the RTO
+//!   Its timeout `ato` adapts as Linux's, in jiffies of the host's clock
+//!   (HZ = 250: 4 ms): it starts at TCP_ATO_MIN = 10 jiffies (40 ms);
+//!   each in-order data skb (`tcp_event_data_recv`, gap m in whole jiffies
+//!   since the last) sets it to ato / 2 + 5 if m <= 5, to min(ato / 2 + m,
+//!   RTO) if m < ato, and enters quick-ACK mode if m exceeds the receiver's
+//!   RTO; a timer that fires doubles it, at most to the RTO
 //!   (`tcp_delack_timer_handler`); the timer is set to ato, above 40 ms
 //!   bounded by the receiver's smoothed RTT (at least 40 ms) and by
-//!   TCP_DELACK_MAX = 200 ms (`tcp_send_delayed_ack`). The receiver's RTT is
+//!   TCP_DELACK_MAX = 200 ms (`tcp_send_delayed_ack`), and as a jiffy timer
+//!   it fires at the timer wheel's tick after `jiffies + ato`: 40-44 ms
+//!   after a lone segment (kernel/time/timer.c `calc_index`; cc/mod.rs
+//!   `timer_list_fires_at_ns`). The receiver's RTT is
 //!   the handshake's (SYN-ACK to the first data segment here, to the
 //!   handshake's last ACK in Linux, `tcp_synack_rtt_meas`); a receiver that
 //!   sends no data has no other sample, and its RTO is srtt + max(2 srtt,
@@ -125,24 +129,25 @@
 //!   A segment with PSH flushes the held skb it joins (`tcp_gro_receive`
 //!   ORs PSH into the held header and flushes), or goes up alone.
 
+use crate::cc::{jiffies, timer_list_fires_at_ns, usecs_to_jiffies, KERNEL_HZ};
 use crate::config::{EcnMode, ACK_WIRE_BYTES};
 use crate::engine::{TimeNs, Timer};
 use crate::packet::{sack_channel, Ecn, Kind, Packet, SackChannel, SackOpt};
 
-/// Linux TCP_DELACK_MIN (HZ/25).
-pub const DELACK_NS: u64 = 40_000_000;
-/// Linux TCP_DELACK_MAX (HZ/5, `icsk_delack_max`): the longest delayed-ACK timeout.
-pub const DELACK_MAX_NS: u64 = 200_000_000;
+/// Linux TCP_DELACK_MIN = TCP_ATO_MIN (HZ/25 jiffies: 40 ms).
+pub const DELACK_MIN_JIFFIES: u64 = KERNEL_HZ / 25;
+/// Linux TCP_DELACK_MAX (HZ/5 jiffies, `icsk_delack_max`): the longest delayed-ACK timeout.
+const DELACK_MAX_JIFFIES: u64 = KERNEL_HZ / 5;
 /// Linux HZ/2: `tcp_send_delayed_ack`'s bound on `ato` before the RTT's.
-const ATO_BOUND_NS: u64 = 500_000_000;
+const ATO_BOUND_JIFFIES: u64 = KERNEL_HZ / 2;
 /// Linux TCP_RTO_MIN: the receiver's RTO floor (`tcp_rto_min_us`).
 const RTO_MIN_NS: u64 = 200_000_000;
 /// `Receiver::rtt_tsecr_tick_start` before the first sample: 2^64 -
 /// `TS_TICK_NS`, from which every clock reading below it is at least
 /// `TS_TICK_NS` on (modulo 2^64), so it starts no tick.
 const NO_TICK_START: u64 = 0u64.wrapping_sub(TS_TICK_NS);
-/// `Receiver::lrcv_ns` before any in-order data: a time no packet arrives at.
-const NO_ARRIVAL_NS: u64 = u64::MAX;
+/// `Receiver::lrcv_jiffies` before any in-order data: a jiffy no packet arrives in.
+const NO_ARRIVAL: u64 = u64::MAX;
 /// Linux TCP_MAX_QUICKACKS.
 pub const MAX_QUICKACKS: u32 = 16;
 /// Linux `tp->scaling_ratio` of the reference receiver, in 1/256
@@ -186,13 +191,14 @@ pub struct Receiver {
     rcv_nxt: u64,
     /// Out-of-order ranges [start, end), sorted, disjoint, all above rcv_nxt.
     ooo: Vec<(u64, u64)>,
-    /// Delayed-ACK timeout (`icsk_ack.ato`), the last in-order data arrival
-    /// (`lrcvtime`), the SYN-ACK's send time (`synack_ns`, below) and the
-    /// receiver's RTT from the handshake (0 = none yet). `lrcv_ns` is
-    /// `NO_ARRIVAL_NS` before the first in-order data (a plain time: an
-    /// `Option` took a tag test and a tag store per segment).
-    ato_ns: u64,
-    lrcv_ns: u64,
+    /// Delayed-ACK timeout (`icsk_ack.ato`) and the last in-order data
+    /// arrival (`lrcvtime`), in jiffies of the host's clock as Linux's; the
+    /// receiver's RTT from the handshake (0 = none yet; the SYN-ACK's send
+    /// time is `synack_ns`, below). `lrcv_jiffies` is `NO_ARRIVAL` before the
+    /// first in-order data (a plain value: an `Option` took a tag test and a
+    /// tag store per segment).
+    ato_jiffies: u64,
+    lrcv_jiffies: u64,
     srtt_ns: u64,
     /// The right edge of the last window offered, segments (`rcv_wup + rcv_wnd`).
     right_edge: u64,
@@ -291,8 +297,8 @@ impl Receiver {
             dup_acks: 0,
             compressed_acks: 0,
             comp_sack_nr: 0,
-            ato_ns: DELACK_NS,
-            lrcv_ns: NO_ARRIVAL_NS,
+            ato_jiffies: DELACK_MIN_JIFFIES,
+            lrcv_jiffies: NO_ARRIVAL,
             synack_ns: 0,
             srtt_ns: 0,
             rwnd: rwnd_init,
@@ -484,7 +490,7 @@ impl Receiver {
             let a = self.ack_packet(now, false);
             self.push_ack(out, a);
         } else if !self.delack_timer.is_armed() {
-            self.delack_timer.arm(now + self.delack_timeout_ns());
+            self.delack_timer.arm(self.delack_deadline_ns(now));
         }
         if self.rcv_space_due(now) {
             // A tail call: `segs` comes back, not kept across the call.
@@ -495,28 +501,31 @@ impl Receiver {
 
     /// Linux `tcp_event_data_recv`'s delayed-ACK part for in-order data at
     /// `now`: the receiver's RTT from the handshake at the first segment,
-    /// then `ato` from the gap since the last in-order arrival.
+    /// then `ato` from the gap since the last in-order arrival, in whole
+    /// jiffies (`tcp_jiffies32 - lrcvtime`).
     #[inline(always)]
     fn event_data_recv(&mut self, now: TimeNs) {
-        if self.lrcv_ns != NO_ARRIVAL_NS {
-            let m = now - self.lrcv_ns;
-            if m <= DELACK_NS / 2 {
-                self.ato_ns = self.ato_ns / 2 + DELACK_NS / 2;
-            } else if m < self.ato_ns {
-                self.ato_ns = (self.ato_ns / 2 + m).min(self.rto_ns());
-            } else if m > self.rto_ns() {
+        let now_jiffies = jiffies(now + self.clock_phase_ns, KERNEL_HZ);
+        if self.lrcv_jiffies != NO_ARRIVAL {
+            let m = now_jiffies - self.lrcv_jiffies;
+            if m <= DELACK_MIN_JIFFIES / 2 {
+                self.ato_jiffies = self.ato_jiffies / 2 + DELACK_MIN_JIFFIES / 2;
+            } else if m < self.ato_jiffies {
+                self.ato_jiffies = (self.ato_jiffies / 2 + m).min(self.rto_jiffies());
+            } else if m > self.rto_jiffies() {
                 self.incr_quickack();
             }
         } else {
             self.srtt_ns = now.saturating_sub(self.synack_ns).max(1);
         }
-        self.lrcv_ns = now;
+        self.lrcv_jiffies = now_jiffies;
     }
 
     /// The receiver's RTO from its one RTT sample (`tcp_rtt_estimator`:
-    /// rttvar = max(2 srtt, TCP_RTO_MIN); `__tcp_set_rto`: srtt + rttvar).
-    fn rto_ns(&self) -> u64 {
-        self.srtt_ns + (2 * self.srtt_ns).max(RTO_MIN_NS)
+    /// rttvar = max(2 srtt, TCP_RTO_MIN); `__tcp_set_rto`: srtt + rttvar in
+    /// jiffies, rounded up).
+    fn rto_jiffies(&self) -> u64 {
+        usecs_to_jiffies(self.srtt_ns + (2 * self.srtt_ns).max(RTO_MIN_NS))
     }
 
     /// Linux `tcp_incr_quickack(sk, TCP_MAX_QUICKACKS)`: quick ACKs for half
@@ -527,17 +536,22 @@ impl Receiver {
         self.quick = self.quick.max(quickacks);
     }
 
-    /// Linux `tcp_send_delayed_ack`: the timer's delay, `ato`; above
-    /// TCP_ATO_MIN at most the receiver's RTT (at least TCP_DELACK_MIN)
-    /// and HZ/2; never above `icsk_delack_max` (TCP_DELACK_MAX).
+    /// Linux `tcp_send_delayed_ack` at `now`: when the delayed-ACK timer
+    /// fires. Its timeout is `ato` jiffies; above TCP_ATO_MIN at most the
+    /// receiver's RTT (`usecs_to_jiffies`, at least TCP_DELACK_MIN) and HZ/2;
+    /// never above `icsk_delack_max` (TCP_DELACK_MAX). It is a jiffy timer
+    /// (`sk_reset_timer` at `jiffies + ato`): it fires at the timer wheel's
+    /// tick after that, 0-1 jiffy later than `ato` from now
+    /// (cc/mod.rs `timer_list_fires_at_ns`).
     #[inline(always)]
-    fn delack_timeout_ns(&self) -> u64 {
-        let mut ato = self.ato_ns;
-        if ato > DELACK_NS {
-            let rtt_bound = if self.srtt_ns != 0 { self.srtt_ns.max(DELACK_NS) } else { ATO_BOUND_NS };
-            ato = ato.min(rtt_bound.min(ATO_BOUND_NS));
+    fn delack_deadline_ns(&self, now: TimeNs) -> TimeNs {
+        let mut ato = self.ato_jiffies;
+        if ato > DELACK_MIN_JIFFIES {
+            let rtt_bound = if self.srtt_ns != 0 { usecs_to_jiffies(self.srtt_ns).max(DELACK_MIN_JIFFIES) } else { ATO_BOUND_JIFFIES };
+            ato = ato.min(rtt_bound.min(ATO_BOUND_JIFFIES));
         }
-        ato.min(DELACK_MAX_NS)
+        let ato = ato.min(DELACK_MAX_JIFFIES);
+        timer_list_fires_at_ns(now + self.clock_phase_ns, ato) - self.clock_phase_ns
     }
 
     /// Linux `tcp_grow_window` for an skb of `segs` segments: below the
@@ -611,7 +625,7 @@ impl Receiver {
             if had_ooo || !self.delayed_ack || self.unacked >= 2 || self.quick > 0 || ack_now || p.psh() {
                 self.send_ack(now, out);
             } else if !self.delack_timer.is_armed() {
-                self.delack_timer.arm(now + self.delack_timeout_ns());
+                self.delack_timer.arm(self.delack_deadline_ns(now));
             }
             self.rcv_space_adjust(now);
         } else if seq > self.rcv_nxt {
@@ -905,7 +919,7 @@ impl Receiver {
         if self.compressed_acks > 0 {
             self.send_ack(now, out);
         } else if self.unacked > 0 {
-            self.ato_ns = (2 * self.ato_ns).min(self.rto_ns());
+            self.ato_jiffies = (2 * self.ato_jiffies).min(self.rto_jiffies());
             self.send_ack(now, out);
         }
     }
@@ -1036,7 +1050,7 @@ mod tests {
         let (mut got_f, mut got_g) = (0, 0);
         let mut now = 100_000_000; // later than the echoed timestamps below (no underflow)
         for (i, &seq) in seqs.iter().enumerate() {
-            now += if i % 50 == 49 { DELACK_NS + 1 } else { 120_000 };
+            now += if i % 50 == 49 { 45_000_000 } else { 120_000 };
             for (r, out) in [(&mut fast, &mut out_f), (&mut general, &mut out_g)] {
                 if r.delack_timer.deadline().is_some_and(|d| d <= now) {
                     r.on_delack_timer(now, out);
@@ -1107,14 +1121,22 @@ mod tests {
     }
 
     #[test]
-    fn delack_timer_is_40ms_and_acks_a_lone_segment() {
-        let mut r = rx();
-        let mut out = vec![];
-        r.on_packet(1000, &data(0), &mut out);
-        assert_eq!(r.delack_timer.deadline(), Some(1000 + 40_000_000));
-        r.on_delack_timer(1000 + 40_000_000, &mut out);
-        assert_eq!(out.len(), 1);
-        assert_eq!(out[0].ack(), 1);
+    fn a_lone_segment_is_acked_at_the_timer_wheels_tick_after_40ms() {
+        // tcp_send_delayed_ack arms the jiffy timer at jiffies + TCP_ATO_MIN
+        // (10 jiffies at HZ = 250); kernel/time/timer.c calc_index puts it in
+        // the next bucket (expires + 1 at level 0), so it fires at the 11th
+        // tick after the one before the segment: 44 ms after a segment just
+        // after a tick, just over 40 ms after one just before a tick.
+        let ms = 1_000_000;
+        for (phase_ns, at_ns, fires_ns) in [(0, 1_000, 44 * ms), (0, 3_999_999, 44 * ms), (1_500_000, 2_499_999, 42_500_000)] {
+            let mut r = rx().with_clock_phase(phase_ns);
+            let mut out = vec![];
+            r.on_packet(at_ns, &data(0), &mut out);
+            assert_eq!(r.delack_timer.deadline(), Some(fires_ns), "phase {phase_ns}, segment at {at_ns}");
+            r.on_delack_timer(fires_ns, &mut out);
+            assert_eq!(out.len(), 1);
+            assert_eq!(out[0].ack(), 1);
+        }
     }
 
     fn pushed(seq: u64) -> Packet {
@@ -1159,65 +1181,66 @@ mod tests {
         let mut r = rx();
         r.on_packet(0, &Packet::new(0, Kind::Syn, 60), out);
         r.on_packet(srtt_ns, &data(0), out);
-        r.on_delack_timer(srtt_ns + DELACK_NS, out);
+        r.on_delack_timer(r.delack_timer.deadline().unwrap(), out);
         out.clear();
         r
     }
 
     #[test]
     fn a_missed_delayed_ack_inflates_ato_bounded_by_the_receivers_rtt_as_linux() {
-        // tcp_delack_timer_handler doubles ato (40 -> 80 ms, at most the RTO
-        // = 50 + 200 ms); tcp_send_delayed_ack bounds the timeout by the
-        // receiver's srtt (50 ms) while ato > 40 ms. Segments 1 ms apart
-        // halve the excess (tcp_event_data_recv: ato / 2 + 20 ms) after the
-        // first one, 41 ms after the last (ato / 2 + m = 81 ms).
+        // In jiffies of 4 ms (HZ = 250): tcp_delack_timer_handler doubles ato
+        // (10 -> 20, at most the RTO = usecs_to_jiffies(50 + 200 ms) = 63);
+        // tcp_send_delayed_ack bounds the timeout by the receiver's srtt
+        // (usecs_to_jiffies(50 ms) = 13) while ato > TCP_ATO_MIN (10).
+        // The first segment, 10 jiffies after the last (jiffy 22 against 12),
+        // sets ato / 2 + m = 20; the next ones, in one jiffy, halve the excess
+        // (tcp_event_data_recv: ato / 2 + 5). Each timer fires at the tick
+        // after jiffies + timeout (the segment at 91 ms is in jiffy 22: 13
+        // jiffies on, the tick of jiffy 36 at 144 ms).
         let mut out = vec![];
         let mut r = rx_with_rtt(50_000_000, &mut out);
-        assert_eq!(r.ato_ns, 80_000_000);
+        assert_eq!(r.ato_jiffies, 20);
         let ms = 1_000_000;
         let mut timers = vec![];
         for (k, seq) in (1..6).enumerate() {
             let t = 91 * ms + k as u64 * ms;
             r.on_packet(t, &data(seq), &mut out);
-            timers.push((r.ato_ns, r.delack_timer.deadline().map(|d| d - t)));
+            timers.push((r.ato_jiffies, r.delack_timer.deadline().map(|d| d - t)));
         }
-        let want = [
-            (81_000_000, Some(50 * ms)),
-            (60_500_000, None),
-            (50_250_000, Some(50 * ms)),
-            (45_125_000, None),
-            (42_562_500, Some(42_562_500)),
-        ];
+        let want = [(20, Some(53 * ms)), (15, None), (12, Some(51 * ms)), (11, None), (10, Some(41 * ms))];
         assert_eq!(timers, want);
-        // At a 20 ms receiver RTT the bound is TCP_DELACK_MIN (40 ms).
+        // At a 20 ms receiver RTT the bound is TCP_DELACK_MIN (10 jiffies): the
+        // segment at 61 ms (jiffy 15) is ACKed at the tick of jiffy 26.
         let mut r = rx_with_rtt(20_000_000, &mut out);
         r.on_packet(61 * ms, &data(1), &mut out);
-        assert_eq!(r.delack_timer.deadline(), Some(61 * ms + DELACK_NS));
+        assert_eq!(r.delack_timer.deadline(), Some(104 * ms));
     }
 
     #[test]
     fn sparse_segments_grow_ato_by_their_gap_and_a_gap_beyond_the_rto_quick_acks() {
-        // m < ato: ato = ato / 2 + m (30 ms gaps: 40 -> 50 -> 55 -> 57.5 -> 58.75 ms),
-        // the timer at min(ato, srtt = 100 ms). A lone segment after a gap
-        // longer than the receiver's RTO (100 + 200 ms) enters quick-ACK
-        // mode (tcp_incr_quickack); after a shorter one it waits.
+        // m < ato: ato = ato / 2 + m in whole jiffies (segments 30 ms apart,
+        // 7 or 8 jiffies: 10 -> 12 -> 14 -> 14 -> 15), the timer at min(ato,
+        // srtt = 25 jiffies) after the segment's jiffy (80), at the tick after
+        // (jiffy 96: 384 ms). A lone segment after a gap longer than the
+        // receiver's RTO (usecs_to_jiffies(100 + 200 ms) = 75 jiffies) enters
+        // quick-ACK mode (tcp_incr_quickack); after a shorter one it waits.
         let mut out = vec![];
         let mut r = rx_with_rtt(100_000_000, &mut out);
-        r.ato_ns = DELACK_NS;
+        r.ato_jiffies = DELACK_MIN_JIFFIES;
         let mut t = 200_000_000;
         for seq in 1..6 {
             r.on_packet(t, &data(seq), &mut out);
             t += 30_000_000;
         }
-        assert_eq!((r.ato_ns, r.delack_timer.deadline()), (58_750_000, Some(t - 30_000_000 + 58_750_000)));
+        assert_eq!((r.ato_jiffies, r.delack_timer.deadline()), (15, Some(384_000_000)));
         r.on_delack_timer(r.delack_timer.deadline().unwrap(), &mut out);
         out.clear();
-        for (gap, seq, acked_at_once) in [(290_000_000, 6, false), (301_000_000, 7, true)] {
+        for (gap, seq, acked_at_once) in [(290_000_000, 6, false), (308_000_000, 7, true)] {
             r.quick = 0;
             r.unacked = 0;
             r.delack_timer.disarm();
             t += gap;
-            r.lrcv_ns = t - gap;
+            r.lrcv_jiffies = jiffies(t - gap, KERNEL_HZ);
             r.on_packet(t, &data(seq), &mut out);
             assert_eq!(!out.is_empty(), acked_at_once, "gap {gap} ns");
             out.clear();

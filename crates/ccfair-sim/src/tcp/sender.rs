@@ -67,6 +67,11 @@
 //! - Tail loss probe (RFC 8985 section 7, Linux tcp_schedule_loss_probe):
 //!   PTO = 2 SRTT + 2 ms (+200 ms with one packet out), capped by the RTO;
 //!   probe with new data or the highest segment, once per episode.
+//! - The retransmission timer (RTO, loss probe, RACK's reorder timer) is
+//!   Linux's jiffy timer `icsk_retransmit_timer`: its timeout in whole jiffies
+//!   (`usecs_to_jiffies`, HZ = 250: 4 ms; the RTO as `icsk_rto`), and it fires
+//!   at the timer wheel's tick after `jiffies + timeout` (cc/mod.rs
+//!   `timer_list_fires_at_ns`).
 //!   A probe's retransmission is not an outstanding retransmission nor
 //!   counted for undo (`__tcp_retransmit_skb`); its D-SACK ends the episode
 //!   (`FLAG_DSACK_TLP`).
@@ -76,7 +81,10 @@
 //! sender/recovery.rs (the recovery state machine, undo, PRR, CWR), sender/tests.rs.
 //! Simplifications are listed in docs/fidelity.md (Sender).
 
-use crate::cc::{AckSample, CaEvent, CaState, CongestionControl, Hooks, RateSample, TcpCc, INFINITE_SSTHRESH};
+use crate::cc::{
+    timer_list_fires_at_ns, usecs_to_jiffies, AckSample, CaEvent, CaState, CongestionControl, Hooks, RateSample, TcpCc, INFINITE_SSTHRESH,
+    NS_PER_KERNEL_JIFFY,
+};
 use crate::config::EcnMode;
 use crate::engine::{TimeNs, Timer};
 use crate::packet::Ecn;
@@ -109,7 +117,8 @@ pub const MIN_TSO_SEGS: u64 = 2;
 /// "original sch_fq does not pace first 10 MSS"): the initial window leaves
 /// at once.
 pub const UNPACED_DATA_SEGS: u64 = 10;
-/// TLP: extra probe timeout with more than one packet out (Linux TCP_TIMEOUT_MIN, 2 jiffies).
+/// TLP: extra probe timeout with more than one packet out, and RACK's reorder
+/// timer's (Linux TCP_TIMEOUT_MIN_US, 2 ms).
 pub const TLP_EXTRA_NS: u64 = 2_000_000;
 /// TLP: extra probe timeout with one packet out, for a delayed ACK (Linux TCP_RTO_MIN).
 pub const TLP_DELACK_NS: u64 = 200_000_000;
@@ -703,7 +712,7 @@ impl Sender {
         p.ts_val = now;
         out.push(p);
         let rto = RTO_INIT_NS.saturating_mul(1 << self.syn_retries.min(10)).min(RTO_MAX_NS);
-        self.rto_timer.arm(now + rto);
+        self.rto_timer.arm(self.jiffy_timer_fires_ns(now, rto / NS_PER_KERNEL_JIFFY));
     }
 
     fn on_synack(&mut self, now: TimeNs, p: &Packet, out: &mut Vec<Packet>) {
@@ -885,6 +894,31 @@ impl Sender {
         Some(cong_win < send_win)
     }
 
+    /// When the retransmission timer (a jiffy timer) armed now for `jiffies`
+    /// jiffies fires: at the timer wheel's tick after `jiffies + n` on the
+    /// host's clock (cc/mod.rs `timer_list_fires_at_ns`).
+    #[inline]
+    pub(crate) fn jiffy_timer_fires_ns(&self, now: TimeNs, jiffies: u64) -> TimeNs {
+        let phase = self.tp.clock_phase_ns;
+        timer_list_fires_at_ns(now + phase, jiffies) - phase
+    }
+
+    /// The RTO after the backoff as Linux keeps it, ns: `icsk_rto` in whole
+    /// jiffies (`__tcp_set_rto`: `usecs_to_jiffies(srtt + rttvar)`), shifted
+    /// by the backoff and capped at TCP_RTO_MAX (`inet_csk_rto_backoff`).
+    fn rto_span_ns(&self) -> u64 {
+        let max_jiffies = RTO_MAX_NS / NS_PER_KERNEL_JIFFY;
+        let rto_jiffies = usecs_to_jiffies(self.rtt.rto_ns()).min(max_jiffies);
+        (rto_jiffies << self.backoff.min(20)).min(max_jiffies) * NS_PER_KERNEL_JIFFY
+    }
+
+    /// The retransmission timer set to the RTO now (`tcp_reset_xmit_timer`
+    /// with `ICSK_TIME_RETRANS`, `inet_csk_rto_backoff`).
+    #[inline]
+    fn rto_deadline_ns(&self, now: TimeNs) -> TimeNs {
+        self.jiffy_timer_fires_ns(now, self.rto_span_ns() / NS_PER_KERNEL_JIFFY)
+    }
+
     /// Linux `tcp_schedule_loss_probe` (RFC 8985 section 7.2): arm the
     /// retransmission timer as a probe timeout PTO = 2 SRTT (+ 200 ms for a
     /// delayed ACK with one packet out, else + 2 ms), no later than the RTO.
@@ -894,8 +928,8 @@ impl Sender {
             return false;
         }
         let extra = if self.packets_out == 1 { TLP_DELACK_NS } else { TLP_EXTRA_NS };
-        let mut timeout = 2 * self.rtt.srtt_ns + extra;
-        let rto = self.rtt.backed_off_rto_ns(self.backoff);
+        let mut timeout = usecs_to_jiffies(2 * self.rtt.srtt_ns + extra);
+        let rto = self.rto_span_ns();
         let rto_delta = if advancing_rto {
             rto
         } else {
@@ -904,9 +938,9 @@ impl Sender {
             (head_sent + rto).saturating_sub(now)
         };
         if rto_delta > 0 {
-            timeout = timeout.min(rto_delta);
+            timeout = timeout.min(usecs_to_jiffies(rto_delta));
         }
-        self.rto_timer.arm(now + timeout);
+        self.rto_timer.arm(self.jiffy_timer_fires_ns(now, timeout));
         self.tlp_armed = true;
         true
     }
@@ -933,7 +967,7 @@ impl Sender {
                 self.tlp_high_seq = self.tp.snd_nxt;
             }
         }
-        self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+        self.rto_timer.arm(self.rto_deadline_ns(now));
     }
 
     /// Linux `tcp_process_tlp_ack`: a probe that repaired a real tail loss
@@ -1031,7 +1065,7 @@ impl Sender {
         if self.reo_timer.deadline().is_some_and(|at| at > now) {
             return;
         }
-        self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+        self.rto_timer.arm(self.rto_deadline_ns(now));
         self.tlp_armed = false;
     }
 
@@ -1112,7 +1146,7 @@ impl Sender {
         }
         self.last_xmit_ns = now;
         if !self.rto_timer.is_armed() {
-            self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+            self.rto_timer.arm(self.rto_deadline_ns(now));
         }
         let mut p = Packet::new(self.cfg.flow, Kind::Data, self.cfg.wire_bytes);
         p.seq = seq;
@@ -1188,7 +1222,7 @@ impl Sender {
         }
         self.last_xmit_ns = now;
         if !self.rto_timer.is_armed() {
-            self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+            self.rto_timer.arm(self.rto_deadline_ns(now));
         }
         let mut p = Packet::new(self.cfg.flow, Kind::Data, self.cfg.wire_bytes);
         p.seq = first_seq;
@@ -1547,7 +1581,7 @@ impl Sender {
     fn rearm_after_send(&mut self, now: TimeNs) {
         if !self.schedule_loss_probe(now, true) {
             self.tlp_armed = false;
-            self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+            self.rto_timer.arm(self.rto_deadline_ns(now));
         }
     }
 
@@ -1729,9 +1763,9 @@ impl Sender {
             // RTO (tcp_rearm_rto) when it retransmitted; so do we, from the head.
             self.tlp_armed = false;
             let head_sent = self.segs.front().map_or(now, |g| g.sent_ns);
-            let at = head_sent + self.rtt.backed_off_rto_ns(self.backoff);
+            let at = head_sent + self.rto_span_ns();
             if at > now {
-                self.rto_timer.arm(at);
+                self.rto_timer.arm(self.jiffy_timer_fires_ns(now, usecs_to_jiffies(at - now)));
                 return;
             }
         }
@@ -1764,7 +1798,7 @@ impl Sender {
         self.retransmits += 1;
         self.tp.in_flight = self.in_flight();
         // BBR and friends see the loss through their next rate sample.
-        self.rto_timer.arm(now + self.rtt.backed_off_rto_ns(self.backoff));
+        self.rto_timer.arm(self.rto_deadline_ns(now));
         self.next_send_ns = now;
         self.try_send(now, out);
     }

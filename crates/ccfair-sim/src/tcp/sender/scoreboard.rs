@@ -226,7 +226,10 @@ impl Sender {
                 self.mark_lost(seq);
                 self.tsorted.pop_front();
             } else {
-                self.reo_timer.arm(deadline);
+                // tcp_rack_mark_lost: the reorder timer, a jiffy timer, at
+                // usecs_to_jiffies(remaining + TCP_TIMEOUT_MIN_US).
+                let jiffies = usecs_to_jiffies(deadline - now + TLP_EXTRA_NS);
+                self.reo_timer.arm(self.jiffy_timer_fires_ns(now, jiffies));
                 break;
             }
         }

@@ -155,12 +155,22 @@ fn lost_retransmission_is_detected_by_rack_without_rto() {
     assert_eq!(s.stats.rto_count, 0);
 }
 
+/// When a jiffy timer armed at `now` for `timeout_ns` (in whole jiffies,
+/// `usecs_to_jiffies`) fires: the timer wheel's tick after its expiry (these
+/// senders' host clock ticks at time 0).
+fn jiffy_timer_at(now: u64, timeout_ns: u64) -> u64 {
+    crate::cc::timer_list_fires_at_ns(now, usecs_to_jiffies(timeout_ns))
+}
+
 /// The first timer of a silent flight is the tail loss probe (PTO = 2 SRTT
 /// + 2 ms); fire it (a bulk flow probes with one new segment) and return
 /// the RTO deadline armed after it.
 fn fire_probe(s: &mut Sender) -> u64 {
     let pto = s.rto_timer.deadline().unwrap();
-    assert_eq!(pto, RTT + 2 * RTT + TLP_EXTRA_NS, "PTO = 2 SRTT + 2 ms after the first send");
+    // Armed at 100 ms (jiffy 25 at HZ = 250) for usecs_to_jiffies(202 ms) =
+    // 51 jiffies: the tick of jiffy 77.
+    assert_eq!(pto, 308_000_000, "PTO = 2 SRTT + 2 ms after the first send, at the wheel's next tick");
+    assert_eq!(pto, jiffy_timer_at(RTT, 2 * RTT + TLP_EXTRA_NS));
     let mut out = vec![];
     s.on_rto(pto, &mut out);
     assert_eq!((seqs(&out), s.stats.loss_probes, s.stats.rto_count), (vec![10], 1, 0));
@@ -176,7 +186,7 @@ fn tail_loss_probe_fires_after_two_srtt_and_turns_a_tail_loss_into_fast_recovery
     // 0..7 arrive; the tail 8, 9 is lost: nothing more will be ACKed.
     s.on_ack(2 * RTT, &plain_ack(8), &mut out);
     let pto = s.rto_timer.deadline().unwrap();
-    assert_eq!(pto, 2 * RTT + 2 * s.srtt_ns() + TLP_EXTRA_NS, "PTO = 2 SRTT (+2 ms), well before the RTO");
+    assert_eq!(pto, jiffy_timer_at(2 * RTT, 2 * s.srtt_ns() + TLP_EXTRA_NS), "PTO = 2 SRTT (+2 ms), well before the RTO");
     out.clear();
     s.on_rto(pto, &mut out);
     assert_eq!(seqs(&out), vec![9], "no new data: the probe retransmits the highest segment");
@@ -348,19 +358,24 @@ fn spurious_fast_retransmit_from_reordering_is_undone_by_dsack() {
 fn rto_marks_everything_lost_sets_cwnd_one_and_backs_off() {
     let (mut s, _) = established();
     let mut out = vec![];
-    let pto = RTT + 2 * RTT + TLP_EXTRA_NS;
+    // RTO = srtt + max(4 rttvar, 200 ms) = 300 ms = 75 jiffies after the probe
+    // (jiffy 77): beyond 62 jiffies the timer wheel's level 1 holds the timer,
+    // 8 jiffies (32 ms) a bucket (kernel/time/timer.c, "HZ 250 ... Level 1
+    // Granularity 32 ms"): it fires at the bucket after jiffy 152, jiffy 160.
     let rto = fire_probe(&mut s);
-    assert_eq!(rto, pto + 300_000_000, "RTO = srtt + max(4 rttvar, 200 ms) = 100 + 200 ms after the probe");
+    assert_eq!(rto, 640_000_000, "RTO 300 ms after the probe, at the next 32 ms bucket");
     s.on_rto(rto, &mut out);
     assert_eq!(s.tp.ca_state, CaState::Loss);
     assert_eq!(s.tp.cwnd, 1);
     assert_eq!(s.tp.ssthresh, 5);
     assert_eq!(seqs(&out), vec![0], "retransmit the head only");
+    // Backoff doubles the RTO: 150 jiffies from jiffy 160 (bucket of jiffy 312),
+    // then 300 from jiffy 312 (bucket of jiffy 616).
     let rto2 = s.rto_timer.deadline().unwrap();
-    assert_eq!(rto2 - rto, 600_000_000, "backoff doubles the RTO");
+    assert_eq!(rto2 - rto, 608_000_000, "backoff doubles the RTO");
     out.clear();
     s.on_rto(rto2, &mut out);
-    assert_eq!(s.rto_timer.deadline().unwrap() - rto2, 1_200_000_000);
+    assert_eq!(s.rto_timer.deadline().unwrap() - rto2, 1_216_000_000);
     assert_eq!(s.stats.rto_count, 2);
     // An ACK of new data resets the backoff and slow start resumes from 1.
     s.on_ack(rto2 + RTT, &plain_ack(1), &mut out);
@@ -1105,16 +1120,16 @@ fn retransmitting_the_head_restarts_the_rto_from_the_retransmission() {
     s.on_ack(t + RTT, &ack_with(&s, 4, o), &mut out);
     assert_eq!(s.tp.snd_una, 4);
     let from_una = s.rto_timer.deadline().unwrap();
-    assert_eq!(from_una, t + RTT + s.rtt.backed_off_rto_ns(s.backoff));
+    assert_eq!(from_una, jiffy_timer_at(t + RTT, s.rto_span_ns()));
     // 50 ms later a segment sent after 4's retransmission is SACKed: RACK
     // finds that retransmission lost, and 4, now the head, goes out again.
     let t2 = t + RTT + 50_000_000;
     out.clear();
     s.on_ack(t2, &ack_to(&s, 4, new_after[0]), &mut out);
     assert_eq!(seqs(&out).first(), Some(&4), "the head retransmitted again");
-    let rto = s.rtt.backed_off_rto_ns(s.backoff);
-    assert_eq!(s.rto_timer.deadline(), Some(t2 + rto), "RTO restarted at the head's retransmission");
-    assert!(t2 + rto > from_una);
+    let rto_at = jiffy_timer_at(t2, s.rto_span_ns());
+    assert_eq!(s.rto_timer.deadline(), Some(rto_at), "RTO restarted at the head's retransmission");
+    assert!(rto_at > from_una);
     assert_eq!(s.stats.rto_count, 0);
 }
 
