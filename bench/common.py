@@ -136,8 +136,13 @@ def use_host_noise(noise: dict[str, int]) -> None:
 
 def read_trace_pipe(out: Path, stop: threading.Event, tag: str) -> None:
     """Copy the lines of the kernel's trace pipe that contain ``tag`` (a BPF port's
-    bpf_printk lines) to ``out`` until ``stop`` is set (run it in a daemon thread)."""
-    with open("/sys/kernel/tracing/trace_pipe") as pipe, open(out, "w") as f:
+    bpf_printk lines) to ``out`` until ``stop`` is set (run it in a daemon thread). Mounts tracefs
+    at /sys/kernel/tracing first if it is not there (a fresh host: root, as the testbed)."""
+    pipe_path = Path("/sys/kernel/tracing/trace_pipe")
+    if not pipe_path.exists():
+        print("mounting tracefs at /sys/kernel/tracing (for the BPF ports' bpf_printk lines)", file=sys.stderr)
+        subprocess.run(["mount", "-t", "tracefs", "nodev", "/sys/kernel/tracing"], check=True)
+    with open(pipe_path) as pipe, open(out, "w") as f:
         for line in pipe:
             if tag in line:
                 f.write(line)
