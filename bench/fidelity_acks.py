@@ -3,10 +3,11 @@
     sudo python3 bench/fidelity_acks.py --set map --point "cubic/bbr 10M 200ms 8bdp" --seed 4 [--until 2.0]
         [--out FILE.csv] [--flow 0]
     python3 bench/fidelity_acks.py --read FILE.csv [--until 2.0] [--flow 0]
+    sudo python3 bench/fidelity_acks.py ... --kernel-trace   # and the sender's skbs: bench/lp_kicks.py FILE.csv
 
 Runs the point on the testbed (root) with `trace = true` and, in the run's receiver namespace,
 an AF_PACKET capture of every TCP header (arrival of data, departure of ACKs; this script
-re-run with --sniff). It then prints, for the flow's first `--until` seconds after its SYN
+re-run with --sniff; per packet its TCP timestamps too). It then prints, for the flow's first `--until` seconds after its SYN
 reached the receiver, the runs of ACKs that covered one segment and of ACKs that covered
 two, with the advertised window (in units of 2^wscale bytes) at each end, and the flows'
 slow-start exit from the kernel's trace. The capture costs the host some CPU (one Python
@@ -34,7 +35,24 @@ import threading
 import time
 from pathlib import Path
 
-COLUMNS = "t_ns,pkttype,sport,dport,seq,ack,flags,win,len"
+COLUMNS = "t_ns,pkttype,sport,dport,seq,ack,flags,win,len,tsval,tsecr"
+#: The tracepoints `--kernel-trace` records (trace clock mono, the capture's clock): each skb a
+#: device queues and each ACK TCP takes (`bench/lp_kicks.py` reads them).
+TRACEPOINTS = ("net/net_dev_queue", "tcp/tcp_probe")
+TRACING = Path("/sys/kernel/tracing")
+
+
+def timestamps(opts: bytes) -> tuple[int, int]:
+    """(TSval, TSecr) of a TCP header's options (RFC 7323 kind 8), (-1, -1) without."""
+    i = 0
+    while i + 1 < len(opts) and opts[i] != 0:
+        if opts[i] == 1:
+            i += 1
+            continue
+        if opts[i] == 8 and opts[i + 1] == 10 and i + 10 <= len(opts):
+            return struct.unpack("!II", opts[i + 2 : i + 10])
+        i += max(opts[i + 1], 2)
+    return -1, -1
 
 
 def sniff(out: str, dur: float) -> None:
@@ -55,7 +73,9 @@ def sniff(out: str, dur: float) -> None:
             ihl = (data[14] & 15) * 4
             tot = struct.unpack("!H", data[16:18])[0]
             sport, dport, seq, ack, off, flags, win = struct.unpack("!HHIIBBH", data[14 + ihl : 30 + ihl])
-            f.write(f"{time.monotonic_ns()},{addr[2]},{sport},{dport},{seq},{ack},{flags},{win},{tot - ihl - (off >> 4) * 4}\n")
+            tsval, tsecr = timestamps(data[34 + ihl : 14 + ihl + (off >> 4) * 4])
+            length = tot - ihl - (off >> 4) * 4
+            f.write(f"{time.monotonic_ns()},{addr[2]},{sport},{dport},{seq},{ack},{flags},{win},{length},{tsval},{tsecr}\n")
 
 
 def run_id_of_owner(pid: int) -> str | None:
@@ -70,8 +90,34 @@ def run_id_of_owner(pid: int) -> str | None:
     return None
 
 
-def capture(point, seed: int, out: str, dur: float) -> object:
-    """Run `point` on the testbed with a capture in its receiver namespace; returns the result."""
+def kernel_trace(on: bool) -> None:
+    """Turn the `TRACEPOINTS` on (trace clock mono) or off (back to the local clock)."""
+    if not (TRACING / "trace_pipe").exists():
+        subprocess.run(["mount", "-t", "tracefs", "nodev", str(TRACING)], check=True)
+    (TRACING / "trace_clock").write_text("mono" if on else "local")
+    (TRACING / "tracing_on").write_text("1")
+    for tp in TRACEPOINTS:
+        (TRACING / "events" / tp / "enable").write_text("1" if on else "0")
+
+
+def capture(point, seed: int, out: str, dur: float, trace: bool = False) -> object:
+    """Run `point` on the testbed with a capture in its receiver namespace (and with `trace` the
+    `TRACEPOINTS` to OUT.trace); returns the result."""
+    stop = threading.Event()
+    if trace:
+        from common import read_trace_pipe
+
+        kernel_trace(True)
+        threading.Thread(target=read_trace_pipe, args=(Path(out + ".trace"), stop, ""), daemon=True).start()
+    try:
+        return capture_run(point, seed, out, dur)
+    finally:
+        if trace:
+            stop.set()
+            kernel_trace(False)
+
+
+def capture_run(point, seed: int, out: str, dur: float) -> object:
     import ccfair
 
     spec = point.spec().with_overrides(["trace=true", "sample=10ms"])
@@ -167,6 +213,7 @@ def main() -> None:
     ap.add_argument("--read")
     ap.add_argument("--sniff", nargs=2, metavar=("OUT", "SECONDS"))
     ap.add_argument("--push-after", type=float, help="PSH summary of --read FILE from this many seconds on")
+    ap.add_argument("--kernel-trace", action="store_true", help="also record net_dev_queue and tcp_probe to OUT.trace")
     args = ap.parse_args()
     if args.read and args.push_after is not None:
         push_summary(args.read, args.push_after)
@@ -178,7 +225,7 @@ def main() -> None:
         from ccfair.fidelity.points import load_set
 
         point = next(p for p in load_set(args.set_name, Path(args.data)).points if p.id == args.point)
-        res = capture(point, args.seed, args.out, point.spec().duration / 1e9 + 30)
+        res = capture(point, args.seed, args.out, point.spec().duration / 1e9 + 30, args.kernel_trace)
         for name, g in res.trace.groupby("flow", sort=False):  # type: ignore[attr-defined]
             fin = g[(g.cwnd_pkts > 0) & (g.ssthresh_pkts < 2**30)]
             if len(fin):

@@ -74,6 +74,7 @@ def test_run_config_has_exactly_the_rust_fields(s0_dict):
         "name", "cca", "pacing", "rtt_ns", "start_ns", "start_jitter_ns", "stop_ns",
         "mss_bytes", "rwnd_init_pkts", "rwnd_max_pkts", "init_cwnd_pkts", "delayed_ack",
         "size_bytes", "rate_cap_bps", "loss", "ecn", "transport", "host_jitter_ns", "ack_jitter_ns",
+        "skb_stack_ns",
     }  # fmt: skip
 
 

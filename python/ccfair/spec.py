@@ -90,8 +90,10 @@ MAX_FLOWS = MAX_GROUP_FLOWS
 #: exponential extra delay each data packet (sender host) and each ACK
 #: (receiver host) gets, FIFO per flow, drawn from the run's seed. Calibrated
 #: against the testbed (bench/realism_calibration.py fit --acceptance, seeds 1-10;
-#: docs/fidelity.md, "Host noise and run-to-run spread").
-HOST_NOISE: dict[str, int] = {"host_jitter_ns": 100_000, "ack_jitter_ns": 50_000}
+#: docs/fidelity.md, "Host noise and run-to-run spread"). And the sender stack's
+#: time per skb, which spaces the TSvals of a flight's skbs: measured on the testbed
+#: (net:net_dev_queue, medians 9 and 12 us; tcp/sender.rs ``stamp_skbs``).
+HOST_NOISE: dict[str, int] = {"host_jitter_ns": 100_000, "ack_jitter_ns": 50_000, "skb_stack_ns": 10_000}
 
 
 # --------------------------------------------------------------------------

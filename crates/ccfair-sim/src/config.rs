@@ -299,6 +299,11 @@ pub struct FlowConfig {
     /// Host noise, receiver side: the same for ACKs (mean, ns; 0 = none).
     #[serde(default)]
     pub ack_jitter_ns: u64,
+    /// Host noise, sender side: the stack's time per skb, ns: of the skbs one
+    /// send leaves with, the k-th is stamped (its TSval) k times this later
+    /// (tcp/sender.rs `stamp_skbs`); 0 = all at once (the idealized host).
+    #[serde(default)]
+    pub skb_stack_ns: u64,
     /// Host noise's heavy tail on ACKs: per million ACKs, how many get a
     /// further exponential delay of mean `ack_tail_ns` (lines.rs `TailLaw`;
     /// 0 = none, as the experiment file's `noise` sets it; only with

@@ -22,6 +22,7 @@ fn sender_cfg(ecn: EcnMode) -> SenderConfig {
         ecn,
         rto_min_ns: crate::tcp::rtt::RTO_MIN_NS,
         gso_max_segs: GSO_MAX_SEGS,
+        skb_stack_ns: 0,
     }
 }
 
@@ -1155,4 +1156,34 @@ fn rack_rtt_is_the_last_segment_taken_the_cumulative_acks_after_the_sack_blocks(
     assert_eq!(s.rack_rtt_ns, t - RTT, "RACK.rtt: segment 1's, taken last");
     // 2..9, sent at RTT, are due at RTT + RACK.rtt + reo_wnd, after now.
     assert_eq!(s.stats.losses_detected, 0);
+}
+
+#[test]
+fn a_flights_skbs_are_stamped_the_stack_time_apart_and_an_skbs_frames_share_its_stamp() {
+    // Linux stamps each skb as it leaves TCP (__tcp_transmit_skb); on the
+    // testbed a flight's skbs reach the device ~10 us apart (net:net_dev_queue),
+    // the frames of a GSO skb together. Three one-segment skbs and a
+    // two-segment one, sent at 5 ms: TSvals 5 ms + 0, 10, 20, 30, 30 us.
+    let mut out: Vec<Packet> = (0..5).map(|_| Packet::new(0, Kind::Data, 1500)).collect();
+    for p in &mut out {
+        p.ts_val = 5_000_000;
+    }
+    out[4].set_skb_next(true);
+    stamp_skbs(&mut out, 10_000);
+    let offsets: Vec<u64> = out.iter().map(|p| p.ts_val - 5_000_000).collect();
+    assert_eq!(offsets, vec![0, 10_000, 20_000, 30_000, 30_000]);
+}
+
+#[test]
+fn with_a_stack_time_the_skbs_of_one_send_carry_later_tsvals_and_without_it_one() {
+    // cwnd 10 unpaced: the initial window leaves as GSO skbs (tcp_cwnd_test: at
+    // most half the cwnd each). Each skb's frames share a TSval; the skbs step.
+    for stack_ns in [0, 10_000] {
+        let (_, out) = handshake(SenderConfig { skb_stack_ns: stack_ns, ..sender_cfg(EcnMode::Off) }, Box::new(Reno));
+        let skbs: Vec<u64> = out.iter().filter(|p| !p.skb_next()).map(|p| p.ts_val).collect();
+        assert!(skbs.len() >= 2, "{} skbs", skbs.len());
+        let steps: Vec<u64> = skbs.windows(2).map(|w| w[1] - w[0]).collect();
+        assert!(steps.iter().all(|&d| d == stack_ns), "stack {stack_ns}: steps {steps:?}");
+        assert!(out.iter().all(|p| !p.skb_next() || skbs.contains(&p.ts_val)));
+    }
 }
