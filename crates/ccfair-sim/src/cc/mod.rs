@@ -474,6 +474,8 @@ pub(crate) const NS_PER_KERNEL_JIFFY: u64 = 1_000_000_000 / KERNEL_HZ;
 /// between levels (`LVL_CLK_SHIFT` = 3).
 const TIMER_LVL_SIZE: u64 = 64;
 const TIMER_LVL_CLK_SHIFT: u32 = 3;
+/// The wheel's last level's shift (`LVL_DEPTH` = 9 at HZ > 100: levels 0-8).
+const TIMER_LVL_MAX_SHIFT: u32 = 8 * TIMER_LVL_CLK_SHIFT;
 
 /// Linux `usecs_to_jiffies` of a span in ns (truncated to us first): whole jiffies at
 /// [`KERNEL_HZ`], rounded up.
@@ -493,7 +495,7 @@ pub(crate) const fn usecs_to_jiffies(ns: u64) -> u64 {
 /// to prevent too short timeouts ... a property of low granularity tick based timer wheels").
 pub(crate) const fn timer_list_fires_at_ns(host_ns: u64, n: u64) -> u64 {
     let mut shift = 0;
-    while n >= (TIMER_LVL_SIZE - 1) << shift {
+    while shift < TIMER_LVL_MAX_SHIFT && n >= (TIMER_LVL_SIZE - 1) << shift {
         shift += TIMER_LVL_CLK_SHIFT;
     }
     let expires = host_ns / NS_PER_KERNEL_JIFFY + n;
