@@ -112,6 +112,8 @@ impl Vegas {
         let cwnd = tp.cwnd as u64;
         // Packets queued: cwnd x (rtt - base) / base.
         let diff = cwnd * (rtt - base) / base;
+        #[cfg(feature = "vegas-trace")]
+        eprintln!("vg {:p} {} {} {} {} {} {}", self as *const Vegas, tp.now_ns, tp.cwnd, self.cnt_rtt, base / 1000, rtt / 1000, diff);
         if diff > self.gamma_pkts && tp.in_slow_start() {
             // Leaving slow start: go to the rate the path actually delivers.
             let target_cwnd = (cwnd * base / rtt) as u32;
