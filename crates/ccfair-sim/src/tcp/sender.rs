@@ -67,14 +67,14 @@
 //! - Tail loss probe (RFC 8985 section 7, Linux tcp_schedule_loss_probe):
 //!   PTO = 2 SRTT + 2 ms (+200 ms with one packet out), capped by the RTO;
 //!   probe with new data or the highest segment, once per episode.
+//!   A probe's retransmission is not an outstanding retransmission nor
+//!   counted for undo (`__tcp_retransmit_skb`); its D-SACK ends the episode
+//!   (`FLAG_DSACK_TLP`).
 //! - The retransmission timer (RTO, loss probe, RACK's reorder timer) is
 //!   Linux's jiffy timer `icsk_retransmit_timer`: its timeout in whole jiffies
 //!   (`usecs_to_jiffies`, HZ = 250: 4 ms; the RTO as `icsk_rto`), and it fires
 //!   at the timer wheel's tick after `jiffies + timeout` (cc/mod.rs
 //!   `timer_list_fires_at_ns`).
-//!   A probe's retransmission is not an outstanding retransmission nor
-//!   counted for undo (`__tcp_retransmit_skb`); its D-SACK ends the episode
-//!   (`FLAG_DSACK_TLP`).
 //! Files: this one (state, send path, ACK processing, timers), sender/scoreboard.rs
 //! (SACK tagging, D-SACK, RACK loss marking), sender/tsorted.rs (the
 //! send-ordered list of outstanding transmissions RACK walks),
@@ -929,25 +929,30 @@ impl Sender {
     /// jiffies fires: at the timer wheel's tick after `jiffies + n` on the
     /// host's clock (cc/mod.rs `timer_list_fires_at_ns`).
     #[inline]
-    pub(crate) fn jiffy_timer_fires_ns(&self, now: TimeNs, jiffies: u64) -> TimeNs {
+    fn jiffy_timer_fires_ns(&self, now: TimeNs, jiffies: u64) -> TimeNs {
         let phase = self.tp.clock_phase_ns;
         timer_list_fires_at_ns(now + phase, jiffies) - phase
     }
 
-    /// The RTO after the backoff as Linux keeps it, ns: `icsk_rto` in whole
+    /// The RTO after the backoff as Linux keeps it: `icsk_rto` in whole
     /// jiffies (`__tcp_set_rto`: `usecs_to_jiffies(srtt + rttvar)`), shifted
     /// by the backoff and capped at TCP_RTO_MAX (`inet_csk_rto_backoff`).
-    fn rto_span_ns(&self) -> u64 {
+    fn rto_jiffies(&self) -> u64 {
         let max_jiffies = RTO_MAX_NS / NS_PER_KERNEL_JIFFY;
         let rto_jiffies = usecs_to_jiffies(self.rtt.rto_ns()).min(max_jiffies);
-        (rto_jiffies << self.backoff.min(20)).min(max_jiffies) * NS_PER_KERNEL_JIFFY
+        (rto_jiffies << self.backoff.min(20)).min(max_jiffies)
+    }
+
+    /// `rto_jiffies` in ns.
+    fn rto_span_ns(&self) -> u64 {
+        self.rto_jiffies() * NS_PER_KERNEL_JIFFY
     }
 
     /// The retransmission timer set to the RTO now (`tcp_reset_xmit_timer`
-    /// with `ICSK_TIME_RETRANS`, `inet_csk_rto_backoff`).
+    /// with `ICSK_TIME_RETRANS`).
     #[inline]
     fn rto_deadline_ns(&self, now: TimeNs) -> TimeNs {
-        self.jiffy_timer_fires_ns(now, self.rto_span_ns() / NS_PER_KERNEL_JIFFY)
+        self.jiffy_timer_fires_ns(now, self.rto_jiffies())
     }
 
     /// Linux `tcp_schedule_loss_probe` (RFC 8985 section 7.2): arm the
