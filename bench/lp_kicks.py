@@ -7,6 +7,7 @@ sender's skbs behind them (docs/linux-ports.md "TCP-LP", "A flight's skbs across
     python3 bench/lp_kicks.py bench/data/lp-kicks-testbed-2026-12-01.csv.gz \
         --trace bench/data/lp-kicks-testbed-2026-12-01.trace.gz      # the stored run (seed 102)
     python3 bench/lp_kicks.py --gaps bench/data/cubic-flights-testbed-2026-12-01.trace.gz  # cubic/cubic 20M 50ms
+    python3 bench/lp_kicks.py --pairs bench/data/lp-kicks-testbed-2026-12-01-seed103.csv.gz  # and seed101, 104
 
 `tcp_lp_remote_hz_estimator` averages 1000 x dTSval / dTSecr over consecutive ACKs whose clocks
 both moved; a pair of ratio 10 or more (a kick) lifts it above TCP_TS_HZ, where LP runs as Reno.
@@ -78,11 +79,22 @@ def flight_gaps(tr: pd.DataFrame) -> None:
             print(f"skbs of one flight, {ctx}: {len(v)} gaps, median {statistics.median(v):.1f} us")
 
 
+def same_ack_pairs(d: pd.DataFrame) -> None:
+    """Per flow: consecutive data segments sent on one ACK (equal TSecr) that reached the receiver
+    back to back (under 1.5 ms apart), and how many of them carry a later TSval (a ms crossed)."""
+    for port, g in d[(d.pkttype == 0) & (d.len > 0)].groupby("sport"):
+        g = g.sort_values("t_ns")
+        pairs = (g.tsecr.diff() == 0) & (g.t_ns.diff() < 1_500_000)
+        crossed = pairs & (g.tsval.diff() > 0)
+        print(f"flow {port}: {int(pairs.sum())} back-to-back pairs sent on one ACK, {int(crossed.sum())} crossed a ms")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("csv", nargs="?", help="the receiver's capture (bench/fidelity_acks.py --out)")
     ap.add_argument("--trace", help="its tracepoints (default: CSV.trace, if there)")
     ap.add_argument("--gaps", help="a trace: the gaps between a flight's skbs only")
+    ap.add_argument("--pairs", action="store_true", help="the capture's segment pairs sent on one ACK only")
     args = ap.parse_args()
     if args.gaps:
         return flight_gaps(trace_events(Path(args.gaps)))
@@ -90,6 +102,8 @@ def main() -> None:
         ap.error("a capture CSV or --gaps TRACE is required")
     d = pd.read_csv(args.csv)
     d = d[d.tsval >= 0]
+    if args.pairs:
+        return same_ack_pairs(d)
     t0 = d.t_ns.min()
     trace = Path(args.trace or args.csv + ".trace")
     tr = trace_events(trace) if trace.exists() else None
