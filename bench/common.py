@@ -164,6 +164,55 @@ def parse_trace(path: Path, prefix: str = "") -> list[tuple[float, str, list[int
     return ev
 
 
+def build_traced_port(cca: str, cache: Path, defines: tuple[str, ...] = (), source: str | None = None) -> None:
+    """The BPF port of ``cca`` built into the private BPF cache ``cache`` (CCFAIR_BPF_CACHE, set
+    here for this process) with extra ``defines`` (e.g. ``-DLP_TRACE``) or from ``source`` (a
+    traced copy of the port's text): the port's file and the shared cache stay untouched, so
+    stored runs keep their port digest."""
+    import os
+
+    os.environ["CCFAIR_BPF_CACHE"] = str(cache)
+    from ccfair.testbed import bpfcc
+
+    bpfcc.build([cca])
+    d = bpfcc.build_dir()
+    src = bpfcc.ports()[cca]
+    if source is not None:
+        src = cache / f"{cca}_traced.bpf.c"
+        src.write_text(source)
+    cmd = ["clang", *bpfcc.CLANG_FLAGS, *defines, "-I", str(d), "-I", str(bpfcc.SRC_DIR)]
+    subprocess.run([*cmd, "-c", str(src), "-o", str(d / f"{cca}.bpf.o")], check=True)
+
+
+def kernel_run_config(point: Any, rec: dict[str, Any], replay_stalls: bool = False) -> dict[str, Any]:
+    """The RunConfig `ccfair fidelity` simulates for the kernel run ``rec`` of ``point``
+    (compare.py `_sim_one`): its seed, measured flow starts and timestamp clock, and with
+    ``replay_stalls`` its recorded stalls as the bottleneck's outages."""
+    from ccfair.fidelity.compare import recorded_stalls, with_outages
+    from ccfair.spec import Spec
+
+    stalls = recorded_stalls(rec) if replay_stalls else None
+    config = Spec.from_dict(with_outages(point.raw(), stalls) if stalls else point.raw()).to_run_config(rec["seed"])
+    for fc, t in zip(config["flows"], rec["flow_start_s"]):
+        fc["start_ns"], fc["start_jitter_ns"] = max(0, round(t * 1e9)), 0
+    if rec.get("ts_epoch_ns") is not None:
+        config["tcp_timestamp_epoch_ns"] = int(rec["ts_epoch_ns"])
+    return config
+
+
+def run_traced_bench(feature: str, config: dict[str, Any], out: Path) -> None:
+    """``ccfair-bench json`` built with the cargo ``feature`` (its own target directory under
+    target/) on ``config``: DIR/sim_config.json, the result in DIR/sim_result.json, the feature's
+    trace (stderr) in DIR/sim_trace.txt."""
+    root = Path(__file__).resolve().parents[1]
+    target = root / "target" / feature
+    cargo = ["cargo", "build", "--release", "-q", "-p", "ccfair-bench", "--features", feature, "--target-dir", str(target)]
+    subprocess.run(["nice", "-n", "15", *cargo], check=True, cwd=root)
+    (out / "sim_config.json").write_text(json.dumps(config))
+    with open(out / "sim_trace.txt", "w") as err, open(out / "sim_result.json", "w") as res:
+        subprocess.run([str(target / "release" / "ccfair-bench"), "json", str(out / "sim_config.json")], stdout=res, stderr=err, check=True)
+
+
 def add_point_args(ap: argparse.ArgumentParser, default_set: str, default_out: str) -> None:
     """The options of a script that traces one fidelity point: its set, its id, the testbed
     seed, the fidelity data directory and the output directory."""

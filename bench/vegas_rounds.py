@@ -24,15 +24,12 @@ import argparse
 import collections
 import gzip
 import json
-import os
-import re
 import statistics
-import subprocess
 import sys
+import tempfile
 import threading
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
 #: The line of vegas.bpf.c after which the traced copy prints the round's state.
 DIFF_LINE = "diff = tp->snd_cwnd * (rtt - vegas->baseRTT) / vegas->baseRTT;"
 PRINTK = (
@@ -43,26 +40,16 @@ PRINTK = (
 DIP_US = 800
 
 
-def build_traced(cache: Path) -> None:
-    os.environ["CCFAIR_BPF_CACHE"] = str(cache)
+def run_kernel(point, seed: int, out: Path) -> dict:  # type: ignore[no-untyped-def]
+    """The point once on the testbed with the traced port, the trace pipe read meanwhile."""
+    from ccfair.fidelity.collect import run_one
     from ccfair.testbed import bpfcc
+    from common import build_traced_port, read_trace_pipe
 
-    bpfcc.build(["vegas"])
     src = bpfcc.ports()["vegas"].read_text()
     if DIFF_LINE not in src:
         raise SystemExit(f"vegas.bpf.c has no line {DIFF_LINE!r} to trace after")
-    traced = cache / "vegas_traced.bpf.c"
-    traced.write_text(src.replace(DIFF_LINE, DIFF_LINE + PRINTK))
-    d = bpfcc.build_dir()
-    cmd = ["clang", *bpfcc.CLANG_FLAGS, "-I", str(d), "-I", str(bpfcc.SRC_DIR)]
-    subprocess.run([*cmd, "-c", str(traced), "-o", str(d / "vegas.bpf.o")], check=True)
-
-
-def run_kernel(point, seed: int, out: Path) -> dict:  # type: ignore[no-untyped-def]
-    from ccfair.fidelity.collect import run_one
-    from common import read_trace_pipe
-
-    build_traced((out / "bpf-cache").resolve())
+    build_traced_port("vegas", (out / "bpf-cache").resolve(), source=src.replace(DIFF_LINE, DIFF_LINE + PRINTK))
     stop = threading.Event()
     threading.Thread(target=read_trace_pipe, args=(out / "kernel_trace.txt", stop, "bpf_trace_printk: vg"), daemon=True).start()
     rec = run_one(point, seed)
@@ -72,48 +59,39 @@ def run_kernel(point, seed: int, out: Path) -> dict:  # type: ignore[no-untyped-
 
 
 def run_sim(point, rec: dict, out: Path) -> None:  # type: ignore[no-untyped-def]
-    from ccfair.fidelity.compare import recorded_stalls, with_outages
-    from ccfair.spec import Spec
+    from common import kernel_run_config, run_traced_bench
 
-    target = ROOT / "target" / "vegas-trace"
-    cargo = ["cargo", "build", "--release", "-q", "-p", "ccfair-bench", "--features", "vegas-trace", "--target-dir", str(target)]
-    subprocess.run(["nice", "-n", "15", *cargo], check=True, cwd=ROOT)
-    stalls = recorded_stalls(rec)
-    config = Spec.from_dict(with_outages(point.raw(), stalls) if stalls else point.raw()).to_run_config(rec["seed"])
-    for fc, t in zip(config["flows"], rec["flow_start_s"]):
-        fc["start_ns"], fc["start_jitter_ns"] = max(0, round(t * 1e9)), 0
-    if rec.get("ts_epoch_ns") is not None:
-        config["tcp_timestamp_epoch_ns"] = int(rec["ts_epoch_ns"])
-    (out / "sim_config.json").write_text(json.dumps(config))
-    with open(out / "sim_trace.txt", "w") as err, open(out / "sim_result.json", "w") as res:
-        subprocess.run([str(target / "release" / "ccfair-bench"), "json", str(out / "sim_config.json")], stdout=res, stderr=err, check=True)
+    run_traced_bench("vegas-trace", kernel_run_config(point, rec, replay_stalls=True), out)
 
 
-def lines(path: Path) -> object:
-    """A text file's lines; `path` or, if only that is there, `path`.gz."""
-    return path.open() if path.exists() else gzip.open(str(path) + ".gz", "rt")
+def plain(path: Path) -> Path:
+    """`path`, or if only `path`.gz is there, a plain copy of it next to a temporary name."""
+    if path.exists():
+        return path
+    tmp = Path(tempfile.mkdtemp()) / path.name
+    with gzip.open(str(path) + ".gz", "rt") as z:
+        tmp.write_text(z.read())
+    return tmp
 
 
 def kernel_rounds(path: Path) -> dict[str, list[tuple[float, int, int, int, int, int]]]:
     """Per local port: (time s, cwnd, cntRTT, baseRTT us, minRTT us, diff) per round."""
+    from common import parse_trace
+
     flows: dict[str, list] = collections.defaultdict(list)
     cur = None
-    for line in lines(path):  # type: ignore[attr-defined]
-        m = re.search(r"([\d.]+): bpf_trace_printk: (vg2?) (\d+) (\d+) (\d+)", line)
-        if not m:
-            continue
-        t, tag, a, b, c = float(m.group(1)), m.group(2), *map(int, m.group(3, 4, 5))
+    for t, tag, v in parse_trace(plain(path), "vg"):
         if tag == "vg":
-            cur = (t, str(a), b, c)
-        elif cur:
-            flows[cur[1]].append((cur[0], cur[2], cur[3], a, b, c))
+            cur = (t, str(v[0]), v[1], v[2])
+        elif tag == "vg2" and cur:
+            flows[cur[1]].append((cur[0], cur[2], cur[3], *v))
             cur = None
     return flows
 
 
 def sim_rounds(path: Path) -> dict[str, list[tuple[float, int, int, int, int, int]]]:
     flows: dict[str, list] = collections.defaultdict(list)
-    for line in lines(path):  # type: ignore[attr-defined]
+    for line in plain(path).open():
         f = line.split()
         if len(f) == 8 and f[0] == "vg":
             flows[f[1]].append((int(f[2]) / 1e9, *map(int, f[3:])))

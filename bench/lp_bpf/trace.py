@@ -32,8 +32,6 @@ import argparse
 import collections
 import itertools
 import json
-import os
-import subprocess
 import sys
 import threading
 from pathlib import Path
@@ -45,17 +43,6 @@ KEPT = ("now", "cwnd", "flag", "tsval", "tsecr", "rhz", "rtt_us")
 TS_HZ = 1000
 LP_WITHIN_THR = 1 << 3
 LP_WITHIN_INF = 1 << 4
-
-
-def build_traced(cache: Path) -> None:
-    """lp.bpf.c with -DLP_TRACE as the private cache's lp.bpf.o."""
-    os.environ["CCFAIR_BPF_CACHE"] = str(cache)
-    from ccfair.testbed import bpfcc
-
-    bpfcc.build(["lp"])
-    d = bpfcc.build_dir()
-    cmd = ["clang", *bpfcc.CLANG_FLAGS, "-DLP_TRACE", "-I", str(d), "-I", str(bpfcc.SRC_DIR)]
-    subprocess.run([*cmd, "-c", str(bpfcc.ports()["lp"]), "-o", str(d / "lp.bpf.o")], check=True)
 
 
 def read_pipe(out: Path, stop: threading.Event) -> None:
@@ -99,24 +86,10 @@ def sim_acks(path: Path) -> dict[str, list[dict]]:
     return flows
 
 
-def sim_config(point, rec: dict) -> dict:  # type: ignore[no-untyped-def]
-    """The RunConfig `ccfair fidelity` simulates for the kernel run ``rec`` (compare.py _sim_one)."""
-    config = point.spec().to_run_config(rec["seed"])
-    for fc, t in zip(config["flows"], rec["flow_start_s"]):
-        fc["start_ns"] = max(0, round(t * 1e9))
-        fc["start_jitter_ns"] = 0
-    if rec.get("ts_epoch_ns") is not None:
-        config["tcp_timestamp_epoch_ns"] = int(rec["ts_epoch_ns"])
-    return config
-
-
 def run_sim(point, rec: dict, out: Path) -> None:  # type: ignore[no-untyped-def]
-    target = ROOT / "target" / "lp-trace"
-    cargo = ["cargo", "build", "--release", "-q", "-p", "ccfair-bench", "--features", "lp-trace", "--target-dir", str(target)]
-    subprocess.run(["nice", "-n", "15", *cargo], check=True, cwd=ROOT)
-    (out / "sim_config.json").write_text(json.dumps(sim_config(point, rec)))
-    with open(out / "sim_trace.txt", "w") as err, open(out / "sim_result.json", "w") as res:
-        subprocess.run([str(target / "release" / "ccfair-bench"), "json", str(out / "sim_config.json")], stdout=res, stderr=err, check=True)
+    from common import kernel_run_config, run_traced_bench
+
+    run_traced_bench("lp-trace", kernel_run_config(point, rec), out)
 
 
 def sim_share_b(point, out: Path) -> float:  # type: ignore[no-untyped-def]
@@ -334,7 +307,7 @@ def summary(out: Path, point=None) -> None:  # type: ignore[no-untyped-def]
 def main() -> None:
     ap = argparse.ArgumentParser()
     sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-    from common import add_point_args
+    from common import add_point_args, build_traced_port
 
     add_point_args(ap, "kernel-ccas-loss", "lp-trace")
     ap.add_argument("--record", help="a kernel run's record (JSON): the simulator side only")
@@ -370,7 +343,7 @@ def main() -> None:
     else:
         from ccfair.fidelity.collect import run_one
 
-        build_traced((out / "bpf-cache").resolve())
+        build_traced_port("lp", (out / "bpf-cache").resolve(), ("-DLP_TRACE",))
         stop = threading.Event()
         reader = threading.Thread(target=read_pipe, args=(out / "kernel_trace.txt", stop), daemon=True)
         reader.start()
