@@ -29,7 +29,7 @@
 //! Sources: Xu, Harfoush, Rhee, INFOCOM 2004; Linux net/ipv4/tcp_bic.c.
 //! Constants (Linux module defaults): `BICTCP_B` = 4, `max_increment` = 16
 //! packets, `low_window` = 14 packets, `beta` = 819/1024, `smooth_part` = 20,
-//! fast convergence on, `initial_ssthresh` unset; jiffy clock HZ = 1000.
+//! fast convergence on, `initial_ssthresh` unset; jiffy clock at the kernel's HZ (250).
 //! Simplifications: `epoch_start` (recorded but never read by Linux) is not kept.
 
 use super::{jiffies, AckSample, CaState, CongestionControl, TcpCc};
@@ -40,8 +40,9 @@ const BETA_SCALE: u32 = 1024;
 pub const BICTCP_B: u32 = 4;
 /// `delayed_ack` is packets per ACK in 1/16 (Linux `ACK_RATIO_SHIFT`).
 const ACK_RATIO_SHIFT: u32 = 4;
-/// Kernel tick rate: jiffies per second (CONFIG_HZ = 1000).
-const HZ: u64 = 1000;
+/// Kernel tick rate: the reference kernel's CONFIG_HZ (cc/mod.rs `KERNEL_HZ`; the BPF port reads the
+/// running kernel's, testbed/bpf/ccfair_tcp.h), jiffies per second.
+const HZ: u64 = super::KERNEL_HZ;
 /// `bictcp_update` reruns with unchanged cwnd only after HZ/32 jiffies.
 const UPDATE_HOLD_JIFFIES: u64 = HZ / 32;
 /// Before the first loss `cnt <= 20`: cwnd grows >= 5 % per RTT.

@@ -28,15 +28,16 @@
 //! (0.5 .. 0.797), delta_L = 1 s (HZ), RTT reference 100 ms (Linux's
 //! `scale` = 100 ms / RTT_min clamped to [4/8, 80/8]), RTT_max step limit 20 ms, beta needs RTT_min > 10 ms,
 //! bandwidth-switch band [4/5, 6/5] of the previous maxB, RTT_max fade 95 %;
-//! `use_rtt_scaling` and `use_bandwidth_switch` on; jiffy clock HZ = 1000
+//! `use_rtt_scaling` and `use_bandwidth_switch` on; jiffy clock at the kernel's HZ, 250
 //! (RTTs are measured in jiffies, rounded up as `usecs_to_jiffies`).
 //! Simplifications: the `(diff/2)^2` term is computed in 64 bits (Linux's
 //! u32 overflows after ~131 s without a congestion event).
 
 use super::{jiffies, AckSample, CaState, CongestionControl, TcpCc};
 
-/// Kernel tick rate: jiffies per second (CONFIG_HZ = 1000).
-const HZ: u64 = 1000;
+/// Kernel tick rate: the reference kernel's CONFIG_HZ (cc/mod.rs `KERNEL_HZ`; the BPF port reads the
+/// running kernel's, testbed/bpf/ccfair_tcp.h), jiffies per second.
+const HZ: u64 = super::KERNEL_HZ;
 /// alpha = 1.0 in 1/128 (Linux `ALPHA_BASE`).
 pub const ALPHA_BASE: u32 = 1 << 7;
 /// beta lower bound 0.5 in 1/128 (Linux `BETA_MIN`).
@@ -44,9 +45,9 @@ pub const BETA_MIN: u32 = 1 << 6;
 /// beta upper bound ~0.8 in 1/128 (Linux `BETA_MAX` = 102).
 pub const BETA_MAX: u32 = 102;
 /// RTT_max grows by at most this per sample, jiffies (Linux `msecs_to_jiffies(20)`).
-const MAX_RTT_STEP_JIFFIES: u64 = 20;
+const MAX_RTT_STEP_JIFFIES: u64 = (20 * HZ).div_ceil(1000);
 /// The adaptive beta needs RTT_min above this, jiffies (10 ms).
-const MIN_RTT_FOR_BETA_JIFFIES: u64 = 10;
+const MIN_RTT_FOR_BETA_JIFFIES: u64 = (10 * HZ).div_ceil(1000);
 
 #[derive(Debug, Clone)]
 pub struct Htcp {
@@ -309,6 +310,11 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    /// `ms` in jiffies at the kernel's HZ (whole for multiples of 4 ms at HZ 250).
+    fn j(ms: u64) -> u64 {
+        ms * HZ / 1000
+    }
+
     /// The paper's alpha(delta) for delta in seconds, delta_L = 1 s.
     fn paper_alpha(delta_s: f64) -> f64 {
         if delta_s <= 1.0 {
@@ -322,13 +328,13 @@ mod tests {
     #[test]
     fn alpha_of_delta_follows_the_paper() {
         for delta_ms in [0u64, 500, 1000, 1500, 2000, 3000, 5000, 10_000, 30_000] {
-            let got = Htcp::alpha_of_delta(delta_ms) as f64;
+            let got = Htcp::alpha_of_delta(j(delta_ms)) as f64;
             let want = paper_alpha(delta_ms as f64 / 1000.0);
             // Linux truncates to an integer factor.
             assert!(got <= want && want - got < 1.0, "delta {delta_ms} ms: {got} vs {want}");
         }
-        assert_eq!(Htcp::alpha_of_delta(3000), 22); // 1 + 20 + 1
-        assert_eq!(Htcp::alpha_of_delta(11_000), 126); // 1 + 100 + 25
+        assert_eq!(Htcp::alpha_of_delta(j(3000)), 22); // 1 + 20 + 1
+        assert_eq!(Htcp::alpha_of_delta(j(11_000)), 126); // 1 + 100 + 25
     }
 
     fn with_rtts(min_rtt_j: u64, max_rtt_j: u64) -> Htcp {
@@ -351,7 +357,7 @@ mod tests {
         h.beta_update();
         assert_eq!(h.beta, BETA_MIN); // 0.25 -> 0.5
                                       // RTT_min <= 10 ms: 0.5.
-        let mut h = with_rtts(10, 12);
+        let mut h = with_rtts(j(12), j(16)); // msecs_to_jiffies(10) = 3 jiffies
         h.beta_update();
         assert_eq!(h.beta, BETA_MIN);
         // First congestion event (no mode switch yet): 0.5, and arms it.
@@ -378,21 +384,21 @@ mod tests {
 
     #[test]
     fn rtt_scaling_makes_alpha_proportional_to_rtt_over_100ms() {
-        let now = 11_000; // delta 11 s: alpha(delta) = 126
-        let mut h = with_rtts(100, 100);
+        let now = j(11_000); // delta 11 s: alpha(delta) = 126
+        let mut h = with_rtts(j(100), j(100));
         h.beta = BETA_MIN;
         h.alpha_update(now);
         assert_eq!(h.alpha, 2 * 126 * 64); // 2 (1 - 0.5) * 126 in 1/128
-        let mut h = with_rtts(50, 50);
+        let mut h = with_rtts(j(48), j(48));
         h.beta = BETA_MIN;
         h.alpha_update(now);
-        assert_eq!(h.alpha, 2 * 63 * 64); // half at 50 ms
+        assert_eq!(h.alpha, 2 * 63 * 64); // half at 48 ms (50 ms is no whole number of jiffies)
                                           // The multiplier RTT_min / 100 ms is clamped to [0.1, 2].
-        let mut h = with_rtts(5, 5); // 0.05 -> 0.1
+        let mut h = with_rtts(j(4), j(4)); // 0.04 -> 0.1
         h.beta = BETA_MIN;
         h.alpha_update(now);
         assert_eq!(h.alpha, 2 * 12 * 64);
-        let mut h = with_rtts(400, 400); // 4 -> 2
+        let mut h = with_rtts(j(400), j(400)); // 4 -> 2
         h.beta = BETA_MIN;
         h.alpha_update(now);
         assert_eq!(h.alpha, 2 * 252 * 64);
@@ -421,14 +427,14 @@ mod tests {
     #[test]
     fn rtt_max_grows_only_in_open_and_by_at_most_20ms() {
         let mut h = Htcp::default();
-        h.measure_rtt(50, CaState::Open);
-        assert_eq!((h.min_rtt_j, h.max_rtt_j), (50, 50));
-        h.measure_rtt(90, CaState::Open); // jump of 40 ms: ignored
-        assert_eq!(h.max_rtt_j, 50);
-        h.measure_rtt(65, CaState::Open);
-        assert_eq!(h.max_rtt_j, 65);
-        h.measure_rtt(80, CaState::Recovery);
-        assert_eq!(h.max_rtt_j, 65);
+        h.measure_rtt(j(48), CaState::Open);
+        assert_eq!((h.min_rtt_j, h.max_rtt_j), (j(48), j(48)));
+        h.measure_rtt(j(88), CaState::Open); // jump of 40 ms: ignored
+        assert_eq!(h.max_rtt_j, j(48));
+        h.measure_rtt(j(64), CaState::Open); // 16 ms: within msecs_to_jiffies(20)
+        assert_eq!(h.max_rtt_j, j(64));
+        h.measure_rtt(j(80), CaState::Recovery);
+        assert_eq!(h.max_rtt_j, j(64));
     }
 
     #[test]
@@ -436,17 +442,17 @@ mod tests {
         let (mut h, mut t) = started::<Htcp>();
         t.now_ns = 5_000 * MS;
         h.set_state(&mut t, CaState::Recovery);
-        assert_eq!(h.last_cong_j, 5_000);
+        assert_eq!(h.last_cong_j, j(5_000));
         t.now_ns = 5_080 * MS;
         h.set_state(&mut t, CaState::Open);
-        assert_eq!(h.last_cong_j, 5_080);
+        assert_eq!(h.last_cong_j, j(5_080));
         // Undo restores the previous epoch.
         t.now_ns = 6_000 * MS;
         h.set_state(&mut t, CaState::Recovery);
-        assert_eq!(h.last_cong_j, 6_000);
+        assert_eq!(h.last_cong_j, j(6_000));
         t.prior_cwnd = 30;
         t.cwnd = 20;
         assert_eq!(h.undo_cwnd(&t), 30);
-        assert_eq!(h.last_cong_j, 5_080);
+        assert_eq!(h.last_cong_j, j(5_080));
     }
 }

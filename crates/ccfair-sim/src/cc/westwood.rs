@@ -34,8 +34,9 @@
 
 use super::{jiffies, AckSample, CaEvent, CongestionControl, TcpCc};
 
-/// Kernel tick rate: jiffies per second (CONFIG_HZ = 1000).
-const HZ: u64 = 1000;
+/// Kernel tick rate: the reference kernel's CONFIG_HZ (cc/mod.rs `KERNEL_HZ`; the BPF port reads the
+/// running kernel's, testbed/bpf/ccfair_tcp.h), jiffies per second.
+const HZ: u64 = super::KERNEL_HZ;
 /// Bandwidth samples span at least this, jiffies (Linux `TCP_WESTWOOD_RTT_MIN` = HZ/20).
 pub const RTT_MIN_WIN_JIFFIES: u64 = HZ / 20;
 /// Initial RTT and RTT_min, jiffies (Linux `TCP_WESTWOOD_INIT_RTT` = 20 s).
@@ -199,6 +200,11 @@ mod tests {
 
     const MS: u64 = 1_000_000;
 
+    /// An RTT of `ms` in jiffies as Linux measures it (`usecs_to_jiffies`, rounded up).
+    fn rtt_j(ms: u64) -> u64 {
+        (ms * HZ).div_ceil(1000)
+    }
+
     /// Deliver one packet every `gap_ns` for `dur_ns` with the given RTT.
     fn feed(w: &mut Westwood, t: &mut TcpCc, gap_ns: u64, dur_ns: u64, rtt_ns: u64) {
         let end = t.now_ns + dur_ns;
@@ -228,10 +234,12 @@ mod tests {
         t.cwnd = 70;
         assert_eq!(w.ssthresh(&t), 35); // Reno target during recovery
         w.cwnd_event(&mut t, CaEvent::CompleteCwr);
-        // 1.207 MB/s x 50 ms / 1448 B = 41.7 packets (bytes per jiffy truncate).
-        assert!((40..=42).contains(&t.cwnd), "cwnd {}", t.cwnd);
+        // 1.207 MB/s x RTT_min / 1448 B, RTT_min 50 ms in whole jiffies (13: 52 ms):
+        // 43.3 packets (bytes per jiffy truncate).
+        assert_eq!(w.rtt_min_j, rtt_j(50));
+        assert!((42..=44).contains(&t.cwnd), "cwnd {}", t.cwnd);
         assert_eq!(t.ssthresh, t.cwnd);
-        assert_eq!(u64::from(w.bw_rttmin(&t)), w.bw_est * 50 / 1448);
+        assert_eq!(u64::from(w.bw_rttmin(&t)), w.bw_est * rtt_j(50) / 1448);
     }
 
     #[test]
@@ -239,14 +247,14 @@ mod tests {
         let (mut w, mut t) = started::<Westwood>();
         feed(&mut w, &mut t, 1_200_000, 3_000 * MS, 50 * MS);
         feed(&mut w, &mut t, 1_200_000, 10 * MS, 90 * MS);
-        assert_eq!(w.rtt_min_j, 50);
+        assert_eq!(w.rtt_min_j, rtt_j(50));
         t.cwnd = 1;
         w.cwnd_event(&mut t, CaEvent::Loss);
-        assert!((40..=42).contains(&t.ssthresh));
+        assert!((42..=44).contains(&t.ssthresh));
         assert_eq!(t.cwnd, 1);
         // RTT_min restarts from the latest sample (90 ms) and follows new ones.
         feed(&mut w, &mut t, 1_200_000, 10 * MS, 70 * MS);
-        assert_eq!(w.rtt_min_j, 70);
+        assert_eq!(w.rtt_min_j, rtt_j(70));
     }
 
     #[test]
