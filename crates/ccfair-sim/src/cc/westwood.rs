@@ -7,7 +7,7 @@
 //! congestion control", ACM CCR 34(2), 2004 — the "+" variant):
 //!   - growth is Reno's (slow start, +1 per window);
 //!   - the sender estimates the bandwidth it gets: once per RTT (but at least
-//!     every 50 ms) the bytes ACKed in that interval over its length give a
+//!     every HZ/20) the bytes ACKed in that interval over its length give a
 //!     sample `b_k`; two cascaded 7/8 low-pass filters smooth it
 //!     (`bw_ns_est = (7 bw_ns_est + b_k) / 8`, `bw_est = (7 bw_est + bw_ns_est) / 8`);
 //!   - after a loss, instead of halving, the sender sets
@@ -20,9 +20,9 @@
 //!
 //! Sources: Mascolo et al. 2001; Grieco & Mascolo 2004; Linux
 //! net/ipv4/tcp_westwood.c (S. Hemminger, A. Dell'Aera).
-//! Constants: minimum sampling interval `RTT_MIN_WIN_JIFFIES` = 50 ms
-//! (HZ/20; parameter `rtt_min_win`, [`WestwoodConfig`]), initial RTT/RTT_min 20 s, filter gains 7/8, jiffy clock HZ =
-//! 1000; the bandwidth is in payload bytes per jiffy, RTTs in jiffies
+//! Constants: minimum sampling interval `RTT_MIN_WIN_JIFFIES` = HZ/20
+//! (48 ms at HZ 250; parameter `rtt_min_win`, [`WestwoodConfig`]), initial RTT/RTT_min 20 s, filter gains 7/8, jiffy
+//! clock at the kernel's HZ (250); the bandwidth is in payload bytes per jiffy, RTTs in jiffies
 //! (`usecs_to_jiffies`, rounded up).
 //! Simplifications: Linux counts ACKed bytes in `in_ack_event` from the
 //! cumulative ACK, with dupacks counted as one MSS each and subtracted again
@@ -107,7 +107,7 @@ impl Westwood {
         }
     }
 
-    /// `westwood_update_window`: close the interval if an RTT (>= 50 ms) passed.
+    /// `westwood_update_window`: close the interval if an RTT (>= HZ/20) passed.
     fn update_window(&mut self, tp: &TcpCc) {
         let now_j = jiffies(tp.host_clock_ns(tp.now_ns), HZ);
         if self.first_ack {
@@ -186,7 +186,7 @@ impl CongestionControl for Westwood {
 crate::declare_cca! {
     /// Westwood+'s parameters: Linux `tcp_westwood.c` constants (not module parameters there), defaults = Linux's.
     pub struct WestwoodConfig {
-        /// Shortest bandwidth-sampling interval: a sample spans max(RTT, this) (Linux `TCP_WESTWOOD_RTT_MIN` = HZ/20 = 50 ms; whole ms).
+        /// Shortest bandwidth-sampling interval: a sample spans max(RTT, this) (Linux `TCP_WESTWOOD_RTT_MIN` = HZ/20: 48 ms at HZ 250; whole ms).
         rtt_min_win_ns: u64 = RTT_MIN_WIN_JIFFIES * (1_000_000_000 / HZ), Range::closed(1_000_000.0, 10_000_000_000.0);
     }
     cca Westwood = "westwood", "Westwood+: Mascolo et al. 2001, Grieco & Mascolo 2004; Linux net/ipv4/tcp_westwood.c";
