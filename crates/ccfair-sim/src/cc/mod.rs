@@ -478,9 +478,18 @@ const TIMER_LVL_CLK_SHIFT: u32 = 3;
 const TIMER_LVL_MAX_SHIFT: u32 = 8 * TIMER_LVL_CLK_SHIFT;
 
 /// Linux `usecs_to_jiffies` of a span in ns (truncated to us first): whole jiffies at
-/// [`KERNEL_HZ`], rounded up.
+/// [`KERNEL_HZ`], rounded up: `ceil(floor(ns / 1000) / U)` with U = us per jiffy. As one
+/// division: `ceil(q / U) = floor((q + U - 1) / U)` and `floor(ns / 1000) + c = floor((ns +
+/// 1000 c) / 1000)`, and nested floor divisions by whole numbers are one by their product,
+/// so it is `floor((ns + 1000 (U - 1)) / (1000 U))` (the test
+/// `usecs_to_jiffies_is_linuxs_two_step_rounding`); the sum's overflow (a span of ~584
+/// years) takes the two steps.
 pub(crate) const fn usecs_to_jiffies(ns: u64) -> u64 {
-    (ns / 1_000).div_ceil(NS_PER_KERNEL_JIFFY / 1_000)
+    const US_PER_JIFFY: u64 = NS_PER_KERNEL_JIFFY / 1_000;
+    match ns.checked_add(1_000 * (US_PER_JIFFY - 1)) {
+        Some(sum) => sum / NS_PER_KERNEL_JIFFY,
+        None => (ns / 1_000).div_ceil(US_PER_JIFFY),
+    }
 }
 
 /// The host time (ns, on the host's clock: [`TcpCc::host_clock_ns`]) at which a Linux
@@ -1076,6 +1085,26 @@ mod clock_phase_tests {
                 assert!(fires > j(7 + n) && fires % NS_PER_KERNEL_JIFFY == 0, "n {n}, armed at {at}");
             }
         }
+    }
+
+    #[test]
+    fn usecs_to_jiffies_is_linuxs_two_step_rounding() {
+        // include/linux/jiffies.h: usecs_to_jiffies rounds a span in us up to whole jiffies;
+        // the span in ns is truncated to us first (jiffies_to_usecs' inverse on tcp's us).
+        let two_step = |ns: u64| (ns / 1_000).div_ceil(NS_PER_KERNEL_JIFFY / 1_000);
+        let j = NS_PER_KERNEL_JIFFY;
+        let edges = [0, 1, 999, 1_000, 1_001, j - 1_000, j - 1, j, j + 1, j + 999, j + 1_000, 7 * j + 500];
+        for ns in edges.into_iter().chain([u64::MAX - 3_998_999, u64::MAX - 1, u64::MAX]) {
+            assert_eq!(usecs_to_jiffies(ns), two_step(ns), "ns {ns}");
+        }
+        let mut x = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..200_000 {
+            x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+            for ns in [x >> 24, x >> 34, x] {
+                assert_eq!(usecs_to_jiffies(ns), two_step(ns), "ns {ns}");
+            }
+        }
+        assert_eq!(usecs_to_jiffies(50_000_000), 13); // 50 ms at HZ 250: 12.5 jiffies, up
     }
 
     #[test]
