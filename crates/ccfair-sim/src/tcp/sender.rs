@@ -964,18 +964,23 @@ impl Sender {
             return false;
         }
         let extra = if self.packets_out == 1 { TLP_DELACK_NS } else { TLP_EXTRA_NS };
-        let mut timeout = usecs_to_jiffies(2 * self.rtt.srtt_ns + extra);
-        let rto = self.rto_span_ns();
-        let rto_delta = if advancing_rto {
-            rto
+        let timeout = usecs_to_jiffies(2 * self.rtt.srtt_ns + extra);
+        let rto_jiffies = self.rto_jiffies();
+        // The RTO in whole jiffies: `usecs_to_jiffies(jiffies_to_usecs(icsk_rto))` is itself.
+        let timeout = if advancing_rto {
+            if rto_jiffies > 0 {
+                timeout.min(rto_jiffies)
+            } else {
+                timeout
+            }
         } else {
             // tcp_rto_delta_us: the RTO counted from the oldest outstanding send.
             let head_sent = self.segs.front().map_or(now, |g| g.sent_ns);
-            (head_sent + rto).saturating_sub(now)
+            match (head_sent + rto_jiffies * NS_PER_KERNEL_JIFFY).saturating_sub(now) {
+                0 => timeout,
+                rto_delta => timeout.min(usecs_to_jiffies(rto_delta)),
+            }
         };
-        if rto_delta > 0 {
-            timeout = timeout.min(usecs_to_jiffies(rto_delta));
-        }
         self.rto_timer.arm(self.jiffy_timer_fires_ns(now, timeout));
         self.tlp_armed = true;
         true
