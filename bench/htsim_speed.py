@@ -7,7 +7,7 @@ htsim is not part of this repository: get it with
 then (g++ with LTO; the ccfair side is the release `ccfair-bench` binary):
 
     cargo build --release -p ccfair-bench
-    python bench/htsim_speed.py --htsim /path/to/csg-htsim [--rounds 5] [--model defaults|matched] [--only A,B,C]
+    python bench/htsim_speed.py --htsim /path/to/csg-htsim [--rounds 5] [--model defaults|matched] [--only A,B,C] [--instructions]
 
 (or set HTSIM_DIR instead of ``--htsim``). The bench builds htsim's library
 (the objects of sim/Makefile's OBJS) with ``g++ -O3 -flto -DNDEBUG`` into
@@ -30,7 +30,14 @@ once) per second of the event loop's wall time (ccfair: `ccfair-bench repeat`,
 whole `run`). Rounds interleave the tools (the first alternates); per round
 and scenario each tool runs ``--reps`` times (median). Printed: per
 scenario the medians over rounds of both tools' packets per wall second and
-of the per-round ratio ccfair / htsim, with their ranges.
+of the per-round ratio ccfair / htsim, with their ranges. With
+``--instructions`` (valgrind installed) also each tool's instructions per
+data packet (callgrind, one run of the whole process) and per wall second
+(times the median packets per wall second): a tool's rate of instructions is
+what its code's instructions per clock allow on the host, so the target
+ccfair / htsim needs at most (the higher rate) / (target x htsim's packets per
+wall second) instructions per data packet unless ccfair's code reaches a
+higher instruction rate than either tool measured.
 """
 
 from __future__ import annotations
@@ -107,9 +114,12 @@ def build_htsim(src: Path, build: Path, jobs: int) -> Path:
     return exe
 
 
+def htsim_args(exe: Path, sc: Scenario) -> list[str]:
+    return [str(exe), str(sc.flows), str(sc.rate_bps), str(sc.rtt_ms * 1000), str(sc.seconds), str(sc.buffer_bytes)]
+
+
 def run_htsim(exe: Path, sc: Scenario) -> tuple[int, float]:
-    args = [str(exe), str(sc.flows), str(sc.rate_bps), str(sc.rtt_ms * 1000), str(sc.seconds), str(sc.buffer_bytes)]
-    out = subprocess.run(args, check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(htsim_args(exe, sc), check=True, capture_output=True, text=True).stdout
     m = re.search(r"data_packets (\d+) wall_s ([\d.]+)", out)
     if not m:
         sys.exit(f"error: unexpected htsim output: {out[-300:]!r}")
@@ -136,12 +146,52 @@ def ccfair_config(sc: Scenario, model: str) -> dict:
     return Spec.from_dict(spec).to_run_config(1)
 
 
+def ccfair_args(bench: Path, config: Path, reps: int) -> list[str]:
+    return [str(bench), "repeat", str(reps), str(config)]
+
+
 def run_ccfair(bench: Path, config: Path, reps: int) -> tuple[int, float]:
-    out = subprocess.run([str(bench), "repeat", str(reps), str(config)], check=True, capture_output=True, text=True).stdout
+    out = subprocess.run(ccfair_args(bench, config, reps), check=True, capture_output=True, text=True).stdout
     m = re.search(r"median ([\d.]+) ms .* data pkts (\d+)", out)
     if not m:
         sys.exit(f"error: unexpected ccfair-bench output: {out!r}")
     return int(m.group(2)), float(m.group(1)) / 1e3
+
+
+# ------------------------------------------------------- instruction rates
+
+#: The speed targets, ccfair / htsim in data packets per wall second (docs/benchmarks.md).
+TARGETS = {"A": 1.5, "B": 2.0, "C": 2.0}
+
+
+def instructions_per_packet(args: list[str], packets_re: str) -> float:
+    """Instructions of the whole process (valgrind's callgrind) per data packet of its run."""
+    with tempfile.TemporaryDirectory() as d:
+        r = subprocess.run(
+            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/cg.out", *args], capture_output=True, text=True, check=True
+        )
+    refs = re.search(r"I\s+refs:\s+([\d,]+)", r.stderr)
+    pkts = re.search(packets_re, r.stdout)
+    if not (refs and pkts):
+        sys.exit(f"error: unexpected callgrind output for {args[0]}: {r.stderr[-300:]!r}")
+    return int(refs.group(1).replace(",", "")) / int(pkts.group(1))
+
+
+def print_instruction_rates(names: list[str], rows: dict[str, list[dict]], ipp: dict[str, dict[str, float]]) -> None:
+    """Each tool's instructions per wall second (instructions per data packet x median data packets per
+    wall second) and the instructions per data packet ccfair's target needs at the higher of the two rates."""
+    print(
+        "\n| scenario | instructions per data packet: htsim / ccfair | G instructions per wall second: htsim / ccfair | target | instructions per data packet the target needs at the higher rate |"
+    )
+    print("|---|---|---|---|---|")
+    for n in names:
+        pps = {t: statistics.median(x[t]["pkts_per_s"] for x in rows[n]) for t in ("htsim", "ccfair")}
+        rate = {t: ipp[n][t] * pps[t] for t in pps}
+        need = max(rate.values()) / (TARGETS[n] * pps["htsim"])
+        print(
+            f"| {n} | {ipp[n]['htsim']:.0f} / {ipp[n]['ccfair']:.0f} | {rate['htsim'] / 1e9:.1f} / {rate['ccfair'] / 1e9:.1f} "
+            f"| {TARGETS[n]}x | {need:.0f} |"
+        )
 
 
 def main() -> None:
@@ -154,6 +204,11 @@ def main() -> None:
     ap.add_argument("--only", default="A,B,C", help="comma-separated scenarios")
     ap.add_argument("--jobs", type=int, default=2, help="parallel compiles of htsim")
     ap.add_argument("--json", type=Path, help="also write every round's figures here")
+    ap.add_argument(
+        "--instructions",
+        action="store_true",
+        help="also count both tools' instructions per data packet (valgrind's callgrind, one run each) and print their instruction rates",
+    )
     a = ap.parse_args()
     if a.htsim is None or not (a.htsim / "sim" / "Makefile").exists():
         sys.exit("error: --htsim (or HTSIM_DIR): a checkout of https://github.com/Broadcom/csg-htsim is required")
@@ -168,6 +223,13 @@ def main() -> None:
     for n in names:
         configs[n] = tmp / f"{n}.json"
         configs[n].write_text(json.dumps(ccfair_config(SCENARIOS[n], a.model)))
+    ipp = {}
+    if a.instructions:
+        for n in names:
+            ipp[n] = {
+                "htsim": instructions_per_packet(htsim_args(exe, SCENARIOS[n]), r"data_packets (\d+)"),
+                "ccfair": instructions_per_packet(ccfair_args(a.ccfair_bench, configs[n], 1), r"data pkts (\d+)"),
+            }
     rows: dict[str, list[dict]] = {n: [] for n in names}
     for r in range(a.rounds):
         for n in names:
@@ -203,8 +265,10 @@ def main() -> None:
         c = [x["ccfair"]["pkts_per_s"] for x in rs]
         q = [x["ratio"] for x in rs]
         print(f"| {SCENARIOS[n].name} | {fig(h)} | {fig(c)} | **{fig(q, 1, '.2f', '')}** |")
+    if a.instructions:
+        print_instruction_rates(names, rows, ipp)
     if a.json:
-        a.json.write_text(json.dumps({"model": a.model, "rounds": rows}, indent=1))
+        a.json.write_text(json.dumps({"model": a.model, "rounds": rows, "instructions_per_packet": ipp}, indent=1))
 
 
 if __name__ == "__main__":
