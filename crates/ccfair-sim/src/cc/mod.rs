@@ -1090,11 +1090,13 @@ mod clock_phase_tests {
     #[test]
     fn usecs_to_jiffies_is_linuxs_two_step_rounding() {
         // include/linux/jiffies.h: usecs_to_jiffies rounds a span in us up to whole jiffies;
-        // the span in ns is truncated to us first (jiffies_to_usecs' inverse on tcp's us).
+        // a span in ns is truncated to us first, as TCP's us clock is.
         let two_step = |ns: u64| (ns / 1_000).div_ceil(NS_PER_KERNEL_JIFFY / 1_000);
         let j = NS_PER_KERNEL_JIFFY;
         let edges = [0, 1, 999, 1_000, 1_001, j - 1_000, j - 1, j, j + 1, j + 999, j + 1_000, 7 * j + 500];
-        for ns in edges.into_iter().chain([u64::MAX - 3_998_999, u64::MAX - 1, u64::MAX]) {
+        // The largest span whose sum does not overflow, the first that does, the largest.
+        let last_sum = u64::MAX - (j - 1_000);
+        for ns in edges.into_iter().chain([last_sum, last_sum + 1, u64::MAX]) {
             assert_eq!(usecs_to_jiffies(ns), two_step(ns), "ns {ns}");
         }
         let mut x = 0x9e37_79b9_7f4a_7c15_u64;
