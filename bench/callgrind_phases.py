@@ -47,20 +47,23 @@ PHASES: list[tuple[str, str]] = [
 ]
 
 
+def callgrind_process(args: list[str], out: Path, packets_re: str) -> tuple[int, int]:
+    """Run the command `args` under callgrind (output in `out`): the whole process's instructions and
+    the data packets its output reports (the first group of `packets_re`)."""
+    r = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", *args], capture_output=True, text=True, check=True)
+    refs = re.search(r"I\s+refs:\s+([\d,]+)", r.stderr)
+    m = re.search(packets_re, r.stdout)
+    if not (refs and m):
+        sys.exit(f"error: no instruction count or data packets in the output of {args[0]}: {r.stdout[-300:]!r}")
+    return int(refs.group(1).replace(",", "")), int(m.group(1))
+
+
 def callgrind(bench: Path, config: Path, out: Path, *annotate: str) -> tuple[str, int]:
     """Run `bench repeat 1 config` under callgrind (output in `out`): callgrind_annotate's text
     (with the options `annotate`) and the run's data packets."""
-    r = subprocess.run(
-        ["valgrind", "--tool=callgrind", f"--callgrind-out-file={out}", str(bench), "repeat", "1", str(config)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    m = re.search(r"data pkts (\d+)", r.stdout)
-    if not m:
-        sys.exit(f"error: no 'data pkts' in the bench's output: {r.stdout!r}")
+    _, pkts = callgrind_process([str(bench), "repeat", "1", str(config)], out, r"data pkts (\d+)")
     ann = subprocess.run(["callgrind_annotate", *annotate, str(out)], capture_output=True, text=True, check=True).stdout
-    return ann, int(m.group(1))
+    return ann, pkts
 
 
 def run(bench: Path, config: Path, out: Path) -> tuple[dict[str, int], int, int]:

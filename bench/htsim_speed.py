@@ -54,6 +54,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
+from callgrind_phases import callgrind_process
+
 HERE = Path(__file__).resolve().parent
 REPO = HERE.parent
 PKT_BYTES = 1500
@@ -167,14 +169,8 @@ TARGETS = {"A": 1.5, "B": 2.0, "C": 2.0}
 def instructions_per_packet(args: list[str], packets_re: str) -> float:
     """Instructions of the whole process (valgrind's callgrind) per data packet of its run."""
     with tempfile.TemporaryDirectory() as d:
-        r = subprocess.run(
-            ["valgrind", "--tool=callgrind", f"--callgrind-out-file={d}/cg.out", *args], capture_output=True, text=True, check=True
-        )
-    refs = re.search(r"I\s+refs:\s+([\d,]+)", r.stderr)
-    pkts = re.search(packets_re, r.stdout)
-    if not (refs and pkts):
-        sys.exit(f"error: unexpected callgrind output for {args[0]}: {r.stderr[-300:]!r}")
-    return int(refs.group(1).replace(",", "")) / int(pkts.group(1))
+        refs, pkts = callgrind_process(args, Path(d) / "cg.out", packets_re)
+    return refs / pkts
 
 
 def print_instruction_rates(names: list[str], rows: dict[str, list[dict]], ipp: dict[str, dict[str, float]]) -> None:

@@ -85,7 +85,7 @@
 //! HyStart on with ACK-train and delay detection, low window 16 packets,
 //! ACK delta 2 ms, 8 samples, delay threshold in [4 ms, 16 ms].
 
-use super::{AckSample, CaEvent, CaState, CongestionControl, TcpCc};
+use super::{usecs_to_jiffies, AckSample, CaEvent, CaState, CongestionControl, TcpCc};
 
 /// Linux `BICTCP_BETA_SCALE`: beta is a fraction of 1024.
 const BETA_SCALE: u64 = 1024;
@@ -326,7 +326,7 @@ impl Cubic {
         };
 
         // t = time since epoch + one min RTT (usecs_to_jiffies rounds up), in 1/1024 s.
-        let delay_min_jiffies = u64::from(self.delay_min_us).div_ceil(1_000_000 / HZ);
+        let delay_min_jiffies = usecs_to_jiffies(u64::from(self.delay_min_us) * 1_000);
         let t_jiffies = now_jiffies.saturating_sub(epoch) + delay_min_jiffies;
         let t = (t_jiffies << BICTCP_HZ_SHIFT) / HZ;
 

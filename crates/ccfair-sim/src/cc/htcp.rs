@@ -33,7 +33,7 @@
 //! Simplifications: the `(diff/2)^2` term is computed in 64 bits (Linux's
 //! u32 overflows after ~131 s without a congestion event).
 
-use super::{jiffies, AckSample, CaState, CongestionControl, TcpCc};
+use super::{jiffies, usecs_to_jiffies, AckSample, CaState, CongestionControl, TcpCc};
 
 /// Kernel tick rate: the reference kernel's CONFIG_HZ (cc/mod.rs `KERNEL_HZ`; the BPF port reads the
 /// running kernel's, testbed/bpf/ccfair_tcp.h), jiffies per second.
@@ -45,9 +45,9 @@ pub const BETA_MIN: u32 = 1 << 6;
 /// beta upper bound ~0.8 in 1/128 (Linux `BETA_MAX` = 102).
 pub const BETA_MAX: u32 = 102;
 /// RTT_max grows by at most this per sample, jiffies (Linux `msecs_to_jiffies(20)`).
-const MAX_RTT_STEP_JIFFIES: u64 = (20 * HZ).div_ceil(1000);
+const MAX_RTT_STEP_JIFFIES: u64 = usecs_to_jiffies(20_000_000);
 /// The adaptive beta needs RTT_min above this, jiffies (10 ms).
-const MIN_RTT_FOR_BETA_JIFFIES: u64 = (10 * HZ).div_ceil(1000);
+const MIN_RTT_FOR_BETA_JIFFIES: u64 = usecs_to_jiffies(10_000_000);
 
 #[derive(Debug, Clone)]
 pub struct Htcp {
@@ -237,9 +237,7 @@ impl CongestionControl for Htcp {
             self.pkts_acked = sample.pkts_acked;
         }
         if sample.rtt_ns > 0 {
-            // usecs_to_jiffies rounds up.
-            let rtt_us = sample.rtt_ns as u64 / 1000;
-            self.measure_rtt(rtt_us.div_ceil(1_000_000 / HZ), tp.ca_state);
+            self.measure_rtt(usecs_to_jiffies(sample.rtt_ns as u64), tp.ca_state);
         }
         if !self.params.use_bandwidth_switch {
             return;

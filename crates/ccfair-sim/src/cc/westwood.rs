@@ -32,7 +32,7 @@
 //! out-of-order segment, so this equals Linux's dupack accounting), doing
 //! the window check first and the RTT update last, in Linux's order.
 
-use super::{jiffies, AckSample, CaEvent, CongestionControl, TcpCc};
+use super::{jiffies, usecs_to_jiffies, AckSample, CaEvent, CongestionControl, TcpCc};
 
 /// Kernel tick rate: the reference kernel's CONFIG_HZ (cc/mod.rs `KERNEL_HZ`; the BPF port reads the
 /// running kernel's, testbed/bpf/ccfair_tcp.h), jiffies per second.
@@ -163,8 +163,7 @@ impl CongestionControl for Westwood {
         self.update_rtt_min();
         // Linux pkts_acked: remember this ACK's RTT.
         if sample.rtt_ns > 0 {
-            let rtt_us = sample.rtt_ns as u64 / 1000;
-            self.rtt_j = rtt_us.div_ceil(1_000_000 / HZ);
+            self.rtt_j = usecs_to_jiffies(sample.rtt_ns as u64);
         }
     }
 

@@ -968,10 +968,9 @@ impl Sender {
         let rto_jiffies = self.rto_jiffies();
         // The RTO in whole jiffies: `usecs_to_jiffies(jiffies_to_usecs(icsk_rto))` is itself.
         let timeout = if advancing_rto {
-            if rto_jiffies > 0 {
-                timeout.min(rto_jiffies)
-            } else {
-                timeout
+            match rto_jiffies {
+                0 => timeout,
+                rto => timeout.min(rto),
             }
         } else {
             // tcp_rto_delta_us: the RTO counted from the oldest outstanding send.
